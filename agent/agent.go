@@ -1,0 +1,315 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
+)
+
+// Notifier carries a run notification (method and encoded params) to the
+// editor. It is called in seq order for each run and must not block long.
+type Notifier func(method string, params json.RawMessage)
+
+// Config sets up an Agent.
+type Config struct {
+	Root     string // workspace root, absolute
+	StateDir string // per-workspace state directory
+	// UserConfigDir holds the user's rules (~/.config/agentd).
+	UserConfigDir string
+	Model         ModelConfig
+	// NewModel builds the model client; nil means the OpenAI-compatible one.
+	NewModel func(ModelConfig) Model
+	Policy   string // default approval mode
+	// PromptKinds the editor renders; nil means all.
+	PromptKinds     []string
+	QuestionTimeout time.Duration // 0: questions never expire
+	ConfirmTimeout  time.Duration // 0: confirmations never expire
+	MaxSteps        int
+	ModelAttempts   int
+	RetryBase       time.Duration
+	Searcher        tools.Searcher
+	Notify          Notifier
+	Logger          *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.Policy == "" {
+		c.Policy = wire.PolicyAsk
+	}
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = 50
+	}
+	if c.ModelAttempts <= 0 {
+		c.ModelAttempts = 3
+	}
+	if c.RetryBase <= 0 {
+		c.RetryBase = time.Second
+	}
+	if c.NewModel == nil {
+		c.NewModel = NewOpenAIModel
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Notify == nil {
+		c.Notify = func(string, json.RawMessage) {}
+	}
+}
+
+// Agent runs the runs of one workspace.
+type Agent struct {
+	cfg    Config
+	log    *slog.Logger
+	store  *store
+	policy *tools.Policy
+	tools  map[string]tools.Tool
+	order  []tools.Tool
+	rec    *recorder
+	rmap   repoMapper
+	wg     sync.WaitGroup
+	open   atomic.Int64
+
+	modelMu sync.Mutex // guards mdl, mcfg
+	mdl     Model
+	mcfg    ModelConfig
+
+	mu          sync.Mutex // guards runs, sessions, requests, resolvedIDs, openFiles
+	runs        map[string]*run
+	sessions    map[string]*sessionRecord
+	requests    map[string]*run
+	resolvedIDs map[string]struct{}
+	openFiles   []string
+}
+
+// New opens the workspace's state: sessions, paused runs and their open
+// requests, which wait again for their answers.
+func New(cfg Config) (*Agent, error) {
+	cfg.defaults()
+	st, err := openStore(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := tools.LoadPolicy(tools.PolicyConfig{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir, UserConfigDir: cfg.UserConfigDir})
+	if err != nil {
+		return nil, fmt.Errorf("loading policy: %w", err)
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, store: st, policy: pol, tools: map[string]tools.Tool{},
+		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]struct{}{},
+		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
+	for _, t := range tools.Builtins() {
+		a.tools[t.Info().Name] = t
+		a.order = append(a.order, t)
+	}
+	if err := a.load(); err != nil {
+		a.log.Warn("loading state", "err", err)
+	}
+	return a, nil
+}
+
+// load restores sessions and every unfinished run. A run that was waiting on
+// people waits again; one cut off mid-step is paused until resumed.
+func (a *Agent) load() error {
+	sessions, serr := a.store.loadSessions()
+	for _, s := range sessions {
+		a.sessions[s.ID] = s
+	}
+	recs, rerr := a.store.loadRuns()
+	for _, rec := range recs {
+		if isFinished(rec.State) {
+			continue
+		}
+		r := a.newRun(rec)
+		if seq := a.store.lastSeq(rec.ID); seq > rec.Seq {
+			rec.Seq = seq
+		}
+		a.runs[rec.ID] = r
+		if r.openLog() != nil {
+			continue
+		}
+		waiting := false
+		for _, pc := range rec.Pending {
+			if pc.Request != nil && pc.Resolved == nil {
+				a.opened(pc.Request, r)
+				waiting = true
+			}
+		}
+		if waiting || rec.State == wire.StateRequiresAction && len(rec.Pending) > 0 {
+			r.start()
+			continue
+		}
+		r.setState(wire.StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+		r.checkpoint()
+	}
+	if serr != nil {
+		return serr
+	}
+	return rerr
+}
+
+func isFinished(state string) bool {
+	switch state {
+	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
+		return true
+	}
+	return false
+}
+
+func (a *Agent) newRun(rec *runRecord) *run {
+	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]*liveRequest{},
+		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
+	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
+		Reads: tools.NewReadTracker(), Prompter: r, Searcher: a.cfg.Searcher}
+	return r
+}
+
+func (r *run) openLog() error {
+	f, err := r.a.store.openEventLog(r.rec.ID)
+	if err != nil {
+		r.logger().Error("opening event log", "err", err)
+		return err
+	}
+	r.log = f
+	return nil
+}
+
+// SetModel replaces the model endpoint (from initialize options).
+func (a *Agent) SetModel(cfg ModelConfig) {
+	a.modelMu.Lock()
+	defer a.modelMu.Unlock()
+	a.mcfg, a.mdl = cfg, nil
+}
+
+// ModelConfig returns the endpoint in use.
+func (a *Agent) ModelConfig() ModelConfig {
+	a.modelMu.Lock()
+	defer a.modelMu.Unlock()
+	return a.mcfg
+}
+
+func (a *Agent) model() Model {
+	a.modelMu.Lock()
+	defer a.modelMu.Unlock()
+	if a.mdl == nil {
+		a.mdl = a.cfg.NewModel(a.mcfg)
+	}
+	return a.mdl
+}
+
+func (a *Agent) textMode() bool { return a.ModelConfig().toolMode() == "text" }
+
+// SetOpenFiles records the files open in the editor (workspace-relative).
+func (a *Agent) SetOpenFiles(paths []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.openFiles = slices.Clone(paths)
+}
+
+func (a *Agent) openFileList() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.openFiles)
+}
+
+// ToolNames lists every tool the model can call.
+func (a *Agent) ToolNames() []string { return append(a.toolNames(), askToolName, planToolName) }
+
+func (a *Agent) toolNames() []string {
+	names := make([]string, 0, len(a.order))
+	for _, t := range a.order {
+		names = append(names, t.Info().Name)
+	}
+	return names
+}
+
+func (a *Agent) notify(method string, params json.RawMessage) { a.cfg.Notify(method, params) }
+
+func (a *Agent) renders(kind string) bool {
+	return a.cfg.PromptKinds == nil || slices.Contains(a.cfg.PromptKinds, kind)
+}
+
+// opened registers an open request so replies find their run.
+func (a *Agent) opened(req *wire.InputRequest, r *run) {
+	a.mu.Lock()
+	a.requests[req.RequestID] = r
+	a.mu.Unlock()
+	a.open.Add(1)
+	if req.ExpiresAt != nil {
+		id := req.RequestID
+		time.AfterFunc(time.Until(*req.ExpiresAt), func() { r.expire(id) })
+	}
+}
+
+func (a *Agent) closed(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.requests[id]; ok {
+		delete(a.requests, id)
+		a.resolvedIDs[id] = struct{}{}
+		a.open.Add(-1)
+	}
+}
+
+func (a *Agent) openCount() int { return int(a.open.Load()) }
+
+// reviewOpenConfirms resolves open confirmations that a newly granted rule
+// now allows, so parallel identical calls are approved once.
+func (a *Agent) reviewOpenConfirms(sessionID string) {
+	a.mu.Lock()
+	var runs []*run
+	for _, r := range a.runs {
+		if r.rec.SessionID == sessionID {
+			runs = append(runs, r)
+		}
+	}
+	a.mu.Unlock()
+	for _, r := range runs {
+		r.reviewConfirms()
+	}
+}
+
+func (r *run) reviewConfirms() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pc := range r.rec.Pending {
+		call := r.prepared[pc.Call.ID]
+		if pc.Request == nil || pc.Resolved != nil || call == nil {
+			continue
+		}
+		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == "allow" {
+			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: wire.AllowOnce, By: wire.ByPolicy, Decision: wire.AllowOnce})
+			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: wire.AllowOnce, By: wire.ByPolicy, Rule: d.Rule})
+		}
+	}
+}
+
+// Shutdown stops every run's work without changing what is persisted: runs
+// waiting on people keep waiting, runs cut off mid-step are paused on the
+// next start.
+func (a *Agent) Shutdown() {
+	a.mu.Lock()
+	runs := make([]*run, 0, len(a.runs))
+	for _, r := range a.runs {
+		runs = append(runs, r)
+	}
+	a.mu.Unlock()
+	for _, r := range runs {
+		r.stop(errShutdown)
+	}
+	a.wg.Wait()
+	for _, r := range runs {
+		r.mu.Lock()
+		if r.log != nil {
+			r.log.Close()
+			r.log = nil
+		}
+		r.mu.Unlock()
+	}
+	a.rec.close()
+}

@@ -1,0 +1,347 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
+)
+
+const (
+	// repeatLimit identical calls in a row are refused; the model is told.
+	repeatLimit = 3
+	// repeatStop refusals in a row end the run: the model is stuck.
+	repeatStop = 3
+	// toolErrorStop consecutive failing calls end the run.
+	toolErrorStop = 5
+)
+
+// openStep routes each of the model's calls: answered at once (the plan, a
+// refusal), approved to run, or waiting on a person. Every request is
+// persisted with the run before any is sent.
+func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
+	var requests []*wire.InputRequest
+	for _, c := range calls {
+		pc := &pendingCall{Call: c}
+		r.announce(c)
+		if err := r.route(ctx, pc); err != nil {
+			return err
+		}
+		if pc.Result != nil {
+			r.reportSimple(pc.Call.ID, pc.Result)
+		}
+		if pc.Request != nil {
+			requests = append(requests, pc.Request)
+		}
+		r.mu.Lock()
+		r.rec.Pending = append(r.rec.Pending, pc)
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	r.rec.Step++
+	if len(requests) > 0 {
+		r.rec.State = wire.StateRequiresAction
+	}
+	r.checkpointLocked()
+	if len(requests) > 0 {
+		r.setStateLocked(wire.StateRequiresAction, "", "")
+		for _, req := range requests {
+			r.a.opened(req, r)
+			r.sendRequestLocked(req)
+		}
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *run) announce(c ToolCall) {
+	title, kind := c.Name, wire.ToolOther
+	if t, ok := r.a.tools[c.Name]; ok {
+		kind = t.Info().Kind
+	}
+	switch c.Name {
+	case askToolName:
+		kind = wire.ToolOther
+		title = "Ask the user"
+	case planToolName:
+		kind = wire.ToolThink
+		title = "Update the plan"
+	}
+	r.update(wire.Update{Kind: wire.UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
+		Status: wire.StatusPending, Input: c.Args})
+}
+
+// route decides what happens to one call.
+func (r *run) route(ctx context.Context, pc *pendingCall) error {
+	c := pc.Call
+	if res, stop := r.repetition(c); res != nil {
+		if stop {
+			return stopError{reason: wire.StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
+		}
+		pc.Result = res
+		return nil
+	}
+	switch c.Name {
+	case planToolName:
+		pc.Result = r.applyPlan(c.Args)
+	case askToolName:
+		pc.Result, pc.Request = r.askRequest(c)
+	default:
+		pc.Result, pc.Request, pc.Approved = r.judge(ctx, c)
+	}
+	return nil
+}
+
+// repetition refuses the third identical call in a row and stops the run
+// when the model keeps going.
+func (r *run) repetition(c ToolCall) (*callResult, bool) {
+	sig := callSignature(c)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.LastCalls = append(r.rec.LastCalls, sig)
+	if len(r.rec.LastCalls) > repeatLimit {
+		r.rec.LastCalls = r.rec.LastCalls[len(r.rec.LastCalls)-repeatLimit:]
+	}
+	if len(r.rec.LastCalls) < repeatLimit {
+		return nil, false
+	}
+	for _, s := range r.rec.LastCalls {
+		if s != sig {
+			r.rec.Repeats = 0
+			return nil, false
+		}
+	}
+	r.rec.Repeats++
+	if r.rec.Repeats >= repeatStop {
+		return nil, true
+	}
+	return &callResult{IsError: true, Content: fmt.Sprintf(
+		"Not run: this is the same %s call %d times in a row and its result will not change. Use what you already have, try something different, or ask the user with ask_user.", c.Name, repeatLimit)}, false
+}
+
+// judge prepares a workspace tool call and asks the policy about it.
+func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *wire.InputRequest, bool) {
+	t, ok := r.a.tools[c.Name]
+	if !ok {
+		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.a.toolNames(), ", "))}, nil, false
+	}
+	call, refusal := t.Prepare(ctx, r.env, c.Args)
+	if refusal != nil {
+		return &callResult{IsError: true, Content: refusal.Output}, nil, false
+	}
+	r.mu.Lock()
+	r.prepared[c.ID] = call
+	policy := r.rec.Policy
+	r.mu.Unlock()
+	d := r.a.policy.Decide(r.rec.SessionID, policy, call)
+	switch d.Action {
+	case "allow":
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "allow", By: wire.ByPolicy, Rule: d.Rule})
+		return nil, nil, true
+	case "deny":
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "deny", By: wire.ByPolicy, Rule: d.Rule, Reason: d.Reason})
+		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Denied by policy (%s). %s Do not retry it; find another way or tell the user.", d.Rule, d.Reason)}, nil, false
+	}
+	req := r.confirmRequest(c, call, d.Rule)
+	if !r.a.renders(req.Kind) {
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "reject", By: wire.ByPolicy, Rule: d.Rule, Reason: "the editor cannot show this confirmation"})
+		return &callResult{IsError: true, Rejected: true, Content: "Not run: it needs the user's approval and the editor cannot show that kind of confirmation."}, nil, false
+	}
+	return nil, req, false
+}
+
+func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *wire.InputRequest {
+	req := r.newRequest(c.ID)
+	req.Options = confirmOptions
+	req.Rule = rule
+	if call.Command != nil {
+		req.Kind = wire.KindConfirmCommand
+		req.Title = "Run " + call.Command.Line
+		req.Message = "The agent wants to run a command."
+		req.Command, req.Cwd = call.Command.Line, call.Command.Cwd
+	} else {
+		req.Kind = wire.KindConfirmWrite
+		req.Title = call.Title
+		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
+		req.Diff = call.Writes
+	}
+	if d := r.a.cfg.ConfirmTimeout; d > 0 {
+		exp := req.CreatedAt.Add(d)
+		req.ExpiresAt = &exp
+	}
+	return req
+}
+
+var confirmOptions = []wire.Option{
+	{OptionID: wire.AllowOnce, Label: "Allow"},
+	{OptionID: wire.AllowSession, Label: "Allow for this session"},
+	{OptionID: wire.AllowAlways, Label: "Always allow"},
+	{OptionID: wire.RejectOnce, Label: "Reject"},
+	{OptionID: wire.RejectAlways, Label: "Always reject"},
+}
+
+func (r *run) newRequest(toolCallID string) *wire.InputRequest {
+	return &wire.InputRequest{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: newID("q"),
+		ToolCallID: toolCallID, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+}
+
+func (r *run) sendRequestLocked(req *wire.InputRequest) {
+	r.sendLocked(wire.MethodInputRequest, func(seq int64) any {
+		req.Seq = seq
+		req.PendingCount = r.a.openCount()
+		return req
+	})
+}
+
+// settle runs the step's approved calls and turns resolutions into results,
+// waiting for people as long as some call is still open; then it commits the
+// step's results in the order the model asked.
+func (r *run) settle(ctx context.Context) error {
+	for {
+		pc, approved := r.nextActionable()
+		if pc == nil {
+			if r.stepComplete() {
+				return r.commitStep()
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.wake:
+			}
+			continue
+		}
+		var res *callResult
+		if approved {
+			res = r.execute(ctx, pc)
+		} else {
+			res = r.resultOfResolution(ctx, pc)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if res != nil {
+			r.finishCall(pc, res)
+		}
+	}
+}
+
+// nextActionable finds the first call that can move: approved to run, or
+// resolved and waiting to be turned into a result.
+func (r *run) nextActionable() (*pendingCall, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pc := range r.rec.Pending {
+		if pc.Result != nil {
+			continue
+		}
+		if pc.Approved {
+			return pc, true
+		}
+		if pc.Resolved != nil {
+			return pc, false
+		}
+	}
+	return nil, false
+}
+
+func (r *run) stepComplete() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pc := range r.rec.Pending {
+		if pc.Result == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// finishCall records a call's result and tells the editor. Calls that were
+// answered at once (plan, refusals) report here too.
+func (r *run) finishCall(pc *pendingCall, res *callResult) {
+	r.mu.Lock()
+	pc.Result = res
+	r.checkpointLocked()
+	r.mu.Unlock()
+}
+
+// commitStep appends the step's results to the conversation, in the order the
+// model asked, and checks the error guard.
+func (r *run) commitStep() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pc := range r.rec.Pending {
+		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleTool, ToolCallID: pc.Call.ID, Content: pc.Result.Content})
+		switch {
+		case pc.Result.IsError && !pc.Result.Rejected:
+			r.rec.ToolErrors++
+		case !pc.Result.IsError:
+			r.rec.ToolErrors = 0
+		}
+	}
+	r.rec.Pending = nil
+	if r.rec.State != wire.StateRunning {
+		r.setStateLocked(wire.StateRunning, "", "")
+	}
+	r.checkpointLocked()
+	if r.rec.ToolErrors >= toolErrorStop {
+		return stopError{reason: wire.StopToolErrors, msg: fmt.Sprintf("%d tool calls in a row failed; the last: %s", r.rec.ToolErrors, lastToolError(r.rec.Messages))}
+	}
+	return nil
+}
+
+func lastToolError(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleTool {
+			return truncate(msgs[i].Content, 300)
+		}
+	}
+	return ""
+}
+
+// reportSimple sends the tool_call_update of a call that ran no tool.
+func (r *run) reportSimple(id string, res *callResult) {
+	status := wire.StatusCompleted
+	if res.IsError {
+		status = wire.StatusFailed
+	}
+	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: res.Content, IsError: res.IsError})
+}
+
+// reportResult sends the tool_call_update for a finished call.
+func (r *run) reportResult(id string, res tools.Result, status string, dur time.Duration) {
+	out := res.Output
+	if res.Full != "" {
+		out = res.Full
+	}
+	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
+		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files})
+}
+
+// redact replaces every secret value the user gave with its name, so it
+// reaches neither the model nor the editor nor the logs.
+func (r *run) redact(s string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, v := range r.secrets {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, "[secret $"+name+"]")
+		}
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

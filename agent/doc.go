@@ -1,0 +1,18 @@
+// Package agent is the heart of agentd: a run takes the user's prompt, the
+// workspace and its session's history, and works with an OpenAI-compatible
+// model until it has an answer, asking the human whenever it needs to.
+//
+// The loop follows the seeds' graph: plan → execute step → decide →
+// continue | request input | adjust plan | synthesize. The model works through
+// native tool calls (or JSON in its text, for models without them); the plan
+// is the update_plan tool, a question is the ask_user tool, and the final
+// answer is a reply without tool calls.
+//
+// Every open input request and the run's whole state are persisted before the
+// request is sent ([store]), so a run paused on several questions survives a
+// daemon restart and resumes exactly where it stopped when they are answered.
+//
+// agent reports upward through the [Notifier] function the rpc layer supplies,
+// and owns github.com/sashabaranov/go-openai: its types never leave model.go.
+// It imports tools, rag (through tools.Searcher) and rpc/wire, never rpc or cmd.
+package agent

@@ -1,0 +1,17 @@
+package agent
+
+import "errors"
+
+// Errors a caller can act on. The rpc layer maps each to its wire code.
+var (
+	ErrUnknownRun      = errors.New("unknown run")
+	ErrUnknownRequest  = errors.New("unknown request")
+	ErrAlreadyResolved = errors.New("already resolved")
+	ErrWrongKind       = errors.New("wrong kind")
+	ErrExpired         = errors.New("expired")
+	ErrSessionBusy     = errors.New("session busy")
+	ErrUnknownSession  = errors.New("unknown session")
+	ErrNoModel         = errors.New("no model configured")
+	ErrRunNotPaused    = errors.New("run not paused")
+	ErrInvalid         = errors.New("invalid params")
+)

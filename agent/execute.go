@@ -1,0 +1,192 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
+)
+
+// maxModelOutput caps what one tool result feeds back to the model; the
+// editor gets the full output.
+const maxModelOutput = 16 * 1024
+
+// baselineCap is the largest file whose original content is kept for the
+// run's final diff.
+const baselineCap = 512 * 1024
+
+// execute runs an approved call and returns what the model reads.
+func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
+	call, edited, res := r.callToRun(ctx, pc)
+	if res != nil {
+		r.reportSimple(pc.Call.ID, res)
+		return res
+	}
+	r.keepBaseline(call.Writes)
+	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: wire.StatusInProgress})
+	r.mu.Lock()
+	r.env.Secrets = maps.Clone(r.secrets)
+	r.mu.Unlock()
+
+	timeout := 10 * time.Minute
+	if t, ok := r.a.tools[pc.Call.Name]; ok && t.Info().Timeout > 0 {
+		timeout = t.Info().Timeout
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	start := time.Now()
+	out, err := call.Run(tctx)
+	cancel()
+	dur := time.Since(start)
+	if err != nil && ctx.Err() == nil {
+		// The tool's infrastructure broke (not a failure the model caused).
+		r.logger().Error("tool failed", "tool", pc.Call.Name, "err", err)
+		out = tools.Result{IsError: true, Output: fmt.Sprintf("Internal error running %s: %v", pc.Call.Name, err)}
+	}
+	status := wire.StatusCompleted
+	if out.IsError {
+		status = wire.StatusFailed
+	}
+	r.reportResult(pc.Call.ID, out, status, dur)
+	r.noteChanges(out.Files)
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "executed", Outcome: outcomeOf(out), Duration: dur})
+	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
+
+	content := r.redact(out.Output)
+	if len(content) > maxModelOutput {
+		content = content[:maxModelOutput/2] + "\n[… output cut for length …]\n" + content[len(content)-maxModelOutput/2:]
+	}
+	if edited {
+		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
+	}
+	return &callResult{Content: content, IsError: out.IsError}
+}
+
+// callToRun returns the prepared call, preparing it again after a restart
+// (and refusing if the files changed since the user saw the diff), or a
+// write of the user's edited content.
+func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool, *callResult) {
+	r.mu.Lock()
+	call := r.prepared[pc.Call.ID]
+	var edited *string
+	if pc.Resolved != nil {
+		edited = pc.Resolved.Edited
+	}
+	r.mu.Unlock()
+	t := r.a.tools[pc.Call.Name]
+	if call == nil {
+		var refusal *tools.Result
+		call, refusal = t.Prepare(ctx, r.env, pc.Call.Args)
+		if refusal != nil {
+			return nil, false, &callResult{IsError: true, Content: refusal.Output}
+		}
+		if pc.Request != nil && !sameDiffs(pc.Request.Diff, call.Writes) {
+			return nil, false, &callResult{IsError: true, Content: "Not run: the files changed since the user approved this change. Read them again and propose the change anew."}
+		}
+	}
+	if edited == nil {
+		return call, false, nil
+	}
+	w, ok := r.a.tools["write_file"]
+	if !ok || len(call.Writes) != 1 {
+		return call, false, nil
+	}
+	args, _ := json.Marshal(map[string]string{"path": call.Writes[0].Path, "content": *edited})
+	wcall, refusal := w.Prepare(ctx, r.env, args)
+	if refusal != nil {
+		return nil, false, &callResult{IsError: true, Content: refusal.Output}
+	}
+	return wcall, true, nil
+}
+
+func sameDiffs(a, b []wire.FileDiff) bool {
+	return slices.EqualFunc(a, b, func(x, y wire.FileDiff) bool { return x.Path == y.Path && x.Diff == y.Diff })
+}
+
+// keepBaseline remembers the content files had before the run first changed
+// them, for the run's final files_changed diff.
+func (r *run) keepBaseline(writes []wire.FileDiff) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rec.Baseline == nil {
+		r.rec.Baseline = map[string]*string{}
+	}
+	for _, w := range writes {
+		for _, p := range []string{w.Path, w.OldPath} {
+			if p == "" {
+				continue
+			}
+			if _, seen := r.rec.Baseline[p]; seen {
+				continue
+			}
+			r.rec.Baseline[p] = readSmall(filepath.Join(r.env.Root, filepath.FromSlash(p)))
+		}
+	}
+}
+
+func (r *run) noteChanges(files []wire.FileDiff) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p != "" && !slices.Contains(r.rec.Changed, p) {
+				r.rec.Changed = append(r.rec.Changed, p)
+			}
+		}
+	}
+}
+
+// changedFiles diffs each changed file against its baseline.
+func (r *run) changedFiles() []wire.FileDiff {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []wire.FileDiff
+	for _, p := range r.rec.Changed {
+		before := r.rec.Baseline[p]
+		after := readSmall(filepath.Join(r.env.Root, filepath.FromSlash(p)))
+		if before == nil && after == nil {
+			continue
+		}
+		if before != nil && after != nil && *before == *after {
+			continue
+		}
+		out = append(out, tools.DiffFiles(p, before, after))
+	}
+	return out
+}
+
+// readSmall returns a file's content, nil when it does not exist (or is too
+// large to diff, which the diff then says).
+func readSmall(path string) *string {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) || err != nil {
+		return nil
+	}
+	if fi.Size() > baselineCap {
+		s := fmt.Sprintf("(file too large to diff: %d bytes)\n", fi.Size())
+		return &s
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := string(data)
+	return &s
+}
+
+func outcomeOf(res tools.Result) string {
+	switch {
+	case res.ExitCode != nil:
+		return fmt.Sprintf("exit %d", *res.ExitCode)
+	case res.IsError:
+		return "error"
+	}
+	return "ok"
+}

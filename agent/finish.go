@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// complete ends a run with its answer.
+func (r *run) complete(text, stop string) {
+	r.reportFiles()
+	r.update(wire.Update{Kind: wire.UpdateResult, StopReason: stop, Text: text})
+	r.mu.Lock()
+	r.rec.FinalText = text
+	r.setStateLocked(wire.StateCompleted, stop, "")
+	r.checkpointLocked()
+	r.mu.Unlock()
+	r.a.finishRun(r)
+}
+
+// fail ends a run with an error that says what went wrong.
+func (r *run) fail(stop, msg string) {
+	r.logger().Warn("run failed", "stop_reason", stop, "err", msg)
+	r.mu.Lock()
+	r.cancelOpenLocked()
+	r.mu.Unlock()
+	r.reportFiles()
+	r.mu.Lock()
+	r.setStateLocked(wire.StateFailed, stop, msg)
+	r.checkpointLocked()
+	r.mu.Unlock()
+	r.a.finishRun(r)
+}
+
+// finishCancelled ends a run as cancelled, never as a failure.
+func (r *run) finishCancelled() {
+	r.mu.Lock()
+	if isFinished(r.rec.State) {
+		r.mu.Unlock()
+		return
+	}
+	r.cancelOpenLocked()
+	r.mu.Unlock()
+	r.reportFiles()
+	r.mu.Lock()
+	r.setStateLocked(wire.StateCancelled, wire.StopCancelled, "")
+	r.checkpointLocked()
+	r.mu.Unlock()
+	r.a.finishRun(r)
+}
+
+func (r *run) reportFiles() {
+	if files := r.changedFiles(); len(files) > 0 {
+		r.update(wire.Update{Kind: wire.UpdateFilesChanged, Files: files})
+	}
+}
+
+// finishRun hands the run's conversation back to its session, closing any
+// tool call left without a result so the history stays valid for the model.
+func (a *Agent) finishRun(r *run) {
+	r.mu.Lock()
+	msgs := closeDanglingCalls(r.rec.Messages, r.rec.State)
+	state, sid, rid := r.rec.State, r.rec.SessionID, r.rec.ID
+	if r.log != nil {
+		r.log.Close()
+		r.log = nil
+	}
+	r.mu.Unlock()
+
+	a.mu.Lock()
+	s, ok := a.sessions[sid]
+	if ok && s.LastRunID == rid {
+		s.Messages, s.State, s.UpdatedAt = msgs, state, time.Now().UTC()
+	}
+	a.mu.Unlock()
+	if ok {
+		if err := a.saveSession(s); err != nil {
+			a.log.Error("persisting session", "err", err)
+		}
+	}
+}
+
+// closeDanglingCalls adds a result for every tool call that has none (the
+// run stopped in the middle of a step).
+func closeDanglingCalls(msgs []Message, state string) []Message {
+	out := append([]Message(nil), msgs...)
+	answered := map[string]bool{}
+	for _, m := range out {
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role != RoleAssistant || len(out[i].ToolCalls) == 0 {
+			continue
+		}
+		for _, c := range out[i].ToolCalls {
+			if !answered[c.ID] {
+				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Content: "Not run: the run ended (" + state + ") before this call finished."})
+			}
+		}
+		break
+	}
+	return out
+}

@@ -1,0 +1,255 @@
+package modeltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Script is what the fake model will say, turn by turn.
+type Script struct {
+	Turns []Turn `json:"turns"`
+}
+
+// Turn is one scripted answer and the condition for giving it.
+type Turn struct {
+	// Name labels the turn in Unused, in recorded requests and in logs;
+	// unnamed turns are called "#" and their index.
+	Name  string `json:"name,omitempty"`
+	Match Match  `json:"match,omitzero"`
+	Reply Reply  `json:"reply"`
+	// Repeat keeps the turn after it answers, for requests a test makes an
+	// unknown number of times (retries, pings).
+	Repeat bool `json:"repeat,omitempty"`
+}
+
+// Match is the condition a request must meet for a turn to answer it. Every
+// set field must hold; the zero Match holds for every request.
+type Match struct {
+	// LastUser is a substring of the last user message.
+	LastUser string `json:"lastUser,omitempty"`
+	// LastTool is a substring of the last tool message.
+	LastTool string `json:"lastTool,omitempty"`
+	// AfterTool holds when the last message is the result of a call to the
+	// tool of this name, found through its tool_call_id in the assistant
+	// message that made the call.
+	AfterTool string `json:"afterTool,omitempty"`
+	// System is a substring of the system messages.
+	System string `json:"system,omitempty"`
+	// HasTools, when set, is whether the request offers any tools.
+	HasTools *bool `json:"hasTools,omitempty"`
+	// AnyMessage is a substring of the content of any message.
+	AnyMessage string `json:"anyMessage,omitempty"`
+	// MinToolResults is the least number of tool messages since the last
+	// user message.
+	MinToolResults int `json:"minToolResults,omitempty"`
+}
+
+// Reply is how a turn answers.
+type Reply struct {
+	// Text is the assistant's content. It is streamed in Chunks pieces
+	// (default 3) or returned whole when the request does not stream.
+	Text   string `json:"text,omitempty"`
+	Chunks int    `json:"chunks,omitempty"`
+	// ToolCalls are the calls the model makes; several are parallel calls.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Status, when 400 or more, makes the answer an HTTP error whose message
+	// is Body. A Body that is already a JSON object is sent as it is.
+	Status int    `json:"status,omitempty"`
+	Body   string `json:"body,omitempty"`
+	// Headers are added to the response, e.g. Retry-After with a 429.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Times makes the turn answer this many requests before it is consumed,
+	// so a test can have the model fail twice and then succeed.
+	Times int `json:"times,omitempty"`
+	// Garbage answers 200 with a body that is neither JSON nor valid SSE.
+	Garbage bool `json:"garbage,omitempty"`
+	// Hang streams the text's chunks and then blocks, without [DONE], until
+	// the client goes away; a request that does not stream just blocks.
+	Hang bool `json:"hang,omitempty"`
+	// DelayMs waits before answering; a client that goes away ends the wait.
+	DelayMs int `json:"delayMs,omitempty"`
+	// Usage overrides the token counts, which are otherwise estimated from
+	// the lengths of the prompt and the reply.
+	Usage *Usage `json:"usage,omitempty"`
+	// FinishReason overrides "stop" (or "tool_calls" when there are calls).
+	FinishReason string `json:"finishReason,omitempty"`
+}
+
+// ToolCall is one function call in a reply.
+type ToolCall struct {
+	// ID defaults to call_<turn>_<n>.
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	// Arguments is the arguments object; it is sent compacted.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// RawArguments is sent verbatim instead of Arguments, so a script can
+	// hand the client malformed JSON.
+	RawArguments string `json:"rawArguments,omitempty"`
+}
+
+// Usage is a token count as OpenAI reports it.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Args marshals v for ToolCall.Arguments. It panics if v cannot be
+// marshalled, since that is a mistake in the test, not in the code tested.
+func Args(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("modeltest: marshal arguments: %v", err))
+	}
+	return b
+}
+
+// Bool returns a pointer to b, for Match.HasTools.
+func Bool(b bool) *bool { return &b }
+
+// LoadScript reads and checks a script file.
+func LoadScript(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseScript decodes and checks a script. Unknown fields are errors, since a
+// misspelt match field would otherwise silently match everything.
+func ParseScript(data []byte) (*Script, error) {
+	var s Script
+	if err := decodeStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("parse script: %w", err)
+	}
+	if err := validateTurns(s.Turns); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// parseTurns decodes the body of POST /_turns: a JSON array of turns, or a
+// whole script, which is the same thing to someone writing a test in Lua.
+func parseTurns(data []byte) ([]Turn, error) {
+	var turns []Turn
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
+		s, err := ParseScript(data)
+		if err != nil {
+			return nil, err
+		}
+		return s.Turns, nil
+	}
+	if err := decodeStrict(data, &turns); err != nil {
+		return nil, fmt.Errorf("parse turns: %w", err)
+	}
+	if err := validateTurns(turns); err != nil {
+		return nil, err
+	}
+	return turns, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func validateTurns(turns []Turn) error {
+	var errs []error
+	for i, t := range turns {
+		if err := t.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("turn %s: %w", turnLabel(i, t), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t Turn) validate() error {
+	r := t.Reply
+	switch {
+	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
+		return fmt.Errorf("status %d is not an HTTP error", r.Status)
+	case r.Chunks < 0:
+		return errors.New("chunks is negative")
+	case r.Times < 0:
+		return errors.New("times is negative")
+	case r.DelayMs < 0:
+		return errors.New("delayMs is negative")
+	case t.Match.MinToolResults < 0:
+		return errors.New("minToolResults is negative")
+	}
+	for i, c := range r.ToolCalls {
+		if c.Name == "" {
+			return fmt.Errorf("tool call %d has no name", i)
+		}
+		if len(c.Arguments) > 0 && c.RawArguments != "" {
+			return fmt.Errorf("tool call %d has both arguments and rawArguments", i)
+		}
+	}
+	return nil
+}
+
+// turnLabel names a turn for people: its name, or its index.
+func turnLabel(i int, t Turn) string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return fmt.Sprintf("#%d", i)
+}
+
+// argumentsText is the arguments string sent for a call.
+func (c ToolCall) argumentsText() string {
+	if c.RawArguments != "" {
+		return c.RawArguments
+	}
+	if len(c.Arguments) == 0 {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, c.Arguments); err != nil {
+		// Arguments built in Go need not be valid JSON; send what was given.
+		return string(c.Arguments)
+	}
+	return b.String()
+}
+
+// split cuts s into at most n pieces of about equal length, on rune
+// boundaries so that every piece stays valid UTF-8 once JSON-encoded.
+func split(s string, n int) []string {
+	runes := []rune(s)
+	if n < 1 {
+		n = 1
+	}
+	if n > len(runes) {
+		n = len(runes)
+	}
+	if n == 0 {
+		return nil
+	}
+	pieces := make([]string, 0, n)
+	for i := range n {
+		lo, hi := i*len(runes)/n, (i+1)*len(runes)/n
+		pieces = append(pieces, string(runes[lo:hi]))
+	}
+	return pieces
+}
+
+// estimateTokens is the rough "four characters a token" rule; tests only need
+// usage to be plausible and non-zero.
+func estimateTokens(s string) int {
+	return (len(strings.TrimSpace(s)) + 3) / 4
+}

@@ -1,0 +1,423 @@
+package modeltest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The types below are the OpenAI chat completions wire format, written out
+// here rather than borrowed from go-openai so that the server checks the
+// client against the format and not against the client's own types.
+
+type wireRequest struct {
+	Model         string        `json:"model"`
+	Messages      []wireMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	// Functions is the deprecated form of Tools; a client using it still
+	// offers tools.
+	Functions []struct {
+		Name string `json:"name"`
+	} `json:"functions"`
+}
+
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+type wireToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name string `json:"name,omitempty"`
+		// Not omitempty: OpenAI sends "arguments":"" in the first delta.
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// record turns the wire request into the form tests read.
+func (in *wireRequest) record() Request {
+	req := Request{
+		Model:  in.Model,
+		Stream: in.Stream,
+	}
+	req.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+	for _, t := range in.Tools {
+		if t.Function != nil {
+			req.Tools = append(req.Tools, t.Function.Name)
+		} else {
+			req.Tools = append(req.Tools, t.Type)
+		}
+	}
+	for _, f := range in.Functions {
+		req.Tools = append(req.Tools, f.Name)
+	}
+	for _, m := range in.Messages {
+		msg := Message{
+			Role:       m.Role,
+			Content:    contentText(m.Content),
+			ToolCallID: m.ToolCallID,
+			Name:       m.Name,
+		}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, MessageToolCall{
+				ID:        c.ID,
+				Name:      c.Function.Name,
+				Arguments: c.Function.Arguments,
+			})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	return req
+}
+
+// contentText reads content that is a string, null, or an array of parts;
+// of parts only the text is kept.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err == nil {
+		texts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return string(raw)
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type wireChunk struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Created           int64             `json:"created"`
+	Model             string            `json:"model"`
+	SystemFingerprint string            `json:"system_fingerprint"`
+	Choices           []wireChunkChoice `json:"choices"`
+	Usage             *wireUsage        `json:"usage,omitempty"`
+}
+
+type wireChunkChoice struct {
+	Index int       `json:"index"`
+	Delta wireDelta `json:"delta"`
+	// A pointer so that it is null until the last chunk, as OpenAI sends it.
+	FinishReason *string `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []wireChoice `json:"choices"`
+	Usage             wireUsage    `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int             `json:"index"`
+	Message      wireRespMessage `json:"message"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+type wireRespMessage struct {
+	Role string `json:"role"`
+	// Null, not "", when the model only calls tools, as OpenAI sends it.
+	Content   *string        `json:"content"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+// answer writes one turn's reply to one request.
+type answer struct {
+	w       http.ResponseWriter
+	ctx     context.Context
+	closed  <-chan struct{}
+	req     *Request
+	reply   Reply
+	turnIdx int
+}
+
+func (a *answer) write() {
+	if a.reply.DelayMs > 0 && !a.wait(time.Duration(a.reply.DelayMs)*time.Millisecond) {
+		return
+	}
+	for k, v := range a.reply.Headers {
+		a.w.Header().Set(k, v)
+	}
+	switch {
+	case a.reply.Status != 0:
+		a.writeStatus()
+	case a.reply.Garbage:
+		a.writeGarbage()
+	case a.req.Stream:
+		a.writeStream()
+	default:
+		a.writeWhole()
+	}
+}
+
+// wait sleeps for d and reports whether the client is still there.
+func (a *answer) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-a.ctx.Done():
+		return false
+	case <-a.closed:
+		return false
+	}
+}
+
+func (a *answer) writeStatus() {
+	body := strings.TrimSpace(a.reply.Body)
+	if strings.HasPrefix(body, "{") && json.Valid([]byte(body)) {
+		a.w.Header().Set("Content-Type", "application/json")
+		a.w.WriteHeader(a.reply.Status)
+		_, _ = a.w.Write([]byte(body))
+		return
+	}
+	if body == "" {
+		body = http.StatusText(a.reply.Status)
+	}
+	writeError(a.w, a.reply.Status, body)
+}
+
+// writeGarbage answers 200 with a body the client cannot parse: for a stream
+// a data line that is not JSON (lines without "data:" would only be counted
+// as empty messages by go-openai), otherwise a body that is not JSON.
+func (a *answer) writeGarbage() {
+	if a.req.Stream {
+		a.w.Header().Set("Content-Type", "text/event-stream")
+		a.w.WriteHeader(http.StatusOK)
+		_, _ = a.w.Write([]byte("data: {\"id\":\"chatcmpl-garbage\",\"choices\":[{\"delta\":{\"content\":\"half\n\ndata: this is not json\n\n"))
+		return
+	}
+	a.w.Header().Set("Content-Type", "application/json")
+	a.w.WriteHeader(http.StatusOK)
+	_, _ = a.w.Write([]byte("<html>502 this is not JSON {\"choices\": ["))
+}
+
+func (a *answer) id() string { return fmt.Sprintf("chatcmpl-fake-%d", a.req.Seq) }
+
+func (a *answer) model() string {
+	if a.req.Model != "" {
+		return a.req.Model
+	}
+	return "fakemodel"
+}
+
+func (a *answer) callID(i int, c ToolCall) string {
+	if c.ID != "" {
+		return c.ID
+	}
+	return fmt.Sprintf("call_%d_%d", a.turnIdx, i)
+}
+
+func (a *answer) finishReason() string {
+	switch {
+	case a.reply.FinishReason != "":
+		return a.reply.FinishReason
+	case len(a.reply.ToolCalls) > 0:
+		return "tool_calls"
+	default:
+		return "stop"
+	}
+}
+
+func (a *answer) usage() wireUsage {
+	var u wireUsage
+	if a.reply.Usage != nil {
+		u.PromptTokens, u.CompletionTokens = a.reply.Usage.PromptTokens, a.reply.Usage.CompletionTokens
+	} else {
+		for _, m := range a.req.Messages {
+			// A few tokens a message for the role and framing, as real
+			// tokenizers charge.
+			u.PromptTokens += 4 + estimateTokens(m.Content)
+			for _, c := range m.ToolCalls {
+				u.PromptTokens += estimateTokens(c.Name + c.Arguments)
+			}
+		}
+		u.CompletionTokens = estimateTokens(a.reply.Text)
+		for _, c := range a.reply.ToolCalls {
+			u.CompletionTokens += estimateTokens(c.Name + c.argumentsText())
+		}
+		u.CompletionTokens = max(1, u.CompletionTokens)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+func (a *answer) writeWhole() {
+	msg := wireRespMessage{Role: "assistant"}
+	if a.reply.Text != "" || len(a.reply.ToolCalls) == 0 {
+		text := a.reply.Text
+		msg.Content = &text
+	}
+	for i, c := range a.reply.ToolCalls {
+		tc := wireToolCall{ID: a.callID(i, c), Type: "function"}
+		tc.Function.Name, tc.Function.Arguments = c.Name, c.argumentsText()
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+	}
+	if a.reply.Hang {
+		// Nothing of a whole answer can be sent before it is complete.
+		a.wait(24 * time.Hour)
+		return
+	}
+	writeJSON(a.w, http.StatusOK, wireCompletion{
+		ID:                a.id(),
+		Object:            "chat.completion",
+		Created:           time.Now().Unix(),
+		Model:             a.model(),
+		SystemFingerprint: "fp_modeltest",
+		Choices:           []wireChoice{{Message: msg, FinishReason: a.finishReason()}},
+		Usage:             a.usage(),
+	})
+}
+
+// writeStream sends the reply as OpenAI streams it: a chunk with the role,
+// the text in pieces, each tool call as a first delta with its index, id
+// and name followed by deltas with pieces of its arguments, a chunk with
+// the finish reason, a usage chunk with no choices if asked for, and
+// [DONE].
+func (a *answer) writeStream() {
+	a.w.Header().Set("Content-Type", "text/event-stream")
+	a.w.Header().Set("Cache-Control", "no-cache")
+	a.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(a.w)
+	created := time.Now().Unix()
+	send := func(choices []wireChunkChoice, usage *wireUsage) bool {
+		b, err := json.Marshal(wireChunk{
+			ID:                a.id(),
+			Object:            "chat.completion.chunk",
+			Created:           created,
+			Model:             a.model(),
+			SystemFingerprint: "fp_modeltest",
+			Choices:           choices,
+			Usage:             usage,
+		})
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(a.w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	delta := func(d wireDelta) bool {
+		return send([]wireChunkChoice{{Delta: d}}, nil)
+	}
+
+	empty := ""
+	if !delta(wireDelta{Role: "assistant", Content: &empty}) {
+		return
+	}
+	chunks := a.reply.Chunks
+	if chunks == 0 {
+		chunks = 3
+	}
+	for _, piece := range split(a.reply.Text, chunks) {
+		if !delta(wireDelta{Content: &piece}) {
+			return
+		}
+	}
+	for i, c := range a.reply.ToolCalls {
+		first := wireToolCall{Index: &i, ID: a.callID(i, c), Type: "function"}
+		first.Function.Name = c.Name
+		if !delta(wireDelta{ToolCalls: []wireToolCall{first}}) {
+			return
+		}
+		for _, piece := range split(c.argumentsText(), chunks) {
+			more := wireToolCall{Index: &i}
+			more.Function.Arguments = piece
+			if !delta(wireDelta{ToolCalls: []wireToolCall{more}}) {
+				return
+			}
+		}
+	}
+	if a.reply.Hang {
+		a.wait(24 * time.Hour)
+		return
+	}
+	reason := a.finishReason()
+	if !send([]wireChunkChoice{{Delta: wireDelta{}, FinishReason: &reason}}, nil) {
+		return
+	}
+	if a.req.IncludeUsage {
+		u := a.usage()
+		if !send([]wireChunkChoice{}, &u) {
+			return
+		}
+	}
+	if _, err := fmt.Fprint(a.w, "data: [DONE]\n\n"); err == nil {
+		_ = rc.Flush()
+	}
+}
+
+// writeError answers in OpenAI's error envelope, which go-openai turns into
+// an *openai.APIError carrying the message.
+func writeError(w http.ResponseWriter, status int, message string) {
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
+	}
+	writeJSON(w, status, map[string]any{
+		"error": map[string]any{
+			"message": message,
+			"type":    typ,
+			"param":   nil,
+			"code":    nil,
+		},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("fakemodel: encode response: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

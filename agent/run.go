@@ -1,0 +1,265 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
+)
+
+// runRecord is a run's durable state: everything needed to go on after a
+// restart. Secrets are never in it.
+type runRecord struct {
+	ID          string             `json:"id"`
+	SessionID   string             `json:"sessionId"`
+	State       string             `json:"state"`
+	StopReason  string             `json:"stopReason,omitempty"`
+	Error       string             `json:"error,omitempty"`
+	Policy      string             `json:"policy,omitempty"`
+	Class       string             `json:"class"`
+	Prompt      string             `json:"prompt"`
+	Context     *wire.RunContext   `json:"context,omitempty"`
+	Messages    []Message          `json:"messages"`
+	Plan        []wire.PlanEntry   `json:"plan,omitempty"`
+	Explanation string             `json:"explanation,omitempty"`
+	Step        int                `json:"step"`
+	Pending     []*pendingCall     `json:"pending,omitempty"`
+	Seq         int64              `json:"seq"`
+	Usage       wire.Usage         `json:"usage"`
+	Baseline    map[string]*string `json:"baseline,omitempty"`
+	Changed     []string           `json:"changed,omitempty"`
+	LastCalls   []string           `json:"lastCalls,omitempty"`
+	Repeats     int                `json:"repeats,omitempty"`
+	ToolErrors  int                `json:"toolErrors,omitempty"`
+	FinalText   string             `json:"finalText,omitempty"`
+	CreatedAt   time.Time          `json:"createdAt"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
+}
+
+// pendingCall is one tool call of the current step, from the model's request
+// to its result.
+type pendingCall struct {
+	Call ToolCall `json:"call"`
+	// Request is the input request the call waits on, if it needed one.
+	Request  *wire.InputRequest `json:"request,omitempty"`
+	Resolved *resolution        `json:"resolved,omitempty"`
+	// Approved means the call may run: the policy allowed it or a user did.
+	Approved bool        `json:"approved,omitempty"`
+	Result   *callResult `json:"result,omitempty"`
+}
+
+// resolution is how an input request was closed. A secret's value is never
+// stored here.
+type resolution struct {
+	Outcome  string   `json:"outcome"`
+	By       string   `json:"by"`
+	Text     string   `json:"text,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Edited   *string  `json:"edited,omitempty"`
+	Decision string   `json:"decision,omitempty"`
+}
+
+// callResult is what the model reads back for a call.
+type callResult struct {
+	Content string `json:"content"`
+	IsError bool   `json:"isError,omitempty"`
+	// Rejected marks a user's refusal, which is not a tool error.
+	Rejected bool `json:"rejected,omitempty"`
+}
+
+// run is a live run. One goroutine drives it (drive); RPC handlers resolve
+// its requests and wake it.
+type run struct {
+	a *Agent
+
+	mu       sync.Mutex // guards rec, log, prepared, live, cancel, cause
+	rec      *runRecord
+	log      *os.File
+	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
+	live     map[string]*liveRequest
+	cancel   context.CancelCauseFunc
+	driving  bool
+	secrets  map[string]string
+
+	env  *tools.Env
+	wake chan struct{}
+	done chan struct{} // closed when the drive goroutine returns
+}
+
+// liveRequest is a question a running tool asks (an interactive command's
+// prompt). It lives only as long as the tool; a restart cancels it.
+type liveRequest struct {
+	req    wire.InputRequest
+	answer chan *resolution
+}
+
+var (
+	errCancelled = errors.New("cancelled by the user")
+	errShutdown  = errors.New("daemon shutting down")
+)
+
+func (r *run) logger() *slog.Logger {
+	return r.a.log.With("run_id", r.rec.ID, "session_id", r.rec.SessionID)
+}
+
+// send emits one run notification: it takes the next seq, logs the event and
+// hands it to the notifier, all under the run's lock so that the order on
+// the wire is the order of seq.
+func (r *run) send(method string, mk func(seq int64) any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sendLocked(method, mk)
+}
+
+func (r *run) sendLocked(method string, mk func(seq int64) any) {
+	r.rec.Seq++
+	data, err := json.Marshal(mk(r.rec.Seq))
+	if err != nil {
+		r.logger().Error("encoding notification", "method", method, "err", err)
+		return
+	}
+	if r.log != nil {
+		if err := appendLine(r.log, wire.Event{Seq: r.rec.Seq, Method: method, Params: data}); err != nil {
+			r.logger().Warn("appending event", "err", err)
+		}
+	}
+	r.a.notify(method, data)
+}
+
+func (r *run) update(u wire.Update) {
+	r.send(wire.MethodUpdate, func(seq int64) any {
+		return wire.UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, Update: u}
+	})
+}
+
+func (r *run) setStateLocked(state, stop, errText string) {
+	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
+	r.sendLocked(wire.MethodRunState, func(seq int64) any {
+		return wire.RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, State: state, StopReason: stop, Error: errText}
+	})
+}
+
+func (r *run) setState(state, stop, errText string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setStateLocked(state, stop, errText)
+}
+
+// checkpointLocked persists the record. A failure is logged: the run goes on
+// in memory, and the log says its durability is lost.
+func (r *run) checkpointLocked() {
+	r.rec.UpdatedAt = time.Now().UTC()
+	if err := r.a.store.saveRun(r.rec); err != nil {
+		r.logger().Error("persisting run", "err", err)
+	}
+}
+
+func (r *run) checkpoint() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkpointLocked()
+}
+
+func (r *run) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start launches the drive goroutine unless one is already running.
+func (r *run) start() {
+	r.mu.Lock()
+	if r.driving {
+		r.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r.cancel, r.driving = cancel, true
+	r.done = make(chan struct{})
+	done := r.done
+	r.mu.Unlock()
+	r.a.wg.Add(1)
+	go func() {
+		defer r.a.wg.Done()
+		defer close(done)
+		r.drive(ctx)
+		r.mu.Lock()
+		r.driving = false
+		r.mu.Unlock()
+		cancel(nil)
+	}()
+}
+
+// stop cancels the drive goroutine with cause and waits for it.
+func (r *run) stop(cause error) {
+	r.mu.Lock()
+	cancel, done, driving := r.cancel, r.done, r.driving
+	r.mu.Unlock()
+	if !driving {
+		return
+	}
+	cancel(cause)
+	<-done
+}
+
+// drive runs the loop until the run finishes or is stopped: settle the
+// current step's calls (waiting on people if need be), then ask the model
+// for the next step.
+func (r *run) drive(ctx context.Context) {
+	for {
+		if ctx.Err() != nil {
+			r.stopped(ctx)
+			return
+		}
+		var err error
+		if r.hasPending() {
+			err = r.settle(ctx)
+		} else {
+			var done bool
+			done, err = r.step(ctx)
+			if done {
+				return
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				r.stopped(ctx)
+			} else {
+				r.fail(stopFor(err), err.Error())
+			}
+			return
+		}
+	}
+}
+
+// stopped handles the end of a drive by cancellation: a user's cancel ends
+// the run; a shutdown leaves it as persisted, to be picked up again.
+func (r *run) stopped(ctx context.Context) {
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		r.finishCancelled()
+		return
+	}
+	r.checkpoint()
+}
+
+func (r *run) hasPending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.rec.Pending) > 0
+}
+
+func (r *run) finished() bool {
+	switch r.rec.State {
+	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,280 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// sessionRecord is a conversation: its turns across runs.
+type sessionRecord struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Policy    string    `json:"policy,omitempty"`
+	LastRunID string    `json:"lastRunId,omitempty"`
+	State     string    `json:"state"`
+	Messages  []Message `json:"messages"`
+}
+
+var validPolicies = []string{wire.PolicyReadOnly, wire.PolicyAsk, wire.PolicyAutoEdit, wire.PolicyFullAuto}
+
+// Run starts a run and returns at once; the run goes on in the background.
+func (a *Agent) Run(ctx context.Context, p wire.RunParams) (wire.RunResult, error) {
+	if strings.TrimSpace(p.Prompt) == "" {
+		return wire.RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
+	}
+	if p.ApprovalPolicy != "" && !slices.Contains(validPolicies, p.ApprovalPolicy) {
+		return wire.RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, strings.Join(validPolicies, ", "))
+	}
+	if !a.ModelConfig().Configured() {
+		return wire.RunResult{}, fmt.Errorf("%w: %s", ErrNoModel, NoModelHelp)
+	}
+	now := time.Now().UTC()
+	a.mu.Lock()
+	sess, err := a.sessionFor(p, now)
+	if err != nil {
+		a.mu.Unlock()
+		return wire.RunResult{}, err
+	}
+	policy := firstNonEmpty(p.ApprovalPolicy, sess.Policy, a.cfg.Policy)
+	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: wire.StateRunning, Policy: policy,
+		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
+	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: userMessage(a.cfg.Root, p)})
+	r := a.newRun(rec)
+	a.runs[rec.ID] = r
+	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, wire.StateRunning, now
+	a.mu.Unlock()
+
+	if err := r.openLog(); err != nil {
+		return wire.RunResult{}, fmt.Errorf("opening run log: %w", err)
+	}
+	if err := a.saveSession(sess); err != nil {
+		a.log.Error("persisting session", "err", err)
+	}
+	r.mu.Lock()
+	r.setStateLocked(wire.StateRunning, "", "")
+	r.checkpointLocked()
+	r.mu.Unlock()
+	r.start()
+	return wire.RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
+}
+
+// NoModelHelp says how to configure a model.
+const NoModelHelp = "no model endpoint is configured. Set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), " +
+	"AGENTD_MODEL (e.g. qwen2.5-coder) and, if the endpoint needs one, OPENAI_API_KEY; or pass initializationOptions.model " +
+	"{baseUrl, name, apiKey}; or write them to ~/.config/agentd/config.json. `agentd search` works without a model."
+
+// sessionFor returns the session to run in, new or continued. a.mu is held.
+func (a *Agent) sessionFor(p wire.RunParams, now time.Time) (*sessionRecord, error) {
+	if p.SessionID == "" {
+		s := &sessionRecord{ID: newID("s"), Title: titleOf(p.Prompt), CreatedAt: now, UpdatedAt: now, Policy: p.ApprovalPolicy}
+		a.sessions[s.ID] = s
+		return s, nil
+	}
+	s, ok := a.sessions[p.SessionID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, p.SessionID)
+	}
+	if r, ok := a.runs[s.LastRunID]; ok && !isFinished(r.state()) {
+		return nil, fmt.Errorf("%w: session %s has run %s in state %s; cancel it or wait for it to finish", ErrSessionBusy, s.ID, r.rec.ID, r.state())
+	}
+	if p.ApprovalPolicy != "" {
+		s.Policy = p.ApprovalPolicy
+	}
+	return s, nil
+}
+
+func (a *Agent) saveSession(s *sessionRecord) error {
+	a.mu.Lock()
+	cp := *s
+	cp.Messages = slices.Clone(s.Messages)
+	a.mu.Unlock()
+	return a.store.saveSession(&cp)
+}
+
+func (r *run) state() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec.State
+}
+
+// Cancel ends a run as cancelled: open requests resolve as cancelled, the
+// model call and any running tool stop.
+func (a *Agent) Cancel(ctx context.Context, runID string) error {
+	r, err := a.liveRun(runID)
+	if err != nil {
+		return err
+	}
+	if r == nil || isFinished(r.state()) {
+		return nil
+	}
+	r.mu.Lock()
+	driving := r.driving
+	r.mu.Unlock()
+	if driving {
+		r.stop(errCancelled)
+		if !isFinished(r.state()) {
+			r.finishCancelled() // the drive ended just before the cancel
+		}
+		return nil
+	}
+	r.finishCancelled()
+	return nil
+}
+
+// Resume continues a run that a restart paused mid-step.
+func (a *Agent) Resume(ctx context.Context, runID string) error {
+	r, err := a.liveRun(runID)
+	if err != nil {
+		return err
+	}
+	if r == nil || r.state() != wire.StatePaused {
+		return fmt.Errorf("%w: run %s is not paused", ErrRunNotPaused, runID)
+	}
+	r.setState(wire.StateRunning, "", "")
+	r.start()
+	return nil
+}
+
+// liveRun returns the in-memory run, nil for a finished one on disk, or
+// ErrUnknownRun.
+func (a *Agent) liveRun(runID string) (*run, error) {
+	if runID == "" {
+		return nil, fmt.Errorf("%w: runId is required", ErrInvalid)
+	}
+	a.mu.Lock()
+	r, ok := a.runs[runID]
+	a.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	if _, err := os.Stat(a.store.runPath(runID)); err == nil && validID(runID) {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnknownRun, runID)
+}
+
+// Pending lists the open input requests, oldest first.
+func (a *Agent) Pending(runID string) []wire.InputRequest {
+	a.mu.Lock()
+	runs := map[*run]bool{}
+	for _, r := range a.requests {
+		runs[r] = true
+	}
+	a.mu.Unlock()
+	out := []wire.InputRequest{}
+	for r := range runs {
+		if runID == "" || r.rec.ID == runID {
+			out = append(out, r.openRequests()...)
+		}
+	}
+	slices.SortFunc(out, func(x, y wire.InputRequest) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	for i := range out {
+		out[i].PendingCount = len(out)
+	}
+	return out
+}
+
+func (r *run) openRequests() []wire.InputRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []wire.InputRequest
+	for _, pc := range r.rec.Pending {
+		if pc.Request != nil && pc.Resolved == nil {
+			out = append(out, *pc.Request)
+		}
+	}
+	for _, lr := range r.live {
+		out = append(out, lr.req)
+	}
+	return out
+}
+
+// Events returns a run's notifications after a sequence number.
+func (a *Agent) Events(runID string, after int64) (wire.EventsResult, error) {
+	r, err := a.liveRun(runID)
+	if err != nil {
+		return wire.EventsResult{}, err
+	}
+	state := ""
+	if r != nil {
+		state = r.state()
+	} else {
+		state = a.diskState(runID)
+	}
+	evs, err := a.store.readEvents(runID, after)
+	if err != nil {
+		return wire.EventsResult{}, err
+	}
+	if evs == nil {
+		evs = []wire.Event{}
+	}
+	return wire.EventsResult{Events: evs, State: state}, nil
+}
+
+func (a *Agent) diskState(runID string) string {
+	data, err := os.ReadFile(a.store.runPath(runID))
+	if err != nil {
+		return ""
+	}
+	var rec struct {
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(data, &rec)
+	return rec.State
+}
+
+// Sessions lists the workspace's sessions, newest first.
+func (a *Agent) Sessions() []wire.SessionInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]wire.SessionInfo, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		state := s.State
+		if r, ok := a.runs[s.LastRunID]; ok {
+			state = r.state()
+		}
+		if state == "" {
+			state = "idle"
+		}
+		out = append(out, wire.SessionInfo{SessionID: s.ID, Title: s.Title, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, State: state, LastRunID: s.LastRunID})
+	}
+	slices.SortFunc(out, func(x, y wire.SessionInfo) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	return out
+}
+
+// newID makes a sortable, unique id with a prefix.
+func newID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s_%x%s", prefix, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
+}
+
+// validID guards file lookups against ids that are paths.
+func validID(id string) bool {
+	return id != "" && !strings.ContainsAny(id, `/\.`) && len(id) < 100
+}
+
+func titleOf(prompt string) string {
+	t := strings.Join(strings.Fields(prompt), " ")
+	return truncate(t, 80)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,187 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// store keeps sessions and runs under the state directory:
+//
+//	sessions/<id>.json       a session and its conversation
+//	runs/<id>.json           a run's checkpoint: messages, plan, open requests, seq
+//	runs/<id>.events.jsonl   every notification of the run, one per line
+//
+// Records are written whole and atomically (temp file, fsync, rename), so a
+// crash leaves either the old or the new version. The event log is appended
+// one line per notification with a single write, so a process crash loses
+// nothing that was sent; a torn last line is skipped on read.
+type store struct {
+	dir string
+}
+
+func openStore(dir string) (*store, error) {
+	for _, sub := range []string{"sessions", "runs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("creating state dir: %w", err)
+		}
+	}
+	return &store{dir: dir}, nil
+}
+
+func (s *store) runPath(id string) string     { return filepath.Join(s.dir, "runs", id+".json") }
+func (s *store) eventsPath(id string) string  { return filepath.Join(s.dir, "runs", id+".events.jsonl") }
+func (s *store) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id+".json") }
+
+func (s *store) saveRun(rec *runRecord) error {
+	return writeJSONAtomic(s.runPath(rec.ID), rec)
+}
+
+func (s *store) saveSession(rec *sessionRecord) error {
+	return writeJSONAtomic(s.sessionPath(rec.ID), rec)
+}
+
+func (s *store) loadRuns() ([]*runRecord, error) {
+	var out []*runRecord
+	err := loadAll(filepath.Join(s.dir, "runs"), func(data []byte) error {
+		rec := &runRecord{}
+		if err := json.Unmarshal(data, rec); err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+func (s *store) loadSessions() ([]*sessionRecord, error) {
+	var out []*sessionRecord
+	err := loadAll(filepath.Join(s.dir, "sessions"), func(data []byte) error {
+		rec := &sessionRecord{}
+		if err := json.Unmarshal(data, rec); err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// loadAll decodes every *.json record in dir. A record that does not decode
+// is skipped, never fatal: one corrupt file must not lose the others.
+func loadAll(dir string, decode func([]byte) error) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var bad []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil {
+			err = decode(data)
+		}
+		if err != nil {
+			bad = append(bad, e.Name())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("skipped unreadable records: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// openEventLog opens a run's event log for appending.
+func (s *store) openEventLog(id string) (*os.File, error) {
+	f, err := os.OpenFile(s.eventsPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening event log: %w", err)
+	}
+	return f, nil
+}
+
+// readEvents returns the logged events of a run with seq > after.
+func (s *store) readEvents(id string, after int64) ([]wire.Event, error) {
+	f, err := os.Open(s.eventsPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading event log: %w", err)
+	}
+	defer f.Close()
+	var out []wire.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	for sc.Scan() {
+		var ev wire.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue // a torn last line after a crash
+		}
+		if ev.Seq > after {
+			out = append(out, ev)
+		}
+	}
+	return out, sc.Err()
+}
+
+// lastSeq is the highest seq in a run's event log.
+func (s *store) lastSeq(id string) int64 {
+	evs, _ := s.readEvents(id, 0)
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
+}
+
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a synced temporary file and a
+// rename, so readers see the old content or the new, never a mix.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("renaming %s: %w", path, err)
+	}
+	return nil
+}
+
+// appendLine writes one JSON line with a single write call.
+func appendLine(f *os.File, v any) error {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		return err
+	}
+	_, err := f.Write(buf.Bytes())
+	return err
+}

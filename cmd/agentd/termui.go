@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// termUI renders a run's notifications on a terminal and asks its questions
+// there. Notifications arrive under the run's lock, so they are queued and
+// handled by one goroutine that may block on the user.
+type termUI struct {
+	agent *agent.Agent
+	in    *bufio.Reader
+	inFd  int
+	out   io.Writer
+	err   io.Writer
+	tty   bool
+	final chan wire.RunState
+
+	mu    sync.Mutex // guards queue
+	cond  *sync.Cond
+	queue []event
+}
+
+type event struct {
+	method string
+	params json.RawMessage
+}
+
+func newTermUI(stdin io.Reader, stdout, stderr io.Writer) *termUI {
+	u := &termUI{in: bufio.NewReader(stdin), out: stdout, err: stderr, tty: isTerminal(stdin, stdout), final: make(chan wire.RunState, 1)}
+	if f, ok := stdin.(*os.File); ok {
+		u.inFd = int(f.Fd())
+	}
+	u.cond = sync.NewCond(&u.mu)
+	return u
+}
+
+func (u *termUI) notify(method string, params json.RawMessage) {
+	u.mu.Lock()
+	u.queue = append(u.queue, event{method, append(json.RawMessage(nil), params...)})
+	u.mu.Unlock()
+	u.cond.Signal()
+}
+
+func (u *termUI) next() event {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for len(u.queue) == 0 {
+		u.cond.Wait()
+	}
+	ev := u.queue[0]
+	u.queue = u.queue[1:]
+	return ev
+}
+
+func (u *termUI) loop() {
+	for {
+		ev := u.next()
+		switch ev.method {
+		case wire.MethodUpdate:
+			var p wire.UpdateParams
+			if json.Unmarshal(ev.params, &p) == nil {
+				u.show(p.Update)
+			}
+		case wire.MethodInputRequest:
+			var req wire.InputRequest
+			if json.Unmarshal(ev.params, &req) == nil {
+				u.ask(req)
+			}
+		case wire.MethodRunState:
+			var st wire.RunState
+			if json.Unmarshal(ev.params, &st) == nil {
+				u.state(st)
+			}
+		}
+	}
+}
+
+func (u *termUI) color(code, s string) string {
+	if !u.tty {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (u *termUI) show(up wire.Update) {
+	switch up.Kind {
+	case wire.UpdateMessageChunk:
+		fmt.Fprint(u.out, up.Text)
+	case wire.UpdatePlan:
+		fmt.Fprintln(u.out, u.color("1", "\nPlan:"))
+		marks := map[string]string{wire.StatusPending: "[ ]", wire.StatusInProgress: "[~]", wire.StatusCompleted: "[x]", wire.StatusFailed: "[!]"}
+		for _, e := range up.Entries {
+			fmt.Fprintf(u.out, "  %s %s\n", marks[e.Status], e.Content)
+		}
+	case wire.UpdateToolCall:
+		fmt.Fprintln(u.out, u.color("36", "\n• "+up.Title)+" "+u.color("2", oneLine(string(up.Input), 100)))
+	case wire.UpdateToolCallUpdate:
+		switch up.Status {
+		case wire.StatusCompleted:
+			fmt.Fprintln(u.out, u.color("32", "  ✓ ")+oneLine(up.Output, 120))
+		case wire.StatusFailed:
+			fmt.Fprintln(u.out, u.color("31", "  ✗ ")+oneLine(up.Output, 200))
+		}
+	case wire.UpdateFilesChanged:
+		fmt.Fprintln(u.out, u.color("1", "\nFiles changed:"))
+		for _, f := range up.Files {
+			fmt.Fprintf(u.out, "  %s %s\n", f.Status, f.Path)
+		}
+	case wire.UpdateResult:
+		fmt.Fprintln(u.out)
+	}
+}
+
+func (u *termUI) state(st wire.RunState) {
+	switch st.State {
+	case wire.StateFailed:
+		fmt.Fprintln(u.err, u.color("31", "\nagentd: run failed: "+st.Error))
+	case wire.StatePaused:
+		fmt.Fprintln(u.err, "agentd: run paused: "+st.Error)
+	}
+	switch st.State {
+	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
+		u.final <- st
+	}
+}
+
+// ask puts an input request to the user and sends the answer.
+func (u *termUI) ask(req wire.InputRequest) {
+	ctx := context.Background()
+	var err error
+	switch req.Kind {
+	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+		err = u.confirm(ctx, req)
+	default:
+		err = u.question(ctx, req)
+	}
+	if err != nil {
+		fmt.Fprintln(u.err, "agentd:", err)
+	}
+}
+
+func (u *termUI) question(ctx context.Context, req wire.InputRequest) error {
+	fmt.Fprintln(u.out, u.color("33", "\n? "+req.Message))
+	if req.Context != "" {
+		fmt.Fprintln(u.out, u.color("2", "  "+req.Context))
+	}
+	if req.Kind == wire.KindSecret {
+		fmt.Fprint(u.out, "  (hidden) > ")
+		b, err := term.ReadPassword(u.inFd)
+		fmt.Fprintln(u.out)
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		return u.agent.Reply(ctx, wire.ReplyParams{RequestID: req.RequestID, Text: &s})
+	}
+	for i, o := range req.Options {
+		fmt.Fprintf(u.out, "  %d) %s\n", i+1, o.Label)
+	}
+	if len(req.Options) > 0 && req.AllowOther {
+		fmt.Fprintln(u.out, "  or type your own answer")
+	}
+	fmt.Fprint(u.out, "> ")
+	line, err := u.in.ReadString('\n')
+	if err != nil && line == "" {
+		return err
+	}
+	line = strings.TrimSpace(line)
+	p := wire.ReplyParams{RequestID: req.RequestID}
+	if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(req.Options) {
+		p.OptionID = req.Options[n-1].OptionID
+	} else {
+		p.Text = &line
+	}
+	return u.agent.Reply(ctx, p)
+}
+
+func (u *termUI) confirm(ctx context.Context, req wire.InputRequest) error {
+	fmt.Fprintln(u.out, u.color("33", "\n? "+req.Title))
+	for _, d := range req.Diff {
+		u.printDiff(d.Diff)
+	}
+	if req.Command != "" {
+		fmt.Fprintf(u.out, "  $ %s   (in %s)\n", req.Command, req.Cwd)
+	}
+	if req.Rule != "" {
+		fmt.Fprintln(u.out, u.color("2", "  rule: "+req.Rule))
+	}
+	fmt.Fprint(u.out, "Allow? [y]es once, [s]ession, [a]lways, [n]o, [N]ever > ")
+	line, err := u.in.ReadString('\n')
+	if err != nil && line == "" {
+		return err
+	}
+	decision := map[string]string{"y": wire.AllowOnce, "yes": wire.AllowOnce, "s": wire.AllowSession, "a": wire.AllowAlways,
+		"N": wire.RejectAlways}[strings.TrimSpace(line)]
+	if decision == "" {
+		decision = wire.RejectOnce
+	}
+	p := wire.ConfirmParams{RequestID: req.RequestID, Decision: decision}
+	if decision == wire.RejectOnce || decision == wire.RejectAlways {
+		fmt.Fprint(u.out, "Reason (optional) > ")
+		reason, _ := u.in.ReadString('\n')
+		p.Reason = strings.TrimSpace(reason)
+	}
+	return u.agent.Confirm(ctx, p)
+}
+
+func (u *termUI) printDiff(diff string) {
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+			l = u.color("32", l)
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+			l = u.color("31", l)
+		}
+		fmt.Fprintln(u.out, "  "+l)
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+-- What the editor knows about runs, built from their notifications, as pure
+-- Lua. It checks seq (duplicates are dropped, a gap is reported so the
+-- caller can fill it with agent/events) and folds each notification into a
+-- model the conversation buffer renders.
+local M = {}
+
+local Store = {}
+Store.__index = Store
+
+M.TERMINAL = { completed = true, failed = true, cancelled = true }
+
+function M.new()
+  return setmetatable({ runs = {}, order = {} }, Store)
+end
+
+function Store:get(run_id)
+  return self.runs[run_id]
+end
+
+function Store:ensure(run_id, session_id)
+  local r = self.runs[run_id]
+  if not r then
+    r = {
+      id = run_id,
+      session = session_id,
+      state = 'running',
+      last_seq = 0,
+      items = {},
+      tools = {},
+      requests = {},
+      buffered = {},
+      catching_up = false,
+    }
+    self.runs[run_id] = r
+    self.order[#self.order + 1] = run_id
+  end
+  if session_id and not r.session then
+    r.session = session_id
+  end
+  return r
+end
+
+--- The runs of a session, oldest first.
+function Store:of_session(session_id)
+  local out = {}
+  for _, id in ipairs(self.order) do
+    local r = self.runs[id]
+    if r.session == session_id then
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
+--- 'apply', 'dup' (seq already seen) or 'gap' (some notifications are missing).
+function Store:check(run, seq)
+  if type(seq) ~= 'number' then
+    return 'apply'
+  end
+  if seq <= run.last_seq then
+    return 'dup'
+  end
+  if seq > run.last_seq + 1 then
+    return 'gap'
+  end
+  return 'apply'
+end
+
+local function add_text(run, text)
+  local last = run.items[#run.items]
+  if last and last.type == 'text' then
+    last.text = last.text .. text
+  else
+    run.items[#run.items + 1] = { type = 'text', text = text }
+  end
+end
+
+--- Folds one notification into the run. Returns the run.
+function Store:apply(method, p)
+  local run = self:ensure(p.runId, p.sessionId)
+  if type(p.seq) == 'number' and p.seq > run.last_seq then
+    run.last_seq = p.seq
+  end
+  if method == 'agent/runState' then
+    run.state = p.state
+    run.stop_reason = p.stopReason
+    run.error = p.error
+  elseif method == 'agent/update' then
+    local u = p.update or {}
+    local k = u.kind
+    if k == 'message_chunk' then
+      add_text(run, u.text or '')
+      run.streamed = true
+    elseif k == 'plan' then
+      if not run.plan then
+        run.plan = { type = 'plan' }
+        run.items[#run.items + 1] = run.plan
+      end
+      run.plan.entries = u.entries or {}
+      run.plan.explanation = u.explanation
+    elseif k == 'tool_call' then
+      local t = run.tools[u.toolCallId]
+      if not t then
+        t = { type = 'tool', id = u.toolCallId }
+        run.tools[u.toolCallId] = t
+        run.items[#run.items + 1] = t
+      end
+      t.title, t.kind, t.status, t.input, t.locations = u.title, u.toolKind, u.status, u.input, u.locations
+    elseif k == 'tool_call_update' then
+      local t = run.tools[u.toolCallId]
+      if not t then
+        t = { type = 'tool', id = u.toolCallId, title = u.toolCallId }
+        run.tools[u.toolCallId] = t
+        run.items[#run.items + 1] = t
+      end
+      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files' }) do
+        if u[f] ~= nil then
+          t[f] = u[f]
+        end
+      end
+    elseif k == 'usage' then
+      run.usage = u.usage
+    elseif k == 'files_changed' then
+      run.files = u.files
+      run.items[#run.items + 1] = { type = 'files', files = u.files }
+    elseif k == 'result' then
+      run.result = u.text
+      run.stop_reason = u.stopReason
+      if not run.streamed and u.text and u.text ~= '' then
+        add_text(run, u.text)
+      end
+    end
+  elseif method == 'agent/inputRequest' then
+    local item = { type = 'request', req = p }
+    run.requests[p.requestId] = item
+    run.items[#run.items + 1] = item
+    -- the text after a prompt starts a new paragraph
+  elseif method == 'agent/inputResolved' then
+    local item = run.requests[p.requestId]
+    if item then
+      item.outcome, item.by = p.outcome, p.by
+    end
+  end
+  return run
+end
+
+return M

@@ -1,0 +1,47 @@
+-- agentd: the commands exist from startup; require('agentd').setup{} is
+-- optional (the defaults apply on first use).
+if vim.g.loaded_agentd then
+  return
+end
+vim.g.loaded_agentd = true
+
+if vim.fn.has('nvim-0.7') ~= 1 then
+  vim.api.nvim_echo({ { 'agentd needs Neovim 0.7 or newer', 'ErrorMsg' } }, true, {})
+  return
+end
+
+local cmd = vim.api.nvim_create_user_command
+
+cmd('Agentd', function(o)
+  require('agentd').run({
+    prompt = o.args,
+    new_session = o.bang,
+    range = o.range,
+    line1 = o.line1,
+    line2 = o.line2,
+  })
+end, { nargs = '*', range = true, bang = true, desc = 'agentd: run a prompt (! = new session; a range sends the selection)' })
+
+cmd('AgentdCancel', function()
+  require('agentd').cancel()
+end, { desc = 'agentd: cancel the current run' })
+
+cmd('AgentdPending', function()
+  require('agentd').pending()
+end, { desc = 'agentd: show the open input requests again' })
+
+cmd('AgentdSessions', function()
+  require('agentd').sessions()
+end, { desc = 'agentd: pick a session to show and continue' })
+
+cmd('AgentdToggle', function()
+  require('agentd').toggle()
+end, { desc = 'agentd: open or close the conversation' })
+
+cmd('AgentdResume', function(o)
+  require('agentd').resume(o.args ~= '' and o.args or nil)
+end, { nargs = '?', desc = 'agentd: resume a paused run' })
+
+cmd('AgentdRestart', function()
+  require('agentd').restart()
+end, { desc = 'agentd: restart the daemon' })

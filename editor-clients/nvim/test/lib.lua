@@ -1,0 +1,64 @@
+-- A tiny test harness: t.test(name, fn), assertions, t.finish() prints
+-- "N passed, N failed" and quits nvim with a matching exit code.
+local t = { passed = 0, failed = 0, failures = {} }
+
+local out = io.stdout
+function t.log(...)
+  local parts = {}
+  for i = 1, select('#', ...) do
+    local v = select(i, ...)
+    parts[#parts + 1] = type(v) == 'string' and v or vim.inspect(v)
+  end
+  out:write(table.concat(parts, ' ') .. '\n')
+  out:flush()
+end
+
+function t.test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    t.passed = t.passed + 1
+    t.log('ok   ' .. name)
+  else
+    t.failed = t.failed + 1
+    t.failures[#t.failures + 1] = name
+    t.log('FAIL ' .. name .. '\n' .. tostring(err))
+    if t.on_failure then
+      pcall(t.on_failure, name)
+    end
+  end
+end
+
+function t.eq(got, want, msg)
+  if not vim.deep_equal(got, want) then
+    error(('%s\n  want: %s\n  got:  %s'):format(msg or 'not equal', vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+function t.ok(v, msg)
+  if not v then
+    error(msg or 'expected a true value', 2)
+  end
+  return v
+end
+
+--- Waits (pumping the event loop) until fn() is true; fails after timeout ms.
+function t.wait(fn, msg, timeout)
+  local ok = vim.wait(timeout or 10000, function()
+    local okc, v = pcall(fn)
+    return okc and v
+  end, 20)
+  if not ok then
+    error('timed out waiting for: ' .. (msg or '?'), 2)
+  end
+end
+
+function t.finish()
+  t.log(('%d passed, %d failed'):format(t.passed, t.failed))
+  if t.failed > 0 then
+    vim.cmd('cquit 1')
+  else
+    vim.cmd('qall!')
+  end
+end
+
+return t

@@ -1,0 +1,180 @@
+// The editor-side brain, free of vscode: routes the daemon's notifications into the run store and
+// the prompt queue, fills seq gaps with agent/events, and after a (re)connect brings the prompts
+// back (agent/pending), catches up on every unfinished run and resumes paused ones.
+
+import { Rpc } from './daemon';
+import {
+  EventsResult,
+  InputRequest,
+  InputResolved,
+  Method,
+  ProgressParams,
+  RunNotification,
+  RunParams,
+  RunResult,
+  SessionInfo,
+  TERMINAL_STATES,
+} from './protocol';
+import { PromptQueue } from './promptQueue';
+import { Notification, RunStore, RunView, isRunNotification } from './runStore';
+
+export interface IndexProgress {
+  token?: string | number;
+  active: boolean;
+  title?: string;
+  message?: string;
+  percentage?: number;
+  state?: string;
+}
+
+export interface AgentEvents {
+  /** A run notification was applied (live or replayed), in seq order. */
+  onRunNotification?(n: Notification, run: RunView | undefined): void;
+  onIndexProgress?(p: IndexProgress): void;
+  log?(line: string): void;
+}
+
+export class AgentController {
+  currentSessionId?: string;
+  index: IndexProgress = { active: false };
+  private readonly catchingUp = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly rpc: Rpc,
+    readonly store: RunStore,
+    readonly queue: PromptQueue,
+    private readonly events: AgentEvents = {},
+  ) {}
+
+  /** Every notification from the daemon comes through here. */
+  handleNotification(method: string, params: unknown): void {
+    if (isRunNotification(method)) {
+      const p = params as RunNotification;
+      const outcome = this.store.apply(method, p);
+      if (outcome.kind === 'applied') this.dispatch(outcome.applied);
+      else if (outcome.kind === 'gap') void this.catchUp(outcome.runId);
+      return;
+    }
+    if (method === Method.progress) this.handleProgress(params as ProgressParams);
+  }
+
+  /** window/workDoneProgress/create: accept the token. */
+  handleProgressCreate(params: { token: string | number }): null {
+    this.index = { ...this.index, token: params.token };
+    return null;
+  }
+
+  /** Fetches the run's notifications after the last one seen and applies them. */
+  catchUp(runId: string): Promise<void> {
+    const inFlight = this.catchingUp.get(runId);
+    if (inFlight) return inFlight.then(() => (this.store.hasBuffered(runId) ? this.catchUp(runId) : undefined));
+    const p = (async () => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const run = this.store.get(runId);
+        const afterSeq = run?.lastSeq ?? 0;
+        const res = await this.rpc.request<EventsResult>(Method.events, { runId, afterSeq });
+        const applied = this.store.applyEvents(runId, res.events ?? [], res.state, run?.sessionId);
+        this.dispatch(applied);
+        if (!this.store.hasBuffered(runId)) return;
+      }
+    })()
+      .catch((e) => this.events.log?.(`agent/events ${runId}: ${e instanceof Error ? e.message : e}`))
+      .finally(() => this.catchingUp.delete(runId));
+    this.catchingUp.set(runId, p);
+    return p;
+  }
+
+  /** After every (re)connect: prompts come back, runs catch up, paused runs go on. */
+  async reconnected(): Promise<void> {
+    this.queue.setConnected(true);
+    const tasks: Promise<unknown>[] = [];
+    tasks.push(
+      this.rpc
+        .request<{ requests: InputRequest[] }>(Method.pending, {})
+        .then((res) => this.queue.sync(res.requests ?? []))
+        .catch((e) => this.events.log?.(`agent/pending: ${e instanceof Error ? e.message : e}`)),
+    );
+    for (const run of this.store.all()) {
+      if (TERMINAL_STATES.has(run.state) && !this.store.hasBuffered(run.runId)) continue;
+      tasks.push(
+        this.catchUp(run.runId).then(async () => {
+          const r = this.store.get(run.runId);
+          if (r?.state === 'paused') {
+            this.events.log?.(`resuming paused run ${r.runId}`);
+            await this.rpc.request(Method.resume, { runId: r.runId }).catch((e) => this.events.log?.(`agent/resume: ${e.message ?? e}`));
+          }
+        }),
+      );
+    }
+    await Promise.all(tasks);
+  }
+
+  disconnected(): void {
+    this.queue.setConnected(false);
+  }
+
+  /** Starts a run, in the current session unless told otherwise. */
+  async run(params: RunParams): Promise<RunResult> {
+    const sessionId = params.sessionId ?? this.currentSessionId;
+    const p: RunParams = { ...params };
+    if (sessionId) p.sessionId = sessionId;
+    const res = await this.rpc.request<RunResult>(Method.run, p);
+    this.currentSessionId = res.sessionId;
+    const run = this.store.start(res.runId, res.sessionId, params.prompt, params.context);
+    // Notifications may have raced ahead of the answer; nothing to do, the store keyed them by run.
+    void run;
+    return res;
+  }
+
+  async cancel(runId: string): Promise<void> {
+    await this.rpc.request(Method.cancel, { runId });
+  }
+
+  /** The unfinished runs, newest first. */
+  activeRuns(): RunView[] {
+    return this.store.active().sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  async sessions(): Promise<SessionInfo[]> {
+    const res = await this.rpc.request<{ sessions: SessionInfo[] }>(Method.sessions);
+    return res.sessions ?? [];
+  }
+
+  /** Switches the panel to a session and loads its latest run from the daemon. */
+  async openSession(s: SessionInfo): Promise<void> {
+    this.currentSessionId = s.sessionId;
+    if (s.lastRunId && !this.store.get(s.lastRunId)) {
+      this.store.start(s.lastRunId, s.sessionId, s.title);
+      await this.catchUp(s.lastRunId);
+    }
+  }
+
+  newSession(): void {
+    this.currentSessionId = undefined;
+  }
+
+  private dispatch(applied: Notification[]): void {
+    // Requests opened and resolved within one batch (a replay) never reach the screen.
+    const resolved = new Set(applied.filter((n) => n.method === Method.inputResolved).map((n) => (n.params as InputResolved).requestId));
+    for (const n of applied) {
+      if (n.method === Method.inputRequest) {
+        const req = n.params as InputRequest;
+        if (resolved.has(req.requestId)) this.queue.resolve(req.requestId);
+        else this.queue.add(req);
+      } else if (n.method === Method.inputResolved) {
+        this.queue.resolve((n.params as InputResolved).requestId);
+      }
+      this.events.onRunNotification?.(n, this.store.get(n.params.runId));
+    }
+  }
+
+  private handleProgress(p: ProgressParams): void {
+    if (!p?.value) return;
+    const v = p.value;
+    if (v.kind === 'begin') this.index = { token: p.token, active: true, title: v.title, message: v.message, percentage: v.percentage };
+    else if (v.kind === 'report')
+      this.index = { ...this.index, token: p.token, active: true, message: v.message ?? this.index.message, percentage: v.percentage ?? this.index.percentage };
+    else if (v.kind === 'end') this.index = { token: p.token, active: false, message: v.message, percentage: 100, state: 'ready' };
+    this.events.onIndexProgress?.(this.index);
+  }
+}

@@ -1,0 +1,265 @@
+// The agentd protocol (docs/protocol.md), as TypeScript types. No vscode import: the unit tests
+// load this module in plain node.
+
+export const PROTOCOL_VERSION = 1;
+
+export const Method = {
+  initialize: 'initialize',
+  initialized: 'initialized',
+  shutdown: 'shutdown',
+  exit: 'exit',
+  run: 'agent/run',
+  reply: 'agent/reply',
+  confirm: 'agent/confirm',
+  cancel: 'agent/cancel',
+  resume: 'agent/resume',
+  pending: 'agent/pending',
+  events: 'agent/events',
+  sessions: 'agent/sessions',
+  indexStatus: 'index/status',
+  indexSearch: 'index/search',
+  update: 'agent/update',
+  inputRequest: 'agent/inputRequest',
+  inputResolved: 'agent/inputResolved',
+  runState: 'agent/runState',
+  progress: '$/progress',
+  progressCreate: 'window/workDoneProgress/create',
+  progressCancel: 'window/workDoneProgress/cancel',
+  didOpen: 'textDocument/didOpen',
+  didChange: 'textDocument/didChange',
+  didSave: 'textDocument/didSave',
+  didClose: 'textDocument/didClose',
+} as const;
+
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  ServerNotInitialized: -32002,
+  RequestCancelled: -32800,
+  UnknownRun: -32010,
+  UnknownRequest: -32011,
+  AlreadyResolved: -32012,
+  WrongKind: -32013,
+  Expired: -32014,
+  IndexUnavailable: -32015,
+  SessionBusy: -32016,
+  UnknownSession: -32017,
+  NoModel: -32018,
+  RunNotPaused: -32019,
+  ShuttingDown: -32020,
+} as const;
+
+export type PromptKind = 'question' | 'choice' | 'confirm_write' | 'confirm_command' | 'secret';
+export const PROMPT_KINDS: PromptKind[] = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'];
+
+export type Decision = 'allow_once' | 'allow_session' | 'allow_always' | 'reject_once' | 'reject_always';
+export type ApprovalPolicy = 'read-only' | 'ask' | 'auto-edit' | 'full-auto';
+export type RunStateName = 'running' | 'requires_action' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+export interface ModelOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  name?: string;
+  toolMode?: 'native' | 'text';
+}
+
+export interface InitializeOptions {
+  model?: ModelOptions;
+  approvalPolicy?: ApprovalPolicy;
+}
+
+export interface Selection {
+  path: string;
+  startLine: number;
+  endLine: number;
+  text?: string;
+}
+
+export interface RunContext {
+  files?: string[];
+  selection?: Selection;
+}
+
+export interface RunParams {
+  prompt: string;
+  sessionId?: string;
+  context?: RunContext;
+  approvalPolicy?: ApprovalPolicy;
+}
+
+export interface RunResult {
+  runId: string;
+  sessionId: string;
+}
+
+export interface ReplyParams {
+  requestId: string;
+  text?: string;
+  optionId?: string;
+  answers?: string[];
+}
+
+export interface ConfirmParams {
+  requestId: string;
+  decision: Decision;
+  reason?: string;
+  editedContent?: string;
+}
+
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'failed' | string;
+}
+
+export interface FileDiff {
+  path: string;
+  status: string;
+  oldPath?: string;
+  diff: string;
+  oldText?: string;
+  newText?: string;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export interface Update {
+  kind: 'message_chunk' | 'plan' | 'tool_call' | 'tool_call_update' | 'usage' | 'files_changed' | 'result' | string;
+  text?: string;
+  explanation?: string;
+  entries?: PlanEntry[];
+  toolCallId?: string;
+  title?: string;
+  toolKind?: string;
+  status?: string;
+  input?: unknown;
+  locations?: { path: string; line?: number }[];
+  output?: string;
+  isError?: boolean;
+  truncated?: boolean;
+  exitCode?: number;
+  durationMs?: number;
+  files?: FileDiff[];
+  usage?: Usage;
+  stopReason?: string;
+}
+
+export interface RunNotification {
+  runId: string;
+  sessionId: string;
+  seq: number;
+}
+
+export interface UpdateParams extends RunNotification {
+  update: Update;
+}
+
+export interface RunStateParams extends RunNotification {
+  state: RunStateName | string;
+  stopReason?: string;
+  error?: string;
+}
+
+export interface Option {
+  optionId: string;
+  label: string;
+  description?: string;
+}
+
+export interface InputRequest extends RunNotification {
+  requestId: string;
+  toolCallId?: string;
+  kind: PromptKind | string;
+  title: string;
+  message: string;
+  context?: string;
+  options?: Option[];
+  allowOther?: boolean;
+  multiple?: boolean;
+  default?: string;
+  diff?: FileDiff[];
+  command?: string;
+  cwd?: string;
+  rule?: string;
+  createdAt: string;
+  expiresAt?: string;
+  pendingCount: number;
+}
+
+export interface InputResolved extends RunNotification {
+  requestId: string;
+  outcome: string;
+  by: 'user' | 'timeout' | 'cancel' | 'policy' | string;
+}
+
+export interface RunEvent {
+  seq: number;
+  method: string;
+  params: unknown;
+}
+
+export interface EventsResult {
+  events: RunEvent[];
+  state: string;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  state: string;
+  lastRunId?: string;
+}
+
+export interface ProgressParams {
+  token: string | number;
+  value: {
+    kind: 'begin' | 'report' | 'end';
+    title?: string;
+    message?: string;
+    percentage?: number;
+    cancellable?: boolean;
+  };
+}
+
+export interface IndexStatus {
+  state: 'indexing' | 'ready' | 'failed' | string;
+  files: number;
+  chunks: number;
+  progress: number;
+  embedder: string;
+  error?: string;
+}
+
+/** The decisions, in the order the editor offers them, with the labels the issue asks for. */
+export const DECISION_LABELS: Record<Decision, string> = {
+  allow_once: 'Allow',
+  allow_session: 'Allow for Session',
+  allow_always: 'Always Allow',
+  reject_once: 'Reject',
+  reject_always: 'Always Reject',
+};
+
+/** The decisions a confirmation offers: its options when it has any, else all of them. */
+export function decisionsOf(req: InputRequest): { decision: Decision; label: string }[] {
+  const known = Object.keys(DECISION_LABELS) as Decision[];
+  const offered = (req.options ?? []).map((o) => o.optionId).filter((id): id is Decision => known.includes(id as Decision));
+  const list = offered.length > 0 ? offered : known;
+  return list.map((decision) => ({ decision, label: DECISION_LABELS[decision] }));
+}
+
+/** A JSON-RPC error code, if err is a response error. */
+export function errorCode(err: unknown): number | undefined {
+  if (err && typeof err === 'object' && 'code' in err && typeof (err as { code: unknown }).code === 'number') {
+    return (err as { code: number }).code;
+  }
+  return undefined;
+}

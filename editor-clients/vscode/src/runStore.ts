@@ -1,0 +1,342 @@
+// The state of every run this editor knows, built from the run notifications (agent/update,
+// agent/inputRequest, agent/inputResolved, agent/runState) in seq order. No vscode import.
+//
+// Every run notification carries a seq that rises by exactly one per run. The store applies a
+// notification only when it is the next one; a duplicate (seq already seen) is dropped, and one
+// that comes after a gap is buffered until agent/events fills the gap (the caller asks for
+// `afterSeq: lastSeq` when apply reports a gap).
+
+import {
+  FileDiff,
+  InputRequest,
+  InputResolved,
+  Method,
+  PlanEntry,
+  RunContext,
+  RunEvent,
+  RunNotification,
+  RunStateParams,
+  TERMINAL_STATES,
+  UpdateParams,
+  Usage,
+} from './protocol';
+
+export interface ToolCallView {
+  toolCallId: string;
+  title: string;
+  toolKind?: string;
+  status: string;
+  input?: unknown;
+  output?: string;
+  isError?: boolean;
+  truncated?: boolean;
+  exitCode?: number;
+  durationMs?: number;
+  files?: FileDiff[];
+  locations?: { path: string; line?: number }[];
+}
+
+export interface RequestView {
+  requestId: string;
+  kind: string;
+  title: string;
+  message: string;
+  command?: string;
+  cwd?: string;
+  /** Set once agent/inputResolved arrived. */
+  outcome?: string;
+  by?: string;
+}
+
+export type TimelineItem =
+  | { type: 'text'; text: string }
+  | { type: 'tool'; toolCallId: string }
+  | { type: 'request'; requestId: string };
+
+export interface RunView {
+  runId: string;
+  sessionId: string;
+  prompt?: string;
+  context?: RunContext;
+  lastSeq: number;
+  state: string;
+  stopReason?: string;
+  error?: string;
+  plan?: { explanation?: string; entries: PlanEntry[] };
+  timeline: TimelineItem[];
+  tools: Record<string, ToolCallView>;
+  requests: Record<string, RequestView>;
+  filesChanged?: FileDiff[];
+  usage?: Usage;
+  resultText?: string;
+  /** What the model is doing now, for progress messages. */
+  activity?: string;
+  startedAt: number;
+}
+
+export interface Notification {
+  method: string;
+  params: RunNotification;
+}
+
+export type ApplyOutcome =
+  /** Applied; `applied` lists it and any buffered notifications it made contiguous, in seq order. */
+  | { kind: 'applied'; applied: Notification[] }
+  /** Already seen. */
+  | { kind: 'duplicate' }
+  /** Buffered: the run is missing notifications after `lastSeq`; fetch them with agent/events. */
+  | { kind: 'gap'; runId: string; lastSeq: number };
+
+const RUN_METHODS: ReadonlySet<string> = new Set([Method.update, Method.inputRequest, Method.inputResolved, Method.runState]);
+
+export function isRunNotification(method: string): boolean {
+  return RUN_METHODS.has(method);
+}
+
+export class RunStore {
+  private readonly runs = new Map<string, RunView>();
+  private readonly buffered = new Map<string, Map<number, Notification>>();
+  private readonly listeners: ((run: RunView) => void)[] = [];
+
+  onDidChange(listener: (run: RunView) => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => this.listeners.splice(this.listeners.indexOf(listener), 1) };
+  }
+
+  get(runId: string): RunView | undefined {
+    return this.runs.get(runId);
+  }
+
+  all(): RunView[] {
+    return [...this.runs.values()];
+  }
+
+  runsOfSession(sessionId: string): RunView[] {
+    return this.all().filter((r) => r.sessionId === sessionId);
+  }
+
+  /** Runs that have not finished. */
+  active(): RunView[] {
+    return this.all().filter((r) => !TERMINAL_STATES.has(r.state));
+  }
+
+  /** Records a run the editor started (before its first notification). */
+  start(runId: string, sessionId: string, prompt?: string, context?: RunContext): RunView {
+    const run = this.ensure(runId, sessionId);
+    if (prompt !== undefined) run.prompt = prompt;
+    if (context !== undefined) run.context = context;
+    this.emit(run);
+    return run;
+  }
+
+  /** Drops a run from the store (e.g. when the panel switches sessions). */
+  forget(runId: string): void {
+    this.runs.delete(runId);
+    this.buffered.delete(runId);
+  }
+
+  /** Applies one live notification. */
+  apply(method: string, params: RunNotification): ApplyOutcome {
+    const run = this.ensure(params.runId, params.sessionId);
+    const seq = params.seq;
+    if (typeof seq !== 'number' || seq <= run.lastSeq) return { kind: 'duplicate' };
+    if (seq > run.lastSeq + 1) {
+      let buf = this.buffered.get(run.runId);
+      if (!buf) this.buffered.set(run.runId, (buf = new Map()));
+      buf.set(seq, { method, params });
+      return { kind: 'gap', runId: run.runId, lastSeq: run.lastSeq };
+    }
+    const applied: Notification[] = [];
+    this.reduce(run, method, params);
+    applied.push({ method, params });
+    this.drain(run, applied);
+    this.emit(run);
+    return { kind: 'applied', applied };
+  }
+
+  /**
+   * Applies the result of agent/events. Returns the notifications applied, in seq order
+   * (including buffered ones the events made contiguous).
+   */
+  applyEvents(runId: string, events: RunEvent[], state?: string, sessionId?: string): Notification[] {
+    const applied: Notification[] = [];
+    const sorted = [...events].sort((a, b) => a.seq - b.seq);
+    let run = this.runs.get(runId);
+    for (const ev of sorted) {
+      const params = { ...(ev.params as RunNotification) };
+      if (params.runId === undefined) params.runId = runId;
+      if (params.seq === undefined) params.seq = ev.seq;
+      run = this.ensure(runId, params.sessionId ?? sessionId ?? run?.sessionId ?? '');
+      if (params.seq <= run.lastSeq) continue;
+      if (params.seq > run.lastSeq + 1) {
+        // A hole even in the replay: keep it buffered rather than skip.
+        let buf = this.buffered.get(runId);
+        if (!buf) this.buffered.set(runId, (buf = new Map()));
+        buf.set(params.seq, { method: ev.method, params });
+        continue;
+      }
+      this.reduce(run, ev.method, params);
+      applied.push({ method: ev.method, params });
+      this.drain(run, applied);
+    }
+    run = run ?? this.runs.get(runId);
+    if (run && state && state !== run.state && !this.hasBuffered(runId)) {
+      // The events are authoritative; the state given alongside covers a run that has no
+      // notifications at all yet.
+      run.state = state;
+    }
+    if (run) this.emit(run);
+    return applied;
+  }
+
+  hasBuffered(runId: string): boolean {
+    return (this.buffered.get(runId)?.size ?? 0) > 0;
+  }
+
+  private drain(run: RunView, applied: Notification[]): void {
+    const buf = this.buffered.get(run.runId);
+    if (!buf) return;
+    for (;;) {
+      const next = buf.get(run.lastSeq + 1);
+      if (!next) break;
+      buf.delete(run.lastSeq + 1);
+      this.reduce(run, next.method, next.params);
+      applied.push(next);
+    }
+    for (const seq of [...buf.keys()]) if (seq <= run.lastSeq) buf.delete(seq);
+    if (buf.size === 0) this.buffered.delete(run.runId);
+  }
+
+  private ensure(runId: string, sessionId: string): RunView {
+    let run = this.runs.get(runId);
+    if (!run) {
+      run = {
+        runId,
+        sessionId,
+        lastSeq: 0,
+        state: 'running',
+        timeline: [],
+        tools: {},
+        requests: {},
+        startedAt: Date.now(),
+      };
+      this.runs.set(runId, run);
+    } else if (!run.sessionId && sessionId) {
+      run.sessionId = sessionId;
+    }
+    return run;
+  }
+
+  private reduce(run: RunView, method: string, params: RunNotification): void {
+    run.lastSeq = params.seq;
+    switch (method) {
+      case Method.runState: {
+        const p = params as RunStateParams;
+        run.state = p.state;
+        if (p.stopReason) run.stopReason = p.stopReason;
+        if (p.error) run.error = p.error;
+        if (p.state === 'running' && !run.activity) run.activity = 'Thinking…';
+        if (p.state === 'requires_action') run.activity = 'Waiting for your input';
+        break;
+      }
+      case Method.update:
+        reduceUpdate(run, (params as UpdateParams).update);
+        break;
+      case Method.inputRequest: {
+        const r = params as InputRequest;
+        if (!run.requests[r.requestId]) run.timeline.push({ type: 'request', requestId: r.requestId });
+        run.requests[r.requestId] = {
+          requestId: r.requestId,
+          kind: r.kind,
+          title: r.title,
+          message: r.message,
+          command: r.command,
+          cwd: r.cwd,
+        };
+        run.activity = 'Waiting for your input';
+        break;
+      }
+      case Method.inputResolved: {
+        const r = params as InputResolved;
+        const view = run.requests[r.requestId] ?? (run.requests[r.requestId] = { requestId: r.requestId, kind: '', title: '', message: '' });
+        view.outcome = r.outcome;
+        view.by = r.by;
+        break;
+      }
+    }
+  }
+
+  private emit(run: RunView): void {
+    for (const l of [...this.listeners]) l(run);
+  }
+}
+
+function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
+  if (!u) return;
+  switch (u.kind) {
+    case 'message_chunk': {
+      const last = run.timeline[run.timeline.length - 1];
+      if (last && last.type === 'text') last.text += u.text ?? '';
+      else run.timeline.push({ type: 'text', text: u.text ?? '' });
+      run.activity = 'Writing the answer…';
+      break;
+    }
+    case 'plan':
+      run.plan = { explanation: u.explanation, entries: u.entries ?? [] };
+      break;
+    case 'tool_call': {
+      const id = u.toolCallId ?? `tool_${run.timeline.length}`;
+      if (!run.tools[id]) run.timeline.push({ type: 'tool', toolCallId: id });
+      run.tools[id] = {
+        ...run.tools[id],
+        toolCallId: id,
+        title: u.title ?? id,
+        toolKind: u.toolKind,
+        status: u.status ?? 'pending',
+        input: u.input,
+        locations: u.locations,
+      };
+      run.activity = u.title ?? 'Calling a tool';
+      break;
+    }
+    case 'tool_call_update': {
+      const id = u.toolCallId ?? '';
+      let t = run.tools[id];
+      if (!t) {
+        t = run.tools[id] = { toolCallId: id, title: u.title ?? id, status: 'pending' };
+        run.timeline.push({ type: 'tool', toolCallId: id });
+      }
+      if (u.status) t.status = u.status;
+      if (u.title) t.title = u.title;
+      if (u.output !== undefined) t.output = u.output;
+      if (u.isError !== undefined) t.isError = u.isError;
+      if (u.truncated !== undefined) t.truncated = u.truncated;
+      if (u.exitCode !== undefined) t.exitCode = u.exitCode;
+      if (u.durationMs !== undefined) t.durationMs = u.durationMs;
+      if (u.files !== undefined) t.files = u.files;
+      if (u.status === 'in_progress') run.activity = t.title;
+      break;
+    }
+    case 'usage':
+      if (u.usage) run.usage = u.usage;
+      break;
+    case 'files_changed':
+      run.filesChanged = u.files ?? [];
+      break;
+    case 'result':
+      run.resultText = u.text;
+      if (u.stopReason) run.stopReason = u.stopReason;
+      break;
+  }
+}
+
+/** The text of the final answer when the model did not stream it. */
+export function unstreamedResult(run: RunView): string | undefined {
+  if (!run.resultText) return undefined;
+  for (let i = run.timeline.length - 1; i >= 0; i--) {
+    const item = run.timeline[i];
+    if (item.type === 'text') return item.text.trim() ? undefined : run.resultText;
+    if (item.type === 'tool') break;
+  }
+  return run.resultText;
+}

@@ -1,0 +1,33 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const cfg = require('../../out/config.js');
+const { decisionsOf } = require('../../out/protocol.js');
+
+test('daemon command: the setting, else agentd on the PATH', () => {
+  assert.deepEqual(cfg.daemonCommand({ daemonPath: '' }), { command: 'agentd', args: ['serve'] });
+  assert.deepEqual(cfg.daemonCommand({ daemonPath: ' /opt/agentd ' }), { command: '/opt/agentd', args: ['serve'] });
+});
+
+test('the API key goes only into initializationOptions, never the environment', () => {
+  const s = { modelBaseUrl: 'http://127.0.0.1:1/v1', modelName: 'm', approvalPolicy: 'auto-edit', env: { AGENTD_STATE_DIR: '/tmp/x' } };
+  const env = cfg.daemonEnv({ PATH: '/bin' }, s);
+  assert.deepEqual(env, { PATH: '/bin', AGENTD_STATE_DIR: '/tmp/x' });
+  const p = cfg.initializeParams({ settings: s, apiKey: 'sk-secret', folders: [{ uri: 'file:///w', name: 'w' }], clientVersion: '1.100.3', processId: 1 });
+  assert.deepEqual(p.initializationOptions, { model: { baseUrl: 'http://127.0.0.1:1/v1', name: 'm', apiKey: 'sk-secret' }, approvalPolicy: 'auto-edit' });
+  assert.equal(p.rootUri, 'file:///w');
+  assert.equal(p.capabilities.window.workDoneProgress, true);
+  assert.deepEqual(p.capabilities.experimental.agentd.promptKinds, ['question', 'choice', 'confirm_write', 'confirm_command', 'secret']);
+  assert.ok(!JSON.stringify(env).includes('sk-secret'));
+});
+
+test('empty settings send no model options; an unknown policy is left out', () => {
+  assert.deepEqual(cfg.initializationOptions({ approvalPolicy: 'yolo' }), {});
+});
+
+test('decisions: the offered ones, in order, with the labels users see', () => {
+  const d = decisionsOf({ options: [{ optionId: 'allow_once', label: 'x' }, { optionId: 'reject_once', label: 'y' }] });
+  assert.deepEqual(d, [{ decision: 'allow_once', label: 'Allow' }, { decision: 'reject_once', label: 'Reject' }]);
+  assert.equal(decisionsOf({}).length, 5);
+});

@@ -1,0 +1,84 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const { DaemonClient } = require('../../out/daemon.js');
+
+const fake = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../support/fake-daemon.mjs');
+const until = async (pred, ms = 5000) => {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+function client(extra = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-fake-'));
+  const logFile = path.join(dir, 'log.jsonl');
+  const lines = [];
+  const c = new DaemonClient({
+    command: process.execPath,
+    args: [fake],
+    env: { ...process.env, FAKE_LOG: logFile },
+    initializeParams: () => ({ processId: 1, capabilities: {}, initializationOptions: { model: { apiKey: 'k' } } }),
+    log: (l) => lines.push(l),
+    backoffMs: [50],
+    ...extra,
+  });
+  const received = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+  return { c, received, lines };
+}
+
+test('initialize handshake, a request, and notifications with multi-byte text', async () => {
+  const { c, received } = client();
+  const notes = [];
+  c.onNotification((m, p) => notes.push([m, p]));
+  await c.start();
+  assert.equal(c.state, 'ready');
+  assert.equal(c.initializeResult.serverInfo.name, 'fake-agentd');
+  const res = await c.request('agent/run', { prompt: 'hi' });
+  assert.deepEqual(res, { runId: 'r_1', sessionId: 's_1' });
+  await until(() => notes.length === 2);
+  assert.equal(notes[1][1].update.text, 'héllo ✓');
+  const methods = received().map((m) => m.method);
+  assert.deepEqual(methods.slice(0, 3), ['initialize', 'initialized', 'agent/run']);
+  assert.equal(received()[0].params.initializationOptions.model.apiKey, 'k');
+  await c.stop();
+  assert.deepEqual(received().map((m) => m.method).slice(-2), ['shutdown', 'exit']);
+  assert.equal(c.state, 'stopped');
+});
+
+test('restarts the daemon when it dies and reports the reconnect', async () => {
+  const { c } = client();
+  const ready = [];
+  c.onReady((_r, restarted) => ready.push(restarted));
+  await c.start();
+  await assert.rejects(c.request('agent/run', { prompt: 'crash' }));
+  await until(() => ready.length === 2);
+  assert.deepEqual(ready, [false, true]);
+  assert.equal(c.state, 'ready');
+  const res = await c.request('agent/run', { prompt: 'again' });
+  assert.equal(res.runId, 'r_1');
+  await c.stop();
+});
+
+test('a missing binary fails with a message naming the setting', async () => {
+  const c = new DaemonClient({ command: '/nonexistent/agentd', initializeParams: () => ({}), backoffMs: [10] });
+  const states = [];
+  c.onStateChange((s, d) => states.push([s, d]));
+  await assert.rejects(c.start(), /not found \(set agentd\.daemonPath/);
+  assert.equal(c.state, 'failed');
+});
+
+test('gives up after repeated crashes', async () => {
+  const c = new DaemonClient({ command: process.execPath, args: ['-e', 'process.exit(2)'], initializeParams: () => ({}), backoffMs: [10], maxCrashes: 2 });
+  const states = [];
+  c.onStateChange((s) => states.push(s));
+  await assert.rejects(c.start(), /keeps dying/);
+  assert.equal(c.state, 'failed');
+  assert.ok(states.filter((s) => s === 'restarting').length >= 2);
+});

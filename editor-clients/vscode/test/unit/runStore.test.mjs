@@ -1,0 +1,92 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const { RunStore, unstreamedResult } = require('../../out/runStore.js');
+
+const upd = (seq, update, runId = 'r1') => ['agent/update', { runId, sessionId: 's1', seq, update }];
+const st = (seq, state, extra = {}) => ['agent/runState', { runId: 'r1', sessionId: 's1', seq, state, ...extra }];
+
+test('applies notifications in seq order and builds the run view', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Rename Total');
+  assert.equal(s.apply(...st(1, 'running')).kind, 'applied');
+  s.apply(...upd(2, { kind: 'plan', entries: [{ content: 'Find Total', status: 'in_progress' }] }));
+  s.apply(...upd(3, { kind: 'message_chunk', text: 'Let me ' }));
+  s.apply(...upd(4, { kind: 'message_chunk', text: 'look.' }));
+  s.apply(...upd(5, { kind: 'tool_call', toolCallId: 'c1', title: 'grep Total', toolKind: 'search', status: 'pending', input: { pattern: 'Total' } }));
+  s.apply(...upd(6, { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed', output: 'cart.go:12', durationMs: 4 }));
+  s.apply(...upd(7, { kind: 'plan', entries: [{ content: 'Find Total', status: 'completed' }, { content: 'Rename', status: 'in_progress' }] }));
+  s.apply(...upd(8, { kind: 'usage', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } }));
+  s.apply(...upd(9, { kind: 'files_changed', files: [{ path: 'cart.go', status: 'modified', diff: '-a\n+b\n' }] }));
+  s.apply(...upd(10, { kind: 'result', stopReason: 'end_turn', text: 'Renamed.' }));
+  s.apply(...st(11, 'completed', { stopReason: 'end_turn' }));
+  const r = s.get('r1');
+  assert.equal(r.prompt, 'Rename Total');
+  assert.equal(r.lastSeq, 11);
+  assert.equal(r.state, 'completed');
+  assert.deepEqual(r.timeline.map((i) => i.type), ['text', 'tool']);
+  assert.equal(r.timeline[0].text, 'Let me look.');
+  assert.equal(r.tools.c1.status, 'completed');
+  assert.equal(r.tools.c1.output, 'cart.go:12');
+  assert.equal(r.plan.entries.length, 2, 'a plan update replaces the plan');
+  assert.equal(r.usage.totalTokens, 15);
+  assert.equal(r.filesChanged[0].path, 'cart.go');
+  assert.equal(unstreamedResult(r), 'Renamed.', 'the result is shown when no text followed the last tool');
+  assert.equal(s.active().length, 0);
+});
+
+test('a streamed final answer is not shown twice', () => {
+  const s = new RunStore();
+  s.apply(...upd(1, { kind: 'message_chunk', text: 'Done.' }));
+  s.apply(...upd(2, { kind: 'result', text: 'Done.' }));
+  assert.equal(unstreamedResult(s.get('r1')), undefined);
+});
+
+test('drops duplicates and buffers after a gap until agent/events fills it', () => {
+  const s = new RunStore();
+  s.apply(...st(1, 'running'));
+  assert.equal(s.apply(...st(1, 'running')).kind, 'duplicate');
+  const gap = s.apply(...upd(4, { kind: 'message_chunk', text: 'C' }));
+  assert.deepEqual(gap, { kind: 'gap', runId: 'r1', lastSeq: 1 });
+  assert.equal(s.get('r1').timeline.length, 0, 'nothing after a gap is applied');
+  assert.ok(s.hasBuffered('r1'));
+  const applied = s.applyEvents('r1', [
+    { seq: 2, method: 'agent/update', params: { runId: 'r1', sessionId: 's1', seq: 2, update: { kind: 'message_chunk', text: 'A' } } },
+    { seq: 3, method: 'agent/update', params: { runId: 'r1', sessionId: 's1', seq: 3, update: { kind: 'message_chunk', text: 'B' } } },
+    { seq: 4, method: 'agent/update', params: { runId: 'r1', sessionId: 's1', seq: 4, update: { kind: 'message_chunk', text: 'C' } } },
+  ], 'running');
+  assert.deepEqual(applied.map((n) => n.params.seq), [2, 3, 4]);
+  assert.equal(s.get('r1').timeline[0].text, 'ABC', 'each chunk once, in order');
+  assert.equal(s.hasBuffered('r1'), false);
+});
+
+test('buffered notifications are applied once the gap closes', () => {
+  const s = new RunStore();
+  s.apply(...st(1, 'running'));
+  s.apply(...upd(3, { kind: 'message_chunk', text: 'B' }));
+  const out = s.applyEvents('r1', [{ seq: 2, method: 'agent/update', params: { runId: 'r1', sessionId: 's1', seq: 2, update: { kind: 'message_chunk', text: 'A' } } }]);
+  assert.deepEqual(out.map((n) => n.params.seq), [2, 3]);
+  assert.equal(s.get('r1').timeline[0].text, 'AB');
+});
+
+test('input requests and their resolution appear in the timeline', () => {
+  const s = new RunStore();
+  s.apply('agent/inputRequest', { runId: 'r1', sessionId: 's1', seq: 1, requestId: 'q1', kind: 'confirm_command', title: 'Run', message: 'm', command: 'make', cwd: '.', createdAt: '' });
+  s.apply('agent/inputResolved', { runId: 'r1', sessionId: 's1', seq: 2, requestId: 'q1', outcome: 'reject_once', by: 'user' });
+  const r = s.get('r1');
+  assert.deepEqual(r.timeline, [{ type: 'request', requestId: 'q1' }]);
+  assert.equal(r.requests.q1.command, 'make');
+  assert.equal(r.requests.q1.outcome, 'reject_once');
+});
+
+test('runs interleave independently', () => {
+  const s = new RunStore();
+  s.apply(...st(1, 'running'));
+  s.apply('agent/runState', { runId: 'r2', sessionId: 's2', seq: 1, state: 'running' });
+  s.apply('agent/runState', { runId: 'r2', sessionId: 's2', seq: 2, state: 'cancelled', stopReason: 'cancelled' });
+  assert.equal(s.get('r1').state, 'running');
+  assert.equal(s.get('r2').state, 'cancelled');
+  assert.deepEqual(s.active().map((r) => r.runId), ['r1']);
+  assert.deepEqual(s.runsOfSession('s2').map((r) => r.runId), ['r2']);
+});

@@ -1,0 +1,324 @@
+package rag
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"strings"
+)
+
+// Chunk sizes in bytes. Small declarations are merged up to mergeTarget so a
+// run of one-line consts is one hit, not ten; declarations over maxChunk are
+// split near splitTarget at blank lines. Continue's 500-token cap and Zed's
+// 1–8 KB are the anchors.
+const (
+	mergeTarget = 1500
+	splitTarget = 2000
+	maxChunk    = 4000
+)
+
+// chunk is a contiguous range of lines of one file.
+type chunk struct {
+	Path   string // workspace-relative, slash-separated
+	Start  int    // first line, 1-based
+	End    int    // last line, inclusive
+	Symbol string // declarations covered, comma-separated; may be empty
+	Lang   string
+	Text   string
+}
+
+// indexText is what BM25 and the embedder see: the path and symbol carry
+// much of a chunk's meaning, so they are part of it.
+func (c *chunk) indexText() string {
+	return c.Path + " " + c.Symbol + "\n" + c.Text
+}
+
+// segment is a declaration (or block) before merging and splitting.
+type segment struct {
+	start, end int
+	symbols    []string
+}
+
+func chunkFile(rel, src string) []chunk {
+	lang := languageOf(rel)
+	lines := splitLines(src)
+	var segs []segment
+	if lang == "go" {
+		segs = goSegments(src, len(lines))
+	}
+	if segs == nil {
+		segs = blockSegments(lines, lang)
+	}
+	segs = splitLarge(mergeSmall(trimBlank(segs, lines), lines), lines)
+	out := make([]chunk, 0, len(segs))
+	for _, s := range segs {
+		out = append(out, chunk{
+			Path:   rel,
+			Start:  s.start,
+			End:    s.end,
+			Symbol: joinSymbols(s.symbols),
+			Lang:   lang,
+			Text:   strings.Join(lines[s.start-1:s.end], "\n"),
+		})
+	}
+	return out
+}
+
+// goSegments returns one segment per top-level declaration, each extended
+// upwards to the end of the previous one so doc comments, free-floating
+// comments and the package clause are never lost. It returns nil when the
+// file does not parse, and the caller falls back to blank-line blocks.
+func goSegments(src string, nLines int) []segment {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return nil
+	}
+	segs := []segment{{start: 1, symbols: []string{"package " + f.Name.Name}}}
+	for _, d := range f.Decls {
+		first := d.Pos()
+		if doc := declDoc(d); doc != nil {
+			first = doc.Pos()
+		}
+		// Unadjusted positions: //line directives would move lines elsewhere.
+		startLine := fset.PositionFor(first, false).Line
+		prev := &segs[len(segs)-1]
+		if prev.end == 0 {
+			prev.end = startLine - 1
+		}
+		seg := segment{start: prev.end + 1, end: min(nLines, fset.PositionFor(d.End(), false).Line), symbols: declSymbols(d)}
+		if seg.start > seg.end {
+			continue // two declarations on one line: already covered
+		}
+		segs = append(segs, seg)
+	}
+	if segs[0].end < segs[0].start {
+		segs = segs[1:]
+	}
+	segs[len(segs)-1].end = nLines
+	return segs
+}
+
+func declDoc(d ast.Decl) *ast.CommentGroup {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		return d.Doc
+	case *ast.GenDecl:
+		return d.Doc
+	}
+	return nil
+}
+
+func declSymbols(d ast.Decl) []string {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv != nil && len(d.Recv.List) > 0 {
+			return []string{recvName(d.Recv.List[0].Type) + "." + d.Name.Name}
+		}
+		return []string{d.Name.Name}
+	case *ast.GenDecl:
+		if d.Tok == token.IMPORT {
+			return []string{"import"}
+		}
+		var names []string
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				names = append(names, s.Name.Name)
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					if n.Name != "_" {
+						names = append(names, n.Name)
+					}
+				}
+			}
+		}
+		return names
+	}
+	return nil
+}
+
+func recvName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return "?"
+		}
+	}
+}
+
+// blockSegments cuts at blank lines; the symbol is a markdown heading or the
+// name on a definition-looking first line.
+func blockSegments(lines []string, lang string) []segment {
+	var segs []segment
+	start := 0
+	for i := 0; i <= len(lines); i++ {
+		if i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+			if start == 0 {
+				start = i + 1
+			}
+			continue
+		}
+		if start != 0 {
+			segs = append(segs, segment{start: start, end: i, symbols: blockSymbol(lines[start-1], lang)})
+			start = 0
+		}
+	}
+	return segs
+}
+
+var defKeywords = []string{"func ", "def ", "class ", "function ", "fn ", "pub fn ", "async fn ", "async def ",
+	"interface ", "struct ", "enum ", "trait ", "impl ", "type ", "module ", "export function ",
+	"export class ", "export default function ", "export const ", "const ", "let ", "var ", "public ",
+	"private ", "protected ", "static "}
+
+func blockSymbol(line, lang string) []string {
+	t := strings.TrimSpace(line)
+	if lang == "markdown" && strings.HasPrefix(t, "#") {
+		return []string{strings.TrimSpace(strings.TrimLeft(t, "#"))}
+	}
+	for _, kw := range defKeywords {
+		if !strings.HasPrefix(t, kw) {
+			continue
+		}
+		rest := strings.TrimSpace(t[len(kw):])
+		end := strings.IndexFunc(rest, func(r rune) bool {
+			return !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		if end < 0 {
+			end = len(rest)
+		}
+		if name := rest[:end]; name != "" {
+			return []string{name}
+		}
+		return nil
+	}
+	return nil
+}
+
+// trimBlank moves each segment's start past leading blank lines.
+func trimBlank(segs []segment, lines []string) []segment {
+	out := segs[:0]
+	for _, s := range segs {
+		for s.start <= s.end && strings.TrimSpace(lines[s.start-1]) == "" {
+			s.start++
+		}
+		for s.end >= s.start && strings.TrimSpace(lines[s.end-1]) == "" {
+			s.end--
+		}
+		if s.start <= s.end {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func mergeSmall(segs []segment, lines []string) []segment {
+	var out []segment
+	size := 0
+	for _, s := range segs {
+		n := rangeSize(lines, s.start, s.end)
+		if len(out) > 0 && size+n <= mergeTarget {
+			last := &out[len(out)-1]
+			last.end = s.end
+			last.symbols = append(last.symbols, s.symbols...)
+			size += n
+			continue
+		}
+		out = append(out, s)
+		size = n
+	}
+	return out
+}
+
+// splitLarge cuts oversized segments at the first blank line past
+// splitTarget, or hard at maxChunk; every piece keeps the symbol.
+func splitLarge(segs []segment, lines []string) []segment {
+	var out []segment
+	for _, s := range segs {
+		if rangeSize(lines, s.start, s.end) <= maxChunk {
+			out = append(out, s)
+			continue
+		}
+		start, size := s.start, 0
+		for i := s.start; i <= s.end; i++ {
+			size += len(lines[i-1]) + 1
+			blank := strings.TrimSpace(lines[i-1]) == ""
+			if i < s.end && (size >= splitTarget && blank || size >= maxChunk) {
+				out = append(out, segment{start: start, end: i, symbols: s.symbols})
+				start, size = i+1, 0
+			}
+		}
+		if start <= s.end {
+			out = append(out, segment{start: start, end: s.end, symbols: s.symbols})
+		}
+	}
+	return trimBlankNoLines(out)
+}
+
+// trimBlankNoLines drops pieces that a split left empty.
+func trimBlankNoLines(segs []segment) []segment {
+	out := segs[:0]
+	for _, s := range segs {
+		if s.start <= s.end {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func rangeSize(lines []string, start, end int) int {
+	n := 0
+	for i := start; i <= end; i++ {
+		n += len(lines[i-1]) + 1
+	}
+	return n
+}
+
+func joinSymbols(syms []string) string {
+	return strings.Join(syms, ", ")
+}
+
+func splitLines(src string) []string {
+	src = strings.TrimSuffix(src, "\n")
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".rs": "rust", ".java": "java",
+	".kt": "kotlin", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
+	".rb": "ruby", ".php": "php", ".swift": "swift", ".scala": "scala", ".sh": "shell", ".bash": "shell",
+	".zsh": "shell", ".lua": "lua", ".md": "markdown", ".markdown": "markdown", ".rst": "rst",
+	".txt": "text", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
+	".html": "html", ".css": "css", ".sql": "sql", ".proto": "protobuf", ".s": "asm", ".el": "elisp",
+	".vim": "vim", ".mod": "gomod", ".tmpl": "template",
+}
+
+func languageOf(rel string) string {
+	if l, ok := languages[strings.ToLower(path.Ext(rel))]; ok {
+		return l
+	}
+	switch path.Base(rel) {
+	case "Makefile", "makefile", "GNUmakefile":
+		return "make"
+	case "Dockerfile":
+		return "dockerfile"
+	}
+	return "text"
+}

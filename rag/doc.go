@@ -1,0 +1,22 @@
+// Package rag is the workspace index behind hybrid code search: it walks the
+// workspace (honouring .gitignore files at every level, .agentdignore and
+// built-in defaults), cuts files into chunks (Go by declaration, other files by
+// blank-line blocks), and answers queries by fusing a BM25 keyword ranking with
+// vector similarity (chromem-go) through reciprocal rank fusion.
+//
+// The index is incremental: a manifest of files (size, mtime, content hash,
+// chunk ids) lets a restart re-read only what changed, an embedding cache keyed
+// by chunk hash and embedder name avoids recomputing vectors, and a watcher
+// (plus the editor's save notifications) keeps it current. State is persisted
+// as one snapshot file written to a temporary name and renamed, never through
+// chromem-go's own per-document persistence, which is neither atomic nor
+// collision-free.
+//
+// The default embedder runs in process with no network: signed feature hashing
+// of identifier-aware terms plus a random-indexing co-occurrence model fitted on
+// the workspace's own chunks, so that chunks sharing a vocabulary neighbourhood
+// score close even without shared words. docs/index.md has the design and the
+// retrieval evaluation.
+//
+// rag imports rpc/wire for its result types and nothing else of agentd.
+package rag

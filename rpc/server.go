@@ -1,0 +1,233 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// Options configure a Server. cmd fills them from flags, the environment and
+// the config file; initialize options override the model and policy.
+type Options struct {
+	Version string
+	// StateDirs returns the per-workspace state directory (sessions, runs,
+	// logs, rules) and cache directory (the index) for a workspace root.
+	StateDirs     func(root string) (state, cache string, err error)
+	UserConfigDir string
+	Model         agent.ModelConfig
+	Policy        string
+	// QuestionTimeout and ConfirmTimeout: 0 means no expiry.
+	QuestionTimeout time.Duration
+	ConfirmTimeout  time.Duration
+	RetryBase       time.Duration
+	MaxSteps        int
+	NewModel        func(agent.ModelConfig) agent.Model
+	// OpenIndex opens the workspace index; nil means no index.
+	OpenIndex IndexOpener
+	Logger    *slog.Logger
+}
+
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one connection to an editor.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	conn   jsonrpc2.Conn
+	stream *stream
+
+	mu       sync.Mutex // guards state, agent, root, progress, index, docs, stopBg
+	state    lifecycle
+	agent    *agent.Agent
+	root     string
+	progress bool
+	index    *indexState
+	docs     map[string]bool
+	stopBg   context.CancelFunc
+
+	exited chan struct{}
+	once   sync.Once
+}
+
+// Serve speaks the protocol on rwc until the editor sends exit or closes the
+// connection, and returns the process exit code: 0 after shutdown, 1 without.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
+	s := newServer(opts)
+	s.stream = newStream(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
+	s.conn = jsonrpc2.NewConn(s.stream)
+	s.conn.Go(ctx, s.handler())
+	select {
+	case <-s.conn.Done():
+	case <-s.exited:
+	case <-ctx.Done():
+	}
+	return s.close()
+}
+
+func newServer(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts, log: opts.Logger, docs: map[string]bool{}, exited: make(chan struct{})}
+}
+
+// close stops runs and background work and flushes what is queued.
+func (s *Server) close() int {
+	s.mu.Lock()
+	a, code := s.agent, 1
+	if s.state == stateShutdown {
+		code = 0
+	}
+	if s.stopBg != nil {
+		s.stopBg()
+	}
+	idx := s.index
+	s.mu.Unlock()
+	if a != nil {
+		a.Shutdown()
+	}
+	if idx != nil {
+		idx.close()
+	}
+	_ = s.conn.Close()
+	return code
+}
+
+// handler builds the chain: $/cancelRequest is handled as it arrives; other
+// messages are answered one after the other in arrival order, each in its
+// own goroutine so the reader never blocks (runs report by notification).
+func (s *Server) handler() jsonrpc2.Handler {
+	h, canceller := jsonrpc2.CancelHandler(jsonrpc2.AsyncHandler(jsonrpc2.ReplyHandler(s.dispatch)))
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		if req.Method() == wire.MethodCancelRequest {
+			var p struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(req.Params(), &p) == nil {
+				canceller(parseID(p.ID))
+			}
+			return nil
+		}
+		return h(ctx, reply, req)
+	}
+}
+
+func parseID(raw json.RawMessage) jsonrpc2.ID {
+	var n int32
+	if json.Unmarshal(raw, &n) == nil {
+		return jsonrpc2.NewNumberID(n)
+	}
+	var str string
+	_ = json.Unmarshal(raw, &str)
+	return jsonrpc2.NewStringID(str)
+}
+
+// dispatch routes a message to its handler and maps its error to a code. A
+// panic in a handler is a bug: it is logged and answered as an internal
+// error, and the daemon keeps serving.
+func (s *Server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+	_, isCall := req.(*jsonrpc2.Call)
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panic", "method", req.Method(), "panic", p)
+			err = reply(ctx, nil, toWire(fmt.Errorf("%w: %v", errInternal, p)))
+		}
+	}()
+	if !isCall {
+		s.notification(ctx, req.Method(), req.Params())
+		return reply(ctx, nil, nil)
+	}
+	result, herr := s.call(ctx, req.Method(), req.Params())
+	if herr == nil && ctx.Err() != nil {
+		herr = errRequestCancelled
+	}
+	if herr != nil {
+		s.log.Debug("request failed", "method", req.Method(), "err", herr)
+		return reply(context.WithoutCancel(ctx), nil, toWire(herr))
+	}
+	return reply(ctx, result, nil)
+}
+
+func (s *Server) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	h, ok := requests[method]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errMethodNotFound, method)
+	}
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	switch {
+	case method == wire.MethodInitialize && state != stateNew:
+		return nil, fmt.Errorf("%w: initialize was already called", errInvalidRequest)
+	case method != wire.MethodInitialize && state == stateNew:
+		return nil, fmt.Errorf("%w: %s before initialize", errNotInitialized, method)
+	case state == stateShutdown:
+		return nil, fmt.Errorf("%w: %s after shutdown", errShuttingDown, method)
+	}
+	return h(ctx, s, params)
+}
+
+func (s *Server) notification(ctx context.Context, method string, params json.RawMessage) {
+	if method == wire.MethodExit {
+		s.once.Do(func() { close(s.exited) })
+		return
+	}
+	s.mu.Lock()
+	ready := s.state == stateInitialized
+	s.mu.Unlock()
+	if !ready {
+		return // LSP: notifications before initialize are dropped
+	}
+	if h, ok := notifications[method]; ok {
+		if err := h(ctx, s, params); err != nil {
+			s.log.Warn("bad notification", "method", method, "err", err)
+		}
+	}
+}
+
+// notify sends a notification to the editor; it is the agent's Notifier.
+func (s *Server) notify(method string, params json.RawMessage) {
+	if err := s.conn.Notify(context.Background(), method, params); err != nil {
+		s.log.Debug("notify failed", "method", method, "err", err)
+	}
+}
+
+func (s *Server) theAgent() (*agent.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agent == nil {
+		return nil, errors.New("agent not started")
+	}
+	return s.agent, nil
+}
+
+// decode reads params into v; a mismatch names the field.
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%w: field %q must be %s, not %s", errInvalidParams, te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("%w: %v", errInvalidParams, err)
+	}
+	return nil
+}

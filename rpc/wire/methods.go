@@ -1,0 +1,43 @@
+package wire
+
+// ProtocolVersion is the major version of the agentd protocol. It rises only
+// on a breaking change; additions are announced through capabilities.
+const ProtocolVersion = 1
+
+// Editor → daemon requests.
+const (
+	MethodInitialize = "initialize"
+	MethodShutdown   = "shutdown"
+	MethodRun        = "agent/run"
+	MethodReply      = "agent/reply"
+	MethodConfirm    = "agent/confirm"
+	MethodCancel     = "agent/cancel"
+	MethodResume     = "agent/resume"
+	MethodPending    = "agent/pending"
+	MethodEvents     = "agent/events"
+	MethodSessions   = "agent/sessions"
+	MethodIndexStat  = "index/status"
+	MethodIndexQuery = "index/search"
+)
+
+// Editor → daemon notifications.
+const (
+	MethodInitialized    = "initialized"
+	MethodExit           = "exit"
+	MethodCancelRequest  = "$/cancelRequest"
+	MethodDidOpen        = "textDocument/didOpen"
+	MethodDidChange      = "textDocument/didChange"
+	MethodDidSave        = "textDocument/didSave"
+	MethodDidClose       = "textDocument/didClose"
+	MethodProgressCancel = "window/workDoneProgress/cancel"
+)
+
+// Daemon → editor notifications and requests.
+const (
+	MethodUpdate         = "agent/update"
+	MethodInputRequest   = "agent/inputRequest"
+	MethodInputResolved  = "agent/inputResolved"
+	MethodRunState       = "agent/runState"
+	MethodProgress       = "$/progress"
+	MethodProgressCreate = "window/workDoneProgress/create"
+)

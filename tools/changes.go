@@ -1,0 +1,243 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// fileChange is one file a write, edit, patch or undo would change. The
+// before image is what Prepare saw; Run refuses if the disk no longer
+// matches it, so the user approves exactly what gets written.
+type fileChange struct {
+	Rel, Abs string
+	// OldRel/OldAbs are set for a move: the file at OldAbs goes away.
+	OldRel, OldAbs string
+	Before         *string // nil: the file does not exist yet
+	After          *string // nil: the file is deleted
+	Mode           fs.FileMode
+}
+
+func (c fileChange) moved() bool { return c.OldAbs != "" }
+
+// diffs renders the changes as the wire shows them.
+func diffs(chs []fileChange) []wire.FileDiff {
+	out := make([]wire.FileDiff, 0, len(chs))
+	for _, c := range chs {
+		old := c.Rel
+		if c.moved() {
+			old = c.OldRel
+		}
+		out = append(out, wire.FileDiff{
+			Path:    c.Rel,
+			Status:  statusOf(c.Before, c.After, c.moved()),
+			OldPath: oldPath(c),
+			Diff:    unifiedDiff(old, c.Rel, c.Before, c.After),
+			OldText: inlineText(c.Before),
+			NewText: inlineText(c.After),
+		})
+	}
+	return out
+}
+
+func oldPath(c fileChange) string {
+	if c.moved() {
+		return c.OldRel
+	}
+	return ""
+}
+
+// readImage returns the file's content, nil if it does not exist.
+func readImage(abs string) (*string, fs.FileMode, error) {
+	b, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, 0, err
+	}
+	s := string(b)
+	return &s, fi.Mode().Perm(), nil
+}
+
+func sameImage(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// checkUnchanged refuses when a file differs from what Prepare saw.
+func checkUnchanged(chs []fileChange) *Result {
+	for _, c := range chs {
+		src := c.Abs
+		if c.moved() {
+			src = c.OldAbs
+		}
+		cur, _, err := readImage(src)
+		if err != nil {
+			return Errorf("reading %s: %v", c.Rel, err)
+		}
+		if !sameImage(cur, c.Before) {
+			return Errorf("%s changed on disk after this change was prepared; read it again and redo the change", c.Rel)
+		}
+		if c.moved() {
+			if cur, _, _ := readImage(c.Abs); cur != nil {
+				return Errorf("cannot move %s to %s: the destination exists", c.OldRel, c.Rel)
+			}
+		}
+	}
+	return nil
+}
+
+// applyChanges journals the pre-images, writes every change and reports a
+// checkpoint. A failure half-way restores what was already written, so a
+// change is all or nothing.
+func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) (Result, error) {
+	if r := checkUnchanged(chs); r != nil {
+		return *r, nil
+	}
+	j := journalFor(env)
+	id, err := j.record(tool, chs)
+	if err != nil {
+		return Result{}, fmt.Errorf("recording undo: %w", err)
+	}
+	for i, c := range chs {
+		if err := writeChange(c); err != nil {
+			rollback(chs[:i+1])
+			_ = j.drop(id)
+			return *Errorf("writing %s: %v (nothing was changed)", c.Rel, err), nil
+		}
+	}
+	markWritten(env, chs)
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s\n", summarize(chs))
+	if id != "" {
+		fmt.Fprintf(&out, "checkpoint %s (undo_patch restores the files as they were before it)\n", id)
+	}
+	out.WriteString(verify(ctx, env, chs))
+	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs)}, nil
+}
+
+func summarize(chs []fileChange) string {
+	parts := make([]string, 0, len(chs))
+	for _, c := range chs {
+		s := statusOf(c.Before, c.After, c.moved())
+		if c.moved() {
+			parts = append(parts, fmt.Sprintf("moved %s → %s", c.OldRel, c.Rel))
+			continue
+		}
+		parts = append(parts, s+" "+c.Rel)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeChange(c fileChange) error {
+	if c.After == nil {
+		if err := os.Remove(c.Abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	mode := c.Mode
+	if mode == 0 {
+		mode = 0o644
+	}
+	if err := writeAtomic(c.Abs, []byte(*c.After), mode); err != nil {
+		return err
+	}
+	if c.moved() {
+		return os.Remove(c.OldAbs)
+	}
+	return nil
+}
+
+// rollback puts back the before images of changes already written.
+func rollback(chs []fileChange) {
+	for _, c := range chs {
+		if c.moved() {
+			_ = os.Remove(c.Abs)
+			_ = writeAtomic(c.OldAbs, []byte(*c.Before), c.Mode)
+			continue
+		}
+		if c.Before == nil {
+			_ = os.Remove(c.Abs)
+			continue
+		}
+		_ = writeAtomic(c.Abs, []byte(*c.Before), c.Mode)
+	}
+}
+
+// writeAtomic writes through a temp file in the same directory and renames
+// it, so an editor never sees half a file.
+func writeAtomic(abs string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".agentd-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, mode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, abs)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+	}
+	return werr
+}
+
+// markWritten records the new mtimes: the model knows what it just wrote,
+// so a follow-up edit needs no fresh read.
+func markWritten(env *Env, chs []fileChange) {
+	if env.Reads == nil {
+		return
+	}
+	for _, c := range chs {
+		if c.After == nil {
+			continue
+		}
+		if fi, err := os.Stat(c.Abs); err == nil {
+			env.Reads.Mark(c.Rel, fi.ModTime())
+		}
+	}
+}
+
+// checkFresh enforces read-before-edit: the file must have been read in
+// this run and not have changed on disk since.
+func checkFresh(env *Env, abs, rel string) *Result {
+	if env.Reads == nil {
+		return nil
+	}
+	seen, ok := env.Reads.Seen(rel)
+	if !ok {
+		return Errorf("read %s with read_file before changing it", rel)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return Errorf("stat %s: %v", rel, err)
+	}
+	if !fi.ModTime().Equal(seen) {
+		return Errorf("%s changed on disk since you read it; read it again before changing it", rel)
+	}
+	return nil
+}

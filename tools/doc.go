@@ -1,0 +1,15 @@
+// Package tools is the agent's hands: the workspace tools the model calls
+// (list_dir, read_file, glob_file_search, grep, edit_file, apply_patch,
+// write_file, undo_patch, run_cmd, search_semantic) and the permission policy
+// that decides which calls run freely, which ask the user and which are
+// refused.
+//
+// Each tool is one file with its description for the model beside it, a typed
+// parameter struct and a timeout. A failure the model can act on is a [Result]
+// with IsError set, never a Go error; a Go error means the infrastructure
+// broke. Tools reach up to the human only through the [Prompter] interface the
+// agent implements, and to the index through [Searcher].
+//
+// tools imports rpc/wire (types only) and the libraries it owns
+// (mvdan.cc/sh, creack/pty, go-udiff); never agent, rpc or cmd.
+package tools

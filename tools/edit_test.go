@@ -1,0 +1,157 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReplaceTextLevels(t *testing.T) {
+	content := "func a() {\n\tx := 1   \n\treturn x\n}\n\nfunc b() {\n\ty := “hi”\n}\n"
+	cases := []struct {
+		name, old, new, level, want string
+	}{
+		{"exact", "\treturn x\n", "\treturn x + 1\n", levelExact,
+			"func a() {\n\tx := 1   \n\treturn x + 1\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
+		{"trailing whitespace", "\tx := 1\n\treturn x", "\tx := 2\n\treturn x", levelTrailing,
+			"func a() {\n\tx := 2\n\treturn x\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
+		{"indentation, re-indented", "    x := 1\n    return x\n", "    x := 3\n    if x > 0 {\n        return x\n    }\n", levelIndent,
+			"func a() {\n\tx := 3\n\tif x > 0 {\n\t    return x\n\t}\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
+		{"unicode", "\ty := \"hi\"", "\ty := \"bye\"", levelUnicode,
+			"func a() {\n\tx := 1   \n\treturn x\n}\n\nfunc b() {\n\ty := \"bye\"\n}\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, msg := replaceText(content, c.old, c.new, false)
+			require.Empty(t, msg)
+			assert.Equal(t, c.level, res.Level)
+			assert.Equal(t, c.want, res.Content)
+		})
+	}
+}
+
+func TestReplaceTextAmbiguousAndMissing(t *testing.T) {
+	content := "a := 1\nb := 2\na := 1\nc := 3\n"
+	_, msg := replaceText(content, "a := 1", "a := 9", false)
+	assert.Contains(t, msg, "matches 2 places (exact), starting at lines 1, 3")
+
+	res, msg := replaceText(content, "a := 1", "a := 9", true)
+	require.Empty(t, msg)
+	assert.Equal(t, 2, res.Count)
+	assert.Equal(t, "a := 9\nb := 2\na := 9\nc := 3\n", res.Content)
+
+	_, msg = replaceText(content, "b := 22\na := 1", "x", false)
+	assert.Contains(t, msg, "not found")
+	assert.Contains(t, msg, "most similar lines are 2-3")
+	assert.Contains(t, msg, "     2\tb := 2")
+
+	_, msg = replaceText(content, "completely unrelated text here", "x", false)
+	assert.Contains(t, msg, "no similar lines")
+}
+
+func TestEditFile(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "f.txt", "one\ntwo\nthree\n")
+	edit := EditFileParams{Path: "f.txt", OldString: "two", NewString: "TWO"}
+
+	r := mustErr(t, call(t, env, EditFileToolName, edit))
+	assert.Contains(t, r.Output, "read f.txt with read_file before changing it")
+
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.txt"}))
+	c, res := prepare(t, env, EditFileToolName, edit)
+	require.Nil(t, res)
+	require.Len(t, c.Writes, 1)
+	assert.Equal(t, "modified", c.Writes[0].Status)
+	assert.Contains(t, c.Writes[0].Diff, "-two\n+TWO\n")
+	assert.Equal(t, "one\ntwo\nthree\n", readBack(t, env, "f.txt"), "prepare must not write")
+
+	out, err := c.Run(t.Context())
+	require.NoError(t, err)
+	mustOK(t, out)
+	assert.Contains(t, out.Output, "checkpoint c1")
+	assert.Equal(t, "one\nTWO\nthree\n", readBack(t, env, "f.txt"))
+
+	// A second edit needs no re-read: the tool knows what it wrote.
+	mustOK(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "one", NewString: "ONE"}))
+
+	// Changed on disk since: refused until read again.
+	p := filepath.Join(env.Root, "f.txt")
+	require.NoError(t, os.WriteFile(p, []byte("ONE\nTWO\nthree\nfour\n"), 0o644))
+	later := time.Now().Add(2 * time.Second)
+	require.NoError(t, os.Chtimes(p, later, later))
+	r = mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "four", NewString: "4"}))
+	assert.Contains(t, r.Output, "changed on disk since you read it")
+}
+
+func TestEditFileRefusesIfChangedAfterPrepare(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "f.txt", "a\nb\n")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.txt"}))
+	c, r := prepare(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "a", NewString: "A"})
+	require.Nil(t, r)
+	writeFile(t, env, "f.txt", "a\nb\nc\n") // the user edits while the confirmation is open
+	out, err := c.Run(t.Context())
+	require.NoError(t, err)
+	mustErr(t, out)
+	assert.Equal(t, "a\nb\nc\n", readBack(t, env, "f.txt"))
+}
+
+func TestEditFileKeepsCRLFAndReportsLevel(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "w.txt", "alpha  \r\nbeta\r\n")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "w.txt"}))
+	r := mustOK(t, call(t, env, EditFileToolName, EditFileParams{Path: "w.txt", OldString: "alpha\nbeta", NewString: "gamma\nbeta"}))
+	assert.Contains(t, r.Output, "matched only ignoring trailing whitespace")
+	assert.Equal(t, "gamma\r\nbeta\r\n", readBack(t, env, "w.txt"))
+}
+
+func TestEditFileErrors(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "f.txt", "x\nx\n")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.txt"}))
+	r := mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "x", NewString: "y"}))
+	assert.Contains(t, r.Output, "matches 2 places")
+	mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "", NewString: "y"}))
+	mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "x", NewString: "x"}))
+	r = mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "nope.txt", OldString: "x", NewString: "y"}))
+	assert.Contains(t, r.Output, "does not exist")
+	r = mustErr(t, call(t, env, EditFileToolName, []byte(`not json`)))
+	assert.Contains(t, r.Output, "invalid arguments")
+}
+
+func TestWriteFile(t *testing.T) {
+	env := newEnv(t)
+	r := mustOK(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "new/dir/f.txt", Content: "hello\n"}))
+	assert.Contains(t, r.Output, "added new/dir/f.txt")
+	assert.Equal(t, "hello\n", readBack(t, env, "new/dir/f.txt"))
+	require.Len(t, r.Files, 1)
+	assert.Equal(t, "added", r.Files[0].Status)
+
+	writeFile(t, env, "old.txt", "old\n")
+	r = mustErr(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "old.txt", Content: "new\n"}))
+	assert.Contains(t, r.Output, "read old.txt")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "old.txt"}))
+	mustOK(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "old.txt", Content: "new\n"}))
+	assert.Equal(t, "new\n", readBack(t, env, "old.txt"))
+}
+
+func TestVerifyGoAfterEdit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go vet")
+	}
+	env := newEnv(t)
+	writeFile(t, env, "go.mod", "module example.com/m\n\ngo 1.22\n")
+	r := call(t, env, WriteFileToolName, WriteFileParams{Path: "p/p.go",
+		Content: "package p\n\nimport \"fmt\"\n\nfunc F() { fmt.Printf(\"%d\\n\", \"x\") }\n"})
+	mustOK(t, r)
+	assert.Contains(t, r.Output, "gofmt: ok")
+	assert.Contains(t, r.Output, "go vet ./p reports:")
+	assert.Contains(t, r.Output, "Printf format %d has arg")
+
+	r = mustOK(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "p/q.go", Content: "package p\nfunc G( ) {}\n"}))
+	assert.Contains(t, r.Output, "gofmt: not formatted: p/q.go")
+}

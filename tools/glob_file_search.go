@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// GlobFileSearchToolName finds files by name pattern.
+const GlobFileSearchToolName = "glob_file_search"
+
+//go:embed glob_file_search.md
+var globFileSearchDescription string
+
+// GlobFileSearchParams are glob_file_search's arguments.
+type GlobFileSearchParams struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+}
+
+const globFileSearchSchema = `{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."},
+    "path": {"type": "string", "description": "Directory to search, relative to the workspace root; default the root."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`
+
+const maxGlobResults = 200
+
+type globFileSearchTool struct{}
+
+func (globFileSearchTool) Info() Info {
+	return Info{Name: GlobFileSearchToolName, Description: globFileSearchDescription,
+		Parameters: json.RawMessage(globFileSearchSchema), Kind: wire.ToolSearch, Timeout: 30 * time.Second}
+}
+
+func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
+	var p GlobFileSearchParams
+	if r := decodeArgs(args, &p); r != nil {
+		return nil, r
+	}
+	if p.Pattern == "" {
+		return nil, Errorf("pattern is required")
+	}
+	abs, rel, r := confine(env, p.Path)
+	if r != nil {
+		return nil, r
+	}
+	pattern := strings.TrimPrefix(p.Pattern, "./")
+	if !strings.Contains(pattern, "/") {
+		pattern = "**/" + pattern
+	}
+	return &Call{
+		Tool: GlobFileSearchToolName, Title: "glob " + p.Pattern, Kind: wire.ToolSearch, Reads: []string{rel},
+		Run: func(ctx context.Context) (Result, error) {
+			return globSearch(ctx, env, abs, rel, pattern), nil
+		},
+	}, nil
+}
+
+func globSearch(ctx context.Context, env *Env, abs, rel, pattern string) Result {
+	root, err := canonicalRoot(env.Root)
+	if err != nil {
+		return *Errorf("%v", err)
+	}
+	var found []string
+	err = walkFiles(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
+		if d.IsDir() {
+			return nil
+		}
+		if matchGlob(pattern, relPath(abs, p)) {
+			found = append(found, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return *Errorf("searching %s: %v", rel, err)
+	}
+	if len(found) == 0 {
+		return Result{Output: "no files match " + pattern}
+	}
+	sort.Strings(found)
+	out, cut := found, false
+	if len(found) > maxGlobResults {
+		out, cut = found[:maxGlobResults], true
+	}
+	s := strings.Join(out, "\n")
+	if cut {
+		s += fmt.Sprintf("\n[%d of %d files shown; narrow the pattern or the path]", maxGlobResults, len(found))
+	}
+	return Result{Output: s, Truncated: cut}
+}

@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// errOutside is wrapped by every confinement refusal so callers can tell it
+// from an I/O error.
+var errOutside = errors.New("outside the workspace")
+
+// resolvePath confines p to root. p may be relative to root or absolute; the
+// file need not exist. Symlinks are resolved on the deepest existing prefix,
+// so a link that points out of the workspace is refused even when the final
+// component is still to be created. It returns the resolved absolute path and
+// the workspace-relative path with forward slashes.
+func resolvePath(root, p string) (abs, rel string, err error) {
+	root, err = canonicalRoot(root)
+	if err != nil {
+		return "", "", err
+	}
+	if p == "" {
+		p = "."
+	}
+	cand := filepath.Clean(p)
+	if !filepath.IsAbs(cand) {
+		cand = filepath.Join(root, cand)
+	}
+	if !within(root, cand) {
+		return "", "", fmt.Errorf("path %q is %w (%s); use a path inside it", p, errOutside, root)
+	}
+	resolved, err := resolveExisting(cand)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %q: %w", p, err)
+	}
+	if !within(root, resolved) {
+		return "", "", fmt.Errorf("path %q resolves through a symlink to %s, %w (%s)", p, resolved, errOutside, root)
+	}
+	return resolved, relPath(root, resolved), nil
+}
+
+// canonicalRoot makes root absolute with symlinks resolved, so comparisons
+// with resolved paths are meaningful even if the caller did not do it.
+func canonicalRoot(root string) (string, error) {
+	if root == "" {
+		return "", errors.New("no workspace root")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("workspace root: %w", err)
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace root: %w", err)
+	}
+	return r, nil
+}
+
+// resolveExisting evaluates symlinks on the longest existing prefix of p and
+// appends the rest. A dangling symlink in the path is refused because writing
+// through it would create a file wherever it points.
+func resolveExisting(p string) (string, error) {
+	var rest []string
+	cur := p
+	for {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if _, lerr := os.Lstat(cur); lerr == nil {
+			return "", fmt.Errorf("%s is a broken symlink: %w", cur, err)
+		} else if !errors.Is(lerr, fs.ErrNotExist) {
+			return "", lerr
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
+
+// within reports whether p is root or below it (both clean and absolute).
+func within(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return r == "." || (r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)))
+}
+
+// relPath is p relative to root with forward slashes, "." for the root.
+func relPath(root, p string) string {
+	r, err := filepath.Rel(root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(r)
+}
+
+// confine is resolvePath for tools: a refusal comes back as a Result the
+// model reads.
+func confine(env *Env, p string) (abs, rel string, res *Result) {
+	abs, rel, err := resolvePath(env.Root, p)
+	if err != nil {
+		return "", "", Errorf("%v", err)
+	}
+	return abs, rel, nil
+}

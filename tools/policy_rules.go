@@ -1,0 +1,275 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// Rule scopes, weakest to strongest in trust. Scope only labels a rule:
+// the strictest matching rule wins whatever its scope, so no scope can lift
+// another's deny.
+const (
+	ScopeBuiltin   = "built-in"
+	ScopeUser      = "user"
+	ScopeWorkspace = "workspace"
+	ScopeGrant     = "workspace grant"
+	ScopeSession   = "session"
+)
+
+// Rule maps a tool and a pattern to an action. Tool is a tool name,
+// "write" (any file write, redirects included), "read" (any read) or "*".
+// Pattern is a command glob for run_cmd (`go test *`: * matches anything,
+// a trailing " *" also matches nothing) and a path glob for files (** spans
+// directories); empty or "*" matches everything.
+type Rule struct {
+	Tool    string `json:"tool"`
+	Pattern string `json:"pattern,omitempty"`
+	Action  Action `json:"action"`
+	Scope   string `json:"-"`
+}
+
+// String is how decisions name the rule.
+func (r Rule) String() string {
+	return fmt.Sprintf("%s `%s`: %s (%s rule)", r.Tool, r.patternOrAll(), r.Action, r.Scope)
+}
+
+func (r Rule) patternOrAll() string {
+	if r.Pattern == "" {
+		return "*"
+	}
+	return r.Pattern
+}
+
+type ruleFile struct {
+	Rules []Rule `json:"rules"`
+}
+
+// builtinRules protect what the agent must not rewrite through its file
+// tools: the repository's history and its own permissions.
+func builtinRules() []Rule {
+	return []Rule{
+		{Tool: "write", Pattern: ".git/**", Action: Deny, Scope: ScopeBuiltin},
+		{Tool: "write", Pattern: ".agentd/**", Action: Deny, Scope: ScopeBuiltin},
+	}
+}
+
+func loadRules(path, scope string) ([]Rule, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading rules: %w", err)
+	}
+	var f ruleFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	for i := range f.Rules {
+		r := &f.Rules[i]
+		if r.Tool == "" || (r.Action != Allow && r.Action != Ask && r.Action != Deny) {
+			return nil, fmt.Errorf("%s: rule %d needs a tool and an action of allow, ask or deny", path, i+1)
+		}
+		r.Scope = scope
+	}
+	return f.Rules, nil
+}
+
+// saveRules writes rules through a temp file and a rename, so a crash never
+// leaves a half-written file that would fail to load.
+func saveRules(path string, rules []Rule) error {
+	b, err := json.MarshalIndent(ruleFile{Rules: rules}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("saving rules: %w", err)
+	}
+	if err := writeAtomic(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("saving rules: %w", err)
+	}
+	return nil
+}
+
+// toolMatches says whether a rule for ruleTool covers a call of tool in
+// class ("read", "write" or "" for commands).
+func toolMatches(ruleTool, tool, class string) bool {
+	return ruleTool == "*" || ruleTool == tool || (class != "" && ruleTool == class)
+}
+
+// matchRules returns the strictest rule matching subject.
+func matchRules(rules []Rule, tool, class, subject string, match func(pattern, subject string) bool) (Decision, bool) {
+	var best *Rule
+	for i := range rules {
+		r := &rules[i]
+		if !toolMatches(r.Tool, tool, class) || !match(r.Pattern, subject) {
+			continue
+		}
+		if best == nil || r.Action.severity() > best.Action.severity() {
+			best = r
+		}
+	}
+	if best == nil {
+		return Decision{}, false
+	}
+	return Decision{Action: best.Action, Rule: best.String(), Reason: fmt.Sprintf("%s matches %s", subject, best.patternOrAll())}, true
+}
+
+// matchPath matches a workspace-relative path. A pattern without / matches
+// the file name at any depth (`*.env`); ./ anchors it at the root.
+func matchPath(pattern, path string) bool {
+	if pattern == "" || pattern == "*" || pattern == "**" {
+		return true
+	}
+	if !strings.Contains(pattern, "/") {
+		return matchGlob("**/"+pattern, path)
+	}
+	return matchGlob(strings.TrimPrefix(pattern, "./"), path)
+}
+
+// pathRule is the pattern a grant stores for exactly one path.
+func pathRule(rel string) string {
+	p := escapeGlob(rel)
+	if !strings.Contains(p, "/") {
+		p = "./" + p
+	}
+	return p
+}
+
+// matchCommand matches a command glob: * is any text, ? one character, \
+// escapes; a trailing " *" is optional so `go test *` covers `go test`.
+func matchCommand(pattern, cmd string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	optionalTail := strings.HasSuffix(pattern, " *") && !strings.HasSuffix(pattern, `\ *`)
+	if optionalTail {
+		pattern = strings.TrimSuffix(pattern, " *")
+	}
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '\\':
+			if i+1 < len(pattern) {
+				i++
+				b.WriteString(regexp.QuoteMeta(pattern[i : i+1]))
+			}
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	if optionalTail {
+		b.WriteString("( .*)?")
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	return err == nil && re.MatchString(cmd)
+}
+
+// Grant turns the user's answer to a confirmation into rules. allow_session
+// lasts for the session; allow_always and reject_always are stored for the
+// workspace. It returns the rules added, as decisions name them.
+func (p *Policy) Grant(sessionID string, c *Call, decision string) (string, error) {
+	var action Action
+	scope := ScopeGrant
+	switch decision {
+	case wire.AllowSession:
+		action, scope = Allow, ScopeSession
+	case wire.AllowAlways:
+		action = Allow
+	case wire.RejectAlways:
+		action = Deny
+	default:
+		return "", fmt.Errorf("decision %q stores no rule", decision)
+	}
+	rules, err := p.deriveRules(sessionID, c, action, scope)
+	if err != nil {
+		return "", err
+	}
+	if len(rules) == 0 {
+		return "", errors.New("the call needs no rule")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.String()
+	}
+	if scope == ScopeSession {
+		p.session[sessionID] = append(p.session[sessionID], rules...)
+		return strings.Join(names, "; "), nil
+	}
+	if p.grantFile == "" {
+		return "", errors.New("no state directory to store the rule in")
+	}
+	next := append(append([]Rule(nil), p.grants...), rules...)
+	if err := saveRules(p.grantFile, next); err != nil {
+		return "", err
+	}
+	p.grants = next
+	return strings.Join(names, "; "), nil
+}
+
+// deriveRules picks what a grant covers: for a command, a prefix rule for
+// each part that was not already allowed; for writes, each path.
+func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope string) ([]Rule, error) {
+	var out []Rule
+	add := func(tool, pattern string) {
+		r := Rule{Tool: tool, Pattern: pattern, Action: action, Scope: scope}
+		for _, o := range out {
+			if o.Tool == r.Tool && o.Pattern == r.Pattern {
+				return
+			}
+		}
+		out = append(out, r)
+	}
+	for _, w := range c.Writes {
+		add("write", pathRule(w.Path))
+		if w.OldPath != "" {
+			add("write", pathRule(w.OldPath))
+		}
+	}
+	if c.Command == nil {
+		return out, nil
+	}
+	cwd := filepath.Join(p.root, filepath.FromSlash(c.Command.Cwd))
+	an := analyzeCommand(c.Command.Line, p.root, cwd)
+	if an.ParseErr != nil {
+		return nil, fmt.Errorf("the command cannot be parsed: %w", an.ParseErr)
+	}
+	if _, denied := builtinDecision(an, p.root, cwd); denied && action == Allow {
+		return nil, errors.New("the built-in policy denies this command; no rule can allow it")
+	}
+	rules := p.rules(sessionID)
+	quiet := len(an.Writes) == 0 && !an.Subst
+	for _, part := range an.Parts {
+		if d := decidePart(rules, wire.PolicyAsk, part, quiet); d.Action == Ask || action == Deny && d.Action != Deny {
+			if action == Deny && isReadOnly(part) && len(an.Parts) > 1 {
+				continue // rejecting `ls && rm x` must not ban ls
+			}
+			add(RunCmdToolName, derivePrefix(part))
+		}
+	}
+	for _, w := range an.Writes {
+		if w.Abs == "" {
+			continue
+		}
+		if _, rel, err := resolvePath(p.root, w.Abs); err == nil {
+			add("write", pathRule(rel))
+		}
+	}
+	return out, nil
+}

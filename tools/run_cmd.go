@@ -1,0 +1,126 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// RunCmdToolName runs a shell command.
+const RunCmdToolName = "run_cmd"
+
+//go:embed run_cmd.md
+var runCmdDescription string
+
+// RunCmdParams are run_cmd's arguments. Timeout is in seconds.
+type RunCmdParams struct {
+	Command     string `json:"command"`
+	Cwd         string `json:"cwd,omitempty"`
+	Timeout     int    `json:"timeout,omitempty"`
+	Interactive bool   `json:"interactive,omitempty"`
+}
+
+const runCmdSchema = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "Shell command line, run with bash -c."},
+    "cwd": {"type": "string", "description": "Working directory relative to the workspace root; default the root."},
+    "timeout": {"type": "integer", "minimum": 1, "maximum": 600, "description": "Seconds before the command is killed; default 120, maximum 600."},
+    "interactive": {"type": "boolean", "description": "Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`
+
+const (
+	defaultCmdTimeout = 2 * time.Minute
+	maxCmdTimeout     = 10 * time.Minute
+)
+
+type runCmdTool struct{}
+
+func (runCmdTool) Info() Info {
+	return Info{Name: RunCmdToolName, Description: runCmdDescription,
+		Parameters: json.RawMessage(runCmdSchema), Kind: wire.ToolExecute, Timeout: maxCmdTimeout}
+}
+
+func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
+	var p RunCmdParams
+	if r := decodeArgs(args, &p); r != nil {
+		return nil, r
+	}
+	if strings.TrimSpace(p.Command) == "" {
+		return nil, Errorf("command is required")
+	}
+	dir, rel, r := confine(env, p.Cwd)
+	if r != nil {
+		return nil, r
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, Errorf("cwd %s is not a directory", rel)
+	}
+	timeout := defaultCmdTimeout
+	if p.Timeout > 0 {
+		timeout = min(time.Duration(p.Timeout)*time.Second, maxCmdTimeout)
+	}
+	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive}
+	return &Call{
+		Tool: RunCmdToolName, Title: p.Command, Kind: wire.ToolExecute, Command: c,
+		Locations: []wire.Location{{Path: rel}},
+		Run: func(ctx context.Context) (Result, error) {
+			if p.Interactive {
+				return runPTY(ctx, env, p.Command, dir, timeout), nil
+			}
+			return runPlain(ctx, env, p.Command, dir, timeout), nil
+		},
+	}, nil
+}
+
+// shellPath prefers bash, which models write for, and falls back to sh.
+func shellPath() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}
+
+// cmdOutcome is how a command ended, for the line the model reads last.
+type cmdOutcome struct {
+	exitCode *int
+	elapsed  time.Duration
+	stopped  string // why the command was killed: "timed out after …", "cancelled", a prompt message
+}
+
+// finish caps the output and appends the outcome line.
+func finish(out string, o cmdOutcome) Result {
+	out = cleanTerminal(out)
+	capped, cut := capOutput(out)
+	var tail string
+	dur := o.elapsed.Round(10 * time.Millisecond)
+	switch {
+	case o.stopped != "":
+		tail = fmt.Sprintf("[%s after %s; the process group was killed]", o.stopped, dur)
+	case o.exitCode != nil:
+		tail = fmt.Sprintf("[exit code %d, %s]", *o.exitCode, dur)
+	default:
+		tail = fmt.Sprintf("[ended without an exit code, %s]", dur)
+	}
+	if capped != "" && !strings.HasSuffix(capped, "\n") {
+		capped += "\n"
+	}
+	res := Result{
+		Output: capped + tail, Truncated: cut, ExitCode: o.exitCode,
+		IsError: o.stopped != "" || o.exitCode == nil || *o.exitCode != 0,
+	}
+	if cut {
+		res.Full = out + "\n" + tail
+	}
+	return res
+}

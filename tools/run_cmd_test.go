@@ -1,0 +1,166 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunCmdBasics(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "sub/x.txt", "x")
+	var mu sync.Mutex
+	var streamed strings.Builder
+	env.Output = func(s string) { mu.Lock(); streamed.WriteString(s); mu.Unlock() }
+
+	r := call(t, env, RunCmdToolName, RunCmdParams{Command: "ls; echo err >&2; exit 3", Cwd: "sub"})
+	require.True(t, r.IsError)
+	require.NotNil(t, r.ExitCode)
+	assert.Equal(t, 3, *r.ExitCode)
+	assert.Contains(t, r.Output, "x.txt\nerr\n[exit code 3, ")
+	mu.Lock()
+	assert.Contains(t, streamed.String(), "x.txt")
+	mu.Unlock()
+
+	r = mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "read x; echo got=$x"}))
+	assert.Contains(t, r.Output, "got=\n", "stdin is empty")
+}
+
+func TestRunCmdEnvIsClean(t *testing.T) {
+	env := newEnv(t)
+	t.Setenv("OPENAI_API_KEY", "sk-leak")
+	t.Setenv("MY_SERVICE_TOKEN", "tok-leak")
+	t.Setenv("AGENTD_TEST_PLAIN", "visible")
+	env.Secrets = map[string]string{"DEPLOY_KEY": "given"}
+	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "env"}))
+	assert.NotContains(t, r.Output, "sk-leak")
+	assert.NotContains(t, r.Output, "tok-leak")
+	assert.Contains(t, r.Output, "DEPLOY_KEY=given")
+	for _, kv := range []string{"CI=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true"} {
+		assert.Contains(t, r.Output, kv+"\n")
+	}
+}
+
+func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
+	env := newEnv(t)
+	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "seq 1 5000"}))
+	assert.True(t, r.Truncated)
+	assert.LessOrEqual(t, len(r.Output), 11<<10)
+	assert.Contains(t, r.Output, "\n1\n2\n"[1:])
+	assert.Contains(t, r.Output, "5000\n[exit code 0")
+	assert.Contains(t, r.Output, "omitted; the full output was kept")
+	assert.Contains(t, r.Full, "\n2500\n")
+	assert.NotContains(t, r.Output, "\n2500\n")
+}
+
+// startedPID waits for a command to write its background child's pid.
+func startedPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	return pid
+}
+
+// alive reports whether pid runs; a zombie waiting for a reaper that the
+// container may not have counts as dead.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func TestRunCmdTimeoutKillsGroup(t *testing.T) {
+	env := newEnv(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	start := time.Now()
+	r := call(t, env, RunCmdToolName, RunCmdParams{Command: "sleep 30 & echo $! > " + pidFile + "; echo started; wait", Timeout: 1})
+	assert.Less(t, time.Since(start), 5*time.Second)
+	mustErr(t, r)
+	assert.Contains(t, r.Output, "started")
+	assert.Contains(t, r.Output, "timed out after 1s")
+	assert.Nil(t, r.ExitCode)
+	pid := startedPID(t, pidFile)
+	assert.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond, "background child survived")
+}
+
+func TestRunCmdCancelStopsWithinASecond(t *testing.T) {
+	env := newEnv(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	c, r := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "sleep 30 & echo $! > " + pidFile + "; wait"})
+	require.Nil(t, r)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := c.Run(ctx)
+		done <- res
+	}()
+	pid := startedPID(t, pidFile)
+	cancel()
+	start := time.Now()
+	select {
+	case res := <-done:
+		assert.Less(t, time.Since(start), time.Second)
+		mustErr(t, res)
+		assert.Contains(t, res.Output, "cancelled")
+	case <-time.After(3 * time.Second):
+		t.Fatal("run_cmd did not stop after cancel")
+	}
+	assert.Eventually(t, func() bool { return !alive(pid) }, time.Second, 20*time.Millisecond)
+}
+
+func TestChildEnv(t *testing.T) {
+	base := []string{"PATH=/bin", "HOME=/h", "OPENAI_API_KEY=a", "GITHUB_TOKEN=b", "DB_PASSWORD=c", "AWS_SECRET_ACCESS_KEY=d",
+		"AWS_REGION=e", "GOOGLE_APPLICATION_CREDENTIALS=f", "AZURE_CLIENT_SECRET=g", "NPM_TOKEN=h", "MY_SECRET=i",
+		"SIGNING_KEY=j", "PAGER=less", "KEEP_TOKEN=k"}
+	got := ChildEnv(base, map[string]string{"USER_SECRET": "s"}, []string{"KEEP_*"})
+	m := map[string]string{}
+	for _, kv := range got {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	for _, k := range []string{"OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+		"GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "NPM_TOKEN", "MY_SECRET", "SIGNING_KEY"} {
+		assert.NotContains(t, m, k)
+	}
+	assert.Equal(t, "/bin", m["PATH"])
+	assert.Equal(t, "k", m["KEEP_TOKEN"])
+	assert.Equal(t, "s", m["USER_SECRET"])
+	assert.Equal(t, "cat", m["PAGER"])
+	for _, k := range []string{"CI", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "GIT_EDITOR", "EDITOR", "DEBIAN_FRONTEND", "npm_config_yes"} {
+		assert.Contains(t, m, k)
+	}
+	assert.Len(t, got, len(m), "no duplicates")
+}
+
+func TestCapOutput(t *testing.T) {
+	s, cut := capOutput("short\n")
+	assert.False(t, cut)
+	assert.Equal(t, "short\n", s)
+	long := strings.Repeat("x\n", 1000)
+	s, cut = capOutput(long)
+	assert.True(t, cut)
+	assert.Equal(t, 128*2+1, strings.Count(s, "\n"))
+	assert.Contains(t, s, "744 lines")
+}

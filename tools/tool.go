@@ -1,0 +1,129 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// Tool is one thing the model can do. Implementations live one per file with
+// their description beside them and a typed parameter struct.
+type Tool interface {
+	Info() Info
+	// Prepare decodes and checks the arguments and describes what the call
+	// would do, without doing it, so the policy can judge it and the user can
+	// see it. A non-nil *Result is a refusal the model reads (bad arguments,
+	// a path outside the workspace, a file not read first): the call is not
+	// run.
+	Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result)
+}
+
+// Info describes a tool to the model and to the editor.
+type Info struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object.
+	Parameters json.RawMessage
+	// Kind is one of wire.ToolRead, ToolEdit, ToolSearch, ToolExecute, ToolOther.
+	Kind    string
+	Timeout time.Duration
+}
+
+// Call is a prepared tool call: checked, described, not yet run.
+type Call struct {
+	Tool      string
+	Title     string
+	Kind      string
+	Locations []wire.Location
+	// Reads lists the workspace-relative paths the call reads.
+	Reads []string
+	// Writes lists every file the call would change, with its unified diff.
+	Writes []wire.FileDiff
+	// Command is set for calls that run a process.
+	Command *Command
+	// Run does the work. Failures the model can act on come back as a Result
+	// with IsError; a non-nil error means the infrastructure broke.
+	Run func(ctx context.Context) (Result, error)
+}
+
+// Command is a process a call would run.
+type Command struct {
+	Line        string
+	Cwd         string // workspace-relative; "." is the root
+	Interactive bool
+}
+
+// Result is what a tool call produced.
+type Result struct {
+	// Output is what the model reads: capped, with a note when cut.
+	Output string
+	// Full is the whole output for the editor when Output was cut.
+	Full      string
+	IsError   bool
+	Truncated bool
+	ExitCode  *int
+	// Files lists the files the call changed, with their diffs.
+	Files []wire.FileDiff
+}
+
+// Errorf builds a refusal or failure the model reads.
+func Errorf(format string, args ...any) *Result {
+	r := Result{Output: sprintf(format, args...), IsError: true}
+	return &r
+}
+
+// Env is what one run's tool calls share.
+type Env struct {
+	// Root is the workspace root, absolute with symlinks resolved.
+	Root      string
+	SessionID string
+	RunID     string
+	// StateDir is the per-workspace state directory (undo history lives
+	// under it, never in the user's .git).
+	StateDir string
+	// Reads remembers which files the run has read, and when, so an edit of
+	// an unread or since-changed file is refused.
+	Reads *ReadTracker
+	// Prompter puts an interactive command's prompt to the user.
+	Prompter Prompter
+	// Secrets are environment variables the user supplied for commands; they
+	// never reach the model.
+	Secrets map[string]string
+	// Searcher answers search_semantic; nil when no index is available.
+	Searcher Searcher
+	// Output receives a running command's output as it comes, for the editor.
+	Output func(chunk string)
+}
+
+// Prompter asks the human on behalf of a running tool. Secret questions get
+// a value that must never be logged or shown to the model.
+type Prompter interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+// Question is a prompt found in an interactive command's output.
+type Question struct {
+	Title   string
+	Message string
+	// Options are the answers found in the prompt (y/n, a menu); empty for
+	// a free-text field.
+	Options []wire.Option
+	Secret  bool
+	Command string
+}
+
+// Answer is the human's reply. TimedOut or Cancelled report that no one
+// answered.
+type Answer struct {
+	Text      string
+	OptionID  string
+	TimedOut  bool
+	Cancelled bool
+}
+
+// Searcher is the workspace index, as the search_semantic tool sees it.
+type Searcher interface {
+	Search(ctx context.Context, query string, limit int) (hits []wire.SearchHit, partial bool, err error)
+}

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// WriteFileToolName creates or overwrites a file.
+const WriteFileToolName = "write_file"
+
+//go:embed write_file.md
+var writeFileDescription string
+
+// WriteFileParams are write_file's arguments.
+type WriteFileParams struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+const writeFileSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File to write, relative to the workspace root. Missing directories are created."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`
+
+type writeFileTool struct{}
+
+func (writeFileTool) Info() Info {
+	return Info{Name: WriteFileToolName, Description: writeFileDescription,
+		Parameters: json.RawMessage(writeFileSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+}
+
+func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
+	var p WriteFileParams
+	if r := decodeArgs(args, &p); r != nil {
+		return nil, r
+	}
+	if p.Path == "" {
+		return nil, Errorf("path is required")
+	}
+	abs, rel, r := confine(env, p.Path)
+	if r != nil {
+		return nil, r
+	}
+	before, mode, err := readImage(abs)
+	if err != nil {
+		return nil, Errorf("reading %s: %v (is it a directory?)", rel, err)
+	}
+	if before != nil {
+		if r := checkFresh(env, abs, rel); r != nil {
+			return nil, r
+		}
+		if *before == p.Content {
+			return nil, Errorf("%s already has exactly this content; nothing to write", rel)
+		}
+	}
+	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: strp(p.Content), Mode: mode}
+	title := "write " + rel
+	if before == nil {
+		title = "create " + rel
+	}
+	return &Call{
+		Tool: WriteFileToolName, Title: title, Kind: wire.ToolEdit,
+		Locations: []wire.Location{{Path: rel}}, Writes: diffs([]fileChange{ch}),
+		Run: func(ctx context.Context) (Result, error) {
+			return applyChanges(ctx, env, WriteFileToolName, []fileChange{ch})
+		},
+	}, nil
+}
