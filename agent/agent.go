@@ -84,7 +84,7 @@ type Agent struct {
 	runs        map[string]*run
 	sessions    map[string]*sessionRecord
 	requests    map[string]*run
-	resolvedIDs map[string]struct{}
+	resolvedIDs map[string]string // request id → outcome
 	openFiles   []string
 }
 
@@ -101,7 +101,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("loading policy: %w", err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, store: st, policy: pol, tools: map[string]tools.Tool{},
-		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]struct{}{},
+		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]string{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
@@ -246,12 +246,12 @@ func (a *Agent) opened(req *wire.InputRequest, r *run) {
 	}
 }
 
-func (a *Agent) closed(id string) {
+func (a *Agent) closed(id, outcome string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.requests[id]; ok {
 		delete(a.requests, id)
-		a.resolvedIDs[id] = struct{}{}
+		a.resolvedIDs[id] = outcome
 		a.open.Add(-1)
 	}
 }

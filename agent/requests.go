@@ -38,8 +38,11 @@ func (a *Agent) runOfRequest(id string) (*run, error) {
 	if r, ok := a.requests[id]; ok {
 		return r, nil
 	}
-	if _, ok := a.resolvedIDs[id]; ok {
-		return nil, fmt.Errorf("%w: request %s was already resolved", ErrAlreadyResolved, id)
+	if outcome, ok := a.resolvedIDs[id]; ok {
+		if outcome == "timeout" {
+			return nil, fmt.Errorf("%w: request %s expired before the reply came", ErrExpired, id)
+		}
+		return nil, fmt.Errorf("%w: request %s was already resolved (%s)", ErrAlreadyResolved, id, outcome)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnknownRequest, id)
 }
@@ -192,7 +195,7 @@ func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *wire.InputReq
 		pc.Resolved = &stored
 		r.checkpointLocked()
 	}
-	r.a.closed(req.RequestID)
+	r.a.closed(req.RequestID, res.Outcome)
 	r.sendLocked(wire.MethodInputResolved, func(seq int64) any {
 		return wire.InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, RequestID: req.RequestID, Outcome: res.Outcome, By: res.By}
 	})

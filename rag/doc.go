@@ -13,10 +13,10 @@
 // collision-free.
 //
 // The default embedder runs in process with no network: signed feature hashing
-// of identifier-aware terms plus a random-indexing co-occurrence model fitted on
-// the workspace's own chunks, so that chunks sharing a vocabulary neighbourhood
-// score close even without shared words. docs/index.md has the design and the
-// retrieval evaluation.
+// of identifier-aware terms, hashed character trigrams, and a random-indexing
+// co-occurrence model fitted on the workspace's own chunks, so that chunks
+// sharing a vocabulary neighbourhood score close even without shared words.
+// docs/index.md has the design, the retrieval evaluation and the benchmark.
 //
 // rag imports rpc/wire for its result types and nothing else of agentd.
 package rag

@@ -142,29 +142,6 @@ func evalModes(t *testing.T, ix *Index, qs []evalQuery) map[string]evalScore {
 // TestRetrievalEval measures recall@10 and MRR on code nobody here wrote and
 // fails if the fusion does not beat BM25 alone. The table goes in
 // docs/index.md; run with -v to see it.
-func TestSweep(t *testing.T) {
-	if os.Getenv("RAG_SWEEP") == "" {
-		t.Skip()
-	}
-	root := moduleDir(t, "mvdan.cc/sh/v3@v3.14.1")
-	qs := loadEvalQueries(t, "testdata/eval_sh.tsv")
-	ctx := context.Background()
-	for _, cw := range []float32{0, 0.5, 1} {
-		for _, nw := range []float32{0, 0.5} {
-			for _, idf := range []bool{false, true} {
-				for _, vw := range []float64{0.5, 1} {
-					localCtxWeight, localNgramWeight, localUseIDF, vecWeight = cw, nw, idf, vw
-					ix, _ := Open(ctx, Options{Root: root, StateDir: t.TempDir()})
-					ix.Build(ctx, nil)
-					s := evalModes(t, ix, qs)
-					t.Logf("idf=%v vw=%.1f ctx=%.1f ngram=%.1f  bm25 %.3f/%.3f vec %.3f/%.3f fusion %.3f/%.3f", idf, vw, cw, nw,
-						s["bm25"].recall, s["bm25"].mrr, s["vectors"].recall, s["vectors"].mrr, s["fusion"].recall, s["fusion"].mrr)
-				}
-			}
-		}
-	}
-}
-
 func TestRetrievalEval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes a module from the module cache")

@@ -22,14 +22,24 @@ import (
 const snapshotVersion = 1
 
 // snapshot is everything needed to answer queries after a restart, except
-// the vectors, which live in the embedding cache.
+// the vectors, which live in the embedding cache. On disk it is a gob
+// stream: the header fields, then the chunks in batches, because gob builds
+// each message in memory and one message of 100 MB of text spends its time
+// growing buffers.
 type snapshot struct {
+	snapshotHeader
+	Chunks []chunkRecord
+}
+
+type snapshotHeader struct {
 	Version int
 	Root    string
 	Files   map[string]*fileEntry
-	Chunks  []chunkRecord
 	Model   *localModel // the default embedder's fitted model; nil otherwise
+	NChunks int
 }
+
+const snapshotBatch = 4096
 
 // chunkRecord names its chunk field: gob skips embedded fields of an
 // unexported type.
@@ -51,11 +61,20 @@ func readSnapshot(path, root string) (*snapshot, error) {
 	}
 	defer f.Close()
 	var s snapshot
-	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&s); err != nil {
+	dec := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if err := dec.Decode(&s.snapshotHeader); err != nil {
 		return nil, fmt.Errorf("decode snapshot: %w", err)
 	}
 	if s.Version != snapshotVersion || s.Root != root {
 		return nil, fmt.Errorf("snapshot is version %d for %s", s.Version, s.Root)
+	}
+	s.Chunks = make([]chunkRecord, 0, s.NChunks)
+	for len(s.Chunks) < s.NChunks {
+		var batch []chunkRecord
+		if err := dec.Decode(&batch); err != nil {
+			return nil, fmt.Errorf("decode snapshot chunks: %w", err)
+		}
+		s.Chunks = append(s.Chunks, batch...)
 	}
 	return &s, nil
 }
@@ -108,7 +127,7 @@ func (ix *Index) saveIfDirty() error {
 		ix.mu.RUnlock()
 		return nil
 	}
-	s := &snapshot{Version: snapshotVersion, Root: ix.root, Files: make(map[string]*fileEntry, len(ix.files))}
+	s := &snapshot{snapshotHeader: snapshotHeader{Version: snapshotVersion, Root: ix.root, Files: make(map[string]*fileEntry, len(ix.files))}}
 	for p, e := range ix.files {
 		s.Files[p] = e
 	}
@@ -124,7 +143,8 @@ func (ix *Index) saveIfDirty() error {
 	}
 	ix.mu.RUnlock()
 
-	if err := writeAtomic(ix.snapshotPath(), func(w io.Writer) error { return gob.NewEncoder(w).Encode(s) }); err != nil {
+	s.NChunks = len(s.Chunks)
+	if err := writeAtomic(ix.snapshotPath(), func(w io.Writer) error { return encodeSnapshot(w, s) }); err != nil {
 		return fmt.Errorf("save index: %w", err)
 	}
 	ix.cache.prune(live)
@@ -134,6 +154,19 @@ func (ix *Index) saveIfDirty() error {
 	ix.mu.Lock()
 	ix.dirty = false
 	ix.mu.Unlock()
+	return nil
+}
+
+func encodeSnapshot(w io.Writer, s *snapshot) error {
+	enc := gob.NewEncoder(w)
+	if err := enc.Encode(&s.snapshotHeader); err != nil {
+		return err
+	}
+	for i := 0; i < len(s.Chunks); i += snapshotBatch {
+		if err := enc.Encode(s.Chunks[i:min(i+snapshotBatch, len(s.Chunks))]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

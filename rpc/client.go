@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -30,7 +31,10 @@ func (e *CallError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", 
 // with null), in the order they arrive; it must not block.
 func NewClient(ctx context.Context, rwc io.ReadWriteCloser, onMessage func(method string, params json.RawMessage)) *Client {
 	st := newStream(rwc, nil)
-	conn := jsonrpc2.NewConn(st)
+	if onMessage != nil {
+		st.onOrphan = func(body []byte) { onMessage(MethodForeignResponse, body) }
+	}
+	conn := jsonrpc2.NewConn(observer{st, onMessage})
 	conn.Go(ctx, func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		if onMessage != nil {
 			onMessage(req.Method(), req.Params())
@@ -38,6 +42,29 @@ func NewClient(ctx context.Context, rwc io.ReadWriteCloser, onMessage func(metho
 		return reply(ctx, nil, nil)
 	})
 	return &Client{conn: conn, stream: st}
+}
+
+// MethodForeignResponse is the pseudo-method under which a Client reports an
+// answer to something it did not send as a call: the null-id error for a
+// frame that did not parse, or the answer to a raw frame (string ids).
+const MethodForeignResponse = "rpc/response"
+
+// observer reports foreign responses before the connection drops them; the
+// client's own calls always have number ids from 1.
+type observer struct {
+	*stream
+	on func(string, json.RawMessage)
+}
+
+func (o observer) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	msg, n, err := o.stream.Read(ctx)
+	if resp, ok := msg.(*jsonrpc2.Response); ok && o.on != nil {
+		if id := fmt.Sprintf("%q", resp.ID()); id == "#0" || strings.HasPrefix(id, `"`) {
+			data, _ := json.Marshal(resp)
+			o.on(MethodForeignResponse, data)
+		}
+	}
+	return msg, n, err
 }
 
 // Call sends a request and decodes its result into result (may be nil). An

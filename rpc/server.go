@@ -70,6 +70,9 @@ type Server struct {
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	s := newServer(opts)
 	s.stream = newStream(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
+	s.stream.onOrphan = func(body []byte) {
+		s.log.Warn("dropped a response without a usable id", "body", truncate(string(body), 200))
+	}
 	s.conn = jsonrpc2.NewConn(s.stream)
 	s.conn.Go(ctx, s.handler())
 	select {

@@ -40,6 +40,8 @@ type stream struct {
 	closed  bool
 	done    chan struct{} // closed when the writer has drained
 	onBad   func(error)   // told of each bad frame, for logs
+	// onOrphan receives responses that cannot be routed (a null id).
+	onOrphan func(body []byte)
 }
 
 func newStream(rwc io.ReadWriteCloser, onBad func(error)) *stream {
@@ -161,6 +163,13 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			s.reject(rej.id, rej.code, rej.msg)
 			continue
 		}
+		var orph orphan
+		if errors.As(err, &orph) {
+			if s.onOrphan != nil {
+				s.onOrphan(orph.body)
+			}
+			continue
+		}
 		return nil, 0, err
 	}
 }
@@ -223,13 +232,21 @@ func decodeFrame(body []byte) (jsonrpc2.Message, error) {
 	if err := json.Unmarshal(body, &probe); err != nil {
 		return nil, rejection{code: wire.CodeParseError, msg: "parse error: " + err.Error()}
 	}
+	if probe.Method == nil && (probe.Result != nil || probe.Error != nil) {
+		// A response. It is never answered, whatever its shape: answering a
+		// response with an error could make two peers argue forever.
+		if msg, err := jsonrpc2.DecodeMessage(body); err == nil && probe.JSONRPC == "2.0" && !isNull(probe.ID) {
+			return msg, nil
+		}
+		return nil, orphan{body: body}
+	}
 	switch {
 	case probe.JSONRPC != "2.0":
-		return nil, rejection{id: probe.ID, code: wire.CodeInvalidRequest, msg: `invalid request: "jsonrpc" must be "2.0"`}
-	case probe.Method == nil && probe.ID == nil:
-		return nil, rejection{code: wire.CodeInvalidRequest, msg: "invalid request: neither a method nor an id"}
-	case probe.Method != nil && *probe.Method == "":
-		return nil, rejection{id: probe.ID, code: wire.CodeInvalidRequest, msg: "invalid request: empty method"}
+		return nil, rejection{id: validID(probe.ID), code: wire.CodeInvalidRequest, msg: `invalid request: "jsonrpc" must be "2.0"`}
+	case probe.Method == nil:
+		return nil, rejection{id: validID(probe.ID), code: wire.CodeInvalidRequest, msg: "invalid request: no method, and not a response"}
+	case *probe.Method == "":
+		return nil, rejection{id: validID(probe.ID), code: wire.CodeInvalidRequest, msg: "invalid request: empty method"}
 	}
 	msg, err := jsonrpc2.DecodeMessage(body)
 	if err != nil {
@@ -238,8 +255,18 @@ func decodeFrame(body []byte) (jsonrpc2.Message, error) {
 	return msg, nil
 }
 
+// orphan is a response the connection cannot route (a null or broken id).
+type orphan struct{ body []byte }
+
+func (o orphan) Error() string { return "response without a usable id" }
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
 // validID keeps an id that can be echoed (a string or an integer).
 func validID(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
 	var s string
 	var n int64
 	if json.Unmarshal(raw, &s) == nil || json.Unmarshal(raw, &n) == nil {

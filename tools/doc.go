@@ -11,5 +11,6 @@
 // agent implements, and to the index through [Searcher].
 //
 // tools imports rpc/wire (types only) and the libraries it owns
-// (mvdan.cc/sh, creack/pty, go-udiff); never agent, rpc or cmd.
+// (mvdan.cc/sh, creack/pty, go-udiff, go-git's gitignore matcher); never
+// agent, rpc or cmd.
 package tools

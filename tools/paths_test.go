@@ -18,10 +18,10 @@ func TestResolvePathConfines(t *testing.T) {
 	writeFile(t, env, "sub/a.txt", "a")
 
 	ok := map[string]string{
-		"":               ".",
-		"sub/a.txt":      "sub/a.txt",
-		"sub/../x.txt":   "x.txt",
-		"new/dir/f.txt":  "new/dir/f.txt",
+		"":                ".",
+		"sub/a.txt":       "sub/a.txt",
+		"sub/../x.txt":    "x.txt",
+		"new/dir/f.txt":   "new/dir/f.txt",
 		env.Root + "/sub": "sub",
 	}
 	for in, want := range ok {
@@ -30,13 +30,13 @@ func TestResolvePathConfines(t *testing.T) {
 		assert.Equal(t, want, rel, in)
 	}
 	bad := []string{
-		"../x.txt",                    // ..
-		"sub/../../x.txt",             // .. deeper
-		filepath.Join(outside, "a"),   // absolute outside
-		"/etc/passwd",                 // absolute outside
-		"link/secret.txt",             // symlinked dir out
-		"link/not-yet.txt",            // symlinked dir out, file to create
-		"file-link",                   // symlinked file out
+		"../x.txt",                  // ..
+		"sub/../../x.txt",           // .. deeper
+		filepath.Join(outside, "a"), // absolute outside
+		"/etc/passwd",               // absolute outside
+		"link/secret.txt",           // symlinked dir out
+		"link/not-yet.txt",          // symlinked dir out, file to create
+		"file-link",                 // symlinked file out
 	}
 	for _, in := range bad {
 		_, _, err := resolvePath(env.Root, in)

@@ -129,7 +129,7 @@ func (a *analyzer) addPart(words []string, dynamic bool) {
 				a.write(w)
 			}
 		}
-	case isShellName(name) || name == "eval":
+	case shScripts[name] || name == "eval":
 		if s, ok := inlineScript(words); ok {
 			a.depth++
 			a.parse(s)
@@ -143,6 +143,9 @@ func (a *analyzer) addPart(words []string, dynamic bool) {
 		a.addPart(inner, false)
 	}
 }
+
+// shScripts are the shells whose -c string is shell code we can check.
+var shScripts = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "busybox")
 
 // inlineScript is the script of `sh -c SCRIPT` or `eval ARGS`.
 func inlineScript(words []string) (string, bool) {

@@ -95,8 +95,10 @@ func TestPolicyReadOnlyNeedsNoRedirectOrSubstitution(t *testing.T) {
 		"find . -delete", "git branch -D main", "go test ./...; ls", "ls && rm x", "$CMD"} {
 		assert.Equal(t, Ask, p.Decide("s", "", cmdCall(line)).Action, line)
 	}
-	// A redirect inside the workspace is a write: free in auto-edit, a command part still asks.
-	assert.Equal(t, Allow, p.Decide("s", wire.PolicyAutoEdit, cmdCall("echo hi > notes.txt")).Action)
+	// A redirect makes even echo a command that asks (conservative), and
+	// its target is judged as a write.
+	assert.Equal(t, Ask, p.Decide("s", wire.PolicyAutoEdit, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Allow, p.Decide("s", wire.PolicyFullAuto, cmdCall("echo hi > notes.txt")).Action)
 	assert.Equal(t, Deny, p.Decide("s", wire.PolicyReadOnly, cmdCall("echo hi > notes.txt")).Action)
 }
 
@@ -182,16 +184,16 @@ func TestPolicyGrants(t *testing.T) {
 
 func TestDerivePrefix(t *testing.T) {
 	cases := map[string]string{
-		"go test ./...":         "go test *",
-		"git commit -m x":       "git commit *",
-		"git --no-pager log":    "git *",
-		"ls -la":                "ls *",
-		"python3 -m pytest -q":  "python3 -m pytest *",
-		"python3 script.py":     "python3 script.py",
-		"rm -rf build":          "rm -rf build",
-		"npx create-app x":      "npx create-app x",
-		"./gradlew build":       "./gradlew build *",
-		"echo '*'":              `echo *`,
+		"go test ./...":        "go test *",
+		"git commit -m x":      "git commit *",
+		"git --no-pager log":   "git *",
+		"ls -la":               "ls *",
+		"python3 -m pytest -q": "python3 -m pytest *",
+		"python3 script.py":    "python3 script.py",
+		"rm -rf build":         "rm -rf build",
+		"npx create-app x":     "npx create-app x",
+		"./gradlew build":      "./gradlew build *",
+		"echo '*'":             `echo *`,
 	}
 	for line, want := range cases {
 		an := analyzeCommand(line, "/w", "/w")
@@ -200,4 +202,12 @@ func TestDerivePrefix(t *testing.T) {
 	}
 	assert.True(t, matchCommand(`rm -rf a\*`, "rm -rf a*"))
 	assert.False(t, matchCommand(`rm -rf a\*`, "rm -rf abc"))
+}
+
+func TestPolicyNestedShells(t *testing.T) {
+	env := newEnv(t)
+	p, _ := newPolicy(t, env, wire.PolicyAsk)
+	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`bash -c "git status && ls"`)).Action, "bash itself is not read-only")
+	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`python3 -c "import os; print(1)"`)).Action)
+	assert.Equal(t, Deny, p.Decide("s", "", cmdCall(`zsh -lc 'doas ls'`)).Action)
 }

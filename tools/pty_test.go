@@ -85,7 +85,7 @@ func TestRunCmdInteractiveAutoAnswersDefaultYes(t *testing.T) {
 func TestDetectPrompt(t *testing.T) {
 	cases := []struct {
 		out, kind, auto string
-		options          int
+		options         int
 	}{
 		{"Continue? [y/N] ", promptConfirm, "", 2},
 		{"Proceed (y/n)? ", promptConfirm, "", 2},

@@ -76,12 +76,12 @@ func TestGlobFileSearch(t *testing.T) {
 	}
 	writeFile(t, env, ".gitignore", "vendor/\n")
 	cases := map[string]string{
-		"*.go":            "cmd/x/main.go\nmain.go",
-		"**/*.go":         "cmd/x/main.go\nmain.go",
-		"cmd/**/main.go":  "cmd/x/main.go",
-		"web/*.{ts,tsx}":  "web/app.ts\nweb/app.tsx",
-		"README.md":       "README.md",
-		"nothing.*":       "no files match **/nothing.*",
+		"*.go":           "cmd/x/main.go\nmain.go",
+		"**/*.go":        "cmd/x/main.go\nmain.go",
+		"cmd/**/main.go": "cmd/x/main.go",
+		"web/*.{ts,tsx}": "web/app.ts\nweb/app.tsx",
+		"README.md":      "README.md",
+		"nothing.*":      "no files match **/nothing.*",
 	}
 	for pat, want := range cases {
 		r := mustOK(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: pat}))

@@ -2,7 +2,7 @@
 -- scripted fake model (cmd/fakemodel). vim.ui.input/select are replaced by
 -- recorders (they are the documented hooks dressing/telescope replace);
 -- the diff tab is driven with real keys.
-local here = debug.getinfo(1, 'S').source:sub(2):match('(.*/)')
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/'
 package.path = here .. '?.lua;' .. package.path
 local t = require('lib')
 -- -u NONE skips plugin/: load ours as Neovim would
@@ -58,7 +58,7 @@ t.test('write: the diff tab shows current vs proposed and `a` allows it', functi
   t.eq(api.nvim_buf_get_lines(left, 0, -1, false), { 'old line' })
   t.eq(api.nvim_buf_get_lines(right, 0, -1, false), { 'hello from agentd', 'second line' })
   t.ok(api.nvim_win_get_option(wins[1], 'diff') and api.nvim_win_get_option(wins[2], 'diff'), 'diff mode')
-  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('[a] allow', 1, true), 'keys shown')
+  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('a allow', 1, true), 'keys shown')
   t.eq(h.read(ws .. '/hello.txt'), 'old line\n', 'nothing written before the approval')
   -- real keys
   api.nvim_feedkeys('a', 'xt', false)
@@ -81,7 +81,7 @@ t.test('command: rejected, it does not run', function()
   vim.cmd('Agentd touch a file please')
   local sel = h.wait_select(1, 'the command confirmation')
   t.ok(sel.prompt:find('touch ran.txt', 1, true), 'shows the command: ' .. sel.prompt)
-  t.ok(sel.prompt:find('in .', 1, true), 'shows the cwd: ' .. sel.prompt)
+  t.ok(sel.prompt:find('(in .)', 1, true), 'shows the cwd: ' .. sel.prompt)
   local found
   for i, it in ipairs(sel.items) do
     if it.id == 'reject_once' and not it.reason then
@@ -93,6 +93,51 @@ t.test('command: rejected, it does not run', function()
   h.wait_conversation('Fine, I did not run it.')
   h.wait_state('completed')
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0, 'ran.txt must not exist')
+end)
+
+t.test('choice: "Other…" opens vim.ui.input when allowOther', function()
+  h.fresh('other')
+  vim.cmd('Agentd pick a flavour')
+  local sel = h.wait_select(1, 'the choice prompt')
+  t.ok(vim.tbl_contains(sel.labels, 'Other…'), vim.inspect(sel.labels))
+  h.pick(sel, 'Other…')
+  local inp = h.wait_input(1, 'the free-text answer')
+  inp.cb('pistachio')
+  h.wait_conversation('Pistachio it is.')
+end)
+
+t.test("selection: :'<,'>Agentd sends the selected lines as context", function()
+  local ws = h.fresh('selection', { files = { ['calc.py'] = 'alpha = 1\nbeta = 2\ngamma = 3\n' } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  vim.cmd('normal! 2GVj')
+  api.nvim_feedkeys(':Agentd explain this\r', 'xt', false)
+  h.wait_conversation('I saw the selection.')
+  h.wait_state('completed')
+end)
+
+t.test('sessions: after a restart of the editor, :AgentdSessions brings a session back', function()
+  local ws = h.fresh('question')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_input(1).cb('teal')
+  h.wait_state('completed')
+  local sid = agentd._state.session
+  -- a new "editor": forget everything, same workspace and state dir
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  require('agentd.conversation').render_now()
+  agentd.setup(cfg)
+  h.ui_reset()
+  vim.cmd('AgentdSessions')
+  local sel = h.wait_select(1, 'the sessions list')
+  t.ok(sel.labels[1]:find('favourite colour', 1, true), vim.inspect(sel.labels))
+  sel.cb(sel.items[1], 1)
+  h.wait_conversation('You like teal.')
+  t.eq(agentd._state.session, sid)
+  -- :checkhealth sees the running daemon
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  t.ok(text:find('OK: running', 1, true), text)
+  vim.cmd('bwipeout!')
 end)
 
 t.test('cancel: :AgentdCancel stops a hanging model call', function()
@@ -176,6 +221,7 @@ t.test('secret: inputsecret() reads typed keys', function()
   t.wait(function()
     return got
   end, 'the secret')
+  t.log('')
   t.eq(got, { text = 'hunter2' })
 end)
 

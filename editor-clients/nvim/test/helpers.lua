@@ -4,7 +4,7 @@ local t = require('lib')
 local uv = vim.loop
 local h = {}
 
-h.here = debug.getinfo(1, 'S').source:sub(2):match('(.*/)')
+h.here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/'
 h.bin = os.getenv('AGENTD_TEST_BIN') or '/tmp/agentd-bin'
 h.agentd = h.bin .. '/agentd'
 h.fakemodel = h.bin .. '/fakemodel'
@@ -107,6 +107,13 @@ function h.fresh(model_name, opts)
   }, opts.setup or {}))
   h.ui_reset()
   return ws, m
+end
+
+-- vim.notify goes to the test log (headless nvim would print it without a newline)
+h.notes = {}
+vim.notify = function(msg, level)
+  table.insert(h.notes, msg)
+  t.log('     notify: ' .. tostring(msg))
 end
 
 -- vim.ui recorders: every call is kept; the test answers it.

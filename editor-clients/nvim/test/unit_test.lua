@@ -1,6 +1,6 @@
 -- Unit tests of the pure modules: framing, the request queue, the run model,
 -- the unified-diff applier, and the JSON-RPC endpoint without a process.
-local here = debug.getinfo(1, 'S').source:sub(2):match('(.*/)')
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/'
 package.path = here .. '?.lua;' .. package.path
 local t = require('lib')
 local framing = require('agentd.framing')

@@ -253,7 +253,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       .request<{ state: string; progress?: number; files?: number; chunks?: number; error?: string }>(Method.indexStatus)
       .then((st) => {
         if (!controller.index.active) {
-          controller.index = { active: st.state === 'indexing', state: st.state, percentage: st.progress, message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks` };
+          controller.index = { active: st.state === 'indexing', state: st.state, percentage: st.progress !== undefined && st.progress <= 1 ? st.progress * 100 : st.progress, message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks` };
           updateStatus();
         }
       })
@@ -309,13 +309,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const ask = async (prompt: string, ctx: RunContext | undefined): Promise<void> => {
+    // Show the panel before the run starts, so that a prompt the run opens keeps the focus.
+    await panel.reveal();
     try {
       const res = await controller.run({ prompt, context: ctx, approvalPolicy: policyOf(settings()) });
       log(`agent/run → ${res.runId} in ${res.sessionId}`);
       const run = store.get(res.runId);
       if (run) trackProgress(run);
       panel.update();
-      void panel.reveal();
     } catch (e) {
       const code = errorCode(e);
       const message = e instanceof Error ? e.message : String(e);

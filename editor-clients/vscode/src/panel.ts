@@ -39,8 +39,13 @@ export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Dis
     );
   }
 
-  async reveal(): Promise<void> {
-    await vscode.commands.executeCommand(`${ConversationPanel.viewId}.focus`);
+  /**
+   * Shows the panel. Once it exists it is shown without taking the focus, so a prompt that is
+   * opening at the same moment keeps it; the first time, the view must be focused to be created.
+   */
+  async reveal(preserveFocus = true): Promise<void> {
+    if (this.view && preserveFocus) this.view.show(true);
+    else await vscode.commands.executeCommand(`${ConversationPanel.viewId}.focus`);
   }
 
   /** Schedules a re-render (coalesced: streaming sends many small updates). */

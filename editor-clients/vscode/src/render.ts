@@ -25,7 +25,8 @@ export function renderMarkdown(text: string): string {
 }
 
 const PLAN_ICONS: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓', failed: '✗' };
-const TOOL_ICONS: Record<string, string> = { read: '📄', edit: '✏️', search: '🔍', execute: '▶', think: '💭', other: '🔧' };
+// Plain symbols rather than emoji: they render with the editor's fonts on every platform.
+const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', think: '…', other: '⚙' };
 const STATE_LABELS: Record<string, string> = {
   running: 'running',
   requires_action: 'waiting for you',
@@ -81,7 +82,7 @@ ${t.files?.length ? `<div class="label">Changes</div>${renderFiles(t.files, `${r
 </details>`;
 }
 
-const KIND_ICONS: Record<string, string> = { question: '❓', choice: '☰', secret: '🔑', confirm_write: '✏️', confirm_command: '▶' };
+const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
 
 function renderRun(run: RunView, pendingIds: Set<string>): string {
   const parts: string[] = [];
@@ -115,7 +116,7 @@ function renderRun(run: RunView, pendingIds: Set<string>): string {
       const outcome = r.outcome ? `${r.outcome.replace(/_/g, ' ')}${r.by && r.by !== 'user' ? ` (${r.by})` : ''}` : open ? 'waiting for you' : '';
       const detail = r.command ? `<code>${escapeHtml(r.command)}</code>${r.cwd ? ` in <code>${escapeHtml(r.cwd)}</code>` : ''}` : escapeHtml(r.message);
       parts.push(
-        `<div class="request${open ? ' request-open' : ''}" data-request="${escapeHtml(r.requestId)}"><span class="icon">${KIND_ICONS[r.kind] ?? '❓'}</span> <span class="request-title">${escapeHtml(
+        `<div class="request${open ? ' request-open' : ''}" data-request="${escapeHtml(r.requestId)}"><span class="icon">${KIND_ICONS[r.kind] ?? '?'}</span> <span class="request-title">${escapeHtml(
           r.title,
         )}</span>: ${detail} <span class="request-outcome">${escapeHtml(outcome)}</span>${
           open ? ` <button class="link" data-action="answer" data-request="${escapeHtml(r.requestId)}">Answer…</button>` : ''
@@ -162,7 +163,7 @@ export function renderConversation(state: PanelState): string {
     parts.push('<div class="pending"><div class="label">Waiting for you in other runs</div>');
     for (const p of others) {
       parts.push(
-        `<div class="request request-open" data-request="${escapeHtml(p.req.requestId)}"><span class="icon">${KIND_ICONS[p.req.kind] ?? '❓'}</span> ${escapeHtml(
+        `<div class="request request-open" data-request="${escapeHtml(p.req.requestId)}"><span class="icon">${KIND_ICONS[p.req.kind] ?? '?'}</span> ${escapeHtml(
           p.req.title,
         )}: ${escapeHtml(p.req.message)} <button class="link" data-action="answer" data-request="${escapeHtml(p.req.requestId)}">Answer…</button></div>`,
       );

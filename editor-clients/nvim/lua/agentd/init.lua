@@ -165,6 +165,9 @@ local function start()
         return
       end
       local last = S.stderr[#S.stderr]
+      if last and last:find('level=[ID][NE][FB]') then
+        last = nil -- an info or debug log line says nothing about the exit
+      end
       notify(('the daemon exited (code %s%s)%s'):format(code, signal ~= 0 and (', signal ' .. signal) or '',
         last and (': ' .. last) or ''), vim.log.levels.WARN)
       schedule_restart()
@@ -498,8 +501,8 @@ local function on_progress(p)
     S.index.percentage = v.percentage or S.index.percentage
   elseif v.kind == 'end' then
     S.index = nil
-    if v.message and v.message ~= vim.NIL then
-      vim.api.nvim_echo({ { 'agentd: index ready: ' .. v.message } }, false, {})
+    if v.message and v.message ~= vim.NIL and #api.nvim_list_uis() > 0 then
+      api.nvim_echo({ { 'agentd: index ready: ' .. v.message } }, false, {})
     end
   end
   redraw_status()

@@ -192,10 +192,9 @@ end
 local function show_command(req, g)
   local items = decisions(req)
   items[#items + 1] = { id = 'reject_once', reason = true, label = 'Reject with a reason…' }
-  local prompt = ('agentd wants to run a command:\n  $ %s\n  in %s'):format(req.command or '?', req.cwd or '.')
-  if req.rule and req.rule ~= '' then
-    prompt = prompt .. '\n  (' .. req.rule .. ')'
-  end
+  -- one line: vim.ui.select's prompt is a title in most UIs
+  local cmdline = (req.command or '?'):gsub('\n', ' ⏎ ')
+  local prompt = ('agentd wants to run: %s   (in %s)'):format(cmdline, req.cwd and req.cwd ~= '' and req.cwd or '.')
   vim.ui.select(items, {
     prompt = prompt,
     kind = 'agentd.confirm_command',
@@ -271,15 +270,15 @@ function M.diff_help()
     { 'allow_once', 'allow' },
     { 'allow_session', 'session' },
     { 'allow_always', 'always' },
-    { 'reject_with_reason', 'reject+reason' },
-    { 'reject_always', 'never' },
     { 'reject', 'reject' },
+    { 'reject_with_reason', 'reject+why' },
+    { 'reject_always', 'never' },
   }) do
     if k[e[1]] then
-      parts[#parts + 1] = '[' .. k[e[1]] .. '] ' .. e[2]
+      parts[#parts + 1] = k[e[1]] .. ' ' .. e[2]
     end
   end
-  return table.concat(parts, '  ')
+  return table.concat(parts, ' · ')
 end
 
 local function show_write(req, g, ctx)
@@ -345,21 +344,21 @@ local function show_write(req, g, ctx)
       end
     end
     local ft = filetype_of(path)
+    local left_win
     vim.cmd('tabnew')
     local tab = api.nvim_get_current_tabpage()
     tabs[#tabs + 1] = tab
     local placeholder = api.nvim_get_current_buf()
-    local id = req.requestId
     if note then
       -- could not rebuild the proposed text: show the diff itself
-      local b = scratch(('agentd://%s/diff/%s'):format(id, path), udiff.lines(f.diff or ''), 'diff', false)
+      local b = scratch('agentd://diff/' .. path, udiff.lines(f.diff or ''), 'diff', false)
       bufs[#bufs + 1] = b
       api.nvim_win_set_buf(0, b)
     else
       local cur_lines = udiff.lines(current)
       local new_lines = udiff.lines(proposed)
-      local left = scratch(('agentd://%s/current/%s'):format(id, path), cur_lines, ft, false)
-      local right = scratch(('agentd://%s/proposed/%s'):format(id, path), new_lines, ft, true)
+      local left = scratch('agentd://current/' .. path, cur_lines, ft, false)
+      local right = scratch('agentd://proposed/' .. path, new_lines, ft, true)
       bufs[#bufs + 1] = left
       bufs[#bufs + 1] = right
       if #files == 1 then
@@ -367,7 +366,7 @@ local function show_write(req, g, ctx)
       end
       api.nvim_win_set_buf(0, left)
       vim.cmd('diffthis')
-      api.nvim_win_set_option(0, 'statusline', ' current: ' .. path)
+      left_win = api.nvim_get_current_win()
       vim.cmd('rightbelow vsplit')
       api.nvim_win_set_buf(0, right)
       vim.cmd('diffthis')
@@ -375,8 +374,17 @@ local function show_write(req, g, ctx)
     if api.nvim_buf_is_valid(placeholder) and placeholder ~= api.nvim_get_current_buf() then
       pcall(api.nvim_buf_delete, placeholder, { force = true })
     end
-    local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. (f.status or 'write') .. ' ' .. path
-    api.nvim_win_set_option(0, 'statusline', (' proposed: %s  │  %s'):format(title, M.diff_help():gsub('%%', '%%%%')))
+    local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. path .. ' (' .. (f.status or 'write') .. ')'
+    local function esc(x)
+      return (x:gsub('%%', '%%%%'))
+    end
+    if left_win and api.nvim_win_is_valid(left_win) then
+      -- left: what this is; right: the keys
+      api.nvim_win_set_option(left_win, 'statusline', esc(' current → proposed: ' .. title))
+      api.nvim_win_set_option(0, 'statusline', esc(' ' .. M.diff_help()))
+    else
+      api.nvim_win_set_option(0, 'statusline', esc(' proposed: ' .. title .. ' │ ' .. M.diff_help()))
+    end
   end
 
   local k = config.values.keymaps.diff
@@ -429,8 +437,10 @@ local function show_write(req, g, ctx)
       end,
     })
   end
-  vim.cmd('redraw')
-  vim.api.nvim_echo({ { 'agentd: ' .. (req.title or 'write') .. '  ' .. M.diff_help(), 'WarningMsg' } }, false, {})
+  if #api.nvim_list_uis() > 0 then
+    vim.cmd('redraw')
+    api.nvim_echo({ { 'agentd: ' .. (req.title or 'write') .. '  ' .. M.diff_help(), 'WarningMsg' } }, false, {})
+  end
   return { close = teardown, tabs = tabs }
 end
 

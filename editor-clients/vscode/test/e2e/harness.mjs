@@ -110,7 +110,7 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
         'agentd.model.name': 'fake-model',
         'agentd.approvalPolicy': 'ask',
         'agentd.env': { AGENTD_STATE_DIR: state },
-        'agentd.trace': 'messages',
+        'agentd.trace': 'verbose',
         ...settings,
       },
       null,

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/agentd/agentd/rag"
+)
+
+// runIndex is `agentd index [--state-dir D] [dir]`: build or refresh the
+// workspace index.
+func runIndex(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentd index [--state-dir D] [dir]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) > 1 {
+		return usageError(fs, err)
+	}
+	start := time.Now()
+	ix, err := openIndex(ctx, dirArg(pos, 0), *stateDir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd index: %v\n", err)
+		return 1
+	}
+	defer ix.Close()
+	if err := buildWithProgress(ctx, ix, stderr); err != nil {
+		fmt.Fprintf(stderr, "agentd index: %v\n", err)
+		return 1
+	}
+	st := ix.Status()
+	fmt.Fprintf(stderr, "indexed %d files, %d chunks in %v (%s)\n", st.Files, st.Chunks,
+		time.Since(start).Round(time.Millisecond), st.Embedder)
+	return 0
+}
+
+// runSearch is `agentd search [--json] [--limit N] [--state-dir D] "query"
+// [dir]`: index on first use (or refresh), then print the hits, one JSON
+// object a line with --json.
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, text")
+	limit := fs.Int("limit", 10, "maximum number of hits")
+	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: agentd search [--json] [--limit N] [--state-dir D] "query" [dir]`)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err == nil && (len(pos) < 1 || len(pos) > 2 || strings.TrimSpace(pos[0]) == "") {
+		err = errors.New("a query is required")
+	}
+	if err == nil && *limit < 1 {
+		err = errors.New("--limit must be positive")
+	}
+	if err != nil {
+		return usageError(fs, err)
+	}
+	ix, err := openIndex(ctx, dirArg(pos, 1), *stateDir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd search: %v\n", err)
+		return 1
+	}
+	defer ix.Close()
+	if err := buildWithProgress(ctx, ix, stderr); err != nil {
+		fmt.Fprintf(stderr, "agentd search: %v\n", err)
+		return 1
+	}
+	hits, _, err := ix.Search(ctx, pos[0], *limit)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd search: %v\n", err)
+		return 1
+	}
+	if len(hits) == 0 && !*asJSON {
+		fmt.Fprintln(stderr, "no results")
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	for _, h := range hits {
+		if *asJSON {
+			if err := enc.Encode(h); err != nil {
+				return 1
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "%s:%d-%d  %s  (%.4f)\n", h.Path, h.StartLine, h.EndLine, h.Symbol, h.Score)
+		for _, l := range firstLines(h.Text, 3) {
+			fmt.Fprintf(stdout, "    %s\n", l)
+		}
+	}
+	return 0
+}
+
+// parseInterleaved lets flags follow positional arguments
+// (`agentd search "query" --json`), which flag.Parse alone stops at.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func usageError(fs *flag.FlagSet, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil && !strings.Contains(err.Error(), "flag") {
+		fmt.Fprintf(fs.Output(), "agentd %s: %v\n", fs.Name(), err)
+	}
+	fs.Usage()
+	return 2
+}
+
+func dirArg(pos []string, i int) string {
+	if len(pos) > i {
+		return pos[i]
+	}
+	return "."
+}
+
+// openIndex opens the index of dir with the embedder the daemon would use;
+// warnings go to stderr.
+func openIndex(ctx context.Context, dir, stateDir string, stderr io.Writer) (*rag.Index, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if stateDir == "" {
+		if stateDir, err = rag.StateDirFor(root); err != nil {
+			return nil, err
+		}
+	}
+	opts := rag.Options{
+		Root:     root,
+		StateDir: stateDir,
+		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if s, err := loadSettings(); err != nil {
+		fmt.Fprintf(stderr, "agentd: settings: %v (using the in-process embedder)\n", err)
+	} else if s.Embed.BaseURL != "" && s.Embed.Model != "" {
+		opts.Embedder = rag.NewOpenAIEmbedder(s.Embed.BaseURL, s.Embed.APIKey, s.Embed.Model)
+	}
+	return rag.Open(ctx, opts)
+}
+
+// buildWithProgress runs Build, drawing a bar on stderr when it is a
+// terminal; pipes and logs get nothing but the summary.
+func buildWithProgress(ctx context.Context, ix *rag.Index, stderr io.Writer) error {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return ix.Build(ctx, nil)
+	}
+	var last time.Time
+	drawn := false
+	err := ix.Build(ctx, func(done, total int) {
+		if total <= 1 || (time.Since(last) < 100*time.Millisecond && done < total) {
+			return
+		}
+		last = time.Now()
+		drawn = true
+		const width = 30
+		n := width * done / total
+		fmt.Fprintf(stderr, "\rindexing [%s%s] %d/%d files", strings.Repeat("#", n), strings.Repeat(".", width-n), min(done, total-1), total-1)
+	})
+	if drawn {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	return err
+}
+
+func firstLines(s string, n int) []string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return lines
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The VS Code client's test command: unit tests (node:test) and the end-to-end test in a real
+# VS Code (code-server + Debian's Chromium + playwright-core) against the real agentd binary and
+# the scripted fake model. Installs what it needs; assumes `chromium` and `ripgrep` are
+# apt-installed and `go` is on the PATH. Exits non-zero on any failure.
+set -uo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+cd "$HERE"
+CACHE="$HERE/.e2e-cache"
+BIN="$CACHE/bin"
+export CS_VERSION="${CS_VERSION:-4.100.3}"
+export CS_DIR="$CACHE/code-server-$CS_VERSION"
+export CHROMIUM="${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}"
+export npm_config_nodedir="${npm_config_nodedir:-/usr}" npm_config_yes=true npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+mkdir -p "$BIN" test/artifacts
+
+step() { echo; echo "=== $* ($(date +%T))"; }
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+for tool in node npm go; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+[ -x "$CHROMIUM" ] || die "chromium not found (apt-get install -y chromium)"
+command -v rg >/dev/null || die "ripgrep not found (apt-get install -y ripgrep)"
+
+step "npm dependencies"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-fund --no-audit || die "npm ci failed"
+fi
+
+step "code-server $CS_VERSION"
+bash test/setup-code-server.sh || die "code-server setup failed"
+
+step "go build agentd and fakemodel"
+(cd "$REPO" && go build -o "$BIN/agentd" ./cmd/agentd && go build -o "$BIN/fakemodel" ./cmd/fakemodel) || die "go build failed"
+
+step "build and package the extension"
+npm run --silent package >test/artifacts/package.log 2>&1 || { cat test/artifacts/package.log; die "build/package failed"; }
+tail -1 test/artifacts/package.log
+
+status=0
+step "unit tests"
+node --test --test-reporter=tap test/unit/*.test.mjs || status=1
+
+step "end-to-end test (code-server + chromium)"
+AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" \
+  node --test --test-reporter=tap test/e2e/e2e.test.mjs || status=1
+
+step "done: $([ $status = 0 ] && echo PASS || echo FAIL); screenshots in test/artifacts/e2e/"
+exit $status

@@ -1,0 +1,219 @@
+package rpctest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// DefaultTimeout bounds every wait; a scenario that hangs fails with the
+// transcript instead of timing out the whole test binary.
+var DefaultTimeout = 15 * time.Second
+
+// Message is one message the daemon sent.
+type Message struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Responder answers an input request of one kind: it returns the method
+// (agent/reply or agent/confirm) and its params. Returning "" leaves the
+// request open.
+type Responder func(req wire.InputRequest) (method string, params any)
+
+// Editor is a fake editor: it speaks the wire protocol to a daemon, records
+// every message, answers input requests through per-kind responders, and
+// waits for expected notifications with a deadline instead of sleeping.
+type Editor struct {
+	t      testing.TB
+	client *rpc.Client
+	daemon daemon
+
+	mu         sync.Mutex // guards msgs, transcript, responders
+	cond       *sync.Cond
+	msgs       []Message
+	transcript []string
+	responders map[string]Responder
+}
+
+// daemon is the process (or goroutine) on the other end.
+type daemon interface {
+	// stop ends the daemon and returns its exit code.
+	stop(kill bool) int
+	stderr() string
+}
+
+func newEditor(t testing.TB, conn rwc, d daemon) *Editor {
+	e := &Editor{t: t, daemon: d, responders: map[string]Responder{}}
+	e.cond = sync.NewCond(&e.mu)
+	e.client = rpc.NewClient(context.Background(), conn, e.receive)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("wire transcript (%d lines):\n%s\n--- daemon stderr ---\n%s", len(e.transcript), e.Transcript(), d.stderr())
+		}
+	})
+	return e
+}
+
+func (e *Editor) receive(method string, params json.RawMessage) {
+	m := Message{Method: method, Params: append(json.RawMessage(nil), params...)}
+	e.mu.Lock()
+	e.msgs = append(e.msgs, m)
+	e.transcript = append(e.transcript, "<- "+method+" "+string(params))
+	resp := e.responders[kindOf(m)]
+	e.mu.Unlock()
+	e.cond.Broadcast()
+	if resp != nil {
+		var req wire.InputRequest
+		_ = json.Unmarshal(params, &req)
+		go e.answer(resp, req)
+	}
+}
+
+func kindOf(m Message) string {
+	if m.Method != wire.MethodInputRequest {
+		return ""
+	}
+	var req wire.InputRequest
+	_ = json.Unmarshal(m.Params, &req)
+	return req.Kind
+}
+
+func (e *Editor) answer(resp Responder, req wire.InputRequest) {
+	method, params := resp(req)
+	if method == "" {
+		return
+	}
+	if err := e.Call(method, params, nil); err != nil {
+		e.t.Errorf("responder %s for %s: %v", method, req.RequestID, err)
+	}
+}
+
+// Respond installs a responder for a kind of input request.
+func (e *Editor) Respond(kind string, r Responder) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.responders[kind] = r
+}
+
+// Transcript is every frame in both directions, in order.
+func (e *Editor) Transcript() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.transcript, "\n")
+}
+
+func (e *Editor) log(line string) {
+	e.mu.Lock()
+	e.transcript = append(e.transcript, line)
+	e.mu.Unlock()
+}
+
+// Call sends a request and waits for its answer.
+func (e *Editor) Call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	defer cancel()
+	p, _ := json.Marshal(params)
+	e.log("-> " + method + " " + string(p))
+	var raw json.RawMessage
+	err := e.client.Call(ctx, method, params, &raw)
+	if err != nil {
+		e.log("<- error " + err.Error())
+		return err
+	}
+	e.log("<- result " + string(raw))
+	if result != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, result)
+	}
+	return nil
+}
+
+// MustCall is Call that fails the test on an error.
+func (e *Editor) MustCall(method string, params, result any) {
+	e.t.Helper()
+	if err := e.Call(method, params, result); err != nil {
+		e.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// CallErr makes a call that must fail with code, and returns the message.
+func (e *Editor) CallErr(method string, params any, code int) string {
+	e.t.Helper()
+	err := e.Call(method, params, nil)
+	ce, ok := err.(*rpc.CallError)
+	if !ok {
+		e.t.Fatalf("%s: want error %d, got %v", method, code, err)
+	}
+	if ce.Code != code {
+		e.t.Fatalf("%s: want error code %d, got %d (%s)", method, code, ce.Code, ce.Message)
+	}
+	return ce.Message
+}
+
+// Notify sends a notification.
+func (e *Editor) Notify(method string, params any) {
+	e.t.Helper()
+	p, _ := json.Marshal(params)
+	e.log("-> " + method + " " + string(p))
+	if err := e.client.Notify(context.Background(), method, params); err != nil {
+		e.t.Fatalf("notify %s: %v", method, err)
+	}
+}
+
+// SendRaw writes bytes to the daemon as they are.
+func (e *Editor) SendRaw(b []byte) {
+	e.t.Helper()
+	e.log("-> raw " + string(b))
+	if err := e.client.SendRaw(b); err != nil {
+		e.t.Fatalf("send raw: %v", err)
+	}
+}
+
+// Await waits until a message satisfying pred has arrived (at any time
+// since the start) and returns the first such message.
+func (e *Editor) Await(desc string, pred func(Message) bool) Message {
+	e.t.Helper()
+	deadline := time.Now().Add(DefaultTimeout)
+	timer := time.AfterFunc(DefaultTimeout, e.cond.Broadcast)
+	defer timer.Stop()
+	e.mu.Lock()
+	for {
+		for _, m := range e.msgs {
+			if pred(m) {
+				e.mu.Unlock()
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			e.mu.Unlock()
+			e.t.Fatalf("timed out after %s waiting for %s", DefaultTimeout, desc)
+			return Message{}
+		}
+		e.cond.Wait()
+	}
+}
+
+// Messages returns what arrived so far.
+func (e *Editor) Messages() []Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Message(nil), e.msgs...)
+}
+
+// Close ends the connection and the daemon (kill: without shutdown).
+func (e *Editor) Close(kill bool) int {
+	_ = e.client.Close()
+	return e.daemon.stop(kill)
+}
+
+// Done is closed when the daemon closes the connection.
+func (e *Editor) Done() <-chan struct{} { return e.client.Done() }
+
+func (e *Editor) String() string { return fmt.Sprintf("editor(%d messages)", len(e.Messages())) }

@@ -1,0 +1,346 @@
+package rpctest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+func script(t testing.TB, name string) *modeltest.Script {
+	t.Helper()
+	s, err := modeltest.LoadScript(filepath.Join("..", "..", "testdata", "models", name))
+	require.NoError(t, err)
+	return s
+}
+
+// both runs a scenario in process and against the real binary.
+func both(t *testing.T, cfg func(t *testing.T) Config, fn func(t *testing.T, env *Env)) {
+	for _, mode := range Modes {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			fn(t, NewEnv(t, mode, cfg(t)))
+		})
+	}
+}
+
+func withScript(name string) func(t *testing.T) Config {
+	return func(t *testing.T) Config { return Config{Script: script(t, name)} }
+}
+
+func TestLifecycle(t *testing.T) {
+	both(t, withScript("stream.json"), func(t *testing.T, env *Env) {
+		e := env.Start()
+		e.CallErr(wire.MethodSessions, nil, wire.CodeServerNotInitialized)
+		var res struct {
+			ServerInfo struct{ Name string }
+			ProtocolVersion int
+			Capabilities    struct {
+				Experimental struct {
+					Agentd wire.ServerAgentCapabilities
+				}
+			}
+		}
+		e.MustCall(wire.MethodInitialize, env.InitializeParams(nil), &res)
+		assert.Equal(t, "agentd", res.ServerInfo.Name)
+		assert.Equal(t, wire.ProtocolVersion, res.ProtocolVersion)
+		assert.Contains(t, res.Capabilities.Experimental.Agentd.Tools, "ask_user")
+		e.CallErr(wire.MethodInitialize, env.InitializeParams(nil), wire.CodeInvalidRequest)
+		e.Notify(wire.MethodInitialized, struct{}{})
+		e.MustCall(wire.MethodShutdown, nil, nil)
+		e.CallErr(wire.MethodSessions, nil, wire.CodeShuttingDown)
+		e.Notify(wire.MethodExit, nil)
+		assert.Equal(t, 0, e.daemon.stop(false), "exit after shutdown")
+	})
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	both(t, withScript("stream.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		e.Notify(wire.MethodExit, nil)
+		assert.Equal(t, 1, e.daemon.stop(false))
+	})
+}
+
+func TestStreamedAnswer(t *testing.T) {
+	both(t, withScript("stream.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "hello"})
+		st := e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		assert.Equal(t, "Hello there, I am agentd, at your service.", e.Text(run.RunID))
+		chunks := 0
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == wire.UpdateMessageChunk {
+				chunks++
+			}
+		}
+		assert.Greater(t, chunks, 1, "the answer is streamed in pieces")
+		assertContiguous(t, e.Seqs(run.RunID))
+		var sessions wire.SessionsResult
+		e.MustCall(wire.MethodSessions, nil, &sessions)
+		require.Len(t, sessions.Sessions, 1)
+		assert.Equal(t, "hello", sessions.Sessions[0].Title)
+		assert.Equal(t, wire.StateCompleted, sessions.Sessions[0].State)
+	})
+}
+
+func assertContiguous(t *testing.T, seqs []int64) {
+	t.Helper()
+	require.NotEmpty(t, seqs)
+	for i, s := range seqs {
+		require.Equal(t, int64(i+1), s, "seq must rise by exactly one: %v", seqs)
+	}
+}
+
+func TestQuestionAnswered(t *testing.T) {
+	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		req := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindQuestion, req.Kind)
+		assert.Equal(t, "Which number do you mean?", req.Message)
+		assert.Equal(t, "The README mentions several.", req.Context)
+		assert.NotNil(t, req.ExpiresAt, "questions expire by default")
+		e.RunState(run.RunID, wire.StateRequiresAction)
+		e.Answer(ReplyText(req.RequestID, "42"))
+		assert.Equal(t, wire.ByUser, e.Resolved(req.RequestID).By)
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "You mean 42.", e.Text(run.RunID))
+		assertContiguous(t, e.Seqs(run.RunID))
+	})
+}
+
+func TestTwoQuestionsReverseOrder(t *testing.T) {
+	both(t, withScript("two_questions.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "set up the service"})
+		reqs := e.Requests(run.RunID, 2)
+		var pending wire.PendingResult
+		e.MustCall(wire.MethodPending, wire.PendingParams{RunID: run.RunID}, &pending)
+		require.Len(t, pending.Requests, 2)
+		assert.Equal(t, 2, reqs[1].PendingCount)
+		assert.Equal(t, wire.KindChoice, reqs[1].Kind)
+		// The second first: answering one never touches the other.
+		e.Answer(ReplyOption(reqs[1].RequestID, "2"))
+		e.Resolved(reqs[1].RequestID)
+		e.MustCall(wire.MethodPending, wire.PendingParams{RunID: run.RunID}, &pending)
+		require.Len(t, pending.Requests, 1)
+		assert.Equal(t, reqs[0].RequestID, pending.Requests[0].RequestID)
+		e.Answer(ReplyText(reqs[0].RequestID, "8080"))
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "Port 8080 with sqlite it is.", e.Text(run.RunID))
+		assertToolResults(t, env, map[string]string{"call_port": "8080", "call_db": "sqlite"})
+	})
+}
+
+// assertToolResults checks that the model received each call's answer as
+// its tool result.
+func assertToolResults(t *testing.T, env *Env, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, r := range env.Model.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				got[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	for id, text := range want {
+		assert.Contains(t, got[id], text, "tool result of %s", id)
+	}
+}
+
+func TestConfirmationRejectedRunGoesOn(t *testing.T) {
+	both(t, withScript("reject_write.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		req := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindConfirmWrite, req.Kind)
+		require.Len(t, req.Diff, 1)
+		assert.Equal(t, "notes.txt", req.Diff[0].Path)
+		assert.Contains(t, req.Diff[0].Diff, "+remember the milk")
+		assert.NotEmpty(t, req.Rule)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, OptionID: "1"}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: req.RequestID, Decision: "maybe"}, wire.CodeWrongKind)
+		e.Answer(Decide(req.RequestID, wire.RejectOnce, "not now"))
+		st := e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		assert.Equal(t, "Understood, I left notes.txt alone.", e.Text(run.RunID))
+		assert.NoFileExists(t, filepath.Join(env.Root, "notes.txt"))
+		assertToolResults(t, env, map[string]string{"call_w": "not now"})
+	})
+}
+
+func TestCancelWhileQuestionOpen(t *testing.T) {
+	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		req := e.Requests(run.RunID, 1)[0]
+		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
+		res := e.Resolved(req.RequestID)
+		assert.Equal(t, "cancelled", res.Outcome)
+		assert.Equal(t, wire.ByCancel, res.By)
+		st := e.RunState(run.RunID, wire.StateCancelled)
+		assert.Equal(t, wire.StopCancelled, st.StopReason)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeAlreadyResolved)
+		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil) // a no-op now
+		var pending wire.PendingResult
+		e.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		assert.Empty(t, pending.Requests)
+	})
+}
+
+func ptr(s string) *string { return &s }
+
+func TestPendingAndEventsAfterReconnect(t *testing.T) {
+	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		req := e.Requests(run.RunID, 1)[0]
+		seen := e.Seqs(run.RunID)
+		e.Close(true) // the daemon dies with the question open
+
+		e2 := env.StartInitialized()
+		var pending wire.PendingResult
+		e2.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		require.Len(t, pending.Requests, 1)
+		assert.Equal(t, req.RequestID, pending.Requests[0].RequestID)
+		assert.Equal(t, req.Message, pending.Requests[0].Message)
+
+		var evs wire.EventsResult
+		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID, AfterSeq: 0}, &evs)
+		assert.Equal(t, wire.StateRequiresAction, evs.State)
+		require.GreaterOrEqual(t, len(evs.Events), len(seen))
+		for i, ev := range evs.Events {
+			assert.Equal(t, int64(i+1), ev.Seq)
+		}
+		var after wire.EventsResult
+		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID, AfterSeq: 2}, &after)
+		assert.Equal(t, len(evs.Events)-2, len(after.Events))
+
+		e2.Answer(ReplyText(req.RequestID, "42"))
+		st := e2.Finished(run.RunID)
+		assert.Equal(t, wire.StateCompleted, st.State)
+		assert.Equal(t, "You mean 42.", e2.Text(run.RunID))
+		assert.Greater(t, st.Seq, seen[len(seen)-1], "seq goes on after the restart")
+	})
+}
+
+func TestQuestionExpires(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "question.json"), QuestionTimeout: 300 * time.Millisecond}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		req := e.Requests(run.RunID, 1)[0]
+		res := e.Resolved(req.RequestID)
+		assert.Equal(t, "timeout", res.Outcome)
+		assert.Equal(t, wire.ByTimeout, res.By)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeExpired)
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "No answer came, so I assume 42.", e.Text(run.RunID))
+	})
+}
+
+// TestErrorsWhileAnotherRunStreams sends every kind of bad message while a
+// slow run streams, and checks that run is undisturbed.
+func TestErrorsWhileAnotherRunStreams(t *testing.T) {
+	both(t, withScript("slow.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		slow := e.Run(wire.RunParams{Prompt: "count slowly"})
+		asking := e.Run(wire.RunParams{Prompt: "ask me"})
+		q := e.Requests(asking.RunID, 1)[0]
+		writing := e.Run(wire.RunParams{Prompt: "write it"})
+		w := e.Requests(writing.RunID, 1)[0]
+
+		// Framing and request shape.
+		e.SendRaw([]byte("Content-Length: 9\r\n\r\n{\"bad\": }"))
+		e.SendRaw([]byte("this is not a header\r\n\r\n"))
+		e.SendRaw(frame(`{"jsonrpc":"2.0"}`))
+		e.SendRaw(frame(`{"jsonrpc":"1.0","id":"raw-1","method":"agent/sessions"}`))
+		codes := e.foreignCodes(4)
+		assert.Equal(t, []int{wire.CodeParseError, wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidRequest}, codes)
+
+		e.CallErr("agent/nope", nil, wire.CodeMethodNotFound)
+		msg := e.CallErr(wire.MethodRun, map[string]any{"prompt": 5}, wire.CodeInvalidParams)
+		assert.Contains(t, msg, "prompt")
+		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: " "}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "x", ApprovalPolicy: "yolo"}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodCancel, wire.RunRef{RunID: "r_nope"}, wire.CodeUnknownRun)
+		e.CallErr(wire.MethodEvents, wire.EventsParams{RunID: "../../etc"}, wire.CodeUnknownRun)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: "q_nope", Text: ptr("x")}, wire.CodeUnknownRequest)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, OptionID: "7"}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, Text: ptr("c")}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: q.RequestID, Decision: wire.AllowOnce}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: w.RequestID, Text: ptr("yes")}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: w.RequestID}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "again", SessionID: asking.SessionID}, wire.CodeSessionBusy)
+		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "again", SessionID: "s_nope"}, wire.CodeUnknownSession)
+		e.CallErr(wire.MethodResume, wire.RunRef{RunID: asking.RunID}, wire.CodeRunNotPaused)
+		e.CallErr(wire.MethodIndexStat, nil, wire.CodeIndexUnavailable)
+		e.Answer(ReplyOption(q.RequestID, "1"))
+		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, OptionID: "1"}, wire.CodeAlreadyResolved)
+
+		st := e.RunState(slow.RunID, wire.StateCompleted)
+		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		assert.Equal(t, "one two three four five six seven eight", e.Text(slow.RunID))
+		assertContiguous(t, e.Seqs(slow.RunID))
+		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: writing.RunID}, nil)
+	})
+}
+
+func frame(body string) []byte {
+	return []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+}
+
+// foreignCodes waits for n answers to raw frames and returns their codes.
+func (e *Editor) foreignCodes(n int) []int {
+	e.t.Helper()
+	var codes []int
+	e.Await(fmt.Sprintf("%d answers to raw frames", n), func(Message) bool {
+		codes = nil
+		for _, m := range e.msgsLocked() {
+			if m.Method != rpc.MethodForeignResponse {
+				continue
+			}
+			var r struct {
+				Error struct{ Code int } `json:"error"`
+			}
+			_ = json.Unmarshal(m.Params, &r)
+			codes = append(codes, r.Error.Code)
+		}
+		return len(codes) >= n
+	})
+	return codes
+}
+
+func TestNoModelConfigured(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{NoModel: true} }, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		msg := e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "hello"}, wire.CodeNoModel)
+		assert.Contains(t, msg, "OPENAI_BASE_URL")
+		assert.Contains(t, msg, "agentd search")
+	})
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
+var _ = strings.Contains
