@@ -22,6 +22,7 @@ type sessionRecord struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	Policy    string    `json:"policy,omitempty"`
 	LastRunID string    `json:"lastRunId,omitempty"`
+	RunIDs    []string  `json:"runIds,omitempty"`
 	State     string    `json:"state"`
 	Messages  []Message `json:"messages"`
 }
@@ -53,6 +54,7 @@ func (a *Agent) Run(ctx context.Context, p wire.RunParams) (wire.RunResult, erro
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
 	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, wire.StateRunning, now
+	sess.RunIDs = append(sess.RunIDs, rec.ID)
 	a.mu.Unlock()
 
 	if err := r.openLog(); err != nil {
@@ -232,6 +234,50 @@ func (a *Agent) diskState(runID string) string {
 	}
 	_ = json.Unmarshal(data, &rec)
 	return rec.State
+}
+
+// SessionRun is one run of a session as the editor saw it.
+type SessionRun struct {
+	RunID  string
+	Prompt string
+	State  string
+	Events []wire.Event
+}
+
+// SessionHistory returns a session's runs, oldest first, each with every
+// notification it sent, so a front end can replay the conversation.
+func (a *Agent) SessionHistory(sessionID string) ([]SessionRun, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[sessionID]
+	var ids []string
+	if ok {
+		ids = slices.Clone(s.RunIDs)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, sessionID)
+	}
+	out := make([]SessionRun, 0, len(ids))
+	for _, id := range ids {
+		evs, err := a.store.readEvents(id, 0)
+		if err != nil {
+			return nil, err
+		}
+		run := SessionRun{RunID: id, Events: evs}
+		if data, err := os.ReadFile(a.store.runPath(id)); err == nil {
+			var rec struct {
+				Prompt string `json:"prompt"`
+				State  string `json:"state"`
+			}
+			_ = json.Unmarshal(data, &rec)
+			run.Prompt, run.State = rec.Prompt, rec.State
+		}
+		if r, err := a.liveRun(id); err == nil && r != nil {
+			run.State = r.state()
+		}
+		out = append(out, run)
+	}
+	return out, nil
 }
 
 // Sessions lists the workspace's sessions, newest first.

@@ -39,6 +39,9 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleAssistant, Content: reply.Text, ToolCalls: calls})
 	r.mu.Unlock()
 	if len(calls) == 0 {
+		if r.a.textMode() && text != "" {
+			r.update(wire.Update{Kind: wire.UpdateMessageChunk, Text: text})
+		}
 		stop := wire.StopEndTurn
 		if limit {
 			stop = wire.StopMaxSteps

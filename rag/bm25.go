@@ -37,64 +37,111 @@ func countTerms(tk *tokenizer, text string) termFreqs {
 	return tf
 }
 
-type posting struct {
-	doc int32
-	tf  int32
+// postings is one term's list: parallel doc ids and term frequencies, six
+// bytes a posting.
+type postings struct {
+	docs []int32
+	tfs  []uint16
 }
 
 // bm25 is an in-memory inverted index over chunk slots. It is not safe for
-// concurrent use; Index guards it.
+// concurrent use; Index guards it (the dictionary has its own lock).
+//
+// Removal is lazy: a removed doc gets length 0 and is skipped by search; its
+// postings stay until purge sweeps every list, when enough have piled up.
+// Until then the index keeps the slot out of reuse (Index.limbo), so a stale
+// posting can never be mistaken for a new chunk. This avoids keeping every
+// chunk's term list or re-tokenizing its text on removal.
 type bm25 struct {
-	postings map[string][]posting
-	docLen   []int32 // by slot; 0 for an empty slot
+	dict     *termDict
+	post     []postings // by term id
+	docLen   []int32    // by slot; 0 for an empty or removed slot
 	nDocs    int
 	totalLen int64
+	stale    int       // removed docs still in postings
 	scratch  sync.Pool // []float32 score accumulators
 }
 
-func newBM25() *bm25 {
-	return &bm25{postings: make(map[string][]posting)}
+func newBM25(d *termDict) *bm25 {
+	return &bm25{dict: d}
 }
 
-func (b *bm25) add(doc int32, tf termFreqs) {
+func (b *bm25) add(doc int32, bg bag) {
 	for int(doc) >= len(b.docLen) {
 		b.docLen = append(b.docLen, 0)
 	}
-	if tf.total == 0 {
-		tf.total = 1 // keeps the slot live so remove stays symmetric
+	total := bg.total
+	if total == 0 {
+		total = 1 // keeps the slot live so remove stays symmetric
 	}
-	b.docLen[doc] = tf.total
+	b.docLen[doc] = total
 	b.nDocs++
-	b.totalLen += int64(tf.total)
-	for i, t := range tf.terms {
-		b.postings[t] = append(b.postings[t], posting{doc: doc, tf: tf.freqs[i]})
+	b.totalLen += int64(total)
+	for i, t := range bg.ids {
+		if int(t) >= len(b.post) {
+			b.post = append(b.post, make([]postings, int(t)+1-len(b.post))...)
+		}
+		p := &b.post[t]
+		p.docs = append(p.docs, doc)
+		p.tfs = append(p.tfs, uint16(min(bg.freqs[i], 65535)))
 	}
 }
 
-// remove takes doc out of the posting lists of its terms. A linear scan of a
-// list is cheap next to re-tokenizing, and keeps add an append.
-func (b *bm25) remove(doc int32, terms []string) {
+// remove marks doc removed; purge drops its postings later.
+func (b *bm25) remove(doc int32) {
 	if int(doc) >= len(b.docLen) || b.docLen[doc] == 0 {
 		return
-	}
-	for _, t := range terms {
-		ps := b.postings[t]
-		for i := range ps {
-			if ps[i].doc == doc {
-				ps[i] = ps[len(ps)-1]
-				ps = ps[:len(ps)-1]
-				break
-			}
-		}
-		if len(ps) == 0 {
-			delete(b.postings, t)
-		} else {
-			b.postings[t] = ps
-		}
 	}
 	b.nDocs--
 	b.totalLen -= int64(b.docLen[doc])
 	b.docLen[doc] = 0
+	b.stale++
+}
+
+// needsPurge reports whether stale postings are worth a sweep.
+func (b *bm25) needsPurge() bool {
+	return b.stale >= 1024 && b.stale*8 >= b.nDocs
+}
+
+// purge drops the postings of removed docs: one pass over every list.
+func (b *bm25) purge() {
+	for t := range b.post {
+		p := &b.post[t]
+		k := 0
+		for i, d := range p.docs {
+			if b.docLen[d] != 0 {
+				p.docs[k], p.tfs[k] = d, p.tfs[i]
+				k++
+			}
+		}
+		if k == 0 {
+			*p = postings{}
+		} else {
+			p.docs, p.tfs = p.docs[:k], p.tfs[:k]
+		}
+	}
+	b.stale = 0
+}
+
+// bags rebuilds the bags of the wanted docs by transposing the postings, so
+// the text is not needed (the embedder and the model fit work from bags).
+// Terms come in id order rather than order of first occurrence.
+func (b *bm25) bags(want func(doc int32) bool) map[int32]bag {
+	out := make(map[int32]bag)
+	for t := range b.post {
+		p := &b.post[t]
+		for i, d := range p.docs {
+			if b.docLen[d] == 0 || !want(d) {
+				continue
+			}
+			bg := out[d]
+			bg.ids = append(bg.ids, int32(t))
+			bg.freqs = append(bg.freqs, int32(p.tfs[i]))
+			bg.total += int32(p.tfs[i])
+			out[d] = bg
+		}
+	}
+	return out
 }
 
 type scored struct {
@@ -120,18 +167,26 @@ func (b *bm25) search(terms []string, n int) []scored {
 			continue
 		}
 		seen[t] = true
-		ps := b.postings[t]
-		if len(ps) == 0 {
+		id, ok := b.dict.lookup(t)
+		if !ok || int(id) >= len(b.post) {
 			continue
 		}
-		idf := math.Log(1 + (float64(b.nDocs)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		for _, p := range ps {
-			tf := float64(p.tf)
-			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(b.docLen[p.doc])/avg))
-			if acc[p.doc] == 0 {
-				touched = append(touched, p.doc)
+		ps := &b.post[id]
+		if len(ps.docs) == 0 {
+			continue
+		}
+		idf := math.Log(1 + (float64(b.nDocs)-float64(len(ps.docs))+0.5)/(float64(len(ps.docs))+0.5))
+		for i, d := range ps.docs {
+			dl := b.docLen[d]
+			if dl == 0 {
+				continue // removed, not yet purged
 			}
-			acc[p.doc] += float32(idf * norm)
+			tf := float64(ps.tfs[i])
+			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(dl)/avg))
+			if acc[d] == 0 {
+				touched = append(touched, d)
+			}
+			acc[d] += float32(idf * norm)
 		}
 	}
 	h := &minHeap{}

@@ -11,11 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // applyBatch is how many files are read before their chunks become
@@ -34,8 +35,8 @@ type candidate struct {
 type fileResult struct {
 	rel       string
 	entry     *fileEntry
-	slots     []*slot     // new chunks; nil when the content is unchanged
-	bags      []termFreqs // parallel to slots
+	slots     []*slot // new chunks; nil when the content is unchanged
+	bags      []bag   // parallel to slots
 	unchanged bool        // same hash: only size/mtime are updated
 	skip      string      // why the file is not indexed
 }
@@ -81,22 +82,44 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	progress(0, total)
 	ix.setProgress(0)
 
-	bags := make(map[int32]termFreqs) // bags of new chunks, reused for embedding
+	bags := make(map[int32]bag) // bags of new chunks, reused for embedding
+	rd := ix.newReaders()
+	// One batch is read while the previous one is applied.
+	type batchOut struct {
+		results []fileResult
+		err     error
+	}
+	read := func(from int) chan batchOut {
+		ch := make(chan batchOut, 1)
+		go func() {
+			r, err := rd.readFiles(ctx, todo[from:min(from+applyBatch, len(todo))])
+			ch <- batchOut{r, err}
+		}()
+		return ch
+	}
+	var next chan batchOut
+	if len(todo) > 0 {
+		next = read(0)
+	}
 	for startIdx := 0; startIdx < len(todo); startIdx += applyBatch {
-		batch := todo[startIdx:min(startIdx+applyBatch, len(todo))]
-		results, err := ix.readFiles(ctx, batch)
-		if err != nil {
-			return err
+		out := <-next
+		if out.err != nil {
+			return out.err
 		}
-		ix.applyResults(ctx, results, bags)
-		done := startIdx + len(batch)
+		if startIdx+applyBatch < len(todo) {
+			next = read(startIdx + applyBatch)
+		}
+		ix.applyResults(ctx, out.results, bags)
+		done := min(startIdx+applyBatch, len(todo))
 		progress(done, total)
 		ix.setProgress(0.9 * float64(done) / float64(total))
 	}
+	rd = nil // the word memos are garbage now
 	ix.mu.Lock()
 	for _, rel := range gone {
 		ix.removeFileLocked(ctx, rel)
 	}
+	ix.purgeIfStaleLocked()
 	ix.mu.Unlock()
 
 	if err := ix.embedMissing(ctx, bags, func(frac float64) {
@@ -202,8 +225,31 @@ func (ix *Index) diff(cands []candidate) (todo []candidate, gone []string) {
 	return todo, gone
 }
 
-// readFiles reads and chunks files on all CPUs.
-func (ix *Index) readFiles(ctx context.Context, cands []candidate) ([]fileResult, error) {
+// readers is a bounded pool of file readers, one per CPU, each with its
+// own term counter (and word memo) and scratch buffer, kept for a whole
+// Build so the memos pay off across batches.
+type readers struct {
+	ix *Index
+	ws []*fileReader
+}
+
+type fileReader struct {
+	tc  *termCounter
+	buf []byte
+}
+
+func (ix *Index) newReaders() *readers {
+	rd := &readers{ix: ix}
+	for range runtime.GOMAXPROCS(0) {
+		rd.ws = append(rd.ws, &fileReader{tc: newTermCounter(ix.dict)})
+	}
+	return rd
+}
+
+// readFiles reads and chunks files, one goroutine per reader taking the next
+// file as it finishes one.
+func (rd *readers) readFiles(ctx context.Context, cands []candidate) ([]fileResult, error) {
+	ix := rd.ix
 	results := make([]fileResult, len(cands))
 	ix.mu.RLock()
 	old := make([]*fileEntry, len(cands))
@@ -211,18 +257,23 @@ func (ix *Index) readFiles(ctx context.Context, cands []candidate) ([]fileResult
 		old[i] = ix.files[c.rel]
 	}
 	ix.mu.RUnlock()
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, c := range cands {
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, w := range rd.ws[:min(len(rd.ws), max(1, len(cands)))] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cands) || ctx.Err() != nil {
+					return
+				}
+				results[i] = ix.readFile(w, cands[i], old[i])
 			}
-			results[i] = ix.readFile(c, old[i])
-			return nil
-		})
+		}()
 	}
-	if err := g.Wait(); err != nil {
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return results, nil
@@ -230,7 +281,7 @@ func (ix *Index) readFiles(ctx context.Context, cands []candidate) ([]fileResult
 
 // readFile reads, hashes and chunks one file. Bad input is a skip reason,
 // never an error.
-func (ix *Index) readFile(c candidate, old *fileEntry) fileResult {
+func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult {
 	res := fileResult{rel: c.rel}
 	data, err := os.ReadFile(ix.abs(c.rel))
 	switch {
@@ -257,30 +308,32 @@ func (ix *Index) readFile(c candidate, old *fileEntry) fileResult {
 		res.unchanged = true
 		return res
 	}
-	var tk tokenizer
 	chunks := chunkFile(c.rel, string(data))
 	ids := make(map[string]int, len(chunks))
-	for _, ch := range chunks {
-		text := ch.indexText()
-		h := sha256.Sum256([]byte(text))
-		sl := &slot{chunk: ch, hash: [16]byte(h[:16])}
+	res.entry.Chunks = make([]string, 0, len(chunks))
+	res.slots = make([]*slot, 0, len(chunks))
+	res.bags = make([]bag, 0, len(chunks))
+	for i := range chunks {
+		ch := &chunks[i]
+		w.buf = appendIndexText(w.buf[:0], ch.Path, ch.Symbol, ch.Text)
+		h := sha256.Sum256(w.buf)
 		// Ids are content-addressed so an edit elsewhere in the file does
 		// not renumber, and re-embed, every chunk below it.
-		sl.id = ch.Path + "#" + hex.EncodeToString(h[:6])
-		if n := ids[sl.id]; n > 0 {
-			sl.id = fmt.Sprintf("%s~%d", sl.id, n)
+		id := ch.Path + "#" + hex.EncodeToString(h[:6])
+		if n := ids[id]; n > 0 {
+			id = fmt.Sprintf("%s~%d", id, n)
 		}
-		ids[sl.id]++
-		res.entry.Chunks = append(res.entry.Chunks, sl.id)
-		res.slots = append(res.slots, sl)
-		res.bags = append(res.bags, countTerms(&tk, text))
+		ids[id]++
+		res.entry.Chunks = append(res.entry.Chunks, id)
+		res.slots = append(res.slots, newSlot(ch, id, [16]byte(h[:16])))
+		res.bags = append(res.bags, w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text))
 	}
 	return res
 }
 
 // applyResults makes read files searchable (BM25 at once, vectors when the
 // cache has them) and records the bags of chunks still to embed.
-func (ix *Index) applyResults(ctx context.Context, results []fileResult, bags map[int32]termFreqs) {
+func (ix *Index) applyResults(ctx context.Context, results []fileResult, bags map[int32]bag) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for _, r := range results {
@@ -301,19 +354,42 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult, bags ma
 		for i, sl := range r.slots {
 			n := ix.addSlotLocked(sl, r.bags[i])
 			if v, ok := ix.cache.vecs[sl.hash]; ok {
-				if err := ix.vec.add(ctx, sl.id, v); err == nil {
-					sl.hasVec = true
-				}
+				ix.setVecLocked(ctx, n, v)
 			}
 			if !sl.hasVec && bags != nil {
 				bags[n] = r.bags[i]
 			}
 		}
 	}
+	ix.purgeIfStaleLocked()
+}
+
+// setVecLocked gives slot n the vector v (normalised) and points the
+// cache entry at the stored row, so the vector exists once.
+func (ix *Index) setVecLocked(ctx context.Context, n int32, v []float32) error {
+	sl := ix.slots[n]
+	row, err := ix.vec.add(ctx, n, sl.id, v)
+	if err != nil {
+		return err
+	}
+	sl.hasVec = true
+	ix.cache.vecs[sl.hash] = row
+	return nil
+}
+
+// purgeIfStaleLocked sweeps removed chunks out of the BM25 postings once
+// enough have piled up, and frees their slots for reuse.
+func (ix *Index) purgeIfStaleLocked() {
+	if !ix.bm.needsPurge() {
+		return
+	}
+	ix.bm.purge()
+	ix.free = append(ix.free, ix.limbo...)
+	ix.limbo = ix.limbo[:0]
 }
 
 // addSlotLocked indexes a chunk for BM25 and symbol lookup.
-func (ix *Index) addSlotLocked(sl *slot, bag termFreqs) int32 {
+func (ix *Index) addSlotLocked(sl *slot, bg bag) int32 {
 	var n int32
 	if k := len(ix.free); k > 0 {
 		n, ix.free = ix.free[k-1], ix.free[:k-1]
@@ -323,7 +399,7 @@ func (ix *Index) addSlotLocked(sl *slot, bag termFreqs) int32 {
 		ix.slots = append(ix.slots, sl)
 	}
 	ix.byID[sl.id] = n
-	ix.bm.add(n, bag)
+	ix.bm.add(n, bg)
 	for _, s := range symbolKeys(sl.Symbol) {
 		ix.symbols[s] = append(ix.symbols[s], n)
 	}
@@ -338,17 +414,13 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	}
 	delete(ix.files, rel)
 	ix.dirty = true
-	var tk tokenizer
-	var vecIDs []string
 	for _, id := range e.Chunks {
 		n, ok := ix.byID[id]
 		if !ok {
 			continue
 		}
 		sl := ix.slots[n]
-		// Postings are found again by re-tokenizing: cheaper than keeping
-		// every chunk's term list in memory.
-		ix.bm.remove(n, countTerms(&tk, sl.indexText()).terms)
+		ix.bm.remove(n) // lazily: the slot waits in limbo for the purge
 		for _, s := range symbolKeys(sl.Symbol) {
 			ix.symbols[s] = removeValue(ix.symbols[s], n)
 			if len(ix.symbols[s]) == 0 {
@@ -356,14 +428,18 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 			}
 		}
 		if sl.hasVec {
-			vecIDs = append(vecIDs, id)
+			// The cache keeps the vector (a switch back is free), as a copy
+			// once the row can be reused.
+			if v, ok := ix.cache.vecs[sl.hash]; ok && len(v) > 0 && ix.vec.mat.has(n) && &v[0] == &ix.vec.mat.row(n)[0] {
+				ix.cache.vecs[sl.hash] = slices.Clone(v)
+			}
+			if err := ix.vec.remove(ctx, n, id); err != nil {
+				ix.log.Warn("index: drop vector", "path", rel, "err", err)
+			}
 		}
 		delete(ix.byID, id)
 		ix.slots[n] = nil
-		ix.free = append(ix.free, n)
-	}
-	if err := ix.vec.delete(ctx, vecIDs...); err != nil {
-		ix.log.Warn("index: drop vectors", "path", rel, "err", err)
+		ix.limbo = append(ix.limbo, n)
 	}
 }
 

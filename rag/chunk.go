@@ -25,13 +25,37 @@ type chunk struct {
 	End    int    // last line, inclusive
 	Symbol string // declarations covered, comma-separated; may be empty
 	Lang   string
+	Off    int // byte offset of the first line in the file
+	Len    int // raw byte length of the lines (before \r\n → \n)
 	Text   string
 }
 
 // indexText is what BM25 and the embedder see: the path and symbol carry
 // much of a chunk's meaning, so they are part of it.
 func (c *chunk) indexText() string {
-	return c.Path + " " + c.Symbol + "\n" + c.Text
+	return indexText(c.Path, c.Symbol, c.Text)
+}
+
+func indexText(path, symbol, text string) string {
+	return path + " " + symbol + "\n" + text
+}
+
+// appendIndexText appends the index text to buf without building a string.
+func appendIndexText(buf []byte, path, symbol, text string) []byte {
+	buf = append(buf, path...)
+	buf = append(buf, ' ')
+	buf = append(buf, symbol...)
+	buf = append(buf, '\n')
+	return append(buf, text...)
+}
+
+// cleanText turns the raw bytes of a line range into chunk text: line ends
+// lose their \r, as splitLines does.
+func cleanText(raw string) string {
+	if strings.IndexByte(raw, '\r') < 0 {
+		return raw
+	}
+	return strings.TrimSuffix(strings.ReplaceAll(raw, "\r\n", "\n"), "\r")
 }
 
 // segment is a declaration (or block) before merging and splitting.
@@ -42,7 +66,7 @@ type segment struct {
 
 func chunkFile(rel, src string) []chunk {
 	lang := languageOf(rel)
-	lines := splitLines(src)
+	lines, starts := splitLines(src)
 	var segs []segment
 	if lang == "go" {
 		segs = goSegments(src, len(lines))
@@ -53,13 +77,21 @@ func chunkFile(rel, src string) []chunk {
 	segs = splitLarge(mergeSmall(trimBlank(segs, lines), lines), lines)
 	out := make([]chunk, 0, len(segs))
 	for _, s := range segs {
+		// The text is a substring of src (no copy) unless it has \r\n ends.
+		off := starts[s.start-1]
+		end := starts[s.end-1] + len(lines[s.end-1])
+		if end < len(src) && src[end] == '\r' {
+			end++
+		}
 		out = append(out, chunk{
 			Path:   rel,
 			Start:  s.start,
 			End:    s.end,
 			Symbol: joinSymbols(s.symbols),
 			Lang:   lang,
-			Text:   strings.Join(lines[s.start-1:s.end], "\n"),
+			Off:    off,
+			Len:    end - off,
+			Text:   cleanText(src[off:end]),
 		})
 	}
 	return out
@@ -290,13 +322,26 @@ func joinSymbols(syms []string) string {
 	return strings.Join(syms, ", ")
 }
 
-func splitLines(src string) []string {
+// splitLines returns the lines of src without their \n or \r\n ends, and
+// the byte offset where each starts.
+func splitLines(src string) (lines []string, starts []int) {
 	src = strings.TrimSuffix(src, "\n")
-	lines := strings.Split(src, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
+	n := strings.Count(src, "\n") + 1
+	lines = make([]string, 0, n)
+	starts = make([]int, 0, n)
+	for off := 0; ; {
+		i := strings.IndexByte(src[off:], '\n')
+		end := off + i
+		if i < 0 {
+			end = len(src)
+		}
+		starts = append(starts, off)
+		lines = append(lines, strings.TrimSuffix(src[off:end], "\r"))
+		if i < 0 {
+			return lines, starts
+		}
+		off = end + 1
 	}
-	return lines
 }
 
 var languages = map[string]string{

@@ -45,7 +45,9 @@ type Index struct {
 	mu       sync.RWMutex
 	files    map[string]*fileEntry // manifest, by workspace-relative path
 	slots    []*slot               // chunk slots; nil = free
-	free     []int32
+	free     []int32               // slots ready for reuse
+	limbo    []int32               // removed slots whose BM25 postings are not purged yet
+	dict     *termDict
 	byID     map[string]int32
 	symbols  map[string][]int32 // lowercased symbol → slots
 	bm       *bm25
@@ -74,12 +76,25 @@ type fileEntry struct {
 	Chunks []string // chunk ids, in file order
 }
 
-// slot is a live chunk.
+// slot is a live chunk. Its text is not kept: hits read it from the file
+// (Off, Len), which is what makes the index a fraction of the workspace's
+// size in memory.
 type slot struct {
-	chunk
+	Path   string // workspace-relative, slash-separated
+	Symbol string
+	Lang   string
+	Start  int32 // first line, 1-based
+	End    int32 // last line, inclusive
+	Off    int32 // byte range of the lines in the file
+	Len    int32
 	id     string
-	hash   [16]byte // of indexText: the embedding cache key
+	hash   [16]byte // of indexText: the embedding cache key and the text check
 	hasVec bool
+}
+
+func newSlot(c *chunk, id string, hash [16]byte) *slot {
+	return &slot{Path: c.Path, Symbol: c.Symbol, Lang: c.Lang, Start: int32(c.Start), End: int32(c.End),
+		Off: int32(c.Off), Len: int32(c.Len), id: id, hash: hash}
 }
 
 // StateDirFor returns the per-workspace state directory: a folder named by
@@ -122,7 +137,9 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	dict := newTermDict()
 	ix := &Index{
+		dict:     dict,
 		root:     root,
 		stateDir: opts.StateDir,
 		log:      log,
@@ -130,7 +147,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		files:    make(map[string]*fileEntry),
 		byID:     make(map[string]int32),
 		symbols:  make(map[string][]int32),
-		bm:       newBM25(),
+		bm:       newBM25(dict),
 		vec:      newVectorStore(),
 		state:    StateIndexing,
 		open:     make(map[string]bool),
@@ -139,10 +156,12 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		pending:  make(map[string]bool),
 		wake:     make(chan struct{}, 1),
 	}
-	snap, err := readSnapshot(ix.snapshotPath(), root)
+	snap, err := readSnapshot(ix.snapshotPath(), root, dict)
 	if err != nil {
 		log.Warn("index snapshot unusable, rebuilding", "err", err)
 		snap = nil
+		ix.dict = newTermDict()
+		ix.bm = newBM25(ix.dict)
 	}
 	ix.emb = opts.Embedder
 	ix.custom = opts.Embedder != nil
@@ -153,12 +172,10 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		}
 		ix.emb = newLocalEmbedder(m)
 	}
-	ix.cache = loadEmbedCache(ix.stateDir, ix.emb.Name(), log)
 	if snap != nil {
-		if err := ix.restore(ctx, snap); err != nil {
-			return nil, fmt.Errorf("open index: %w", err)
-		}
+		ix.restore(snap)
 	}
+	ix.cache = ix.loadCache(ctx, ix.emb.Name())
 	return ix, nil
 }
 

@@ -76,6 +76,26 @@ t.test('write: the diff tab shows current vs proposed and `a` allows it', functi
   t.ok(conv:find('allow_once', 1, true), 'the decision is shown')
 end)
 
+t.test('write: an edit of the proposed side is what gets written', function()
+  local ws = h.fresh('write', { files = { ['hello.txt'] = 'old line\n' } })
+  vim.cmd('Agentd write a greeting')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab')
+  local right = api.nvim_tabpage_list_wins(0)[2]
+  api.nvim_set_current_win(right)
+  -- the user changes the proposal before allowing it (real keys)
+  api.nvim_feedkeys('ggcwgoodbye\27', 'xt', false)
+  api.nvim_feedkeys('a', 'xt', false)
+  t.wait(function()
+    return tabs() == 1
+  end, 'the diff tab to close')
+  t.wait(function()
+    return h.read(ws .. '/hello.txt') == 'goodbye from agentd\nsecond line\n'
+  end, 'the edited text on disk')
+  h.wait_state('completed')
+end)
+
 t.test('command: rejected, it does not run', function()
   local ws = h.fresh('command')
   vim.cmd('Agentd touch a file please')

@@ -226,6 +226,10 @@ export class DaemonClient implements Rpc {
         }
       }
     });
+    // vscode-jsonrpc consumes $/progress itself and hands tokens nobody registered here.
+    conn.onUnhandledProgress((params) => {
+      for (const h of this.notificationHandlers) h(Method.progress, params);
+    });
     conn.onRequest((method: string, params: unknown) => {
       const h = this.requestHandlers.get(method);
       if (!h) return null;

@@ -55,7 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const client = (daemon = new DaemonClient(daemonOptions()));
   const store = new RunStore();
-  const promptUI = new PromptUI(root);
+  const promptUI = new PromptUI(root, log);
   context.subscriptions.push(promptUI);
 
   const queue = new PromptQueue(
@@ -165,6 +165,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     } else indexProgress?.report(p);
   };
 
+  let progressEvents = 0;
+
   // ---- panel ------------------------------------------------------------------------------
   const panel = new ConversationPanel(
     () => {
@@ -212,6 +214,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       progressOf.get(run.runId)?.(run);
     },
     onIndexProgress: (p) => {
+      progressEvents++;
       trackIndex(p);
       updateStatus();
     },
@@ -249,10 +252,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       panel.update();
       updateStatus();
     });
+    const progressSeen = progressEvents;
     void client
       .request<{ state: string; progress?: number; files?: number; chunks?: number; error?: string }>(Method.indexStatus)
       .then((st) => {
-        if (!controller.index.active) {
+        // $/progress that arrived meanwhile is newer than this answer.
+        if (progressEvents === progressSeen) {
           controller.index = { active: st.state === 'indexing', state: st.state, percentage: st.progress !== undefined && st.progress <= 1 ? st.progress * 100 : st.progress, message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks` };
           updateStatus();
         }

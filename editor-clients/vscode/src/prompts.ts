@@ -25,7 +25,10 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
   private activeWrite?: { requestId: string; decide: (d: Decision) => void };
   private readonly registration: vscode.Disposable;
 
-  constructor(private readonly workspaceRoot: () => vscode.Uri | undefined) {
+  constructor(
+    private readonly workspaceRoot: () => vscode.Uri | undefined,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
     this.registration = vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, this);
   }
 
@@ -44,6 +47,7 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
   }
 
   readonly render = async (req: InputRequest, signal: AbortSignal): Promise<Answer | undefined> => {
+    this.log(`showing ${req.kind} ${req.requestId}: ${req.title}`);
     switch (req.kind) {
       case 'question':
         return this.text(req, signal, false);
@@ -91,7 +95,10 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
         finish({ method: 'agent/reply', params: { requestId: req.requestId, text: box.value } });
       });
       box.onDidChangeValue(() => (box.validationMessage = undefined));
-      box.onDidHide(() => finish(undefined));
+      box.onDidHide(() => {
+        if (!done) this.log(`prompt ${req.requestId} dismissed`);
+        finish(undefined);
+      });
       box.show();
     });
   }
@@ -101,8 +108,10 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
     return new Promise((resolve) => {
       const qp = vscode.window.createQuickPick<Item>();
       const options: Item[] = (req.options ?? []).map((o) => ({ label: o.label, description: o.description, optionId: o.optionId }));
-      qp.title = `agentd: ${req.title}`;
-      qp.placeholder = req.message + (req.allowOther ? ' (or type your own answer)' : '');
+      // The message is the question itself: it goes in the title, which stays visible while typing.
+      const short = req.message.length <= 120 && !req.message.includes('\n');
+      qp.title = `agentd: ${short ? req.message : req.title}`;
+      qp.placeholder = `${short ? '' : `${req.message} — `}${req.multiple ? 'Pick one or more' : 'Pick one'}${req.allowOther ? ', or type your own answer' : ''}${req.context ? ` (${req.context})` : ''}`;
       qp.items = options;
       qp.canSelectMany = !!req.multiple;
       qp.ignoreFocusOut = true;
@@ -143,7 +152,10 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
         else if (item?.optionId !== undefined) finish({ method: 'agent/reply', params: { requestId: req.requestId, optionId: item.optionId } });
         else if (req.allowOther && qp.value.trim()) finish({ method: 'agent/reply', params: { requestId: req.requestId, text: qp.value } });
       });
-      qp.onDidHide(() => finish(undefined));
+      qp.onDidHide(() => {
+        if (!done) this.log(`prompt ${req.requestId} dismissed`);
+        finish(undefined);
+      });
       qp.show();
     });
   }

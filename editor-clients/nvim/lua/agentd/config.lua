@@ -62,7 +62,7 @@ M.defaults = {
 
 local function merge(dst, src)
   for k, v in pairs(src) do
-    if type(v) == 'table' and type(dst[k]) == 'table' and not vim.tbl_islist(v) and next(v) ~= nil then
+    if type(v) == 'table' and type(dst[k]) == 'table' and not (vim.islist or vim.tbl_islist)(v) and next(v) ~= nil then
       merge(dst[k], v)
     else
       dst[k] = v

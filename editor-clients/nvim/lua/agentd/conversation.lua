@@ -160,7 +160,11 @@ local function render_request(lines, item)
     head = '? ' .. one_line(r.message ~= '' and r.message or r.title)
   end
   if item.outcome then
-    head = head .. '  → ' .. item.outcome .. (item.by and item.by ~= 'user' and (' (' .. item.by .. ')') or '')
+    local by = item.by
+    if by == 'user' or by == item.outcome or by == vim.NIL then
+      by = nil
+    end
+    head = head .. '  → ' .. item.outcome .. (by and (' (' .. by .. ')') or '')
   else
     head = head .. '  → waiting for you (:AgentdPending)'
   end

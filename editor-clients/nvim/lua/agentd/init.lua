@@ -9,7 +9,7 @@ local conversation = require('agentd.conversation')
 local prompts = require('agentd.prompts')
 
 local api = vim.api
-local uv = vim.loop
+local uv = vim.uv or vim.loop
 local M = {}
 
 local S = {
@@ -333,7 +333,8 @@ local function send_answer(req, method, params)
       return
     end
     if e.code == -32012 or e.code == -32011 then
-      return -- resolved elsewhere meanwhile: nothing to do
+      -- resolved elsewhere (or cancelled) while the prompt was up
+      notify('that request was already resolved (' .. tostring(e.message) .. ')')
     elseif e.code == -32014 then
       notify('the request expired before your answer arrived', vim.log.levels.WARN)
     elseif e.code == rpc.DISCONNECTED then
@@ -361,9 +362,13 @@ function pump()
   if waiting > 0 then
     notify(('%d more request%s waiting'):format(waiting, waiting == 1 and '' or 's'))
   end
-  local handle
-  handle = prompts.show(req, {
+  local entry = { req = req }
+  prompts.show(req, {
     root = S.root,
+    started = function(handle)
+      entry.handle = handle
+      S.prompt = entry
+    end,
     reply = function(params)
       send_answer(req, 'agent/reply', params)
     end,
@@ -376,10 +381,6 @@ function pump()
       finish_prompt()
     end,
   })
-  -- prompts.show may have settled synchronously
-  if S.queue.active and S.queue.active.requestId == req.requestId then
-    S.prompt = { req = req, handle = handle }
-  end
 end
 
 local function add_request(req)

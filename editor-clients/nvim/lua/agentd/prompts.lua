@@ -8,6 +8,7 @@
 --   confirm(decision, reason, edited)   -- agent/confirm
 --   postpone()                          -- dismissed: stays open in the daemon
 --   root                                -- the workspace
+--   started(handle)                     -- called before the UI shows (optional)
 -- Exactly one of them is called, once; after close() none is.
 local config = require('agentd.config')
 local udiff = require('agentd.udiff')
@@ -53,7 +54,8 @@ end
 local function abort_cmdline_prompt()
   local mode = api.nvim_get_mode().mode
   if mode == 'c' or mode:sub(1, 1) == 'r' then
-    api.nvim_feedkeys(api.nvim_replace_termcodes('<C-c>', true, false, true), 'n', false)
+    -- as if typed: input() is waiting on the input queue, not on typeahead
+    api.nvim_input('<C-c>')
   end
 end
 
@@ -447,6 +449,23 @@ end
 function M.show(req, ctx)
   local g = settle_guard(ctx)
   local h
+  -- The handle exists before any UI call: the built-in vim.ui.input blocks
+  -- in input() while events (and so agent/inputResolved) are processed.
+  local handle = {}
+  function handle.close()
+    if not g.live() then
+      return
+    end
+    g.close()
+    if h and h.close then
+      h.close()
+    else
+      abort_cmdline_prompt()
+    end
+  end
+  if ctx.started then
+    ctx.started(handle)
+  end
   if req.kind == 'question' then
     h = show_question(req, g)
   elseif req.kind == 'choice' then
@@ -462,18 +481,8 @@ function M.show(req, ctx)
     g.postpone()
     h = {}
   end
-  return {
-    close = function()
-      if not g.live() then
-        return
-      end
-      g.close()
-      if h.close then
-        h.close()
-      end
-    end,
-    tabs = h.tabs,
-  }
+  handle.tabs = h.tabs
+  return handle
 end
 
 return M

@@ -5,7 +5,7 @@
 -- M.spawn() wires one to a child started with vim.loop.spawn.
 local framing = require('agentd.framing')
 
-local uv = vim.loop
+local uv = vim.uv or vim.loop
 local M = {}
 
 M.DISCONNECTED = -32099 -- our own code for "the daemon went away"

@@ -21,6 +21,9 @@ function handle(msg) {
   if (method === 'initialize') {
     initialized = true;
     send({ jsonrpc: '2.0', id, result: { serverInfo: { name: 'fake-agentd', version: '0' }, protocolVersion: 1, capabilities: {} } });
+  } else if (method === 'initialized') {
+    send({ jsonrpc: '2.0', method: '$/progress', params: { token: 'agentd-index-1', value: { kind: 'begin', title: 'Indexing workspace', percentage: 0 } } });
+    send({ jsonrpc: '2.0', method: '$/progress', params: { token: 'agentd-index-1', value: { kind: 'end', message: '1 files' } } });
   } else if (method === 'shutdown') {
     send({ jsonrpc: '2.0', id, result: null });
   } else if (method === 'exit') {

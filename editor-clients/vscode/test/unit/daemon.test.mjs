@@ -42,8 +42,9 @@ test('initialize handshake, a request, and notifications with multi-byte text', 
   assert.equal(c.initializeResult.serverInfo.name, 'fake-agentd');
   const res = await c.request('agent/run', { prompt: 'hi' });
   assert.deepEqual(res, { runId: 'r_1', sessionId: 's_1' });
-  await until(() => notes.length === 2);
-  assert.equal(notes[1][1].update.text, 'héllo ✓');
+  await until(() => notes.length === 4);
+  assert.deepEqual(notes.slice(0, 2).map((n) => [n[0], n[1].value.kind]), [['$/progress', 'begin'], ['$/progress', 'end']], '$/progress reaches the handler');
+  assert.equal(notes[3][1].update.text, 'héllo ✓');
   const methods = received().map((m) => m.method);
   assert.deepEqual(methods.slice(0, 3), ['initialize', 'initialized', 'agent/run']);
   assert.equal(received()[0].params.initializationOptions.model.apiKey, 'k');

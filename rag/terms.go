@@ -1,0 +1,157 @@
+package rag
+
+import (
+	"strings"
+	"sync"
+)
+
+// termDict interns index terms: a term gets a dense int32 id the first time
+// it is seen and keeps it for the life of the index (ids are not reused; the
+// dictionary grows with the workspace's vocabulary, not with edits). BM25
+// postings and chunk bags hold ids, so a term's string exists once.
+type termDict struct {
+	mu    sync.RWMutex
+	ids   map[string]int32
+	terms []string
+}
+
+func newTermDict() *termDict {
+	return &termDict{ids: make(map[string]int32)}
+}
+
+func (d *termDict) lookup(t string) (int32, bool) {
+	d.mu.RLock()
+	id, ok := d.ids[t]
+	d.mu.RUnlock()
+	return id, ok
+}
+
+// intern returns b's id, adding it if new.
+func (d *termDict) intern(b []byte) int32 {
+	d.mu.RLock()
+	id, ok := d.ids[string(b)]
+	d.mu.RUnlock()
+	if ok {
+		return id
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if id, ok := d.ids[string(b)]; ok {
+		return id
+	}
+	t := string(b)
+	id = int32(len(d.terms))
+	d.ids[t] = id
+	d.terms = append(d.terms, t)
+	return id
+}
+
+// all returns the terms by id. Entries below the returned length never
+// change, so the slice may be read after the lock is released.
+func (d *termDict) all() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.terms
+}
+
+func (d *termDict) len() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return len(d.terms)
+}
+
+// bag is a chunk's bag of terms by id, in order of first occurrence.
+type bag struct {
+	ids   []int32
+	freqs []int32
+	total int32 // number of term occurrences: the BM25 document length
+}
+
+// termCounter turns texts into bags. It remembers the terms of every raw word
+// it has tokenized (identifiers repeat: splitting, stemming and folding each
+// one once is most of the saving), and counts with a dense array indexed by
+// term id instead of a map. One per goroutine.
+type termCounter struct {
+	dict  *termDict
+	tk    tokenizer
+	words map[string]span // raw word → its term ids in arena
+	arena []int32
+	pos   []int32 // by term id: 1 + index in the bag being counted
+	ids   []int32
+	freqs []int32
+	total int32
+}
+
+type span struct{ off, n uint32 }
+
+// maxWords bounds the word memo; past it the memo restarts.
+const maxWords = 1 << 17
+
+func newTermCounter(d *termDict) *termCounter {
+	return &termCounter{dict: d, words: make(map[string]span, 1024)}
+}
+
+// count returns the bag of the concatenation of parts. Parts must be
+// separated by non-identifier bytes in the text they stand for (path, symbol
+// and text are joined by " " and "\n"), so tokenizing them one by one is the
+// same as tokenizing the whole.
+func (c *termCounter) count(parts ...string) bag {
+	for _, text := range parts {
+		for i := 0; i < len(text); {
+			if !isIdentByte(text[i]) {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(text) && isIdentByte(text[j]) {
+				j++
+			}
+			c.word(text[i:j])
+			i = j
+		}
+	}
+	b := bag{ids: make([]int32, len(c.ids)), freqs: make([]int32, len(c.freqs)), total: c.total}
+	copy(b.ids, c.ids)
+	copy(b.freqs, c.freqs)
+	for _, id := range c.ids {
+		c.pos[id] = 0
+	}
+	c.ids, c.freqs, c.total = c.ids[:0], c.freqs[:0], 0
+	return b
+}
+
+func (c *termCounter) word(w string) {
+	sp, ok := c.words[w]
+	if !ok {
+		if len(c.words) >= maxWords {
+			clear(c.words)
+			c.arena = nil
+		}
+		sp.off = uint32(len(c.arena))
+		c.tk.word(w, func(b []byte) { c.arena = append(c.arena, c.dict.intern(b)) })
+		sp.n = uint32(len(c.arena)) - sp.off
+		c.words[strings.Clone(w)] = sp // a clone: w points into a whole file
+	}
+	for _, id := range c.arena[sp.off : sp.off+sp.n] {
+		c.total++
+		if int(id) >= len(c.pos) {
+			c.pos = append(c.pos, make([]int32, int(id)+1-len(c.pos)+1024)...)
+		}
+		if p := c.pos[id]; p > 0 {
+			c.freqs[p-1]++
+			continue
+		}
+		c.ids = append(c.ids, id)
+		c.freqs = append(c.freqs, 1)
+		c.pos[id] = int32(len(c.ids))
+	}
+}
+
+// termFreqs converts a bag to strings for the embedder, reusing buf.
+func (b bag) termFreqs(terms []string, buf []string) termFreqs {
+	buf = buf[:0]
+	for _, id := range b.ids {
+		buf = append(buf, terms[id])
+	}
+	return termFreqs{terms: buf, freqs: b.freqs, total: b.total}
+}

@@ -1,0 +1,223 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// ask puts an input request to the client in the best form it offers.
+// Called by the workspace worker, so whatever waits runs in a goroutine.
+func (s *session) ask(req wire.InputRequest) {
+	form := s.srv.formElicitation()
+	switch req.Kind {
+	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+		go s.askPermission(req)
+	case wire.KindChoice:
+		if form {
+			go s.elicit(req)
+		} else {
+			go s.askChoice(req)
+		}
+	case wire.KindQuestion:
+		if form {
+			go s.elicit(req)
+		} else {
+			s.askInChat(req)
+		}
+	default:
+		// Secrets never go into a form (the schema forbids it); in the chat
+		// the answer still reaches only the command, not the model.
+		s.askInChat(req)
+	}
+}
+
+// askPending asks again every open request of the session's runs, after a
+// restart or when another editor reopens the session.
+func (s *session) askPending() {
+	s.mu.Lock()
+	agentID := s.agentID
+	s.mu.Unlock()
+	if agentID == "" {
+		return
+	}
+	for _, req := range s.ws.agent.Pending("") {
+		if req.SessionID == agentID {
+			s.ask(req)
+		}
+	}
+}
+
+var confirmOptions = []acpsdk.PermissionOption{
+	{OptionId: wire.AllowOnce, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
+	{OptionId: wire.AllowAlways, Name: "Always allow", Kind: acpsdk.PermissionOptionKindAllowAlways},
+	{OptionId: wire.RejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+	{OptionId: wire.RejectAlways, Name: "Always reject", Kind: acpsdk.PermissionOptionKindRejectAlways},
+}
+
+// askPermission asks for a confirmation. A rejection lets the run go on;
+// the outcome cancelled means the user stopped the turn.
+func (s *session) askPermission(req wire.InputRequest) {
+	ctx, ok := s.track(req.RequestID)
+	if !ok {
+		return
+	}
+	defer s.untrack(req.RequestID)
+	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
+		ToolCall: permissionCall(s.ws.root, req), Options: confirmOptions})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.srv.log.Warn("session/request_permission failed", "request", req.RequestID, "err", err)
+		}
+		return
+	}
+	if resp.Outcome.Selected == nil {
+		s.cancelRun(req.RunID)
+		return
+	}
+	p := wire.ConfirmParams{RequestID: req.RequestID, Decision: string(resp.Outcome.Selected.OptionId)}
+	if strings.HasPrefix(p.Decision, "reject") {
+		p.Reason = "rejected in the editor"
+	}
+	if err := s.ws.agent.Confirm(context.Background(), p); err != nil {
+		s.srv.log.Info("confirmation not applied", "request", req.RequestID, "err", err)
+	}
+}
+
+// askChoice offers a choice's options as permission options, for clients
+// without form elicitation.
+func (s *session) askChoice(req wire.InputRequest) {
+	ctx, ok := s.track(req.RequestID)
+	if !ok {
+		return
+	}
+	defer s.untrack(req.RequestID)
+	opts := make([]acpsdk.PermissionOption, 0, len(req.Options))
+	for _, o := range req.Options {
+		opts = append(opts, acpsdk.PermissionOption{OptionId: acpsdk.PermissionOptionId(o.OptionID), Name: o.Label,
+			Kind: acpsdk.PermissionOptionKindAllowOnce})
+	}
+	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
+		ToolCall: questionCall(req), Options: opts})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.srv.log.Warn("choice as session/request_permission failed", "request", req.RequestID, "err", err)
+		}
+		return
+	}
+	if resp.Outcome.Selected == nil {
+		s.cancelRun(req.RunID)
+		return
+	}
+	p := wire.ReplyParams{RequestID: req.RequestID, OptionID: string(resp.Outcome.Selected.OptionId)}
+	if err := s.ws.agent.Reply(context.Background(), p); err != nil {
+		s.srv.log.Info("choice not applied", "request", req.RequestID, "err", err)
+	}
+}
+
+// askInChat writes the question as an agent message and ends the turn; the
+// next prompt is the answer.
+func (s *session) askInChat(req wire.InputRequest) {
+	if _, ok := s.track(req.RequestID); !ok {
+		return
+	}
+	s.untrack(req.RequestID) // nothing to withdraw: the message stays
+	s.say(chatQuestion(req))
+	s.mu.Lock()
+	s.asking = append(dropRequest(s.asking, req.RequestID), req)
+	t := s.turn
+	if t != nil && t.runID == req.RunID {
+		s.turn = nil
+	} else {
+		t = nil
+	}
+	s.mu.Unlock()
+	if t != nil {
+		t.done <- turnEnd{stop: acpsdk.StopReasonEndTurn}
+	}
+}
+
+func dropRequest(reqs []wire.InputRequest, id string) []wire.InputRequest {
+	out := reqs[:0]
+	for _, r := range reqs {
+		if r.RequestID != id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func chatQuestion(req wire.InputRequest) string {
+	var b strings.Builder
+	b.WriteString("\n\n**" + firstNonEmpty(req.Title, "Question") + "**\n\n" + req.Message + "\n")
+	for i, o := range req.Options {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, o.Label)
+		if o.Description != "" {
+			b.WriteString(" — " + o.Description)
+		}
+	}
+	switch {
+	case req.Kind == wire.KindSecret:
+		b.WriteString("\n\n_Send the value as your next message. It goes to the command only, never to the model; your editor keeps it in this chat._")
+	case len(req.Options) > 0:
+		b.WriteString("\n\n_Answer with a number or an option in your next message._")
+	default:
+		b.WriteString("\n\n_Your next message is the answer._")
+	}
+	return b.String()
+}
+
+// cancelRun ends a run whose request the client cancelled: in ACP that is
+// the user stopping the turn.
+func (s *session) cancelRun(runID string) {
+	if err := s.ws.agent.Cancel(context.Background(), runID); err != nil {
+		s.srv.log.Warn("cancelling run", "run", runID, "err", err)
+	}
+}
+
+// permissionCall is the tool call a confirmation is about, with the diff of
+// every file it writes or the command it runs.
+func permissionCall(root string, req wire.InputRequest) acpsdk.ToolCallUpdate {
+	kind, status := acpsdk.ToolKindEdit, acpsdk.ToolCallStatusPending
+	title := firstNonEmpty(req.Title, req.Message)
+	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
+	if req.Kind == wire.KindConfirmCommand {
+		kind = acpsdk.ToolKindExecute
+		tc.RawInput = map[string]any{"command": req.Command, "cwd": req.Cwd}
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock("```sh\n"+req.Command+"\n```")))
+	}
+	for _, d := range req.Diff {
+		tc.Content = append(tc.Content, diffContent(root, d))
+		tc.Locations = append(tc.Locations, acpsdk.ToolCallLocation{Path: absPath(root, d.Path)})
+	}
+	if req.Rule != "" {
+		tc.Meta = map[string]any{"agentd": map[string]any{"rule": req.Rule, "requestId": req.RequestID}}
+	}
+	return tc
+}
+
+func questionCall(req wire.InputRequest) acpsdk.ToolCallUpdate {
+	kind, status := acpsdk.ToolKindOther, acpsdk.ToolCallStatusPending
+	title := firstNonEmpty(req.Message, req.Title)
+	return acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status,
+		Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(req.Message))}}
+}
+
+// toolCallID names the tool call a request belongs to; a request outside
+// any call gets one of its own, which clients create on the fly.
+func toolCallID(req wire.InputRequest) acpsdk.ToolCallId {
+	return acpsdk.ToolCallId(firstNonEmpty(req.ToolCallID, req.RequestID))
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,238 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// cancelGrace bounds how long a cancelled turn waits for its run to stop.
+const cancelGrace = 10 * time.Second
+
+// Prompt is one turn: a run held open until it ends. When the session waits
+// on a free-text question, the prompt is its answer instead.
+func (s *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	text, rc := promptOf(sess.ws.root, p.Prompt)
+	if strings.TrimSpace(text) == "" {
+		return acpsdk.PromptResponse{}, invalidParams("the prompt has no text")
+	}
+	if name, arg, ok := slashCommand(text); ok {
+		return sess.command(ctx, name, arg)
+	}
+	t, err := sess.begin(ctx, text, rc)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	return sess.wait(ctx, t)
+}
+
+// begin answers a waiting question or starts a run.
+func (s *session) begin(ctx context.Context, text string, rc *wire.RunContext) (*turn, error) {
+	if t, ok := s.answer(ctx, text); ok {
+		return t, nil
+	}
+	if err := s.settleLastRun(ctx); err != nil {
+		return nil, err
+	}
+	ws := s.ws
+	ws.routeMu.Lock()
+	defer ws.routeMu.Unlock()
+	s.mu.Lock()
+	busy, agentID, mode := s.turn != nil, s.agentID, s.mode
+	s.mu.Unlock()
+	if busy {
+		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
+	}
+	res, err := ws.agent.Run(ctx, wire.RunParams{Prompt: text, SessionID: agentID, Context: rc, ApprovalPolicy: mode})
+	if err != nil {
+		return nil, agentErr(err)
+	}
+	t := newTurn(res.RunID)
+	s.mu.Lock()
+	s.turn, s.agentID = t, res.SessionID
+	s.mu.Unlock()
+	if agentID == "" {
+		ws.byAgent[res.SessionID] = s // under routeMu: the run's events wait for it
+		ws.meta.set(s.id, sessionMeta{AgentID: res.SessionID, Mode: mode})
+	}
+	return t, nil
+}
+
+// settleLastRun clears the way for a new run: a run a restart paused is
+// given up (the user has moved on); one still waiting on an answer blocks.
+func (s *session) settleLastRun(ctx context.Context) error {
+	s.mu.Lock()
+	agentID := s.agentID
+	s.mu.Unlock()
+	if agentID == "" {
+		return nil
+	}
+	si, ok := s.ws.sessionState(agentID)
+	if !ok {
+		return nil
+	}
+	switch si.State {
+	case wire.StatePaused:
+		return agentErr(s.ws.agent.Cancel(ctx, si.LastRunID))
+	case wire.StateRunning, wire.StateRequiresAction:
+		return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf(
+			"the session's last turn (run %s) is still %s: answer its open request or cancel it first", si.LastRunID, si.State)}
+	}
+	return nil
+}
+
+// answer takes the prompt as the answer to the oldest free-text question,
+// and continues the question's run as this turn.
+func (s *session) answer(ctx context.Context, text string) (*turn, bool) {
+	s.mu.Lock()
+	if len(s.asking) == 0 || s.turn != nil {
+		s.mu.Unlock()
+		return nil, false
+	}
+	q := s.asking[0]
+	s.asking = s.asking[1:]
+	t := newTurn(q.RunID)
+	s.turn = t
+	more := len(s.asking) > 0
+	s.mu.Unlock()
+	if err := s.ws.agent.Reply(ctx, replyFromText(q, text)); err != nil {
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		s.srv.log.Info("prompt not taken as an answer", "request", q.RequestID, "err", err)
+		if errors.Is(err, agent.ErrWrongKind) || errors.Is(err, agent.ErrInvalid) {
+			s.askInChat(q) // ask again: the answer did not fit
+			return s.endedTurn(q.RunID), true
+		}
+		return nil, false
+	}
+	if more {
+		// Another question of the run waits: this turn ends on it too.
+		s.mu.Lock()
+		next := s.asking[0]
+		s.asking = s.asking[1:]
+		s.turn = nil
+		s.mu.Unlock()
+		s.askInChat(next)
+		return s.endedTurn(q.RunID), true
+	}
+	return t, true
+}
+
+func (s *session) endedTurn(runID string) *turn {
+	t := newTurn(runID)
+	t.done <- turnEnd{stop: acpsdk.StopReasonEndTurn}
+	return t
+}
+
+// replyFromText makes a reply of a typed answer: a choice's option when the
+// text names one, otherwise free text.
+func replyFromText(q wire.InputRequest, text string) wire.ReplyParams {
+	text = strings.TrimSpace(text)
+	p := wire.ReplyParams{RequestID: q.RequestID}
+	if q.Kind == wire.KindChoice {
+		for i, o := range q.Options {
+			if strings.EqualFold(text, o.OptionID) || strings.EqualFold(text, o.Label) || text == fmt.Sprint(i+1) {
+				p.OptionID = o.OptionID
+				return p
+			}
+		}
+	}
+	p.Text = &text
+	return p
+}
+
+// wait holds the prompt until its run ends. A cancelled prompt cancels the
+// run; a client that went away leaves it as it is (it is persisted).
+func (s *session) wait(ctx context.Context, t *turn) (acpsdk.PromptResponse, error) {
+	select {
+	case end := <-t.done:
+		return end.response()
+	case <-ctx.Done():
+	}
+	select {
+	case <-s.srv.conn.Done():
+		return acpsdk.PromptResponse{}, ctx.Err()
+	default:
+	}
+	if err := s.ws.agent.Cancel(context.Background(), t.runID); err != nil {
+		s.srv.log.Warn("cancelling run", "run", t.runID, "err", err)
+	}
+	select {
+	case end := <-t.done:
+		if end.err == nil {
+			end.stop = acpsdk.StopReasonCancelled
+		}
+		return end.response()
+	case <-time.After(cancelGrace):
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+}
+
+func (e turnEnd) response() (acpsdk.PromptResponse, error) {
+	if e.err != nil {
+		return acpsdk.PromptResponse{}, e.err
+	}
+	return acpsdk.PromptResponse{StopReason: e.stop}, nil
+}
+
+// promptOf turns ACP content into our prompt: text as it is, embedded
+// resources (often unsaved buffers) quoted into the prompt, links to
+// workspace files as context files.
+func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *wire.RunContext) {
+	var b strings.Builder
+	rc := &wire.RunContext{}
+	for _, c := range blocks {
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			fmt.Fprintf(&b, "\n\n<context file=%q>\n%s\n</context>\n", displayPath(root, r.Uri), r.Text)
+		case c.ResourceLink != nil:
+			if rel, ok := workspacePath(root, c.ResourceLink.Uri); ok {
+				rc.Files = append(rc.Files, rel)
+			} else {
+				fmt.Fprintf(&b, " %s", c.ResourceLink.Uri)
+			}
+		}
+	}
+	if len(rc.Files) == 0 {
+		rc = nil
+	}
+	return b.String(), rc
+}
+
+// workspacePath returns the workspace-relative path of a file:// URI inside
+// root.
+func workspacePath(root, uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "file" && u.Scheme != "") {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(u.Path))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+func displayPath(root, uri string) string {
+	if rel, ok := workspacePath(root, uri); ok {
+		return rel
+	}
+	return uri
+}

@@ -1,0 +1,180 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// Index is the workspace index as this front end uses it; cmd plugs in the
+// rag package through an IndexOpener.
+type Index interface {
+	Build(ctx context.Context, progress func(done, total int)) error
+	Watch(ctx context.Context) error
+	Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error)
+	Close() error
+}
+
+// IndexOpener opens the index of root, keeping its files in dir.
+type IndexOpener func(ctx context.Context, root, dir string) (Index, error)
+
+// Options configures the ACP server.
+type Options struct {
+	Version string
+	// StateDirs returns a workspace's state and cache (index) directories.
+	StateDirs       func(root string) (state, cache string, err error)
+	UserConfigDir   string
+	Model           agent.ModelConfig
+	NewModel        func(agent.ModelConfig) agent.Model // nil: the OpenAI-compatible client
+	Policy          string                              // default mode of new sessions
+	QuestionTimeout time.Duration
+	ConfirmTimeout  time.Duration
+	RetryBase       time.Duration
+	MaxSteps        int
+	// OpenIndex opens the workspace index; nil runs without one.
+	OpenIndex IndexOpener
+	Logger    *slog.Logger
+}
+
+// server implements the SDK's Agent and AgentLoader.
+type server struct {
+	opts Options
+	log  *slog.Logger
+	conn *acpsdk.AgentSideConnection
+	quit chan struct{} // closed when Serve returns: stops the workers
+
+	mu         sync.Mutex // guards workspaces, sessions, caps, closed
+	workspaces map[string]*workspace
+	sessions   map[string]*session // by ACP session id
+	caps       acpsdk.ClientCapabilities
+	closed     bool
+}
+
+// Serve speaks ACP on r and w until the client goes away or ctx ends. Runs
+// waiting on people stay persisted, so a restarted agentd asks again.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Policy == "" {
+		opts.Policy = wire.PolicyAsk
+	}
+	s := &server{opts: opts, log: opts.Logger, quit: make(chan struct{}),
+		workspaces: map[string]*workspace{}, sessions: map[string]*session{}}
+	s.conn = acpsdk.NewAgentSideConnection(s, &scopeWriter{w: w}, r)
+	s.conn.SetLogger(opts.Logger)
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	s.shutdown()
+	return nil
+}
+
+func (s *server) shutdown() {
+	s.mu.Lock()
+	s.closed = true
+	wss := make([]*workspace, 0, len(s.workspaces))
+	for _, ws := range s.workspaces {
+		wss = append(wss, ws)
+	}
+	s.mu.Unlock()
+	close(s.quit)
+	for _, ws := range wss {
+		ws.close()
+	}
+}
+
+// Initialize answers with what agentd offers; the client's capabilities
+// decide how questions are asked.
+func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	s.mu.Lock()
+	s.caps = p.ClientCapabilities
+	s.mu.Unlock()
+	name := "unknown"
+	if p.ClientInfo != nil {
+		name = p.ClientInfo.Name
+	}
+	s.log.Info("acp client", "name", name, "protocolVersion", p.ProtocolVersion)
+	title := "agentd"
+	return acpsdk.InitializeResponse{
+		ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		AgentInfo:       &acpsdk.Implementation{Name: "agentd", Title: &title, Version: s.opts.Version},
+		AuthMethods:     []acpsdk.AuthMethod{},
+		AgentCapabilities: acpsdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: acpsdk.SessionCapabilities{
+				List:   &acpsdk.SessionListCapabilities{},
+				Resume: &acpsdk.SessionResumeCapabilities{},
+				Close:  &acpsdk.SessionCloseCapabilities{},
+			},
+		},
+	}, nil
+}
+
+// Authenticate is a no-op: the model's key comes from the configuration.
+func (s *server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, nil
+}
+
+// SetSessionConfigOption is not offered: modes carry the approval policy.
+func (s *server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound("session/set_config_option")
+}
+
+func (s *server) formElicitation() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps.Elicitation != nil && s.caps.Elicitation.Form != nil
+}
+
+// workspace returns the agent of the workspace at cwd, opening it on first
+// use.
+func (s *server) workspace(cwd string) (*workspace, error) {
+	root, err := rootOf(cwd)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("shutting down")
+	}
+	if ws, ok := s.workspaces[root]; ok {
+		return ws, nil
+	}
+	ws, err := openWorkspace(s, root)
+	if err != nil {
+		return nil, err
+	}
+	s.workspaces[root] = ws
+	return ws, nil
+}
+
+// rootOf checks that cwd is an absolute directory and resolves symlinks, so
+// one workspace has one key.
+func rootOf(cwd string) (string, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return "", invalidParams("cwd must be an absolute path, got %q", cwd)
+	}
+	root, err := filepath.EvalSymlinks(filepath.Clean(cwd))
+	if err != nil {
+		return "", invalidParams("cwd %s: %v", cwd, err)
+	}
+	return root, nil
+}
+
+func invalidParams(format string, args ...any) error {
+	return &acpsdk.RequestError{Code: -32602, Message: fmt.Sprintf(format, args...)}
+}

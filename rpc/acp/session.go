@@ -1,0 +1,226 @@
+package acp
+
+import (
+	"context"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// session is an ACP session open in this connection.
+type session struct {
+	srv *server
+	ws  *workspace
+	id  string // the id the client knows
+
+	mu      sync.Mutex // guards the fields below
+	agentID string     // "" until the first run creates the agent session
+	mode    string
+	turn    *turn
+	asking  []wire.InputRequest           // free-text questions the next prompts answer
+	asks    map[string]context.CancelFunc // client requests in flight, by input request id
+	runs    map[string]*translator
+	closed  bool
+}
+
+// turn is a session/prompt in flight: it waits for its run to end.
+type turn struct {
+	runID string
+	done  chan turnEnd // buffered: the sender never waits
+}
+
+type turnEnd struct {
+	stop acpsdk.StopReason
+	err  error
+}
+
+func newTurn(runID string) *turn { return &turn{runID: runID, done: make(chan turnEnd, 1)} }
+
+func newSession(s *server, ws *workspace, id, agentID, mode string) *session {
+	return &session{srv: s, ws: ws, id: id, agentID: agentID, mode: mode,
+		asks: map[string]context.CancelFunc{}, runs: map[string]*translator{}}
+}
+
+// attach routes the agent session's notifications to this session.
+func (s *session) attach() {
+	s.mu.Lock()
+	agentID := s.agentID
+	s.mu.Unlock()
+	if agentID == "" {
+		return
+	}
+	s.ws.routeMu.Lock()
+	s.ws.byAgent[agentID] = s
+	s.ws.routeMu.Unlock()
+}
+
+// close forgets the session in this connection; its state stays on disk.
+func (s *session) close() {
+	s.mu.Lock()
+	s.closed = true
+	t := s.turn
+	s.turn = nil
+	cancels := s.asks
+	s.asks = map[string]context.CancelFunc{}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	if t != nil {
+		t.done <- turnEnd{stop: acpsdk.StopReasonCancelled}
+	}
+	s.ws.detach(s)
+	s.srv.forget(s)
+}
+
+func (s *session) setMode(mode string) {
+	s.mu.Lock()
+	s.mode = mode
+	agentID := s.agentID
+	s.mu.Unlock()
+	s.ws.meta.set(s.id, sessionMeta{AgentID: agentID, Mode: mode})
+}
+
+// send writes one session/update.
+func (s *session) send(u acpsdk.SessionUpdate) {
+	err := s.srv.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u})
+	if err != nil {
+		s.srv.log.Debug("session/update not sent", "session", s.id, "err", err)
+	}
+}
+
+func (s *session) say(text string) { s.send(acpsdk.UpdateAgentMessageText(text)) }
+
+func (s *session) onUpdate(p wire.UpdateParams) {
+	s.mu.Lock()
+	tr := s.runs[p.RunID]
+	if tr == nil {
+		tr = newTranslator(s.ws.root, s.ws.contextWindow())
+		s.runs[p.RunID] = tr
+	}
+	s.mu.Unlock()
+	for _, u := range tr.translate(p.Update) {
+		s.send(u)
+	}
+}
+
+// onRunState ends the turn waiting on a run that finished.
+func (s *session) onRunState(p wire.RunState) {
+	if !finished(p.State) {
+		return
+	}
+	s.mu.Lock()
+	t := s.turn
+	if t != nil && t.runID == p.RunID {
+		s.turn = nil
+	} else {
+		t = nil
+	}
+	s.asking = dropRun(s.asking, p.RunID)
+	delete(s.runs, p.RunID)
+	s.mu.Unlock()
+	end := s.endOf(p)
+	if t != nil {
+		t.done <- end
+	}
+}
+
+// endOf says how a finished run ends the ACP turn. A run that gave up
+// (repeated calls, failing tools) is a refusal to go on; a model that kept
+// failing is an error.
+func (s *session) endOf(p wire.RunState) turnEnd {
+	switch p.State {
+	case wire.StateCancelled:
+		return turnEnd{stop: acpsdk.StopReasonCancelled}
+	case wire.StateFailed:
+		if p.StopReason == wire.StopError {
+			return turnEnd{err: &acpsdk.RequestError{Code: -32603, Message: "agentd: the run failed: " + p.Error}}
+		}
+		s.say("\n\nagentd stopped: " + p.Error)
+		return turnEnd{stop: acpsdk.StopReasonRefusal}
+	}
+	if p.StopReason == wire.StopMaxSteps {
+		return turnEnd{stop: acpsdk.StopReasonMaxTurnRequests}
+	}
+	return turnEnd{stop: acpsdk.StopReasonEndTurn}
+}
+
+func finished(state string) bool {
+	return state == wire.StateCompleted || state == wire.StateFailed || state == wire.StateCancelled
+}
+
+func dropRun(reqs []wire.InputRequest, runID string) []wire.InputRequest {
+	out := reqs[:0]
+	for _, r := range reqs {
+		if r.RunID != runID {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// cancel stops the session's unfinished run, if any.
+func (s *session) cancel() {
+	s.mu.Lock()
+	runID := ""
+	if s.turn != nil {
+		runID = s.turn.runID
+	} else if len(s.asking) > 0 {
+		runID = s.asking[0].RunID
+	}
+	agentID := s.agentID
+	s.mu.Unlock()
+	if runID == "" && agentID != "" {
+		if si, ok := s.ws.sessionState(agentID); ok && !finished(si.State) && si.State != "idle" {
+			runID = si.LastRunID
+		}
+	}
+	if runID != "" {
+		if err := s.ws.agent.Cancel(context.Background(), runID); err != nil {
+			s.srv.log.Warn("cancelling run", "run", runID, "err", err)
+		}
+	}
+}
+
+// track registers a client request for an input request; false when it is
+// already being asked (a re-ask racing the live notification).
+func (s *session) track(requestID string) (context.Context, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.asks[requestID]; ok || s.closed {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.asks[requestID] = cancel
+	return ctx, true
+}
+
+func (s *session) untrack(requestID string) {
+	s.mu.Lock()
+	cancel := s.asks[requestID]
+	delete(s.asks, requestID)
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// resolved withdraws the client request of an input request resolved
+// elsewhere (a rule, a timeout, a cancel, another editor).
+func (s *session) resolved(requestID string) {
+	s.mu.Lock()
+	cancel := s.asks[requestID]
+	delete(s.asks, requestID)
+	for i, q := range s.asking {
+		if q.RequestID == requestID {
+			s.asking = append(s.asking[:i:i], s.asking[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}

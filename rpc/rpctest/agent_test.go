@@ -1,0 +1,270 @@
+package rpctest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// The loop's behaviour over the real wire (issue 3).
+
+func TestPlanPublishedAndRevised(t *testing.T) {
+	both(t, withScript("plan.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "refactor the parser"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		var plans []wire.Update
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == wire.UpdatePlan {
+				plans = append(plans, u)
+			}
+		}
+		require.Len(t, plans, 2)
+		assert.Equal(t, []wire.PlanEntry{{Content: "Read the code", Status: "in_progress"}, {Content: "Change it", Status: "pending"}}, plans[0].Entries)
+		assert.Equal(t, "The first approach failed", plans[1].Explanation)
+		assert.Equal(t, wire.StatusFailed, plans[1].Entries[1].Status)
+		assert.Equal(t, "Done with the refactor.", e.Text(run.RunID))
+	})
+}
+
+// TestTwoQuestionsAcrossRestart kills the daemon while two questions are
+// open, starts it again, answers both in reverse order, and checks the run
+// completes with both answers reaching the model as tool results.
+func TestTwoQuestionsAcrossRestart(t *testing.T) {
+	both(t, withScript("two_questions.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "set up the service"})
+		reqs := e.Requests(run.RunID, 2)
+		e.Close(true)
+
+		e2 := env.StartInitialized()
+		var pending wire.PendingResult
+		e2.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		require.Len(t, pending.Requests, 2)
+		e2.Answer(ReplyOption(reqs[1].RequestID, "2"))
+		e2.Answer(ReplyText(reqs[0].RequestID, "8080"))
+		st := e2.Finished(run.RunID)
+		assert.Equal(t, wire.StateCompleted, st.State)
+		assert.Equal(t, "Port 8080 with sqlite it is.", e2.Text(run.RunID))
+		assertToolResults(t, env, map[string]string{"call_port": "8080", "call_db": "sqlite"})
+		e2.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: reqs[0].RequestID, Text: ptr("9090")}, wire.CodeAlreadyResolved)
+	})
+}
+
+func TestCancelDuringModelStream(t *testing.T) {
+	both(t, withScript("cancel_stream.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "stream forever"})
+		e.Await("a streamed chunk", func(m Message) bool { return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), "message_chunk") })
+		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
+		st := e.RunState(run.RunID, wire.StateCancelled)
+		assert.Equal(t, wire.StopCancelled, st.StopReason)
+		assert.Empty(t, st.Error, "a cancel is not a failure")
+	})
+}
+
+func TestCancelDuringRunningTool(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "cancel_tool.json"), Policy: wire.PolicyFullAuto}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "sleep a while"})
+		e.Await("the command running", func(m Message) bool {
+			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), `"status":"in_progress"`)
+		})
+		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
+		st := e.RunState(run.RunID, wire.StateCancelled)
+		assert.Equal(t, wire.StopCancelled, st.StopReason)
+	})
+}
+
+func TestModelFailsTwiceThenSucceeds(t *testing.T) {
+	both(t, withScript("retry.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "a flaky model"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "Third time lucky.", e.Text(run.RunID))
+		assert.Len(t, env.Model.Requests(), 3)
+	})
+}
+
+func TestModelReturnsGarbage(t *testing.T) {
+	both(t, withScript("garbage.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "anything"})
+		st := e.RunState(run.RunID, wire.StateFailed)
+		assert.Equal(t, wire.StopError, st.StopReason)
+		assert.Contains(t, st.Error, "model")
+		assert.Len(t, env.Model.Requests(), 3, "retried, then failed")
+		// The daemon keeps serving.
+		var sessions wire.SessionsResult
+		e.MustCall(wire.MethodSessions, nil, &sessions)
+		assert.Equal(t, wire.StateFailed, sessions.Sessions[0].State)
+	})
+}
+
+func TestStepLimit(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "steps.json"), MaxSteps: 2, Files: map[string]string{"README.md": "# hi\n"}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "explore forever"})
+		st := e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, wire.StopMaxSteps, st.StopReason)
+		assert.Equal(t, "I ran out of steps; the workspace has a README.", e.Text(run.RunID))
+		reqs := env.Model.Requests()
+		assert.Empty(t, reqs[len(reqs)-1].Tools, "the tools are withdrawn at the limit")
+	})
+}
+
+func TestTextToolCallFallback(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "textmode.json"), ToolMode: "text", Files: map[string]string{"README.md": "# hi\n"}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "what files are there?"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		var calls []string
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == wire.UpdateToolCall {
+				calls = append(calls, u.Title)
+			}
+		}
+		require.Len(t, calls, 1)
+		assert.Contains(t, e.Text(run.RunID), "There is a README.md.")
+		assert.NotContains(t, e.Text(run.RunID), `"tool"`, "the JSON call is not shown as text")
+		for _, r := range env.Model.Requests() {
+			assert.Empty(t, r.Tools, "text mode offers no native tools")
+		}
+	})
+}
+
+// Tools and the permission policy over the wire (issue 4).
+
+func TestWriteRejectedThenAllowedThenUndone(t *testing.T) {
+	both(t, withScript("write_undo.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "make a greeting file"})
+		first := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindConfirmWrite, first.Kind)
+		assert.Contains(t, first.Diff[0].Diff, "+Hello, World")
+		e.Answer(Decide(first.RequestID, wire.RejectOnce, "lowercase please"))
+
+		second := e.Requests(run.RunID, 2)[1]
+		assert.Contains(t, second.Diff[0].Diff, "+hello, world")
+		e.Answer(Decide(second.RequestID, wire.AllowOnce, ""))
+
+		undo := e.Requests(run.RunID, 3)[2]
+		assert.Equal(t, "hello, world\n", env.WorkspaceFile("hello.txt"), "the allowed write is on disk")
+		assert.Equal(t, "deleted", undo.Diff[0].Status)
+		e.Answer(Decide(undo.RequestID, wire.AllowOnce, ""))
+
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.NoFileExists(t, filepath.Join(env.Root, "hello.txt"), "undo restored the workspace")
+		assertToolResults(t, env, map[string]string{"call_w1": "lowercase please"})
+		audit, err := os.ReadFile(filepath.Join(env.State, "state", "audit.jsonl"))
+		if env.Mode == Binary {
+			audit, err = os.ReadFile(filepath.Join(env.State, stateKey(t, env), "audit.jsonl"))
+		}
+		require.NoError(t, err)
+		assert.Contains(t, string(audit), `"decision":"reject_once"`)
+		assert.Contains(t, string(audit), `"decision":"allow_once"`)
+	})
+}
+
+// stateKey finds the per-workspace folder the binary made under the state base.
+func stateKey(t *testing.T, env *Env) string {
+	entries, err := os.ReadDir(env.State)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() && len(e.Name()) == 16 {
+			return e.Name()
+		}
+	}
+	t.Fatalf("no workspace state folder under %s", env.State)
+	return ""
+}
+
+func TestCommandsAllowedDeniedTimedOut(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "commands.json"), Files: map[string]string{
+			".agentd/rules.json": `{"rules": [{"tool": "run_cmd", "pattern": "git push *", "action": "deny"}]}`}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "run commands"})
+		touch := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindConfirmCommand, touch.Kind)
+		assert.Equal(t, "touch made.txt", touch.Command)
+		assert.Equal(t, ".", touch.Cwd)
+		e.Answer(Decide(touch.RequestID, wire.AllowOnce, ""))
+
+		e.RunState(run.RunID, wire.StateCompleted)
+		// git push and sudo were denied without asking anyone; sleep is
+		// read-only and ran without asking.
+		assert.Len(t, e.inputRequestsAll(run.RunID), 1)
+
+		assert.FileExists(t, filepath.Join(env.Root, "made.txt"))
+		results := toolResults(env)
+		assert.Contains(t, results["call_c2"], "git push")
+		assert.Contains(t, results["call_c2"], "Denied")
+		assert.Contains(t, results["call_c3"], "Denied")
+		assert.Contains(t, strings.ToLower(results["call_c4"]), "timed out")
+	})
+}
+
+func toolResults(env *Env) map[string]string {
+	got := map[string]string{}
+	for _, r := range env.Model.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				got[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	return got
+}
+
+func TestLeavingTheWorkspaceIsRefused(t *testing.T) {
+	both(t, withScript("escape.json"), func(t *testing.T, env *Env) {
+		outside := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(env.Root), "outside.txt"), []byte("secret"), 0o644))
+		require.NoError(t, os.Symlink(outside, filepath.Join(env.Root, "link")))
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "read the secrets"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Empty(t, e.inputRequestsAll(run.RunID), "nobody is asked: the calls are refused")
+		results := toolResults(env)
+		for _, id := range []string{"call_e1", "call_e2", "call_e3"} {
+			assert.Contains(t, strings.ToLower(results[id]), "outside the workspace", id)
+		}
+		assert.NoFileExists(t, filepath.Join(outside, "planted.txt"))
+		assert.NotContains(t, results["call_e1"], "secret")
+	})
+}
+
+func (e *Editor) inputRequestsAll(runID string) []wire.InputRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inputRequests(runID)
+}
+
+func TestInteractivePromptGoesToTheUser(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "interactive.json"), Policy: wire.PolicyFullAuto}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "deploy it"})
+		q := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindChoice, q.Kind)
+		assert.Contains(t, q.Message, "Deploy to prod?")
+		e.Answer(ReplyOption(q.RequestID, "yes"))
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "Deployed.", e.Text(run.RunID))
+	})
+}
