@@ -44,9 +44,11 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	r.mu.Lock()
 	r.rec.Step++
 	if len(requests) > 0 {
+		// Persisted before anyone is asked; a step without people is
+		// checkpointed once, when it commits.
 		r.rec.State = wire.StateRequiresAction
+		r.durableLocked()
 	}
-	r.checkpointLocked()
 	if len(requests) > 0 {
 		r.setStateLocked(wire.StateRequiresAction, "", "")
 		for _, req := range requests {
@@ -259,12 +261,15 @@ func (r *run) stepComplete() bool {
 	return true
 }
 
-// finishCall records a call's result and tells the editor. Calls that were
-// answered at once (plan, refusals) report here too.
+// finishCall records a call's result. The result of a call a person decided
+// on is persisted at once, so a restart never runs an approved command
+// twice; the others are persisted when the step commits.
 func (r *run) finishCall(pc *pendingCall, res *callResult) {
 	r.mu.Lock()
 	pc.Result = res
-	r.checkpointLocked()
+	if pc.Request != nil {
+		r.checkpointLocked()
+	}
 	r.mu.Unlock()
 }
 

@@ -12,10 +12,8 @@ func (r *run) complete(text, stop string) {
 	r.update(wire.Update{Kind: wire.UpdateResult, StopReason: stop, Text: text})
 	r.mu.Lock()
 	r.rec.FinalText = text
-	r.setStateLocked(wire.StateCompleted, stop, "")
-	r.checkpointLocked()
 	r.mu.Unlock()
-	r.a.finishRun(r)
+	r.finish(wire.StateCompleted, stop, "")
 }
 
 // fail ends a run with an error that says what went wrong.
@@ -25,11 +23,7 @@ func (r *run) fail(stop, msg string) {
 	r.cancelOpenLocked()
 	r.mu.Unlock()
 	r.reportFiles()
-	r.mu.Lock()
-	r.setStateLocked(wire.StateFailed, stop, msg)
-	r.checkpointLocked()
-	r.mu.Unlock()
-	r.a.finishRun(r)
+	r.finish(wire.StateFailed, stop, msg)
 }
 
 // finishCancelled ends a run as cancelled, never as a failure.
@@ -42,11 +36,28 @@ func (r *run) finishCancelled() {
 	r.cancelOpenLocked()
 	r.mu.Unlock()
 	r.reportFiles()
+	r.finish(wire.StateCancelled, wire.StopCancelled, "")
+}
+
+// finish records the final state durably and hands the conversation back to
+// the session before the editor hears the run is over, so a prompt sent the
+// moment it ends continues the whole conversation.
+func (r *run) finish(state, stop, errText string) {
 	r.mu.Lock()
-	r.setStateLocked(wire.StateCancelled, wire.StopCancelled, "")
-	r.checkpointLocked()
+	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
+	r.durableLocked()
 	r.mu.Unlock()
 	r.a.finishRun(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sendLocked(wire.MethodRunState, func(seq int64) any {
+		return wire.RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, State: state, StopReason: stop, Error: errText}
+	})
+	r.persistLocked(false) // the final seq
+	if r.log != nil {
+		r.log.Close()
+		r.log = nil
+	}
 }
 
 func (r *run) reportFiles() {
@@ -61,10 +72,6 @@ func (a *Agent) finishRun(r *run) {
 	r.mu.Lock()
 	msgs := closeDanglingCalls(r.rec.Messages, r.rec.State)
 	state, sid, rid := r.rec.State, r.rec.SessionID, r.rec.ID
-	if r.log != nil {
-		r.log.Close()
-		r.log = nil
-	}
 	r.mu.Unlock()
 
 	a.mu.Lock()
@@ -74,7 +81,7 @@ func (a *Agent) finishRun(r *run) {
 	}
 	a.mu.Unlock()
 	if ok {
-		if err := a.saveSession(s); err != nil {
+		if err := a.saveSession(s, true); err != nil {
 			a.log.Error("persisting session", "err", err)
 		}
 	}

@@ -193,7 +193,7 @@ func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *wire.InputReq
 			stored.Text = ""
 		}
 		pc.Resolved = &stored
-		r.checkpointLocked()
+		r.durableLocked()
 	}
 	r.a.closed(req.RequestID, res.Outcome)
 	r.sendLocked(wire.MethodInputResolved, func(seq int64) any {

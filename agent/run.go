@@ -152,11 +152,17 @@ func (r *run) setState(state, stop, errText string) {
 	r.setStateLocked(state, stop, errText)
 }
 
-// checkpointLocked persists the record. A failure is logged: the run goes on
-// in memory, and the log says its durability is lost.
-func (r *run) checkpointLocked() {
+// checkpointLocked persists the record after a step. A failure is logged:
+// the run goes on in memory, and the log says its durability is lost.
+func (r *run) checkpointLocked() { r.persistLocked(false) }
+
+// durableLocked persists the record and syncs it: before a person is asked,
+// after they answer, and when the run ends.
+func (r *run) durableLocked() { r.persistLocked(true) }
+
+func (r *run) persistLocked(durable bool) {
 	r.rec.UpdatedAt = time.Now().UTC()
-	if err := r.a.store.saveRun(r.rec); err != nil {
+	if err := r.a.store.saveRun(r.rec, durable); err != nil {
 		r.logger().Error("persisting run", "err", err)
 	}
 }

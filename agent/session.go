@@ -60,7 +60,7 @@ func (a *Agent) Run(ctx context.Context, p wire.RunParams) (wire.RunResult, erro
 	if err := r.openLog(); err != nil {
 		return wire.RunResult{}, fmt.Errorf("opening run log: %w", err)
 	}
-	if err := a.saveSession(sess); err != nil {
+	if err := a.saveSession(sess, false); err != nil {
 		a.log.Error("persisting session", "err", err)
 	}
 	r.mu.Lock()
@@ -96,12 +96,13 @@ func (a *Agent) sessionFor(p wire.RunParams, now time.Time) (*sessionRecord, err
 	return s, nil
 }
 
-func (a *Agent) saveSession(s *sessionRecord) error {
+func (a *Agent) saveSession(s *sessionRecord, durable bool) error {
 	a.mu.Lock()
 	cp := *s
 	cp.Messages = slices.Clone(s.Messages)
+	cp.RunIDs = slices.Clone(s.RunIDs)
 	a.mu.Unlock()
-	return a.store.saveSession(&cp)
+	return a.store.saveSession(&cp, durable)
 }
 
 func (r *run) state() string {

@@ -40,12 +40,15 @@ func (s *store) runPath(id string) string     { return filepath.Join(s.dir, "run
 func (s *store) eventsPath(id string) string  { return filepath.Join(s.dir, "runs", id+".events.jsonl") }
 func (s *store) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id+".json") }
 
-func (s *store) saveRun(rec *runRecord) error {
-	return writeJSONAtomic(s.runPath(rec.ID), rec)
+// saveRun writes a run's checkpoint. durable syncs it to disk first: that is
+// needed before a person is asked (and after they answer), not for every
+// step, whose loss a resume redoes.
+func (s *store) saveRun(rec *runRecord, durable bool) error {
+	return writeJSONAtomic(s.runPath(rec.ID), rec, durable)
 }
 
-func (s *store) saveSession(rec *sessionRecord) error {
-	return writeJSONAtomic(s.sessionPath(rec.ID), rec)
+func (s *store) saveSession(rec *sessionRecord, durable bool) error {
+	return writeJSONAtomic(s.sessionPath(rec.ID), rec, durable)
 }
 
 func (s *store) loadRuns() ([]*runRecord, error) {
@@ -143,17 +146,18 @@ func (s *store) lastSeq(id string) int64 {
 	return evs[len(evs)-1].Seq
 }
 
-func writeJSONAtomic(path string, v any) error {
+func writeJSONAtomic(path string, v any, durable bool) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
 	}
-	return WriteFileAtomic(path, data)
+	return writeFileAtomic(path, data, durable)
 }
 
-// WriteFileAtomic writes data to path through a synced temporary file and a
-// rename, so readers see the old content or the new, never a mix.
-func WriteFileAtomic(path string, data []byte) error {
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so readers see the old content or the new, never a mix; durable
+// syncs the file before the rename so a machine crash keeps it too.
+func writeFileAtomic(path string, data []byte, durable bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -163,9 +167,11 @@ func WriteFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing %s: %w", path, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return fmt.Errorf("syncing %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -3,6 +3,7 @@ package rag
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -121,6 +122,18 @@ func (b *bm25) purge() {
 		}
 	}
 	b.stale = 0
+}
+
+// compact gives every posting list its exact size: appends leave up to half
+// of a list's capacity unused, which is worth reclaiming after a build.
+func (b *bm25) compact() {
+	for t := range b.post {
+		p := &b.post[t]
+		if cap(p.docs)-len(p.docs) > len(p.docs)/8 {
+			p.docs = slices.Clone(p.docs)
+			p.tfs = slices.Clone(p.tfs)
+		}
+	}
 }
 
 // bags rebuilds the bags of the wanted docs by transposing the postings, so

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // applyBatch is how many files are read before their chunks become
@@ -74,6 +75,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	if err != nil {
 		return err
 	}
+	tracef("walk %v (%d files)", time.Since(start), len(cands))
 	todo, gone := ix.diff(cands)
 	ix.mu.Lock()
 	ix.lastRead = len(todo)
@@ -115,6 +117,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 		ix.setProgress(0.9 * float64(done) / float64(total))
 	}
 	rd = nil // the word memos are garbage now
+	tracef("read+apply %v", time.Since(start))
 	ix.mu.Lock()
 	for _, rel := range gone {
 		ix.removeFileLocked(ctx, rel)
@@ -127,15 +130,26 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	}); err != nil {
 		return err
 	}
+	tracef("embed %v", time.Since(start))
 	progress(total, total)
 	ix.mu.Lock()
+	if len(todo) > applyBatch {
+		ix.bm.compact()
+	}
 	ix.state = StateReady
 	ix.progress = 1
 	files, chunks := len(ix.files), len(ix.byID)
 	ix.mu.Unlock()
 	ix.log.Info("index: built", "files", files, "chunks", chunks, "read", len(todo), "removed", len(gone),
 		"took", time.Since(start).Round(time.Millisecond))
+	defer func() { tracef("saved %v", time.Since(start)) }()
 	return ix.saveIfDirty()
+}
+
+func tracef(format string, args ...any) {
+	if os.Getenv("RAG_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, "rag: "+format+"\n", args...)
+	}
 }
 
 // walk lists the files to index. Unreadable directories, broken or looping
@@ -308,7 +322,9 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		res.unchanged = true
 		return res
 	}
-	chunks := chunkFile(c.rel, string(data))
+	// data is never written again, so the string can share it; the chunks'
+	// texts are substrings of it, and all of it is garbage after this call.
+	chunks := chunkFile(c.rel, unsafe.String(unsafe.SliceData(data), len(data)))
 	ids := make(map[string]int, len(chunks))
 	res.entry.Chunks = make([]string, 0, len(chunks))
 	res.slots = make([]*slot, 0, len(chunks))

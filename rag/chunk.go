@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"path"
 	"strings"
+	"unsafe"
 )
 
 // Chunk sizes in bytes. Small declarations are merged up to mergeTarget so a
@@ -103,7 +104,8 @@ func chunkFile(rel, src string) []chunk {
 // file does not parse, and the caller falls back to blank-line blocks.
 func goSegments(src string, nLines int) []segment {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
+	// As bytes: given a string, the parser copies it. It only reads them.
+	f, err := parser.ParseFile(fset, "", unsafe.Slice(unsafe.StringData(src), len(src)), parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil || len(f.Decls) == 0 {
 		return nil
 	}

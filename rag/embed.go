@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -69,7 +70,6 @@ type localModel struct {
 	Scale []float32 // per-row dequantisation factor
 
 	index map[string]int32
-	ctx   []float32
 	name  string
 }
 
@@ -102,11 +102,28 @@ func (e *localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 	return out, nil
 }
 
-// vector embeds a bag of terms; the index calls it directly with the bags it
-// already has, skipping a second tokenization.
+// vector embeds a bag of terms; the index calls vectorInto directly with
+// the bags it already has, skipping a second tokenization.
 func (e *localEmbedder) vector(tf termFreqs) []float32 {
-	lex := make([]float32, localDim)
-	var sem, ngr []float32
+	out := make([]float32, localDim)
+	var scr vecScratch
+	e.vectorInto(out, tf, &scr)
+	return out
+}
+
+// vecScratch holds the sub-word and co-occurrence accumulators between calls.
+type vecScratch struct {
+	ngr, sem []float32
+}
+
+// vectorInto writes the vector of tf into lex (localDim long).
+func (e *localEmbedder) vectorInto(lex []float32, tf termFreqs, scr *vecScratch) {
+	clear(lex)
+	if scr.ngr == nil {
+		scr.ngr = make([]float32, localDim)
+		scr.sem = make([]float32, localDim)
+	}
+	var sem, ngr []float32 // nil until used
 	for i, t := range tf.terms {
 		row := int32(-1)
 		idf := float32(1)
@@ -123,20 +140,25 @@ func (e *localEmbedder) vector(tf termFreqs) []float32 {
 		addHashed(lex, t, w, 1)
 		if localNgramWeight > 0 && len(t) >= 5 {
 			if ngr == nil {
-				ngr = make([]float32, localDim)
+				ngr = scr.ngr
+				clear(ngr)
 			}
 			g := w / float32(len(t)-2)
 			for k := 0; k+3 <= len(t); k++ {
-				addHashed(ngr, "#"+t[k:k+3], g, 1)
+				addHashedTrigram(ngr, t[k:k+3], g)
 			}
 		}
 		if row >= 0 && int(row) < len(e.model.Scale) {
 			if sem == nil {
-				sem = make([]float32, localDim)
+				sem = scr.sem
+				clear(sem)
 			}
-			c := e.model.ctx[int(row)*localDim : int(row+1)*localDim]
+			// Rows stay int8 in memory, dequantised here (same arithmetic
+			// as a float copy, 4× less memory).
+			c := e.model.Ctx[int(row)*localDim : int(row+1)*localDim]
+			sc := e.model.Scale[row]
 			for j, x := range c {
-				sem[j] += w * x
+				sem[j] += w * (float32(int8(x)) * sc)
 			}
 		}
 	}
@@ -153,14 +175,37 @@ func (e *localEmbedder) vector(tf termFreqs) []float32 {
 		}
 		normalize(lex)
 	}
-	return lex
+}
+
+// FNV-1a, 64 bits, inlined: hash/fnv allocates behind its interface.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }
 
 // addHashed adds w at nnz signed positions chosen by hashing term.
 func addHashed(v []float32, term string, w float32, nnz int) {
-	h := fnv.New64a()
-	h.Write([]byte(term))
-	x := h.Sum64()
+	addHashedSum(v, fnvString(fnvOffset, term), w, nnz)
+}
+
+// addHashedTrigram is addHashed of "#"+tri (trigram features live apart
+// from whole terms) without building the string.
+func addHashedTrigram(v []float32, tri string, w float32) {
+	h := uint64(fnvOffset)
+	h ^= '#'
+	h *= fnvPrime
+	addHashedSum(v, fnvString(h, tri), w, 1)
+}
+
+func addHashedSum(v []float32, x uint64, w float32, nnz int) {
 	for k := 0; k < nnz; k++ {
 		if k > 0 {
 			x = x*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019 // splitmix-style step
@@ -201,12 +246,6 @@ func (m *localModel) prepare() {
 	for i, t := range m.Vocab {
 		m.index[t] = int32(i)
 	}
-	m.ctx = make([]float32, len(m.Ctx))
-	for r, s := range m.Scale {
-		for j := 0; j < localDim; j++ {
-			m.ctx[r*localDim+j] = float32(int8(m.Ctx[r*localDim+j])) * s
-		}
-	}
 	h := fnv.New64a()
 	var b [4]byte
 	for i, t := range m.Vocab {
@@ -219,35 +258,31 @@ func (m *localModel) prepare() {
 }
 
 // fitLocalModel learns IDF weights and context vectors from the chunks' bags
-// of terms. workers bounds the parallelism.
-func fitLocalModel(ctx context.Context, bags []termFreqs, workers int) (*localModel, error) {
+// of terms (ids into terms). workers bounds the parallelism.
+func fitLocalModel(ctx context.Context, bags []bag, terms []string, workers int) (*localModel, error) {
 	n := len(bags)
-	df := make(map[string]int32)
+	df := make([]int32, len(terms))
 	for _, b := range bags {
-		for _, t := range b.terms {
+		for _, t := range b.ids {
 			df[t]++
 		}
 	}
-	vocab := make([]string, 0, len(df))
+	var vocab []int32
 	for t, c := range df {
 		if c >= 2 {
-			vocab = append(vocab, t)
+			vocab = append(vocab, int32(t))
 		}
 	}
-	slices.SortFunc(vocab, func(a, b string) int {
+	slices.SortFunc(vocab, func(a, b int32) int {
 		if df[a] != df[b] {
 			return int(df[b] - df[a])
 		}
-		if a < b {
-			return -1
-		}
-		return 1
+		return strings.Compare(terms[a], terms[b])
 	})
 	if len(vocab) > localVocab {
 		vocab = vocab[:localVocab]
 	}
 	m := &localModel{Docs: n, IDF: make([]float32, len(vocab))}
-	index := make(map[string]int32, len(vocab))
 	// Terms in more than a fifth of the chunks carry no topic; they head the
 	// vocabulary (sorted by df), so context rows start after them.
 	skip := 0
@@ -260,13 +295,18 @@ func fitLocalModel(ctx context.Context, bags []termFreqs, workers int) (*localMo
 	if n < localMinDocsFit {
 		rows = 0
 	}
-	reordered := append(append(append([]string(nil), vocab[skip:skip+rows]...), vocab[:skip]...), vocab[skip+rows:]...)
+	reordered := append(append(append([]int32(nil), vocab[skip:skip+rows]...), vocab[:skip]...), vocab[skip+rows:]...)
+	rowOf := make([]int32, len(terms)) // by term id: its row, or -1
+	for i := range rowOf {
+		rowOf[i] = -1
+	}
+	m.Vocab = make([]string, len(reordered))
 	for i, t := range reordered {
 		m.IDF[i] = float32(math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5)))
-		index[t] = int32(i)
+		rowOf[t] = int32(i)
+		m.Vocab[i] = terms[t]
 	}
-	m.Vocab = reordered
-	acc, err := accumulateContexts(ctx, bags, index, m.IDF, rows, workers)
+	acc, err := accumulateContexts(ctx, bags, terms, rowOf, m.IDF, rows, workers)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +333,7 @@ func fitLocalModel(ctx context.Context, bags []termFreqs, workers int) (*localMo
 
 // accumulateContexts sums, for each context term, the normalised random
 // projection of every chunk it occurs in.
-func accumulateContexts(ctx context.Context, bags []termFreqs, index map[string]int32, idf []float32, rows, workers int) ([]float32, error) {
+func accumulateContexts(ctx context.Context, bags []bag, terms []string, rowOf []int32, idf []float32, rows, workers int) ([]float32, error) {
 	if rows == 0 {
 		return nil, nil
 	}
@@ -312,19 +352,19 @@ func accumulateContexts(ctx context.Context, bags []termFreqs, index map[string]
 				}
 				b := bags[i]
 				clear(s)
-				for k, t := range b.terms {
+				for k, t := range b.ids {
 					weight := float32(1)
-					if r, ok := index[t]; ok {
+					if r := rowOf[t]; r >= 0 {
 						weight = idf[r]
 					}
-					addHashed(s, t, (1+float32(math.Log(float64(b.freqs[k]))))*weight, localIndexNNZ)
+					addHashed(s, terms[t], (1+float32(math.Log(float64(b.freqs[k]))))*weight, localIndexNNZ)
 				}
 				if !normalize(s) {
 					continue
 				}
-				for _, t := range b.terms {
-					r, ok := index[t]
-					if !ok || int(r) >= rows {
+				for _, t := range b.ids {
+					r := rowOf[t]
+					if r < 0 || int(r) >= rows {
 						continue
 					}
 					row := acc[int(r)*localDim : int(r+1)*localDim]

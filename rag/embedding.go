@@ -17,7 +17,7 @@ const embedBatch = 256
 // grown or shrunk by half since the last fit (or was never fitted), which
 // renames the embedder and so re-embeds everything; between refits new chunks
 // are embedded with the model as it is. The caller holds ix.work.
-func (ix *Index) embedMissing(ctx context.Context, bags map[int32]termFreqs, progress func(float64)) error {
+func (ix *Index) embedMissing(ctx context.Context, bags map[int32]bag, progress func(float64)) error {
 	if err := ix.refitIfStale(ctx, bags); err != nil {
 		return err
 	}
@@ -30,6 +30,12 @@ func (ix *Index) embedMissing(ctx context.Context, bags map[int32]termFreqs, pro
 	}
 	emb := ix.emb
 	ix.mu.RUnlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	if _, ok := emb.(*localEmbedder); ok {
+		ix.fillBags(todo, bags)
+	}
 	for start := 0; start < len(todo); start += embedBatch {
 		batch := todo[start:min(start+embedBatch, len(todo))]
 		vecs, err := ix.embedSlots(ctx, emb, batch, bags)
@@ -43,12 +49,10 @@ func (ix *Index) embedMissing(ctx context.Context, bags map[int32]termFreqs, pro
 			if sl == nil || len(v) == 0 || !normalize(v) {
 				continue
 			}
-			ix.cache.vecs[sl.hash] = v
-			if err := ix.vec.add(ctx, sl.id, v); err != nil {
+			if err := ix.setVecLocked(ctx, n, v); err != nil {
 				ix.mu.Unlock()
 				return err
 			}
-			sl.hasVec = true
 			ix.dirty = true
 		}
 		ix.mu.Unlock()
@@ -57,30 +61,53 @@ func (ix *Index) embedMissing(ctx context.Context, bags map[int32]termFreqs, pro
 	return nil
 }
 
-// embedSlots computes vectors for slots; the local embedder works from the
-// bags of terms directly and in parallel.
-func (ix *Index) embedSlots(ctx context.Context, emb Embedder, batch []int32, bags map[int32]termFreqs) ([][]float32, error) {
+// fillBags adds the bags of slots that have none (chunks restored from the
+// snapshot), rebuilt from the BM25 postings rather than from the text.
+func (ix *Index) fillBags(slots []int32, bags map[int32]bag) {
+	want := make(map[int32]bool)
+	for _, n := range slots {
+		if _, ok := bags[n]; !ok {
+			want[n] = true
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
 	ix.mu.RLock()
-	slots := make([]*slot, len(batch))
+	fresh := ix.bm.bags(func(d int32) bool { return want[d] })
+	ix.mu.RUnlock()
+	for n := range want {
+		bags[n] = fresh[n] // an empty bag for a chunk without terms
+	}
+}
+
+// embedSlots computes vectors for slots; the local embedder works from the
+// bags of terms directly, in parallel; other embedders get the text, read
+// back from the files.
+func (ix *Index) embedSlots(ctx context.Context, emb Embedder, batch []int32, bags map[int32]bag) ([][]float32, error) {
+	ix.mu.RLock()
+	slots := make([]slot, len(batch))
 	for i, n := range batch {
-		slots[i] = ix.slots[n]
+		slots[i] = *ix.slots[n]
 	}
 	ix.mu.RUnlock()
 	if le, ok := emb.(*localEmbedder); ok {
+		terms := ix.dict.all()
 		out := make([][]float32, len(batch))
+		arena := make([]float32, len(batch)*localDim)
 		workers := runtime.GOMAXPROCS(0)
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
-				var tk tokenizer
+				var scr vecScratch
+				var buf []string
 				for i := w; i < len(batch); i += workers {
-					bag, ok := bags[batch[i]]
-					if !ok {
-						bag = countTerms(&tk, slots[i].indexText())
-					}
-					out[i] = le.vector(bag)
+					tf := bags[batch[i]].termFreqs(terms, buf)
+					buf = tf.terms
+					out[i] = arena[i*localDim : (i+1)*localDim : (i+1)*localDim]
+					le.vectorInto(out[i], tf, &scr)
 				}
 			}(w)
 		}
@@ -88,8 +115,10 @@ func (ix *Index) embedSlots(ctx context.Context, emb Embedder, batch []int32, ba
 		return out, ctx.Err()
 	}
 	texts := make([]string, len(slots))
-	for i, sl := range slots {
-		texts[i] = sl.indexText()
+	for i := range slots {
+		sl := &slots[i]
+		text, _ := ix.readText(sl)
+		texts[i] = indexText(sl.Path, sl.Symbol, text)
 	}
 	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
@@ -101,7 +130,7 @@ func (ix *Index) embedSlots(ctx context.Context, emb Embedder, batch []int32, ba
 	return vecs, nil
 }
 
-func (ix *Index) refitIfStale(ctx context.Context, bags map[int32]termFreqs) error {
+func (ix *Index) refitIfStale(ctx context.Context, bags map[int32]bag) error {
 	if ix.custom {
 		return nil
 	}
@@ -123,45 +152,29 @@ func (ix *Index) refitIfStale(ctx context.Context, bags map[int32]termFreqs) err
 		}
 	}
 	ix.mu.RUnlock()
-	var missing []int32
-	for _, n := range all {
-		if _, ok := bags[n]; !ok {
-			missing = append(missing, n)
-		}
-	}
-	fresh := tokenizeAll(missing, func(n int32) string { return ix.slots[n].indexText() })
-	for i, n := range missing {
-		bags[n] = fresh[i]
-	}
-	list := make([]termFreqs, len(all))
+	ix.fillBags(all, bags)
+	list := make([]bag, len(all))
 	for i, n := range all {
 		list[i] = bags[n]
 	}
-	m, err := fitLocalModel(ctx, list, runtime.GOMAXPROCS(0))
+	m, err := fitLocalModel(ctx, list, ix.dict.all(), runtime.GOMAXPROCS(0))
 	if err != nil {
 		return fmt.Errorf("fit local embedder: %w", err)
 	}
 	next := newLocalEmbedder(m)
-	cache := loadEmbedCache(ix.stateDir, next.Name(), ix.log)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if old := ix.cache.path; old != cache.path {
-		os.Remove(old) // vectors of the previous fit are dead weight
-	}
+	old := ix.cache.path
 	ix.emb = next
-	ix.cache = cache
 	ix.vec = newVectorStore()
 	for _, sl := range ix.slots {
-		if sl == nil {
-			continue
+		if sl != nil {
+			sl.hasVec = false
 		}
-		sl.hasVec = false
-		if v, ok := cache.vecs[sl.hash]; ok {
-			if err := ix.vec.add(ctx, sl.id, v); err != nil {
-				return err
-			}
-			sl.hasVec = true
-		}
+	}
+	ix.cache = ix.loadCacheLocked(ctx, next.Name())
+	if old != ix.cache.path {
+		os.Remove(old) // vectors of the previous fit are dead weight
 	}
 	ix.dirty = true
 	ix.log.Info("index: fitted local embedder", "chunks", len(all), "vocab", len(m.Vocab), "contexts", len(m.Scale))

@@ -2,6 +2,9 @@ package rag
 
 import (
 	"context"
+	"crypto/sha256"
+	"io"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -42,21 +45,64 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) ([]wire.Se
 		return nil, false, err
 	}
 	ix.mu.RLock()
-	defer ix.mu.RUnlock()
 	fused := ix.fuseLocked(query, lex, vec, time.Now())
-	hits := make([]wire.SearchHit, 0, min(limit, len(fused)))
-	for _, f := range fused[:min(limit, len(fused))] {
-		sl := ix.slots[f.doc]
+	fused = fused[:min(limit, len(fused))]
+	slots := make([]slot, len(fused))
+	for i, f := range fused {
+		slots[i] = *ix.slots[f.doc]
+	}
+	partial := ix.state == StateIndexing
+	ix.mu.RUnlock()
+	// The text is read from the files outside the lock.
+	hits := make([]wire.SearchHit, 0, len(fused))
+	for i, f := range fused {
+		sl := &slots[i]
+		text, _ := ix.readText(sl)
 		hits = append(hits, wire.SearchHit{
 			Path:      sl.Path,
-			StartLine: sl.Start,
-			EndLine:   sl.End,
+			StartLine: int(sl.Start),
+			EndLine:   int(sl.End),
 			Symbol:    sl.Symbol,
 			Score:     f.score,
-			Text:      sl.Text,
+			Text:      text,
 		})
 	}
-	return hits, ix.state == StateIndexing, nil
+	return hits, partial, nil
+}
+
+// readText reads a chunk's text back from its file. ok is false when the
+// file no longer holds the indexed text (it changed since, and the update is
+// queued): the lines the chunk covered are returned as they are now, or ""
+// if the file is gone.
+func (ix *Index) readText(sl *slot) (text string, ok bool) {
+	f, err := os.Open(ix.abs(sl.Path))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	buf := make([]byte, sl.Len)
+	if n, err := f.ReadAt(buf, int64(sl.Off)); err == nil || n == len(buf) {
+		text = cleanText(string(buf))
+		h := sha256.New()
+		var b [64]byte
+		h.Write(appendIndexText(b[:0], sl.Path, sl.Symbol, ""))
+		io.WriteString(h, text)
+		if [16]byte(h.Sum(nil)) == sl.hash {
+			return text, true
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", false
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", false
+	}
+	lines, _ := splitLines(string(data))
+	if int(sl.Start) > len(lines) {
+		return "", false
+	}
+	return strings.Join(lines[sl.Start-1:min(int(sl.End), len(lines))], "\n"), false
 }
 
 // rankings returns the BM25 and the vector rankings of query, as slots. An
@@ -84,17 +130,9 @@ func (ix *Index) rankings(ctx context.Context, query string, n int) (lex, vec []
 	if qv == nil || emb != ix.emb || !normalize(qv) {
 		return lex, nil, nil
 	}
-	ids, sims, err := ix.vec.query(ctx, qv, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, id := range ids {
-		if sims[i] < vecMinSim {
-			break // a nearest neighbour that is not near is noise, not an answer
-		}
-		if s, ok := ix.byID[id]; ok {
-			vec = append(vec, s)
-		}
+	// A nearest neighbour below vecMinSim is noise, not an answer.
+	for _, s := range ix.vec.query(qv, n, vecMinSim) {
+		vec = append(vec, s.doc)
 	}
 	return lex, vec, nil
 }

@@ -168,9 +168,9 @@ func (m *matrix) search(q []float32, k int, minSim float32) []scored {
 	return all.sorted()
 }
 
-// dot is a float32 dot product with four accumulators, which lets the CPU
-// overlap the additions.
-func dot(a, b []float32) float32 {
+// dotGeneric is a float32 dot product with four accumulators, which lets
+// the CPU overlap the additions.
+func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -179,6 +179,8 @@ func (ix *Index) Update(ctx context.Context) {
 	}
 	ix.work.Lock()
 	defer ix.work.Unlock()
+	t0 := time.Now()
+	defer func() { tracef("update %d paths %v", len(paths), time.Since(t0)) }()
 	var cands []candidate
 	ix.mu.Lock()
 	for _, rel := range paths {
@@ -186,11 +188,11 @@ func (ix *Index) Update(ctx context.Context) {
 		ix.recent[rel] = time.Now()
 	}
 	ix.mu.Unlock()
-	results, err := ix.readFiles(ctx, cands)
+	results, err := ix.newReaders().readFiles(ctx, cands)
 	if err != nil {
 		return
 	}
-	bags := make(map[int32]termFreqs)
+	bags := make(map[int32]bag)
 	ix.applyResults(ctx, results, bags)
 	if err := ix.embedMissing(ctx, bags, func(float64) {}); err != nil {
 		ix.log.Warn("index: embed", "err", err)

@@ -226,6 +226,7 @@ func decodeFrame(body []byte) (jsonrpc2.Message, error) {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
@@ -235,7 +236,7 @@ func decodeFrame(body []byte) (jsonrpc2.Message, error) {
 	if probe.Method == nil && (probe.Result != nil || probe.Error != nil) {
 		// A response. It is never answered, whatever its shape: answering a
 		// response with an error could make two peers argue forever.
-		if msg, err := jsonrpc2.DecodeMessage(body); err == nil && probe.JSONRPC == "2.0" && !isNull(probe.ID) {
+		if msg, err := newResponse(probe.ID, probe.Result, probe.Error); err == nil && probe.JSONRPC == "2.0" {
 			return msg, nil
 		}
 		return nil, orphan{body: body}
@@ -248,11 +249,46 @@ func decodeFrame(body []byte) (jsonrpc2.Message, error) {
 	case *probe.Method == "":
 		return nil, rejection{id: validID(probe.ID), code: wire.CodeInvalidRequest, msg: "invalid request: empty method"}
 	}
-	msg, err := jsonrpc2.DecodeMessage(body)
+	msg, err := newRequest(probe.ID, *probe.Method, probe.Params)
 	if err != nil {
 		return nil, rejection{id: validID(probe.ID), code: wire.CodeInvalidRequest, msg: "invalid request: " + err.Error()}
 	}
 	return msg, nil
+}
+
+// newRequest and newResponse build the library's messages from the one
+// decode above: jsonrpc2.DecodeMessage would decode the frame again with a
+// fresh 32 KiB buffer per message, the main cost of a busy stream.
+func newRequest(rawID json.RawMessage, method string, params json.RawMessage) (jsonrpc2.Message, error) {
+	if len(params) == 0 {
+		params = nil
+	}
+	if isNull(rawID) {
+		return jsonrpc2.NewNotification(method, params)
+	}
+	var id jsonrpc2.ID
+	if err := id.UnmarshalJSON(rawID); err != nil {
+		return nil, fmt.Errorf("id must be a string or an integer: %w", err)
+	}
+	return jsonrpc2.NewCall(id, method, params)
+}
+
+func newResponse(rawID, result, rawErr json.RawMessage) (jsonrpc2.Message, error) {
+	if isNull(rawID) {
+		return nil, errors.New("null id")
+	}
+	var id jsonrpc2.ID
+	if err := id.UnmarshalJSON(rawID); err != nil {
+		return nil, err
+	}
+	if !isNull(rawErr) {
+		var e jsonrpc2.Error
+		if err := json.Unmarshal(rawErr, &e); err != nil {
+			return nil, err
+		}
+		return jsonrpc2.NewResponse(id, nil, &e)
+	}
+	return jsonrpc2.NewResponse(id, result, nil)
 }
 
 // orphan is a response the connection cannot route (a null or broken id).

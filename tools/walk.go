@@ -3,19 +3,19 @@ package tools
 import (
 	"context"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/agentd/agentd/rag"
 )
 
 // walkFiles visits start (inside root) depth-first, skipping .git and what
-// .gitignore files between root and each entry exclude. Symlinks are not
-// followed, so a walk never leaves the workspace.
+// the workspace's ignore rules exclude (the same rules as the index, see
+// rag.Ignore). Symlinks are not followed, so a walk never leaves the
+// workspace.
 func walkFiles(ctx context.Context, root, start string, fn func(abs, rel string, d fs.DirEntry) error) error {
-	ign := loadAncestorIgnores(root, start)
+	ign := rag.NewIgnore(root)
 	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start {
@@ -27,16 +27,8 @@ func walkFiles(ctx context.Context, root, start string, fn func(abs, rel string,
 			return ctx.Err()
 		}
 		rel := relPath(root, p)
-		if p != start {
-			if d.Name() == ".git" {
-				return skip(d)
-			}
-			if gitignore.NewMatcher(ign).Match(strings.Split(rel, "/"), d.IsDir()) {
-				return skip(d)
-			}
-		}
-		if d.IsDir() {
-			ign = append(ign, readIgnore(root, p)...)
+		if p != start && (d.Name() == ".git" || ign.Ignored(rel, d.IsDir())) {
+			return skip(d)
 		}
 		return fn(p, rel, d)
 	})
@@ -47,43 +39,6 @@ func skip(d fs.DirEntry) error {
 		return filepath.SkipDir
 	}
 	return nil
-}
-
-// loadAncestorIgnores reads the .gitignore files of root and of every
-// directory above start, so a search in a subdirectory honours them too.
-func loadAncestorIgnores(root, start string) []gitignore.Pattern {
-	var dirs []string
-	for d := filepath.Dir(start); within(root, d); d = filepath.Dir(d) {
-		dirs = append([]string{d}, dirs...)
-		if d == root {
-			break
-		}
-	}
-	var ps []gitignore.Pattern
-	for _, d := range dirs {
-		ps = append(ps, readIgnore(root, d)...)
-	}
-	return ps
-}
-
-func readIgnore(root, dir string) []gitignore.Pattern {
-	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if err != nil {
-		return nil
-	}
-	var domain []string
-	if r := relPath(root, dir); r != "." {
-		domain = strings.Split(r, "/")
-	}
-	var ps []gitignore.Pattern
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimRight(l, "\r")
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(l, domain))
-	}
-	return ps
 }
 
 // matchGlob matches a slash-separated path against a glob with ** (any

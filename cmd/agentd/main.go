@@ -20,6 +20,7 @@ const usage = `agentd — a coding agent for your editor
 
 Usage:
   agentd serve   [--state-dir D] [--log-file F] [--log-level L]   speak JSON-RPC on stdio (what editors launch)
+  agentd acp     [--state-dir D] [--log-file F] [--log-level L]   speak the Agent Client Protocol on stdio (Zed, JetBrains, …)
   agentd run     [--policy MODE] [--session ID] [--dir D] "prompt"  the agent in a terminal
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
@@ -43,6 +44,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "acp":
+		return runACP(ctx, args[1:], stdin, stdout, stderr)
 	case "run":
 		return runTerminal(ctx, args[1:], stdin, stdout, stderr)
 	case "index":

@@ -67,7 +67,7 @@ func (s *session) askPermission(req wire.InputRequest) {
 		return
 	}
 	defer s.untrack(req.RequestID)
-	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
+	resp, err := s.srv.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
 		ToolCall: permissionCall(s.ws.root, req), Options: confirmOptions})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -101,7 +101,7 @@ func (s *session) askChoice(req wire.InputRequest) {
 		opts = append(opts, acpsdk.PermissionOption{OptionId: acpsdk.PermissionOptionId(o.OptionID), Name: o.Label,
 			Kind: acpsdk.PermissionOptionKindAllowOnce})
 	}
-	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
+	resp, err := s.srv.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
 		ToolCall: questionCall(req), Options: opts})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -122,13 +122,14 @@ func (s *session) askChoice(req wire.InputRequest) {
 // askInChat writes the question as an agent message and ends the turn; the
 // next prompt is the answer.
 func (s *session) askInChat(req wire.InputRequest) {
-	if _, ok := s.track(req.RequestID); !ok {
-		return
-	}
-	s.untrack(req.RequestID) // nothing to withdraw: the message stays
-	s.say(chatQuestion(req))
 	s.mu.Lock()
-	s.asking = append(dropRequest(s.asking, req.RequestID), req)
+	for _, q := range s.asking {
+		if q.RequestID == req.RequestID {
+			s.mu.Unlock()
+			return // already asked: a re-ask racing the live notification
+		}
+	}
+	s.asking = append(s.asking, req)
 	t := s.turn
 	if t != nil && t.runID == req.RunID {
 		s.turn = nil
@@ -136,19 +137,10 @@ func (s *session) askInChat(req wire.InputRequest) {
 		t = nil
 	}
 	s.mu.Unlock()
+	s.say(chatQuestion(req))
 	if t != nil {
 		t.done <- turnEnd{stop: acpsdk.StopReasonEndTurn}
 	}
-}
-
-func dropRequest(reqs []wire.InputRequest, id string) []wire.InputRequest {
-	out := reqs[:0]
-	for _, r := range reqs {
-		if r.RequestID != id {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func chatQuestion(req wire.InputRequest) string {

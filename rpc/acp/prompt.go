@@ -164,7 +164,7 @@ func (s *session) wait(ctx context.Context, t *turn) (acpsdk.PromptResponse, err
 	case <-ctx.Done():
 	}
 	select {
-	case <-s.srv.conn.Done():
+	case <-s.srv.client().Done():
 		return acpsdk.PromptResponse{}, ctx.Err()
 	default:
 	}

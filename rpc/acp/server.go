@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -48,10 +49,11 @@ type Options struct {
 
 // server implements the SDK's Agent and AgentLoader.
 type server struct {
-	opts Options
-	log  *slog.Logger
-	conn *acpsdk.AgentSideConnection
-	quit chan struct{} // closed when Serve returns: stops the workers
+	opts  Options
+	log   *slog.Logger
+	conn  atomic.Pointer[acpsdk.AgentSideConnection] // set once, after the SDK's reader has started
+	quit  chan struct{}                              // closed when Serve returns: stops the workers
+	ready chan struct{}                              // closed once conn is set
 
 	mu         sync.Mutex // guards workspaces, sessions, caps, closed
 	workspaces map[string]*workspace
@@ -69,12 +71,15 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.Policy == "" {
 		opts.Policy = wire.PolicyAsk
 	}
-	s := &server{opts: opts, log: opts.Logger, quit: make(chan struct{}),
+	s := &server{opts: opts, log: opts.Logger, quit: make(chan struct{}), ready: make(chan struct{}),
 		workspaces: map[string]*workspace{}, sessions: map[string]*session{}}
-	s.conn = acpsdk.NewAgentSideConnection(s, &scopeWriter{w: w}, r)
-	s.conn.SetLogger(opts.Logger)
+	// The SDK's diagnostics go to slog's default logger: SetLogger would race
+	// with the reader the constructor starts.
+	conn := acpsdk.NewAgentSideConnection(s, &scopeWriter{w: w}, r)
+	s.conn.Store(conn)
+	close(s.ready)
 	select {
-	case <-s.conn.Done():
+	case <-conn.Done():
 	case <-ctx.Done():
 	}
 	s.shutdown()
@@ -131,6 +136,13 @@ func (s *server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest)
 // SetSessionConfigOption is not offered: modes carry the approval policy.
 func (s *server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
 	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound("session/set_config_option")
+}
+
+// client is the connection to the editor. Handlers can run before Serve
+// has stored it, hence the wait.
+func (s *server) client() *acpsdk.AgentSideConnection {
+	<-s.ready
+	return s.conn.Load()
 }
 
 func (s *server) formElicitation() bool {

@@ -85,7 +85,7 @@ func (s *session) setMode(mode string) {
 
 // send writes one session/update.
 func (s *session) send(u acpsdk.SessionUpdate) {
-	err := s.srv.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u})
+	err := s.srv.client().SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u})
 	if err != nil {
 		s.srv.log.Debug("session/update not sent", "session", s.id, "err", err)
 	}

@@ -61,7 +61,9 @@ func TestCancelDuringModelStream(t *testing.T) {
 	both(t, withScript("cancel_stream.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(wire.RunParams{Prompt: "stream forever"})
-		e.Await("a streamed chunk", func(m Message) bool { return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), "message_chunk") })
+		e.Await("a streamed chunk", func(m Message) bool {
+			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), "message_chunk")
+		})
 		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
 		st := e.RunState(run.RunID, wire.StateCancelled)
 		assert.Equal(t, wire.StopCancelled, st.StopReason)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,7 @@ func (env *Env) InitializeParams(kinds []string) map[string]any {
 		caps["experimental"] = map[string]any{"agentd": map[string]any{"promptKinds": kinds}}
 	}
 	return map[string]any{"processId": os.Getpid(), "clientInfo": map[string]string{"name": "rpctest", "version": "1"},
-		"rootUri": "file://" + filepath.ToSlash(env.Root), "capabilities": caps}
+		"rootUri": (&url.URL{Scheme: "file", Path: filepath.ToSlash(env.Root)}).String(), "capabilities": caps}
 }
 
 // WorkspaceFile reads a file of the workspace, failing the test if absent.
@@ -131,7 +132,7 @@ func (env *Env) stateDirs(root string) (string, string, error) {
 func (env *Env) options() rpc.Options {
 	c := env.cfg
 	opts := rpc.Options{Version: "test", StateDirs: env.stateDirs, UserConfigDir: filepath.Join(env.State, "config"),
-		Model: agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode},
+		Model:  agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode},
 		Policy: c.Policy, QuestionTimeout: c.QuestionTimeout, ConfirmTimeout: c.ConfirmTimeout,
 		RetryBase: 10 * time.Millisecond, MaxSteps: c.MaxSteps, OpenIndex: c.OpenIndex}
 	if c.NoModel {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +42,7 @@ func TestLifecycle(t *testing.T) {
 		e := env.Start()
 		e.CallErr(wire.MethodSessions, nil, wire.CodeServerNotInitialized)
 		var res struct {
-			ServerInfo struct{ Name string }
+			ServerInfo      struct{ Name string }
 			ProtocolVersion int
 			Capabilities    struct {
 				Experimental struct {
@@ -343,4 +342,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var _ = strings.Contains
+
+// TestSessionContinuesAtOnce sends the next prompt the moment the first run
+// ends: the session must already hold the whole conversation.
+func TestSessionContinuesAtOnce(t *testing.T) {
+	both(t, withScript("session.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		first := e.Run(wire.RunParams{Prompt: "first question"})
+		e.RunState(first.RunID, wire.StateCompleted)
+		second := e.Run(wire.RunParams{Prompt: "second question", SessionID: first.SessionID})
+		assert.Equal(t, first.SessionID, second.SessionID)
+		e.RunState(second.RunID, wire.StateCompleted)
+		assert.Equal(t, "I remember the first answer.", e.Text(second.RunID))
+	})
+}

@@ -25,10 +25,10 @@ const (
 
 // Approval policies (modes).
 const (
-	PolicyReadOnly  = "read-only"
-	PolicyAsk       = "ask"
-	PolicyAutoEdit  = "auto-edit"
-	PolicyFullAuto  = "full-auto"
+	PolicyReadOnly = "read-only"
+	PolicyAsk      = "ask"
+	PolicyAutoEdit = "auto-edit"
+	PolicyFullAuto = "full-auto"
 )
 
 // Run states.
@@ -124,10 +124,10 @@ type ServerAgentCapabilities struct {
 
 // RunParams starts a run.
 type RunParams struct {
-	Prompt         string       `json:"prompt"`
-	SessionID      string       `json:"sessionId,omitempty"`
-	Context        *RunContext  `json:"context,omitempty"`
-	ApprovalPolicy string       `json:"approvalPolicy,omitempty"`
+	Prompt         string      `json:"prompt"`
+	SessionID      string      `json:"sessionId,omitempty"`
+	Context        *RunContext `json:"context,omitempty"`
+	ApprovalPolicy string      `json:"approvalPolicy,omitempty"`
 }
 
 // RunContext is what the editor knows that the prompt does not say.

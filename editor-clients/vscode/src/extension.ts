@@ -6,7 +6,7 @@ import { AgentController, IndexProgress } from './agent';
 import { Settings, daemonCommand, daemonEnv, initializeParams, needsRestart, policyOf } from './config';
 import { DaemonClient, DaemonState } from './daemon';
 import { ConversationPanel, PanelMessage } from './panel';
-import { ErrorCode, Method, RunContext, TERMINAL_STATES, errorCode } from './protocol';
+import { Decision, ErrorCode, Method, RunContext, TERMINAL_STATES, errorCode } from './protocol';
 import { PromptQueue } from './promptQueue';
 import { PromptUI } from './prompts';
 import { RunStore, RunView } from './runStore';
@@ -177,6 +177,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         runs,
         pending: queue.list(),
         daemon: daemonState,
+        activeWrite: promptUI.pendingWrite,
         busy: runs.some((r) => !TERMINAL_STATES.has(r.state)),
       };
     },
@@ -190,6 +191,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           break;
         case 'answer':
           queue.show(m.requestId);
+          break;
+        case 'decide':
+          promptUI.decideActiveWrite(m.decision as Decision, m.requestId);
           break;
         case 'newSession':
           void vscode.commands.executeCommand('agentd.newSession');
@@ -218,6 +222,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       trackIndex(p);
       updateStatus();
     },
+  });
+  promptUI.onDidChangeActiveWrite(() => {
+    if (promptUI.pendingWrite) void panel.reveal();
+    panel.update();
   });
   store.onDidChange((run) => {
     progressOf.get(run.runId)?.(run);

@@ -10,6 +10,7 @@ export type PanelMessage =
   | { type: 'ask'; text: string }
   | { type: 'cancel' }
   | { type: 'answer'; requestId: string }
+  | { type: 'decide'; requestId: string; decision: string }
   | { type: 'newSession' }
   | { type: 'sessions' }
   | { type: 'ready' };
@@ -108,6 +109,7 @@ function shell(webview: vscode.Webview, nonce: string): string {
   .request { margin: 6px 0; padding: 4px 6px; border-radius: 4px; background: var(--vscode-editorWidget-background, #8881); }
   .request-open { border: 1px solid var(--vscode-inputValidation-warningBorder, #c93); }
   .request-outcome { opacity: 0.75; font-style: italic; }
+  .decisions { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 6px; }
   .run-footer { font-size: 0.85em; opacity: 0.8; margin-top: 6px; }
   .run-state-completed { color: var(--vscode-testing-iconPassed, #3c3); }
   .run-state-failed, .run-error { color: var(--vscode-errorForeground, #f44); }
@@ -158,8 +160,13 @@ function shell(webview: vscode.Webview, nonce: string): string {
   document.getElementById('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
   document.getElementById('sessions').addEventListener('click', () => vscode.postMessage({ type: 'sessions' }));
   conv.addEventListener('click', (e) => {
-    const b = e.target.closest('[data-action="answer"]');
-    if (b) vscode.postMessage({ type: 'answer', requestId: b.dataset.request });
+    const b = e.target.closest('[data-action]');
+    if (!b) return;
+    if (b.dataset.action === 'answer') vscode.postMessage({ type: 'answer', requestId: b.dataset.request });
+    if (b.dataset.action === 'decide') {
+      conv.querySelectorAll('[data-action="decide"]').forEach((x) => (x.disabled = true));
+      vscode.postMessage({ type: 'decide', requestId: b.dataset.request, decision: b.dataset.decision });
+    }
   });
   window.addEventListener('message', (e) => {
     const m = e.data;

@@ -22,7 +22,10 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
   private readonly docs = new Map<string, string>();
   private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.emitter.event;
-  private activeWrite?: { requestId: string; decide: (d: Decision) => void };
+  private activeWrite?: { requestId: string; decisions: { decision: Decision; label: string }[]; decide: (d: Decision) => void };
+  private readonly writeChanged = new vscode.EventEmitter<void>();
+  /** The write waiting for a decision changed (the panel shows its buttons). */
+  readonly onDidChangeActiveWrite = this.writeChanged.event;
   private readonly registration: vscode.Disposable;
 
   constructor(
@@ -33,6 +36,7 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
   }
 
   dispose(): void {
+    this.writeChanged.dispose();
     this.registration.dispose();
     this.emitter.dispose();
   }
@@ -41,9 +45,15 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
     return this.docs.get(uri.toString()) ?? '';
   }
 
-  /** The editor-title buttons of the proposed diff answer the write on screen. */
-  decideActiveWrite(decision: Decision): void {
-    this.activeWrite?.decide(decision);
+  /** The write on screen, for the panel's decision buttons. */
+  get pendingWrite(): { requestId: string; decisions: { decision: Decision; label: string }[] } | undefined {
+    return this.activeWrite && { requestId: this.activeWrite.requestId, decisions: this.activeWrite.decisions };
+  }
+
+  /** The panel's buttons and the diff editor's title actions answer the write on screen. */
+  decideActiveWrite(decision: Decision, requestId?: string): void {
+    if (!this.activeWrite || (requestId && requestId !== this.activeWrite.requestId)) return;
+    this.activeWrite.decide(decision);
   }
 
   readonly render = async (req: InputRequest, signal: AbortSignal): Promise<Answer | undefined> => {
@@ -160,6 +170,13 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
     });
   }
 
+  /**
+   * A write: the proposed change opens in a diff editor, and the decision is taken with the
+   * buttons the conversation panel shows next to the request (Allow / Allow for Session / Always
+   * Allow / Reject / Always Reject) or the ✓ / ✗ actions in the diff editor's title bar. Nothing
+   * covers the diff while the user reads it. Closing the diff tab answers later (the request stays
+   * open).
+   */
   private async write(req: InputRequest, signal: AbortSignal): Promise<Answer | undefined> {
     const files = req.diff ?? [];
     const opened: vscode.Uri[] = [];
@@ -168,36 +185,35 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
       await this.closeTabs(opened);
       return undefined;
     }
-    type Item = vscode.QuickPickItem & { decision: Decision };
     const answer = await new Promise<Answer | undefined>((resolve) => {
-      const qp = vscode.window.createQuickPick<Item>();
-      qp.title = `agentd: ${req.title}`;
-      const names = files.map((f) => f.path).join(', ');
-      qp.placeholder = `${req.message}${names ? ` Review the diff of ${names}, then decide.` : ''}${req.rule ? ` (${req.rule})` : ''}`;
-      qp.items = decisionsOf(req).map((d) => ({ label: `${DECISION_ICONS[d.decision]} ${d.label}`, decision: d.decision }));
-      qp.ignoreFocusOut = true;
       let done = false;
+      const disposables: vscode.Disposable[] = [];
       const finish = (a: Answer | undefined) => {
         if (done) return;
         done = true;
         signal.removeEventListener('abort', onAbort);
+        for (const d of disposables) d.dispose();
         if (this.activeWrite?.requestId === req.requestId) this.activeWrite = undefined;
+        this.writeChanged.fire();
         resolve(a);
-        qp.dispose();
       };
-      const decide = (decision: Decision) => finish({ method: 'agent/confirm', params: { requestId: req.requestId, decision } });
-      const onAbort = () => {
-        qp.hide();
-        finish(undefined);
-      };
+      const onAbort = () => finish(undefined);
       signal.addEventListener('abort', onAbort);
-      this.activeWrite = { requestId: req.requestId, decide };
-      qp.onDidAccept(() => {
-        const item = qp.activeItems[0];
-        if (item) decide(item.decision);
-      });
-      qp.onDidHide(() => finish(undefined));
-      qp.show();
+      this.activeWrite = {
+        requestId: req.requestId,
+        decisions: decisionsOf(req),
+        decide: (decision) => finish({ method: 'agent/confirm', params: { requestId: req.requestId, decision } }),
+      };
+      const wanted = new Set(opened.map((u) => u.toString()));
+      disposables.push(
+        vscode.window.tabGroups.onDidChangeTabs(() => {
+          if (opened.length && !this.openTabs(wanted).length) {
+            this.log(`prompt ${req.requestId} dismissed (diff closed)`);
+            finish(undefined);
+          }
+        }),
+      );
+      this.writeChanged.fire();
     });
     await this.closeTabs(opened);
     return answer;
@@ -219,7 +235,7 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
         left = root ? vscode.Uri.joinPath(root, f.oldPath ?? f.path) : vscode.Uri.file(f.path);
       }
       this.emitter.fire(proposed);
-      await vscode.commands.executeCommand('vscode.diff', left, proposed, title, { preview: false, preserveFocus: true });
+      await vscode.commands.executeCommand('vscode.diff', left, proposed, title, { preview: false });
       return proposed;
     }
     // No full texts: show the unified diff itself.
@@ -231,8 +247,7 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
     return diffUri;
   }
 
-  private async closeTabs(uris: vscode.Uri[]): Promise<void> {
-    const wanted = new Set(uris.map((u) => u.toString()));
+  private openTabs(wanted: Set<string>): vscode.Tab[] {
     const tabs: vscode.Tab[] = [];
     for (const group of vscode.window.tabGroups.all) {
       for (const tab of group.tabs) {
@@ -242,6 +257,12 @@ export class PromptUI implements vscode.TextDocumentContentProvider, vscode.Disp
         if (uri && wanted.has(uri.toString())) tabs.push(tab);
       }
     }
+    return tabs;
+  }
+
+  private async closeTabs(uris: vscode.Uri[]): Promise<void> {
+    const wanted = new Set(uris.map((u) => u.toString()));
+    const tabs = this.openTabs(wanted);
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     for (const u of wanted) this.docs.delete(u);
   }

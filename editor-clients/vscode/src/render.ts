@@ -14,6 +14,8 @@ export interface PanelState {
   runs: RunView[];
   pending: QueueItem[];
   daemon: { state: string; detail?: string };
+  /** The write whose diff is open: its request gets the decision buttons. */
+  activeWrite?: { requestId: string; decisions: { decision: string; label: string }[] };
 }
 
 export function escapeHtml(s: string): string {
@@ -84,7 +86,7 @@ ${t.files?.length ? `<div class="label">Changes</div>${renderFiles(t.files, `${r
 
 const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
 
-function renderRun(run: RunView, pendingIds: Set<string>): string {
+function renderRun(run: RunView, pendingIds: Set<string>, activeWrite?: PanelState['activeWrite']): string {
   const parts: string[] = [];
   parts.push(`<section class="run state-${escapeHtml(run.state)}" data-run="${escapeHtml(run.runId)}">`);
   if (run.prompt !== undefined) {
@@ -119,7 +121,16 @@ function renderRun(run: RunView, pendingIds: Set<string>): string {
         `<div class="request${open ? ' request-open' : ''}" data-request="${escapeHtml(r.requestId)}"><span class="icon">${KIND_ICONS[r.kind] ?? '?'}</span> <span class="request-title">${escapeHtml(
           r.title,
         )}</span>: ${detail} <span class="request-outcome">${escapeHtml(outcome)}</span>${
-          open ? ` <button class="link" data-action="answer" data-request="${escapeHtml(r.requestId)}">Answer…</button>` : ''
+          open && activeWrite?.requestId === r.requestId
+            ? `<div class="decisions">${activeWrite.decisions
+                .map(
+                  (d, i) =>
+                    `<button class="${i === 0 ? '' : 'secondary'}" data-action="decide" data-request="${escapeHtml(r.requestId)}" data-decision="${escapeHtml(d.decision)}">${escapeHtml(d.label)}</button>`,
+                )
+                .join(' ')}</div>`
+            : open
+              ? ` <button class="link" data-action="answer" data-request="${escapeHtml(r.requestId)}">Answer…</button>`
+              : ''
         }</div>`,
       );
     }
@@ -155,7 +166,7 @@ export function renderConversation(state: PanelState): string {
   if (state.runs.length === 0) {
     parts.push('<div class="empty">Ask agentd about this workspace. The active file and selection go along as context.</div>');
   }
-  for (const run of state.runs) parts.push(renderRun(run, pendingIds));
+  for (const run of state.runs) parts.push(renderRun(run, pendingIds, state.activeWrite));
   // Requests of runs that are not in this view (other sessions, or from before a restart).
   const shown = new Set(state.runs.flatMap((r) => Object.keys(r.requests)));
   const others = state.pending.filter((p) => !shown.has(p.req.requestId));
@@ -165,7 +176,13 @@ export function renderConversation(state: PanelState): string {
       parts.push(
         `<div class="request request-open" data-request="${escapeHtml(p.req.requestId)}"><span class="icon">${KIND_ICONS[p.req.kind] ?? '?'}</span> ${escapeHtml(
           p.req.title,
-        )}: ${escapeHtml(p.req.message)} <button class="link" data-action="answer" data-request="${escapeHtml(p.req.requestId)}">Answer…</button></div>`,
+        )}: ${escapeHtml(p.req.message)} ${
+          state.activeWrite?.requestId === p.req.requestId
+            ? `<div class="decisions">${state.activeWrite.decisions
+                .map((d, i) => `<button class="${i === 0 ? '' : 'secondary'}" data-action="decide" data-request="${escapeHtml(p.req.requestId)}" data-decision="${escapeHtml(d.decision)}">${escapeHtml(d.label)}</button>`)
+                .join(' ')}</div>`
+            : `<button class="link" data-action="answer" data-request="${escapeHtml(p.req.requestId)}">Answer…</button>`
+        }</div>`,
       );
     }
     parts.push('</div>');

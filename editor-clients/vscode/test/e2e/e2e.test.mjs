@@ -4,7 +4,7 @@
 //
 // Needs: AGENTD_BIN, FAKEMODEL_BIN, CS_DIR (and optionally VSIX, CHROMIUM). test/run.sh sets them.
 
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -75,6 +75,17 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await expectStatus(/agentd: (idle|completed)/, 60000);
   });
 
+  // A failed scenario can leave its run waiting: later scenarios start in a new session then.
+  let passed = true;
+  beforeEach(() => (passed = false));
+  afterEach(async () => {
+    if (passed) return;
+    await screenshot('failed').catch(() => undefined);
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+    await command('agentd: New Session').catch(() => undefined);
+  });
+  const ok = () => (passed = true);
+
   after(async () => {
     if (page) await screenshot('final').catch(() => undefined);
     if (h) {
@@ -101,6 +112,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await panel().locator('.run').last().locator('.run-state-completed').waitFor();
     await expectStatus(/agentd: completed/);
     await screenshot('question-answered');
+    ok();
   });
 
   it('picks a choice in a quick pick', async () => {
@@ -118,6 +130,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await pick.waitFor({ state: 'hidden' });
     await panel().locator('.answer', { hasText: 'You chose blue.' }).waitFor();
     assert.match(await panel().locator('.run').last().locator('.request').innerText(), /Which colour\?.*answered/s);
+    ok();
   });
 
   it('approves a write after looking at its diff', async () => {
@@ -128,22 +141,23 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await modified.filter({ hasText: 'Hello from agentd!' }).waitFor();
     const tab = page.locator('.tabs-container .tab', { hasText: 'greeting.txt' });
     await tab.first().waitFor();
-    const decide = quickInput('Write');
-    await decide.waitFor({ state: 'visible' });
-    const labels = (await decide.locator('.quick-input-list .monaco-list-row').allInnerTexts()).map((t) => t.trim());
-    assert.deepEqual(labels.slice(0, 4), ['Allow', 'Allow for Session', 'Always Allow', 'Reject']);
+    // The decision is taken next to the request in the panel, so nothing covers the diff.
+    const request = panel().locator('.run').last().locator('.request-open', { hasText: 'greeting.txt' });
+    const buttons = request.locator('.decisions button');
+    await buttons.first().waitFor();
+    assert.deepEqual((await buttons.allInnerTexts()).map((t) => t.trim()), ['Allow', 'Allow for Session', 'Always Allow', 'Reject', 'Always Reject']);
     assert.equal(fs.existsSync(path.join(h.ws, 'greeting.txt')), false, 'nothing is written before the approval');
     await screenshot('write-diff-and-decision');
-    await decide.locator('.quick-input-list .monaco-list-row').first().click();
-    await decide.waitFor({ state: 'hidden' });
+    await buttons.filter({ hasText: /^Allow$/ }).click();
     await panel().locator('.answer', { hasText: 'I wrote greeting.txt.' }).waitFor();
     assert.equal(fs.readFileSync(path.join(h.ws, 'greeting.txt'), 'utf8'), 'Hello from agentd!\nSecond line.\n');
     const run = panel().locator('.run').last();
     await run.locator('.files-changed', { hasText: 'greeting.txt' }).waitFor();
-    assert.match(await run.locator('.files-changed .diff').first().innerText(), /\+Hello from agentd!/);
+    assert.match(await run.locator('.files-changed .diff').first().textContent(), /\+Hello from agentd!/);
     assert.match(await run.locator('.plan').innerText(), /✓\s*Write greeting\.txt/);
     await diff.waitFor({ state: 'hidden' });
     await screenshot('write-applied');
+    ok();
   });
 
   it('rejects a command shown in a modal with its cwd', async () => {
@@ -159,6 +173,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await panel().locator('.answer', { hasText: 'I did not run the build.' }).waitFor();
     assert.equal(fs.existsSync(path.join(h.ws, 'ran.txt')), false, 'the rejected command did not run');
     assert.match(await panel().locator('.run').last().locator('.request').innerText(), /reject/);
+    ok();
   });
 
   it('cancels a run from its progress notification', async () => {
@@ -172,6 +187,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await toast.locator('.monaco-button', { hasText: 'Cancel' }).click();
     await panel().locator('.run').last().locator('.run-state-cancelled').waitFor({ timeout: 10000 });
     await expectStatus(/agentd: cancelled/);
+    ok();
   });
 
   it('cancelling a run closes its open question', async () => {
@@ -184,5 +200,6 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await run.locator('.run-state-cancelled').waitFor();
     assert.match(await run.locator('.request').innerText(), /cancelled/);
     await screenshot('cancelled-question');
+    ok();
   });
 });

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// instantModel answers at once: steps tool calls (update_plan, so the loop
+// itself is what is measured, then read_file for a real tool), then text.
+type instantModel struct {
+	steps int
+	tool  string
+	n     atomic.Int64
+}
+
+func (m *instantModel) Complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error) {
+	i := m.n.Add(1)
+	if i%int64(m.steps+1) == 0 {
+		onText("done")
+		return ModelReply{Text: "done"}, nil
+	}
+	args := fmt.Sprintf(`{"plan":[{"step":"step %d","status":"in_progress"}]}`, i)
+	if m.tool == "read_file" {
+		args = fmt.Sprintf(`{"path":"a.txt","offset":%d}`, i%5)
+	}
+	return ModelReply{ToolCalls: []ToolCall{{ID: fmt.Sprint("c", i), Name: m.tool, Args: json.RawMessage(args)}}}, nil
+}
+
+func benchAgent(b *testing.B, m Model) (*Agent, chan string) {
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("line\n", 50)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan string, 16)
+	a, err := New(Config{Root: root, StateDir: b.TempDir(), Model: ModelConfig{BaseURL: "x", Name: "instant"},
+		NewModel: func(ModelConfig) Model { return m }, Policy: wire.PolicyFullAuto, MaxSteps: 1000,
+		Notify: func(method string, params json.RawMessage) {
+			if method != wire.MethodRunState {
+				return
+			}
+			var st wire.RunState
+			_ = json.Unmarshal(params, &st)
+			if isFinished(st.State) {
+				done <- st.State
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(a.Shutdown)
+	return a, done
+}
+
+// BenchmarkLoopStep reports the loop's own cost per step (model call, tool
+// dispatch, events, checkpoint) with a model that answers instantly. A run
+// of 200 steps makes the per-run costs (opening logs, the final durable
+// save) negligible; BenchmarkRunFixedCost reports those.
+func BenchmarkLoopStep(b *testing.B) {
+	for _, tool := range []string{planToolName, "read_file"} {
+		b.Run(tool, func(b *testing.B) {
+			const steps = 200
+			a, done := benchAgent(b, &instantModel{steps: steps, tool: tool})
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if _, err := a.Run(context.Background(), wire.RunParams{Prompt: "update the plan"}); err != nil {
+					b.Fatal(err)
+				}
+				if st := <-done; st != wire.StateCompleted {
+					b.Fatalf("run ended %s", st)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*(steps+1)), "µs/step")
+		})
+	}
+}
+
+// BenchmarkRunFixedCost is a run with no tool call: start, one instant
+// model reply, and the durable end of the run.
+func BenchmarkRunFixedCost(b *testing.B) {
+	a, done := benchAgent(b, &instantModel{steps: 0, tool: planToolName})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := a.Run(context.Background(), wire.RunParams{Prompt: "hi there"}); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+	}
+}
+
+// BenchmarkPersistPausedRun reports the cost of durably saving a run paused
+// on two questions with a realistic history (40 messages).
+func BenchmarkPersistPausedRun(b *testing.B) {
+	st, err := openStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &runRecord{ID: newID("r"), SessionID: newID("s"), State: wire.StateRequiresAction}
+	for i := 0; i < 40; i++ {
+		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, Content: strings.Repeat("words of a reply ", 30)})
+	}
+	for i := 0; i < 2; i++ {
+		rec.Pending = append(rec.Pending, &pendingCall{Call: ToolCall{ID: fmt.Sprint("c", i), Name: askToolName, Args: json.RawMessage(`{"question":"?"}`)},
+			Request: &wire.InputRequest{RequestID: newID("q"), Kind: wire.KindQuestion, Message: "Which port?"}})
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := st.saveRun(rec, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

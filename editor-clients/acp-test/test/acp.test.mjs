@@ -1,0 +1,134 @@
+// `agentd acp` driven end to end by the official ACP TypeScript client
+// library (@agentclientprotocol/sdk) against the scripted model.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { Agent, startModel, tempDir } from "../lib/harness.mjs";
+
+let model;
+before(async () => { model = await startModel("scenarios.json"); });
+after(() => model?.stop());
+
+async function started(opts = {}) {
+  const agent = new Agent({ modelURL: model.url, stateDir: opts.stateDir ?? tempDir("agentd-acp-state-"), form: opts.form });
+  const init = await agent.initialize();
+  assert.equal(init.protocolVersion, 1);
+  assert.equal(init.agentCapabilities.loadSession, true);
+  assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
+  assert.ok(init.agentCapabilities.sessionCapabilities.list);
+  return agent;
+}
+
+test("a prompt streams its answer and a plan", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const { sessionId, modes } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  assert.deepEqual(modes.availableModes.map((m) => m.id), ["read-only", "ask", "auto-edit", "full-auto"]);
+  const res = await agent.prompt(sessionId, "plan the refactor");
+  assert.equal(res.stopReason, "end_turn");
+  const ups = agent.of(sessionId);
+  const plan = ups.find((u) => u.sessionUpdate === "plan");
+  assert.deepEqual(plan.entries.map((e) => [e.content, e.status]), [["Read the code", "completed"], ["Change it", "in_progress"]]);
+  assert.ok(ups.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_plan" && u.kind === "think"));
+  assert.ok(ups.filter((u) => u.sessionUpdate === "agent_message_chunk").length >= 2, "the answer is streamed in chunks");
+  assert.equal(agent.text(sessionId), "The refactor is planned and under way.");
+  await agent.waitFor("available commands", () =>
+    ups.concat(agent.of(sessionId)).some((u) => u.sessionUpdate === "available_commands_update" && u.availableCommands[0].name === "search"));
+});
+
+test("one permission rejected, one granted, with the diff in the tool call", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const ws = tempDir("agentd-acp-ws-");
+  const { sessionId } = await agent.newSession(ws);
+  const reject = (p) => ({ outcome: "selected", optionId: p.options.find((o) => o.kind === "reject_once").optionId });
+  const allow = (p) => ({ outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId });
+
+  agent.answerPermission = reject;
+  assert.equal((await agent.prompt(sessionId, "write notes")).stopReason, "end_turn");
+  const asked = agent.permissions[0];
+  assert.deepEqual(asked.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
+  assert.equal(asked.toolCall.kind, "edit");
+  const diff = asked.toolCall.content.find((c) => c.type === "diff");
+  assert.equal(diff.path, join(realpathSync(ws), "notes.txt"));
+  assert.equal(diff.newText, "remember the milk\n");
+  assert.match(agent.text(sessionId), /left notes\.txt alone/);
+  assert.equal(existsSync(join(ws, "notes.txt")), false);
+
+  agent.answerPermission = allow;
+  assert.equal((await agent.prompt(sessionId, "write notes again")).stopReason, "end_turn");
+  assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
+  assert.match(agent.text(sessionId), /Wrote the file\./);
+  const done = agent.of(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call_w2" && u.status === "completed");
+  assert.ok(done?.content?.some((c) => c.type === "diff"), "the edit's diff is on its tool call");
+});
+
+test("a question is answered by the next prompt", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  assert.equal((await agent.prompt(sessionId, "what is the meaning")).stopReason, "end_turn");
+  assert.match(agent.text(sessionId), /Which number do you mean\?/);
+  assert.equal((await agent.prompt(sessionId, "42")).stopReason, "end_turn");
+  assert.match(agent.text(sessionId), /You mean 42\.$/);
+});
+
+test("a choice is asked as a form when the client offers elicitation", async (t) => {
+  const agent = await started({ form: true });
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  let form;
+  agent.answerElicitation = (params) => {
+    form = params;
+    const blue = params.requestedSchema.properties.answer.oneOf.find((o) => o.title === "blue");
+    return { action: "accept", content: { answer: blue.const } };
+  };
+  assert.equal((await agent.prompt(sessionId, "pick a colour")).stopReason, "end_turn");
+  assert.equal(form.mode, "form");
+  assert.equal(form.sessionId, sessionId);
+  assert.equal(form.toolCallId, "call_c");
+  assert.match(agent.text(sessionId), /You chose blue\./);
+});
+
+test("cancel ends the turn as cancelled", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  await agent.agent.request("session/set_mode", { sessionId, modeId: "full-auto" });
+  const turn = agent.prompt(sessionId, "sleep a while");
+  await agent.waitFor("the command to run", () =>
+    agent.of(sessionId).some((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call_s" && u.status === "in_progress"));
+  const began = Date.now();
+  await agent.agent.notify("session/cancel", { sessionId });
+  assert.equal((await turn).stopReason, "cancelled");
+  assert.ok(Date.now() - began < 5000, "the command was stopped");
+});
+
+test("session/load after a restart replays and asks the open permission again", async (t) => {
+  const stateDir = tempDir("agentd-acp-state-");
+  const ws = tempDir("agentd-acp-ws-");
+  const first = await started({ stateDir });
+  const { sessionId } = await first.newSession(ws);
+  const asked = first.nextPermission();
+  const turn = first.prompt(sessionId, "persist a file").catch(() => null);
+  await asked;
+  await first.stop(); // agentd goes away with the permission open
+  await turn;
+
+  const second = await started({ stateDir });
+  t.after(() => second.stop());
+  const listed = await second.agent.request("session/list", { cwd: ws });
+  assert.ok(listed.sessions.some((s) => s.sessionId === sessionId), "the session is listed");
+  second.answerPermission = (p) => ({ outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId });
+  const reasked = second.nextPermission();
+  await second.agent.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  const replay = second.of(sessionId);
+  assert.equal(replay[0].sessionUpdate, "user_message_chunk");
+  assert.equal(replay[0].content.text, "persist a file");
+  assert.ok(replay.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_p"), "the tool call is replayed");
+  const p = await reasked;
+  assert.equal(p.toolCall.content.find((c) => c.type === "diff").newText, "kept across restarts\n");
+  await second.waitFor("the run to finish", () => /Wrote the file\./.test(second.text(sessionId)));
+  assert.equal(readFileSync(join(ws, "persist.txt"), "utf8"), "kept across restarts\n");
+});

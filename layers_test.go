@@ -1,0 +1,129 @@
+// Package agentd_test holds the statement of policy on imports: which
+// package of this module may import which, and which package alone owns
+// each third-party library. It is policy, not a description: do not change
+// it to make a build pass; change the code, or argue the policy in review.
+package agentd_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentd/agentd"
+
+// allowed lists, for each package, the packages of this module it may
+// import. Imports flow one way: cmd → rpc → agent → tools, rag; the wire
+// types sit at the bottom with no behaviour.
+var allowed = map[string][]string{
+	"rpc/wire":        {},
+	"rag":             {"rpc/wire"},
+	"tools":           {"rpc/wire", "rag"},
+	"agent":           {"rpc/wire", "tools", "rag"},
+	"agent/modeltest": {},
+	"rpc":             {"rpc/wire", "agent", "tools"},
+	"rpc/acp":         {"rpc/wire", "agent", "tools"},
+	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest"},
+	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
+	"cmd/fakemodel":   {"agent/modeltest"},
+}
+
+// owners names the one package that may import each third-party module.
+var owners = map[string]string{
+	"go.lsp.dev/jsonrpc2":                "rpc",
+	"go.lsp.dev/protocol":                "rpc",
+	"github.com/sashabaranov/go-openai":  "agent",
+	"github.com/philippgille/chromem-go": "rag",
+	"github.com/fsnotify/fsnotify":       "rag",
+	"github.com/go-git/go-git/v5":        "rag",
+	"mvdan.cc/sh/v3":                     "tools",
+	"github.com/creack/pty":              "tools",
+	"github.com/aymanbagabas/go-udiff":   "tools",
+	"github.com/coder/acp-go-sdk":        "rpc/acp",
+	"golang.org/x/term":                  "cmd/agentd",
+	"golang.org/x/sync":                  "rag",
+	"golang.org/x/sys":                   "rag",
+	"github.com/stretchr/testify":        "", // tests only
+}
+
+func TestImportPolicy(t *testing.T) {
+	imports := moduleImports(t)
+	for pkg, deps := range imports {
+		want, ok := allowed[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the import policy: add it to layers_test.go", pkg)
+			continue
+		}
+		for _, dep := range deps {
+			switch {
+			case strings.HasPrefix(dep, module+"/"):
+				if rel := strings.TrimPrefix(dep, module+"/"); !slices.Contains(want, rel) {
+					t.Errorf("%s imports %s, which the policy does not allow", pkg, rel)
+				}
+			case isThirdParty(dep):
+				owner, known := ownerOf(dep)
+				if !known {
+					t.Errorf("%s imports %s, a third-party module with no owner in the policy", pkg, dep)
+				} else if owner != pkg {
+					t.Errorf("%s imports %s, which only %q may import", pkg, dep, owner)
+				}
+			}
+		}
+	}
+}
+
+func isThirdParty(path string) bool {
+	first := strings.SplitN(path, "/", 2)[0]
+	return strings.Contains(first, ".")
+}
+
+func ownerOf(path string) (string, bool) {
+	for mod, owner := range owners {
+		if path == mod || strings.HasPrefix(path, mod+"/") {
+			return owner, true
+		}
+	}
+	return "", false
+}
+
+// moduleImports parses the non-test Go files of every package of the module.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "editor-clients") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !slices.Contains(out[pkg], p) {
+				out[pkg] = append(out[pkg], p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package rag
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestVectorScanMatchesChromem checks the packed-matrix scan against
+// chromem-go's own exhaustive QueryEmbedding over the same documents.
+func TestVectorScanMatchesChromem(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("p%d/f.go", i)] = fmt.Sprintf("package p%d\n\n// Handler%d parses request number %d and writes a reply.\nfunc Handler%d(n int) int { return n * %d }\n", i, i, i, i, i)
+	}
+	writeTree(t, root, files)
+	ix := openBuilt(t, root, t.TempDir())
+	ctx := context.Background()
+	for _, q := range []string{"parse a request", "write reply", "Handler7 number"} {
+		var tk tokenizer
+		qv := ix.emb.(*localEmbedder).vector(countTerms(&tk, q))
+		require.True(t, normalize(qv))
+		ix.mu.RLock()
+		ours := ix.vec.query(qv, 10, -1)
+		res, err := ix.vec.coll.QueryEmbedding(ctx, qv, 10, nil, nil)
+		require.NoError(t, err)
+		require.Len(t, ours, len(res))
+		for i, r := range res {
+			assert.InDelta(t, r.Similarity, ours[i].score, 1e-5, "rank %d of %q", i, q)
+			// Ids must agree where the rank is not a tie (these files are
+			// near copies of each other, and the order of ties differs).
+			tied := i > 0 && res[i-1].Similarity-r.Similarity < 1e-5 || i+1 < len(res) && r.Similarity-res[i+1].Similarity < 1e-5
+			if !tied {
+				assert.Equal(t, r.ID, ix.slots[ours[i].doc].id, "rank %d of %q", i, q)
+			}
+		}
+		assert.Equal(t, ix.vec.count(), ix.vec.mat.n)
+		ix.mu.RUnlock()
+	}
+}
+
+// TestPurgeAndReopen removes enough chunks to trigger the BM25 purge, reuses
+// the freed slots, and checks search before and after a snapshot round trip.
+func TestPurgeAndReopen(t *testing.T) {
+	ctx := context.Background()
+	root, state := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 1300 {
+		files[fmt.Sprintf("d/f%04d.go", i)] = fmt.Sprintf("package d\n\n// Gadget%04d frobs widget %d.\nfunc Gadget%04d() {}\n", i, i, i)
+	}
+	writeTree(t, root, files)
+	ix := openBuilt(t, root, state)
+	var gone []string
+	for i := range 1200 {
+		p := filepath.Join(root, fmt.Sprintf("d/f%04d.go", i))
+		require.NoError(t, os.Remove(p))
+		gone = append(gone, p)
+	}
+	ix.Changed(gone...)
+	ix.Update(ctx)
+	ix.mu.RLock()
+	assert.Zero(t, ix.bm.stale, "purged")
+	assert.Equal(t, 100, len(ix.byID))
+	ix.mu.RUnlock()
+	// New chunks take the freed slots.
+	writeTree(t, root, map[string]string{"e/new.go": "package e\n\n// Sprocket turns the crank.\nfunc Sprocket() {}\n"})
+	ix.Changed(filepath.Join(root, "e/new.go"))
+	ix.Update(ctx)
+	assert.Contains(t, search(t, ix, "sprocket crank")[0], "e/new.go")
+	assert.Contains(t, search(t, ix, "Gadget1250")[0], "d/f1250.go")
+	assert.False(t, found(t, ix, "Gadget0003", "Gadget0003"))
+	require.NoError(t, ix.Close())
+
+	ix2, err := Open(ctx, Options{Root: root, StateDir: state})
+	require.NoError(t, err)
+	assert.Equal(t, 101, ix2.Status().Chunks)
+	assert.Contains(t, search(t, ix2, "sprocket crank")[0], "e/new.go")
+	assert.Contains(t, search(t, ix2, "Gadget1250")[0], "d/f1250.go")
+	ix2.mu.RLock()
+	assert.Equal(t, 101, ix2.vec.mat.n, "every restored chunk has its vector")
+	ix2.mu.RUnlock()
+	require.NoError(t, ix2.Build(ctx, nil))
+	assert.Equal(t, 0, ix2.lastRead)
+}
+
+// TestHitTextFromFile checks that hits read their text back from the file,
+// CRLF included, and fall back to the current lines when the file changed.
+func TestHitTextFromFile(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"a.md": "# Intro\r\n\r\nThe quokka smiles.\r\n\r\n# Other\r\n\r\nUnrelated words here.\r\n",
+	})
+	ix := openBuilt(t, root, t.TempDir())
+	hits, _, err := ix.Search(context.Background(), "quokka", 1)
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "# Intro\n\nThe quokka smiles.", hits[0].Text[:len("# Intro\n\nThe quokka smiles.")])
+	assert.NotContains(t, hits[0].Text, "\r")
+	// Changed behind the index's back: the covered lines as they are now.
+	writeTree(t, root, map[string]string{"a.md": "# Intro\n\nThe wombat smiles.\n"})
+	hits, _, err = ix.Search(context.Background(), "quokka", 1)
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Contains(t, hits[0].Text, "wombat")
+}

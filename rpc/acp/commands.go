@@ -1,0 +1,81 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// searchLimit is how many index hits /search shows.
+const searchLimit = 8
+
+// commands are the slash commands agentd answers itself, without the model.
+var commands = []acpsdk.AvailableCommand{{
+	Name:        "search",
+	Description: "Search the workspace index (semantic code search, no model call)",
+	Input:       &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "what you are looking for"}},
+}}
+
+func (s *session) announceCommands() {
+	s.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+		SessionUpdate: "available_commands_update", AvailableCommands: commands}})
+}
+
+// slashCommand recognizes "/name arg" for a command of ours; any other text,
+// slashes included, goes to the model.
+func slashCommand(text string) (name, arg string, ok bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return "", "", false
+	}
+	name, arg, _ = strings.Cut(t[1:], " ")
+	for _, c := range commands {
+		if c.Name == name {
+			return name, strings.TrimSpace(arg), true
+		}
+	}
+	return "", "", false
+}
+
+// command runs a slash command as a turn of its own.
+func (s *session) command(ctx context.Context, name, arg string) (acpsdk.PromptResponse, error) {
+	if arg == "" {
+		s.say("Usage: `/" + name + " <what you are looking for>`")
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	}
+	hits, partial, err := s.ws.index.Search(ctx, arg, searchLimit)
+	if err != nil {
+		s.say("Search failed: " + err.Error())
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	}
+	var b strings.Builder
+	switch {
+	case len(hits) == 0 && partial:
+		b.WriteString("No results yet: the workspace is still being indexed.")
+	case len(hits) == 0:
+		b.WriteString("No results for `" + arg + "`.")
+	default:
+		fmt.Fprintf(&b, "Index results for `%s`:\n", arg)
+	}
+	for _, h := range hits {
+		fmt.Fprintf(&b, "\n**%s:%d-%d**", h.Path, h.StartLine, h.EndLine)
+		if h.Symbol != "" {
+			b.WriteString(" `" + h.Symbol + "`")
+		}
+		fmt.Fprintf(&b, " (%.2f)\n```\n%s\n```\n", h.Score, clip(h.Text, 800))
+	}
+	if partial && len(hits) > 0 {
+		b.WriteString("\n_Indexing is still in progress; results may be incomplete._")
+	}
+	s.say(b.String())
+	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return strings.TrimRight(s, "\n")
+	}
+	return strings.TrimRight(s[:n], "\n") + "\n…"
+}

@@ -1,0 +1,174 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// elicit asks a question or a choice as a form (elicitation/create). A
+// client that fails it gets the question in the chat instead.
+func (s *session) elicit(req wire.InputRequest) {
+	ctx, ok := s.track(req.RequestID)
+	if !ok {
+		return
+	}
+	form := &acpsdk.UnstableCreateElicitationForm{Message: firstNonEmpty(req.Message, req.Title),
+		RequestedSchema: formSchema(req), Meta: scopeMeta(s.id, req.ToolCallID)}
+	resp, err := s.srv.client().UnstableCreateElicitation(ctx, acpsdk.UnstableCreateElicitationRequest{Form: form})
+	s.untrack(req.RequestID)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return // resolved elsewhere
+	case err != nil:
+		s.srv.log.Info("elicitation/create failed; asking in the chat", "request", req.RequestID, "err", err)
+		s.askInChat(req)
+		return
+	case resp.Accept == nil:
+		s.declined(req)
+		return
+	}
+	if err := s.ws.agent.Reply(context.Background(), formReply(req, resp.Accept.Content)); err != nil {
+		s.srv.log.Info("form answer not applied; asking in the chat", "request", req.RequestID, "err", err)
+		s.askInChat(req)
+	}
+}
+
+// declined answers a question the user dismissed: the model is told, so it
+// goes on with what it has. A closed choice has no such answer and is asked
+// in the chat.
+func (s *session) declined(req wire.InputRequest) {
+	if req.Kind == wire.KindChoice && !req.AllowOther {
+		s.askInChat(req)
+		return
+	}
+	text := "(the user declined to answer)"
+	if err := s.ws.agent.Reply(context.Background(), wire.ReplyParams{RequestID: req.RequestID, Text: &text}); err != nil {
+		s.srv.log.Info("decline not applied", "request", req.RequestID, "err", err)
+	}
+}
+
+// formSchema is one field, "answer", shaped by the request; a choice that
+// allows other answers adds the field "other".
+func formSchema(req wire.InputRequest) acpsdk.UnstableElicitationSchema {
+	answer := map[string]any{"type": "string", "title": firstNonEmpty(req.Title, "Answer"), "description": req.Message}
+	if req.Default != "" {
+		answer["default"] = req.Default
+	}
+	props := map[string]any{"answer": answer}
+	required := []string{"answer"}
+	if req.Kind == wire.KindChoice {
+		opts := make([]map[string]any, 0, len(req.Options))
+		for _, o := range req.Options {
+			opts = append(opts, map[string]any{"const": o.OptionID, "title": o.Label})
+		}
+		if req.Multiple {
+			answer["type"] = "array"
+			answer["items"] = map[string]any{"anyOf": opts}
+		} else {
+			answer["oneOf"] = opts
+		}
+		if req.AllowOther {
+			props["other"] = map[string]any{"type": "string", "title": "Other", "description": "Your own answer instead of a choice"}
+			required = nil
+		}
+	}
+	return acpsdk.UnstableElicitationSchema{Type: acpsdk.UnstableElicitationSchemaTypeObject, Properties: props, Required: required}
+}
+
+// formReply reads the form's content back into a reply.
+func formReply(req wire.InputRequest, content map[string]any) wire.ReplyParams {
+	p := wire.ReplyParams{RequestID: req.RequestID}
+	if other, _ := content["other"].(string); other != "" {
+		p.Text = &other
+		return p
+	}
+	switch v := content["answer"].(type) {
+	case []any:
+		for _, x := range v {
+			p.Answers = append(p.Answers, fmt.Sprint(x))
+		}
+	case nil:
+		empty := ""
+		p.Text = &empty
+	default:
+		text := fmt.Sprint(v)
+		if req.Kind == wire.KindChoice {
+			p.OptionID = text
+		} else {
+			p.Text = &text
+		}
+	}
+	return p
+}
+
+// scopeKey carries the elicitation's session scope through the SDK, whose
+// form type (v0.13.0) has no sessionId or toolCallId field although the
+// schema requires the scope; scopeWriter moves it to its place.
+const scopeKey = "agentd/elicitationScope"
+
+func scopeMeta(sessionID, toolCallID string) map[string]any {
+	scope := map[string]any{"sessionId": sessionID}
+	if toolCallID != "" {
+		scope["toolCallId"] = toolCallID
+	}
+	return map[string]any{scopeKey: scope}
+}
+
+// scopeWriter is the connection's output. The SDK writes each message with
+// one Write; an elicitation/create gets its scope moved from _meta to the
+// params, every other message passes untouched.
+type scopeWriter struct {
+	w io.Writer
+}
+
+var elicitMethod = []byte(`"method":"elicitation/create"`)
+
+func (sw *scopeWriter) Write(b []byte) (int, error) {
+	if !bytes.Contains(b, elicitMethod) {
+		return sw.w.Write(b)
+	}
+	if _, err := sw.w.Write(withScope(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func withScope(line []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil {
+		return line
+	}
+	var params map[string]any
+	if json.Unmarshal(msg["params"], &params) != nil {
+		return line
+	}
+	meta, _ := params["_meta"].(map[string]any)
+	scope, _ := meta[scopeKey].(map[string]any)
+	if scope == nil {
+		return line
+	}
+	for k, v := range scope {
+		params[k] = v
+	}
+	delete(meta, scopeKey)
+	if len(meta) == 0 {
+		delete(params, "_meta")
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return line
+	}
+	msg["params"] = raw
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
+}

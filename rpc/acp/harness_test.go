@@ -1,0 +1,252 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/agent/modeltest"
+)
+
+// harness is one agentd ACP server and an SDK client talking to it.
+type harness struct {
+	t       *testing.T
+	conn    *acpsdk.ClientSideConnection
+	client  *fakeClient
+	out     *syncBuffer // every byte the server wrote
+	in      *io.PipeWriter
+	stopped chan struct{}
+}
+
+type config struct {
+	stateDir string
+	modelURL string
+	form     bool // the client offers form elicitation
+	index    IndexOpener
+	policy   string
+}
+
+func start(t *testing.T, c config) *harness {
+	t.Helper()
+	cr, cw := io.Pipe() // client → server
+	sr, sw := io.Pipe() // server → client
+	out := &syncBuffer{}
+	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
+		Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
+		Policy: c.policy, OpenIndex: c.index, Logger: testLogger(t)}
+	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
+	go func() {
+		defer close(h.stopped)
+		_ = Serve(context.Background(), cr, io.MultiWriter(sw, out), opts)
+		sw.Close()
+	}()
+	h.conn = acpsdk.NewClientSideConnection(h.client, cw, sr)
+	caps := acpsdk.ClientCapabilities{}
+	if c.form {
+		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
+	}
+	resp, err := h.conn.Initialize(h.ctx(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if resp.ProtocolVersion != 1 || !resp.AgentCapabilities.LoadSession {
+		t.Fatalf("initialize answered %+v", resp)
+	}
+	t.Cleanup(h.stop)
+	return h
+}
+
+func TestMain(m *testing.M) {
+	slog.SetDefault(testLogger(nil)) // the SDK logs there
+	os.Exit(m.Run())
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("ACP_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// stop closes the client's side, as an editor that quits does.
+func (h *harness) stop() {
+	h.in.Close()
+	select {
+	case <-h.stopped:
+	case <-time.After(10 * time.Second):
+		h.t.Errorf("server did not stop")
+	}
+}
+
+func (h *harness) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	h.t.Cleanup(cancel)
+	return ctx
+}
+
+func (h *harness) newSession(cwd string) acpsdk.SessionId {
+	h.t.Helper()
+	resp, err := h.conn.NewSession(h.ctx(), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		h.t.Fatalf("session/new: %v", err)
+	}
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 4 {
+		h.t.Fatalf("session/new modes: %+v", resp.Modes)
+	}
+	return resp.SessionId
+}
+
+func (h *harness) prompt(id acpsdk.SessionId, text string) acpsdk.StopReason {
+	h.t.Helper()
+	resp, err := h.conn.Prompt(h.ctx(), acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+	if err != nil {
+		h.t.Fatalf("session/prompt %q: %v", text, err)
+	}
+	return resp.StopReason
+}
+
+func script(t *testing.T, js string) string {
+	t.Helper()
+	s, err := modeltest.ParseScript([]byte(js))
+	if err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	return modeltest.StartT(t, s).URL
+}
+
+// fakeClient records updates and answers requests as a test says.
+type fakeClient struct {
+	mu         sync.Mutex
+	updates    []acpsdk.SessionNotification
+	permission func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
+	elicit     func(acpsdk.UnstableCreateElicitationRequest) acpsdk.UnstableCreateElicitationResponse
+	asked      chan acpsdk.RequestPermissionRequest
+}
+
+func newFakeClient() *fakeClient {
+	return &fakeClient{asked: make(chan acpsdk.RequestPermissionRequest, 10)}
+}
+
+func (c *fakeClient) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updates = append(c.updates, n)
+	return nil
+}
+
+func (c *fakeClient) RequestPermission(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	c.asked <- p
+	c.mu.Lock()
+	f := c.permission
+	c.mu.Unlock()
+	if f == nil {
+		<-ctx.Done() // left open: the test answers nothing
+		return acpsdk.RequestPermissionResponse{}, ctx.Err()
+	}
+	return f(p), nil
+}
+
+func (c *fakeClient) UnstableCreateElicitation(ctx context.Context, p acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	f := c.elicit
+	c.mu.Unlock()
+	if f == nil {
+		return acpsdk.UnstableCreateElicitationResponse{}, errors.New("no elicitation expected")
+	}
+	return f(p), nil
+}
+
+func (c *fakeClient) setPermission(f func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.permission = f
+}
+
+func (c *fakeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return acpsdk.ReadTextFileResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return acpsdk.WriteTextFileResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, errors.New("not offered")
+}
+func (c *fakeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, errors.New("not offered")
+}
+
+// text joins the agent message chunks of a session.
+func (c *fakeClient) text(id acpsdk.SessionId) string {
+	var b strings.Builder
+	for _, u := range c.of(id) {
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil {
+			b.WriteString(m.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func (c *fakeClient) of(id acpsdk.SessionId) []acpsdk.SessionUpdate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []acpsdk.SessionUpdate
+	for _, n := range c.updates {
+		if n.SessionId == id {
+			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+// waitFor polls until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func selected(id string) acpsdk.RequestPermissionResponse {
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
+		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(id)}}}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,150 @@
+package acp
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// translator turns one run's agent/update events into session/update. It
+// keeps what ACP needs that a single event does not say: the usage of the
+// last step, and whether the final answer was already streamed.
+type translator struct {
+	root     string
+	window   int
+	total    wire.Usage // the run's cumulative usage so far
+	streamed bool       // text came since the last tool call
+}
+
+func newTranslator(root string, window int) *translator {
+	return &translator{root: root, window: window}
+}
+
+func (t *translator) translate(u wire.Update) []acpsdk.SessionUpdate {
+	switch u.Kind {
+	case wire.UpdateMessageChunk:
+		t.streamed = true
+		return one(acpsdk.UpdateAgentMessageText(u.Text))
+	case wire.UpdatePlan:
+		return one(planUpdate(u))
+	case wire.UpdateToolCall:
+		t.streamed = false
+		return one(t.toolCall(u))
+	case wire.UpdateToolCallUpdate:
+		return one(t.toolCallUpdate(u))
+	case wire.UpdateUsage:
+		return t.usage(u)
+	case wire.UpdateResult:
+		// In text tool mode the answer is not streamed: send it whole.
+		if !t.streamed && u.Text != "" {
+			t.streamed = true
+			return one(acpsdk.UpdateAgentMessageText(u.Text))
+		}
+	}
+	return nil // files_changed: each edit's diff was already on its tool call
+}
+
+func one(u acpsdk.SessionUpdate) []acpsdk.SessionUpdate { return []acpsdk.SessionUpdate{u} }
+
+func planUpdate(u wire.Update) acpsdk.SessionUpdate {
+	entries := make([]acpsdk.PlanEntry, 0, len(u.Entries))
+	for _, e := range u.Entries {
+		status := acpsdk.PlanEntryStatus(e.Status)
+		if e.Status == wire.StatusFailed {
+			status = acpsdk.PlanEntryStatusCompleted // ACP has no failed step; it is over
+		}
+		entries = append(entries, acpsdk.PlanEntry{Content: e.Content, Priority: acpsdk.PlanEntryPriorityMedium, Status: status})
+	}
+	return acpsdk.UpdatePlan(entries...)
+}
+
+func (t *translator) toolCall(u wire.Update) acpsdk.SessionUpdate {
+	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKind(u.ToolKind)),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)}
+	if len(u.Input) > 0 {
+		opts = append(opts, acpsdk.WithStartRawInput(json.RawMessage(u.Input)))
+	}
+	if locs := t.locations(u.Locations); len(locs) > 0 {
+		opts = append(opts, acpsdk.WithStartLocations(locs))
+	}
+	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), u.Title, opts...)
+}
+
+func (t *translator) toolCallUpdate(u wire.Update) acpsdk.SessionUpdate {
+	opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateStatus(acpsdk.ToolCallStatus(u.Status))}
+	var content []acpsdk.ToolCallContent
+	for _, d := range u.Files {
+		content = append(content, diffContent(t.root, d))
+	}
+	if u.Output != "" && len(u.Files) == 0 {
+		content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(fenced(u.Output))))
+	}
+	if len(content) > 0 {
+		opts = append(opts, acpsdk.WithUpdateContent(content))
+	}
+	if locs := t.locations(u.Locations); len(locs) > 0 {
+		opts = append(opts, acpsdk.WithUpdateLocations(locs))
+	}
+	if u.Output != "" || u.ExitCode != nil {
+		raw := map[string]any{"output": u.Output, "isError": u.IsError}
+		if u.ExitCode != nil {
+			raw["exitCode"] = *u.ExitCode
+		}
+		opts = append(opts, acpsdk.WithUpdateRawOutput(raw))
+	}
+	return acpsdk.UpdateToolCall(acpsdk.ToolCallId(u.ToolCallID), opts...)
+}
+
+// usage reports the tokens of the last model call (the step's growth of
+// the cumulative count) against the context window: what is in context.
+func (t *translator) usage(u wire.Update) []acpsdk.SessionUpdate {
+	if u.Usage == nil {
+		return nil
+	}
+	used := u.Usage.PromptTokens - t.total.PromptTokens + u.Usage.CompletionTokens - t.total.CompletionTokens
+	t.total = *u.Usage
+	if used <= 0 {
+		return nil
+	}
+	return one(acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: used, Size: t.window}})
+}
+
+func (t *translator) locations(locs []wire.Location) []acpsdk.ToolCallLocation {
+	out := make([]acpsdk.ToolCallLocation, 0, len(locs))
+	for _, l := range locs {
+		loc := acpsdk.ToolCallLocation{Path: absPath(t.root, l.Path)}
+		if l.Line > 0 {
+			line := l.Line
+			loc.Line = &line
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+// diffContent shows a file change as ACP's diff (absolute path, old and new
+// text), or as the unified diff when the texts were not kept.
+func diffContent(root string, d wire.FileDiff) acpsdk.ToolCallContent {
+	if d.NewText == nil && d.OldText == nil {
+		return acpsdk.ToolContent(acpsdk.TextBlock("```diff\n" + d.Diff + "\n```"))
+	}
+	newText := ""
+	if d.NewText != nil {
+		newText = *d.NewText
+	}
+	c := acpsdk.ToolCallContent{Diff: &acpsdk.ToolCallContentDiff{Type: "diff", Path: absPath(root, d.Path), NewText: newText, OldText: d.OldText}}
+	return c
+}
+
+func fenced(s string) string { return "```\n" + s + "\n```" }
+
+// absPath makes a workspace-relative path absolute, as ACP requires.
+func absPath(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, filepath.FromSlash(p))
+}
