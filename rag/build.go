@@ -38,8 +38,8 @@ type fileResult struct {
 	entry     *fileEntry
 	slots     []*slot // new chunks; nil when the content is unchanged
 	bags      []bag   // parallel to slots
-	unchanged bool        // same hash: only size/mtime are updated
-	skip      string      // why the file is not indexed
+	unchanged bool    // same hash: only size/mtime are updated
+	skip      string  // why the file is not indexed
 }
 
 // Build brings the index up to date with the workspace: it walks the tree,
@@ -75,7 +75,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	if err != nil {
 		return err
 	}
-	tracef("walk %v (%d files)", time.Since(start), len(cands))
+	walked := time.Since(start)
 	todo, gone := ix.diff(cands)
 	ix.mu.Lock()
 	ix.lastRead = len(todo)
@@ -117,7 +117,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 		ix.setProgress(0.9 * float64(done) / float64(total))
 	}
 	rd = nil // the word memos are garbage now
-	tracef("read+apply %v", time.Since(start))
+	readDone := time.Since(start)
 	ix.mu.Lock()
 	for _, rel := range gone {
 		ix.removeFileLocked(ctx, rel)
@@ -130,7 +130,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	}); err != nil {
 		return err
 	}
-	tracef("embed %v", time.Since(start))
+	embedded := time.Since(start)
 	progress(total, total)
 	ix.mu.Lock()
 	if len(todo) > applyBatch {
@@ -141,15 +141,9 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	files, chunks := len(ix.files), len(ix.byID)
 	ix.mu.Unlock()
 	ix.log.Info("index: built", "files", files, "chunks", chunks, "read", len(todo), "removed", len(gone),
-		"took", time.Since(start).Round(time.Millisecond))
-	defer func() { tracef("saved %v", time.Since(start)) }()
+		"took", time.Since(start).Round(time.Millisecond), "walk", walked.Round(time.Millisecond),
+		"read", (readDone - walked).Round(time.Millisecond), "embed", (embedded - readDone).Round(time.Millisecond))
 	return ix.saveIfDirty()
-}
-
-func tracef(format string, args ...any) {
-	if os.Getenv("RAG_TRACE") != "" {
-		fmt.Fprintf(os.Stderr, "rag: "+format+"\n", args...)
-	}
 }
 
 // walk lists the files to index. Unreadable directories, broken or looping

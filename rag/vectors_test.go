@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,4 +109,39 @@ func TestHitTextFromFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
 	assert.Contains(t, hits[0].Text, "wombat")
+}
+
+// TestDotKernel checks the assembly dot product (when the CPU has it)
+// against the portable one, on lengths around its 32-lane blocks.
+func TestDotKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 255, 256, 257, 768} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = r.Float32()-0.5, r.Float32()-0.5
+		}
+		assert.InDelta(t, dotGeneric(a, b), dot(a, b), 1e-4, "n=%d", n)
+	}
+}
+
+// BenchmarkVectorScan is the query-time scan alone: 50k random unit
+// vectors of 256 dimensions, top 50.
+func BenchmarkVectorScan(b *testing.B) {
+	var m matrix
+	r := rand.New(rand.NewPCG(1, 2))
+	v := make([]float32, localDim)
+	for n := range 50000 {
+		for j := range v {
+			v[j] = r.Float32() - 0.5
+		}
+		normalize(v)
+		m.set(int32(n), v)
+	}
+	for j := range v {
+		v[j] = r.Float32() - 0.5
+	}
+	normalize(v)
+	for b.Loop() {
+		m.search(v, candidates, 0)
+	}
 }

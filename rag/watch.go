@@ -179,8 +179,6 @@ func (ix *Index) Update(ctx context.Context) {
 	}
 	ix.work.Lock()
 	defer ix.work.Unlock()
-	t0 := time.Now()
-	defer func() { tracef("update %d paths %v", len(paths), time.Since(t0)) }()
 	var cands []candidate
 	ix.mu.Lock()
 	for _, rel := range paths {

@@ -116,6 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const trackProgress = (run: RunView) => {
     if (progressOf.has(run.runId) || TERMINAL_STATES.has(run.state)) return;
     let report: (run: RunView) => void = () => undefined;
+    log(`progress of ${run.runId} starts (${run.state})`);
     progressOf.set(run.runId, (r) => report(r));
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'agentd', cancellable: true },
@@ -124,6 +125,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           let last = '';
           report = (r) => {
             if (TERMINAL_STATES.has(r.state)) {
+              log(`progress of ${r.runId} ends: ${r.state}`);
               progressOf.delete(r.runId);
               resolve();
               return;

@@ -1,0 +1,127 @@
+package rpctest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// The speed targets, measured against an instant scripted model. Compare the
+// ratios within one run: these machines are noisy.
+
+// BenchmarkStartToInitialize is process start to the initialize answer, for
+// agentd and for a do-nothing Go responder.
+func BenchmarkStartToInitialize(b *testing.B) {
+	root := b.TempDir()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file://%s","capabilities":{}}}`, root)
+	frame := fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+	null := buildNullResponder(b)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{{"agentd", []string{BuildAgentd(b), "serve", "--no-index"}}, {"null-responder", []string{null}}} {
+		b.Run(c.name, func(b *testing.B) {
+			env := append(cleanEnv(), "AGENTD_STATE_DIR="+b.TempDir())
+			for i := 0; i < b.N; i++ {
+				startAndInitialize(b, c.args, env, frame)
+			}
+		})
+	}
+}
+
+func startAndInitialize(b *testing.B, args, env []string, frame string) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, frame); err != nil {
+		b.Fatal(err)
+	}
+	if err := readFrame(bufio.NewReader(stdout)); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	stdin.Close()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	b.StartTimer()
+}
+
+func readFrame(r *bufio.Reader) error {
+	n := 0
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
+			n, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	_, err := io.CopyN(io.Discard, r, int64(n))
+	return err
+}
+
+func buildNullResponder(b *testing.B) string {
+	out := filepath.Join(b.TempDir(), "nullresponder")
+	if msg, err := exec.Command("go", "build", "-o", out, "../../testdata/bench/nullresponder").CombinedOutput(); err != nil {
+		b.Fatalf("building the null responder: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// BenchmarkTextTurn is agent/run to the completed run state for a streamed
+// text answer, over the real binary's stdio.
+func BenchmarkTextTurn(b *testing.B) {
+	env := NewEnv(b, Binary, Config{Script: &modeltest.Script{Turns: []modeltest.Turn{
+		{Repeat: true, Reply: modeltest.Reply{Text: "Hello there, I am agentd.", Chunks: 5}}}}})
+	e := env.StartInitialized()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run := e.Run(wire.RunParams{Prompt: "hello"})
+		e.RunState(run.RunID, wire.StateCompleted)
+	}
+}
+
+// BenchmarkAgentRunCommand is a trivial `agentd run`: wall time per run and
+// the process's peak resident memory.
+func BenchmarkAgentRunCommand(b *testing.B) {
+	srv := modeltest.Start(&modeltest.Script{Turns: []modeltest.Turn{{Repeat: true, Reply: modeltest.Reply{Text: "Hi.", Chunks: 2}}}})
+	defer srv.Close()
+	bin, root := BuildAgentd(b), b.TempDir()
+	vars := append(cleanEnv(), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
+		"AGENTD_STATE_DIR="+b.TempDir(), "HOME="+b.TempDir())
+	var maxRSS int64
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "run", "--dir", root, "hello")
+		cmd.Env = vars
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("agentd run: %v\n%s", err, out)
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > maxRSS {
+			maxRSS = ru.Maxrss
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "ms/run")
+	b.ReportMetric(float64(maxRSS)/1024, "MB-maxrss")
+	_ = os.Getpid
+}
