@@ -44,10 +44,12 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	r.mu.Lock()
 	r.rec.Step++
 	if len(requests) > 0 {
-		// Persisted before anyone is asked; a step without people is
-		// checkpointed once, when it commits.
+		// Synced to disk before anyone is asked.
 		r.rec.State = wire.StateRequiresAction
 		r.durableLocked()
+	} else {
+		// Written (not synced) so a restart redoes exactly these calls.
+		r.checkpointLocked()
 	}
 	if len(requests) > 0 {
 		r.setStateLocked(wire.StateRequiresAction, "", "")

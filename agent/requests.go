@@ -217,8 +217,11 @@ func (r *run) expire(id string) {
 	r.resolveLocked(pc, lr, req, &resolution{Outcome: "timeout", By: wire.ByTimeout})
 }
 
-// cancelOpenLocked resolves every open request of the run as cancelled.
+// cancelOpenLocked resolves every open request of the run as cancelled and
+// closes every call of the step that has no result, so no view keeps a
+// pending tool call.
 func (r *run) cancelOpenLocked() {
+	defer r.closeOpenCallsLocked()
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Resolved == nil {
 			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: "cancelled", By: wire.ByCancel})
@@ -226,6 +229,19 @@ func (r *run) cancelOpenLocked() {
 	}
 	for _, lr := range r.live {
 		r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+	}
+}
+
+func (r *run) closeOpenCallsLocked() {
+	for _, pc := range r.rec.Pending {
+		if pc.Result != nil {
+			continue
+		}
+		id := pc.Call.ID
+		r.sendLocked(wire.MethodUpdate, func(seq int64) any {
+			return wire.UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, Update: wire.Update{
+				Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: wire.StatusFailed, Output: "Stopped: the run ended before this call finished.", IsError: true}}
+		})
 	}
 }
 

@@ -138,7 +138,9 @@ func (s *Server) newProgress(ctx context.Context, enabled bool, st *indexState) 
 	token := "agentd-index-" + fmt.Sprint(time.Now().UnixNano())
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := s.conn.Call(cctx, wire.MethodProgressCreate, protocol.WorkDoneProgressCreateParams{Token: *protocol.NewProgressToken(token)}, nil); err != nil {
+	// Pointers: ProgressToken marshals through a pointer method, and a field
+	// of a struct passed by value would encode as {}.
+	if _, err := s.conn.Call(cctx, wire.MethodProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: *protocol.NewProgressToken(token)}, nil); err != nil {
 		s.log.Debug("progress token refused", "err", err)
 		return rep
 	}
@@ -155,7 +157,7 @@ func (r *progressReporter) send(v any) {
 	if r.token == "" {
 		return
 	}
-	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, protocol.ProgressParams{Token: *protocol.NewProgressToken(r.token), Value: v})
+	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, &protocol.ProgressParams{Token: *protocol.NewProgressToken(r.token), Value: v})
 }
 
 func (r *progressReporter) report(done, total int) {

@@ -270,3 +270,62 @@ func TestInteractivePromptGoesToTheUser(t *testing.T) {
 		assert.Equal(t, "Deployed.", e.Text(run.RunID))
 	})
 }
+
+// TestPausedByRestartThenResumed stops the daemon while a command runs: the
+// run comes back paused, and agent/resume redoes the step and finishes.
+func TestPausedByRestartThenResumed(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "resume.json"), Policy: wire.PolicyFullAuto}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "build it"})
+		e.Await("the command running", func(m Message) bool {
+			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), `"status":"in_progress"`)
+		})
+		e.Close(true)
+
+		e2 := env.StartInitialized()
+		var evs wire.EventsResult
+		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID}, &evs)
+		assert.Equal(t, wire.StatePaused, evs.State)
+		e2.MustCall(wire.MethodResume, wire.RunRef{RunID: run.RunID}, nil)
+		e2.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "built\n", env.WorkspaceFile("out.txt"))
+		e2.CallErr(wire.MethodResume, wire.RunRef{RunID: run.RunID}, wire.CodeRunNotPaused)
+	})
+}
+
+// TestSecretReachesOnlyTheCommand gives a secret through ask_user: the
+// command gets it, and neither the model, the editor's notifications nor any
+// file under the state directory ever holds it.
+func TestSecretReachesOnlyTheCommand(t *testing.T) {
+	const secret = "s3cr3t-Value-42"
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "secret.json"), Policy: wire.PolicyFullAuto}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "publish the package"})
+		q := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, wire.KindSecret, q.Kind)
+		e.Answer(ReplyText(q.RequestID, secret))
+		e.RunState(run.RunID, wire.StateCompleted)
+
+		results := toolResults(env)
+		assert.Contains(t, results["call_e"], "token=[secret $REGISTRY_TOKEN]", "the command saw the value; the model sees its name")
+		for _, r := range env.Model.Requests() {
+			for _, m := range r.Messages {
+				assert.NotContains(t, m.Content, secret)
+			}
+		}
+		for _, m := range e.Messages() {
+			assert.NotContains(t, string(m.Params), secret)
+		}
+		_ = filepath.Walk(env.State, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				data, _ := os.ReadFile(p)
+				assert.NotContains(t, string(data), secret, p)
+			}
+			return nil
+		})
+	})
+}

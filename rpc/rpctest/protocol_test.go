@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,4 +356,36 @@ func TestSessionContinuesAtOnce(t *testing.T) {
 		e.RunState(second.RunID, wire.StateCompleted)
 		assert.Equal(t, "I remember the first answer.", e.Text(second.RunID))
 	})
+}
+
+// TestIndexOverTheWire runs the real binary with its index: progress comes
+// as LSP $/progress under a token the editor can tell apart, and index/search
+// finds a function by what it does.
+func TestIndexOverTheWire(t *testing.T) {
+	env := NewEnv(t, Binary, Config{Index: true, Files: map[string]string{
+		"cart/cart.go": "package cart\n\n// Total sums the prices of the items in the cart.\nfunc Total(prices []int) int {\n\tsum := 0\n\tfor _, p := range prices {\n\t\tsum += p\n\t}\n\treturn sum\n}\n",
+		"README.md":    "# shop\n\nA small shop.\n",
+	}})
+	e := env.StartInitialized()
+	create := e.Await("a progress token", func(m Message) bool { return m.Method == wire.MethodProgressCreate })
+	var p struct {
+		Token any `json:"token"`
+	}
+	require.NoError(t, json.Unmarshal(create.Params, &p))
+	token, ok := p.Token.(string)
+	require.True(t, ok, "the token is a string: %s", create.Params)
+	require.NotEmpty(t, token)
+	e.Await("progress end", func(m Message) bool {
+		return m.Method == wire.MethodProgress && strings.Contains(string(m.Params), `"kind":"end"`) && strings.Contains(string(m.Params), token)
+	})
+	var st wire.IndexStatus
+	e.MustCall(wire.MethodIndexStat, nil, &st)
+	assert.Equal(t, "ready", st.State)
+	assert.Equal(t, 2, st.Files)
+	var res wire.IndexSearchResult
+	e.MustCall(wire.MethodIndexQuery, wire.IndexSearchParams{Query: "sum the prices in the cart", Limit: 3}, &res)
+	require.NotEmpty(t, res.Hits)
+	assert.Equal(t, "cart/cart.go", res.Hits[0].Path)
+	assert.Contains(t, res.Hits[0].Symbol, "Total")
+	e.CallErr(wire.MethodIndexQuery, wire.IndexSearchParams{Query: " "}, wire.CodeInvalidParams)
 }

@@ -113,10 +113,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   // ---- progress ------------------------------------------------------------------------
   const progressOf = new Map<string, (run: RunView) => void>();
+  const progressPending = new Set<string>();
+  /**
+   * A cancellable notification per unfinished run. It opens after a short delay, and only if the
+   * run is still going: a notification whose task ended while VS Code was still creating it stayed
+   * on screen in code-server 4.100, and short runs need no notification anyway.
+   */
   const trackProgress = (run: RunView) => {
-    if (progressOf.has(run.runId) || TERMINAL_STATES.has(run.state)) return;
+    if (progressOf.has(run.runId) || progressPending.has(run.runId) || TERMINAL_STATES.has(run.state)) return;
+    progressPending.add(run.runId);
+    setTimeout(() => {
+      progressPending.delete(run.runId);
+      const now = store.get(run.runId);
+      if (now && !TERMINAL_STATES.has(now.state)) startProgress(now);
+    }, 400);
+  };
+  const startProgress = (run: RunView) => {
+    if (progressOf.has(run.runId)) return;
     let report: (run: RunView) => void = () => undefined;
-    log(`progress of ${run.runId} starts (${run.state})`);
     progressOf.set(run.runId, (r) => report(r));
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'agentd', cancellable: true },
@@ -125,7 +139,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           let last = '';
           report = (r) => {
             if (TERMINAL_STATES.has(r.state)) {
-              log(`progress of ${r.runId} ends: ${r.state}`);
               progressOf.delete(r.runId);
               resolve();
               return;

@@ -199,6 +199,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     const run = panel().locator('.run').last();
     await run.locator('.run-state-cancelled').waitFor();
     assert.match(await run.locator('.request').innerText(), /cancelled/);
+    await page.locator('.notifications-toasts .notification-toast', { hasText: 'agentd' }).waitFor({ state: 'hidden', timeout: 5000 });
     await screenshot('cancelled-question');
     ok();
   });

@@ -1,0 +1,12 @@
+package rag
+
+import (
+	"syscall"
+	"time"
+)
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
