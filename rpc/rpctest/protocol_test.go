@@ -343,7 +343,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-
 // TestSessionContinuesAtOnce sends the next prompt the moment the first run
 // ends: the session must already hold the whole conversation.
 func TestSessionContinuesAtOnce(t *testing.T) {
