@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
@@ -44,100 +45,50 @@ func init() {
 	}
 }
 
-func runHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.RunParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
+// agentCall builds a handler that decodes P and calls the agent with it.
+func agentCall[P any](call func(ctx context.Context, a *agent.Agent, p P) (any, error)) requestHandler {
+	return func(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
+		var p P
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		a, err := s.theAgent()
+		if err != nil {
+			return nil, err
+		}
+		return call(ctx, a, p)
 	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return a.Run(ctx, p)
 }
 
-func replyHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.ReplyParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, a.Reply(ctx, p)
-}
-
-func confirmHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.ConfirmParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	if p.Decision == "" {
-		return nil, fmt.Errorf("%w: decision is required", errInvalidParams)
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, a.Confirm(ctx, p)
-}
-
-func cancelHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.RunRef
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, a.Cancel(ctx, p.RunID)
-}
-
-func resumeHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.RunRef
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return struct{}{}, a.Resume(ctx, p.RunID)
-}
-
-func pendingHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.PendingParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return wire.PendingResult{Requests: a.Pending(p.RunID)}, nil
-}
-
-func eventsHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.EventsParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return a.Events(p.RunID, p.AfterSeq)
-}
-
-func sessionsHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	a, err := s.theAgent()
-	if err != nil {
-		return nil, err
-	}
-	return wire.SessionsResult{Sessions: a.Sessions()}, nil
-}
+var (
+	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunParams) (any, error) {
+		return a.Run(ctx, p)
+	})
+	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.ReplyParams) (any, error) {
+		return struct{}{}, a.Reply(ctx, p)
+	})
+	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.ConfirmParams) (any, error) {
+		if p.Decision == "" {
+			return nil, fmt.Errorf("%w: decision is required", errInvalidParams)
+		}
+		return struct{}{}, a.Confirm(ctx, p)
+	})
+	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunRef) (any, error) {
+		return struct{}{}, a.Cancel(ctx, p.RunID)
+	})
+	resumeHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunRef) (any, error) {
+		return struct{}{}, a.Resume(ctx, p.RunID)
+	})
+	pendingHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.PendingParams) (any, error) {
+		return wire.PendingResult{Requests: a.Pending(p.RunID)}, nil
+	})
+	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.EventsParams) (any, error) {
+		return a.Events(p.RunID, p.AfterSeq)
+	})
+	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+		return wire.SessionsResult{Sessions: a.Sessions()}, nil
+	})
+)
 
 func shutdown(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
 	s.mu.Lock()

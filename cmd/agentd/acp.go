@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/agentd/agentd/rpc/acp"
 )
@@ -16,32 +14,20 @@ import (
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)")
-	logFile := fs.String("log-file", "", "log to this file instead of stderr")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	noIndex := fs.Bool("no-index", false, "do not index the workspace")
+	flags := addDaemonFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *stateDir != "" {
-		os.Setenv("AGENTD_STATE_DIR", *stateDir)
-	}
-	log, closeLog, err := newLogger(*logFile, *logLevel, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return 2
+	log, closeLog, set, code := flags.setup(stderr)
+	if code != 0 {
+		return code
 	}
 	defer closeLog()
 	slog.SetDefault(log) // the ACP SDK logs to the default logger; never to stdout
-	set, err := loadSettings()
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return 2
-	}
 	opts := acp.Options{Version: version, StateDirs: stateDirs, UserConfigDir: set.UserConfigDir, Model: set.Model,
 		Policy: set.Policy, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
 		RetryBase: set.RetryBase, MaxSteps: set.MaxSteps, Logger: log}
-	if !*noIndex {
+	if !*flags.noIndex {
 		opts.OpenIndex = acpIndexOpener(set.Embed)
 	}
 	if err := acp.Serve(ctx, stdin, stdout, opts); err != nil {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// daemonFlags are the flags of the two front ends an editor launches,
+// `serve` and `acp`.
+type daemonFlags struct {
+	stateDir, logFile, logLevel *string
+	noIndex                     *bool
+}
+
+func addDaemonFlags(fs *flag.FlagSet) daemonFlags {
+	return daemonFlags{
+		stateDir: fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)"),
+		logFile:  fs.String("log-file", "", "log to this file instead of stderr"),
+		logLevel: fs.String("log-level", "info", "debug, info, warn or error"),
+		noIndex:  fs.Bool("no-index", false, "do not index the workspace"),
+	}
+}
+
+// setup applies the state directory, opens the log and loads the settings.
+// A non-zero code means it failed and said why on stderr.
+func (f daemonFlags) setup(stderr io.Writer) (*slog.Logger, func(), settings, int) {
+	if *f.stateDir != "" {
+		os.Setenv("AGENTD_STATE_DIR", *f.stateDir)
+	}
+	log, closeLog, err := newLogger(*f.logFile, *f.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentd:", err)
+		return nil, nil, settings{}, 2
+	}
+	set, err := loadSettings()
+	if err != nil {
+		closeLog()
+		fmt.Fprintln(stderr, "agentd:", err)
+		return nil, nil, settings{}, 2
+	}
+	return log, closeLog, set, 0
+}
