@@ -80,7 +80,7 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	a, err := agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: set.UserConfigDir, Model: set.Model,
 		Policy: set.Policy, PromptKinds: kinds, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
-		MaxSteps: set.MaxSteps, RetryBase: set.RetryBase, Notify: ui.notify, Logger: log})
+		MaxSteps: set.MaxSteps, RetryBase: set.RetryBase, Notify: ui.queue.Notify, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitFailed
@@ -103,7 +103,9 @@ func (u *termUI) wait(ctx context.Context, res wire.RunResult) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
-	go u.loop()
+	quit := make(chan struct{})
+	defer close(quit)
+	go u.queue.Run(quit)
 	for {
 		select {
 		case <-sigs:

@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/term"
 
@@ -18,25 +16,17 @@ import (
 )
 
 // termUI renders a run's notifications on a terminal and asks its questions
-// there. Notifications arrive under the run's lock, so they are queued and
-// handled by one goroutine that may block on the user.
+// there. It is an agent.Listener behind an agent.Queue: the run never waits
+// on the terminal, and the terminal may wait on the user.
 type termUI struct {
 	agent *agent.Agent
+	queue *agent.Queue
 	in    *bufio.Reader
 	inFd  int
 	out   io.Writer
 	err   io.Writer
 	tty   bool
 	final chan wire.RunState
-
-	mu    sync.Mutex // guards queue
-	cond  *sync.Cond
-	queue []event
-}
-
-type event struct {
-	method string
-	params json.RawMessage
 }
 
 func newTermUI(stdin io.Reader, stdout, stderr io.Writer) *termUI {
@@ -44,50 +34,21 @@ func newTermUI(stdin io.Reader, stdout, stderr io.Writer) *termUI {
 	if f, ok := stdin.(*os.File); ok {
 		u.inFd = int(f.Fd())
 	}
-	u.cond = sync.NewCond(&u.mu)
+	u.queue = agent.NewQueue(u)
 	return u
 }
 
-func (u *termUI) notify(method string, params json.RawMessage) {
-	u.mu.Lock()
-	u.queue = append(u.queue, event{method, append(json.RawMessage(nil), params...)})
-	u.mu.Unlock()
-	u.cond.Signal()
-}
+// Update shows a run event.
+func (u *termUI) Update(p wire.UpdateParams) { u.show(p.Update) }
 
-func (u *termUI) next() event {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for len(u.queue) == 0 {
-		u.cond.Wait()
-	}
-	ev := u.queue[0]
-	u.queue = u.queue[1:]
-	return ev
-}
+// InputRequest asks the user.
+func (u *termUI) InputRequest(req wire.InputRequest) { u.ask(req) }
 
-func (u *termUI) loop() {
-	for {
-		ev := u.next()
-		switch ev.method {
-		case wire.MethodUpdate:
-			var p wire.UpdateParams
-			if json.Unmarshal(ev.params, &p) == nil {
-				u.show(p.Update)
-			}
-		case wire.MethodInputRequest:
-			var req wire.InputRequest
-			if json.Unmarshal(ev.params, &req) == nil {
-				u.ask(req)
-			}
-		case wire.MethodRunState:
-			var st wire.RunState
-			if json.Unmarshal(ev.params, &st) == nil {
-				u.state(st)
-			}
-		}
-	}
-}
+// InputResolved needs nothing: the terminal asks one thing at a time.
+func (u *termUI) InputResolved(wire.InputResolved) {}
+
+// RunState reports failures and the end of the run.
+func (u *termUI) RunState(st wire.RunState) { u.state(st) }
 
 func (u *termUI) color(code, s string) string {
 	if !u.tty {

@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,7 +20,7 @@ type workspace struct {
 	agent    *agent.Agent
 	index    *indexState
 	meta     *metaStore
-	events   *queue
+	events   *agent.Queue
 
 	// routeMu is held (for writing) while a run starts, so the run's first
 	// notifications, sent before Run returns, find their session.
@@ -30,27 +29,19 @@ type workspace struct {
 	done    chan struct{}
 }
 
-// event is one run notification as the agent sent it.
-type event struct {
-	method string
-	params json.RawMessage
-}
-
 func openWorkspace(s *server, root string) (*workspace, error) {
 	state, cache, err := s.opts.StateDirs(root)
 	if err != nil {
 		return nil, fmt.Errorf("state directory of %s: %w", root, err)
 	}
-	ws := &workspace{srv: s, root: root, stateDir: state, events: newQueue(), byAgent: map[string]*session{},
+	ws := &workspace{srv: s, root: root, stateDir: state, byAgent: map[string]*session{},
 		index: newIndexState(s.opts.OpenIndex != nil), meta: openMetaStore(state, s.log), done: make(chan struct{})}
+	ws.events = agent.NewQueue(ws)
 	o := s.opts
 	ws.agent, err = agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: o.Model,
 		NewModel: o.NewModel, Policy: o.Policy, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
 		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: ws.index, Logger: s.log.With("root", root),
-		Notify: func(method string, params json.RawMessage) {
-			// Called under the run's lock: only queue.
-			ws.events.push(event{method: method, params: params})
-		}})
+		Notify: ws.events.Notify}) // never makes a run wait on the client
 	if err != nil {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)
 	}
@@ -64,52 +55,42 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 // work delivers run notifications in order, one workspace at a time.
 func (ws *workspace) work() {
 	defer close(ws.done)
-	for {
-		evs, ok := ws.events.pop(ws.srv.quit)
-		if !ok {
-			return
-		}
-		for _, ev := range evs {
-			ws.dispatch(ev)
-		}
+	ws.events.Run(ws.srv.quit)
+}
+
+// route finds the ACP session of an agent session, nil for one this client
+// has not opened.
+func (ws *workspace) route(agentID string) *session {
+	ws.routeMu.RLock()
+	defer ws.routeMu.RUnlock()
+	return ws.byAgent[agentID]
+}
+
+// Update implements agent.Listener.
+func (ws *workspace) Update(p wire.UpdateParams) {
+	if sess := ws.route(p.SessionID); sess != nil {
+		sess.onUpdate(p)
 	}
 }
 
-func (ws *workspace) dispatch(ev event) {
-	var head struct {
-		SessionID string `json:"sessionId"`
+// InputRequest implements agent.Listener.
+func (ws *workspace) InputRequest(req wire.InputRequest) {
+	if sess := ws.route(req.SessionID); sess != nil {
+		sess.ask(req)
 	}
-	if err := json.Unmarshal(ev.params, &head); err != nil {
-		ws.srv.log.Warn("undecodable run notification", "method", ev.method, "err", err)
-		return
+}
+
+// InputResolved implements agent.Listener.
+func (ws *workspace) InputResolved(p wire.InputResolved) {
+	if sess := ws.route(p.SessionID); sess != nil {
+		sess.resolved(p.RequestID)
 	}
-	ws.routeMu.RLock()
-	sess := ws.byAgent[head.SessionID]
-	ws.routeMu.RUnlock()
-	if sess == nil {
-		return // a session this client has not opened
-	}
-	switch ev.method {
-	case wire.MethodUpdate:
-		var p wire.UpdateParams
-		if json.Unmarshal(ev.params, &p) == nil {
-			sess.onUpdate(p)
-		}
-	case wire.MethodInputRequest:
-		var req wire.InputRequest
-		if json.Unmarshal(ev.params, &req) == nil {
-			sess.ask(req)
-		}
-	case wire.MethodInputResolved:
-		var p wire.InputResolved
-		if json.Unmarshal(ev.params, &p) == nil {
-			sess.resolved(p.RequestID)
-		}
-	case wire.MethodRunState:
-		var p wire.RunState
-		if json.Unmarshal(ev.params, &p) == nil {
-			sess.onRunState(p)
-		}
+}
+
+// RunState implements agent.Listener.
+func (ws *workspace) RunState(p wire.RunState) {
+	if sess := ws.route(p.SessionID); sess != nil {
+		sess.onRunState(p)
 	}
 }
 
@@ -152,43 +133,6 @@ func (ws *workspace) close() {
 	ws.index.close()
 	ws.agent.Shutdown()
 	<-ws.done
-}
-
-// queue is an unbounded FIFO, so the agent never waits on the client.
-type queue struct {
-	mu    sync.Mutex
-	items []event
-	ready chan struct{}
-}
-
-func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
-
-func (q *queue) push(ev event) {
-	q.mu.Lock()
-	q.items = append(q.items, ev)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-// pop waits for events; false when quit closes.
-func (q *queue) pop(quit <-chan struct{}) ([]event, bool) {
-	for {
-		q.mu.Lock()
-		items := q.items
-		q.items = nil
-		q.mu.Unlock()
-		if len(items) > 0 {
-			return items, true
-		}
-		select {
-		case <-q.ready:
-		case <-quit:
-			return nil, false
-		}
-	}
 }
 
 // indexState holds the index once open; until then search answers an empty
