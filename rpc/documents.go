@@ -52,7 +52,7 @@ func didSave(ctx context.Context, s *Server, params json.RawMessage) error {
 	if !ok {
 		return nil
 	}
-	if idx, _ := s.index.get(); idx != nil {
+	if idx := s.liveIndex(); idx != nil {
 		idx.Changed(rel)
 	}
 	return nil
@@ -73,16 +73,14 @@ func (s *Server) setOpen(uri string, open bool) {
 	for d := range s.docs {
 		list = append(list, d)
 	}
-	a, st := s.agent, s.index
+	a, idx := s.agent, s.index
 	s.mu.Unlock()
 	slices.Sort(list)
 	if a != nil {
 		a.SetOpenFiles(list)
 	}
-	if st != nil {
-		if idx, _ := st.get(); idx != nil {
-			idx.SetOpen(list)
-		}
+	if idx != nil {
+		idx.SetOpen(list)
 	}
 }
 

@@ -92,17 +92,8 @@ var (
 
 func shutdown(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
 	s.mu.Lock()
-	a, idx, stop := s.agent, s.index, s.stopBg
 	s.state = stateShutdown
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	if a != nil {
-		a.Shutdown()
-	}
-	if idx != nil {
-		idx.close()
-	}
+	s.stopWork()
 	return nil, nil
 }

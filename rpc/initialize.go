@@ -104,7 +104,7 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 		return agent.Config{}, fmt.Errorf("%w: state directory: %v", errInternal, err)
 	}
 	s.mu.Lock()
-	s.index = newIndexState(cache)
+	s.cacheDir = cache
 	s.mu.Unlock()
 	model, policy := o.Model, o.Policy
 	if io := p.InitializationOptions; io != nil {
@@ -125,7 +125,7 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 	}
 	return agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: model, NewModel: o.NewModel,
 		Policy: policy, PromptKinds: kinds, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s.index, Notify: s.notify, Logger: s.log}, nil
+		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s, Notify: s.notify, Logger: s.log}, nil
 }
 
 // workspaceRoot picks the workspace: the first folder, rootUri, rootPath, or

@@ -32,8 +32,8 @@ type Options struct {
 	RetryBase       time.Duration
 	MaxSteps        int
 	NewModel        func(agent.ModelConfig) agent.Model
-	// OpenIndex opens the workspace index; nil means no index.
-	OpenIndex IndexOpener
+	// OpenIndex starts the workspace index; nil means no index.
+	OpenIndex IndexStarter
 	Logger    *slog.Logger
 }
 
@@ -52,14 +52,15 @@ type Server struct {
 	conn   jsonrpc2.Conn
 	stream *stream
 
-	mu       sync.Mutex // guards state, agent, root, progress, index, docs, stopBg
-	state    lifecycle
-	agent    *agent.Agent
-	root     string
-	progress bool
-	index    *indexState
-	docs     map[string]bool
-	stopBg   context.CancelFunc
+	mu            sync.Mutex // guards the fields below
+	state         lifecycle
+	agent         *agent.Agent
+	root          string
+	cacheDir      string
+	progress      bool
+	progressToken string
+	index         Index
+	docs          map[string]bool
 
 	exited chan struct{}
 	once   sync.Once
@@ -93,21 +94,12 @@ func newServer(opts Options) *Server {
 // close stops runs and background work and flushes what is queued.
 func (s *Server) close() int {
 	s.mu.Lock()
-	a, code := s.agent, 1
+	code := 1
 	if s.state == stateShutdown {
 		code = 0
 	}
-	if s.stopBg != nil {
-		s.stopBg()
-	}
-	idx := s.index
 	s.mu.Unlock()
-	if a != nil {
-		a.Shutdown()
-	}
-	if idx != nil {
-		idx.close()
-	}
+	s.stopWork()
 	_ = s.conn.Close()
 	return code
 }
@@ -208,6 +200,22 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 func (s *Server) notify(method string, params json.RawMessage) {
 	if err := s.conn.Notify(context.Background(), method, params); err != nil {
 		s.log.Debug("notify failed", "method", method, "err", err)
+	}
+}
+
+// stopWork stops the runs (their state stays persisted) and the index.
+func (s *Server) stopWork() {
+	s.mu.Lock()
+	a, idx := s.agent, s.index
+	s.index = nil
+	s.mu.Unlock()
+	if a != nil {
+		a.Shutdown()
+	}
+	if idx != nil {
+		if err := idx.Close(); err != nil {
+			s.log.Warn("closing index", "err", err)
+		}
 	}
 }
 

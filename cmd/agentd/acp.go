@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc/acp"
 )
 
@@ -28,7 +29,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Policy: set.Policy, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
 		RetryBase: set.RetryBase, MaxSteps: set.MaxSteps, Logger: log}
 	if !*flags.noIndex {
-		opts.OpenIndex = acpIndexOpener(set.Embed)
+		opts.OpenIndex = acpIndexStarter(set.Embed, log)
 	}
 	if err := acp.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("acp", "err", err)
@@ -37,14 +38,9 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return 0
 }
 
-// acpIndexOpener opens the same rag index as `agentd serve`.
-func acpIndexOpener(e embedConfig) acp.IndexOpener {
-	open := indexOpener(e)
-	return func(ctx context.Context, root, dir string) (acp.Index, error) {
-		idx, err := open(ctx, root, dir)
-		if err != nil {
-			return nil, err // not a typed nil inside the interface
-		}
-		return idx, nil
+// acpIndexStarter runs the same rag index as `agentd serve`.
+func acpIndexStarter(e embedConfig, log *slog.Logger) acp.IndexStarter {
+	return func(root, dir string) acp.Index {
+		return rag.StartLive(ragOptions(e, root, dir, log), rag.Progress{})
 	}
 }

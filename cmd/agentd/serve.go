@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"log/slog"
 
 	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc"
@@ -25,25 +26,25 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Policy: set.Policy, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
 		RetryBase: set.RetryBase, MaxSteps: set.MaxSteps, Logger: log}
 	if !*flags.noIndex {
-		opts.OpenIndex = indexOpener(set.Embed)
+		opts.OpenIndex = indexStarter(set.Embed, log)
 	}
 	return rpc.Serve(ctx, stdio{stdin, stdout}, opts)
 }
 
-// indexOpener opens the rag index with the configured embedder (the
-// in-process one unless an endpoint is set).
-func indexOpener(e embedConfig) rpc.IndexOpener {
-	return func(ctx context.Context, root, dir string) (rpc.Index, error) {
-		opts := rag.Options{Root: root, StateDir: dir}
-		if e.BaseURL != "" && e.Model != "" {
-			opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, e.APIKey, e.Model)
-		}
-		idx, err := rag.Open(ctx, opts)
-		if err != nil {
-			return nil, err // not a typed nil inside the interface
-		}
-		return idx, nil
+// indexStarter runs the rag index in the background with the configured
+// embedder (the in-process one unless an endpoint is set).
+func indexStarter(e embedConfig, log *slog.Logger) rpc.IndexStarter {
+	return func(root, dir string, p rpc.IndexProgress) rpc.Index {
+		return rag.StartLive(ragOptions(e, root, dir, log), rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End})
 	}
+}
+
+func ragOptions(e embedConfig, root, dir string, log *slog.Logger) rag.Options {
+	opts := rag.Options{Root: root, StateDir: dir, Logger: log}
+	if e.BaseURL != "" && e.Model != "" {
+		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, e.APIKey, e.Model)
+	}
+	return opts
 }
 
 // stdio joins stdin and stdout into the connection the protocol runs on.

@@ -255,15 +255,13 @@ func TestLoadAfterRestartAsksAgain(t *testing.T) {
 
 type stubIndex struct{}
 
-func (stubIndex) Build(ctx context.Context, progress func(done, total int)) error { return nil }
-func (stubIndex) Watch(ctx context.Context) error                                 { <-ctx.Done(); return nil }
-func (stubIndex) Close() error                                                    { return nil }
+func (stubIndex) Close() error { return nil }
 func (stubIndex) Search(ctx context.Context, q string, limit int) ([]wire.SearchHit, bool, error) {
 	return []wire.SearchHit{{Path: "cart.go", StartLine: 10, EndLine: 14, Symbol: "Total", Score: 0.9, Text: "func Total() int"}}, false, nil
 }
 
 func TestSearchCommandAndModes(t *testing.T) {
-	open := func(ctx context.Context, root, dir string) (Index, error) { return stubIndex{}, nil }
+	open := func(root, dir string) Index { return stubIndex{} }
 	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, `{"turns": []}`), index: open})
 	id := h.newSession(t.TempDir())
 	waitFor(t, "available commands", func() bool {

@@ -32,7 +32,7 @@ type config struct {
 	stateDir string
 	modelURL string
 	form     bool // the client offers form elicitation
-	index    IndexOpener
+	index    IndexStarter
 	policy   string
 }
 

@@ -17,17 +17,24 @@ import (
 	"github.com/agentd/agentd/rpc/wire"
 )
 
-// Index is the workspace index as this front end uses it; cmd plugs in the
-// rag package through an IndexOpener.
+// Index is the workspace index running in the background, as this front
+// end uses it; cmd plugs in the rag package through an IndexStarter.
 type Index interface {
-	Build(ctx context.Context, progress func(done, total int)) error
-	Watch(ctx context.Context) error
 	Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error)
 	Close() error
 }
 
-// IndexOpener opens the index of root, keeping its files in dir.
-type IndexOpener func(ctx context.Context, root, dir string) (Index, error)
+// IndexStarter starts the index of root, keeping its files in dir.
+type IndexStarter func(root, dir string) Index
+
+// noIndex stands in when the agent runs without an index.
+type noIndex struct{}
+
+func (noIndex) Search(context.Context, string, int) ([]wire.SearchHit, bool, error) {
+	return nil, false, errors.New("this agent runs without a workspace index")
+}
+
+func (noIndex) Close() error { return nil }
 
 // Options configures the ACP server.
 type Options struct {
@@ -42,8 +49,8 @@ type Options struct {
 	ConfirmTimeout  time.Duration
 	RetryBase       time.Duration
 	MaxSteps        int
-	// OpenIndex opens the workspace index; nil runs without one.
-	OpenIndex IndexOpener
+	// OpenIndex starts the workspace index; nil runs without one.
+	OpenIndex IndexStarter
 	Logger    *slog.Logger
 }
 

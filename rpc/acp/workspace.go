@@ -1,10 +1,7 @@
 package acp
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 
 	"github.com/agentd/agentd/agent"
@@ -18,7 +15,7 @@ type workspace struct {
 	root     string
 	stateDir string
 	agent    *agent.Agent
-	index    *indexState
+	index    Index
 	meta     *metaStore
 	events   *agent.Queue
 
@@ -35,7 +32,10 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 		return nil, fmt.Errorf("state directory of %s: %w", root, err)
 	}
 	ws := &workspace{srv: s, root: root, stateDir: state, byAgent: map[string]*session{},
-		index: newIndexState(s.opts.OpenIndex != nil), meta: openMetaStore(state, s.log), done: make(chan struct{})}
+		index: Index(noIndex{}), meta: openMetaStore(state, s.log), done: make(chan struct{})}
+	if s.opts.OpenIndex != nil {
+		ws.index = s.opts.OpenIndex(root, cache) // runs in the background
+	}
 	ws.events = agent.NewQueue(ws)
 	o := s.opts
 	ws.agent, err = agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: o.Model,
@@ -46,9 +46,6 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)
 	}
 	go ws.work()
-	if s.opts.OpenIndex != nil {
-		ws.index.start(s.opts.OpenIndex, root, cache, s.log)
-	}
 	return ws, nil
 }
 
@@ -130,85 +127,9 @@ func (ws *workspace) contextWindow() int {
 }
 
 func (ws *workspace) close() {
-	ws.index.close()
+	if err := ws.index.Close(); err != nil {
+		ws.srv.log.Warn("closing index", "err", err)
+	}
 	ws.agent.Shutdown()
 	<-ws.done
-}
-
-// indexState holds the index once open; until then search answers an empty
-// partial result, so nothing waits for indexing.
-type indexState struct {
-	mu     sync.Mutex // guards idx, err, closed
-	idx    Index
-	err    error
-	closed bool
-	cancel context.CancelFunc
-}
-
-func newIndexState(enabled bool) *indexState {
-	st := &indexState{cancel: func() {}}
-	if !enabled {
-		st.err = errors.New("agentd acp runs without a workspace index")
-	}
-	return st
-}
-
-// start opens, builds and watches the index in the background until close.
-func (st *indexState) start(open IndexOpener, root, dir string, log *slog.Logger) {
-	ctx, cancel := context.WithCancel(context.Background())
-	st.mu.Lock()
-	st.cancel = cancel
-	st.mu.Unlock()
-	go st.run(ctx, open, root, dir, log)
-}
-
-func (st *indexState) run(ctx context.Context, open IndexOpener, root, dir string, log *slog.Logger) {
-	idx, err := open(ctx, root, dir)
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		if idx != nil {
-			_ = idx.Close()
-		}
-		return
-	}
-	st.idx, st.err = idx, err
-	st.mu.Unlock()
-	if err != nil {
-		log.Warn("opening index", "root", root, "err", err)
-		return
-	}
-	if err := idx.Build(ctx, func(int, int) {}); err != nil && ctx.Err() == nil {
-		log.Warn("building index", "root", root, "err", err)
-	}
-	if ctx.Err() == nil {
-		if err := idx.Watch(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("watching workspace", "root", root, "err", err)
-		}
-	}
-}
-
-// Search implements tools.Searcher.
-func (st *indexState) Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error) {
-	st.mu.Lock()
-	idx, err := st.idx, st.err
-	st.mu.Unlock()
-	if err != nil {
-		return nil, false, fmt.Errorf("the workspace index could not be opened: %w", err)
-	}
-	if idx == nil {
-		return nil, true, nil
-	}
-	return idx.Search(ctx, query, limit)
-}
-
-func (st *indexState) close() {
-	st.mu.Lock()
-	idx, cancel := st.idx, st.cancel
-	st.idx, st.closed = nil, true
-	st.mu.Unlock()
-	cancel()
-	if idx != nil {
-		_ = idx.Close()
-	}
 }

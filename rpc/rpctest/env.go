@@ -46,7 +46,7 @@ type Config struct {
 	// do not need it and it adds background work).
 	Index bool
 	// OpenIndex replaces the index in-process (binary mode uses rag).
-	OpenIndex rpc.IndexOpener
+	OpenIndex rpc.IndexStarter
 	// NoModel starts the daemon with no model configured.
 	NoModel bool
 }
