@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -125,7 +126,14 @@ func (a *Agent) load() error {
 		if isFinished(rec.State) {
 			continue
 		}
+		msgs, err := a.store.loadMessages(rec.ID, rec.MessageCount)
+		if err != nil {
+			a.log.Error("loading run", "run_id", rec.ID, "err", err)
+			continue
+		}
+		rec.Messages = msgs
 		r := a.newRun(rec)
+		r.saved = len(msgs)
 		if seq := a.store.lastSeq(rec.ID); seq > rec.Seq {
 			rec.Seq = seq
 		}
@@ -169,14 +177,31 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	return r
 }
 
+// openLog opens the run's event log and message journal for appending.
 func (r *run) openLog() error {
 	f, err := r.a.store.openEventLog(r.rec.ID)
 	if err != nil {
 		r.logger().Error("opening event log", "err", err)
 		return err
 	}
-	r.log = f
+	m, err := r.a.store.openMessageLog(r.rec.ID)
+	if err != nil {
+		f.Close()
+		r.logger().Error("opening message journal", "err", err)
+		return err
+	}
+	r.log, r.msgLog = f, m
 	return nil
+}
+
+// closeLogLocked closes the run's files.
+func (r *run) closeLogLocked() {
+	for _, f := range []*os.File{r.log, r.msgLog} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	r.log, r.msgLog = nil, nil
 }
 
 // SetModel replaces the model endpoint (from initialize options).
@@ -305,10 +330,7 @@ func (a *Agent) Shutdown() {
 	a.wg.Wait()
 	for _, r := range runs {
 		r.mu.Lock()
-		if r.log != nil {
-			r.log.Close()
-			r.log = nil
-		}
+		r.closeLogLocked()
 		r.mu.Unlock()
 	}
 	a.rec.close()

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,4 +138,34 @@ func TestEventLogToleratesTornLine(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, int64(2), evs[0].Seq)
 	assert.Equal(t, int64(3), st.lastSeq("r_1"))
+}
+
+// newRunForTest is a run with its logs open, outside any agent loop.
+func (a *Agent) newRunForTest(rec *runRecord) *run {
+	r := &run{a: a, rec: rec}
+	if err := r.openLog(); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func TestMessageJournalTrimsAfterACrash(t *testing.T) {
+	st, err := openStore(t.TempDir())
+	require.NoError(t, err)
+	a := &Agent{store: st, log: slog.New(slog.DiscardHandler)}
+	rec := &runRecord{ID: "r_1", Messages: []Message{{Role: RoleUser, Content: "one"}, {Role: RoleAssistant, Content: "two"}}}
+	r := a.newRunForTest(rec)
+	r.persistLocked(true)
+	assert.Equal(t, 2, rec.MessageCount)
+	// A crash after the journal write but before the record write: the
+	// journal holds a message the record does not count.
+	require.NoError(t, appendMessages(r.msgLog, []Message{{Role: RoleUser, Content: "lost"}}))
+	msgs, err := st.loadMessages("r_1", rec.MessageCount)
+	require.NoError(t, err)
+	assert.Equal(t, rec.Messages, msgs)
+	again, err := st.loadMessages("r_1", 2)
+	require.NoError(t, err)
+	assert.Len(t, again, 2, "the uncounted line was cut off")
+	_, err = st.loadMessages("r_1", 3)
+	assert.Error(t, err, "a record counting more than the journal holds is an error")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,25 +98,28 @@ func BenchmarkRunFixedCost(b *testing.B) {
 	}
 }
 
-// BenchmarkPersistPausedRun reports the cost of durably saving a run paused
-// on two questions with a realistic history (40 messages).
+// BenchmarkPersistPausedRun reports the cost of durably saving a run as it
+// pauses on two questions, after 40 messages of history: the step's new
+// messages are appended to the journal and synced, then the record.
 func BenchmarkPersistPausedRun(b *testing.B) {
 	st, err := openStore(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
+	a := &Agent{store: st, log: slog.New(slog.DiscardHandler)}
 	rec := &runRecord{ID: newID("r"), SessionID: newID("s"), State: wire.StateRequiresAction}
+	r := a.newRunForTest(rec)
 	for i := 0; i < 40; i++ {
 		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, Content: strings.Repeat("words of a reply ", 30)})
 	}
+	r.persistLocked(true)
 	for i := 0; i < 2; i++ {
 		rec.Pending = append(rec.Pending, &pendingCall{Call: ToolCall{ID: fmt.Sprint("c", i), Name: askToolName, Args: json.RawMessage(`{"question":"?"}`)},
 			Request: &wire.InputRequest{RequestID: newID("q"), Kind: wire.KindQuestion, Message: "Which port?"}})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := st.saveRun(rec, true); err != nil {
-			b.Fatal(err)
-		}
+		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: askToolName, Args: json.RawMessage(`{}`)}}})
+		r.persistLocked(true)
 	}
 }

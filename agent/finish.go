@@ -54,10 +54,7 @@ func (r *run) finish(state, stop, errText string) {
 		return wire.RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, State: state, StopReason: stop, Error: errText}
 	})
 	r.persistLocked(false) // the final seq
-	if r.log != nil {
-		r.log.Close()
-		r.log = nil
-	}
+	r.closeLogLocked()
 }
 
 func (r *run) reportFiles() {

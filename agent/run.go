@@ -16,30 +16,33 @@ import (
 // runRecord is a run's durable state: everything needed to go on after a
 // restart. Secrets are never in it.
 type runRecord struct {
-	ID          string             `json:"id"`
-	SessionID   string             `json:"sessionId"`
-	State       string             `json:"state"`
-	StopReason  string             `json:"stopReason,omitempty"`
-	Error       string             `json:"error,omitempty"`
-	Policy      string             `json:"policy,omitempty"`
-	Class       string             `json:"class"`
-	Prompt      string             `json:"prompt"`
-	Context     *wire.RunContext   `json:"context,omitempty"`
-	Messages    []Message          `json:"messages"`
-	Plan        []wire.PlanEntry   `json:"plan,omitempty"`
-	Explanation string             `json:"explanation,omitempty"`
-	Step        int                `json:"step"`
-	Pending     []*pendingCall     `json:"pending,omitempty"`
-	Seq         int64              `json:"seq"`
-	Usage       wire.Usage         `json:"usage"`
-	Baseline    map[string]*string `json:"baseline,omitempty"`
-	Changed     []string           `json:"changed,omitempty"`
-	LastCalls   []string           `json:"lastCalls,omitempty"`
-	Repeats     int                `json:"repeats,omitempty"`
-	ToolErrors  int                `json:"toolErrors,omitempty"`
-	FinalText   string             `json:"finalText,omitempty"`
-	CreatedAt   time.Time          `json:"createdAt"`
-	UpdatedAt   time.Time          `json:"updatedAt"`
+	ID         string           `json:"id"`
+	SessionID  string           `json:"sessionId"`
+	State      string           `json:"state"`
+	StopReason string           `json:"stopReason,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Policy     string           `json:"policy,omitempty"`
+	Class      string           `json:"class"`
+	Prompt     string           `json:"prompt"`
+	Context    *wire.RunContext `json:"context,omitempty"`
+	// Messages live in the run's journal; MessageCount says how many of
+	// its lines this checkpoint stands for.
+	Messages     []Message          `json:"-"`
+	MessageCount int                `json:"messageCount"`
+	Plan         []wire.PlanEntry   `json:"plan,omitempty"`
+	Explanation  string             `json:"explanation,omitempty"`
+	Step         int                `json:"step"`
+	Pending      []*pendingCall     `json:"pending,omitempty"`
+	Seq          int64              `json:"seq"`
+	Usage        wire.Usage         `json:"usage"`
+	Baseline     map[string]*string `json:"baseline,omitempty"`
+	Changed      []string           `json:"changed,omitempty"`
+	LastCalls    []string           `json:"lastCalls,omitempty"`
+	Repeats      int                `json:"repeats,omitempty"`
+	ToolErrors   int                `json:"toolErrors,omitempty"`
+	FinalText    string             `json:"finalText,omitempty"`
+	CreatedAt    time.Time          `json:"createdAt"`
+	UpdatedAt    time.Time          `json:"updatedAt"`
 }
 
 // pendingCall is one tool call of the current step, from the model's request
@@ -79,9 +82,11 @@ type callResult struct {
 type run struct {
 	a *Agent
 
-	mu       sync.Mutex // guards rec, log, prepared, live, cancel, cause
+	mu       sync.Mutex // guards rec, log, msgLog, saved, prepared, live, cancel, cause
 	rec      *runRecord
 	log      *os.File
+	msgLog   *os.File
+	saved    int                    // messages already in the journal
 	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
 	live     map[string]*liveRequest
 	cancel   context.CancelCauseFunc
@@ -162,9 +167,32 @@ func (r *run) durableLocked() { r.persistLocked(true) }
 
 func (r *run) persistLocked(durable bool) {
 	r.rec.UpdatedAt = time.Now().UTC()
+	if err := r.journalLocked(durable); err != nil {
+		r.logger().Error("persisting run messages", "err", err)
+		return // the record must not claim messages the journal lacks
+	}
 	if err := r.a.store.saveRun(r.rec, durable); err != nil {
 		r.logger().Error("persisting run", "err", err)
 	}
+}
+
+// journalLocked appends the messages added since the last checkpoint.
+func (r *run) journalLocked(durable bool) error {
+	if r.msgLog == nil || len(r.rec.Messages) == r.saved {
+		r.rec.MessageCount = r.saved
+		return nil
+	}
+	if err := appendMessages(r.msgLog, r.rec.Messages[r.saved:]); err != nil {
+		return err
+	}
+	if durable {
+		if err := r.msgLog.Sync(); err != nil {
+			return err
+		}
+	}
+	r.saved = len(r.rec.Messages)
+	r.rec.MessageCount = r.saved
+	return nil
 }
 
 func (r *run) checkpoint() {

@@ -18,11 +18,15 @@ import (
 //	sessions/<id>.json       a session and its conversation
 //	runs/<id>.json           a run's checkpoint: messages, plan, open requests, seq
 //	runs/<id>.events.jsonl   every notification of the run, one per line
+//	runs/<id>.messages.jsonl the run's conversation, appended as it grows
 //
 // Records are written whole and atomically (temp file, fsync, rename), so a
 // crash leaves either the old or the new version. The event log is appended
 // one line per notification with a single write, so a process crash loses
-// nothing that was sent; a torn last line is skipped on read.
+// nothing that was sent; a torn last line is skipped on read. A run's
+// messages only ever grow, so a checkpoint appends the new ones to their
+// journal and the record keeps the count known good: checkpoints cost what
+// changed, not the whole history.
 type store struct {
 	dir string
 }
@@ -39,6 +43,9 @@ func openStore(dir string) (*store, error) {
 func (s *store) runPath(id string) string     { return filepath.Join(s.dir, "runs", id+".json") }
 func (s *store) eventsPath(id string) string  { return filepath.Join(s.dir, "runs", id+".events.jsonl") }
 func (s *store) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id+".json") }
+func (s *store) messagesPath(id string) string {
+	return filepath.Join(s.dir, "runs", id+".messages.jsonl")
+}
 
 // saveRun writes a run's checkpoint. durable syncs it to disk first: that is
 // needed before a person is asked (and after they answer), not for every
@@ -110,6 +117,57 @@ func (s *store) openEventLog(id string) (*os.File, error) {
 		return nil, fmt.Errorf("opening event log: %w", err)
 	}
 	return f, nil
+}
+
+// openMessageLog opens a run's message journal for appending.
+func (s *store) openMessageLog(id string) (*os.File, error) {
+	f, err := os.OpenFile(s.messagesPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening message journal: %w", err)
+	}
+	return f, nil
+}
+
+// appendMessages writes messages as JSON lines with one write.
+func appendMessages(f *os.File, msgs []Message) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, m := range msgs {
+		if err := enc.Encode(m); err != nil {
+			return err
+		}
+	}
+	_, err := f.Write(buf.Bytes())
+	return err
+}
+
+// loadMessages reads the first n messages of a run's journal and cuts off
+// anything after them (written after the last good checkpoint).
+func (s *store) loadMessages(id string, n int) ([]Message, error) {
+	data, err := os.ReadFile(s.messagesPath(id))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading message journal: %w", err)
+	}
+	msgs := make([]Message, 0, n)
+	off := 0
+	for len(msgs) < n {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			return nil, fmt.Errorf("message journal of %s holds %d of %d messages", id, len(msgs), n)
+		}
+		var m Message
+		if err := json.Unmarshal(data[off:off+end], &m); err != nil {
+			return nil, fmt.Errorf("message journal of %s: line %d: %w", id, len(msgs)+1, err)
+		}
+		msgs = append(msgs, m)
+		off += end + 1
+	}
+	if off < len(data) {
+		if err := os.Truncate(s.messagesPath(id), int64(off)); err != nil {
+			return nil, fmt.Errorf("trimming message journal: %w", err)
+		}
+	}
+	return msgs, nil
 }
 
 // readEvents returns the logged events of a run with seq > after.
