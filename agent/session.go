@@ -27,15 +27,13 @@ type sessionRecord struct {
 	Messages  []Message `json:"messages"`
 }
 
-var validPolicies = []string{wire.PolicyReadOnly, wire.PolicyAsk, wire.PolicyAutoEdit, wire.PolicyFullAuto}
-
 // Run starts a run and returns at once; the run goes on in the background.
 func (a *Agent) Run(ctx context.Context, p wire.RunParams) (wire.RunResult, error) {
 	if strings.TrimSpace(p.Prompt) == "" {
 		return wire.RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
 	}
-	if p.ApprovalPolicy != "" && !slices.Contains(validPolicies, p.ApprovalPolicy) {
-		return wire.RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, strings.Join(validPolicies, ", "))
+	if p.ApprovalPolicy != "" && !slices.Contains(wire.Policies, p.ApprovalPolicy) {
+		return wire.RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, strings.Join(wire.Policies, ", "))
 	}
 	if !a.ModelConfig().Configured() {
 		return wire.RunResult{}, fmt.Errorf("%w: %s", ErrNoModel, NoModelHelp)

@@ -50,8 +50,6 @@ type serverCapabilities struct {
 	} `json:"experimental"`
 }
 
-var allKinds = []string{wire.KindQuestion, wire.KindChoice, wire.KindConfirmWrite, wire.KindConfirmCommand, wire.KindSecret}
-
 func initialize(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
 	var p initializeParams
 	if err := decode(params, &p); err != nil {
@@ -87,9 +85,9 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	res.ProtocolVersion = wire.ProtocolVersion
 	res.Capabilities.TextDocumentSync = map[string]any{"openClose": true, "change": 1, "save": map[string]bool{"includeText": false}}
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
-		PromptKinds: allKinds,
-		Decisions:   []string{wire.AllowOnce, wire.AllowSession, wire.AllowAlways, wire.RejectOnce, wire.RejectAlways},
-		Policies:    []string{wire.PolicyReadOnly, wire.PolicyAsk, wire.PolicyAutoEdit, wire.PolicyFullAuto},
+		PromptKinds: wire.PromptKinds,
+		Decisions:   wire.Decisions,
+		Policies:    wire.Policies,
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
 	}
@@ -116,7 +114,7 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 		}
 		policy = firstNonEmpty(io.ApprovalPolicy, policy)
 	}
-	if policy != "" && !slices.Contains([]string{wire.PolicyReadOnly, wire.PolicyAsk, wire.PolicyAutoEdit, wire.PolicyFullAuto}, policy) {
+	if policy != "" && !slices.Contains(wire.Policies, policy) {
 		return agent.Config{}, fmt.Errorf("%w: initializationOptions.approvalPolicy %q is not a mode", errInvalidParams, policy)
 	}
 	var kinds []string

@@ -61,9 +61,6 @@ type Policy struct {
 	session map[string][]Rule
 }
 
-// Modes lists the approval policies, strictest first.
-var Modes = []string{wire.PolicyReadOnly, wire.PolicyAsk, wire.PolicyAutoEdit, wire.PolicyFullAuto}
-
 // LoadPolicy reads the user, workspace and granted rules. Missing files
 // are fine; a malformed one is an error, so a typo never silently drops a
 // deny.
@@ -72,8 +69,8 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	if mode == "" {
 		mode = wire.PolicyAsk
 	}
-	if !slices.Contains(Modes, mode) {
-		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, strings.Join(Modes, ", "))
+	if !slices.Contains(wire.Policies, mode) {
+		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, strings.Join(wire.Policies, ", "))
 	}
 	root, err := canonicalRoot(cfg.Root)
 	if err != nil {
@@ -112,7 +109,7 @@ func (p *Policy) Decide(sessionID, mode string, c *Call) Decision {
 	if mode == "" {
 		mode = p.mode
 	}
-	if !slices.Contains(Modes, mode) {
+	if !slices.Contains(wire.Policies, mode) {
 		return Decision{Action: Deny, Rule: "mode " + mode + ": unknown", Reason: "unknown approval mode; nothing is allowed"}
 	}
 	rules := p.rules(sessionID)

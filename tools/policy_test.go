@@ -48,7 +48,7 @@ func TestPolicyBuiltinDenials(t *testing.T) {
 		"cd /tmp && echo > x",
 	}
 	for _, line := range denied {
-		for _, mode := range Modes {
+		for _, mode := range wire.Policies {
 			d := p.Decide("s", mode, cmdCall(line))
 			assert.Equal(t, Deny, d.Action, "%s in %s: %+v", line, mode, d)
 		}

@@ -31,6 +31,13 @@ const (
 	PolicyFullAuto = "full-auto"
 )
 
+// The complete lists, in the order editors show them.
+var (
+	PromptKinds = []string{KindQuestion, KindChoice, KindConfirmWrite, KindConfirmCommand, KindSecret}
+	Decisions   = []string{AllowOnce, AllowSession, AllowAlways, RejectOnce, RejectAlways}
+	Policies    = []string{PolicyReadOnly, PolicyAsk, PolicyAutoEdit, PolicyFullAuto}
+)
+
 // Run states.
 const (
 	StateRunning        = "running"
