@@ -149,8 +149,10 @@ func (s *Server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		return reply(ctx, nil, nil)
 	}
 	result, herr := s.call(ctx, req.Method(), req.Params())
-	if herr == nil && ctx.Err() != nil {
-		herr = errRequestCancelled
+	if ctx.Err() != nil {
+		// $/cancelRequest: whatever the handler made of it, the answer is
+		// that the request was cancelled.
+		herr = fmt.Errorf("%w: %s", errRequestCancelled, req.Method())
 	}
 	if herr != nil {
 		s.log.Debug("request failed", "method", req.Method(), "err", herr)

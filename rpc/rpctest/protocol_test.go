@@ -1,8 +1,10 @@
 package rpctest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +389,72 @@ func TestIndexOverTheWire(t *testing.T) {
 	assert.Equal(t, "cart/cart.go", res.Hits[0].Path)
 	assert.Contains(t, res.Hits[0].Symbol, "Total")
 	e.CallErr(wire.MethodIndexQuery, wire.IndexSearchParams{Query: " "}, wire.CodeInvalidParams)
+}
+
+// TestOpenDocumentsReachTheModel opens a file in the "editor": the model's
+// context names it; a URI outside the workspace is ignored.
+func TestOpenDocumentsReachTheModel(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "open_files.json"), Files: map[string]string{"cart/cart.go": "package cart\n"}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		doc := func(path string) map[string]any {
+			return map[string]any{"textDocument": map[string]any{"uri": (&url.URL{Scheme: "file", Path: path}).String(),
+				"languageId": "go", "version": 1, "text": "package cart\n"}}
+		}
+		e.Notify(wire.MethodDidOpen, doc(filepath.Join(env.Root, "cart", "cart.go")))
+		e.Notify(wire.MethodDidOpen, doc("/etc/hostname"))
+		e.Notify(wire.MethodDidSave, doc(filepath.Join(env.Root, "cart", "cart.go")))
+		run := e.Run(wire.RunParams{Prompt: "what am I looking at?"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "You have cart/cart.go open.", e.Text(run.RunID))
+		system := env.Model.Requests()[0].Messages[0].Content
+		assert.NotContains(t, system, "hostname", "a file outside the workspace is not named")
+	})
+}
+
+// TestConfirmationExpiresAsRejection: a confirmation never expires into an
+// approval; the model is told it timed out.
+func TestConfirmationExpiresAsRejection(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "reject_write.json"), ConfirmTimeout: 300 * time.Millisecond}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		req := e.Requests(run.RunID, 1)[0]
+		require.NotNil(t, req.ExpiresAt)
+		res := e.Resolved(req.RequestID)
+		assert.Equal(t, "timeout", res.Outcome)
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.NoFileExists(t, filepath.Join(env.Root, "notes.txt"))
+		assert.Contains(t, toolResults(env)["call_w"], "timeout")
+		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: req.RequestID, Decision: wire.AllowOnce}, wire.CodeExpired)
+	})
+}
+
+// slowIndex answers searches only when they are cancelled.
+type slowIndex struct{}
+
+func (slowIndex) Search(ctx context.Context, q string, n int) ([]wire.SearchHit, bool, error) {
+	<-ctx.Done()
+	return nil, false, ctx.Err()
+}
+func (slowIndex) Status() wire.IndexStatus { return wire.IndexStatus{State: "ready"} }
+func (slowIndex) Err() error               { return nil }
+func (slowIndex) Changed(...string)        {}
+func (slowIndex) SetOpen([]string)         {}
+func (slowIndex) StopBuild()               {}
+func (slowIndex) Close() error             { return nil }
+
+// TestCancelRequest cancels an in-flight request with $/cancelRequest: it is
+// answered with RequestCancelled and the daemon keeps serving. In process
+// only: the slow index is a test double.
+func TestCancelRequest(t *testing.T) {
+	env := NewEnv(t, InProcess, Config{OpenIndex: func(root, dir string, p rpc.IndexProgress) rpc.Index { return slowIndex{} }})
+	e := env.StartInitialized()
+	e.SendRaw(frame(`{"jsonrpc":"2.0","id":"slow-1","method":"index/search","params":{"query":"anything"}}`))
+	e.SendRaw(frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"slow-1"}}`))
+	assert.Equal(t, []int{wire.CodeRequestCancelled}, e.foreignCodes(1))
+	var sessions wire.SessionsResult
+	e.MustCall(wire.MethodSessions, nil, &sessions)
 }
