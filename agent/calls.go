@@ -290,6 +290,7 @@ func (r *run) commitStep() error {
 		}
 	}
 	r.rec.Pending = nil
+	clear(r.prepared) // the step's calls are done; they hold file contents
 	if r.rec.State != wire.StateRunning {
 		r.setStateLocked(wire.StateRunning, "", "")
 	}
