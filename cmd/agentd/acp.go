@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 
@@ -13,13 +12,7 @@ import (
 // runACP speaks the Agent Client Protocol on stdio: what Zed, JetBrains,
 // CodeCompanion and other ACP editors launch.
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	flags := addDaemonFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	log, closeLog, set, code := flags.setup(stderr)
+	flags, log, closeLog, set, code := parseDaemonFlags("acp", args, stderr)
 	if code != 0 {
 		return code
 	}

@@ -15,6 +15,20 @@ type daemonFlags struct {
 	noIndex                     *bool
 }
 
+// parseDaemonFlags parses the flags of serve or acp, applies the state
+// directory, opens the log and loads the settings. A non-zero code means it
+// failed and said why on stderr.
+func parseDaemonFlags(name string, args []string, stderr io.Writer) (daemonFlags, *slog.Logger, func(), settings, int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := addDaemonFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return flags, nil, nil, settings{}, 2
+	}
+	log, closeLog, set, code := flags.setup(stderr)
+	return flags, log, closeLog, set, code
+}
+
 func addDaemonFlags(fs *flag.FlagSet) daemonFlags {
 	return daemonFlags{
 		stateDir: fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)"),

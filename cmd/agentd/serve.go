@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 
@@ -11,13 +10,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	flags := addDaemonFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	log, closeLog, set, code := flags.setup(stderr)
+	flags, log, closeLog, set, code := parseDaemonFlags("serve", args, stderr)
 	if code != 0 {
 		return code
 	}
