@@ -38,6 +38,10 @@ type Config struct {
 	Searcher        tools.Searcher
 	Notify          Notifier
 	Logger          *slog.Logger
+	// Files returns how a session's runs read and write workspace files
+	// (through the editor, for unsaved buffers); nil, or a nil result,
+	// means the disk.
+	Files func(sessionID string) tools.FileSystem
 }
 
 func (c *Config) defaults() {
@@ -174,6 +178,9 @@ func (a *Agent) newRun(rec *runRecord) *run {
 		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
 		Reads: tools.NewReadTracker(), Prompter: r, Searcher: a.cfg.Searcher}
+	if a.cfg.Files != nil {
+		r.env.Files = a.cfg.Files(rec.SessionID)
+	}
 	return r
 }
 

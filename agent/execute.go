@@ -23,6 +23,10 @@ const maxModelOutput = 16 * 1024
 // run's final diff.
 const baselineCap = 512 * 1024
 
+// finalReadTimeout bounds the editor's answers for the run's final diff,
+// which is made when the run's own context may already be over.
+const finalReadTimeout = 10 * time.Second
+
 // execute runs an approved call and returns what the model reads.
 func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	call, edited, res := r.callToRun(ctx, pc)
@@ -30,7 +34,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 		r.reportSimple(pc.Call.ID, res)
 		return res
 	}
-	r.keepBaseline(call.Writes)
+	r.keepBaseline(ctx, call.Writes)
 	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: wire.StatusInProgress})
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
@@ -111,22 +115,31 @@ func sameDiffs(a, b []wire.FileDiff) bool {
 }
 
 // keepBaseline remembers the content files had before the run first changed
-// them, for the run's final files_changed diff.
-func (r *run) keepBaseline(writes []wire.FileDiff) {
+// them, for the run's final files_changed diff. The files are read without
+// holding r.mu: an editor's answer can wait on a cancel that needs it.
+func (r *run) keepBaseline(ctx context.Context, writes []wire.FileDiff) {
+	var need []string
+	r.mu.Lock()
+	for _, w := range writes {
+		for _, p := range []string{w.Path, w.OldPath} {
+			if _, seen := r.rec.Baseline[p]; p != "" && !seen && !slices.Contains(need, p) {
+				need = append(need, p)
+			}
+		}
+	}
+	r.mu.Unlock()
+	got := make(map[string]*string, len(need))
+	for _, p := range need {
+		got[p] = r.readSmall(ctx, p)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.rec.Baseline == nil {
 		r.rec.Baseline = map[string]*string{}
 	}
-	for _, w := range writes {
-		for _, p := range []string{w.Path, w.OldPath} {
-			if p == "" {
-				continue
-			}
-			if _, seen := r.rec.Baseline[p]; seen {
-				continue
-			}
-			r.rec.Baseline[p] = readSmall(filepath.Join(r.env.Root, filepath.FromSlash(p)))
+	for p, img := range got {
+		if _, seen := r.rec.Baseline[p]; !seen {
+			r.rec.Baseline[p] = img
 		}
 	}
 }
@@ -143,14 +156,19 @@ func (r *run) noteChanges(files []wire.FileDiff) {
 	}
 }
 
-// changedFiles diffs each changed file against its baseline.
+// changedFiles diffs each changed file against its baseline. Like
+// keepBaseline it reads without holding r.mu.
 func (r *run) changedFiles() []wire.FileDiff {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	changed := slices.Clone(r.rec.Changed)
+	baseline := maps.Clone(r.rec.Baseline)
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), finalReadTimeout)
+	defer cancel()
 	var out []wire.FileDiff
-	for _, p := range r.rec.Changed {
-		before := r.rec.Baseline[p]
-		after := readSmall(filepath.Join(r.env.Root, filepath.FromSlash(p)))
+	for _, p := range changed {
+		before := baseline[p]
+		after := r.readSmall(ctx, p)
 		if before == nil && after == nil {
 			continue
 		}
@@ -162,9 +180,12 @@ func (r *run) changedFiles() []wire.FileDiff {
 	return out
 }
 
-// readSmall returns a file's content, nil when it does not exist (or is too
-// large to diff, which the diff then says).
-func readSmall(path string) *string {
+// readSmall returns the content of the workspace file rel, nil when it does
+// not exist (or is too large to diff, which the diff then says). The content
+// comes through the editor when it serves the run's files, so the diff shows
+// what the editor has; the disk answers when the editor does not.
+func (r *run) readSmall(ctx context.Context, rel string) *string {
+	path := filepath.Join(r.env.Root, filepath.FromSlash(rel))
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) || err != nil {
 		return nil
@@ -173,7 +194,13 @@ func readSmall(path string) *string {
 		s := fmt.Sprintf("(file too large to diff: %d bytes)\n", fi.Size())
 		return &s
 	}
-	data, err := os.ReadFile(path)
+	var data []byte
+	if r.env.Files != nil {
+		data, err = r.env.Files.ReadFile(ctx, path)
+	}
+	if r.env.Files == nil || err != nil {
+		data, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil
 	}

@@ -49,7 +49,7 @@ func (applyPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessag
 	var chs []fileChange
 	seen := map[string]bool{}
 	for _, op := range ops {
-		ch, r := prepareOp(env, op)
+		ch, r := prepareOp(ctx, env, op)
 		if r != nil {
 			r.Output = "patch not applied (nothing was changed): " + r.Output
 			return nil, r
@@ -77,12 +77,12 @@ func (applyPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessag
 
 // prepareOp turns one patch operation into a file change, checking it
 // against the disk: add needs a new path, update and delete an existing one.
-func prepareOp(env *Env, op patchOp) (fileChange, *Result) {
+func prepareOp(ctx context.Context, env *Env, op patchOp) (fileChange, *Result) {
 	abs, rel, r := confine(env, op.Path)
 	if r != nil {
 		return fileChange{}, r
 	}
-	before, mode, err := readImage(abs)
+	before, mode, err := readImage(ctx, env, abs)
 	if err != nil {
 		return fileChange{}, Errorf("reading %s: %v", rel, err)
 	}
@@ -117,7 +117,7 @@ func prepareOp(env *Env, op patchOp) (fileChange, *Result) {
 	if r != nil {
 		return fileChange{}, r
 	}
-	if cur, _, _ := readImage(dst); cur != nil {
+	if cur, _, _ := readImage(ctx, env, dst); cur != nil {
 		return fileChange{}, Errorf("cannot move %s to %s: the destination exists", rel, drel)
 	}
 	return fileChange{Rel: drel, Abs: dst, OldRel: rel, OldAbs: abs, Before: before, After: &after, Mode: mode}, nil

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/agentd/agentd/rpc/wire"
 )
@@ -53,16 +55,26 @@ func oldPath(c fileChange) string {
 	return ""
 }
 
-// readImage returns the file's content, nil if it does not exist.
-func readImage(abs string) (*string, fs.FileMode, error) {
-	b, err := os.ReadFile(abs)
+// readImage returns the file's content, nil if it does not exist. The disk
+// says whether it exists and its mode; the content comes through env.Files
+// when there is one, so a change is made against the editor's unsaved
+// buffer rather than a stale disk copy.
+func readImage(ctx context.Context, env *Env, abs string) (*string, fs.FileMode, error) {
+	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	fi, err := os.Stat(abs)
+	if fi.IsDir() {
+		// What os.ReadFile says, without asking the editor about a directory.
+		return nil, 0, &fs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
+	}
+	b, err := readContent(ctx, env, abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil // removed since the stat
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -77,14 +89,15 @@ func sameImage(a, b *string) bool {
 	return *a == *b
 }
 
-// checkUnchanged refuses when a file differs from what Prepare saw.
-func checkUnchanged(chs []fileChange) *Result {
+// checkUnchanged refuses when a file differs from what Prepare saw (the
+// editor's buffer, when the editor serves the files).
+func checkUnchanged(ctx context.Context, env *Env, chs []fileChange) *Result {
 	for _, c := range chs {
 		src := c.Abs
 		if c.moved() {
 			src = c.OldAbs
 		}
-		cur, _, err := readImage(src)
+		cur, _, err := readImage(ctx, env, src)
 		if err != nil {
 			return Errorf("reading %s: %v", c.Rel, err)
 		}
@@ -92,7 +105,7 @@ func checkUnchanged(chs []fileChange) *Result {
 			return Errorf("%s changed on disk after this change was prepared; read it again and redo the change", c.Rel)
 		}
 		if c.moved() {
-			if cur, _, _ := readImage(c.Abs); cur != nil {
+			if cur, _, _ := readImage(ctx, env, c.Abs); cur != nil {
 				return Errorf("cannot move %s to %s: the destination exists", c.OldRel, c.Rel)
 			}
 		}
@@ -104,7 +117,7 @@ func checkUnchanged(chs []fileChange) *Result {
 // checkpoint. A failure half-way restores what was already written, so a
 // change is all or nothing.
 func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) (Result, error) {
-	if r := checkUnchanged(chs); r != nil {
+	if r := checkUnchanged(ctx, env, chs); r != nil {
 		return *r, nil
 	}
 	j := journalFor(env)
@@ -113,8 +126,8 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		return Result{}, fmt.Errorf("recording undo: %w", err)
 	}
 	for i, c := range chs {
-		if err := writeChange(c); err != nil {
-			rollback(chs[:i+1])
+		if err := writeChange(ctx, env, c); err != nil {
+			rollback(ctx, env, chs[:i+1])
 			_ = j.drop(id)
 			return *Errorf("writing %s: %v (nothing was changed)", c.Rel, err), nil
 		}
@@ -142,7 +155,10 @@ func summarize(chs []fileChange) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeChange(c fileChange) error {
+// writeChange writes one change: content through env.Files when there is
+// one, so the editor tracks it; a delete, and the old side of a move, on the
+// disk, since ACP has no delete.
+func writeChange(ctx context.Context, env *Env, c fileChange) error {
 	if c.After == nil {
 		if err := os.Remove(c.Abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -153,7 +169,7 @@ func writeChange(c fileChange) error {
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := writeAtomic(c.Abs, []byte(*c.After), mode); err != nil {
+	if err := writeContent(ctx, env, c.Abs, []byte(*c.After), mode); err != nil {
 		return err
 	}
 	if c.moved() {
@@ -162,21 +178,28 @@ func writeChange(c fileChange) error {
 	return nil
 }
 
-// rollback puts back the before images of changes already written.
-func rollback(chs []fileChange) {
+// rollback puts back the before images of changes already written, by the
+// same way they were written. It goes on when the call was cancelled (that
+// may be why a write failed), within a bound, since the editor may be gone.
+func rollback(ctx context.Context, env *Env, chs []fileChange) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
 	for _, c := range chs {
 		if c.moved() {
 			_ = os.Remove(c.Abs)
-			_ = writeAtomic(c.OldAbs, []byte(*c.Before), c.Mode)
+			_ = writeContent(ctx, env, c.OldAbs, []byte(*c.Before), c.Mode)
 			continue
 		}
 		if c.Before == nil {
 			_ = os.Remove(c.Abs)
 			continue
 		}
-		_ = writeAtomic(c.Abs, []byte(*c.Before), c.Mode)
+		_ = writeContent(ctx, env, c.Abs, []byte(*c.Before), c.Mode)
 	}
 }
+
+// rollbackTimeout bounds putting back a half-written change.
+const rollbackTimeout = 10 * time.Second
 
 // writeAtomic writes through a temp file in the same directory and renames
 // it, so an editor never sees half a file.

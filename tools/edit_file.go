@@ -59,7 +59,7 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	if r != nil {
 		return nil, r
 	}
-	before, mode, err := readImage(abs)
+	before, mode, err := readImage(ctx, env, abs)
 	if err != nil {
 		return nil, Errorf("reading %s: %v", rel, err)
 	}

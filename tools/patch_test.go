@@ -89,9 +89,9 @@ func TestApplyChangesWriteFailureRollsBack(t *testing.T) {
 	assert.Equal(t, "one\n", readBack(t, env, "a.txt"))
 
 	// The rollback used when a write fails half-way.
-	require.NoError(t, writeChange(chs[0]))
+	require.NoError(t, writeChange(t.Context(), env, chs[0]))
 	assert.Equal(t, "1\n", readBack(t, env, "a.txt"))
-	rollback(chs[:1])
+	rollback(t.Context(), env, chs[:1])
 	assert.Equal(t, "one\n", readBack(t, env, "a.txt"))
 	entries, err := journalFor(env).entries()
 	require.NoError(t, err)

@@ -66,12 +66,15 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		Tool: ReadFileToolName, Title: "read " + rel, Kind: wire.ToolRead,
 		Locations: []wire.Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
-			return readFile(env, abs, rel, p), nil
+			return readFile(ctx, env, abs, rel, p), nil
 		},
 	}, nil
 }
 
-func readFile(env *Env, abs, rel string, p ReadFileParams) Result {
+// readFile shows a file's lines. The disk says whether it exists, how big it
+// is and when it changed; the lines come through env.Files when there is
+// one, so the model sees the editor's unsaved buffer.
+func readFile(ctx context.Context, env *Env, abs, rel string, p ReadFileParams) Result {
 	fi, err := os.Stat(abs)
 	switch {
 	case os.IsNotExist(err):
@@ -83,7 +86,7 @@ func readFile(env *Env, abs, rel string, p ReadFileParams) Result {
 	case fi.Size() > maxFileBytes:
 		return *Errorf("%s is %d bytes, too big to read; use grep to find the part you need", rel, fi.Size())
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readContent(ctx, env, abs)
 	if err != nil {
 		return *Errorf("reading %s: %v", rel, err)
 	}

@@ -95,6 +95,9 @@ type Env struct {
 	Searcher Searcher
 	// Output receives a running command's output as it comes, for the editor.
 	Output func(chunk string)
+	// Files reads and writes file content through the editor; nil means the
+	// disk.
+	Files FileSystem
 }
 
 // Prompter asks the human on behalf of a running tool. Secret questions get

@@ -56,7 +56,7 @@ func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	if r != nil {
 		return nil, r
 	}
-	chs, r := undoChanges(env, j, sel)
+	chs, r := undoChanges(ctx, env, j, sel)
 	if r != nil {
 		return nil, r
 	}
@@ -97,7 +97,7 @@ func selectEntries(entries []journalEntry, checkpoint string) ([]journalEntry, *
 // undoChanges computes, per touched path, the content before the earliest
 // selected change, and the change that puts it back. Only touched paths are
 // considered: a file the change did not create is never deleted.
-func undoChanges(env *Env, j *journal, sel []journalEntry) ([]fileChange, *Result) {
+func undoChanges(ctx context.Context, env *Env, j *journal, sel []journalEntry) ([]fileChange, *Result) {
 	target := map[string]*string{}
 	modes := map[string]journalFile{}
 	var order []string
@@ -120,7 +120,7 @@ func undoChanges(env *Env, j *journal, sel []journalEntry) ([]fileChange, *Resul
 		if r != nil {
 			return nil, r
 		}
-		cur, mode, err := readImage(abs)
+		cur, mode, err := readImage(ctx, env, abs)
 		if err != nil {
 			return nil, Errorf("reading %s: %v", rel, err)
 		}
@@ -136,12 +136,12 @@ func undoChanges(env *Env, j *journal, sel []journalEntry) ([]fileChange, *Resul
 }
 
 func runUndo(ctx context.Context, env *Env, j *journal, sel []journalEntry, chs []fileChange) (Result, error) {
-	if r := checkUnchanged(chs); r != nil {
+	if r := checkUnchanged(ctx, env, chs); r != nil {
 		return *r, nil
 	}
 	for i, c := range chs {
-		if err := writeChange(c); err != nil {
-			rollback(chs[:i+1])
+		if err := writeChange(ctx, env, c); err != nil {
+			rollback(ctx, env, chs[:i+1])
 			return *Errorf("restoring %s: %v (nothing was changed)", c.Rel, err), nil
 		}
 	}

@@ -50,7 +50,7 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	if r != nil {
 		return nil, r
 	}
-	before, mode, err := readImage(abs)
+	before, mode, err := readImage(ctx, env, abs)
 	if err != nil {
 		return nil, Errorf("reading %s: %v (is it a directory?)", rel, err)
 	}

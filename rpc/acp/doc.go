@@ -18,6 +18,11 @@
 //     message whose answer is the next prompt;
 //   - agent/runState ends the turn with a stop reason.
 //
+// When the client offers fs/read_text_file and fs/write_text_file, the
+// tools' file contents go through it (editorFiles), so unsaved buffers are
+// seen and the editor tracks changes; existence, deletes and moves stay on
+// the disk, since ACP has no delete.
+//
 // One agent.Agent serves each workspace root (a session's cwd), created on
 // first use. Requests that were open when agentd stopped are asked again
 // when their session is loaded. `/search query` answers from the workspace

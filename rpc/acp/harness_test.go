@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +33,7 @@ type config struct {
 	stateDir string
 	modelURL string
 	form     bool // the client offers form elicitation
+	fs       acpsdk.FileSystemCapabilities
 	index    IndexStarter
 	policy   string
 }
@@ -51,7 +53,7 @@ func start(t *testing.T, c config) *harness {
 		sw.Close()
 	}()
 	h.conn = acpsdk.NewClientSideConnection(h.client, cw, sr)
-	caps := acpsdk.ClientCapabilities{}
+	caps := acpsdk.ClientCapabilities{Fs: c.fs}
 	if c.form {
 		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
 	}
@@ -131,10 +133,16 @@ type fakeClient struct {
 	permission func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	elicit     func(acpsdk.UnstableCreateElicitationRequest) acpsdk.UnstableCreateElicitationResponse
 	asked      chan acpsdk.RequestPermissionRequest
+	// buffers are the editor's unsaved buffers, by absolute path: fs reads
+	// see them before the disk, fs writes land in them.
+	buffers  map[string]string
+	fsReads  []acpsdk.ReadTextFileRequest
+	fsWrites []acpsdk.WriteTextFileRequest
+	writeErr string // fs/write_text_file fails with it
 }
 
 func newFakeClient() *fakeClient {
-	return &fakeClient{asked: make(chan acpsdk.RequestPermissionRequest, 10)}
+	return &fakeClient{asked: make(chan acpsdk.RequestPermissionRequest, 10), buffers: map[string]string{}}
 }
 
 func (c *fakeClient) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) error {
@@ -172,11 +180,55 @@ func (c *fakeClient) setPermission(f func(acpsdk.RequestPermissionRequest) acpsd
 	c.permission = f
 }
 
-func (c *fakeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	return acpsdk.ReadTextFileResponse{}, errors.New("not offered")
+func (c *fakeClient) ReadTextFile(ctx context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fsReads = append(c.fsReads, p)
+	if s, ok := c.buffers[p.Path]; ok {
+		return acpsdk.ReadTextFileResponse{Content: s}, nil
+	}
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: -32002, Message: "Resource not found: " + p.Path}
+	}
+	return acpsdk.ReadTextFileResponse{Content: string(b)}, nil
 }
-func (c *fakeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	return acpsdk.WriteTextFileResponse{}, errors.New("not offered")
+
+func (c *fakeClient) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fsWrites = append(c.fsWrites, p)
+	if c.writeErr != "" {
+		return acpsdk.WriteTextFileResponse{}, errors.New(c.writeErr)
+	}
+	c.buffers[p.Path] = p.Content
+	return acpsdk.WriteTextFileResponse{}, nil
+}
+
+// fsCalls returns the fs requests the client has had.
+func (c *fakeClient) fsCalls() ([]acpsdk.ReadTextFileRequest, []acpsdk.WriteTextFileRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.fsReads), slices.Clone(c.fsWrites)
+}
+
+func (c *fakeClient) setWriteErr(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writeErr = msg
+}
+
+func (c *fakeClient) setBuffer(path, content string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buffers[path] = content
+}
+
+func (c *fakeClient) buffer(path string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.buffers[path]
+	return s, ok
 }
 func (c *fakeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
 	return acpsdk.CreateTerminalResponse{}, errors.New("not offered")

@@ -169,13 +169,16 @@ func (s *server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	return acpsdk.SetSessionModeResponse{}, nil
 }
 
-// Cancel stops the session's run: the prompt in flight ends cancelled.
+// Cancel stops the session's run: the prompt in flight ends cancelled. It
+// stops the run in the background: the SDK holds every response behind the
+// notifications received before it, and a stopping run may still ask the
+// editor for files (its final diff), which would wait on this handler.
 func (s *server) Cancel(ctx context.Context, p acpsdk.CancelNotification) error {
 	sess, err := s.session(p.SessionId)
 	if err != nil {
 		return nil // a notification: nothing to answer
 	}
-	sess.cancel()
+	go sess.cancel()
 	return nil
 }
 

@@ -41,7 +41,8 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 	ws.agent, err = agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: o.Model,
 		NewModel: o.NewModel, Policy: o.Policy, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
 		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: ws.index, Logger: s.log.With("root", root),
-		Notify: ws.events.Notify}) // never makes a run wait on the client
+		Files:  filesOf(ws, s.caps.Fs), // the caller holds s.mu; initialize has set caps
+		Notify: ws.events.Notify})      // never makes a run wait on the client
 	if err != nil {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)
 	}

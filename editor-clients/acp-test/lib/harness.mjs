@@ -1,7 +1,7 @@
 // Starts the fake model and `agentd acp`, and connects the official ACP
 // client library to it.
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -29,10 +29,15 @@ export function tempDir(prefix) {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-// Agent is one `agentd acp` process and a client connected to it.
+// Agent is one `agentd acp` process and a client connected to it. With fs,
+// the client serves fs/read_text_file and fs/write_text_file from buffers
+// (an editor's unsaved buffers, by absolute path) before the disk.
 export class Agent {
-  constructor({ modelURL, stateDir, form = false }) {
+  constructor({ modelURL, stateDir, form = false, fs = false }) {
     this.updates = [];
+    this.buffers = new Map();
+    this.fsReads = [];
+    this.fsWrites = [];
     this.permissions = [];
     this.permissionWaiters = [];
     this.answerPermission = null; // (params) => outcome, or null to leave it open
@@ -48,15 +53,18 @@ export class Agent {
     const app = acp.client({ name: "agentd-acp-test" })
       .onNotification(acp.methods.client.session.update, ({ params }) => { this.updates.push(params); })
       .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.permission(params, signal))
-      .onRequest(acp.methods.client.elicitation.create, ({ params }) => this.answerElicitation(params));
+      .onRequest(acp.methods.client.elicitation.create, ({ params }) => this.answerElicitation(params))
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.readTextFile(params))
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => this.writeTextFile(params));
     const stream = acp.ndJsonStream(Writable.toWeb(this.proc.stdin), Readable.toWeb(this.proc.stdout));
     this.conn = app.connect(stream);
     this.agent = this.conn.agent;
     this.form = form;
+    this.fs = fs;
   }
 
   async initialize() {
-    const clientCapabilities = { fs: { readTextFile: false, writeTextFile: false } };
+    const clientCapabilities = { fs: { readTextFile: this.fs, writeTextFile: this.fs } };
     if (this.form) clientCapabilities.elicitation = { form: {} };
     return this.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION ?? 1, clientCapabilities });
   }
@@ -69,6 +77,18 @@ export class Agent {
     if (this.answerPermission) return { outcome: this.answerPermission(params) };
     // Left open until the agent withdraws it or goes away.
     return new Promise((resolve) => signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" } })));
+  }
+
+  readTextFile(params) {
+    this.fsReads.push(params);
+    const content = this.buffers.get(params.path) ?? readFileSync(params.path, "utf8");
+    return { content };
+  }
+
+  writeTextFile(params) {
+    this.fsWrites.push(params);
+    this.buffers.set(params.path, params.content);
+    return {};
   }
 
   nextPermission() {

@@ -2,7 +2,7 @@
 // library (@agentclientprotocol/sdk) against the scripted model.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Agent, startModel, tempDir } from "../lib/harness.mjs";
 
@@ -11,7 +11,7 @@ before(async () => { model = await startModel("scenarios.json"); });
 after(() => model?.stop());
 
 async function started(opts = {}) {
-  const agent = new Agent({ modelURL: model.url, stateDir: opts.stateDir ?? tempDir("agentd-acp-state-"), form: opts.form });
+  const agent = new Agent({ modelURL: model.url, stateDir: opts.stateDir ?? tempDir("agentd-acp-state-"), form: opts.form, fs: opts.fs });
   const init = await agent.initialize();
   assert.equal(init.protocolVersion, 1);
   assert.equal(init.agentCapabilities.loadSession, true);
@@ -62,6 +62,23 @@ test("one permission rejected, one granted, with the diff in the tool call", asy
   assert.match(agent.text(sessionId), /Wrote the file\./);
   const done = agent.of(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call_w2" && u.status === "completed");
   assert.ok(done?.content?.some((c) => c.type === "diff"), "the edit's diff is on its tool call");
+});
+
+test("reads and writes go through the editor when it offers fs", async (t) => {
+  const agent = await started({ fs: true });
+  t.after(() => agent.stop());
+  const ws = realpathSync(tempDir("agentd-acp-ws-"));
+  const file = join(ws, "buffer.txt");
+  writeFileSync(file, "line one\nsaved on disk\n");
+  agent.buffers.set(file, "line one\nunsaved edit\n"); // the editor's unsaved buffer
+  const { sessionId } = await agent.newSession(ws);
+  agent.answerPermission = (p) => ({ outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId });
+  assert.equal((await agent.prompt(sessionId, "fix the buffer")).stopReason, "end_turn");
+  assert.equal(agent.text(sessionId), "Edited the buffer.", "read_file saw the unsaved buffer");
+  assert.ok(agent.fsReads.some((r) => r.path === file && r.sessionId === sessionId), "fs/read_text_file was asked");
+  assert.deepEqual(agent.fsWrites.map((w) => [w.sessionId, w.path, w.content]), [[sessionId, file, "line one\nsaved by agentd\n"]]);
+  assert.equal(agent.buffers.get(file), "line one\nsaved by agentd\n");
+  assert.equal(readFileSync(file, "utf8"), "line one\nsaved on disk\n", "the write went to the editor, not the disk");
 });
 
 test("a question is answered by the next prompt", async (t) => {
