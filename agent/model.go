@@ -71,9 +71,17 @@ type Model interface {
 	Complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error)
 }
 
-// errRetryable marks a model failure worth another attempt (429, 5xx, a
-// timeout, a reply that did not parse).
-var errRetryable = errors.New("retryable")
+// retryable marks a model failure worth another attempt (429, 5xx, a
+// timeout, a reply that did not parse) without changing its message.
+type retryable struct{ err error }
+
+func (r retryable) Error() string { return r.err.Error() }
+func (r retryable) Unwrap() error { return r.err }
+
+func isRetryable(err error) bool {
+	var r retryable
+	return errors.As(err, &r)
+}
 
 type openaiModel struct {
 	client *openai.Client
@@ -156,7 +164,7 @@ func readStream(ctx context.Context, stream *openai.ChatCompletionStream, cancel
 	reply.Text = text.String()
 	for _, c := range calls {
 		if c.Name == "" {
-			return ModelReply{}, fmt.Errorf("%w: model sent a tool call without a name", errRetryable)
+			return ModelReply{}, retryable{errors.New("the model sent a tool call without a name")}
 		}
 		if len(c.Args) == 0 {
 			c.Args = json.RawMessage("{}")
@@ -164,7 +172,7 @@ func readStream(ctx context.Context, stream *openai.ChatCompletionStream, cancel
 		reply.ToolCalls = append(reply.ToolCalls, *c)
 	}
 	if reply.Text == "" && len(reply.ToolCalls) == 0 && ctx.Err() == nil {
-		return ModelReply{}, fmt.Errorf("%w: model returned an empty or malformed reply", errRetryable)
+		return ModelReply{}, retryable{errors.New("the model returned an empty or malformed reply")}
 	}
 	return reply, nil
 }
@@ -213,16 +221,16 @@ func classifyErr(err error) error {
 	case errors.Is(err, context.Canceled):
 		return err
 	case status == http.StatusTooManyRequests || status >= 500:
-		return fmt.Errorf("%w: %w", errRetryable, err)
+		return retryable{err}
 	case status >= 400:
 		return fmt.Errorf("model refused the request: %w", err)
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: %w", errRetryable, err)
+		return retryable{err}
 	case errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
-		return fmt.Errorf("%w: model sent no usable data: %w", errRetryable, err)
+		return retryable{fmt.Errorf("the model sent no usable data: %w", err)}
 	}
 	// Anything else is a reply that did not parse.
-	return fmt.Errorf("%w: malformed reply: %w", errRetryable, err)
+	return retryable{fmt.Errorf("malformed reply: %w", err)}
 }
 
 func toOpenAIMessages(msgs []Message) []openai.ChatCompletionMessage {

@@ -59,7 +59,9 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 // retrying, streaming text to the editor as it comes.
 func (r *run) callModel(ctx context.Context, req ModelRequest) (ModelReply, error) {
 	var lastErr error
+	attempts := 0
 	for attempt := 0; attempt < r.a.cfg.ModelAttempts; attempt++ {
+		attempts++
 		if attempt > 0 {
 			if err := sleep(ctx, backoff(r.a.cfg.RetryBase, attempt)); err != nil {
 				return ModelReply{}, err
@@ -81,11 +83,14 @@ func (r *run) callModel(ctx context.Context, req ModelRequest) (ModelReply, erro
 			return reply, nil
 		}
 		lastErr = err
-		if ctx.Err() != nil || !errors.Is(err, errRetryable) || streamed {
+		if ctx.Err() != nil || !isRetryable(err) || streamed {
 			// Text already shown cannot be taken back; a retry would repeat it.
 			break
 		}
 		r.logger().Warn("model call failed; retrying", "attempt", attempt+1, "err", err)
+	}
+	if attempts > 1 {
+		return ModelReply{}, fmt.Errorf("model: %d attempts failed: %w", attempts, lastErr)
 	}
 	return ModelReply{}, fmt.Errorf("model: %w", lastErr)
 }

@@ -102,7 +102,8 @@ func TestModelReturnsGarbage(t *testing.T) {
 		run := e.Run(wire.RunParams{Prompt: "anything"})
 		st := e.RunState(run.RunID, wire.StateFailed)
 		assert.Equal(t, wire.StopError, st.StopReason)
-		assert.Contains(t, st.Error, "model")
+		assert.Contains(t, st.Error, "model: 3 attempts failed")
+		assert.NotContains(t, st.Error, "retryable", "no internal markers in what the user reads")
 		assert.Len(t, env.Model.Requests(), 3, "retried, then failed")
 		// The daemon keeps serving.
 		var sessions wire.SessionsResult
