@@ -97,18 +97,7 @@ func newTermCounter(d *termDict) *termCounter {
 // same as tokenizing the whole.
 func (c *termCounter) count(parts ...string) bag {
 	for _, text := range parts {
-		for i := 0; i < len(text); {
-			if !isIdentByte(text[i]) {
-				i++
-				continue
-			}
-			j := i + 1
-			for j < len(text) && isIdentByte(text[j]) {
-				j++
-			}
-			c.word(text[i:j])
-			i = j
-		}
+		eachIdent(text, c.word)
 	}
 	b := bag{ids: make([]int32, len(c.ids)), freqs: make([]int32, len(c.freqs)), total: c.total}
 	copy(b.ids, c.ids)

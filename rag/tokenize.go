@@ -15,6 +15,11 @@ type tokenizer struct {
 // "configuration" and "cfg" meet. The slice passed to emit is only valid
 // during the call.
 func (tk *tokenizer) each(text string, emit func([]byte)) {
+	eachIdent(text, func(w string) { tk.word(w, emit) })
+}
+
+// eachIdent calls fn for every run of identifier bytes in text.
+func eachIdent(text string, fn func(string)) {
 	for i := 0; i < len(text); {
 		if !isIdentByte(text[i]) {
 			i++
@@ -24,7 +29,7 @@ func (tk *tokenizer) each(text string, emit func([]byte)) {
 		for j < len(text) && isIdentByte(text[j]) {
 			j++
 		}
-		tk.word(text[i:j], emit)
+		fn(text[i:j])
 		i = j
 	}
 }
