@@ -330,3 +330,29 @@ func TestSecretReachesOnlyTheCommand(t *testing.T) {
 		})
 	})
 }
+
+// TestFilesChangedAtTheEnd: a run that changed files ends with every file
+// it changed and its diff, before the result.
+func TestFilesChangedAtTheEnd(t *testing.T) {
+	both(t, withScript("reject_write.json"), func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		req := e.Requests(run.RunID, 1)[0]
+		e.Answer(Decide(req.RequestID, wire.AllowOnce, ""))
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, "remember the milk\n", env.WorkspaceFile("notes.txt"))
+		var kinds []string
+		var files []wire.FileDiff
+		for _, u := range e.Updates(run.RunID) {
+			kinds = append(kinds, u.Kind)
+			if u.Kind == wire.UpdateFilesChanged {
+				files = u.Files
+			}
+		}
+		require.Len(t, files, 1)
+		assert.Equal(t, "notes.txt", files[0].Path)
+		assert.Equal(t, "added", files[0].Status)
+		assert.Contains(t, files[0].Diff, "+remember the milk")
+		assert.Equal(t, []string{wire.UpdateFilesChanged, wire.UpdateResult}, kinds[len(kinds)-2:])
+	})
+}
