@@ -36,8 +36,10 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	}
 	r.keepBaseline(ctx, call.Writes)
 	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: wire.StatusInProgress})
+	stream := r.newOutputStream(pc.Call.ID)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
+	r.env.Output = stream.write
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -48,6 +50,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	start := time.Now()
 	out, err := call.Run(tctx)
 	cancel()
+	stream.close()
 	dur := time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		// The tool's infrastructure broke (not a failure the model caused).

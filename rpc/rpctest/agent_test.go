@@ -356,3 +356,32 @@ func TestFilesChangedAtTheEnd(t *testing.T) {
 		assert.Equal(t, []string{wire.UpdateFilesChanged, wire.UpdateResult}, kinds[len(kinds)-2:])
 	})
 }
+
+// TestCommandOutputStreams: a running command's output reaches the editor
+// while it runs, in order, before the call's final update.
+func TestCommandOutputStreams(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "stream_output.json"), Policy: wire.PolicyFullAuto}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "build it"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		streamed, final := "", -1
+		for i, u := range e.Updates(run.RunID) {
+			if u.Kind != wire.UpdateToolCallUpdate || u.ToolCallID != "call_b" {
+				continue
+			}
+			if u.OutputDelta != "" {
+				require.Equal(t, -1, final, "no piece after the final update")
+				streamed += u.OutputDelta
+			}
+			if u.Status == wire.StatusCompleted {
+				final = i
+			}
+		}
+		assert.Contains(t, streamed, "compiling")
+		assert.Contains(t, streamed, "done")
+		assert.Less(t, strings.Index(streamed, "compiling"), strings.Index(streamed, "done"))
+		assert.GreaterOrEqual(t, final, 0)
+	})
+}

@@ -251,10 +251,12 @@ type Update struct {
 	Input      json.RawMessage `json:"input,omitempty"`
 	Locations  []Location      `json:"locations,omitempty"`
 	Output     string          `json:"output,omitempty"`
-	IsError    bool            `json:"isError,omitempty"`
-	Truncated  bool            `json:"truncated,omitempty"`
-	ExitCode   *int            `json:"exitCode,omitempty"`
-	DurationMs int64           `json:"durationMs,omitempty"`
+	// OutputDelta is the next piece of a running command's output.
+	OutputDelta string `json:"outputDelta,omitempty"`
+	IsError     bool   `json:"isError,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	DurationMs  int64  `json:"durationMs,omitempty"`
 
 	// tool_call_update (an edit), files_changed
 	Files []FileDiff `json:"files,omitempty"`

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// streamEvery bounds how often a running command's output is sent.
+const streamEvery = 50 * time.Millisecond
+
+// outputStream forwards a running command's output to the editor as it
+// comes, coalesced to one update per streamEvery so a chatty command does
+// not flood the wire. Pieces are sent under mu, and close marks the stream
+// done, so no piece arrives after the call's final update.
+type outputStream struct {
+	r  *run
+	id string
+
+	mu     sync.Mutex // guards buf, timer, closed; held while sending
+	buf    strings.Builder
+	timer  *time.Timer
+	closed bool
+}
+
+func (r *run) newOutputStream(toolCallID string) *outputStream {
+	return &outputStream{r: r, id: toolCallID}
+}
+
+// write takes a piece of output (tools.Env.Output).
+func (o *outputStream) write(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	o.buf.WriteString(s)
+	if o.timer == nil {
+		o.timer = time.AfterFunc(streamEvery, o.flush)
+	}
+}
+
+func (o *outputStream) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.timer = nil
+	if !o.closed {
+		o.sendLocked()
+	}
+}
+
+func (o *outputStream) sendLocked() {
+	if o.buf.Len() == 0 {
+		return
+	}
+	piece := o.r.redact(o.buf.String())
+	o.buf.Reset()
+	o.r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: o.id, Status: wire.StatusInProgress, OutputDelta: piece})
+}
+
+// close sends what is left; later pieces are dropped.
+func (o *outputStream) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
+	o.sendLocked()
+	o.closed = true
+}
