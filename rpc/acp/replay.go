@@ -29,6 +29,11 @@ func (s *session) replay(ctx context.Context) error {
 		}
 		tr := s.replayRun(run)
 		if !finished(run.State) {
+			// What its running commands printed so far, then live.
+			for _, u := range tr.pending() {
+				s.send(u)
+			}
+			tr.later = s.later
 			s.mu.Lock()
 			s.runs[run.RunID] = tr // the live run goes on from here
 			s.mu.Unlock()
@@ -41,7 +46,7 @@ func (s *session) replayRun(run agent.SessionRun) *translator {
 	if run.Prompt != "" {
 		s.send(acpsdk.UpdateUserMessageText(run.Prompt))
 	}
-	tr := newTranslator(s.ws.root, s.ws.contextWindow())
+	tr := newTranslator(s.ws.root, s.ws.contextWindow(), nil) // no deferred sends: the final update supersedes running output
 	for _, ev := range run.Events {
 		switch ev.Method {
 		case wire.MethodUpdate:

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -14,6 +15,10 @@ type session struct {
 	srv *server
 	ws  *workspace
 	id  string // the id the client knows
+
+	// sendMu keeps run updates in order: it is held while one is translated
+	// and sent, by the notification and by a deferred running output.
+	sendMu sync.Mutex
 
 	mu      sync.Mutex // guards the fields below
 	agentID string     // "" until the first run creates the agent session
@@ -94,16 +99,36 @@ func (s *session) send(u acpsdk.SessionUpdate) {
 func (s *session) say(text string) { s.send(acpsdk.UpdateAgentMessageText(text)) }
 
 func (s *session) onUpdate(p wire.UpdateParams) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
 	tr := s.runs[p.RunID]
 	if tr == nil {
-		tr = newTranslator(s.ws.root, s.ws.contextWindow())
+		tr = newTranslator(s.ws.root, s.ws.contextWindow(), s.later)
 		s.runs[p.RunID] = tr
 	}
 	s.mu.Unlock()
 	for _, u := range tr.translate(p.Update) {
 		s.send(u)
 	}
+}
+
+// later sends what flush returns after d, in order with the run's updates
+// (a translator's laterFunc).
+func (s *session) later(d time.Duration, flush func() []acpsdk.SessionUpdate) *time.Timer {
+	return time.AfterFunc(d, func() {
+		s.sendMu.Lock()
+		defer s.sendMu.Unlock()
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		for _, u := range flush() {
+			s.send(u)
+		}
+	})
 }
 
 // onRunState ends the turn waiting on a run that finished.
@@ -119,8 +144,14 @@ func (s *session) onRunState(p wire.RunState) {
 		t = nil
 	}
 	s.asking = dropRun(s.asking, p.RunID)
+	tr := s.runs[p.RunID]
 	delete(s.runs, p.RunID)
 	s.mu.Unlock()
+	if tr != nil {
+		s.sendMu.Lock()
+		tr.stop()
+		s.sendMu.Unlock()
+	}
 	end := s.endOf(p)
 	if t != nil {
 		t.done <- end

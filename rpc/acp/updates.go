@@ -15,12 +15,14 @@ import (
 type translator struct {
 	root     string
 	window   int
-	total    wire.Usage // the run's cumulative usage so far
-	streamed bool       // text came since the last tool call
+	total    wire.Usage             // the run's cumulative usage so far
+	streamed bool                   // text came since the last tool call
+	live     map[string]*liveOutput // running commands' output, by tool call id
+	later    laterFunc              // nil while replaying
 }
 
-func newTranslator(root string, window int) *translator {
-	return &translator{root: root, window: window}
+func newTranslator(root string, window int, later laterFunc) *translator {
+	return &translator{root: root, window: window, later: later}
 }
 
 func (t *translator) translate(u wire.Update) []acpsdk.SessionUpdate {
@@ -34,6 +36,12 @@ func (t *translator) translate(u wire.Update) []acpsdk.SessionUpdate {
 		t.streamed = false
 		return one(t.toolCall(u))
 	case wire.UpdateToolCallUpdate:
+		if u.OutputDelta != "" {
+			return t.outputDelta(u)
+		}
+		if u.Status != wire.StatusInProgress {
+			t.endLive(u.ToolCallID) // the final update carries the whole output
+		}
 		return one(t.toolCallUpdate(u))
 	case wire.UpdateUsage:
 		return t.usage(u)

@@ -115,6 +115,29 @@ t.test('command: rejected, it does not run', function()
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0, 'ran.txt must not exist')
 end)
 
+t.test('command output: streamed into the conversation while the command runs', function()
+  h.fresh('stream', { setup = { approval_policy = 'full-auto' } })
+  vim.cmd('Agentd build it')
+  -- the output line (indented under the tool call; the title also says
+  -- "compiling") shows up while the run and the command are still going
+  local tool
+  t.wait(function()
+    return h.conversation():find('\n    compiling', 1, true)
+  end, 'the streamed output line')
+  local S = agentd._state
+  tool = S.runs:get(S.run).tools['call_b1']
+  t.eq(h.run_state(), 'running', 'the run is still going')
+  t.eq(tool.status, 'in_progress', 'the command is still running')
+  t.eq(h.conversation():find('\n    done', 1, true), nil, 'no "done" yet')
+  h.wait_conversation('Built.')
+  h.wait_state('completed')
+  local conv = h.conversation()
+  t.ok(conv:find('\n    done', 1, true), 'the final output is shown')
+  local _, count = conv:gsub('\n    compiling', '')
+  t.eq(count, 1, 'the output is shown once')
+  t.eq(tool.live, nil, 'the live tail is gone')
+end)
+
 t.test('choice: "Other…" opens vim.ui.input when allowOther', function()
   h.fresh('other')
   vim.cmd('Agentd pick a flavour')

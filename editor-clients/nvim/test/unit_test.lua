@@ -164,6 +164,76 @@ t.test('runs: result text shown when nothing streamed', function()
   t.eq(s:get('r1').items[1].text, 'Done.')
 end)
 
+t.test('runs: streamed command output is a bounded tail, replaced by the final output', function()
+  local s = runs.new()
+  local function up(seq, u)
+    u.toolCallId = 'c1'
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  up(1, { kind = 'tool_call', title = 'run make', toolKind = 'execute', status = 'pending' })
+  up(2, { kind = 'tool_call_update', status = 'in_progress' })
+  up(3, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'compil' })
+  up(4, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'ing\nstep 1\n' })
+  local tool = s:get('r1').items[1]
+  t.eq(tool.live, 'compiling\nstep 1\n')
+  t.eq(tool.live_dropped, 0)
+  t.eq(tool.output, nil)
+  local big = {}
+  for i = 1, runs.LIVE_LINES + 5 do
+    big[#big + 1] = 'line ' .. i
+  end
+  up(5, { kind = 'tool_call_update', status = 'in_progress', outputDelta = table.concat(big, '\n') })
+  local kept = vim.split(tool.live, '\n', true)
+  t.eq(#kept, runs.LIVE_LINES, 'at most LIVE_LINES lines kept')
+  t.eq(kept[#kept], 'line ' .. (runs.LIVE_LINES + 5), 'the partial last line is kept')
+  t.eq(tool.live_dropped, 7, 'compiling, step 1 and 5 of the new lines dropped')
+  up(6, { kind = 'tool_call_update', status = 'in_progress', outputDelta = string.rep('x', runs.LIVE_BYTES * 2) })
+  t.ok(#tool.live <= runs.LIVE_BYTES, 'bytes bounded')
+  up(7, { kind = 'tool_call_update', status = 'completed', output = 'compiling\ndone\n', exitCode = 0 })
+  t.eq(tool.live, nil, 'the final update replaces the live tail')
+  t.eq(tool.output, 'compiling\ndone\n')
+  -- a stray piece after the final update changes nothing
+  up(8, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'late\n' })
+  t.eq(tool.status, 'completed')
+  t.eq(tool.live, nil)
+end)
+
+t.test('conversation: a running command shows its last lines, then the final output once', function()
+  local conversation = require('agentd.conversation')
+  local config = require('agentd.config')
+  config.set({ conversation = { tool_output_lines = 3 } })
+  local s = runs.new()
+  local function up(seq, u)
+    u.toolCallId = 'c1'
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  local function tool_lines()
+    local lines = conversation.render_run(s:get('r1'))
+    local out = {}
+    for i = 3, #lines do
+      if lines[i] == '' then
+        break
+      end
+      out[#out + 1] = lines[i]
+    end
+    return out
+  end
+  up(1, { kind = 'tool_call', title = 'make', toolKind = 'execute', status = 'pending' })
+  up(2, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'compiling\n' })
+  t.eq(tool_lines(), { '● make [execute] …', '    compiling' })
+  up(3, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'a\nb\nc\n50%\r100%' })
+  t.eq(tool_lines(), { '● make [execute] …', '    … 2 earlier lines', '    b', '    c', '    100%' })
+  up(4, { kind = 'tool_call_update', status = 'completed', output = 'compiling\na\nb\nc\ndone\n', exitCode = 0 })
+  t.eq(tool_lines(), {
+    '● make [execute] ✓ exit 0',
+    '    compiling',
+    '    a',
+    '    b',
+    '    … 2 more lines',
+  })
+  config.set({})
+end)
+
 -- udiff --------------------------------------------------------------------
 
 t.test('udiff: modifies a line', function()

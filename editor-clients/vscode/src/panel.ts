@@ -97,6 +97,8 @@ function shell(webview: vscode.Webview, nonce: string): string {
   details.tool { border: 1px solid var(--vscode-panel-border, #8884); border-radius: 4px; margin: 6px 0; padding: 2px 6px; }
   details > summary { cursor: pointer; }
   .tool-status { opacity: 0.7; font-size: 0.9em; }
+  pre.tool-output-live { max-height: 20em; overflow-y: auto; }
+  .output-omitted { font-size: 0.85em; opacity: 0.7; font-style: italic; }
   .tool-error .tool-status, .tool-failed .tool-status { color: var(--vscode-errorForeground, #f44); opacity: 1; }
   .diff .add { color: var(--vscode-gitDecoration-addedResourceForeground, #3a3); background: var(--vscode-diffEditor-insertedTextBackground, #3a32); display: inline-block; min-width: 100%; }
   .diff .del { color: var(--vscode-gitDecoration-deletedResourceForeground, #c33); background: var(--vscode-diffEditor-removedTextBackground, #c332); display: inline-block; min-width: 100%; }
@@ -172,12 +174,27 @@ function shell(webview: vscode.Webview, nonce: string): string {
     const m = e.data;
     if (m.type !== 'render') return;
     const atBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 40;
-    const open = new Set(), closed = new Set();
-    conv.querySelectorAll('details[data-id]').forEach((d) => (d.open ? open : closed).add(d.dataset.id));
+    const open = new Set(), closed = new Set(), live = new Set();
+    conv.querySelectorAll('details[data-id]').forEach((d) => {
+      (d.open ? open : closed).add(d.dataset.id);
+      if ('live' in d.dataset) live.add(d.dataset.id);
+    });
+    // A running command's output keeps showing its end, unless the user scrolled up in it.
+    const outScroll = new Map();
+    conv.querySelectorAll('pre.tool-output-live[data-id]').forEach((p) => {
+      outScroll.set(p.dataset.id, p.scrollHeight - p.scrollTop - p.clientHeight < 20 ? -1 : p.scrollTop);
+    });
     conv.innerHTML = m.html;
     conv.querySelectorAll('details[data-id]').forEach((d) => {
+      // A tool call that just started streaming output opens (the markup says so); after that the
+      // user's choice wins.
+      if ('live' in d.dataset && !live.has(d.dataset.id)) return;
       if (open.has(d.dataset.id)) d.open = true;
       else if (closed.has(d.dataset.id)) d.open = false;
+    });
+    conv.querySelectorAll('pre.tool-output-live[data-id]').forEach((p) => {
+      const top = outScroll.get(p.dataset.id);
+      p.scrollTop = top === undefined || top < 0 ? p.scrollHeight : top;
     });
     cancel.disabled = !m.busy;
     if (atBottom) conv.scrollTop = conv.scrollHeight;

@@ -141,7 +141,13 @@ export interface Update {
   status?: string;
   input?: unknown;
   locations?: { path: string; line?: number }[];
+  /** tool_call_update: the full output (on the final update). */
   output?: string;
+  /**
+   * tool_call_update with status in_progress: the next piece of a running command's output. The
+   * pieces arrive in order, all before the call's final update (which carries the full `output`).
+   */
+  outputDelta?: string;
   isError?: boolean;
   truncated?: boolean;
   exitCode?: number;

@@ -76,10 +76,25 @@ function renderTool(run: RunView, t: ToolCallView): string {
   if (t.truncated) facts.push('output shortened for the model');
   const failed = t.status === 'failed' || t.isError;
   const input = formatInput(t.input);
-  return `<details class="tool tool-${escapeHtml(t.status)}${failed ? ' tool-error' : ''}" data-id="${escapeHtml(`${run.runId}-${t.toolCallId}`)}">
+  // A command's output streams in while it runs (at most LIVE_OUTPUT_MAX characters of it); the
+  // final update's full output replaces it. A streaming call is rendered open: the webview keeps
+  // the user's choice after the first time (see data-live in panel.ts).
+  const live = t.output === undefined && t.liveOutput !== undefined;
+  const running = live && t.status === 'in_progress';
+  const id = escapeHtml(`${run.runId}-${t.toolCallId}`);
+  let output = '';
+  if (live) {
+    const omitted = t.liveOutputOmitted
+      ? `<div class="output-omitted">… ${t.liveOutputOmitted.toLocaleString('en-US')} earlier characters not shown${running ? '; the full output comes when the command ends' : ''}</div>`
+      : '';
+    output = `<div class="label">${running ? 'Output (running)' : 'Output'}</div>${omitted}<pre class="tool-output${running ? ' tool-output-live' : ''}" data-id="${id}-out">${escapeHtml(t.liveOutput!)}</pre>`;
+  } else if (t.output !== undefined) {
+    output = `<div class="label">Result</div><pre class="tool-output">${escapeHtml(t.output)}</pre>`;
+  }
+  return `<details class="tool tool-${escapeHtml(t.status)}${failed ? ' tool-error' : ''}" data-id="${id}"${running ? ' data-live open' : ''}>
 <summary><span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> <span class="tool-title">${escapeHtml(t.title)}</span> <span class="tool-status">${facts.join(' · ')}</span></summary>
 ${input ? `<div class="label">Input</div><pre class="tool-input">${escapeHtml(input)}</pre>` : ''}
-${t.output !== undefined ? `<div class="label">Result</div><pre class="tool-output">${escapeHtml(t.output)}</pre>` : ''}
+${output}
 ${t.files?.length ? `<div class="label">Changes</div>${renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`)}` : ''}
 </details>`;
 }

@@ -27,7 +27,15 @@ export interface ToolCallView {
   toolKind?: string;
   status: string;
   input?: unknown;
+  /** The full output, from the call's final update. */
   output?: string;
+  /**
+   * While a command runs: its output so far, from the `outputDelta` pieces; only the last
+   * LIVE_OUTPUT_MAX characters are kept. Dropped when an update brings the full `output`.
+   */
+  liveOutput?: string;
+  /** How many characters from the front of the streamed output liveOutput no longer holds. */
+  liveOutputOmitted?: number;
   isError?: boolean;
   truncated?: boolean;
   exitCode?: number;
@@ -271,6 +279,33 @@ export class RunStore {
   }
 }
 
+/** How much of a running command's streamed output the store keeps (and the panel renders). */
+export const LIVE_OUTPUT_MAX = 64 * 1024;
+
+/**
+ * Appends a piece of a running command's output to the tool call's live output, keeping only the
+ * last `max` characters (starting at a line when one begins shortly after the cut, and never in
+ * the middle of a surrogate pair) and counting what was dropped in liveOutputOmitted.
+ */
+export function appendLiveOutput(t: ToolCallView, piece: string, max = LIVE_OUTPUT_MAX): void {
+  let text = (t.liveOutput ?? '') + piece;
+  let omitted = t.liveOutputOmitted ?? 0;
+  if (text.length > max) {
+    let cut = text.length - max;
+    const nl = text.indexOf('\n', cut);
+    if (nl !== -1 && nl - cut < Math.min(1024, max / 4)) cut = nl + 1;
+    else if (cut < text.length && isLowSurrogate(text.charCodeAt(cut))) cut++;
+    omitted += cut;
+    text = text.slice(cut);
+  }
+  t.liveOutput = text;
+  if (omitted) t.liveOutputOmitted = omitted;
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
 function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
   if (!u) return;
   switch (u.kind) {
@@ -308,7 +343,13 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       }
       if (u.status) t.status = u.status;
       if (u.title) t.title = u.title;
-      if (u.output !== undefined) t.output = u.output;
+      if (u.outputDelta) appendLiveOutput(t, u.outputDelta);
+      if (u.output !== undefined) {
+        // The full output replaces what was streamed.
+        t.output = u.output;
+        delete t.liveOutput;
+        delete t.liveOutputOmitted;
+      }
       if (u.isError !== undefined) t.isError = u.isError;
       if (u.truncated !== undefined) t.truncated = u.truncated;
       if (u.exitCode !== undefined) t.exitCode = u.exitCode;

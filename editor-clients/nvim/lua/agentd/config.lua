@@ -29,7 +29,8 @@ M.defaults = {
     height = 15,
     -- Open the conversation when a run starts.
     auto_open = true,
-    -- Lines of a tool's output shown under the tool call (0: none).
+    -- Lines of a tool's output shown under the tool call (0: none); while a
+    -- command runs, its last lines (at most 40) stream in instead.
     tool_output_lines = 6,
   },
   -- vim.notify on run state changes and daemon events.

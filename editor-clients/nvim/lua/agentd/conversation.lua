@@ -171,6 +171,24 @@ local function render_request(lines, item)
   lines[#lines + 1] = head
 end
 
+-- A running command's output as it streams: its last `max` lines (what the
+-- run model kept), a progress line rewritten with \r showing as it is now.
+local function render_live(lines, item, max)
+  local out = split(item.live)
+  if out[#out] == '' then
+    out[#out] = nil
+  end
+  local first = math.max(1, #out - max + 1)
+  local hidden = (item.live_dropped or 0) + first - 1
+  if hidden > 0 then
+    lines[#lines + 1] = ('    … %d earlier lines'):format(hidden)
+  end
+  for i = first, #out do
+    local l = out[i]:gsub('\r+$', '')
+    lines[#lines + 1] = '    ' .. (l:match('[^\r]*$'))
+  end
+end
+
 --- The lines for one run.
 function M.render_run(run)
   local lines = {}
@@ -197,7 +215,9 @@ function M.render_run(run)
         s = s .. (' (%d ms)'):format(item.durationMs)
       end
       lines[#lines + 1] = s
-      if type(item.output) == 'string' and item.output ~= '' and c.tool_output_lines > 0 then
+      if type(item.live) == 'string' and item.live ~= '' and c.tool_output_lines > 0 then
+        render_live(lines, item, c.tool_output_lines)
+      elseif type(item.output) == 'string' and item.output ~= '' and c.tool_output_lines > 0 then
         local out = split(item.output)
         if out[#out] == '' then
           out[#out] = nil

@@ -9,6 +9,38 @@ Store.__index = Store
 
 M.TERMINAL = { completed = true, failed = true, cancelled = true }
 
+-- A running command's streamed output (outputDelta) is kept as a tail of at
+-- most LIVE_LINES lines and LIVE_BYTES bytes, until the call's final update
+-- (with the full output) replaces it.
+M.LIVE_LINES = 40
+M.LIVE_BYTES = 16384
+
+local TOOL_DONE = { completed = true, failed = true }
+
+-- Appends a piece of a running command's output to the tool's live tail.
+local function add_live(t, piece)
+  local s = (t.live or '') .. piece
+  local starts = { 1 }
+  for pos in s:gmatch('()\n') do
+    starts[#starts + 1] = pos + 1
+  end
+  local n = #starts
+  if starts[n] > #s then
+    n = n - 1 -- s ends with a newline: no partial last line
+  end
+  local dropped = t.live_dropped or 0
+  if n > M.LIVE_LINES then
+    local cut = n - M.LIVE_LINES
+    s = s:sub(starts[cut + 1])
+    dropped = dropped + cut
+  end
+  if #s > M.LIVE_BYTES then
+    -- one huge line: keep its end, not starting inside a UTF-8 sequence
+    s = s:sub(-M.LIVE_BYTES):gsub('^[\128-\191]+', '')
+  end
+  t.live, t.live_dropped = s, dropped
+end
+
 function M.new()
   return setmetatable({ runs = {}, order = {} }, Store)
 end
@@ -113,10 +145,21 @@ function Store:apply(method, p)
         run.tools[u.toolCallId] = t
         run.items[#run.items + 1] = t
       end
+      if TOOL_DONE[t.status] and u.status == 'in_progress' then
+        -- nothing of a running call may come after its final update
+        return run
+      end
+      if type(u.outputDelta) == 'string' and u.outputDelta ~= '' then
+        add_live(t, u.outputDelta)
+      end
       for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files' }) do
         if u[f] ~= nil then
           t[f] = u[f]
         end
+      end
+      if TOOL_DONE[t.status] then
+        -- the final update carries the full output: the live tail is done
+        t.live, t.live_dropped = nil, nil
       end
     elseif k == 'usage' then
       run.usage = u.usage

@@ -176,6 +176,28 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
+  it('streams a running command\'s output into the panel', async () => {
+    // Only echo and sleep: the daemon runs it without asking.
+    await ask('Watch the slow build');
+    const run = panel().locator('.run').last();
+    // While the command runs, its output shows up piece by piece in the open tool call.
+    const live = run.locator('details.tool[open] pre.tool-output-live');
+    await live.filter({ hasText: 'step 1' }).waitFor({ timeout: 15000 });
+    const early = await live.textContent();
+    assert.doesNotMatch(early, /built/, 'the output is shown before the command ends');
+    await live.filter({ hasText: 'step 3' }).waitFor({ timeout: 15000 });
+    await screenshot('command-output-streaming');
+    // The final output replaces the streamed one: each line once.
+    await run.locator('.answer', { hasText: 'The slow build finished.' }).waitFor({ timeout: 30000 });
+    assert.equal(await run.locator('pre.tool-output-live').count(), 0);
+    const out = await run.locator('details.tool pre.tool-output').textContent();
+    assert.match(out, /step 1\n[^]*step 6\n[^]*built/);
+    assert.equal(out.match(/step 1\n/g).length, 1, 'the streamed output is not duplicated');
+    assert.equal(await run.locator('details.tool[open]').count(), 1, 'the tool call stays open');
+    await screenshot('command-output-final');
+    ok();
+  });
+
   it('cancels a run from its progress notification', async () => {
     await ask('Think slowly');
     await panel().locator('.run').last().locator('.answer', { hasText: 'Thinking very slowly' }).waitFor();

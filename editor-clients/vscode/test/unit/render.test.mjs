@@ -50,3 +50,29 @@ test('diff lines get classes', () => {
   assert.match(html, /<span class="add">\+new<\/span>/);
   assert.match(html, /<span class="ctx"> same<\/span>/);
 });
+
+test('a running command shows its streamed output, then the final output once', () => {
+  const s = new RunStore();
+  const u = (seq, update) => s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq, update });
+  const html = () => renderConversation({ runs: [s.get('r1')], pending: [], daemon: { state: 'ready' } });
+  u(1, { kind: 'tool_call', toolCallId: 'c8', title: 'go test', toolKind: 'execute', status: 'pending', input: { command: 'go test' } });
+  assert.doesNotMatch(html(), /data-live/, 'no output yet: not opened');
+  u(2, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok <cart>\n' });
+  u(3, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok tax\n' });
+  let h = html();
+  assert.match(h, /<details class="tool tool-in_progress" data-id="r1-c8" data-live open>/, 'a streaming call is open');
+  assert.match(h, /Output \(running\)<\/div><pre class="tool-output tool-output-live" data-id="r1-c8-out">ok &lt;cart&gt;\nok tax\n<\/pre>/);
+  u(4, { kind: 'tool_call_update', toolCallId: 'c8', status: 'completed', output: 'ok <cart>\nok tax\nPASS\n', exitCode: 0 });
+  h = html();
+  assert.doesNotMatch(h, /data-live|tool-output-live|Output \(running\)/);
+  assert.match(h, /Result<\/div><pre class="tool-output">ok &lt;cart&gt;\nok tax\nPASS\n<\/pre>/);
+  assert.equal(h.match(/ok tax/g).length, 1, 'the output is shown once');
+});
+
+test('the live output says how much was cut off', () => {
+  const s = new RunStore();
+  s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', outputDelta: 'x'.repeat(70000) } });
+  const h = renderConversation({ runs: [s.get('r1')], pending: [], daemon: { state: 'ready' } });
+  assert.match(h, /… 4,464 earlier characters not shown; the full output comes when the command ends/);
+  assert.ok(h.length < 70000, 'only the kept tail is rendered');
+});

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
-const { RunStore, unstreamedResult } = require('../../out/runStore.js');
+const { RunStore, unstreamedResult, appendLiveOutput, LIVE_OUTPUT_MAX } = require('../../out/runStore.js');
 
 const upd = (seq, update, runId = 'r1') => ['agent/update', { runId, sessionId: 's1', seq, update }];
 const st = (seq, state, extra = {}) => ['agent/runState', { runId: 'r1', sessionId: 's1', seq, state, ...extra }];
@@ -89,4 +89,89 @@ test('runs interleave independently', () => {
   assert.equal(s.get('r2').state, 'cancelled');
   assert.deepEqual(s.active().map((r) => r.runId), ['r1']);
   assert.deepEqual(s.runsOfSession('s2').map((r) => r.runId), ['r2']);
+});
+
+test('a running command\'s output pieces accumulate in order; the final output replaces them', () => {
+  const s = new RunStore();
+  s.apply(...upd(1, { kind: 'tool_call', toolCallId: 'c8', title: 'go test ./...', toolKind: 'execute', status: 'pending', input: { command: 'go test ./...' } }));
+  s.apply(...upd(2, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok  \tshop/cart\t0.012s\n' }));
+  s.apply(...upd(3, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok  \tshop/' }));
+  s.apply(...upd(4, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'tax\t0.020s\n' }));
+  let t = s.get('r1').tools.c8;
+  assert.equal(t.status, 'in_progress');
+  assert.equal(t.liveOutput, 'ok  \tshop/cart\t0.012s\nok  \tshop/tax\t0.020s\n');
+  assert.equal(t.output, undefined);
+  assert.equal(s.get('r1').activity, 'go test ./...');
+  assert.equal(s.apply(...upd(4, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'tax\t0.020s\n' })).kind, 'duplicate');
+  assert.equal(t.liveOutput, 'ok  \tshop/cart\t0.012s\nok  \tshop/tax\t0.020s\n', 'a duplicate piece is not appended twice');
+
+  const full = 'ok  \tshop/cart\t0.012s\nok  \tshop/tax\t0.020s\nPASS\n';
+  s.apply(...upd(5, { kind: 'tool_call_update', toolCallId: 'c8', status: 'completed', output: full, exitCode: 0, durationMs: 900 }));
+  t = s.get('r1').tools.c8;
+  assert.equal(t.status, 'completed');
+  assert.equal(t.output, full, 'the full output replaces the streamed pieces');
+  assert.equal(t.liveOutput, undefined);
+  assert.equal(t.liveOutputOmitted, undefined);
+  assert.equal(t.exitCode, 0);
+});
+
+test('streamed pieces replayed by agent/events after a gap accumulate once, in seq order', () => {
+  const s = new RunStore();
+  const piece = (seq, text) => ({ seq, method: 'agent/update', params: { runId: 'r1', sessionId: 's1', seq, update: { kind: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', outputDelta: text } } });
+  s.apply(...upd(1, { kind: 'tool_call', toolCallId: 'c1', title: 'make', toolKind: 'execute', status: 'pending' }));
+  s.apply(...upd(2, piece(2, 'a\n').params.update));
+  assert.equal(s.apply(...upd(4, piece(4, 'c\n').params.update)).kind, 'gap');
+  assert.equal(s.get('r1').tools.c1.liveOutput, 'a\n');
+  s.applyEvents('r1', [piece(4, 'c\n'), piece(3, 'b\n'), piece(2, 'a\n')]);
+  assert.equal(s.get('r1').tools.c1.liveOutput, 'a\nb\nc\n');
+});
+
+test('a final update without output keeps the streamed output', () => {
+  const s = new RunStore();
+  s.apply(...upd(1, { kind: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', outputDelta: 'partial\n' }));
+  s.apply(...upd(2, { kind: 'tool_call_update', toolCallId: 'c1', status: 'failed', isError: true }));
+  const t = s.get('r1').tools.c1;
+  assert.equal(t.status, 'failed');
+  assert.equal(t.liveOutput, 'partial\n');
+  assert.deepEqual(s.get('r1').timeline, [{ type: 'tool', toolCallId: 'c1' }], 'an update for an unknown call still gets one timeline entry');
+});
+
+test('the live output keeps only the tail, counting what it dropped', () => {
+  assert.equal(LIVE_OUTPUT_MAX, 64 * 1024);
+  const s = new RunStore();
+  const line = (i) => `line ${String(i).padStart(5, '0')} ${'x'.repeat(50)}\n`; // 62 characters
+  let all = '';
+  let seq = 0;
+  for (let chunk = 0; chunk < 40; chunk++) {
+    let piece = '';
+    for (let i = 0; i < 50; i++) piece += line(chunk * 50 + i);
+    all += piece;
+    s.apply(...upd(++seq, { kind: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', outputDelta: piece }));
+  }
+  const t = s.get('r1').tools.c1;
+  assert.ok(all.length > LIVE_OUTPUT_MAX);
+  assert.ok(t.liveOutput.length <= LIVE_OUTPUT_MAX, `kept ${t.liveOutput.length}`);
+  assert.ok(t.liveOutput.length > LIVE_OUTPUT_MAX - 1024, 'nearly the whole budget is used');
+  assert.ok(all.endsWith(t.liveOutput), 'the kept text is the tail of the output');
+  assert.equal(t.liveOutputOmitted + t.liveOutput.length, all.length, 'omitted counts every dropped character');
+  assert.match(t.liveOutput, /^line \d{5} /, 'the kept text starts at a line');
+  s.apply(...upd(++seq, { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed', output: all }));
+  assert.equal(t.output, all);
+  assert.equal(t.liveOutput, undefined);
+  assert.equal(t.liveOutputOmitted, undefined);
+});
+
+test('appendLiveOutput never splits a surrogate pair and copes with one huge piece', () => {
+  const t = { toolCallId: 'c', title: 'c', status: 'in_progress' };
+  appendLiveOutput(t, 'ab😀😀😀', 5); // 8 UTF-16 units, no newline: the cut falls inside the first emoji
+  assert.equal(t.liveOutput, '😀😀', 'the half emoji is dropped');
+  assert.equal(t.liveOutputOmitted, 4);
+  const u = { toolCallId: 'u', title: 'u', status: 'in_progress' };
+  appendLiveOutput(u, 'y'.repeat(1_000_000));
+  assert.equal(u.liveOutput.length, LIVE_OUTPUT_MAX);
+  assert.equal(u.liveOutputOmitted, 1_000_000 - LIVE_OUTPUT_MAX);
+  appendLiveOutput(u, 'z');
+  assert.equal(u.liveOutput.length, LIVE_OUTPUT_MAX);
+  assert.ok(u.liveOutput.endsWith('yz'));
+  assert.equal(u.liveOutputOmitted, 1_000_000 - LIVE_OUTPUT_MAX + 1);
 });
