@@ -27,9 +27,21 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	var requests []*wire.InputRequest
 	for _, c := range calls {
 		pc := &pendingCall{Call: c}
-		r.announce(c)
+		// The loop's own tools are announced first (the plan shows under its
+		// call); workspace tools once prepared, with their real title and
+		// the places they touch.
+		loopTool := c.Name == planToolName || c.Name == askToolName
+		if loopTool {
+			r.announce(c, nil)
+		}
 		if err := r.route(ctx, pc); err != nil {
 			return err
+		}
+		if !loopTool {
+			r.mu.Lock()
+			call := r.prepared[c.ID]
+			r.mu.Unlock()
+			r.announce(c, call)
 		}
 		if pc.Result != nil {
 			r.reportSimple(pc.Call.ID, pc.Result)
@@ -62,10 +74,15 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	return nil
 }
 
-func (r *run) announce(c ToolCall) {
+// announce sends the tool_call update; call is the prepared call, if any.
+func (r *run) announce(c ToolCall, call *tools.Call) {
 	title, kind := c.Name, wire.ToolOther
+	var locations []wire.Location
 	if t, ok := r.a.tools[c.Name]; ok {
 		kind = t.Info().Kind
+	}
+	if call != nil {
+		title, locations = call.Title, call.Locations
 	}
 	switch c.Name {
 	case askToolName:
@@ -76,7 +93,7 @@ func (r *run) announce(c ToolCall) {
 		title = "Update the plan"
 	}
 	r.update(wire.Update{Kind: wire.UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
-		Status: wire.StatusPending, Input: c.Args})
+		Status: wire.StatusPending, Input: c.Args, Locations: locations})
 }
 
 // route decides what happens to one call.
