@@ -290,10 +290,3 @@ func (r *run) hasPending() bool {
 	return len(r.rec.Pending) > 0
 }
 
-func (r *run) finished() bool {
-	switch r.rec.State {
-	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
-		return true
-	}
-	return false
-}

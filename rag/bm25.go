@@ -60,7 +60,7 @@ type bm25 struct {
 	nDocs    int
 	totalLen int64
 	stale    int       // removed docs still in postings
-	scratch  sync.Pool // []float32 score accumulators
+	scratch  sync.Pool // *[]float32 score accumulators (pointers: a slice in an interface allocates)
 }
 
 func newBM25(d *termDict) *bm25 {
@@ -167,11 +167,13 @@ func (b *bm25) search(terms []string, n int) []scored {
 	if b.nDocs == 0 || n <= 0 {
 		return nil
 	}
-	acc, _ := b.scratch.Get().([]float32)
-	if len(acc) < len(b.docLen) {
-		acc = make([]float32, len(b.docLen))
+	accp, _ := b.scratch.Get().(*[]float32)
+	if accp == nil || len(*accp) < len(b.docLen) {
+		fresh := make([]float32, len(b.docLen))
+		accp = &fresh
 	}
-	defer b.scratch.Put(acc)
+	defer b.scratch.Put(accp)
+	acc := *accp
 	avg := float64(b.totalLen) / float64(b.nDocs)
 	var touched []int32
 	seen := make(map[string]bool, len(terms))

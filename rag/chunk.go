@@ -31,12 +31,6 @@ type chunk struct {
 	Text   string
 }
 
-// indexText is what BM25 and the embedder see: the path and symbol carry
-// much of a chunk's meaning, so they are part of it.
-func (c *chunk) indexText() string {
-	return indexText(c.Path, c.Symbol, c.Text)
-}
-
 func indexText(path, symbol, text string) string {
 	return path + " " + symbol + "\n" + text
 }

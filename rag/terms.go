@@ -54,12 +54,6 @@ func (d *termDict) all() []string {
 	return d.terms
 }
 
-func (d *termDict) len() int {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return len(d.terms)
-}
-
 // bag is a chunk's bag of terms by id, in order of first occurrence.
 type bag struct {
 	ids   []int32

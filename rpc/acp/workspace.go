@@ -92,14 +92,6 @@ func (ws *workspace) RunState(p wire.RunState) {
 	}
 }
 
-// attach makes the session receive its agent session's notifications.
-// routeMu is held by the caller.
-func (ws *workspace) attachLocked(sess *session, agentID string) {
-	if agentID != "" {
-		ws.byAgent[agentID] = sess
-	}
-}
-
 func (ws *workspace) detach(sess *session) {
 	ws.routeMu.Lock()
 	defer ws.routeMu.Unlock()
