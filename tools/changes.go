@@ -115,9 +115,13 @@ func checkUnchanged(ctx context.Context, env *Env, chs []fileChange) *Result {
 
 // applyChanges journals the pre-images, writes every change and reports a
 // checkpoint. A failure half-way restores what was already written, so a
-// change is all or nothing.
+// change is all or nothing. A change that would add Go syntax errors is
+// refused before anything is written (syntaxGate).
 func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) (Result, error) {
 	if r := checkUnchanged(ctx, env, chs); r != nil {
+		return *r, nil
+	}
+	if r := syntaxGate(tool, chs); r != nil {
 		return *r, nil
 	}
 	j := journalFor(env)

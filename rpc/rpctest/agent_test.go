@@ -385,3 +385,24 @@ func TestCommandOutputStreams(t *testing.T) {
 		assert.GreaterOrEqual(t, final, 0)
 	})
 }
+
+// TestSyntaxGateRefusesBrokenGoEdit: an edit that would leave a Go file
+// unparsable is not applied, even with nobody asked (full-auto), and the
+// model is told why.
+func TestSyntaxGateRefusesBrokenGoEdit(t *testing.T) {
+	const mainGo = "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+	both(t, func(t *testing.T) Config {
+		return Config{Script: script(t, "syntax_gate.json"), Policy: wire.PolicyFullAuto,
+			Files: map[string]string{"main.go": mainGo}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(wire.RunParams{Prompt: "break main.go"})
+		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Empty(t, e.inputRequestsAll(run.RunID), "full-auto: nobody is asked")
+		assert.Equal(t, mainGo, env.WorkspaceFile("main.go"), "the edit was not applied")
+		result := toolResults(env)["call_e"]
+		assert.Contains(t, result, "NOT applied")
+		assert.Contains(t, result, "main.go:4:")
+		assert.Empty(t, env.Model.Unused(), "the model answered after the refusal")
+	})
+}
