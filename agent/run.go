@@ -289,4 +289,3 @@ func (r *run) hasPending() bool {
 	defer r.mu.Unlock()
 	return len(r.rec.Pending) > 0
 }
-
