@@ -77,9 +77,7 @@ func TestCancelDuringRunningTool(t *testing.T) {
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(wire.RunParams{Prompt: "sleep a while"})
-		e.Await("the command running", func(m Message) bool {
-			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), `"status":"in_progress"`)
-		})
+		e.ToolRunning()
 		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
 		st := e.RunState(run.RunID, wire.StateCancelled)
 		assert.Equal(t, wire.StopCancelled, st.StopReason)
@@ -280,9 +278,7 @@ func TestPausedByRestartThenResumed(t *testing.T) {
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(wire.RunParams{Prompt: "build it"})
-		e.Await("the command running", func(m Message) bool {
-			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), `"status":"in_progress"`)
-		})
+		e.ToolRunning()
 		e.Close(true)
 
 		e2 := env.StartInitialized()

@@ -47,6 +47,18 @@ func (e *Editor) Finished(runID string) wire.RunState {
 	return st
 }
 
+// ToolRunning waits until some tool call is in progress.
+func (e *Editor) ToolRunning() {
+	e.t.Helper()
+	e.Await("a tool call in progress", func(m Message) bool {
+		if m.Method != wire.MethodUpdate {
+			return false
+		}
+		var p wire.UpdateParams
+		return json.Unmarshal(m.Params, &p) == nil && p.Update.Kind == wire.UpdateToolCallUpdate && p.Update.Status == wire.StatusInProgress
+	})
+}
+
 // Requests waits until n input requests of the run have arrived and returns
 // them in order.
 func (e *Editor) Requests(runID string, n int) []wire.InputRequest {

@@ -150,14 +150,7 @@ func TestTwoQuestionsReverseOrder(t *testing.T) {
 // its tool result.
 func assertToolResults(t *testing.T, env *Env, want map[string]string) {
 	t.Helper()
-	got := map[string]string{}
-	for _, r := range env.Model.Requests() {
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				got[m.ToolCallID] = m.Content
-			}
-		}
-	}
+	got := toolResults(env)
 	for id, text := range want {
 		assert.Contains(t, got[id], text, "tool result of %s", id)
 	}
