@@ -161,16 +161,23 @@ type inproc struct {
 	conn rwc
 	code chan int
 	out  *lockedBuffer
+	once sync.Once
+	exit int
 }
 
+// stop closes the connection and waits for Serve to return; like
+// proc.stop it may be called again (a test's explicit stop, then the
+// cleanup) and returns the same code.
 func (d *inproc) stop(kill bool) int {
-	d.conn.Close()
-	select {
-	case c := <-d.code:
-		return c
-	case <-time.After(DefaultTimeout):
-		return -1
-	}
+	d.once.Do(func() {
+		d.conn.Close()
+		select {
+		case d.exit = <-d.code:
+		case <-time.After(DefaultTimeout):
+			d.exit = -1
+		}
+	})
+	return d.exit
 }
 
 func (d *inproc) stderr() string { return d.out.String() }

@@ -26,8 +26,11 @@ func script(t testing.TB, name string) *modeltest.Script {
 	return s
 }
 
-// both runs a scenario in process and against the real binary.
+// both runs a scenario in process and against the real binary, in
+// parallel with the other scenarios: each has its own workspace, state and
+// model, and waits on conditions, not on time.
 func both(t *testing.T, cfg func(t *testing.T) Config, fn func(t *testing.T, env *Env)) {
+	t.Parallel()
 	for _, mode := range Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
