@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,13 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
-
-// Notifier carries a run notification (method and encoded params) to the
-// editor. It is called in seq order for each run and must not block long.
-type Notifier func(method string, params json.RawMessage)
 
 // Config sets up an Agent.
 type Config struct {
@@ -27,17 +21,19 @@ type Config struct {
 	Model         ModelConfig
 	// NewModel builds the model client; nil means the OpenAI-compatible one.
 	NewModel func(ModelConfig) Model
-	Policy   string // default approval mode
-	// PromptKinds the editor renders; nil means all.
-	PromptKinds     []string
+	Policy   tools.Mode // default approval mode
+	// RequestKinds are the input requests the front end can show; nil
+	// means all.
+	RequestKinds    []RequestKind
 	QuestionTimeout time.Duration // 0: questions never expire
 	ConfirmTimeout  time.Duration // 0: confirmations never expire
 	MaxSteps        int
 	ModelAttempts   int
 	RetryBase       time.Duration
 	Searcher        tools.Searcher
-	Notify          Notifier
-	Logger          *slog.Logger
+	// Listener receives every run's notifications; nil means no one listens.
+	Listener Listener
+	Logger   *slog.Logger
 	// Files returns how a session's runs read and write workspace files
 	// (through the editor, for unsaved buffers); nil, or a nil result,
 	// means the disk.
@@ -46,7 +42,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Policy == "" {
-		c.Policy = wire.PolicyAsk
+		c.Policy = tools.ModeAsk
 	}
 	if c.MaxSteps <= 0 {
 		c.MaxSteps = 50
@@ -63,23 +59,24 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Notify == nil {
-		c.Notify = func(string, json.RawMessage) {}
+	if c.Listener == nil {
+		c.Listener = nobody{}
 	}
 }
 
 // Agent runs the runs of one workspace.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *store
-	policy *tools.Policy
-	tools  map[string]tools.Tool
-	order  []tools.Tool
-	rec    *recorder
-	rmap   repoMapper
-	wg     sync.WaitGroup
-	open   atomic.Int64
+	cfg      Config
+	log      *slog.Logger
+	listener Listener
+	store    *store
+	policy   *tools.Policy
+	tools    map[string]tools.Tool
+	order    []tools.Tool
+	rec      *recorder
+	rmap     repoMapper
+	wg       sync.WaitGroup
+	open     atomic.Int64
 
 	modelMu sync.Mutex // guards mdl, mcfg
 	mdl     Model
@@ -89,7 +86,7 @@ type Agent struct {
 	runs        map[string]*run
 	sessions    map[string]*sessionRecord
 	requests    map[string]*run
-	resolvedIDs map[string]string // request id → outcome
+	resolvedIDs map[string]Outcome // request id → outcome
 	openFiles   []string
 }
 
@@ -105,8 +102,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, store: st, policy: pol, tools: map[string]tools.Tool{},
-		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]string{},
+	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
+		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
@@ -127,7 +124,7 @@ func (a *Agent) load() error {
 	}
 	recs, rerr := a.store.loadRuns()
 	for _, rec := range recs {
-		if isFinished(rec.State) {
+		if rec.State.Finished() {
 			continue
 		}
 		msgs, err := a.store.loadMessages(rec.ID, rec.MessageCount)
@@ -152,25 +149,17 @@ func (a *Agent) load() error {
 				waiting = true
 			}
 		}
-		if waiting || rec.State == wire.StateRequiresAction && len(rec.Pending) > 0 {
+		if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
 			r.start()
 			continue
 		}
-		r.setState(wire.StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+		r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
 		r.checkpoint()
 	}
 	if serr != nil {
 		return serr
 	}
 	return rerr
-}
-
-func isFinished(state string) bool {
-	switch state {
-	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
-		return true
-	}
-	return false
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
@@ -260,14 +249,12 @@ func (a *Agent) toolNames() []string {
 	return names
 }
 
-func (a *Agent) notify(method string, params json.RawMessage) { a.cfg.Notify(method, params) }
-
-func (a *Agent) renders(kind string) bool {
-	return a.cfg.PromptKinds == nil || slices.Contains(a.cfg.PromptKinds, kind)
+func (a *Agent) renders(kind RequestKind) bool {
+	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
 }
 
 // opened registers an open request so replies find their run.
-func (a *Agent) opened(req *wire.InputRequest, r *run) {
+func (a *Agent) opened(req *InputRequest, r *run) {
 	a.mu.Lock()
 	a.requests[req.RequestID] = r
 	a.mu.Unlock()
@@ -278,7 +265,7 @@ func (a *Agent) opened(req *wire.InputRequest, r *run) {
 	}
 }
 
-func (a *Agent) closed(id, outcome string) {
+func (a *Agent) closed(id string, outcome Outcome) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.requests[id]; ok {
@@ -314,9 +301,9 @@ func (r *run) reviewConfirms() {
 		if pc.Request == nil || pc.Resolved != nil || call == nil {
 			continue
 		}
-		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == "allow" {
-			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: wire.AllowOnce, By: wire.ByPolicy, Decision: wire.AllowOnce})
-			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: wire.AllowOnce, By: wire.ByPolicy, Rule: d.Rule})
+		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
+			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce})
+			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule})
 		}
 	}
 }

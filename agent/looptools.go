@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // The loop's own tools: asking the human and publishing the plan. They live
@@ -44,33 +44,33 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // askRequest builds the input request for an ask_user call, or a result the
 // model reads when the question cannot be asked.
-func (r *run) askRequest(c ToolCall) (*callResult, *wire.InputRequest) {
+func (r *run) askRequest(c ToolCall) (*callResult, *InputRequest) {
 	var p askParams
 	if err := json.Unmarshal(c.Args, &p); err != nil || strings.TrimSpace(p.Question) == "" {
 		return &callResult{IsError: true, Content: "ask_user needs {\"question\": string}; optional options, allow_other, multiple, context, secret, env_var."}, nil
 	}
-	kind := wire.KindQuestion
+	kind := KindQuestion
 	switch {
 	case p.Secret:
 		if !envVarName.MatchString(p.EnvVar) {
 			return &callResult{IsError: true, Content: "ask_user with secret needs env_var, an environment variable name such as GITHUB_TOKEN."}, nil
 		}
-		kind = wire.KindSecret
+		kind = KindSecret
 	case len(p.Options) > 0:
-		kind = wire.KindChoice
+		kind = KindChoice
 	}
 	if !r.a.renders(kind) {
 		return &callResult{Content: "The user cannot be asked here (no one can answer questions in this session). Decide with what you have and say which assumption you made."}, nil
 	}
 	req := r.newRequest(c.ID)
 	req.Kind, req.Title, req.Message, req.Context = kind, "Question", p.Question, p.Context
-	if kind == wire.KindChoice {
+	if kind == KindChoice {
 		for i, o := range p.Options {
-			req.Options = append(req.Options, wire.Option{OptionID: strconv.Itoa(i + 1), Label: o})
+			req.Options = append(req.Options, tools.Option{OptionID: strconv.Itoa(i + 1), Label: o})
 		}
 		req.AllowOther, req.Multiple = p.AllowOther, p.Multiple
 	}
-	if kind == wire.KindSecret {
+	if kind == KindSecret {
 		req.Title = "Secret for $" + p.EnvVar
 	}
 	if d := r.a.cfg.QuestionTimeout; d > 0 {
@@ -103,24 +103,22 @@ type planParams struct {
 	} `json:"plan"`
 }
 
-var planStatuses = []string{wire.StatusPending, wire.StatusInProgress, wire.StatusCompleted, wire.StatusFailed}
-
 // applyPlan replaces the plan and shows it.
 func (r *run) applyPlan(args json.RawMessage) *callResult {
 	var p planParams
 	if err := json.Unmarshal(args, &p); err != nil || len(p.Plan) == 0 {
 		return &callResult{IsError: true, Content: "update_plan needs {\"plan\": [{\"step\": string, \"status\": pending|in_progress|completed|failed}]}."}
 	}
-	entries := make([]wire.PlanEntry, 0, len(p.Plan))
+	entries := make([]PlanEntry, 0, len(p.Plan))
 	for i, s := range p.Plan {
-		if !slices.Contains(planStatuses, s.Status) {
+		if !slices.Contains(Statuses, Status(s.Status)) {
 			return &callResult{IsError: true, Content: fmt.Sprintf("update_plan: step %d has status %q; use pending, in_progress, completed or failed.", i+1, s.Status)}
 		}
-		entries = append(entries, wire.PlanEntry{Content: s.Step, Status: s.Status})
+		entries = append(entries, PlanEntry{Content: s.Step, Status: Status(s.Status)})
 	}
 	r.mu.Lock()
 	r.rec.Plan, r.rec.Explanation = entries, p.Explanation
 	r.mu.Unlock()
-	r.update(wire.Update{Kind: wire.UpdatePlan, Explanation: p.Explanation, Entries: entries})
+	r.update(Update{Kind: UpdatePlan, Explanation: p.Explanation, Entries: entries})
 	return &callResult{Content: "Plan updated."}
 }

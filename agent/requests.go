@@ -7,12 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
 // Reply answers a question, a choice or a secret.
-func (a *Agent) Reply(ctx context.Context, p wire.ReplyParams) error {
+func (a *Agent) Reply(ctx context.Context, p ReplyParams) error {
 	r, err := a.runOfRequest(p.RequestID)
 	if err != nil {
 		return err
@@ -21,7 +20,7 @@ func (a *Agent) Reply(ctx context.Context, p wire.ReplyParams) error {
 }
 
 // Confirm answers a write or command confirmation.
-func (a *Agent) Confirm(ctx context.Context, p wire.ConfirmParams) error {
+func (a *Agent) Confirm(ctx context.Context, p ConfirmParams) error {
 	r, err := a.runOfRequest(p.RequestID)
 	if err != nil {
 		return err
@@ -39,7 +38,7 @@ func (a *Agent) runOfRequest(id string) (*run, error) {
 		return r, nil
 	}
 	if outcome, ok := a.resolvedIDs[id]; ok {
-		if outcome == "timeout" {
+		if outcome == OutcomeTimeout {
 			return nil, fmt.Errorf("%w: request %s expired before the reply came", ErrExpired, id)
 		}
 		return nil, fmt.Errorf("%w: request %s was already resolved (%s)", ErrAlreadyResolved, id, outcome)
@@ -49,7 +48,7 @@ func (a *Agent) runOfRequest(id string) (*run, error) {
 
 // findLocked returns the open request with that id: a step's call or a live
 // question from a running tool.
-func (r *run) findLocked(id string) (*pendingCall, *liveRequest, *wire.InputRequest) {
+func (r *run) findLocked(id string) (*pendingCall, *liveRequest, *InputRequest) {
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Request.RequestID == id {
 			return pc, nil, pc.Request
@@ -61,7 +60,7 @@ func (r *run) findLocked(id string) (*pendingCall, *liveRequest, *wire.InputRequ
 	return nil, nil, nil
 }
 
-func (r *run) reply(p wire.ReplyParams) error {
+func (r *run) reply(p ReplyParams) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pc, lr, req := r.findLocked(p.RequestID)
@@ -75,7 +74,7 @@ func (r *run) reply(p wire.ReplyParams) error {
 	if err != nil {
 		return err
 	}
-	if req.Kind == wire.KindSecret && pc != nil {
+	if req.Kind == KindSecret && pc != nil {
 		r.secrets[secretName(pc.Call)] = secret
 	}
 	if lr != nil {
@@ -85,7 +84,7 @@ func (r *run) reply(p wire.ReplyParams) error {
 	return nil
 }
 
-func (r *run) confirm(p wire.ConfirmParams) error {
+func (r *run) confirm(p ConfirmParams) error {
 	r.mu.Lock()
 	pc, _, req := r.findLocked(p.RequestID)
 	if req == nil {
@@ -96,11 +95,11 @@ func (r *run) confirm(p wire.ConfirmParams) error {
 		r.mu.Unlock()
 		return err
 	}
-	if req.Kind != wire.KindConfirmWrite && req.Kind != wire.KindConfirmCommand {
+	if req.Kind != KindConfirmWrite && req.Kind != KindConfirmCommand {
 		r.mu.Unlock()
 		return fmt.Errorf("%w: request %s is a %s; answer it with agent/reply", ErrWrongKind, req.RequestID, req.Kind)
 	}
-	if !slices.ContainsFunc(confirmOptions, func(o wire.Option) bool { return o.OptionID == p.Decision }) {
+	if !slices.Contains(tools.Decisions, p.Decision) {
 		r.mu.Unlock()
 		return fmt.Errorf("%w: decision %q is not one of allow_once, allow_session, allow_always, reject_once, reject_always", ErrWrongKind, p.Decision)
 	}
@@ -108,12 +107,12 @@ func (r *run) confirm(p wire.ConfirmParams) error {
 		r.mu.Unlock()
 		return fmt.Errorf("%w: editedContent needs a confirm_write of exactly one file", ErrWrongKind)
 	}
-	res := &resolution{Outcome: p.Decision, By: wire.ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
+	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
 	call := r.prepared[pc.Call.ID]
 	r.resolveLocked(pc, nil, req, res)
 	r.mu.Unlock()
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: p.Decision, By: wire.ByUser, Rule: req.Rule, Reason: p.Reason})
-	if call != nil && (p.Decision == wire.AllowSession || p.Decision == wire.AllowAlways || p.Decision == wire.RejectAlways) {
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: req.Rule, Reason: p.Reason})
+	if call != nil && p.Decision.Lasts() {
 		if rule, err := r.a.policy.Grant(r.rec.SessionID, call, p.Decision); err != nil {
 			r.logger().Warn("storing rule", "err", err)
 		} else {
@@ -125,39 +124,39 @@ func (r *run) confirm(p wire.ConfirmParams) error {
 }
 
 // openCheck refuses a reply to a request that is already closed.
-func openCheck(pc *pendingCall, req *wire.InputRequest) error {
+func openCheck(pc *pendingCall, req *InputRequest) error {
 	if pc == nil || pc.Resolved == nil {
 		return nil
 	}
-	if pc.Resolved.Outcome == "timeout" {
+	if pc.Resolved.Outcome == OutcomeTimeout {
 		return fmt.Errorf("%w: request %s expired at %s", ErrExpired, req.RequestID, req.ExpiresAt.Format(time.RFC3339))
 	}
 	return fmt.Errorf("%w: request %s was already resolved (%s by %s)", ErrAlreadyResolved, req.RequestID, pc.Resolved.Outcome, pc.Resolved.By)
 }
 
 // answerOf checks a reply against the request's kind and options.
-func answerOf(req *wire.InputRequest, p wire.ReplyParams) (*resolution, string, error) {
-	res := &resolution{Outcome: "answered", By: wire.ByUser}
+func answerOf(req *InputRequest, p ReplyParams) (*resolution, string, error) {
+	res := &resolution{Outcome: OutcomeAnswered, By: ByUser}
 	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+	case KindConfirmWrite, KindConfirmCommand:
 		return nil, "", fmt.Errorf("%w: request %s is a %s; answer it with agent/confirm", ErrWrongKind, req.RequestID, req.Kind)
-	case wire.KindQuestion:
+	case KindQuestion:
 		if p.Text == nil {
 			return nil, "", fmt.Errorf("%w: text is required for a question", ErrInvalid)
 		}
 		res.Text = *p.Text
-	case wire.KindSecret:
+	case KindSecret:
 		if p.Text == nil {
 			return nil, "", fmt.Errorf("%w: text is required for a secret", ErrInvalid)
 		}
 		return res, *p.Text, nil
-	case wire.KindChoice:
+	case KindChoice:
 		return choiceAnswer(req, p, res)
 	}
 	return res, "", nil
 }
 
-func choiceAnswer(req *wire.InputRequest, p wire.ReplyParams, res *resolution) (*resolution, string, error) {
+func choiceAnswer(req *InputRequest, p ReplyParams, res *resolution) (*resolution, string, error) {
 	ids := p.Answers
 	if p.OptionID != "" {
 		ids = append([]string{p.OptionID}, ids...)
@@ -175,7 +174,7 @@ func choiceAnswer(req *wire.InputRequest, p wire.ReplyParams, res *resolution) (
 		return nil, "", fmt.Errorf("%w: optionId, answers or text is required for a choice", ErrInvalid)
 	}
 	for _, id := range ids {
-		i := slices.IndexFunc(req.Options, func(o wire.Option) bool { return o.OptionID == id })
+		i := slices.IndexFunc(req.Options, func(o tools.Option) bool { return o.OptionID == id })
 		if i < 0 {
 			return nil, "", fmt.Errorf("%w: option %q is not among the options of %s", ErrWrongKind, id, req.RequestID)
 		}
@@ -186,19 +185,17 @@ func choiceAnswer(req *wire.InputRequest, p wire.ReplyParams, res *resolution) (
 
 // resolveLocked closes a request: persists the resolution before anything
 // else, tells every view, and wakes whoever waits on it.
-func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *wire.InputRequest, res *resolution) {
+func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *InputRequest, res *resolution) {
 	if pc != nil {
 		stored := *res
-		if req.Kind == wire.KindSecret {
+		if req.Kind == KindSecret {
 			stored.Text = ""
 		}
 		pc.Resolved = &stored
 		r.durableLocked()
 	}
 	r.a.closed(req.RequestID, res.Outcome)
-	r.sendLocked(wire.MethodInputResolved, func(seq int64) any {
-		return wire.InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, RequestID: req.RequestID, Outcome: res.Outcome, By: res.By}
-	})
+	r.sendResolvedLocked(req.RequestID, res)
 	if lr != nil {
 		delete(r.live, req.RequestID)
 		lr.answer <- res
@@ -214,7 +211,7 @@ func (r *run) expire(id string) {
 	if req == nil || (pc != nil && pc.Resolved != nil) {
 		return
 	}
-	r.resolveLocked(pc, lr, req, &resolution{Outcome: "timeout", By: wire.ByTimeout})
+	r.resolveLocked(pc, lr, req, &resolution{Outcome: OutcomeTimeout, By: ByTimeout})
 }
 
 // cancelOpenLocked resolves every open request of the run as cancelled and
@@ -224,11 +221,11 @@ func (r *run) cancelOpenLocked() {
 	defer r.closeOpenCallsLocked()
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Resolved == nil {
-			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
 		}
 	}
 	for _, lr := range r.live {
-		r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+		r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
 	}
 }
 
@@ -238,10 +235,8 @@ func (r *run) closeOpenCallsLocked() {
 			continue
 		}
 		id := pc.Call.ID
-		r.sendLocked(wire.MethodUpdate, func(seq int64) any {
-			return wire.UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, Update: wire.Update{
-				Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: wire.StatusFailed, Output: "Stopped: the run ended before this call finished.", IsError: true}}
-		})
+		r.updateLocked(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: StatusFailed,
+			Output: "Stopped: the run ended before this call finished.", IsError: true})
 	}
 }
 
@@ -251,7 +246,7 @@ func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResu
 	res, req := pc.Resolved, pc.Request
 	var out *callResult
 	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+	case KindConfirmWrite, KindConfirmCommand:
 		out = r.confirmResult(pc, res)
 		if out == nil {
 			return nil
@@ -265,19 +260,19 @@ func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResu
 
 func (r *run) confirmResult(pc *pendingCall, res *resolution) *callResult {
 	what := "write"
-	if pc.Request.Kind == wire.KindConfirmCommand {
+	if pc.Request.Kind == KindConfirmCommand {
 		what = "command"
 	}
-	switch res.Outcome {
-	case wire.AllowOnce, wire.AllowSession, wire.AllowAlways:
+	switch {
+	case res.Decision.Allows():
 		r.mu.Lock()
 		pc.Approved = true
 		r.checkpointLocked()
 		r.mu.Unlock()
 		return nil
-	case "timeout":
+	case res.Outcome == OutcomeTimeout:
 		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: no one approved this %s in time (timeout). It is not a refusal; you may ask again later or continue without it.", what)}
-	case "cancelled":
+	case res.Outcome == OutcomeCancelled:
 		return &callResult{IsError: true, Rejected: true, Content: "Not run: the request was cancelled."}
 	}
 	reason := res.Reason
@@ -288,15 +283,15 @@ func (r *run) confirmResult(pc *pendingCall, res *resolution) *callResult {
 		"The user rejected this %s (%s). Reason: %s. Do not retry it unchanged; adjust your approach to the reason, or ask the user.", what, res.Outcome, reason)}
 }
 
-func questionResult(req *wire.InputRequest, res *resolution, c ToolCall, timeout time.Duration) *callResult {
+func questionResult(req *InputRequest, res *resolution, c ToolCall, timeout time.Duration) *callResult {
 	switch res.Outcome {
-	case "timeout":
+	case OutcomeTimeout:
 		return &callResult{Content: fmt.Sprintf("The user did not answer within %s. Decide with what you have, say which assumption you made, or give your answer with what you know.", timeout)}
-	case "cancelled":
+	case OutcomeCancelled:
 		return &callResult{IsError: true, Content: "The question was cancelled."}
 	}
 	switch {
-	case req.Kind == wire.KindSecret:
+	case req.Kind == KindSecret:
 		name := secretName(c)
 		return &callResult{Content: fmt.Sprintf("The user provided the secret. It is available to run_cmd commands as the environment variable %s; its value is not shown to you. Refer to it as $%s.", name, name)}
 	case len(res.Options) > 0:
@@ -308,12 +303,12 @@ func questionResult(req *wire.InputRequest, res *resolution, c ToolCall, timeout
 // Ask implements tools.Prompter: a running tool (an interactive command)
 // puts a question to the user and waits for the answer.
 func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
-	kind := wire.KindQuestion
+	kind := KindQuestion
 	switch {
 	case q.Secret:
-		kind = wire.KindSecret
+		kind = KindSecret
 	case len(q.Options) > 0:
-		kind = wire.KindChoice
+		kind = KindChoice
 	}
 	if !r.a.renders(kind) {
 		return tools.Answer{Cancelled: true}, nil
@@ -322,7 +317,7 @@ func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
 	r.mu.Lock()
 	req := r.newRequest(r.currentCallLocked())
 	req.Kind, req.Title, req.Message, req.Options, req.Command = kind, q.Title, q.Message, q.Options, q.Command
-	req.AllowOther = kind == wire.KindChoice
+	req.AllowOther = kind == KindChoice
 	if d := r.a.cfg.QuestionTimeout; d > 0 {
 		exp := req.CreatedAt.Add(d)
 		req.ExpiresAt = &exp
@@ -336,15 +331,15 @@ func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
 	case <-ctx.Done():
 		r.mu.Lock()
 		if _, open := r.live[req.RequestID]; open {
-			r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+			r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
 		}
 		r.mu.Unlock()
 		return tools.Answer{Cancelled: true}, ctx.Err()
 	case res := <-lr.answer:
-		ans := tools.Answer{Text: res.Text, TimedOut: res.Outcome == "timeout", Cancelled: res.Outcome == "cancelled"}
+		ans := tools.Answer{Text: res.Text, TimedOut: res.Outcome == OutcomeTimeout, Cancelled: res.Outcome == OutcomeCancelled}
 		if len(res.Options) > 0 {
 			ans.Text = res.Options[0]
-			i := slices.IndexFunc(req.Options, func(o wire.Option) bool { return o.Label == res.Options[0] })
+			i := slices.IndexFunc(req.Options, func(o tools.Option) bool { return o.Label == res.Options[0] })
 			if i >= 0 {
 				ans.OptionID = req.Options[i].OptionID
 			}

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // streamEvery bounds how often a running command's output is sent.
@@ -57,7 +55,7 @@ func (o *outputStream) sendLocked() {
 	}
 	piece := o.r.redact(o.buf.String())
 	o.buf.Reset()
-	o.r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: o.id, Status: wire.StatusInProgress, OutputDelta: piece})
+	o.r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: o.id, Status: StatusInProgress, OutputDelta: piece})
 }
 
 // close sends what is left; later pieces are dropped.

@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
@@ -41,8 +42,8 @@ func BenchmarkUpdatesThroughPipe(b *testing.B) {
 		}
 	})
 	defer client.Close()
-	params, _ := json.Marshal(wire.UpdateParams{RunID: "r_0123456789abcdef", SessionID: "s_0123456789abcdef", Seq: 1,
-		Update: wire.Update{Kind: wire.UpdateMessageChunk, Text: "a streamed piece of the answer "}})
+	params, _ := json.Marshal(agent.UpdateParams{RunID: "r_0123456789abcdef", SessionID: "s_0123456789abcdef", Seq: 1,
+		Update: agent.Update{Kind: agent.UpdateMessageChunk, Text: "a streamed piece of the answer "}})
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {

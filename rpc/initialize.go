@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // initializeParams is the part of LSP's InitializeParams agentd reads.
@@ -85,9 +86,9 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	res.ProtocolVersion = wire.ProtocolVersion
 	res.Capabilities.TextDocumentSync = map[string]any{"openClose": true, "change": 1, "save": map[string]bool{"includeText": false}}
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
-		PromptKinds: wire.PromptKinds,
-		Decisions:   wire.Decisions,
-		Policies:    wire.Policies,
+		PromptKinds: strs(agent.RequestKinds),
+		Decisions:   strs(tools.Decisions),
+		Policies:    strs(tools.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
 	}
@@ -112,18 +113,18 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 			model.Name = firstNonEmpty(m.Name, model.Name)
 			model.ToolMode = firstNonEmpty(m.ToolMode, model.ToolMode)
 		}
-		policy = firstNonEmpty(io.ApprovalPolicy, policy)
+		policy = firstNonEmpty(tools.Mode(io.ApprovalPolicy), policy)
 	}
-	if policy != "" && !slices.Contains(wire.Policies, policy) {
+	if policy != "" && !slices.Contains(tools.Modes, policy) {
 		return agent.Config{}, fmt.Errorf("%w: initializationOptions.approvalPolicy %q is not a mode", errInvalidParams, policy)
 	}
-	var kinds []string
+	var kinds []agent.RequestKind
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
-		kinds = c.PromptKinds
+		kinds = typed[agent.RequestKind](c.PromptKinds)
 	}
 	return agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: model, NewModel: o.NewModel,
-		Policy: policy, PromptKinds: kinds, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s, Notify: s.notify, Logger: s.log}, nil
+		Policy: policy, RequestKinds: kinds, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
+		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s, Listener: s, Logger: s.log}, nil
 }
 
 // workspaceRoot picks the workspace: the first folder, rootUri, rootPath, or
@@ -174,11 +175,29 @@ func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
 	return nil
 }
 
-func firstNonEmpty(v ...string) string {
+func firstNonEmpty[T ~string](v ...T) T {
 	for _, s := range v {
 		if s != "" {
 			return s
 		}
 	}
 	return ""
+}
+
+// strs lists typed words as the strings the wire carries.
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// typed reads strings from the wire as typed words.
+func typed[T ~string](xs []string) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = T(x)
+	}
+	return out
 }

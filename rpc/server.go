@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Options configure a Server. cmd fills them from flags, the environment and
@@ -25,7 +26,7 @@ type Options struct {
 	StateDirs     func(root string) (state, cache string, err error)
 	UserConfigDir string
 	Model         agent.ModelConfig
-	Policy        string
+	Policy        tools.Mode
 	// QuestionTimeout and ConfirmTimeout: 0 means no expiry.
 	QuestionTimeout time.Duration
 	ConfirmTimeout  time.Duration
@@ -195,13 +196,6 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		if err := h(ctx, s, params); err != nil {
 			s.log.Warn("bad notification", "method", method, "err", err)
 		}
-	}
-}
-
-// notify sends a notification to the editor; it is the agent's Notifier.
-func (s *Server) notify(method string, params json.RawMessage) {
-	if err := s.conn.Notify(context.Background(), method, params); err != nil {
-		s.log.Debug("notify failed", "method", method, "err", err)
 	}
 }
 

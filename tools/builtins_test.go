@@ -19,7 +19,7 @@ func TestBuiltins(t *testing.T) {
 		names = append(names, info.Name)
 		assert.NotEmpty(t, info.Description, info.Name)
 		assert.Positive(t, info.Timeout, info.Name)
-		assert.Contains(t, []string{wire.ToolRead, wire.ToolEdit, wire.ToolSearch, wire.ToolExecute}, info.Kind, info.Name)
+		assert.Contains(t, []Kind{KindRead, KindEdit, KindSearch, KindExecute}, info.Kind, info.Name)
 		var schema map[string]any
 		require.NoError(t, json.Unmarshal(info.Parameters, &schema), info.Name)
 		assert.Equal(t, "object", schema["type"], info.Name)

@@ -10,7 +10,13 @@
 // broke. Tools reach up to the human only through the [Prompter] interface the
 // agent implements, and to the index through [Searcher].
 //
-// tools imports rpc/wire (types only) and the libraries it owns
-// (mvdan.cc/sh, creack/pty, go-udiff, go-git's gitignore matcher); never
-// agent, rpc or cmd.
+// Every tool declares in its [Info] the [Effect] of its calls (read, edit,
+// execute, network, unknown), and the [Policy] decides on that effect; a
+// tool that declares none is unknown and fails closed. tools owns the words
+// of its calls: [Kind], [Effect], [FileDiff], [Location], [Option], the
+// approval [Mode]s and the user's [Decision]s.
+//
+// tools imports rag and the libraries it owns (mvdan.cc/sh, creack/pty,
+// go-udiff); never agent, rpc or cmd. Its one import of rpc/wire, the
+// index's hit in [Searcher], goes when that type moves into rag.
 package tools

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // EditFileToolName replaces text in one file.
@@ -41,7 +39,7 @@ type editFileTool struct{}
 
 func (editFileTool) Info() Info {
 	return Info{Name: EditFileToolName, Description: editFileDescription,
-		Parameters: json.RawMessage(editFileSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(editFileSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -74,12 +72,12 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		return nil, r
 	}
 	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode}
-	locs := make([]wire.Location, 0, len(er.Lines))
+	locs := make([]Location, 0, len(er.Lines))
 	for _, l := range er.Lines {
-		locs = append(locs, wire.Location{Path: rel, Line: l})
+		locs = append(locs, Location{Path: rel, Line: l})
 	}
 	return &Call{
-		Tool: EditFileToolName, Title: "edit " + rel, Kind: wire.ToolEdit,
+		Title:     "edit " + rel,
 		Locations: locs, Writes: diffs([]fileChange{ch}),
 		Run: func(ctx context.Context) (Result, error) {
 			res, err := applyChanges(ctx, env, EditFileToolName, []fileChange{ch})

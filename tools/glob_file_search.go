@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // GlobFileSearchToolName finds files by name pattern.
@@ -41,7 +39,7 @@ type globFileSearchTool struct{}
 
 func (globFileSearchTool) Info() Info {
 	return Info{Name: GlobFileSearchToolName, Description: globFileSearchDescription,
-		Parameters: json.RawMessage(globFileSearchSchema), Kind: wire.ToolSearch, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(globFileSearchSchema), Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -61,7 +59,7 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		pattern = "**/" + pattern
 	}
 	return &Call{
-		Tool: GlobFileSearchToolName, Title: "glob " + p.Pattern, Kind: wire.ToolSearch, Reads: []string{rel},
+		Title: "glob " + p.Pattern, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return globSearch(ctx, env, abs, rel, pattern), nil
 		},

@@ -14,8 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // GrepToolName searches file contents.
@@ -55,7 +53,7 @@ type grepTool struct{}
 
 func (grepTool) Info() Info {
 	return Info{Name: GrepToolName, Description: grepDescription,
-		Parameters: json.RawMessage(grepSchema), Kind: wire.ToolSearch, Timeout: grepTimeout}
+		Parameters: json.RawMessage(grepSchema), Kind: KindSearch, Effect: EffectRead, Timeout: grepTimeout}
 }
 
 func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -75,7 +73,7 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 		return nil, r
 	}
 	return &Call{
-		Tool: GrepToolName, Title: "grep " + p.Pattern, Kind: wire.ToolSearch, Reads: []string{rel},
+		Title: "grep " + p.Pattern, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			root, err := canonicalRoot(env.Root)
 			if err != nil {

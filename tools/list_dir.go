@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ListDirToolName lists a directory.
@@ -39,7 +37,7 @@ type listDirTool struct{}
 
 func (listDirTool) Info() Info {
 	return Info{Name: ListDirToolName, Description: listDirDescription,
-		Parameters: json.RawMessage(listDirSchema), Kind: wire.ToolRead, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(listDirSchema), Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -53,8 +51,8 @@ func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) 
 	}
 	depth := min(max(p.Depth, 1), 5)
 	return &Call{
-		Tool: ListDirToolName, Title: "list " + rel, Kind: wire.ToolRead,
-		Locations: []wire.Location{{Path: rel}}, Reads: []string{rel},
+		Title:     "list " + rel,
+		Locations: []Location{{Path: rel}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return listDir(ctx, env, abs, rel, depth), nil
 		},

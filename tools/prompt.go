@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Prompt kinds found in an interactive command's output.
@@ -20,7 +18,7 @@ const (
 type prompt struct {
 	Kind    string
 	Text    string // the question as shown, a few lines at most
-	Options []wire.Option
+	Options []Option
 	keys    map[string]string // option id → bytes to type
 	// auto is what to type without asking anyone; empty unless the prompt
 	// is one of the safe default confirmations (see autoAnswer).
@@ -85,7 +83,7 @@ func detectPrompt(out string) (prompt, bool) {
 func confirmPrompt(text string) prompt {
 	return prompt{
 		Kind: promptConfirm, Text: text,
-		Options: []wire.Option{{OptionID: "yes", Label: "Yes"}, {OptionID: "no", Label: "No"}},
+		Options: []Option{{OptionID: "yes", Label: "Yes"}, {OptionID: "no", Label: "No"}},
 		keys:    map[string]string{"yes": "y\r", "no": "n\r"},
 	}
 }
@@ -131,7 +129,7 @@ func menuPrompt(lines []string) (prompt, bool) {
 		p := prompt{Kind: promptMenu, Text: strings.TrimSpace(lines[i]), keys: map[string]string{}}
 		for k, c := range choices {
 			id := strconv.Itoa(k)
-			p.Options = append(p.Options, wire.Option{OptionID: id, Label: c})
+			p.Options = append(p.Options, Option{OptionID: id, Label: c})
 			p.keys[id] = arrows(k-cur) + "\r"
 		}
 		return p, true

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ReadFileToolName reads a text file.
@@ -47,7 +45,7 @@ type readFileTool struct{}
 
 func (readFileTool) Info() Info {
 	return Info{Name: ReadFileToolName, Description: readFileDescription,
-		Parameters: json.RawMessage(readFileSchema), Kind: wire.ToolRead, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(readFileSchema), Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -63,8 +61,8 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		return nil, r
 	}
 	return &Call{
-		Tool: ReadFileToolName, Title: "read " + rel, Kind: wire.ToolRead,
-		Locations: []wire.Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
+		Title:     "read " + rel,
+		Locations: []Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return readFile(ctx, env, abs, rel, p), nil
 		},

@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // RunCmdToolName runs a shell command.
@@ -48,7 +46,7 @@ type runCmdTool struct{}
 
 func (runCmdTool) Info() Info {
 	return Info{Name: RunCmdToolName, Description: runCmdDescription,
-		Parameters: json.RawMessage(runCmdSchema), Kind: wire.ToolExecute, Timeout: maxCmdTimeout}
+		Parameters: json.RawMessage(runCmdSchema), Kind: KindExecute, Effect: EffectExecute, Timeout: maxCmdTimeout}
 }
 
 func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -72,8 +70,8 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	}
 	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive}
 	return &Call{
-		Tool: RunCmdToolName, Title: p.Command, Kind: wire.ToolExecute, Command: c,
-		Locations: []wire.Location{{Path: rel}},
+		Title: p.Command, Command: c,
+		Locations: []Location{{Path: rel}},
 		Run: func(ctx context.Context) (Result, error) {
 			if p.Interactive {
 				return runPTY(ctx, env, p.Command, dir, timeout), nil

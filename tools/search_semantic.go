@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // SearchSemanticToolName queries the workspace index.
@@ -37,7 +35,7 @@ type searchSemanticTool struct{}
 
 func (searchSemanticTool) Info() Info {
 	return Info{Name: SearchSemanticToolName, Description: searchSemanticDescription,
-		Parameters: json.RawMessage(searchSemanticSchema), Kind: wire.ToolSearch, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(searchSemanticSchema), Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -54,7 +52,7 @@ func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	}
 	limit = min(limit, 20)
 	return &Call{
-		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: wire.ToolSearch,
+		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: KindSearch,
 		Run: func(ctx context.Context) (Result, error) {
 			return searchSemantic(ctx, env, p.Query, limit), nil
 		},

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // UndoPatchToolName restores the files of earlier changes.
@@ -36,7 +34,7 @@ type undoPatchTool struct{}
 
 func (undoPatchTool) Info() Info {
 	return Info{Name: UndoPatchToolName, Description: undoPatchDescription,
-		Parameters: json.RawMessage(undoPatchSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(undoPatchSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -66,7 +64,7 @@ func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	}
 	title := "undo " + strings.Join(ids, ", ")
 	return &Call{
-		Tool: UndoPatchToolName, Title: title, Kind: wire.ToolEdit,
+		Title:     title,
 		Locations: locationsOf(chs), Writes: diffs(chs),
 		Run: func(ctx context.Context) (Result, error) {
 			return runUndo(ctx, env, j, sel, chs)
@@ -166,10 +164,10 @@ func runUndo(ctx context.Context, env *Env, j *journal, sel []journalEntry, chs 
 	return Result{Output: out, Files: diffs(chs)}, nil
 }
 
-func locationsOf(chs []fileChange) []wire.Location {
-	out := make([]wire.Location, 0, len(chs))
+func locationsOf(chs []fileChange) []Location {
+	out := make([]Location, 0, len(chs))
 	for _, c := range chs {
-		out = append(out, wire.Location{Path: c.Rel})
+		out = append(out, Location{Path: c.Rel})
 	}
 	return out
 }

@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // WriteFileToolName creates or overwrites a file.
@@ -35,7 +33,7 @@ type writeFileTool struct{}
 
 func (writeFileTool) Info() Info {
 	return Info{Name: WriteFileToolName, Description: writeFileDescription,
-		Parameters: json.RawMessage(writeFileSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: json.RawMessage(writeFileSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -68,8 +66,8 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 		title = "create " + rel
 	}
 	return &Call{
-		Tool: WriteFileToolName, Title: title, Kind: wire.ToolEdit,
-		Locations: []wire.Location{{Path: rel}}, Writes: diffs([]fileChange{ch}),
+		Title:     title,
+		Locations: []Location{{Path: rel}}, Writes: diffs([]fileChange{ch}),
 		Run: func(ctx context.Context) (Result, error) {
 			return applyChanges(ctx, env, WriteFileToolName, []fileChange{ch})
 		},

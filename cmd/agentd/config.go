@@ -14,13 +14,14 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rag"
+	"github.com/agentd/agentd/tools"
 )
 
 // settings is the daemon's configuration before initialize options: the
 // environment over the config file over defaults.
 type settings struct {
 	Model           agent.ModelConfig
-	Policy          string
+	Policy          tools.Mode
 	QuestionTimeout time.Duration
 	ConfirmTimeout  time.Duration
 	RetryBase       time.Duration
@@ -77,7 +78,7 @@ func (s *settings) applyFile(path string) error {
 	if m := fc.Model; m != nil {
 		s.Model = agent.ModelConfig{BaseURL: m.BaseURL, APIKey: m.APIKey, Name: m.Name, ToolMode: m.ToolMode, ContextWindow: m.ContextWindow}
 	}
-	s.Policy, s.MaxSteps = fc.ApprovalPolicy, fc.MaxSteps
+	s.Policy, s.MaxSteps = tools.Mode(fc.ApprovalPolicy), fc.MaxSteps
 	if fc.Embeddings != nil {
 		s.Embed = *fc.Embeddings
 	}
@@ -105,7 +106,9 @@ func (s *settings) applyEnv() error {
 	set(&s.Model.APIKey, "OPENAI_API_KEY")
 	set(&s.Model.Name, "AGENTD_MODEL")
 	set(&s.Model.ToolMode, "AGENTD_TOOL_MODE")
-	set(&s.Policy, "AGENTD_POLICY")
+	if v := os.Getenv("AGENTD_POLICY"); v != "" {
+		s.Policy = tools.Mode(v)
+	}
 	set(&s.Embed.BaseURL, "AGENTD_EMBED_BASE_URL")
 	set(&s.Embed.Model, "AGENTD_EMBED_MODEL")
 	if s.Model.BaseURL == "" && s.Model.APIKey != "" {

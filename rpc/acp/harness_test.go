@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/tools"
 )
 
 // harness is one agentd ACP server and an SDK client talking to it.
@@ -35,7 +36,7 @@ type config struct {
 	form     bool // the client offers form elicitation
 	fs       acpsdk.FileSystemCapabilities
 	index    IndexStarter
-	policy   string
+	policy   tools.Mode
 }
 
 func start(t *testing.T, c config) *harness {
@@ -281,7 +282,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func selected(id string) acpsdk.RequestPermissionResponse {
+func selected[T ~string](id T) acpsdk.RequestPermissionResponse {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
 		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(id)}}}
 }

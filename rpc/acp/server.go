@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Index is the workspace index running in the background, as this front
@@ -44,7 +45,7 @@ type Options struct {
 	UserConfigDir   string
 	Model           agent.ModelConfig
 	NewModel        func(agent.ModelConfig) agent.Model // nil: the OpenAI-compatible client
-	Policy          string                              // default mode of new sessions
+	Policy          tools.Mode                          // default mode of new sessions
 	QuestionTimeout time.Duration
 	ConfirmTimeout  time.Duration
 	RetryBase       time.Duration
@@ -76,7 +77,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Policy == "" {
-		opts.Policy = wire.PolicyAsk
+		opts.Policy = tools.ModeAsk
 	}
 	s := &server{opts: opts, log: opts.Logger, quit: make(chan struct{}), ready: make(chan struct{}),
 		workspaces: map[string]*workspace{}, sessions: map[string]*session{}}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Mode says where the daemon runs.
@@ -37,7 +38,7 @@ var Modes = []Mode{InProcess, Binary}
 type Config struct {
 	Script          *modeltest.Script
 	Files           map[string]string // workspace files, by slash path
-	Policy          string
+	Policy          tools.Mode
 	QuestionTimeout time.Duration // 0: the daemon's default
 	ConfirmTimeout  time.Duration
 	MaxSteps        int
@@ -263,7 +264,7 @@ func (env *Env) binaryEnv() []string {
 	if !c.NoModel {
 		vars = append(vars, "OPENAI_BASE_URL="+env.Model.URL, "OPENAI_API_KEY=test-key", "AGENTD_MODEL=fake")
 	}
-	set("AGENTD_POLICY", c.Policy)
+	set("AGENTD_POLICY", string(c.Policy))
 	set("AGENTD_TOOL_MODE", c.ToolMode)
 	if c.QuestionTimeout != 0 {
 		set("AGENTD_QUESTION_TIMEOUT", c.QuestionTimeout.String())
