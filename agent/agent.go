@@ -12,58 +12,6 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// Config sets up an Agent.
-type Config struct {
-	Root     string // workspace root, absolute
-	StateDir string // per-workspace state directory
-	// UserConfigDir holds the user's rules (~/.config/agentd).
-	UserConfigDir string
-	Model         ModelConfig
-	// NewModel builds the model client; nil means the OpenAI-compatible one.
-	NewModel func(ModelConfig) Model
-	Policy   tools.Mode // default approval mode
-	// RequestKinds are the input requests the front end can show; nil
-	// means all.
-	RequestKinds    []RequestKind
-	QuestionTimeout time.Duration // 0: questions never expire
-	ConfirmTimeout  time.Duration // 0: confirmations never expire
-	MaxSteps        int
-	ModelAttempts   int
-	RetryBase       time.Duration
-	Searcher        tools.Searcher
-	// Listener receives every run's notifications; nil means no one listens.
-	Listener Listener
-	Logger   *slog.Logger
-	// Files returns how a session's runs read and write workspace files
-	// (through the editor, for unsaved buffers); nil, or a nil result,
-	// means the disk.
-	Files func(sessionID string) tools.FileSystem
-}
-
-func (c *Config) defaults() {
-	if c.Policy == "" {
-		c.Policy = tools.ModeAsk
-	}
-	if c.MaxSteps <= 0 {
-		c.MaxSteps = 50
-	}
-	if c.ModelAttempts <= 0 {
-		c.ModelAttempts = 3
-	}
-	if c.RetryBase <= 0 {
-		c.RetryBase = time.Second
-	}
-	if c.NewModel == nil {
-		c.NewModel = NewOpenAIModel
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Listener == nil {
-		c.Listener = nobody{}
-	}
-}
-
 // Agent runs the runs of one workspace.
 type Agent struct {
 	cfg      Config

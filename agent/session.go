@@ -35,8 +35,8 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	if p.ApprovalPolicy != "" && !slices.Contains(tools.Modes, p.ApprovalPolicy) {
 		return RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, tools.ModeList())
 	}
-	if !a.ModelConfig().Configured() {
-		return RunResult{}, fmt.Errorf("%w: %s", ErrNoModel, NoModelHelp)
+	if err := a.checkModel(); err != nil {
+		return RunResult{}, err
 	}
 	now := time.Now().UTC()
 	a.mu.Lock()
@@ -69,10 +69,12 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
 }
 
-// NoModelHelp says how to configure a model.
-const NoModelHelp = "no model endpoint is configured. Set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), " +
-	"AGENTD_MODEL (e.g. qwen2.5-coder) and, if the endpoint needs one, OPENAI_API_KEY; or pass initializationOptions.model " +
-	"{baseUrl, name, apiKey}; or write them to ~/.config/agentd/config.json. `agentd search` works without a model."
+// checkModel says what is missing for the model to be called.
+func (a *Agent) checkModel() error {
+	c := a.cfg
+	c.Model = a.ModelConfig()
+	return c.CheckModel()
+}
 
 // sessionFor returns the session to run in, new or continued. a.mu is held.
 func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, error) {

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"go.lsp.dev/protocol"
 
@@ -35,7 +34,9 @@ type initializeParams struct {
 			Agentd *wire.ClientAgentCapabilities `json:"agentd"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
-	InitializationOptions *wire.InitializeOptions `json:"initializationOptions"`
+	// InitializationOptions is shaped like config.json (wire.InitializeOptions
+	// lists what the editor may set); agent.Config reads it.
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
 
 type initializeResult struct {
@@ -95,36 +96,31 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	return res
 }
 
-// agentConfig merges the initialize options over the daemon's defaults.
+// agentConfig is the daemon's configuration with the initialize options
+// over it, and what this front end fills: the workspace, its state, the
+// request kinds the editor shows, and the server as listener and searcher.
 func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, error) {
-	o := s.opts
-	state, cache, err := o.StateDirs(root)
+	state, cache, err := s.opts.StateDirs(root)
 	if err != nil {
 		return agent.Config{}, fmt.Errorf("%w: state directory: %v", errInternal, err)
 	}
 	s.mu.Lock()
 	s.cacheDir = cache
 	s.mu.Unlock()
-	model, policy := o.Model, o.Policy
-	if io := p.InitializationOptions; io != nil {
-		if m := io.Model; m != nil {
-			model.BaseURL = firstNonEmpty(m.BaseURL, model.BaseURL)
-			model.APIKey = firstNonEmpty(m.APIKey, model.APIKey)
-			model.Name = firstNonEmpty(m.Name, model.Name)
-			model.ToolMode = firstNonEmpty(m.ToolMode, model.ToolMode)
-		}
-		policy = firstNonEmpty(tools.Mode(io.ApprovalPolicy), policy)
+	cfg := s.opts.Agent
+	warnings, err := cfg.LoadJSON(p.InitializationOptions, "initializationOptions", true)
+	if err != nil {
+		return agent.Config{}, fmt.Errorf("%w: %v", errInvalidParams, err)
 	}
-	if policy != "" && !slices.Contains(tools.Modes, policy) {
-		return agent.Config{}, fmt.Errorf("%w: initializationOptions.approvalPolicy %q is not a mode", errInvalidParams, policy)
+	for _, w := range warnings {
+		s.log.Warn(w)
 	}
-	var kinds []agent.RequestKind
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
-		kinds = typed[agent.RequestKind](c.PromptKinds)
+		cfg.RequestKinds = typed[agent.RequestKind](c.PromptKinds)
 	}
-	return agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: model, NewModel: o.NewModel,
-		Policy: policy, RequestKinds: kinds, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s, Listener: s, Logger: s.log}, nil
+	cfg.Root, cfg.StateDir, cfg.FromEditor = root, state, true
+	cfg.Listener, cfg.Searcher, cfg.Logger = s, s, s.log
+	return cfg, nil
 }
 
 // workspaceRoot picks the workspace: the first folder, rootUri, rootPath, or
@@ -173,15 +169,6 @@ func uriPath(u string) string {
 func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
 	s.startIndexing()
 	return nil
-}
-
-func firstNonEmpty[T ~string](v ...T) T {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // strs lists typed words as the strings the wire carries.

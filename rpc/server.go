@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,31 +9,23 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
-	"github.com/agentd/agentd/tools"
 )
 
-// Options configure a Server. cmd fills them from flags, the environment and
-// the config file; initialize options override the model and policy.
+// Options configure a Server.
 type Options struct {
 	Version string
+	// Agent is the configuration built from the daemon's settings; the
+	// workspace's agent starts from it, with the editor's initialize
+	// options over it.
+	Agent agent.Config
 	// StateDirs returns the per-workspace state directory (sessions, runs,
 	// logs, rules) and cache directory (the index) for a workspace root.
-	StateDirs     func(root string) (state, cache string, err error)
-	UserConfigDir string
-	Model         agent.ModelConfig
-	Policy        tools.Mode
-	// QuestionTimeout and ConfirmTimeout: 0 means no expiry.
-	QuestionTimeout time.Duration
-	ConfirmTimeout  time.Duration
-	RetryBase       time.Duration
-	MaxSteps        int
-	NewModel        func(agent.ModelConfig) agent.Model
+	StateDirs func(root string) (state, cache string, err error)
 	// OpenIndex starts the workspace index; nil means no index.
 	OpenIndex IndexStarter
 	Logger    *slog.Logger
@@ -224,9 +217,12 @@ func (s *Server) theAgent() (*agent.Agent, error) {
 	return s.agent, nil
 }
 
-// decode reads params into v; a mismatch names the field.
+// decode reads params into v; a mismatch names the field. No params, null,
+// [] and [null] all mean "no params" (vscode-jsonrpc sends [null] for a
+// request made without any), which is fine wherever every field is
+// optional; a method with a required field says which is missing.
 func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
+	if noParams(params) {
 		return nil
 	}
 	if err := json.Unmarshal(params, v); err != nil {
@@ -237,4 +233,15 @@ func decode(params json.RawMessage, v any) error {
 		return fmt.Errorf("%w: %v", errInvalidParams, err)
 	}
 	return nil
+}
+
+func noParams(params json.RawMessage) bool {
+	if len(params) > 16 {
+		return false
+	}
+	switch string(bytes.Join(bytes.Fields(params), nil)) {
+	case "", "null", "[]", "[null]":
+		return true
+	}
+	return false
 }

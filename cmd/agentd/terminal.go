@@ -50,13 +50,16 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitUsage
 	}
 	defer closeLog()
-	set, err := loadSettings()
+	cfg, warnings, err := loadConfig()
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
-	if !set.Model.Configured() {
-		fmt.Fprintln(stderr, "agentd:", agent.NoModelHelp)
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "agentd: warning:", w)
+	}
+	if err := cfg.CheckModel(); err != nil {
+		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
 	root, err := filepath.Abs(*dir)
@@ -74,13 +77,11 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 
 	ui := newTermUI(stdin, stdout, stderr)
-	kinds := []agent.RequestKind{} // without a terminal nobody can answer: fail closed
-	if ui.tty {
-		kinds = nil
+	cfg.Root, cfg.StateDir, cfg.Listener, cfg.Logger = root, state, ui.queue, log
+	if !ui.tty {
+		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
 	}
-	a, err := agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: set.UserConfigDir, Model: set.Model,
-		Policy: set.Policy, RequestKinds: kinds, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
-		MaxSteps: set.MaxSteps, RetryBase: set.RetryBase, Listener: ui.queue, Logger: log})
+	a, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitFailed

@@ -45,8 +45,8 @@ func start(t *testing.T, c config) *harness {
 	sr, sw := io.Pipe() // server → client
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
-		Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-		Policy: c.policy, OpenIndex: c.index, Logger: testLogger(t)}
+		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
+			Policy: c.policy}, OpenIndex: c.index, Logger: testLogger(t)}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)

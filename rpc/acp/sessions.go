@@ -41,8 +41,8 @@ func (s *server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (ac
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := newSessionID()
-	ws.meta.set(id, sessionMeta{Mode: s.opts.Policy})
-	sess := s.open(ws, id, "", s.opts.Policy)
+	ws.meta.set(id, sessionMeta{Mode: s.opts.Agent.Policy})
+	sess := s.open(ws, id, "", s.opts.Agent.Policy)
 	time.AfterFunc(afterResponse, sess.announceCommands)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: modeState(sess.mode)}, nil
 }
@@ -92,11 +92,11 @@ func (s *server) reopen(cwd, id string) (*session, error) {
 		if _, known := ws.sessionState(id); !known {
 			return nil, notFound("unknown session %s in %s", id, ws.root)
 		}
-		m = sessionMeta{AgentID: id, Mode: s.opts.Policy}
+		m = sessionMeta{AgentID: id, Mode: s.opts.Agent.Policy}
 		ws.meta.set(id, m)
 	}
 	if m.Mode == "" {
-		m.Mode = s.opts.Policy
+		m.Mode = s.opts.Agent.Policy
 	}
 	if old := s.lookup(id); old != nil {
 		old.close()

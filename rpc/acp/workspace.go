@@ -36,12 +36,11 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 		ws.index = s.opts.OpenIndex(root, cache) // runs in the background
 	}
 	ws.events = agent.NewQueue(ws)
-	o := s.opts
-	ws.agent, err = agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: o.Model,
-		NewModel: o.NewModel, Policy: o.Policy, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: ws.index, Logger: s.log.With("root", root),
-		Files:    filesOf(ws, s.caps.Fs), // the caller holds s.mu; initialize has set caps
-		Listener: ws.events})             // never makes a run wait on the client
+	cfg := s.opts.Agent
+	cfg.Root, cfg.StateDir, cfg.Searcher, cfg.Logger = root, state, ws.index, s.log.With("root", root)
+	cfg.Files = filesOf(ws, s.caps.Fs) // the caller holds s.mu; initialize has set caps
+	cfg.Listener = ws.events           // never makes a run wait on the client
+	ws.agent, err = agent.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)
 	}

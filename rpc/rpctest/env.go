@@ -130,19 +130,20 @@ func (env *Env) stateDirs(root string) (string, string, error) {
 	return filepath.Join(env.State, "state"), filepath.Join(env.State, "cache"), nil
 }
 
+// options configures the in-process daemon the way the binary is: through
+// the settings table, from the same variables binaryEnv gives the child.
 func (env *Env) options() rpc.Options {
-	c := env.cfg
-	opts := rpc.Options{Version: "test", StateDirs: env.stateDirs, UserConfigDir: filepath.Join(env.State, "config"),
-		Model:  agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode},
-		Policy: c.Policy, QuestionTimeout: c.QuestionTimeout, ConfirmTimeout: c.ConfirmTimeout,
-		RetryBase: 10 * time.Millisecond, MaxSteps: c.MaxSteps, OpenIndex: c.OpenIndex}
-	if c.NoModel {
-		opts.Model = agent.ModelConfig{}
+	vars := map[string]string{}
+	for _, kv := range env.binaryEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
 	}
-	if opts.QuestionTimeout == 0 {
-		opts.QuestionTimeout = 30 * time.Minute
+	cfg := agent.DefaultConfig()
+	cfg.UserConfigDir = filepath.Join(vars["XDG_CONFIG_HOME"], "agentd")
+	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }); err != nil {
+		env.T.Fatal(err)
 	}
-	return opts
+	return rpc.Options{Version: "test", Agent: cfg, StateDirs: env.stateDirs, OpenIndex: env.cfg.OpenIndex}
 }
 
 type rwc struct {

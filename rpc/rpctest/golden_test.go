@@ -337,12 +337,15 @@ func isState(state string) func(string, runNote) bool {
 func TestGoldenLifecycle(t *testing.T) {
 	goldenScenario(t, "lifecycle", `
 The LSP lifecycle: a call before initialize, initialize (twice), initialized,
-the empty lists of a new workspace, shutdown, a call after it, exit.`, func(g *golden) {
+the empty lists of a new workspace (params absent, null, [null] or []),
+shutdown, a call after it, exit.`, func(g *golden) {
 		g.call(wire.MethodSessions, nil)
 		g.initialize()
 		g.call(wire.MethodInitialize, g.env.InitializeParams(nil))
 		g.mustCall(wire.MethodSessions, nil, nil)
+		g.mustCall(wire.MethodSessions, []any{nil}, nil) // what vscode-jsonrpc sends for no params
 		g.mustCall(wire.MethodPending, map[string]any{}, nil)
+		g.mustCall(wire.MethodPending, []any{}, nil)
 		g.mustCall(wire.MethodShutdown, nil, nil)
 		g.call(wire.MethodSessions, nil)
 		g.notify(wire.MethodExit, nil)

@@ -330,8 +330,38 @@ func TestNoModelConfigured(t *testing.T) {
 	both(t, func(t *testing.T) Config { return Config{NoModel: true} }, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		msg := e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "hello"}, wire.CodeNoModel)
+		assert.Contains(t, msg, "no model is configured")
 		assert.Contains(t, msg, "OPENAI_BASE_URL")
+		assert.Contains(t, msg, "initializationOptions.model.baseUrl", "an editor's user is told where the editor sets it")
 		assert.Contains(t, msg, "agentd search")
+	})
+}
+
+// TestInitializationOptions configures the model and the mode from the
+// editor alone: they apply over the daemon's settings; what an editor may
+// not set, or no setting knows, is ignored; a bad value is refused.
+func TestInitializationOptions(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Script: script(t, "stream.json"), NoModel: true} }, func(t *testing.T, env *Env) {
+		e := env.Start()
+		bad := env.InitializeParams(nil)
+		bad["initializationOptions"] = map[string]any{"approvalPolicy": "yolo"}
+		msg := e.CallErr(wire.MethodInitialize, bad, wire.CodeInvalidParams)
+		assert.Contains(t, msg, "initializationOptions: approvalPolicy")
+
+		p := env.InitializeParams(nil)
+		p["initializationOptions"] = map[string]any{"model": map[string]any{"baseUrl": env.Model.URL, "name": "fake"},
+			"approvalPolicy": "read-only", "maxSteps": 1, "colour": "blue"}
+		e.MustCall(wire.MethodInitialize, p, nil)
+		e.Notify(wire.MethodInitialized, struct{}{})
+		run := e.Run(agent.RunParams{Prompt: "hello"})
+		st := e.RunState(run.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopEndTurn, st.StopReason, "maxSteps is not the editor's to set")
+		assert.Equal(t, "Hello there, I am agentd, at your service.", e.Text(run.RunID))
+		if env.Mode == InProcess {
+			log := e.daemon.stderr()
+			assert.Contains(t, log, `unknown key \"colour\"`)
+			assert.Contains(t, log, `\"maxSteps\" cannot be set here`)
+		}
 	})
 }
 
