@@ -90,13 +90,11 @@ func (a *Agent) load() error {
 		if r.openLog() != nil {
 			continue
 		}
-		waiting := false
-		for _, pc := range rec.Pending {
-			if pc.Request != nil && pc.Resolved == nil {
-				a.opened(pc.Request, r)
-				waiting = true
-			}
+		open := r.openLocked() // not started yet: nothing else holds r
+		for _, o := range open {
+			a.opened(o.req, r)
 		}
+		waiting := len(open) > 0
 		if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
 			r.start()
 			continue
@@ -111,7 +109,7 @@ func (a *Agent) load() error {
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
-	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]*liveRequest{},
+	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]openRequest{},
 		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
 		Reads: tools.NewReadTracker(), Prompter: r, Searcher: a.cfg.Searcher}
@@ -244,13 +242,13 @@ func (a *Agent) reviewOpenConfirms(sessionID string) {
 func (r *run) reviewConfirms() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, pc := range r.rec.Pending {
-		call := r.prepared[pc.Call.ID]
-		if pc.Request == nil || pc.Resolved != nil || call == nil {
+	for _, o := range r.openLocked() {
+		if o.call == nil || !requestRules[o.req.Kind].decision || r.prepared[o.call.Call.ID] == nil {
 			continue
 		}
+		call := r.prepared[o.call.Call.ID]
 		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
-			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce})
+			r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce})
 			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule})
 		}
 	}

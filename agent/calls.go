@@ -188,10 +188,7 @@ func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *InputRe
 		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
 		req.Diff = call.Writes
 	}
-	if d := r.a.cfg.ConfirmTimeout; d > 0 {
-		exp := req.CreatedAt.Add(d)
-		req.ExpiresAt = &exp
-	}
+	expireAfter(req, r.a.cfg.ConfirmTimeout)
 	return req
 }
 

@@ -87,3 +87,19 @@ func TestCheckModelSaysWhatIsMissing(t *testing.T) {
 	c.Model.BaseURL = "http://x"
 	assert.NoError(t, c.CheckModel())
 }
+
+// TestEveryRequestKindHasARule: each kind is answered one way (a decision,
+// or a reply that is checked) and tells the model something when answered.
+func TestEveryRequestKindHasARule(t *testing.T) {
+	for _, k := range RequestKinds {
+		rule, ok := requestRules[k]
+		require.True(t, ok, k)
+		assert.NotEqual(t, rule.decision, rule.reply != nil, "%s is answered one way", k)
+		if rule.decision {
+			assert.NotEmpty(t, rule.what, k)
+		} else {
+			assert.NotNil(t, rule.answered, k)
+		}
+	}
+	assert.Len(t, requestRules, len(RequestKinds))
+}

@@ -73,10 +73,7 @@ func (r *run) askRequest(c ToolCall) (*callResult, *InputRequest) {
 	if kind == KindSecret {
 		req.Title = "Secret for $" + p.EnvVar
 	}
-	if d := r.a.cfg.QuestionTimeout; d > 0 {
-		exp := req.CreatedAt.Add(d)
-		req.ExpiresAt = &exp
-	}
+	expireAfter(req, r.a.cfg.QuestionTimeout)
 	return nil, req
 }
 

@@ -87,7 +87,7 @@ type run struct {
 	msgLog   *os.File
 	saved    int                    // messages already in the journal
 	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
-	live     map[string]*liveRequest
+	live     map[string]openRequest // a running tool's questions, by request id
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
@@ -95,13 +95,6 @@ type run struct {
 	env  *tools.Env
 	wake chan struct{}
 	done chan struct{} // closed when the drive goroutine returns
-}
-
-// liveRequest is a question a running tool asks (an interactive command's
-// prompt). It lives only as long as the tool; a restart cancels it.
-type liveRequest struct {
-	req    InputRequest
-	answer chan *resolution
 }
 
 var (

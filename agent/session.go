@@ -192,13 +192,8 @@ func (r *run) openRequests() []InputRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []InputRequest
-	for _, pc := range r.rec.Pending {
-		if pc.Request != nil && pc.Resolved == nil {
-			out = append(out, *pc.Request)
-		}
-	}
-	for _, lr := range r.live {
-		out = append(out, lr.req)
+	for _, o := range r.openLocked() {
+		out = append(out, *o.req)
 	}
 	return out
 }
