@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -102,4 +103,29 @@ func TestEveryRequestKindHasARule(t *testing.T) {
 		}
 	}
 	assert.Len(t, requestRules, len(RequestKinds))
+}
+
+// TestLoopToolSchemas: the loop tools' schemas come from their params; the
+// plan's statuses are the run's.
+func TestLoopToolSchemas(t *testing.T) {
+	var plan struct {
+		Required   []string
+		Properties struct {
+			Plan struct {
+				Items struct {
+					Required   []string
+					Properties struct{ Status struct{ Enum []Status } }
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(planSchema, &plan))
+	assert.Equal(t, []string{"plan"}, plan.Required)
+	assert.Equal(t, []string{"step", "status"}, plan.Properties.Plan.Items.Required)
+	assert.Equal(t, Statuses, plan.Properties.Plan.Items.Properties.Status.Enum)
+	var ask struct{ Required []string }
+	require.NoError(t, json.Unmarshal(askSchema, &ask))
+	assert.Equal(t, []string{"question"}, ask.Required)
+	assert.Contains(t, askDescription, "Ask the user a question")
+	assert.Contains(t, planDescription, "Publish or revise your plan")
 }

@@ -16,23 +16,16 @@ var applyPatchDescription string
 
 // ApplyPatchParams are apply_patch's arguments.
 type ApplyPatchParams struct {
-	Patch string `json:"patch"`
+	Patch string `json:"patch" jsonschema:"The patch, from *** Begin Patch to *** End Patch."`
 }
 
-const applyPatchSchema = `{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "description": "The patch, from *** Begin Patch to *** End Patch."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`
+var applyPatchSchema = SchemaOf(ApplyPatchParams{})
 
 type applyPatchTool struct{}
 
 func (applyPatchTool) Info() Info {
 	return Info{Name: ApplyPatchToolName, Description: applyPatchDescription,
-		Parameters: json.RawMessage(applyPatchSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 60 * time.Second}
+		Parameters: applyPatchSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 60 * time.Second}
 }
 
 func (applyPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

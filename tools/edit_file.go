@@ -17,29 +17,19 @@ var editFileDescription string
 
 // EditFileParams are edit_file's arguments.
 type EditFileParams struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	Path       string `json:"path" jsonschema:"File to edit, relative to the workspace root."`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace, including enough surrounding lines to be unique."`
+	NewString  string `json:"new_string" jsonschema:"Replacement text."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence instead of requiring a unique match."`
 }
 
-const editFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to edit, relative to the workspace root."},
-    "old_string": {"type": "string", "description": "Exact text to replace, including enough surrounding lines to be unique."},
-    "new_string": {"type": "string", "description": "Replacement text."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring a unique match."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`
+var editFileSchema = SchemaOf(EditFileParams{})
 
 type editFileTool struct{}
 
 func (editFileTool) Info() Info {
 	return Info{Name: EditFileToolName, Description: editFileDescription,
-		Parameters: json.RawMessage(editFileSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
+		Parameters: editFileSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

@@ -19,19 +19,11 @@ var globFileSearchDescription string
 
 // GlobFileSearchParams are glob_file_search's arguments.
 type GlobFileSearchParams struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root; default the root."`
 }
 
-const globFileSearchSchema = `{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."},
-    "path": {"type": "string", "description": "Directory to search, relative to the workspace root; default the root."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`
+var globFileSearchSchema = SchemaOf(GlobFileSearchParams{})
 
 const maxGlobResults = 200
 
@@ -39,7 +31,7 @@ type globFileSearchTool struct{}
 
 func (globFileSearchTool) Info() Info {
 	return Info{Name: GlobFileSearchToolName, Description: globFileSearchDescription,
-		Parameters: json.RawMessage(globFileSearchSchema), Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
+		Parameters: globFileSearchSchema, Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

@@ -18,18 +18,11 @@ var listDirDescription string
 
 // ListDirParams are list_dir's arguments.
 type ListDirParams struct {
-	Path  string `json:"path,omitempty"`
-	Depth int    `json:"depth,omitempty"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory relative to the workspace root; default the root."`
+	Depth int    `json:"depth,omitempty" min:"1" max:"5" jsonschema:"How many levels to list; default 1."`
 }
 
-const listDirSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory relative to the workspace root; default the root."},
-    "depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "How many levels to list; default 1."}
-  },
-  "additionalProperties": false
-}`
+var listDirSchema = SchemaOf(ListDirParams{})
 
 const maxListEntries = 500
 
@@ -37,7 +30,7 @@ type listDirTool struct{}
 
 func (listDirTool) Info() Info {
 	return Info{Name: ListDirToolName, Description: listDirDescription,
-		Parameters: json.RawMessage(listDirSchema), Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
+		Parameters: listDirSchema, Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

@@ -19,21 +19,12 @@ var readFileDescription string
 // ReadFileParams are read_file's arguments. Offset is the 1-based first
 // line; Limit the number of lines.
 type ReadFileParams struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"File relative to the workspace root."`
+	Offset int    `json:"offset,omitempty" min:"1" jsonschema:"First line to read (1-based); default 1."`
+	Limit  int    `json:"limit,omitempty" min:"1" jsonschema:"Number of lines to read; default and maximum 2000."`
 }
 
-const readFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File relative to the workspace root."},
-    "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based); default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read; default and maximum 2000."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`
+var readFileSchema = SchemaOf(ReadFileParams{})
 
 const (
 	maxReadLines = 2000
@@ -45,7 +36,7 @@ type readFileTool struct{}
 
 func (readFileTool) Info() Info {
 	return Info{Name: ReadFileToolName, Description: readFileDescription,
-		Parameters: json.RawMessage(readFileSchema), Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
+		Parameters: readFileSchema, Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

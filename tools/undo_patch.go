@@ -19,22 +19,16 @@ var undoPatchDescription string
 type UndoPatchParams struct {
 	// Checkpoint, e.g. "c3": undo that change and every later one. Empty:
 	// undo the last change.
-	Checkpoint string `json:"checkpoint,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty" jsonschema:"Checkpoint id reported by a write (e.g. \"c3\"): undo it and every later change. Omit to undo only the last change."`
 }
 
-const undoPatchSchema = `{
-  "type": "object",
-  "properties": {
-    "checkpoint": {"type": "string", "description": "Checkpoint id reported by a write (e.g. \"c3\"): undo it and every later change. Omit to undo only the last change."}
-  },
-  "additionalProperties": false
-}`
+var undoPatchSchema = SchemaOf(UndoPatchParams{})
 
 type undoPatchTool struct{}
 
 func (undoPatchTool) Info() Info {
 	return Info{Name: UndoPatchToolName, Description: undoPatchDescription,
-		Parameters: json.RawMessage(undoPatchSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
+		Parameters: undoPatchSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {

@@ -15,25 +15,17 @@ var writeFileDescription string
 
 // WriteFileParams are write_file's arguments.
 type WriteFileParams struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"File to write, relative to the workspace root. Missing directories are created."`
+	Content string `json:"content" jsonschema:"The complete new content of the file."`
 }
 
-const writeFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to write, relative to the workspace root. Missing directories are created."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`
+var writeFileSchema = SchemaOf(WriteFileParams{})
 
 type writeFileTool struct{}
 
 func (writeFileTool) Info() Info {
 	return Info{Name: WriteFileToolName, Description: writeFileDescription,
-		Parameters: json.RawMessage(writeFileSchema), Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
+		Parameters: writeFileSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
