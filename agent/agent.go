@@ -112,7 +112,7 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]openRequest{},
 		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Prompter: r, Searcher: a.cfg.Searcher}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}

@@ -35,10 +35,10 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	}
 	r.keepBaseline(ctx, call.Writes)
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusInProgress})
-	stream := r.newOutputStream(pc.Call.ID)
+	live := r.newLiveOutput(pc.Call.ID)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
-	r.env.Output = stream.write
+	r.env.Output = live.write
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -49,7 +49,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	start := time.Now()
 	out, err := call.Run(tctx)
 	cancel()
-	stream.close()
+	live.close()
 	dur := time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		// The tool's infrastructure broke (not a failure the model caused).

@@ -216,7 +216,7 @@ func (r *run) cancelOpenLocked() {
 	}
 }
 
-// Ask implements tools.Prompter: a running tool (an interactive command)
+// Ask implements tools.Asker: a running tool (an interactive command)
 // puts a question to the user and waits for the answer.
 func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
 	kind := KindQuestion

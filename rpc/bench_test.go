@@ -31,7 +31,7 @@ func (p pipeRWC) Close() error {
 func BenchmarkUpdatesThroughPipe(b *testing.B) {
 	r1, w1, _ := os.Pipe() // server → client
 	r2, w2, _ := os.Pipe() // client → server (idle)
-	server := newStream(pipeRWC{r: r2, w: w1}, nil)
+	server := newFramedConn(pipeRWC{r: r2, w: w1}, nil)
 	conn := jsonrpc2.NewConn(server)
 	var got atomic.Int64
 	done := make(chan struct{})

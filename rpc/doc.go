@@ -5,7 +5,7 @@
 //
 // Errors carry their JSON-RPC code; [toWire] is the one place that maps an
 // error to its code. A bad frame is answered with a parse or invalid-request
-// error and the connection goes on ([stream]). The [Server] is the agent's
+// error and the connection goes on ([framedConn]). The [Server] is the agent's
 // Listener: it sends each run notification under its method, and shows a
 // run's logged events the same way (agent/events). The index is plugged in
 // by cmd through [IndexStarter], so rpc never imports rag.

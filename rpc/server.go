@@ -44,7 +44,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	conn   jsonrpc2.Conn
-	stream *stream
+	framed *framedConn
 
 	mu            sync.Mutex // guards the fields below
 	state         lifecycle
@@ -64,11 +64,11 @@ type Server struct {
 // connection, and returns the process exit code: 0 after shutdown, 1 without.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	s := newServer(opts)
-	s.stream = newStream(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
-	s.stream.onOrphan = func(body []byte) {
+	s.framed = newFramedConn(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
+	s.framed.onOrphan = func(body []byte) {
 		s.log.Warn("dropped a response without a usable id", "body", truncate(string(body), 200))
 	}
-	s.conn = jsonrpc2.NewConn(s.stream)
+	s.conn = jsonrpc2.NewConn(s.framed)
 	s.conn.Go(ctx, s.handler())
 	select {
 	case <-s.conn.Done():

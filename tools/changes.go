@@ -26,7 +26,7 @@ type fileChange struct {
 
 func (c fileChange) moved() bool { return c.OldAbs != "" }
 
-// diffs renders the changes as the wire shows them.
+// diffs renders the changes as editors show them.
 func diffs(chs []fileChange) []FileDiff {
 	out := make([]FileDiff, 0, len(chs))
 	for _, c := range chs {

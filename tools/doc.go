@@ -8,7 +8,7 @@
 // file), a typed parameter struct whose JSON Schema is derived from it
 // ([SchemaOf]: descriptions and bounds in struct tags), and a timeout. A
 // failure the model can act on is a [Result] with IsError set, never a Go
-// error; a Go error means the infrastructure broke. Tools reach up to the human only through the [Prompter] interface the
+// error; a Go error means the infrastructure broke. Tools reach up to the human only through the [Asker] interface the
 // agent implements, and to the index through [Searcher].
 //
 // Every tool declares in its [Info] the [Effect] of its calls (read, edit,

@@ -105,8 +105,8 @@ type Env struct {
 	// Reads remembers which files the run has read, and when, so an edit of
 	// an unread or since-changed file is refused.
 	Reads *ReadTracker
-	// Prompter puts an interactive command's prompt to the user.
-	Prompter Prompter
+	// Asker puts an interactive command's prompt to the user.
+	Asker Asker
 	// Secrets are environment variables the user supplied for commands; they
 	// never reach the model.
 	Secrets map[string]string
@@ -119,9 +119,9 @@ type Env struct {
 	Files FileSystem
 }
 
-// Prompter asks the human on behalf of a running tool. Secret questions get
+// Asker asks the human on behalf of a running tool. Secret questions get
 // a value that must never be logged or shown to the model.
-type Prompter interface {
+type Asker interface {
 	Ask(ctx context.Context, q Question) (Answer, error)
 }
 

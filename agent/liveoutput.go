@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// streamEvery bounds how often a running command's output is sent.
-const streamEvery = 50 * time.Millisecond
+// outputEvery bounds how often a running command's output is sent.
+const outputEvery = 50 * time.Millisecond
 
-// outputStream forwards a running command's output to the editor as it
-// comes, coalesced to one update per streamEvery so a chatty command does
-// not flood the wire. Pieces are sent under mu, and close marks the stream
+// liveOutput forwards a running command's output to the editor as it
+// comes, coalesced to one update per outputEvery so a chatty command does
+// not flood the editor. Pieces are sent under mu, and close marks the output
 // done, so no piece arrives after the call's final update.
-type outputStream struct {
+type liveOutput struct {
 	r  *run
 	id string
 
@@ -23,12 +23,12 @@ type outputStream struct {
 	closed bool
 }
 
-func (r *run) newOutputStream(toolCallID string) *outputStream {
-	return &outputStream{r: r, id: toolCallID}
+func (r *run) newLiveOutput(toolCallID string) *liveOutput {
+	return &liveOutput{r: r, id: toolCallID}
 }
 
 // write takes a piece of output (tools.Env.Output).
-func (o *outputStream) write(s string) {
+func (o *liveOutput) write(s string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -36,11 +36,11 @@ func (o *outputStream) write(s string) {
 	}
 	o.buf.WriteString(s)
 	if o.timer == nil {
-		o.timer = time.AfterFunc(streamEvery, o.flush)
+		o.timer = time.AfterFunc(outputEvery, o.flush)
 	}
 }
 
-func (o *outputStream) flush() {
+func (o *liveOutput) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.timer = nil
@@ -49,7 +49,7 @@ func (o *outputStream) flush() {
 	}
 }
 
-func (o *outputStream) sendLocked() {
+func (o *liveOutput) sendLocked() {
 	if o.buf.Len() == 0 {
 		return
 	}
@@ -59,7 +59,7 @@ func (o *outputStream) sendLocked() {
 }
 
 // close sends what is left; later pieces are dropped.
-func (o *outputStream) close() {
+func (o *liveOutput) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.timer != nil {
