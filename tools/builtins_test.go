@@ -28,6 +28,24 @@ func TestBuiltins(t *testing.T) {
 		"write_file", "undo_patch", "run_cmd", "search_semantic"}, names)
 }
 
+// TestBuiltinEffects: every built-in tool declares an effect, and its
+// calls carry it.
+func TestBuiltinEffects(t *testing.T) {
+	want := map[string]Effect{ListDirToolName: EffectRead, ReadFileToolName: EffectRead, GlobFileSearchToolName: EffectRead,
+		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
+		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute}
+	for _, tl := range Builtins() {
+		in := tl.Info()
+		assert.Equal(t, want[in.Name], in.Effect, in.Name)
+	}
+	env := newEnv(t)
+	c, refusal := Prepare(context.Background(), runCmdTool{}, env, json.RawMessage(`{"command":"true"}`))
+	require.Nil(t, refusal)
+	assert.Equal(t, EffectExecute, c.Effect)
+	assert.Equal(t, RunCmdToolName, c.Tool)
+	assert.Equal(t, KindExecute, c.Kind)
+}
+
 type fakeSearcher struct {
 	hits []wire.SearchHit
 	err  error

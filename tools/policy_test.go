@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -128,24 +126,6 @@ func TestPolicyModesByEffect(t *testing.T) {
 	}
 	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, &Call{Tool: "trusted_mcp", Effect: EffectUnknown}).Action,
 		"read-only allows no unknown effect, whatever the rules")
-}
-
-// TestBuiltinEffects: every built-in tool declares an effect, and its
-// calls carry it.
-func TestBuiltinEffects(t *testing.T) {
-	want := map[string]Effect{ListDirToolName: EffectRead, ReadFileToolName: EffectRead, GlobFileSearchToolName: EffectRead,
-		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
-		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute}
-	for _, tl := range Builtins() {
-		in := tl.Info()
-		assert.Equal(t, want[in.Name], in.Effect, in.Name)
-	}
-	env := newEnv(t)
-	c, refusal := Prepare(context.Background(), runCmdTool{}, env, json.RawMessage(`{"command":"true"}`))
-	require.Nil(t, refusal)
-	assert.Equal(t, EffectExecute, c.Effect)
-	assert.Equal(t, RunCmdToolName, c.Tool)
-	assert.Equal(t, KindExecute, c.Kind)
 }
 
 func TestPolicyReadOnlyNeedsNoRedirectOrSubstitution(t *testing.T) {
