@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,76 +9,22 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
-// Notifier carries a run notification (method and encoded params) to the
-// editor. It is called in seq order for each run and must not block long.
-type Notifier func(method string, params json.RawMessage)
-
-// Config sets up an Agent.
-type Config struct {
-	Root     string // workspace root, absolute
-	StateDir string // per-workspace state directory
-	// UserConfigDir holds the user's rules (~/.config/agentd).
-	UserConfigDir string
-	Model         ModelConfig
-	// NewModel builds the model client; nil means the OpenAI-compatible one.
-	NewModel func(ModelConfig) Model
-	Policy   string // default approval mode
-	// PromptKinds the editor renders; nil means all.
-	PromptKinds     []string
-	QuestionTimeout time.Duration // 0: questions never expire
-	ConfirmTimeout  time.Duration // 0: confirmations never expire
-	MaxSteps        int
-	ModelAttempts   int
-	RetryBase       time.Duration
-	Searcher        tools.Searcher
-	Notify          Notifier
-	Logger          *slog.Logger
-	// Files returns how a session's runs read and write workspace files
-	// (through the editor, for unsaved buffers); nil, or a nil result,
-	// means the disk.
-	Files func(sessionID string) tools.FileSystem
-}
-
-func (c *Config) defaults() {
-	if c.Policy == "" {
-		c.Policy = wire.PolicyAsk
-	}
-	if c.MaxSteps <= 0 {
-		c.MaxSteps = 50
-	}
-	if c.ModelAttempts <= 0 {
-		c.ModelAttempts = 3
-	}
-	if c.RetryBase <= 0 {
-		c.RetryBase = time.Second
-	}
-	if c.NewModel == nil {
-		c.NewModel = NewOpenAIModel
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Notify == nil {
-		c.Notify = func(string, json.RawMessage) {}
-	}
-}
-
 // Agent runs the runs of one workspace.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *store
-	policy *tools.Policy
-	tools  map[string]tools.Tool
-	order  []tools.Tool
-	rec    *recorder
-	rmap   repoMapper
-	wg     sync.WaitGroup
-	open   atomic.Int64
+	cfg      Config
+	log      *slog.Logger
+	listener Listener
+	store    *store
+	policy   *tools.Policy
+	tools    map[string]tools.Tool
+	order    []tools.Tool
+	rec      *recorder
+	rmap     repoMapper
+	wg       sync.WaitGroup
+	open     atomic.Int64
 
 	modelMu sync.Mutex // guards mdl, mcfg
 	mdl     Model
@@ -89,7 +34,7 @@ type Agent struct {
 	runs        map[string]*run
 	sessions    map[string]*sessionRecord
 	requests    map[string]*run
-	resolvedIDs map[string]string // request id → outcome
+	resolvedIDs map[string]Outcome // request id → outcome
 	openFiles   []string
 }
 
@@ -105,8 +50,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, store: st, policy: pol, tools: map[string]tools.Tool{},
-		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]string{},
+	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
+		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
@@ -127,7 +72,7 @@ func (a *Agent) load() error {
 	}
 	recs, rerr := a.store.loadRuns()
 	for _, rec := range recs {
-		if isFinished(rec.State) {
+		if rec.State.Finished() {
 			continue
 		}
 		msgs, err := a.store.loadMessages(rec.ID, rec.MessageCount)
@@ -145,18 +90,16 @@ func (a *Agent) load() error {
 		if r.openLog() != nil {
 			continue
 		}
-		waiting := false
-		for _, pc := range rec.Pending {
-			if pc.Request != nil && pc.Resolved == nil {
-				a.opened(pc.Request, r)
-				waiting = true
-			}
+		open := r.openLocked() // not started yet: nothing else holds r
+		for _, o := range open {
+			a.opened(o.req, r)
 		}
-		if waiting || rec.State == wire.StateRequiresAction && len(rec.Pending) > 0 {
+		waiting := len(open) > 0
+		if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
 			r.start()
 			continue
 		}
-		r.setState(wire.StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+		r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
 		r.checkpoint()
 	}
 	if serr != nil {
@@ -165,19 +108,11 @@ func (a *Agent) load() error {
 	return rerr
 }
 
-func isFinished(state string) bool {
-	switch state {
-	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
-		return true
-	}
-	return false
-}
-
 func (a *Agent) newRun(rec *runRecord) *run {
-	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]*liveRequest{},
+	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]openRequest{},
 		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Prompter: r, Searcher: a.cfg.Searcher}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -260,14 +195,12 @@ func (a *Agent) toolNames() []string {
 	return names
 }
 
-func (a *Agent) notify(method string, params json.RawMessage) { a.cfg.Notify(method, params) }
-
-func (a *Agent) renders(kind string) bool {
-	return a.cfg.PromptKinds == nil || slices.Contains(a.cfg.PromptKinds, kind)
+func (a *Agent) renders(kind RequestKind) bool {
+	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
 }
 
 // opened registers an open request so replies find their run.
-func (a *Agent) opened(req *wire.InputRequest, r *run) {
+func (a *Agent) opened(req *InputRequest, r *run) {
 	a.mu.Lock()
 	a.requests[req.RequestID] = r
 	a.mu.Unlock()
@@ -278,7 +211,7 @@ func (a *Agent) opened(req *wire.InputRequest, r *run) {
 	}
 }
 
-func (a *Agent) closed(id, outcome string) {
+func (a *Agent) closed(id string, outcome Outcome) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.requests[id]; ok {
@@ -309,14 +242,14 @@ func (a *Agent) reviewOpenConfirms(sessionID string) {
 func (r *run) reviewConfirms() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, pc := range r.rec.Pending {
-		call := r.prepared[pc.Call.ID]
-		if pc.Request == nil || pc.Resolved != nil || call == nil {
+	for _, o := range r.openLocked() {
+		if o.call == nil || !requestRules[o.req.Kind].decision || r.prepared[o.call.Call.ID] == nil {
 			continue
 		}
-		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == "allow" {
-			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: wire.AllowOnce, By: wire.ByPolicy, Decision: wire.AllowOnce})
-			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: wire.AllowOnce, By: wire.ByPolicy, Rule: d.Rule})
+		call := r.prepared[o.call.Call.ID]
+		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
+			r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce})
+			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule})
 		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 func TestParseTextToolCall(t *testing.T) {
@@ -113,7 +111,7 @@ func TestStoreSkipsCorruptRecords(t *testing.T) {
 	dir := t.TempDir()
 	st, err := openStore(dir)
 	require.NoError(t, err)
-	good := &runRecord{ID: "r_good", State: wire.StateRequiresAction}
+	good := &runRecord{ID: "r_good", State: StateRequiresAction}
 	require.NoError(t, st.saveRun(good, true))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "r_bad.json"), []byte("{torn"), 0o600))
 	recs, err := st.loadRuns()
@@ -128,9 +126,9 @@ func TestEventLogToleratesTornLine(t *testing.T) {
 	f, err := st.openEventLog("r_1")
 	require.NoError(t, err)
 	for i := int64(1); i <= 3; i++ {
-		require.NoError(t, appendLine(f, wire.Event{Seq: i, Method: wire.MethodUpdate, Params: json.RawMessage(`{}`)}))
+		require.NoError(t, appendLine(f, Event{Seq: i, Kind: EventUpdate, Params: json.RawMessage(`{}`)}))
 	}
-	_, err = f.WriteString(`{"seq":4,"method":"agent/up`)
+	_, err = f.WriteString(`{"seq":4,"kind":"upd`)
 	require.NoError(t, err)
 	f.Close()
 	evs, err := st.readEvents("r_1", 1)
@@ -138,6 +136,27 @@ func TestEventLogToleratesTornLine(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, int64(2), evs[0].Seq)
 	assert.Equal(t, int64(3), st.lastSeq("r_1"))
+}
+
+// TestEventLogReadsTheOldFormat: logs written before events had kinds
+// name the protocol's method; they read back as the same kinds.
+func TestEventLogReadsTheOldFormat(t *testing.T) {
+	st, err := openStore(t.TempDir())
+	require.NoError(t, err)
+	old := `{"seq":1,"method":"agent/runState","params":{"runId":"r_1","seq":1,"state":"running"}}
+{"seq":2,"method":"agent/update","params":{"runId":"r_1","seq":2,"update":{"kind":"message_chunk","text":"hi"}}}
+{"seq":3,"method":"agent/inputRequest","params":{"runId":"r_1","seq":3,"requestId":"q_1","kind":"question"}}
+{"seq":4,"method":"agent/inputResolved","params":{"runId":"r_1","seq":4,"requestId":"q_1","outcome":"answered","by":"user"}}
+`
+	require.NoError(t, os.WriteFile(st.eventsPath("r_1"), []byte(old), 0o600))
+	evs, err := st.readEvents("r_1", 0)
+	require.NoError(t, err)
+	var kinds []EventKind
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+		require.NoError(t, ev.Deliver(nobody{}))
+	}
+	assert.Equal(t, []EventKind{EventRunState, EventUpdate, EventInputRequest, EventInputResolved}, kinds)
 }
 
 // newRunForTest is a run with its logs open, outside any agent loop.

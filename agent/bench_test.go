@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // instantModel answers at once: steps tool calls (update_plan, so the loop
@@ -36,24 +36,27 @@ func (m *instantModel) Complete(ctx context.Context, req ModelRequest, onText fu
 	return ModelReply{ToolCalls: []ToolCall{{ID: fmt.Sprint("c", i), Name: m.tool, Args: json.RawMessage(args)}}}, nil
 }
 
-func benchAgent(b *testing.B, m Model) (*Agent, chan string) {
+// endings is a Listener that reports the state each run ends in.
+type endings struct {
+	nobody
+	done chan State
+}
+
+func (l endings) RunState(st RunState) {
+	if st.State.Finished() {
+		l.done <- st.State
+	}
+}
+
+func benchAgent(b *testing.B, m Model) (*Agent, chan State) {
 	root := b.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("line\n", 50)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	done := make(chan string, 16)
+	done := make(chan State, 16)
 	a, err := New(Config{Root: root, StateDir: b.TempDir(), Model: ModelConfig{BaseURL: "x", Name: "instant"},
-		NewModel: func(ModelConfig) Model { return m }, Policy: wire.PolicyFullAuto, MaxSteps: 1000,
-		Notify: func(method string, params json.RawMessage) {
-			if method != wire.MethodRunState {
-				return
-			}
-			var st wire.RunState
-			_ = json.Unmarshal(params, &st)
-			if isFinished(st.State) {
-				done <- st.State
-			}
-		}})
+		NewModel: func(ModelConfig) Model { return m }, Policy: tools.ModeFullAuto, MaxSteps: 1000,
+		Listener: endings{done: done}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,10 +76,10 @@ func BenchmarkLoopStep(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				if _, err := a.Run(context.Background(), wire.RunParams{Prompt: "update the plan"}); err != nil {
+				if _, err := a.Run(context.Background(), RunParams{Prompt: "update the plan"}); err != nil {
 					b.Fatal(err)
 				}
-				if st := <-done; st != wire.StateCompleted {
+				if st := <-done; st != StateCompleted {
 					b.Fatalf("run ended %s", st)
 				}
 			}
@@ -91,7 +94,7 @@ func BenchmarkRunFixedCost(b *testing.B) {
 	a, done := benchAgent(b, &instantModel{steps: 0, tool: planToolName})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := a.Run(context.Background(), wire.RunParams{Prompt: "hi there"}); err != nil {
+		if _, err := a.Run(context.Background(), RunParams{Prompt: "hi there"}); err != nil {
 			b.Fatal(err)
 		}
 		<-done
@@ -107,7 +110,7 @@ func BenchmarkPersistPausedRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := &Agent{store: st, log: slog.New(slog.DiscardHandler)}
-	rec := &runRecord{ID: newID("r"), SessionID: newID("s"), State: wire.StateRequiresAction}
+	rec := &runRecord{ID: newID("r"), SessionID: newID("s"), State: StateRequiresAction}
 	r := a.newRunForTest(rec)
 	for i := 0; i < 40; i++ {
 		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, Content: strings.Repeat("words of a reply ", 30)})
@@ -115,7 +118,7 @@ func BenchmarkPersistPausedRun(b *testing.B) {
 	r.persistLocked(true)
 	for i := 0; i < 2; i++ {
 		rec.Pending = append(rec.Pending, &pendingCall{Call: ToolCall{ID: fmt.Sprint("c", i), Name: askToolName, Args: json.RawMessage(`{"question":"?"}`)},
-			Request: &wire.InputRequest{RequestID: newID("q"), Kind: wire.KindQuestion, Message: "Which port?"}})
+			Request: &InputRequest{RequestID: newID("q"), Kind: KindQuestion, Message: "Which port?"}})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

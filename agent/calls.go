@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -23,7 +22,7 @@ const (
 // refusal), approved to run, or waiting on a person. Every request is
 // persisted with the run before any is sent.
 func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
-	var requests []*wire.InputRequest
+	var requests []*InputRequest
 	for _, c := range calls {
 		pc := &pendingCall{Call: c}
 		// The loop's own tools are announced first (the plan shows under its
@@ -56,14 +55,14 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	r.rec.Step++
 	if len(requests) > 0 {
 		// Synced to disk before anyone is asked.
-		r.rec.State = wire.StateRequiresAction
+		r.rec.State = StateRequiresAction
 		r.durableLocked()
 	} else {
 		// Written (not synced) so a restart redoes exactly these calls.
 		r.checkpointLocked()
 	}
 	if len(requests) > 0 {
-		r.setStateLocked(wire.StateRequiresAction, "", "")
+		r.setStateLocked(StateRequiresAction, "", "")
 		for _, req := range requests {
 			r.a.opened(req, r)
 			r.sendRequestLocked(req)
@@ -75,8 +74,8 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 
 // announce sends the tool_call update; call is the prepared call, if any.
 func (r *run) announce(c ToolCall, call *tools.Call) {
-	title, kind := c.Name, wire.ToolOther
-	var locations []wire.Location
+	title, kind := c.Name, tools.KindOther
+	var locations []tools.Location
 	if t, ok := r.a.tools[c.Name]; ok {
 		kind = t.Info().Kind
 	}
@@ -85,14 +84,14 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 	}
 	switch c.Name {
 	case askToolName:
-		kind = wire.ToolOther
+		kind = tools.KindOther
 		title = "Ask the user"
 	case planToolName:
-		kind = wire.ToolThink
+		kind = tools.KindThink
 		title = "Update the plan"
 	}
-	r.update(wire.Update{Kind: wire.UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
-		Status: wire.StatusPending, Input: c.Args, Locations: locations})
+	r.update(Update{Kind: UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
+		Status: StatusPending, Input: c.Args, Locations: locations})
 }
 
 // route decides what happens to one call.
@@ -100,7 +99,7 @@ func (r *run) route(ctx context.Context, pc *pendingCall) error {
 	c := pc.Call
 	if res, stop := r.repetition(c); res != nil {
 		if stop {
-			return stopError{reason: wire.StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
+			return stopError{reason: StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
 		}
 		pc.Result = res
 		return nil
@@ -144,12 +143,12 @@ func (r *run) repetition(c ToolCall) (*callResult, bool) {
 }
 
 // judge prepares a workspace tool call and asks the policy about it.
-func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *wire.InputRequest, bool) {
+func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *InputRequest, bool) {
 	t, ok := r.a.tools[c.Name]
 	if !ok {
 		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.a.toolNames(), ", "))}, nil, false
 	}
-	call, refusal := t.Prepare(ctx, r.env, c.Args)
+	call, refusal := tools.Prepare(ctx, t, r.env, c.Args)
 	if refusal != nil {
 		return &callResult{IsError: true, Content: refusal.Output}, nil, false
 	}
@@ -159,62 +158,53 @@ func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *wire.InputRe
 	r.mu.Unlock()
 	d := r.a.policy.Decide(r.rec.SessionID, policy, call)
 	switch d.Action {
-	case "allow":
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "allow", By: wire.ByPolicy, Rule: d.Rule})
+	case tools.Allow:
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule})
 		return nil, nil, true
-	case "deny":
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "deny", By: wire.ByPolicy, Rule: d.Rule, Reason: d.Reason})
+	case tools.Deny:
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Reason: d.Reason})
 		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Denied by policy (%s). %s Do not retry it; find another way or tell the user.", d.Rule, d.Reason)}, nil, false
 	}
 	req := r.confirmRequest(c, call, d.Rule)
 	if !r.a.renders(req.Kind) {
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "reject", By: wire.ByPolicy, Rule: d.Rule, Reason: "the editor cannot show this confirmation"})
+		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditRejected, By: ByPolicy, Rule: d.Rule, Reason: "the editor cannot show this confirmation"})
 		return &callResult{IsError: true, Rejected: true, Content: "Not run: it needs the user's approval and the editor cannot show that kind of confirmation."}, nil, false
 	}
 	return nil, req, false
 }
 
-func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *wire.InputRequest {
+func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *InputRequest {
 	req := r.newRequest(c.ID)
 	req.Options = confirmOptions
 	req.Rule = rule
 	if call.Command != nil {
-		req.Kind = wire.KindConfirmCommand
+		req.Kind = KindConfirmCommand
 		req.Title = "Run " + call.Command.Line
 		req.Message = "The agent wants to run a command."
 		req.Command, req.Cwd = call.Command.Line, call.Command.Cwd
 	} else {
-		req.Kind = wire.KindConfirmWrite
+		req.Kind = KindConfirmWrite
 		req.Title = call.Title
 		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
 		req.Diff = call.Writes
 	}
-	if d := r.a.cfg.ConfirmTimeout; d > 0 {
-		exp := req.CreatedAt.Add(d)
-		req.ExpiresAt = &exp
-	}
+	expireAfter(req, r.a.cfg.ConfirmTimeout)
 	return req
 }
 
-var confirmOptions = []wire.Option{
-	{OptionID: wire.AllowOnce, Label: "Allow"},
-	{OptionID: wire.AllowSession, Label: "Allow for this session"},
-	{OptionID: wire.AllowAlways, Label: "Always allow"},
-	{OptionID: wire.RejectOnce, Label: "Reject"},
-	{OptionID: wire.RejectAlways, Label: "Always reject"},
+// confirmOptions are the answers a confirmation offers: each decision, in
+// the order editors show them.
+var confirmOptions = []tools.Option{
+	{OptionID: string(tools.AllowOnce), Label: "Allow"},
+	{OptionID: string(tools.AllowSession), Label: "Allow for this session"},
+	{OptionID: string(tools.AllowAlways), Label: "Always allow"},
+	{OptionID: string(tools.RejectOnce), Label: "Reject"},
+	{OptionID: string(tools.RejectAlways), Label: "Always reject"},
 }
 
-func (r *run) newRequest(toolCallID string) *wire.InputRequest {
-	return &wire.InputRequest{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: newID("q"),
+func (r *run) newRequest(toolCallID string) *InputRequest {
+	return &InputRequest{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: newID("q"),
 		ToolCallID: toolCallID, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
-}
-
-func (r *run) sendRequestLocked(req *wire.InputRequest) {
-	r.sendLocked(wire.MethodInputRequest, func(seq int64) any {
-		req.Seq = seq
-		req.PendingCount = r.a.openCount()
-		return req
-	})
 }
 
 // settle runs the step's approved calls and turns resolutions into results,
@@ -307,12 +297,12 @@ func (r *run) commitStep() error {
 	}
 	r.rec.Pending = nil
 	clear(r.prepared) // the step's calls are done; they hold file contents
-	if r.rec.State != wire.StateRunning {
-		r.setStateLocked(wire.StateRunning, "", "")
+	if r.rec.State != StateRunning {
+		r.setStateLocked(StateRunning, "", "")
 	}
 	r.checkpointLocked()
 	if r.rec.ToolErrors >= toolErrorStop {
-		return stopError{reason: wire.StopToolErrors, msg: fmt.Sprintf("%d tool calls in a row failed; the last: %s", r.rec.ToolErrors, lastToolError(r.rec.Messages))}
+		return stopError{reason: StopToolErrors, msg: fmt.Sprintf("%d tool calls in a row failed; the last: %s", r.rec.ToolErrors, lastToolError(r.rec.Messages))}
 	}
 	return nil
 }
@@ -328,20 +318,20 @@ func lastToolError(msgs []Message) string {
 
 // reportSimple sends the tool_call_update of a call that ran no tool.
 func (r *run) reportSimple(id string, res *callResult) {
-	status := wire.StatusCompleted
+	status := StatusCompleted
 	if res.IsError {
-		status = wire.StatusFailed
+		status = StatusFailed
 	}
-	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: res.Content, IsError: res.IsError})
+	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: res.Content, IsError: res.IsError})
 }
 
 // reportResult sends the tool_call_update for a finished call.
-func (r *run) reportResult(id string, res tools.Result, status string, dur time.Duration) {
+func (r *run) reportResult(id string, res tools.Result, status Status, dur time.Duration) {
 	out := res.Output
 	if res.Full != "" {
 		out = res.Full
 	}
-	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
+	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
 		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files})
 }
 

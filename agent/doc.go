@@ -12,7 +12,14 @@
 // request is sent ([store]), so a run paused on several questions survives a
 // daemon restart and resumes exactly where it stopped when they are answered.
 //
-// agent reports upward through the [Notifier] function the rpc layer supplies,
-// and owns github.com/sashabaranov/go-openai: its types never leave model.go.
-// It imports tools, rag (through tools.Searcher) and rpc/wire, never rpc or cmd.
+// agent owns the run vocabulary: what a front end asks ([RunParams],
+// [ReplyParams], [ConfirmParams]) and what a run reports ([UpdateParams],
+// [InputRequest], [InputResolved], [RunState]), with their states, kinds and
+// outcomes. It reports through the [Listener] each front end implements, as
+// values: it neither names protocol methods nor encodes for a wire. Every
+// notification is also appended to the run's event log ([Event]), which
+// [Agent.Events] and [Agent.SessionHistory] replay.
+//
+// agent owns github.com/sashabaranov/go-openai: its types never leave
+// model.go. It imports tools, never rpc or cmd.
 package agent

@@ -2,7 +2,8 @@ package agent
 
 import "errors"
 
-// Errors a caller can act on. The rpc layer maps each to its wire code.
+// Errors a caller can act on. Each front end maps them to its own errors
+// (rpc to its protocol codes).
 var (
 	ErrUnknownRun      = errors.New("unknown run")
 	ErrUnknownRequest  = errors.New("unknown request")

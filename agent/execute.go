@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -35,11 +34,11 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 		return res
 	}
 	r.keepBaseline(ctx, call.Writes)
-	r.update(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: wire.StatusInProgress})
-	stream := r.newOutputStream(pc.Call.ID)
+	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusInProgress})
+	live := r.newLiveOutput(pc.Call.ID)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
-	r.env.Output = stream.write
+	r.env.Output = live.write
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -50,20 +49,20 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	start := time.Now()
 	out, err := call.Run(tctx)
 	cancel()
-	stream.close()
+	live.close()
 	dur := time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		// The tool's infrastructure broke (not a failure the model caused).
 		r.logger().Error("tool failed", "tool", pc.Call.Name, "err", err)
 		out = tools.Result{IsError: true, Output: fmt.Sprintf("Internal error running %s: %v", pc.Call.Name, err)}
 	}
-	status := wire.StatusCompleted
+	status := StatusCompleted
 	if out.IsError {
-		status = wire.StatusFailed
+		status = StatusFailed
 	}
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: "executed", Outcome: outcomeOf(out), Duration: dur})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
@@ -90,7 +89,7 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 	t := r.a.tools[pc.Call.Name]
 	if call == nil {
 		var refusal *tools.Result
-		call, refusal = t.Prepare(ctx, r.env, pc.Call.Args)
+		call, refusal = tools.Prepare(ctx, t, r.env, pc.Call.Args)
 		if refusal != nil {
 			return nil, false, &callResult{IsError: true, Content: refusal.Output}
 		}
@@ -106,21 +105,21 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 		return call, false, nil
 	}
 	args, _ := json.Marshal(map[string]string{"path": call.Writes[0].Path, "content": *edited})
-	wcall, refusal := w.Prepare(ctx, r.env, args)
+	wcall, refusal := tools.Prepare(ctx, w, r.env, args)
 	if refusal != nil {
 		return nil, false, &callResult{IsError: true, Content: refusal.Output}
 	}
 	return wcall, true, nil
 }
 
-func sameDiffs(a, b []wire.FileDiff) bool {
-	return slices.EqualFunc(a, b, func(x, y wire.FileDiff) bool { return x.Path == y.Path && x.Diff == y.Diff })
+func sameDiffs(a, b []tools.FileDiff) bool {
+	return slices.EqualFunc(a, b, func(x, y tools.FileDiff) bool { return x.Path == y.Path && x.Diff == y.Diff })
 }
 
 // keepBaseline remembers the content files had before the run first changed
 // them, for the run's final files_changed diff. The files are read without
 // holding r.mu: an editor's answer can wait on a cancel that needs it.
-func (r *run) keepBaseline(ctx context.Context, writes []wire.FileDiff) {
+func (r *run) keepBaseline(ctx context.Context, writes []tools.FileDiff) {
 	var need []string
 	r.mu.Lock()
 	for _, w := range writes {
@@ -147,7 +146,7 @@ func (r *run) keepBaseline(ctx context.Context, writes []wire.FileDiff) {
 	}
 }
 
-func (r *run) noteChanges(files []wire.FileDiff) {
+func (r *run) noteChanges(files []tools.FileDiff) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range files {
@@ -161,14 +160,14 @@ func (r *run) noteChanges(files []wire.FileDiff) {
 
 // changedFiles diffs each changed file against its baseline. Like
 // keepBaseline it reads without holding r.mu.
-func (r *run) changedFiles() []wire.FileDiff {
+func (r *run) changedFiles() []tools.FileDiff {
 	r.mu.Lock()
 	changed := slices.Clone(r.rec.Changed)
 	baseline := maps.Clone(r.rec.Baseline)
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), finalReadTimeout)
 	defer cancel()
-	var out []wire.FileDiff
+	var out []tools.FileDiff
 	for _, p := range changed {
 		before := baseline[p]
 		after := r.readSmall(ctx, p)

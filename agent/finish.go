@@ -2,47 +2,45 @@ package agent
 
 import (
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // complete ends a run with its answer.
-func (r *run) complete(text, stop string) {
+func (r *run) complete(text string, stop StopReason) {
 	r.reportFiles()
-	r.update(wire.Update{Kind: wire.UpdateResult, StopReason: stop, Text: text})
+	r.update(Update{Kind: UpdateResult, StopReason: stop, Text: text})
 	r.mu.Lock()
 	r.rec.FinalText = text
 	r.mu.Unlock()
-	r.finish(wire.StateCompleted, stop, "")
+	r.finish(StateCompleted, stop, "")
 }
 
 // fail ends a run with an error that says what went wrong.
-func (r *run) fail(stop, msg string) {
+func (r *run) fail(stop StopReason, msg string) {
 	r.logger().Warn("run failed", "stop_reason", stop, "err", msg)
 	r.mu.Lock()
 	r.cancelOpenLocked()
 	r.mu.Unlock()
 	r.reportFiles()
-	r.finish(wire.StateFailed, stop, msg)
+	r.finish(StateFailed, stop, msg)
 }
 
 // finishCancelled ends a run as cancelled, never as a failure.
 func (r *run) finishCancelled() {
 	r.mu.Lock()
-	if isFinished(r.rec.State) {
+	if r.rec.State.Finished() {
 		r.mu.Unlock()
 		return
 	}
 	r.cancelOpenLocked()
 	r.mu.Unlock()
 	r.reportFiles()
-	r.finish(wire.StateCancelled, wire.StopCancelled, "")
+	r.finish(StateCancelled, StopCancelled, "")
 }
 
 // finish records the final state durably and hands the conversation back to
 // the session before the editor hears the run is over, so a prompt sent the
 // moment it ends continues the whole conversation.
-func (r *run) finish(state, stop, errText string) {
+func (r *run) finish(state State, stop StopReason, errText string) {
 	r.mu.Lock()
 	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
 	r.durableLocked()
@@ -50,16 +48,14 @@ func (r *run) finish(state, stop, errText string) {
 	r.a.finishRun(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sendLocked(wire.MethodRunState, func(seq int64) any {
-		return wire.RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, State: state, StopReason: stop, Error: errText}
-	})
+	r.sendStateLocked()
 	r.persistLocked(false) // the final seq
 	r.closeLogLocked()
 }
 
 func (r *run) reportFiles() {
 	if files := r.changedFiles(); len(files) > 0 {
-		r.update(wire.Update{Kind: wire.UpdateFilesChanged, Files: files})
+		r.update(Update{Kind: UpdateFilesChanged, Files: files})
 	}
 }
 
@@ -86,7 +82,7 @@ func (a *Agent) finishRun(r *run) {
 
 // closeDanglingCalls adds a result for every tool call that has none (the
 // run stopped in the middle of a step).
-func closeDanglingCalls(msgs []Message, state string) []Message {
+func closeDanglingCalls(msgs []Message, state State) []Message {
 	out := append([]Message(nil), msgs...)
 	answered := map[string]bool{}
 	for _, m := range out {
@@ -100,7 +96,7 @@ func closeDanglingCalls(msgs []Message, state string) []Message {
 		}
 		for _, c := range out[i].ToolCalls {
 			if !answered[c.ID] {
-				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Content: "Not run: the run ended (" + state + ") before this call finished."})
+				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Content: "Not run: the run ended (" + string(state) + ") before this call finished."})
 			}
 		}
 		break

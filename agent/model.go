@@ -12,8 +12,6 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ModelConfig names an OpenAI-compatible endpoint.
@@ -60,7 +58,7 @@ type ToolSpec struct {
 type ModelReply struct {
 	Text      string
 	ToolCalls []ToolCall
-	Usage     wire.Usage
+	Usage     Usage
 	// Cut is set when runaway repeated output was cut short.
 	Cut bool
 }
@@ -142,7 +140,7 @@ func readStream(ctx context.Context, stream *openai.ChatCompletionStream, cancel
 			return ModelReply{}, classifyErr(err)
 		}
 		if chunk.Usage != nil {
-			reply.Usage = wire.Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+			reply.Usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
 		}
 		if len(chunk.Choices) == 0 {
 			continue

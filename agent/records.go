@@ -58,12 +58,21 @@ func (rc *recorder) close() {
 	rc.audit, rc.trace = nil, nil
 }
 
+// What the audit log records beside the policy's actions and the user's
+// decisions.
+const (
+	auditRejected = "reject"   // the call needed a confirmation the front end cannot show
+	auditExecuted = "executed" // the call ran
+)
+
 // auditEntry is one line of the audit log.
 type auditEntry struct {
-	Run      *runRecord
-	Call     *tools.Call
+	Run  *runRecord
+	Call *tools.Call
+	// Decision is a policy action (allow, deny), a user's decision
+	// (allow_once, …) or one of the audit words above.
 	Decision string
-	By       string
+	By       ResolvedBy
 	Rule     string
 	Reason   string
 	Outcome  string
@@ -71,20 +80,20 @@ type auditEntry struct {
 }
 
 type auditLine struct {
-	Time       time.Time `json:"time"`
-	RunID      string    `json:"runId"`
-	SessionID  string    `json:"sessionId"`
-	Tool       string    `json:"tool,omitempty"`
-	Title      string    `json:"title,omitempty"`
-	Command    string    `json:"command,omitempty"`
-	Cwd        string    `json:"cwd,omitempty"`
-	Paths      []string  `json:"paths,omitempty"`
-	Decision   string    `json:"decision"`
-	By         string    `json:"by,omitempty"`
-	Rule       string    `json:"rule,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"`
-	DurationMs int64     `json:"durationMs,omitempty"`
+	Time       time.Time  `json:"time"`
+	RunID      string     `json:"runId"`
+	SessionID  string     `json:"sessionId"`
+	Tool       string     `json:"tool,omitempty"`
+	Title      string     `json:"title,omitempty"`
+	Command    string     `json:"command,omitempty"`
+	Cwd        string     `json:"cwd,omitempty"`
+	Paths      []string   `json:"paths,omitempty"`
+	Decision   string     `json:"decision"`
+	By         ResolvedBy `json:"by,omitempty"`
+	Rule       string     `json:"rule,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Outcome    string     `json:"outcome,omitempty"`
+	DurationMs int64      `json:"durationMs,omitempty"`
 }
 
 // audit records decisions about calls that change something; reads are not

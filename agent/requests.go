@@ -4,15 +4,45 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
+// openRequest is an input request of a run: the request of one of the
+// step's calls (persisted with the run; call is set), or a question a
+// running tool asks (live; answer is set: it lasts as long as the tool, and
+// a restart cancels it). What each kind accepts and what the model reads
+// once it is closed is in requestRules.
+type openRequest struct {
+	req    *InputRequest
+	call   *pendingCall
+	answer chan *resolution
+}
+
+// resolution says how the request was closed, nil while it is open. A
+// live request is forgotten when it closes, so it is always open.
+func (o openRequest) resolution() *resolution {
+	if o.call == nil {
+		return nil
+	}
+	return o.call.Resolved
+}
+
+// closedErr refuses an answer to a request that is already closed.
+func (o openRequest) closedErr() error {
+	res := o.resolution()
+	switch {
+	case res == nil:
+		return nil
+	case res.Outcome == OutcomeTimeout:
+		return fmt.Errorf("%w: request %s expired at %s", ErrExpired, o.req.RequestID, o.req.ExpiresAt.Format(time.RFC3339))
+	}
+	return fmt.Errorf("%w: request %s was already resolved (%s by %s)", ErrAlreadyResolved, o.req.RequestID, res.Outcome, res.By)
+}
+
 // Reply answers a question, a choice or a secret.
-func (a *Agent) Reply(ctx context.Context, p wire.ReplyParams) error {
+func (a *Agent) Reply(ctx context.Context, p ReplyParams) error {
 	r, err := a.runOfRequest(p.RequestID)
 	if err != nil {
 		return err
@@ -21,7 +51,7 @@ func (a *Agent) Reply(ctx context.Context, p wire.ReplyParams) error {
 }
 
 // Confirm answers a write or command confirmation.
-func (a *Agent) Confirm(ctx context.Context, p wire.ConfirmParams) error {
+func (a *Agent) Confirm(ctx context.Context, p ConfirmParams) error {
 	r, err := a.runOfRequest(p.RequestID)
 	if err != nil {
 		return err
@@ -39,7 +69,7 @@ func (a *Agent) runOfRequest(id string) (*run, error) {
 		return r, nil
 	}
 	if outcome, ok := a.resolvedIDs[id]; ok {
-		if outcome == "timeout" {
+		if outcome == OutcomeTimeout {
 			return nil, fmt.Errorf("%w: request %s expired before the reply came", ErrExpired, id)
 		}
 		return nil, fmt.Errorf("%w: request %s was already resolved (%s)", ErrAlreadyResolved, id, outcome)
@@ -47,73 +77,77 @@ func (a *Agent) runOfRequest(id string) (*run, error) {
 	return nil, fmt.Errorf("%w: %s", ErrUnknownRequest, id)
 }
 
-// findLocked returns the open request with that id: a step's call or a live
-// question from a running tool.
-func (r *run) findLocked(id string) (*pendingCall, *liveRequest, *wire.InputRequest) {
+// findLocked returns the request with that id, open or closed.
+func (r *run) findLocked(id string) (openRequest, error) {
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Request.RequestID == id {
-			return pc, nil, pc.Request
+			return openRequest{req: pc.Request, call: pc}, nil
 		}
 	}
-	if lr, ok := r.live[id]; ok {
-		return nil, lr, &lr.req
+	if o, ok := r.live[id]; ok {
+		return o, nil
 	}
-	return nil, nil, nil
+	return openRequest{}, fmt.Errorf("%w: %s", ErrUnknownRequest, id)
 }
 
-func (r *run) reply(p wire.ReplyParams) error {
+// openLocked lists the run's open requests: the step's, then the live ones.
+func (r *run) openLocked() []openRequest {
+	var out []openRequest
+	for _, pc := range r.rec.Pending {
+		if pc.Request != nil && pc.Resolved == nil {
+			out = append(out, openRequest{req: pc.Request, call: pc})
+		}
+	}
+	for _, o := range r.live {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (r *run) reply(p ReplyParams) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pc, lr, req := r.findLocked(p.RequestID)
-	if req == nil {
-		return fmt.Errorf("%w: %s", ErrUnknownRequest, p.RequestID)
+	o, err := r.findLocked(p.RequestID)
+	if err == nil {
+		err = o.closedErr()
 	}
-	if err := openCheck(pc, req); err != nil {
-		return err
-	}
-	res, secret, err := answerOf(req, p)
 	if err != nil {
 		return err
 	}
-	if req.Kind == wire.KindSecret && pc != nil {
-		r.secrets[secretName(pc.Call)] = secret
+	rule := requestRules[o.req.Kind]
+	if rule.decision {
+		return fmt.Errorf("%w: request %s is a %s; answer it with agent/confirm", ErrWrongKind, o.req.RequestID, o.req.Kind)
 	}
-	if lr != nil {
-		res.Text = secret // a live secret goes straight to the tool, never stored
+	res, err := rule.reply(o.req, p)
+	if err != nil {
+		return err
 	}
-	r.resolveLocked(pc, lr, req, res)
+	if rule.secret && o.call != nil {
+		r.secrets[secretName(o.call.Call)] = res.Text
+	}
+	r.resolveLocked(o, res)
 	return nil
 }
 
-func (r *run) confirm(p wire.ConfirmParams) error {
+func (r *run) confirm(p ConfirmParams) error {
 	r.mu.Lock()
-	pc, _, req := r.findLocked(p.RequestID)
-	if req == nil {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrUnknownRequest, p.RequestID)
+	o, err := r.findLocked(p.RequestID)
+	if err == nil {
+		err = o.closedErr()
 	}
-	if err := openCheck(pc, req); err != nil {
+	if err == nil {
+		err = checkDecision(o.req, p)
+	}
+	if err != nil {
 		r.mu.Unlock()
 		return err
 	}
-	if req.Kind != wire.KindConfirmWrite && req.Kind != wire.KindConfirmCommand {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: request %s is a %s; answer it with agent/reply", ErrWrongKind, req.RequestID, req.Kind)
-	}
-	if !slices.ContainsFunc(confirmOptions, func(o wire.Option) bool { return o.OptionID == p.Decision }) {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: decision %q is not one of allow_once, allow_session, allow_always, reject_once, reject_always", ErrWrongKind, p.Decision)
-	}
-	if p.EditedContent != nil && len(req.Diff) != 1 {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: editedContent needs a confirm_write of exactly one file", ErrWrongKind)
-	}
-	res := &resolution{Outcome: p.Decision, By: wire.ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
-	call := r.prepared[pc.Call.ID]
-	r.resolveLocked(pc, nil, req, res)
+	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
+	call := r.prepared[o.call.Call.ID]
+	r.resolveLocked(o, res)
 	r.mu.Unlock()
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: p.Decision, By: wire.ByUser, Rule: req.Rule, Reason: p.Reason})
-	if call != nil && (p.Decision == wire.AllowSession || p.Decision == wire.AllowAlways || p.Decision == wire.RejectAlways) {
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason})
+	if call != nil && p.Decision.Lasts() {
 		if rule, err := r.a.policy.Grant(r.rec.SessionID, call, p.Decision); err != nil {
 			r.logger().Warn("storing rule", "err", err)
 		} else {
@@ -124,84 +158,36 @@ func (r *run) confirm(p wire.ConfirmParams) error {
 	return nil
 }
 
-// openCheck refuses a reply to a request that is already closed.
-func openCheck(pc *pendingCall, req *wire.InputRequest) error {
-	if pc == nil || pc.Resolved == nil {
-		return nil
-	}
-	if pc.Resolved.Outcome == "timeout" {
-		return fmt.Errorf("%w: request %s expired at %s", ErrExpired, req.RequestID, req.ExpiresAt.Format(time.RFC3339))
-	}
-	return fmt.Errorf("%w: request %s was already resolved (%s by %s)", ErrAlreadyResolved, req.RequestID, pc.Resolved.Outcome, pc.Resolved.By)
-}
-
-// answerOf checks a reply against the request's kind and options.
-func answerOf(req *wire.InputRequest, p wire.ReplyParams) (*resolution, string, error) {
-	res := &resolution{Outcome: "answered", By: wire.ByUser}
-	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
-		return nil, "", fmt.Errorf("%w: request %s is a %s; answer it with agent/confirm", ErrWrongKind, req.RequestID, req.Kind)
-	case wire.KindQuestion:
-		if p.Text == nil {
-			return nil, "", fmt.Errorf("%w: text is required for a question", ErrInvalid)
-		}
-		res.Text = *p.Text
-	case wire.KindSecret:
-		if p.Text == nil {
-			return nil, "", fmt.Errorf("%w: text is required for a secret", ErrInvalid)
-		}
-		return res, *p.Text, nil
-	case wire.KindChoice:
-		return choiceAnswer(req, p, res)
-	}
-	return res, "", nil
-}
-
-func choiceAnswer(req *wire.InputRequest, p wire.ReplyParams, res *resolution) (*resolution, string, error) {
-	ids := p.Answers
-	if p.OptionID != "" {
-		ids = append([]string{p.OptionID}, ids...)
-	}
+// checkDecision checks a Confirm against the request it answers.
+func checkDecision(req *InputRequest, p ConfirmParams) error {
 	switch {
-	case len(ids) > 1 && !req.Multiple:
-		return nil, "", fmt.Errorf("%w: request %s takes one option", ErrWrongKind, req.RequestID)
-	case len(ids) == 0 && p.Text != nil:
-		if !req.AllowOther {
-			return nil, "", fmt.Errorf("%w: request %s is a closed choice; give an optionId", ErrWrongKind, req.RequestID)
-		}
-		res.Text = *p.Text
-		return res, "", nil
-	case len(ids) == 0:
-		return nil, "", fmt.Errorf("%w: optionId, answers or text is required for a choice", ErrInvalid)
+	case !requestRules[req.Kind].decision:
+		return fmt.Errorf("%w: request %s is a %s; answer it with agent/reply", ErrWrongKind, req.RequestID, req.Kind)
+	case !slices.Contains(tools.Decisions, p.Decision):
+		return fmt.Errorf("%w: decision %q is not one of allow_once, allow_session, allow_always, reject_once, reject_always", ErrWrongKind, p.Decision)
+	case p.EditedContent != nil && len(req.Diff) != 1:
+		return fmt.Errorf("%w: editedContent needs a confirm_write of exactly one file", ErrWrongKind)
 	}
-	for _, id := range ids {
-		i := slices.IndexFunc(req.Options, func(o wire.Option) bool { return o.OptionID == id })
-		if i < 0 {
-			return nil, "", fmt.Errorf("%w: option %q is not among the options of %s", ErrWrongKind, id, req.RequestID)
-		}
-		res.Options = append(res.Options, req.Options[i].Label)
-	}
-	return res, "", nil
+	return nil
 }
 
 // resolveLocked closes a request: persists the resolution before anything
-// else, tells every view, and wakes whoever waits on it.
-func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *wire.InputRequest, res *resolution) {
-	if pc != nil {
+// else, tells every view, and wakes whoever waits on it. A secret's value
+// is never persisted.
+func (r *run) resolveLocked(o openRequest, res *resolution) {
+	if o.call != nil {
 		stored := *res
-		if req.Kind == wire.KindSecret {
+		if requestRules[o.req.Kind].secret {
 			stored.Text = ""
 		}
-		pc.Resolved = &stored
+		o.call.Resolved = &stored
 		r.durableLocked()
 	}
-	r.a.closed(req.RequestID, res.Outcome)
-	r.sendLocked(wire.MethodInputResolved, func(seq int64) any {
-		return wire.InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, RequestID: req.RequestID, Outcome: res.Outcome, By: res.By}
-	})
-	if lr != nil {
-		delete(r.live, req.RequestID)
-		lr.answer <- res
+	r.a.closed(o.req.RequestID, res.Outcome)
+	r.sendResolvedLocked(o.req.RequestID, res)
+	if o.answer != nil {
+		delete(r.live, o.req.RequestID)
+		o.answer <- res
 	}
 	r.signal()
 }
@@ -210,146 +196,79 @@ func (r *run) resolveLocked(pc *pendingCall, lr *liveRequest, req *wire.InputReq
 func (r *run) expire(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pc, lr, req := r.findLocked(id)
-	if req == nil || (pc != nil && pc.Resolved != nil) {
-		return
+	if o, err := r.findLocked(id); err == nil && o.resolution() == nil {
+		r.resolveLocked(o, &resolution{Outcome: OutcomeTimeout, By: ByTimeout})
 	}
-	r.resolveLocked(pc, lr, req, &resolution{Outcome: "timeout", By: wire.ByTimeout})
 }
 
 // cancelOpenLocked resolves every open request of the run as cancelled and
 // closes every call of the step that has no result, so no view keeps a
 // pending tool call.
 func (r *run) cancelOpenLocked() {
-	defer r.closeOpenCallsLocked()
+	for _, o := range r.openLocked() {
+		r.resolveLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
+	}
 	for _, pc := range r.rec.Pending {
-		if pc.Request != nil && pc.Resolved == nil {
-			r.resolveLocked(pc, nil, pc.Request, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+		if pc.Result == nil {
+			r.updateLocked(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusFailed,
+				Output: "Stopped: the run ended before this call finished.", IsError: true})
 		}
 	}
-	for _, lr := range r.live {
-		r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: "cancelled", By: wire.ByCancel})
-	}
 }
 
-func (r *run) closeOpenCallsLocked() {
-	for _, pc := range r.rec.Pending {
-		if pc.Result != nil {
-			continue
-		}
-		id := pc.Call.ID
-		r.sendLocked(wire.MethodUpdate, func(seq int64) any {
-			return wire.UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, Update: wire.Update{
-				Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: wire.StatusFailed, Output: "Stopped: the run ended before this call finished.", IsError: true}}
-		})
-	}
-}
-
-// resultOfResolution turns a closed request into what the model reads. An
-// allowed confirmation marks the call approved instead: settle runs it next.
-func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResult {
-	res, req := pc.Resolved, pc.Request
-	var out *callResult
-	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
-		out = r.confirmResult(pc, res)
-		if out == nil {
-			return nil
-		}
-	default:
-		out = questionResult(req, res, pc.Call, r.a.cfg.QuestionTimeout)
-	}
-	r.reportSimple(pc.Call.ID, out)
-	return out
-}
-
-func (r *run) confirmResult(pc *pendingCall, res *resolution) *callResult {
-	what := "write"
-	if pc.Request.Kind == wire.KindConfirmCommand {
-		what = "command"
-	}
-	switch res.Outcome {
-	case wire.AllowOnce, wire.AllowSession, wire.AllowAlways:
-		r.mu.Lock()
-		pc.Approved = true
-		r.checkpointLocked()
-		r.mu.Unlock()
-		return nil
-	case "timeout":
-		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: no one approved this %s in time (timeout). It is not a refusal; you may ask again later or continue without it.", what)}
-	case "cancelled":
-		return &callResult{IsError: true, Rejected: true, Content: "Not run: the request was cancelled."}
-	}
-	reason := res.Reason
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf(
-		"The user rejected this %s (%s). Reason: %s. Do not retry it unchanged; adjust your approach to the reason, or ask the user.", what, res.Outcome, reason)}
-}
-
-func questionResult(req *wire.InputRequest, res *resolution, c ToolCall, timeout time.Duration) *callResult {
-	switch res.Outcome {
-	case "timeout":
-		return &callResult{Content: fmt.Sprintf("The user did not answer within %s. Decide with what you have, say which assumption you made, or give your answer with what you know.", timeout)}
-	case "cancelled":
-		return &callResult{IsError: true, Content: "The question was cancelled."}
-	}
-	switch {
-	case req.Kind == wire.KindSecret:
-		name := secretName(c)
-		return &callResult{Content: fmt.Sprintf("The user provided the secret. It is available to run_cmd commands as the environment variable %s; its value is not shown to you. Refer to it as $%s.", name, name)}
-	case len(res.Options) > 0:
-		return &callResult{Content: "The user chose: " + strings.Join(res.Options, ", ")}
-	}
-	return &callResult{Content: "The user answered: " + res.Text}
-}
-
-// Ask implements tools.Prompter: a running tool (an interactive command)
+// Ask implements tools.Asker: a running tool (an interactive command)
 // puts a question to the user and waits for the answer.
 func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
-	kind := wire.KindQuestion
+	kind := KindQuestion
 	switch {
 	case q.Secret:
-		kind = wire.KindSecret
+		kind = KindSecret
 	case len(q.Options) > 0:
-		kind = wire.KindChoice
+		kind = KindChoice
 	}
 	if !r.a.renders(kind) {
 		return tools.Answer{Cancelled: true}, nil
 	}
-	lr := &liveRequest{answer: make(chan *resolution, 1)}
 	r.mu.Lock()
 	req := r.newRequest(r.currentCallLocked())
 	req.Kind, req.Title, req.Message, req.Options, req.Command = kind, q.Title, q.Message, q.Options, q.Command
-	req.AllowOther = kind == wire.KindChoice
-	if d := r.a.cfg.QuestionTimeout; d > 0 {
-		exp := req.CreatedAt.Add(d)
-		req.ExpiresAt = &exp
-	}
-	lr.req = *req
-	r.live[req.RequestID] = lr
-	r.a.opened(&lr.req, r)
-	r.sendRequestLocked(&lr.req)
+	req.AllowOther = kind == KindChoice
+	expireAfter(req, r.a.cfg.QuestionTimeout)
+	o := openRequest{req: req, answer: make(chan *resolution, 1)}
+	r.live[req.RequestID] = o
+	r.a.opened(req, r)
+	r.sendRequestLocked(req)
 	r.mu.Unlock()
 	select {
 	case <-ctx.Done():
 		r.mu.Lock()
 		if _, open := r.live[req.RequestID]; open {
-			r.resolveLocked(nil, lr, &lr.req, &resolution{Outcome: "cancelled", By: wire.ByCancel})
+			r.resolveLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
 		}
 		r.mu.Unlock()
 		return tools.Answer{Cancelled: true}, ctx.Err()
-	case res := <-lr.answer:
-		ans := tools.Answer{Text: res.Text, TimedOut: res.Outcome == "timeout", Cancelled: res.Outcome == "cancelled"}
-		if len(res.Options) > 0 {
-			ans.Text = res.Options[0]
-			i := slices.IndexFunc(req.Options, func(o wire.Option) bool { return o.Label == res.Options[0] })
-			if i >= 0 {
-				ans.OptionID = req.Options[i].OptionID
-			}
+	case res := <-o.answer:
+		return answerOf(req, res), nil
+	}
+}
+
+// answerOf is a live question's resolution as the tool reads it.
+func answerOf(req *InputRequest, res *resolution) tools.Answer {
+	ans := tools.Answer{Text: res.Text, TimedOut: res.Outcome == OutcomeTimeout, Cancelled: res.Outcome == OutcomeCancelled}
+	if len(res.Options) > 0 {
+		ans.Text = res.Options[0]
+		if i := slices.IndexFunc(req.Options, func(o tools.Option) bool { return o.Label == res.Options[0] }); i >= 0 {
+			ans.OptionID = req.Options[i].OptionID
 		}
-		return ans, nil
+	}
+	return ans
+}
+
+// expireAfter gives the request its expiry, d from its creation (0: none).
+func expireAfter(req *InputRequest, d time.Duration) {
+	if d > 0 {
+		exp := req.CreatedAt.Add(d)
+		req.ExpiresAt = &exp
 	}
 }
 

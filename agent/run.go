@@ -9,32 +9,31 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
 // runRecord is a run's durable state: everything needed to go on after a
 // restart. Secrets are never in it.
 type runRecord struct {
-	ID         string           `json:"id"`
-	SessionID  string           `json:"sessionId"`
-	State      string           `json:"state"`
-	StopReason string           `json:"stopReason,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	Policy     string           `json:"policy,omitempty"`
-	Class      string           `json:"class"`
-	Prompt     string           `json:"prompt"`
-	Context    *wire.RunContext `json:"context,omitempty"`
+	ID         string      `json:"id"`
+	SessionID  string      `json:"sessionId"`
+	State      State       `json:"state"`
+	StopReason StopReason  `json:"stopReason,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	Policy     tools.Mode  `json:"policy,omitempty"`
+	Class      string      `json:"class"`
+	Prompt     string      `json:"prompt"`
+	Context    *RunContext `json:"context,omitempty"`
 	// Messages live in the run's journal; MessageCount says how many of
 	// its lines this checkpoint stands for.
 	Messages     []Message          `json:"-"`
 	MessageCount int                `json:"messageCount"`
-	Plan         []wire.PlanEntry   `json:"plan,omitempty"`
+	Plan         []PlanEntry        `json:"plan,omitempty"`
 	Explanation  string             `json:"explanation,omitempty"`
 	Step         int                `json:"step"`
 	Pending      []*pendingCall     `json:"pending,omitempty"`
 	Seq          int64              `json:"seq"`
-	Usage        wire.Usage         `json:"usage"`
+	Usage        Usage              `json:"usage"`
 	Baseline     map[string]*string `json:"baseline,omitempty"`
 	Changed      []string           `json:"changed,omitempty"`
 	LastCalls    []string           `json:"lastCalls,omitempty"`
@@ -50,8 +49,8 @@ type runRecord struct {
 type pendingCall struct {
 	Call ToolCall `json:"call"`
 	// Request is the input request the call waits on, if it needed one.
-	Request  *wire.InputRequest `json:"request,omitempty"`
-	Resolved *resolution        `json:"resolved,omitempty"`
+	Request  *InputRequest `json:"request,omitempty"`
+	Resolved *resolution   `json:"resolved,omitempty"`
 	// Approved means the call may run: the policy allowed it or a user did.
 	Approved bool        `json:"approved,omitempty"`
 	Result   *callResult `json:"result,omitempty"`
@@ -60,13 +59,13 @@ type pendingCall struct {
 // resolution is how an input request was closed. A secret's value is never
 // stored here.
 type resolution struct {
-	Outcome  string   `json:"outcome"`
-	By       string   `json:"by"`
-	Text     string   `json:"text,omitempty"`
-	Options  []string `json:"options,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Edited   *string  `json:"edited,omitempty"`
-	Decision string   `json:"decision,omitempty"`
+	Outcome  Outcome        `json:"outcome"`
+	By       ResolvedBy     `json:"by"`
+	Text     string         `json:"text,omitempty"`
+	Options  []string       `json:"options,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	Edited   *string        `json:"edited,omitempty"`
+	Decision tools.Decision `json:"decision,omitempty"`
 }
 
 // callResult is what the model reads back for a call.
@@ -88,7 +87,7 @@ type run struct {
 	msgLog   *os.File
 	saved    int                    // messages already in the journal
 	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
-	live     map[string]*liveRequest
+	live     map[string]openRequest // a running tool's questions, by request id
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
@@ -96,13 +95,6 @@ type run struct {
 	env  *tools.Env
 	wake chan struct{}
 	done chan struct{} // closed when the drive goroutine returns
-}
-
-// liveRequest is a question a running tool asks (an interactive command's
-// prompt). It lives only as long as the tool; a restart cancels it.
-type liveRequest struct {
-	req    wire.InputRequest
-	answer chan *resolution
 }
 
 var (
@@ -114,47 +106,75 @@ func (r *run) logger() *slog.Logger {
 	return r.a.log.With("run_id", r.rec.ID, "session_id", r.rec.SessionID)
 }
 
-// send emits one run notification: it takes the next seq, logs the event and
-// hands it to the notifier, all under the run's lock so that the order on
-// the wire is the order of seq.
-func (r *run) send(method string, mk func(seq int64) any) {
+// The run's notifications. Each takes the next seq, is appended to the
+// run's event log and goes to the listener, all under the run's lock, so
+// that the order the front ends see is the order of seq.
+
+func (r *run) update(u Update) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sendLocked(method, mk)
+	r.updateLocked(u)
 }
 
-func (r *run) sendLocked(method string, mk func(seq int64) any) {
-	r.rec.Seq++
-	data, err := json.Marshal(mk(r.rec.Seq))
-	if err != nil {
-		r.logger().Error("encoding notification", "method", method, "err", err)
-		return
-	}
-	if r.log != nil {
-		if err := appendLine(r.log, wire.Event{Seq: r.rec.Seq, Method: method, Params: data}); err != nil {
-			r.logger().Warn("appending event", "err", err)
-		}
-	}
-	r.a.notify(method, data)
+func (r *run) updateLocked(u Update) {
+	p := UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), Update: u}
+	r.logEventLocked(EventUpdate, p.Seq, p)
+	r.a.listener.Update(p)
 }
 
-func (r *run) update(u wire.Update) {
-	r.send(wire.MethodUpdate, func(seq int64) any {
-		return wire.UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, Update: u}
-	})
-}
-
-func (r *run) setStateLocked(state, stop, errText string) {
-	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
-	r.sendLocked(wire.MethodRunState, func(seq int64) any {
-		return wire.RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: seq, State: state, StopReason: stop, Error: errText}
-	})
-}
-
-func (r *run) setState(state, stop, errText string) {
+func (r *run) setState(state State, stop StopReason, errText string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.setStateLocked(state, stop, errText)
+}
+
+func (r *run) setStateLocked(state State, stop StopReason, errText string) {
+	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
+	r.sendStateLocked()
+}
+
+// sendStateLocked reports the run's state as its record holds it.
+func (r *run) sendStateLocked() {
+	p := RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), State: r.rec.State,
+		StopReason: r.rec.StopReason, Error: r.rec.Error}
+	r.logEventLocked(EventRunState, p.Seq, p)
+	r.a.listener.RunState(p)
+}
+
+// sendRequestLocked sends an open request, stamping its seq and the number
+// of requests open.
+func (r *run) sendRequestLocked(req *InputRequest) {
+	req.Seq = r.nextSeqLocked()
+	req.PendingCount = r.a.openCount()
+	r.logEventLocked(EventInputRequest, req.Seq, req)
+	r.a.listener.InputRequest(*req)
+}
+
+func (r *run) sendResolvedLocked(requestID string, res *resolution) {
+	p := InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), RequestID: requestID,
+		Outcome: res.Outcome, By: res.By}
+	r.logEventLocked(EventInputResolved, p.Seq, p)
+	r.a.listener.InputResolved(p)
+}
+
+func (r *run) nextSeqLocked() int64 {
+	r.rec.Seq++
+	return r.rec.Seq
+}
+
+// logEventLocked appends a notification to the run's event log. A failure
+// is logged: the front ends still hear of it, but a replay will lack it.
+func (r *run) logEventLocked(kind EventKind, seq int64, v any) {
+	if r.log == nil {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err == nil {
+		err = appendLine(r.log, Event{Seq: seq, Kind: kind, Params: data})
+	}
+	if err != nil {
+		r.logger().Warn("appending event", "kind", kind, "err", err)
+	}
 }
 
 // checkpointLocked persists the record after a step. A failure is logged:

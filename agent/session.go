@@ -11,71 +11,73 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // sessionRecord is a conversation: its turns across runs.
 type sessionRecord struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Policy    string    `json:"policy,omitempty"`
-	LastRunID string    `json:"lastRunId,omitempty"`
-	RunIDs    []string  `json:"runIds,omitempty"`
-	State     string    `json:"state"`
-	Messages  []Message `json:"messages"`
+	ID        string     `json:"id"`
+	Title     string     `json:"title"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
+	Policy    tools.Mode `json:"policy,omitempty"`
+	LastRunID string     `json:"lastRunId,omitempty"`
+	RunIDs    []string   `json:"runIds,omitempty"`
+	State     State      `json:"state"`
+	Messages  []Message  `json:"messages"`
 }
 
 // Run starts a run and returns at once; the run goes on in the background.
-func (a *Agent) Run(ctx context.Context, p wire.RunParams) (wire.RunResult, error) {
+func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	if strings.TrimSpace(p.Prompt) == "" {
-		return wire.RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
+		return RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
 	}
-	if p.ApprovalPolicy != "" && !slices.Contains(wire.Policies, p.ApprovalPolicy) {
-		return wire.RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, strings.Join(wire.Policies, ", "))
+	if p.ApprovalPolicy != "" && !slices.Contains(tools.Modes, p.ApprovalPolicy) {
+		return RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, tools.ModeList())
 	}
-	if !a.ModelConfig().Configured() {
-		return wire.RunResult{}, fmt.Errorf("%w: %s", ErrNoModel, NoModelHelp)
+	if err := a.checkModel(); err != nil {
+		return RunResult{}, err
 	}
 	now := time.Now().UTC()
 	a.mu.Lock()
 	sess, err := a.sessionFor(p, now)
 	if err != nil {
 		a.mu.Unlock()
-		return wire.RunResult{}, err
+		return RunResult{}, err
 	}
 	policy := firstNonEmpty(p.ApprovalPolicy, sess.Policy, a.cfg.Policy)
-	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: wire.StateRunning, Policy: policy,
+	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: policy,
 		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
 	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: userMessage(a.cfg.Root, p)})
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
-	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, wire.StateRunning, now
+	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, StateRunning, now
 	sess.RunIDs = append(sess.RunIDs, rec.ID)
 	a.mu.Unlock()
 
 	if err := r.openLog(); err != nil {
-		return wire.RunResult{}, fmt.Errorf("opening run log: %w", err)
+		return RunResult{}, fmt.Errorf("opening run log: %w", err)
 	}
 	if err := a.saveSession(sess, false); err != nil {
 		a.log.Error("persisting session", "err", err)
 	}
 	r.mu.Lock()
-	r.setStateLocked(wire.StateRunning, "", "")
+	r.setStateLocked(StateRunning, "", "")
 	r.checkpointLocked()
 	r.mu.Unlock()
 	r.start()
-	return wire.RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
+	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
 }
 
-// NoModelHelp says how to configure a model.
-const NoModelHelp = "no model endpoint is configured. Set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), " +
-	"AGENTD_MODEL (e.g. qwen2.5-coder) and, if the endpoint needs one, OPENAI_API_KEY; or pass initializationOptions.model " +
-	"{baseUrl, name, apiKey}; or write them to ~/.config/agentd/config.json. `agentd search` works without a model."
+// checkModel says what is missing for the model to be called.
+func (a *Agent) checkModel() error {
+	c := a.cfg
+	c.Model = a.ModelConfig()
+	return c.CheckModel()
+}
 
 // sessionFor returns the session to run in, new or continued. a.mu is held.
-func (a *Agent) sessionFor(p wire.RunParams, now time.Time) (*sessionRecord, error) {
+func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, error) {
 	if p.SessionID == "" {
 		s := &sessionRecord{ID: newID("s"), Title: titleOf(p.Prompt), CreatedAt: now, UpdatedAt: now, Policy: p.ApprovalPolicy}
 		a.sessions[s.ID] = s
@@ -85,7 +87,7 @@ func (a *Agent) sessionFor(p wire.RunParams, now time.Time) (*sessionRecord, err
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, p.SessionID)
 	}
-	if r, ok := a.runs[s.LastRunID]; ok && !isFinished(r.state()) {
+	if r, ok := a.runs[s.LastRunID]; ok && !r.state().Finished() {
 		return nil, fmt.Errorf("%w: session %s has run %s in state %s; cancel it or wait for it to finish", ErrSessionBusy, s.ID, r.rec.ID, r.state())
 	}
 	if p.ApprovalPolicy != "" {
@@ -103,7 +105,7 @@ func (a *Agent) saveSession(s *sessionRecord, durable bool) error {
 	return a.store.saveSession(&cp, durable)
 }
 
-func (r *run) state() string {
+func (r *run) state() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rec.State
@@ -116,7 +118,7 @@ func (a *Agent) Cancel(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	if r == nil || isFinished(r.state()) {
+	if r == nil || r.state().Finished() {
 		return nil
 	}
 	r.mu.Lock()
@@ -124,7 +126,7 @@ func (a *Agent) Cancel(ctx context.Context, runID string) error {
 	r.mu.Unlock()
 	if driving {
 		r.stop(errCancelled)
-		if !isFinished(r.state()) {
+		if !r.state().Finished() {
 			r.finishCancelled() // the drive ended just before the cancel
 		}
 		return nil
@@ -139,10 +141,10 @@ func (a *Agent) Resume(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	if r == nil || r.state() != wire.StatePaused {
+	if r == nil || r.state() != StatePaused {
 		return fmt.Errorf("%w: run %s is not paused", ErrRunNotPaused, runID)
 	}
-	r.setState(wire.StateRunning, "", "")
+	r.setState(StateRunning, "", "")
 	r.start()
 	return nil
 }
@@ -166,48 +168,44 @@ func (a *Agent) liveRun(runID string) (*run, error) {
 }
 
 // Pending lists the open input requests, oldest first.
-func (a *Agent) Pending(runID string) []wire.InputRequest {
+func (a *Agent) Pending(runID string) []InputRequest {
 	a.mu.Lock()
 	runs := map[*run]bool{}
 	for _, r := range a.requests {
 		runs[r] = true
 	}
 	a.mu.Unlock()
-	out := []wire.InputRequest{}
+	out := []InputRequest{}
 	for r := range runs {
 		if runID == "" || r.rec.ID == runID {
 			out = append(out, r.openRequests()...)
 		}
 	}
-	slices.SortFunc(out, func(x, y wire.InputRequest) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	slices.SortFunc(out, func(x, y InputRequest) int { return x.CreatedAt.Compare(y.CreatedAt) })
 	for i := range out {
 		out[i].PendingCount = len(out)
 	}
 	return out
 }
 
-func (r *run) openRequests() []wire.InputRequest {
+func (r *run) openRequests() []InputRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []wire.InputRequest
-	for _, pc := range r.rec.Pending {
-		if pc.Request != nil && pc.Resolved == nil {
-			out = append(out, *pc.Request)
-		}
-	}
-	for _, lr := range r.live {
-		out = append(out, lr.req)
+	var out []InputRequest
+	for _, o := range r.openLocked() {
+		out = append(out, *o.req)
 	}
 	return out
 }
 
-// Events returns a run's notifications after a sequence number.
-func (a *Agent) Events(runID string, after int64) (wire.EventsResult, error) {
+// Events returns a run's notifications after a sequence number, in order,
+// and the run's state.
+func (a *Agent) Events(runID string, after int64) ([]Event, State, error) {
 	r, err := a.liveRun(runID)
 	if err != nil {
-		return wire.EventsResult{}, err
+		return nil, "", err
 	}
-	state := ""
+	var state State
 	if r != nil {
 		state = r.state()
 	} else {
@@ -215,21 +213,18 @@ func (a *Agent) Events(runID string, after int64) (wire.EventsResult, error) {
 	}
 	evs, err := a.store.readEvents(runID, after)
 	if err != nil {
-		return wire.EventsResult{}, err
+		return nil, "", err
 	}
-	if evs == nil {
-		evs = []wire.Event{}
-	}
-	return wire.EventsResult{Events: evs, State: state}, nil
+	return evs, state, nil
 }
 
-func (a *Agent) diskState(runID string) string {
+func (a *Agent) diskState(runID string) State {
 	data, err := os.ReadFile(a.store.runPath(runID))
 	if err != nil {
 		return ""
 	}
 	var rec struct {
-		State string `json:"state"`
+		State State `json:"state"`
 	}
 	_ = json.Unmarshal(data, &rec)
 	return rec.State
@@ -239,8 +234,8 @@ func (a *Agent) diskState(runID string) string {
 type SessionRun struct {
 	RunID  string
 	Prompt string
-	State  string
-	Events []wire.Event
+	State  State
+	Events []Event
 }
 
 // SessionHistory returns a session's runs, oldest first, each with every
@@ -266,7 +261,7 @@ func (a *Agent) SessionHistory(sessionID string) ([]SessionRun, error) {
 		if data, err := os.ReadFile(a.store.runPath(id)); err == nil {
 			var rec struct {
 				Prompt string `json:"prompt"`
-				State  string `json:"state"`
+				State  State  `json:"state"`
 			}
 			_ = json.Unmarshal(data, &rec)
 			run.Prompt, run.State = rec.Prompt, rec.State
@@ -280,21 +275,21 @@ func (a *Agent) SessionHistory(sessionID string) ([]SessionRun, error) {
 }
 
 // Sessions lists the workspace's sessions, newest first.
-func (a *Agent) Sessions() []wire.SessionInfo {
+func (a *Agent) Sessions() []SessionInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]wire.SessionInfo, 0, len(a.sessions))
+	out := make([]SessionInfo, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		state := s.State
 		if r, ok := a.runs[s.LastRunID]; ok {
 			state = r.state()
 		}
 		if state == "" {
-			state = "idle"
+			state = StateIdle
 		}
-		out = append(out, wire.SessionInfo{SessionID: s.ID, Title: s.Title, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, State: state, LastRunID: s.LastRunID})
+		out = append(out, SessionInfo{SessionID: s.ID, Title: s.Title, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, State: state, LastRunID: s.LastRunID})
 	}
-	slices.SortFunc(out, func(x, y wire.SessionInfo) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	slices.SortFunc(out, func(x, y SessionInfo) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
 	return out
 }
 
@@ -315,7 +310,7 @@ func titleOf(prompt string) string {
 	return truncate(t, 80)
 }
 
-func firstNonEmpty(s ...string) string {
+func firstNonEmpty[T ~string](s ...T) T {
 	for _, v := range s {
 		if v != "" {
 			return v

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // step asks the model for the next move and either finishes the run (a
@@ -40,17 +38,17 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.mu.Unlock()
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {
-			r.update(wire.Update{Kind: wire.UpdateMessageChunk, Text: text})
+			r.update(Update{Kind: UpdateMessageChunk, Text: text})
 		}
-		stop := wire.StopEndTurn
+		stop := StopEndTurn
 		if limit {
-			stop = wire.StopMaxSteps
+			stop = StopMaxSteps
 		}
 		r.complete(text, stop)
 		return true, nil
 	}
 	if r.a.textMode() && text != "" {
-		r.update(wire.Update{Kind: wire.UpdateMessageChunk, Text: text})
+		r.update(Update{Kind: UpdateMessageChunk, Text: text})
 	}
 	return false, r.openStep(ctx, calls)
 }
@@ -73,7 +71,7 @@ func (r *run) callModel(ctx context.Context, req ModelRequest) (ModelReply, erro
 				return // the text may be a tool call; it is shown after parsing
 			}
 			streamed = true
-			r.update(wire.Update{Kind: wire.UpdateMessageChunk, Text: s})
+			r.update(Update{Kind: UpdateMessageChunk, Text: s})
 		}
 		start := time.Now()
 		reply, err := r.a.model().Complete(ctx, req, onText)
@@ -95,7 +93,7 @@ func (r *run) callModel(ctx context.Context, req ModelRequest) (ModelReply, erro
 	return ModelReply{}, fmt.Errorf("model: %w", lastErr)
 }
 
-func (r *run) addUsage(u wire.Usage) {
+func (r *run) addUsage(u Usage) {
 	if u.TotalTokens == 0 && u.PromptTokens == 0 {
 		return
 	}
@@ -105,7 +103,7 @@ func (r *run) addUsage(u wire.Usage) {
 	r.rec.Usage.TotalTokens += u.TotalTokens
 	total := r.rec.Usage
 	r.mu.Unlock()
-	r.update(wire.Update{Kind: wire.UpdateUsage, Usage: &total})
+	r.update(Update{Kind: UpdateUsage, Usage: &total})
 }
 
 func backoff(base time.Duration, attempt int) time.Duration {
@@ -125,17 +123,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // stopFor names the stop reason of a failure.
-func stopFor(err error) string {
+func stopFor(err error) StopReason {
 	var s stopError
 	if errors.As(err, &s) {
 		return s.reason
 	}
-	return wire.StopError
+	return StopError
 }
 
 // stopError ends a run with a specific stop reason.
 type stopError struct {
-	reason string
+	reason StopReason
 	msg    string
 }
 

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // store keeps sessions and runs under the state directory:
@@ -171,7 +169,7 @@ func (s *store) loadMessages(id string, n int) ([]Message, error) {
 }
 
 // readEvents returns the logged events of a run with seq > after.
-func (s *store) readEvents(id string, after int64) ([]wire.Event, error) {
+func (s *store) readEvents(id string, after int64) ([]Event, error) {
 	f, err := os.Open(s.eventsPath(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -180,19 +178,29 @@ func (s *store) readEvents(id string, after int64) ([]wire.Event, error) {
 		return nil, fmt.Errorf("reading event log: %w", err)
 	}
 	defer f.Close()
-	var out []wire.Event
+	var out []Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	for sc.Scan() {
-		var ev wire.Event
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+		var line eventLine
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue // a torn last line after a crash
 		}
-		if ev.Seq > after {
-			out = append(out, ev)
+		if line.Kind == "" {
+			line.Kind = EventKind(strings.TrimPrefix(line.Method, "agent/"))
+		}
+		if line.Seq > after {
+			out = append(out, line.Event)
 		}
 	}
 	return out, sc.Err()
+}
+
+// eventLine is a line of an event log. Logs written before the events had
+// kinds name the protocol's method instead ("agent/update" for "update").
+type eventLine struct {
+	Event
+	Method string `json:"method,omitempty"`
 }
 
 // lastSeq is the highest seq in a run's event log.

@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
@@ -30,7 +31,7 @@ func (p pipeRWC) Close() error {
 func BenchmarkUpdatesThroughPipe(b *testing.B) {
 	r1, w1, _ := os.Pipe() // server → client
 	r2, w2, _ := os.Pipe() // client → server (idle)
-	server := newStream(pipeRWC{r: r2, w: w1}, nil)
+	server := newFramedConn(pipeRWC{r: r2, w: w1}, nil)
 	conn := jsonrpc2.NewConn(server)
 	var got atomic.Int64
 	done := make(chan struct{})
@@ -41,8 +42,8 @@ func BenchmarkUpdatesThroughPipe(b *testing.B) {
 		}
 	})
 	defer client.Close()
-	params, _ := json.Marshal(wire.UpdateParams{RunID: "r_0123456789abcdef", SessionID: "s_0123456789abcdef", Seq: 1,
-		Update: wire.Update{Kind: wire.UpdateMessageChunk, Text: "a streamed piece of the answer "}})
+	params, _ := json.Marshal(agent.UpdateParams{RunID: "r_0123456789abcdef", SessionID: "s_0123456789abcdef", Seq: 1,
+		Update: agent.Update{Kind: agent.UpdateMessageChunk, Text: "a streamed piece of the answer "}})
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {

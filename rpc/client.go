@@ -15,7 +15,7 @@ import (
 // sends requests and hands every message from the daemon to a callback.
 type Client struct {
 	conn   jsonrpc2.Conn
-	stream *stream
+	framed *framedConn
 }
 
 // CallError is a JSON-RPC error answer.
@@ -30,7 +30,7 @@ func (e *CallError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", 
 // and each request from the daemon (window/workDoneProgress/create, answered
 // with null), in the order they arrive; it must not block.
 func NewClient(ctx context.Context, rwc io.ReadWriteCloser, onMessage func(method string, params json.RawMessage)) *Client {
-	st := newStream(rwc, nil)
+	st := newFramedConn(rwc, nil)
 	if onMessage != nil {
 		st.onOrphan = func(body []byte) { onMessage(MethodForeignResponse, body) }
 	}
@@ -41,7 +41,7 @@ func NewClient(ctx context.Context, rwc io.ReadWriteCloser, onMessage func(metho
 		}
 		return reply(ctx, nil, nil)
 	})
-	return &Client{conn: conn, stream: st}
+	return &Client{conn: conn, framed: st}
 }
 
 // MethodForeignResponse is the pseudo-method under which a Client reports an
@@ -52,12 +52,12 @@ const MethodForeignResponse = "rpc/response"
 // observer reports foreign responses before the connection drops them; the
 // client's own calls always have number ids from 1.
 type observer struct {
-	*stream
+	*framedConn
 	on func(string, json.RawMessage)
 }
 
 func (o observer) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	msg, n, err := o.stream.Read(ctx)
+	msg, n, err := o.framedConn.Read(ctx)
 	if resp, ok := msg.(*jsonrpc2.Response); ok && o.on != nil {
 		if id := fmt.Sprintf("%q", resp.ID()); id == "#0" || strings.HasPrefix(id, `"`) {
 			data, _ := json.Marshal(resp)
@@ -84,7 +84,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 }
 
 // SendRaw writes bytes as they are, for tests of malformed input.
-func (c *Client) SendRaw(b []byte) error { return c.stream.writeRaw(b) }
+func (c *Client) SendRaw(b []byte) error { return c.framed.writeRaw(b) }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 var updateContract = flag.Bool("update", false, "rewrite testdata/contract/protocol.json")
@@ -47,18 +49,15 @@ func currentContract(t *testing.T) contract {
 		ProtocolVersion:     wire.ProtocolVersion,
 		ServerNotifications: []string{wire.MethodUpdate, wire.MethodInputRequest, wire.MethodInputResolved, wire.MethodRunState, wire.MethodProgress},
 		ServerRequests:      []string{wire.MethodProgressCreate},
-		PromptKinds:         wire.PromptKinds,
-		Decisions:           wire.Decisions,
-		Policies:            wire.Policies,
-		UpdateKinds: []string{wire.UpdateMessageChunk, wire.UpdatePlan, wire.UpdateToolCall, wire.UpdateToolCallUpdate,
-			wire.UpdateUsage, wire.UpdateFilesChanged, wire.UpdateResult},
-		RunStates: []string{wire.StateRunning, wire.StateRequiresAction, wire.StatePaused, wire.StateCompleted,
-			wire.StateFailed, wire.StateCancelled},
-		StopReasons: []string{wire.StopEndTurn, wire.StopMaxSteps, wire.StopCancelled, wire.StopError,
-			wire.StopRepetition, wire.StopToolErrors},
-		ResolvedBy: []string{wire.ByUser, wire.ByTimeout, wire.ByCancel, wire.ByPolicy},
-		ToolKinds:  []string{wire.ToolRead, wire.ToolEdit, wire.ToolSearch, wire.ToolExecute, wire.ToolThink, wire.ToolOther},
-		Statuses:   []string{wire.StatusPending, wire.StatusInProgress, wire.StatusCompleted, wire.StatusFailed},
+		PromptKinds:         strs(agent.RequestKinds),
+		Decisions:           strs(tools.Decisions),
+		Policies:            strs(tools.Modes),
+		UpdateKinds:         strs(agent.UpdateKinds),
+		RunStates:           strs(agent.States),
+		StopReasons:         strs(agent.StopReasons),
+		ResolvedBy:          strs(agent.Resolvers),
+		ToolKinds:           strs(tools.Kinds),
+		Statuses:            strs(agent.Statuses),
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,

@@ -5,10 +5,12 @@
 //
 // Errors carry their JSON-RPC code; [toWire] is the one place that maps an
 // error to its code. A bad frame is answered with a parse or invalid-request
-// error and the connection goes on ([stream]). The agent reports through the
-// notifier the server gives it; the index is plugged in by cmd through
-// [IndexOpener], so rpc never imports rag.
+// error and the connection goes on ([framedConn]). The [Server] is the agent's
+// Listener: it sends each run notification under its method, and shows a
+// run's logged events the same way (agent/events). The index is plugged in
+// by cmd through [IndexStarter], so rpc never imports rag.
 //
-// The wire types and error codes are in rpc/wire; the contract is written
+// The method names and error codes are in rpc/wire, the run vocabulary in
+// agent, the envelopes of the agent/* methods here; the contract is written
 // out in docs/protocol.md. [Client] is the other end, for tests and tools.
 package rpc

@@ -28,7 +28,7 @@ func FuzzFrames(f *testing.F) {
 	f.Add([]byte("Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}"))
 	f.Add([]byte("Content-Length: 99999999999\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := newStream(nopRWC{bytes.NewReader(data)}, nil)
+		s := newFramedConn(nopRWC{bytes.NewReader(data)}, nil)
 		defer s.Close()
 		for i := 0; i < 1000; i++ {
 			if _, _, err := s.Read(context.Background()); err != nil {

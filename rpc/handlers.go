@@ -61,32 +61,36 @@ func agentCall[P any](call func(ctx context.Context, a *agent.Agent, p P) (any, 
 }
 
 var (
-	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunParams) (any, error) {
+	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RunParams) (any, error) {
 		return a.Run(ctx, p)
 	})
-	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.ReplyParams) (any, error) {
+	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (any, error) {
 		return struct{}{}, a.Reply(ctx, p)
 	})
-	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.ConfirmParams) (any, error) {
+	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfirmParams) (any, error) {
 		if p.Decision == "" {
 			return nil, fmt.Errorf("%w: decision is required", errInvalidParams)
 		}
 		return struct{}{}, a.Confirm(ctx, p)
 	})
-	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunRef) (any, error) {
+	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (any, error) {
 		return struct{}{}, a.Cancel(ctx, p.RunID)
 	})
-	resumeHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.RunRef) (any, error) {
+	resumeHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (any, error) {
 		return struct{}{}, a.Resume(ctx, p.RunID)
 	})
-	pendingHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.PendingParams) (any, error) {
-		return wire.PendingResult{Requests: a.Pending(p.RunID)}, nil
+	pendingHandler = agentCall(func(ctx context.Context, a *agent.Agent, p PendingParams) (any, error) {
+		return PendingResult{Requests: a.Pending(p.RunID)}, nil
 	})
-	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p wire.EventsParams) (any, error) {
-		return a.Events(p.RunID, p.AfterSeq)
+	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p EventsParams) (any, error) {
+		evs, state, err := a.Events(p.RunID, p.AfterSeq)
+		if err != nil {
+			return nil, err
+		}
+		return EventsResult{Events: wireEvents(evs), State: state}, nil
 	})
 	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
-		return wire.SessionsResult{Sessions: a.Sessions()}, nil
+		return SessionsResult{Sessions: a.Sessions()}, nil
 	})
 )
 

@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // initializeParams is the part of LSP's InitializeParams agentd reads.
@@ -34,7 +34,9 @@ type initializeParams struct {
 			Agentd *wire.ClientAgentCapabilities `json:"agentd"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
-	InitializationOptions *wire.InitializeOptions `json:"initializationOptions"`
+	// InitializationOptions is shaped like config.json (wire.InitializeOptions
+	// lists what the editor may set); agent.Config reads it.
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
 
 type initializeResult struct {
@@ -85,45 +87,40 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	res.ProtocolVersion = wire.ProtocolVersion
 	res.Capabilities.TextDocumentSync = map[string]any{"openClose": true, "change": 1, "save": map[string]bool{"includeText": false}}
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
-		PromptKinds: wire.PromptKinds,
-		Decisions:   wire.Decisions,
-		Policies:    wire.Policies,
+		PromptKinds: strs(agent.RequestKinds),
+		Decisions:   strs(tools.Decisions),
+		Policies:    strs(tools.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
 	}
 	return res
 }
 
-// agentConfig merges the initialize options over the daemon's defaults.
+// agentConfig is the daemon's configuration with the initialize options
+// over it, and what this front end fills: the workspace, its state, the
+// request kinds the editor shows, and the server as listener and searcher.
 func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, error) {
-	o := s.opts
-	state, cache, err := o.StateDirs(root)
+	state, cache, err := s.opts.StateDirs(root)
 	if err != nil {
 		return agent.Config{}, fmt.Errorf("%w: state directory: %v", errInternal, err)
 	}
 	s.mu.Lock()
 	s.cacheDir = cache
 	s.mu.Unlock()
-	model, policy := o.Model, o.Policy
-	if io := p.InitializationOptions; io != nil {
-		if m := io.Model; m != nil {
-			model.BaseURL = firstNonEmpty(m.BaseURL, model.BaseURL)
-			model.APIKey = firstNonEmpty(m.APIKey, model.APIKey)
-			model.Name = firstNonEmpty(m.Name, model.Name)
-			model.ToolMode = firstNonEmpty(m.ToolMode, model.ToolMode)
-		}
-		policy = firstNonEmpty(io.ApprovalPolicy, policy)
+	cfg := s.opts.Agent
+	warnings, err := cfg.LoadJSON(p.InitializationOptions, "initializationOptions", true)
+	if err != nil {
+		return agent.Config{}, fmt.Errorf("%w: %v", errInvalidParams, err)
 	}
-	if policy != "" && !slices.Contains(wire.Policies, policy) {
-		return agent.Config{}, fmt.Errorf("%w: initializationOptions.approvalPolicy %q is not a mode", errInvalidParams, policy)
+	for _, w := range warnings {
+		s.log.Warn(w)
 	}
-	var kinds []string
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
-		kinds = c.PromptKinds
+		cfg.RequestKinds = typed[agent.RequestKind](c.PromptKinds)
 	}
-	return agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: model, NewModel: o.NewModel,
-		Policy: policy, PromptKinds: kinds, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: s, Notify: s.notify, Logger: s.log}, nil
+	cfg.Root, cfg.StateDir, cfg.FromEditor = root, state, true
+	cfg.Listener, cfg.Searcher, cfg.Logger = s, s, s.log
+	return cfg, nil
 }
 
 // workspaceRoot picks the workspace: the first folder, rootUri, rootPath, or
@@ -174,11 +171,20 @@ func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
 	return nil
 }
 
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
+// strs lists typed words as the strings the wire carries.
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
-	return ""
+	return out
+}
+
+// typed reads strings from the wire as typed words.
+func typed[T ~string](xs []string) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = T(x)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -16,22 +16,16 @@ import (
 	"github.com/agentd/agentd/rpc/wire"
 )
 
-// Options configure a Server. cmd fills them from flags, the environment and
-// the config file; initialize options override the model and policy.
+// Options configure a Server.
 type Options struct {
 	Version string
+	// Agent is the configuration built from the daemon's settings; the
+	// workspace's agent starts from it, with the editor's initialize
+	// options over it.
+	Agent agent.Config
 	// StateDirs returns the per-workspace state directory (sessions, runs,
 	// logs, rules) and cache directory (the index) for a workspace root.
-	StateDirs     func(root string) (state, cache string, err error)
-	UserConfigDir string
-	Model         agent.ModelConfig
-	Policy        string
-	// QuestionTimeout and ConfirmTimeout: 0 means no expiry.
-	QuestionTimeout time.Duration
-	ConfirmTimeout  time.Duration
-	RetryBase       time.Duration
-	MaxSteps        int
-	NewModel        func(agent.ModelConfig) agent.Model
+	StateDirs func(root string) (state, cache string, err error)
 	// OpenIndex starts the workspace index; nil means no index.
 	OpenIndex IndexStarter
 	Logger    *slog.Logger
@@ -50,7 +44,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	conn   jsonrpc2.Conn
-	stream *stream
+	framed *framedConn
 
 	mu            sync.Mutex // guards the fields below
 	state         lifecycle
@@ -70,11 +64,11 @@ type Server struct {
 // connection, and returns the process exit code: 0 after shutdown, 1 without.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	s := newServer(opts)
-	s.stream = newStream(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
-	s.stream.onOrphan = func(body []byte) {
+	s.framed = newFramedConn(rwc, func(err error) { s.log.Warn("bad frame", "err", err) })
+	s.framed.onOrphan = func(body []byte) {
 		s.log.Warn("dropped a response without a usable id", "body", truncate(string(body), 200))
 	}
-	s.conn = jsonrpc2.NewConn(s.stream)
+	s.conn = jsonrpc2.NewConn(s.framed)
 	s.conn.Go(ctx, s.handler())
 	select {
 	case <-s.conn.Done():
@@ -198,13 +192,6 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 	}
 }
 
-// notify sends a notification to the editor; it is the agent's Notifier.
-func (s *Server) notify(method string, params json.RawMessage) {
-	if err := s.conn.Notify(context.Background(), method, params); err != nil {
-		s.log.Debug("notify failed", "method", method, "err", err)
-	}
-}
-
 // stopWork stops the runs (their state stays persisted) and the index.
 func (s *Server) stopWork() {
 	s.mu.Lock()
@@ -230,9 +217,12 @@ func (s *Server) theAgent() (*agent.Agent, error) {
 	return s.agent, nil
 }
 
-// decode reads params into v; a mismatch names the field.
+// decode reads params into v; a mismatch names the field. No params, null,
+// [] and [null] all mean "no params" (vscode-jsonrpc sends [null] for a
+// request made without any), which is fine wherever every field is
+// optional; a method with a required field says which is missing.
 func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
+	if noParams(params) {
 		return nil
 	}
 	if err := json.Unmarshal(params, v); err != nil {
@@ -243,4 +233,15 @@ func decode(params json.RawMessage, v any) error {
 		return fmt.Errorf("%w: %v", errInvalidParams, err)
 	}
 	return nil
+}
+
+func noParams(params json.RawMessage) bool {
+	if len(params) > 16 {
+		return false
+	}
+	switch string(bytes.Join(bytes.Fields(params), nil)) {
+	case "", "null", "[]", "[null]":
+		return true
+	}
+	return false
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ApplyPatchToolName applies a multi-file patch.
@@ -18,23 +16,16 @@ var applyPatchDescription string
 
 // ApplyPatchParams are apply_patch's arguments.
 type ApplyPatchParams struct {
-	Patch string `json:"patch"`
+	Patch string `json:"patch" jsonschema:"The patch, from *** Begin Patch to *** End Patch."`
 }
 
-const applyPatchSchema = `{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "description": "The patch, from *** Begin Patch to *** End Patch."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`
+var applyPatchSchema = SchemaOf(ApplyPatchParams{})
 
 type applyPatchTool struct{}
 
 func (applyPatchTool) Info() Info {
 	return Info{Name: ApplyPatchToolName, Description: applyPatchDescription,
-		Parameters: json.RawMessage(applyPatchSchema), Kind: wire.ToolEdit, Timeout: 60 * time.Second}
+		Parameters: applyPatchSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 60 * time.Second}
 }
 
 func (applyPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -67,7 +58,7 @@ func (applyPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessag
 		names[i] = c.Rel
 	}
 	return &Call{
-		Tool: ApplyPatchToolName, Title: "patch " + strings.Join(names, ", "), Kind: wire.ToolEdit,
+		Title:     "patch " + strings.Join(names, ", "),
 		Locations: locationsOf(chs), Writes: diffs(chs),
 		Run: func(ctx context.Context) (Result, error) {
 			return applyChanges(ctx, env, ApplyPatchToolName, chs)

@@ -19,13 +19,31 @@ func TestBuiltins(t *testing.T) {
 		names = append(names, info.Name)
 		assert.NotEmpty(t, info.Description, info.Name)
 		assert.Positive(t, info.Timeout, info.Name)
-		assert.Contains(t, []string{wire.ToolRead, wire.ToolEdit, wire.ToolSearch, wire.ToolExecute}, info.Kind, info.Name)
+		assert.Contains(t, []Kind{KindRead, KindEdit, KindSearch, KindExecute}, info.Kind, info.Name)
 		var schema map[string]any
 		require.NoError(t, json.Unmarshal(info.Parameters, &schema), info.Name)
 		assert.Equal(t, "object", schema["type"], info.Name)
 	}
 	assert.Equal(t, []string{"list_dir", "read_file", "glob_file_search", "grep", "edit_file", "apply_patch",
 		"write_file", "undo_patch", "run_cmd", "search_semantic"}, names)
+}
+
+// TestBuiltinEffects: every built-in tool declares an effect, and its
+// calls carry it.
+func TestBuiltinEffects(t *testing.T) {
+	want := map[string]Effect{ListDirToolName: EffectRead, ReadFileToolName: EffectRead, GlobFileSearchToolName: EffectRead,
+		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
+		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute}
+	for _, tl := range Builtins() {
+		in := tl.Info()
+		assert.Equal(t, want[in.Name], in.Effect, in.Name)
+	}
+	env := newEnv(t)
+	c, refusal := Prepare(context.Background(), runCmdTool{}, env, json.RawMessage(`{"command":"true"}`))
+	require.Nil(t, refusal)
+	assert.Equal(t, EffectExecute, c.Effect)
+	assert.Equal(t, RunCmdToolName, c.Tool)
+	assert.Equal(t, KindExecute, c.Kind)
 }
 
 type fakeSearcher struct {

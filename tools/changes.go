@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // fileChange is one file a write, edit, patch or undo would change. The
@@ -28,15 +26,15 @@ type fileChange struct {
 
 func (c fileChange) moved() bool { return c.OldAbs != "" }
 
-// diffs renders the changes as the wire shows them.
-func diffs(chs []fileChange) []wire.FileDiff {
-	out := make([]wire.FileDiff, 0, len(chs))
+// diffs renders the changes as editors show them.
+func diffs(chs []fileChange) []FileDiff {
+	out := make([]FileDiff, 0, len(chs))
 	for _, c := range chs {
 		old := c.Rel
 		if c.moved() {
 			old = c.OldRel
 		}
-		out = append(out, wire.FileDiff{
+		out = append(out, FileDiff{
 			Path:    c.Rel,
 			Status:  statusOf(c.Before, c.After, c.moved()),
 			OldPath: oldPath(c),

@@ -4,13 +4,20 @@
 // that decides which calls run freely, which ask the user and which are
 // refused.
 //
-// Each tool is one file with its description for the model beside it, a typed
-// parameter struct and a timeout. A failure the model can act on is a [Result]
-// with IsError set, never a Go error; a Go error means the infrastructure
-// broke. Tools reach up to the human only through the [Prompter] interface the
+// Each tool is one file with its description for the model beside it (a .md
+// file), a typed parameter struct whose JSON Schema is derived from it
+// ([SchemaOf]: descriptions and bounds in struct tags), and a timeout. A
+// failure the model can act on is a [Result] with IsError set, never a Go
+// error; a Go error means the infrastructure broke. Tools reach up to the human only through the [Asker] interface the
 // agent implements, and to the index through [Searcher].
 //
-// tools imports rpc/wire (types only) and the libraries it owns
-// (mvdan.cc/sh, creack/pty, go-udiff, go-git's gitignore matcher); never
-// agent, rpc or cmd.
+// Every tool declares in its [Info] the [Effect] of its calls (read, edit,
+// execute, network, unknown), and the [Policy] decides on that effect; a
+// tool that declares none is unknown and fails closed. tools owns the words
+// of its calls: [Kind], [Effect], [FileDiff], [Location], [Option], the
+// approval [Mode]s and the user's [Decision]s.
+//
+// tools imports rag and the libraries it owns (mvdan.cc/sh, creack/pty,
+// go-udiff); never agent, rpc or cmd. Its one import of rpc/wire, the
+// index's hit in [Searcher], goes when that type moves into rag.
 package tools

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // EditFileToolName replaces text in one file.
@@ -19,29 +17,19 @@ var editFileDescription string
 
 // EditFileParams are edit_file's arguments.
 type EditFileParams struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	Path       string `json:"path" jsonschema:"File to edit, relative to the workspace root."`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace, including enough surrounding lines to be unique."`
+	NewString  string `json:"new_string" jsonschema:"Replacement text."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence instead of requiring a unique match."`
 }
 
-const editFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to edit, relative to the workspace root."},
-    "old_string": {"type": "string", "description": "Exact text to replace, including enough surrounding lines to be unique."},
-    "new_string": {"type": "string", "description": "Replacement text."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring a unique match."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`
+var editFileSchema = SchemaOf(EditFileParams{})
 
 type editFileTool struct{}
 
 func (editFileTool) Info() Info {
 	return Info{Name: EditFileToolName, Description: editFileDescription,
-		Parameters: json.RawMessage(editFileSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: editFileSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -74,12 +62,12 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		return nil, r
 	}
 	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode}
-	locs := make([]wire.Location, 0, len(er.Lines))
+	locs := make([]Location, 0, len(er.Lines))
 	for _, l := range er.Lines {
-		locs = append(locs, wire.Location{Path: rel, Line: l})
+		locs = append(locs, Location{Path: rel, Line: l})
 	}
 	return &Call{
-		Tool: EditFileToolName, Title: "edit " + rel, Kind: wire.ToolEdit,
+		Title:     "edit " + rel,
 		Locations: locs, Writes: diffs([]fileChange{ch}),
 		Run: func(ctx context.Context) (Result, error) {
 			res, err := applyChanges(ctx, env, EditFileToolName, []fileChange{ch})

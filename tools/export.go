@@ -1,9 +1,7 @@
 package tools
 
-import "github.com/agentd/agentd/rpc/wire"
-
 // DiffFiles renders one file's change from before to after (nil: absent) as
-// the wire shows it; the agent uses it for a run's final files_changed.
-func DiffFiles(rel string, before, after *string) wire.FileDiff {
+// editors show it; the agent uses it for a run's final files_changed.
+func DiffFiles(rel string, before, after *string) FileDiff {
 	return diffs([]fileChange{{Rel: rel, Before: before, After: after}})[0]
 }

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // GlobFileSearchToolName finds files by name pattern.
@@ -21,19 +19,11 @@ var globFileSearchDescription string
 
 // GlobFileSearchParams are glob_file_search's arguments.
 type GlobFileSearchParams struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root; default the root."`
 }
 
-const globFileSearchSchema = `{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."},
-    "path": {"type": "string", "description": "Directory to search, relative to the workspace root; default the root."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`
+var globFileSearchSchema = SchemaOf(GlobFileSearchParams{})
 
 const maxGlobResults = 200
 
@@ -41,7 +31,7 @@ type globFileSearchTool struct{}
 
 func (globFileSearchTool) Info() Info {
 	return Info{Name: GlobFileSearchToolName, Description: globFileSearchDescription,
-		Parameters: json.RawMessage(globFileSearchSchema), Kind: wire.ToolSearch, Timeout: 30 * time.Second}
+		Parameters: globFileSearchSchema, Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -61,7 +51,7 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		pattern = "**/" + pattern
 	}
 	return &Call{
-		Tool: GlobFileSearchToolName, Title: "glob " + p.Pattern, Kind: wire.ToolSearch, Reads: []string{rel},
+		Title: "glob " + p.Pattern, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return globSearch(ctx, env, abs, rel, pattern), nil
 		},

@@ -14,8 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // GrepToolName searches file contents.
@@ -26,25 +24,14 @@ var grepDescription string
 
 // GrepParams are grep's arguments.
 type GrepParams struct {
-	Pattern         string `json:"pattern"`
-	Path            string `json:"path,omitempty"`
-	Glob            string `json:"glob,omitempty"`
+	Pattern         string `json:"pattern" jsonschema:"Regular expression (RE2/Rust syntax) to search for."`
+	Path            string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the workspace root; default the root."`
+	Glob            string `json:"glob,omitempty" jsonschema:"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts."`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty"`
-	FixedStrings    bool   `json:"fixed_strings,omitempty"`
+	FixedStrings    bool   `json:"fixed_strings,omitempty" jsonschema:"Treat pattern as a literal string."`
 }
 
-const grepSchema = `{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Regular expression (RE2/Rust syntax) to search for."},
-    "path": {"type": "string", "description": "File or directory to search, relative to the workspace root; default the root."},
-    "glob": {"type": "string", "description": "Only search files whose path matches this glob, e.g. *.go or src/**/*.ts."},
-    "case_insensitive": {"type": "boolean"},
-    "fixed_strings": {"type": "boolean", "description": "Treat pattern as a literal string."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`
+var grepSchema = SchemaOf(GrepParams{})
 
 const (
 	maxGrepMatches = 200
@@ -55,7 +42,7 @@ type grepTool struct{}
 
 func (grepTool) Info() Info {
 	return Info{Name: GrepToolName, Description: grepDescription,
-		Parameters: json.RawMessage(grepSchema), Kind: wire.ToolSearch, Timeout: grepTimeout}
+		Parameters: grepSchema, Kind: KindSearch, Effect: EffectRead, Timeout: grepTimeout}
 }
 
 func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -75,7 +62,7 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 		return nil, r
 	}
 	return &Call{
-		Tool: GrepToolName, Title: "grep " + p.Pattern, Kind: wire.ToolSearch, Reads: []string{rel},
+		Title: "grep " + p.Pattern, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			root, err := canonicalRoot(env.Root)
 			if err != nil {

@@ -49,7 +49,7 @@ func prepare(t *testing.T, env *Env, name string, v any) (*Call, *Result) {
 	t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
-	return toolByName(t, name).Prepare(t.Context(), env, b)
+	return Prepare(t.Context(), toolByName(t, name), env, b)
 }
 
 // call prepares and runs; a refusal in Prepare is returned as the result.

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ListDirToolName lists a directory.
@@ -20,18 +18,11 @@ var listDirDescription string
 
 // ListDirParams are list_dir's arguments.
 type ListDirParams struct {
-	Path  string `json:"path,omitempty"`
-	Depth int    `json:"depth,omitempty"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory relative to the workspace root; default the root."`
+	Depth int    `json:"depth,omitempty" min:"1" max:"5" jsonschema:"How many levels to list; default 1."`
 }
 
-const listDirSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory relative to the workspace root; default the root."},
-    "depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "How many levels to list; default 1."}
-  },
-  "additionalProperties": false
-}`
+var listDirSchema = SchemaOf(ListDirParams{})
 
 const maxListEntries = 500
 
@@ -39,7 +30,7 @@ type listDirTool struct{}
 
 func (listDirTool) Info() Info {
 	return Info{Name: ListDirToolName, Description: listDirDescription,
-		Parameters: json.RawMessage(listDirSchema), Kind: wire.ToolRead, Timeout: 30 * time.Second}
+		Parameters: listDirSchema, Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -53,8 +44,8 @@ func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) 
 	}
 	depth := min(max(p.Depth, 1), 5)
 	return &Call{
-		Tool: ListDirToolName, Title: "list " + rel, Kind: wire.ToolRead,
-		Locations: []wire.Location{{Path: rel}}, Reads: []string{rel},
+		Title:     "list " + rel,
+		Locations: []Location{{Path: rel}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return listDir(ctx, env, abs, rel, depth), nil
 		},

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Action is what the policy does with a call.
@@ -30,9 +27,9 @@ func (a Action) severity() int {
 	return 0
 }
 
-// Decision is the policy's verdict on a call. Rule names what decided, in
+// Verdict is the policy's judgement of a call. Rule names what decided, in
 // words a user can act on; Reason says why.
-type Decision struct {
+type Verdict struct {
 	Action Action
 	Rule   string
 	Reason string
@@ -42,7 +39,7 @@ type Decision struct {
 // rules.json; the workspace's are at <Root>/.agentd/rules.json; grants made
 // with allow_always or reject_always persist at <StateDir>/rules.json.
 type PolicyConfig struct {
-	Mode          string
+	Mode          Mode
 	Root          string
 	StateDir      string
 	UserConfigDir string
@@ -51,7 +48,7 @@ type PolicyConfig struct {
 // Policy decides which calls run freely, which ask and which are refused.
 // Safe for concurrent use.
 type Policy struct {
-	mode      string
+	mode      Mode
 	root      string
 	grantFile string
 	fixed     []Rule // built-in, user and workspace rules: read-only after load
@@ -67,10 +64,10 @@ type Policy struct {
 func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	mode := cfg.Mode
 	if mode == "" {
-		mode = wire.PolicyAsk
+		mode = ModeAsk
 	}
-	if !slices.Contains(wire.Policies, mode) {
-		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, strings.Join(wire.Policies, ", "))
+	if !slices.Contains(Modes, mode) {
+		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, ModeList())
 	}
 	root, err := canonicalRoot(cfg.Root)
 	if err != nil {
@@ -99,25 +96,28 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 }
 
 // Mode is the policy's default mode.
-func (p *Policy) Mode() string { return p.mode }
+func (p *Policy) Mode() Mode { return p.mode }
 
-// Decide judges a prepared call. mode "" means the policy's default mode.
-// Built-in denials win over everything; otherwise the strictest matching
-// rule decides, and without one the mode's default does. In read-only mode
-// no rule can allow a write or a command that is not read-only.
-func (p *Policy) Decide(sessionID, mode string, c *Call) Decision {
+// Decide judges a prepared call on its effect. mode "" means the policy's
+// default mode. Built-in denials win over everything; otherwise the
+// strictest matching rule decides, and without one the mode's default does
+// (modeDefaults). In read-only mode no rule can allow anything but reads.
+// A call whose effect is unknown, or that does not carry what its effect
+// needs (an execute without a command), is judged as unknown: it fails
+// closed.
+func (p *Policy) Decide(sessionID string, mode Mode, c *Call) Verdict {
 	if mode == "" {
 		mode = p.mode
 	}
-	if !slices.Contains(wire.Policies, mode) {
-		return Decision{Action: Deny, Rule: "mode " + mode + ": unknown", Reason: "unknown approval mode; nothing is allowed"}
+	if !slices.Contains(Modes, mode) {
+		return Verdict{Action: Deny, Rule: "mode " + string(mode) + ": unknown", Reason: "unknown approval mode; nothing is allowed"}
 	}
 	rules := p.rules(sessionID)
 	switch {
-	case c.Command != nil:
-		return p.decideCommand(rules, mode, c)
-	case len(c.Writes) > 0:
-		var ds []Decision
+	case c.Effect == EffectRead:
+		return p.decideReads(rules, mode, c)
+	case c.Effect == EffectEdit:
+		var ds []Verdict
 		for _, w := range c.Writes {
 			ds = append(ds, p.decideWrite(rules, mode, c.Tool, w.Path))
 			if w.OldPath != "" {
@@ -125,8 +125,12 @@ func (p *Policy) Decide(sessionID, mode string, c *Call) Decision {
 			}
 		}
 		return strictest(ds)
+	case c.Effect == EffectExecute && c.Command != nil:
+		return p.decideCommand(rules, mode, c)
+	case c.Effect == EffectNetwork:
+		return decideByTool(rules, mode, EffectNetwork, c.Tool)
 	}
-	return p.decideReads(rules, mode, c)
+	return decideByTool(rules, mode, EffectUnknown, c.Tool)
 }
 
 func (p *Policy) rules(sessionID string) []Rule {
@@ -138,7 +142,7 @@ func (p *Policy) rules(sessionID string) []Rule {
 }
 
 // strictest returns the first of the most severe decisions.
-func strictest(ds []Decision) Decision {
+func strictest(ds []Verdict) Verdict {
 	best := -1
 	for i, d := range ds {
 		if best < 0 || d.Action.severity() > ds[best].Action.severity() {
@@ -146,13 +150,13 @@ func strictest(ds []Decision) Decision {
 		}
 	}
 	if best < 0 {
-		return Decision{Action: Allow, Rule: "nothing to check", Reason: "the call touches nothing"}
+		return Verdict{Action: Allow, Rule: "nothing to check", Reason: "the call touches nothing"}
 	}
 	return ds[best]
 }
 
-func (p *Policy) decideReads(rules []Rule, mode string, c *Call) Decision {
-	ds := []Decision{{Action: Allow, Rule: "mode " + mode + ": reads allowed", Reason: "reading and searching the workspace is free"}}
+func (p *Policy) decideReads(rules []Rule, mode Mode, c *Call) Verdict {
+	ds := []Verdict{{Action: Allow, Rule: "mode " + string(mode) + ": reads allowed", Reason: "reading and searching the workspace is free"}}
 	for _, path := range c.Reads {
 		if d, ok := matchRules(rules, c.Tool, "read", path, matchPath); ok {
 			ds = append(ds, d)
@@ -161,46 +165,69 @@ func (p *Policy) decideReads(rules []Rule, mode string, c *Call) Decision {
 	return strictest(ds)
 }
 
-func (p *Policy) decideWrite(rules []Rule, mode, tool, path string) Decision {
+func (p *Policy) decideWrite(rules []Rule, mode Mode, tool, path string) Verdict {
 	d, ok := matchRules(rules, tool, "write", path, matchPath)
 	if !ok {
-		return modeDefault(mode, "writes")
+		return modeDefault(mode, EffectEdit)
 	}
-	if d.Action == Allow && mode == wire.PolicyReadOnly {
-		return modeDefault(mode, "writes")
+	if d.Action == Allow && mode == ModeReadOnly {
+		return modeDefault(mode, EffectEdit)
 	}
 	return d
 }
 
-// modeDefault is what a mode does with a kind of call no rule matched.
-func modeDefault(mode, what string) Decision {
-	var a Action
-	switch {
-	case mode == wire.PolicyFullAuto:
-		a = Allow
-	case mode == wire.PolicyReadOnly:
-		a = Deny
-	case mode == wire.PolicyAutoEdit && what == "writes":
-		a = Allow
-	default:
-		a = Ask
+// modeDefaults is what each mode does with each effect when no rule
+// matches. Reads are free; read-only refuses everything else; an unknown
+// effect asks in every other mode but full-auto.
+var modeDefaults = map[Mode]map[Effect]Action{
+	ModeReadOnly: {EffectRead: Allow, EffectEdit: Deny, EffectExecute: Deny, EffectNetwork: Deny, EffectUnknown: Deny},
+	ModeAsk:      {EffectRead: Allow, EffectEdit: Ask, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
+	ModeAutoEdit: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
+	ModeFullAuto: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Allow, EffectNetwork: Allow, EffectUnknown: Allow},
+}
+
+// effectNouns name what each effect does, in rules and reasons.
+var effectNouns = map[Effect]string{EffectRead: "reads", EffectEdit: "writes", EffectExecute: "commands",
+	EffectNetwork: "network access", EffectUnknown: "calls of unknown effect"}
+
+// modeDefault is what a mode does with an effect no rule matched.
+func modeDefault(mode Mode, e Effect) Verdict {
+	a, ok := modeDefaults[mode][e]
+	if !ok {
+		a = Deny // an effect or mode the table does not know fails closed
 	}
+	what := effectNouns[e]
 	reason := map[Action]string{
 		Allow: "the mode allows " + what,
 		Ask:   "the mode asks before " + what,
-		Deny:  "read-only mode refuses " + what,
+		Deny:  string(mode) + " mode refuses " + what,
 	}[a]
-	return Decision{Action: a, Rule: fmt.Sprintf("mode %s: %s %s", mode, what, a), Reason: reason}
+	return Verdict{Action: a, Rule: fmt.Sprintf("mode %s: %s %s", mode, what, a), Reason: reason}
 }
+
+// decideByTool judges a call that only its tool's name describes (network
+// access, unknown effects): a rule naming the tool decides, except that
+// read-only allows none of them.
+func decideByTool(rules []Rule, mode Mode, e Effect, tool string) Verdict {
+	d, ok := matchRules(rules, tool, "", "", matchAll)
+	if !ok || d.Action == Allow && mode == ModeReadOnly {
+		return modeDefault(mode, e)
+	}
+	return d
+}
+
+// matchAll matches only the patterns that match everything: a rule for a
+// tool that has no subject to match a pattern against.
+func matchAll(pattern, _ string) bool { return pattern == "" || pattern == "*" }
 
 // decideCommand checks every part of a command line: built-in denials
 // first, then each simple command and each file it writes.
-func (p *Policy) decideCommand(rules []Rule, mode string, c *Call) Decision {
+func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
 	cwd := filepath.Join(p.root, filepath.FromSlash(c.Command.Cwd))
 	an := analyzeCommand(c.Command.Line, p.root, cwd)
 	if an.ParseErr != nil {
-		d := Decision{Action: Ask, Rule: "run_cmd: unparsable command: ask", Reason: "the command could not be parsed (" + an.ParseErr.Error() + "), so it cannot be checked"}
-		if mode == wire.PolicyReadOnly {
+		d := Verdict{Action: Ask, Rule: "run_cmd: unparsable command: ask", Reason: "the command could not be parsed (" + an.ParseErr.Error() + "), so it cannot be checked"}
+		if mode == ModeReadOnly {
 			d.Action, d.Rule = Deny, "mode read-only: unparsable command: deny"
 		}
 		return d
@@ -208,7 +235,7 @@ func (p *Policy) decideCommand(rules []Rule, mode string, c *Call) Decision {
 	if d, ok := builtinDecision(an, p.root, cwd); ok {
 		return d
 	}
-	var ds []Decision
+	var ds []Verdict
 	quiet := len(an.Writes) == 0 && !an.Subst
 	for _, part := range an.Parts {
 		ds = append(ds, decidePart(rules, mode, part, quiet))
@@ -219,40 +246,40 @@ func (p *Policy) decideCommand(rules []Rule, mode string, c *Call) Decision {
 	return strictest(ds)
 }
 
-func builtinDecision(an *shellAnalysis, root, cwd string) (Decision, bool) {
+func builtinDecision(an *shellAnalysis, root, cwd string) (Verdict, bool) {
 	for _, d := range an.Denials {
-		return Decision{Action: Deny, Rule: "built-in: " + d, Reason: d + "; no mode or rule lifts this"}, true
+		return Verdict{Action: Deny, Rule: "built-in: " + d, Reason: d + "; no mode or rule lifts this"}, true
 	}
 	for _, part := range an.Parts {
 		if why := builtinDenial(part, root, cwd); why != "" {
-			return Decision{Action: Deny, Rule: "built-in: " + why, Reason: why + "; no mode or rule lifts this"}, true
+			return Verdict{Action: Deny, Rule: "built-in: " + why, Reason: why + "; no mode or rule lifts this"}, true
 		}
 	}
-	return Decision{}, false
+	return Verdict{}, false
 }
 
 // decidePart judges one simple command. quiet says the line has no
 // redirect or substitution, so a read-only command really only reads.
-func decidePart(rules []Rule, mode string, part shellPart, quiet bool) Decision {
+func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
 	ro := quiet && isReadOnly(part)
 	d, ok := matchRules(rules, RunCmdToolName, "", part.text(), matchCommand)
 	switch {
-	case ok && (d.Action != Allow || mode != wire.PolicyReadOnly || ro):
+	case ok && (d.Action != Allow || mode != ModeReadOnly || ro):
 		return d
 	case ro:
-		return Decision{Action: Allow, Rule: fmt.Sprintf("run_cmd `%s`: allow (read-only command)", part.name()),
+		return Verdict{Action: Allow, Rule: fmt.Sprintf("run_cmd `%s`: allow (read-only command)", part.name()),
 			Reason: part.name() + " only reads"}
 	}
-	d = modeDefault(mode, "commands")
+	d = modeDefault(mode, EffectExecute)
 	d.Reason += " (" + part.text() + ")"
 	return d
 }
 
 // decideRedirect treats a redirect or tee target as a write: confined to
 // the workspace, then judged like any write.
-func (p *Policy) decideRedirect(rules []Rule, mode string, w shellWrite) Decision {
+func (p *Policy) decideRedirect(rules []Rule, mode Mode, w shellWrite) Verdict {
 	if w.Abs == "" {
-		d := modeDefault(mode, "commands")
+		d := modeDefault(mode, EffectExecute)
 		if d.Action == Allow {
 			d.Action = Ask
 		}
@@ -262,7 +289,7 @@ func (p *Policy) decideRedirect(rules []Rule, mode string, w shellWrite) Decisio
 	}
 	_, rel, err := resolvePath(p.root, w.Abs)
 	if err != nil {
-		return Decision{Action: Deny, Rule: "built-in: writes outside the workspace are denied", Reason: err.Error()}
+		return Verdict{Action: Deny, Rule: "built-in: writes outside the workspace are denied", Reason: err.Error()}
 	}
 	return p.decideWrite(rules, mode, RunCmdToolName, rel)
 }

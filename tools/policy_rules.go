@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Rule scopes, weakest to strongest in trust. Scope only labels a rule:
@@ -106,7 +104,7 @@ func toolMatches(ruleTool, tool, class string) bool {
 }
 
 // matchRules returns the strictest rule matching subject.
-func matchRules(rules []Rule, tool, class, subject string, match func(pattern, subject string) bool) (Decision, bool) {
+func matchRules(rules []Rule, tool, class, subject string, match func(pattern, subject string) bool) (Verdict, bool) {
 	var best *Rule
 	for i := range rules {
 		r := &rules[i]
@@ -118,9 +116,9 @@ func matchRules(rules []Rule, tool, class, subject string, match func(pattern, s
 		}
 	}
 	if best == nil {
-		return Decision{}, false
+		return Verdict{}, false
 	}
-	return Decision{Action: best.Action, Rule: best.String(), Reason: fmt.Sprintf("%s matches %s", subject, best.patternOrAll())}, true
+	return Verdict{Action: best.Action, Rule: best.String(), Reason: fmt.Sprintf("%s matches %s", subject, best.patternOrAll())}, true
 }
 
 // matchPath matches a workspace-relative path. A pattern without / matches
@@ -182,15 +180,15 @@ func matchCommand(pattern, cmd string) bool {
 // Grant turns the user's answer to a confirmation into rules. allow_session
 // lasts for the session; allow_always and reject_always are stored for the
 // workspace. It returns the rules added, as decisions name them.
-func (p *Policy) Grant(sessionID string, c *Call, decision string) (string, error) {
+func (p *Policy) Grant(sessionID string, c *Call, decision Decision) (string, error) {
 	var action Action
 	scope := ScopeGrant
 	switch decision {
-	case wire.AllowSession:
+	case AllowSession:
 		action, scope = Allow, ScopeSession
-	case wire.AllowAlways:
+	case AllowAlways:
 		action = Allow
-	case wire.RejectAlways:
+	case RejectAlways:
 		action = Deny
 	default:
 		return "", fmt.Errorf("decision %q stores no rule", decision)
@@ -256,7 +254,7 @@ func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope str
 	rules := p.rules(sessionID)
 	quiet := len(an.Writes) == 0 && !an.Subst
 	for _, part := range an.Parts {
-		if d := decidePart(rules, wire.PolicyAsk, part, quiet); d.Action == Ask || action == Deny && d.Action != Deny {
+		if d := decidePart(rules, ModeAsk, part, quiet); d.Action == Ask || action == Deny && d.Action != Deny {
 			if action == Deny && isReadOnly(part) && len(an.Parts) > 1 {
 				continue // rejecting `ls && rm x` must not ban ls
 			}

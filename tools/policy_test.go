@@ -7,11 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
-func newPolicy(t *testing.T, env *Env, mode string) (*Policy, PolicyConfig) {
+func newPolicy(t *testing.T, env *Env, mode Mode) (*Policy, PolicyConfig) {
 	t.Helper()
 	cfg := PolicyConfig{Mode: mode, Root: env.Root, StateDir: env.StateDir, UserConfigDir: t.TempDir()}
 	p, err := LoadPolicy(cfg)
@@ -20,20 +18,20 @@ func newPolicy(t *testing.T, env *Env, mode string) (*Policy, PolicyConfig) {
 }
 
 func cmdCall(line string) *Call {
-	return &Call{Tool: RunCmdToolName, Kind: wire.ToolExecute, Command: &Command{Line: line, Cwd: "."}}
+	return &Call{Tool: RunCmdToolName, Kind: KindExecute, Effect: EffectExecute, Command: &Command{Line: line, Cwd: "."}}
 }
 
 func writeCall(paths ...string) *Call {
-	c := &Call{Tool: WriteFileToolName, Kind: wire.ToolEdit}
+	c := &Call{Tool: WriteFileToolName, Kind: KindEdit, Effect: EffectEdit}
 	for _, p := range paths {
-		c.Writes = append(c.Writes, wire.FileDiff{Path: p, Status: "modified"})
+		c.Writes = append(c.Writes, FileDiff{Path: p, Status: "modified"})
 	}
 	return c
 }
 
 func TestPolicyBuiltinDenials(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, wire.PolicyFullAuto)
+	p, _ := newPolicy(t, env, ModeFullAuto)
 	denied := []string{
 		"rm -rf /", "rm -rf /*", "rm -rf ~", "rm -rf ~/", "rm -rf $HOME", "rm -fr --no-preserve-root /x",
 		"rm -rf ../other", "rm -rf /etc", "chmod -R 777 /",
@@ -48,13 +46,13 @@ func TestPolicyBuiltinDenials(t *testing.T) {
 		"cd /tmp && echo > x",
 	}
 	for _, line := range denied {
-		for _, mode := range wire.Policies {
+		for _, mode := range Modes {
 			d := p.Decide("s", mode, cmdCall(line))
 			assert.Equal(t, Deny, d.Action, "%s in %s: %+v", line, mode, d)
 		}
 		d := p.Decide("s", "", cmdCall(line))
 		assert.Contains(t, d.Rule, "built-in", line)
-		_, err := p.Grant("s", cmdCall(line), wire.AllowAlways)
+		_, err := p.Grant("s", cmdCall(line), AllowAlways)
 		if err == nil {
 			// A grant may store rules, but they never lift the denial.
 			assert.Equal(t, Deny, p.Decide("s", "", cmdCall(line)).Action, line)
@@ -64,13 +62,13 @@ func TestPolicyBuiltinDenials(t *testing.T) {
 
 func TestPolicyModes(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, wire.PolicyAsk)
-	read := &Call{Tool: ReadFileToolName, Kind: wire.ToolRead, Reads: []string{"a.go"}}
-	want := map[string][4]Action{ // read, write, command, read-only command
-		wire.PolicyReadOnly: {Allow, Deny, Deny, Allow},
-		wire.PolicyAsk:      {Allow, Ask, Ask, Allow},
-		wire.PolicyAutoEdit: {Allow, Allow, Ask, Allow},
-		wire.PolicyFullAuto: {Allow, Allow, Allow, Allow},
+	p, _ := newPolicy(t, env, ModeAsk)
+	read := &Call{Tool: ReadFileToolName, Kind: KindRead, Effect: EffectRead, Reads: []string{"a.go"}}
+	want := map[Mode][4]Action{ // read, write, command, read-only command
+		ModeReadOnly: {Allow, Deny, Deny, Allow},
+		ModeAsk:      {Allow, Ask, Ask, Allow},
+		ModeAutoEdit: {Allow, Allow, Ask, Allow},
+		ModeFullAuto: {Allow, Allow, Allow, Allow},
 	}
 	for mode, w := range want {
 		got := [4]Action{
@@ -87,9 +85,52 @@ func TestPolicyModes(t *testing.T) {
 	assert.Equal(t, Ask, p.Decide("s", "", writeCall("a.go")).Action, "default mode is the policy's")
 }
 
+// TestPolicyModesByEffect is the policy's table, mode by effect, for calls
+// no rule matches; and a rule naming a tool of unknown or network effect
+// decides for it, except that read-only allows none.
+func TestPolicyModesByEffect(t *testing.T) {
+	env := newEnv(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(env.Root, ".agentd"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(env.Root, ".agentd", "rules.json"),
+		[]byte(`{"rules": [{"tool": "trusted_mcp", "action": "allow"}, {"tool": "banned_mcp", "action": "deny"}]}`), 0o644))
+	p, _ := newPolicy(t, env, ModeAsk)
+	calls := map[Effect]*Call{
+		EffectRead:    {Tool: "some_reader", Effect: EffectRead, Reads: []string{"a.go"}},
+		EffectEdit:    {Tool: "some_editor", Effect: EffectEdit, Writes: []FileDiff{{Path: "a.go", Status: "modified"}}},
+		EffectExecute: {Tool: RunCmdToolName, Effect: EffectExecute, Command: &Command{Line: "go test ./...", Cwd: "."}},
+		EffectNetwork: {Tool: "fetch_url", Effect: EffectNetwork},
+		EffectUnknown: {Tool: "some_mcp_tool", Effect: EffectUnknown},
+	}
+	want := map[Mode]map[Effect]Action{
+		ModeReadOnly: {EffectRead: Allow, EffectEdit: Deny, EffectExecute: Deny, EffectNetwork: Deny, EffectUnknown: Deny},
+		ModeAsk:      {EffectRead: Allow, EffectEdit: Ask, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
+		ModeAutoEdit: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
+		ModeFullAuto: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Allow, EffectNetwork: Allow, EffectUnknown: Allow},
+	}
+	for _, mode := range Modes {
+		for _, e := range Effects {
+			assert.Equal(t, want[mode][e], p.Decide("s", mode, calls[e]).Action, "%s call in mode %s", e, mode)
+		}
+	}
+	// Fail closed: no effect, or an execute that names no command, is unknown.
+	for _, c := range []*Call{{Tool: "x"}, {Tool: "x", Effect: EffectExecute}, {Tool: "x", Effect: "teleport"}} {
+		assert.Equal(t, Ask, p.Decide("s", ModeAsk, c).Action, "%+v", c)
+		assert.Equal(t, Ask, p.Decide("s", ModeAutoEdit, c).Action, "%+v", c)
+		assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, c).Action, "%+v", c)
+	}
+	d := p.Decide("s", ModeAsk, calls[EffectUnknown])
+	assert.Equal(t, "mode ask: calls of unknown effect ask", d.Rule)
+	for _, mode := range []Mode{ModeAsk, ModeAutoEdit, ModeFullAuto} {
+		assert.Equal(t, Allow, p.Decide("s", mode, &Call{Tool: "trusted_mcp", Effect: EffectUnknown}).Action, mode)
+		assert.Equal(t, Deny, p.Decide("s", mode, &Call{Tool: "banned_mcp", Effect: EffectNetwork}).Action, mode)
+	}
+	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, &Call{Tool: "trusted_mcp", Effect: EffectUnknown}).Action,
+		"read-only allows no unknown effect, whatever the rules")
+}
+
 func TestPolicyReadOnlyNeedsNoRedirectOrSubstitution(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, wire.PolicyAsk)
+	p, _ := newPolicy(t, env, ModeAsk)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("cat a.go | grep foo | wc -l")).Action)
 	for _, line := range []string{"cat a.go > b.go", "echo $(go run x.go)", "ls `make`", "git -c core.pager=x log",
 		"find . -delete", "git branch -D main", "go test ./...; ls", "ls && rm x", "$CMD"} {
@@ -97,9 +138,9 @@ func TestPolicyReadOnlyNeedsNoRedirectOrSubstitution(t *testing.T) {
 	}
 	// A redirect makes even echo a command that asks (conservative), and
 	// its target is judged as a write.
-	assert.Equal(t, Ask, p.Decide("s", wire.PolicyAutoEdit, cmdCall("echo hi > notes.txt")).Action)
-	assert.Equal(t, Allow, p.Decide("s", wire.PolicyFullAuto, cmdCall("echo hi > notes.txt")).Action)
-	assert.Equal(t, Deny, p.Decide("s", wire.PolicyReadOnly, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Ask, p.Decide("s", ModeAutoEdit, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Allow, p.Decide("s", ModeFullAuto, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, cmdCall("echo hi > notes.txt")).Action)
 }
 
 func TestPolicyRulesStrictestWins(t *testing.T) {
@@ -116,22 +157,22 @@ func TestPolicyRulesStrictestWins(t *testing.T) {
 		{"tool":"write","pattern":".git/**","action":"allow"},
 		{"tool":"run_cmd","pattern":"make *","action":"allow"},
 		{"tool":"write","pattern":"docs/**","action":"allow"}]}`)
-	p, err := LoadPolicy(PolicyConfig{Mode: wire.PolicyAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
+	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
 	require.NoError(t, err)
 
 	d := p.Decide("s", "", cmdCall("git push origin main"))
 	assert.Equal(t, Deny, d.Action, "workspace cannot lift a user deny")
 	assert.Equal(t, "run_cmd `git push *`: deny (user rule)", d.Rule)
-	assert.Equal(t, Ask, p.Decide("s", wire.PolicyFullAuto, cmdCall("go test ./...")).Action, "ask beats allow")
+	assert.Equal(t, Ask, p.Decide("s", ModeFullAuto, cmdCall("go test ./...")).Action, "ask beats allow")
 	assert.Equal(t, Deny, p.Decide("s", "", writeCall("config/prod.env")).Action)
-	assert.Equal(t, Deny, p.Decide("s", wire.PolicyFullAuto, writeCall(".git/config")).Action, "built-in deny")
-	assert.Equal(t, Deny, p.Decide("s", wire.PolicyFullAuto, writeCall(".agentd/rules.json")).Action)
+	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".git/config")).Action, "built-in deny")
+	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".agentd/rules.json")).Action)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("make build")).Action)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("make")).Action, "a trailing * also matches nothing")
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall("make build && curl x")).Action, "every part must pass")
 	assert.Equal(t, Allow, p.Decide("s", "", writeCall("docs/a/b.md")).Action)
 	assert.Equal(t, Ask, p.Decide("s", "", writeCall("docs/a.md", "src/x.go")).Action)
-	assert.Equal(t, Deny, p.Decide("s", wire.PolicyReadOnly, cmdCall("make build")).Action, "read-only mode is not lifted by rules")
+	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, cmdCall("make build")).Action, "read-only mode is not lifted by rules")
 	assert.Equal(t, Deny, p.Decide("s", "", cmdCall("echo 'KEY=1' > prod.env")).Action, "a redirect is a write")
 }
 
@@ -146,23 +187,23 @@ func TestPolicyMalformedRules(t *testing.T) {
 
 func TestPolicyGrants(t *testing.T) {
 	env := newEnv(t)
-	p, cfg := newPolicy(t, env, wire.PolicyAsk)
+	p, cfg := newPolicy(t, env, ModeAsk)
 
-	rule, err := p.Grant("s1", cmdCall("go test ./pkg/... -run X"), wire.AllowSession)
+	rule, err := p.Grant("s1", cmdCall("go test ./pkg/... -run X"), AllowSession)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `go test *`: allow (session rule)", rule)
 	assert.Equal(t, Allow, p.Decide("s1", "", cmdCall("go test ./...")).Action)
 	assert.Equal(t, Ask, p.Decide("s2", "", cmdCall("go test ./...")).Action, "session grants stay in their session")
 
-	rule, err = p.Grant("s1", cmdCall("npm run build && rm -rf dist"), wire.AllowAlways)
+	rule, err = p.Grant("s1", cmdCall("npm run build && rm -rf dist"), AllowAlways)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `npm run *`: allow (workspace grant rule); run_cmd `rm -rf dist`: allow (workspace grant rule)", rule)
 
-	rule, err = p.Grant("s1", cmdCall("curl https://example.com/api"), wire.RejectAlways)
+	rule, err = p.Grant("s1", cmdCall("curl https://example.com/api"), RejectAlways)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `curl https://example.com/api`: deny (workspace grant rule)", rule, "never a bare risky program")
 
-	_, err = p.Grant("s1", writeCall("main.go"), wire.AllowAlways)
+	_, err = p.Grant("s1", writeCall("main.go"), AllowAlways)
 	require.NoError(t, err)
 
 	// Persisted across a restart.
@@ -176,9 +217,9 @@ func TestPolicyGrants(t *testing.T) {
 	assert.Equal(t, Ask, p2.Decide("other", "", writeCall("sub/main.go")).Action, "a path grant is exact")
 	assert.Equal(t, Ask, p2.Decide("other", "", cmdCall("go test ./...")).Action, "session grants are not persisted")
 
-	_, err = p.Grant("s1", cmdCall("sudo ls"), wire.AllowAlways)
+	_, err = p.Grant("s1", cmdCall("sudo ls"), AllowAlways)
 	require.Error(t, err)
-	_, err = p.Grant("s1", cmdCall("ls"), wire.AllowOnce)
+	_, err = p.Grant("s1", cmdCall("ls"), AllowOnce)
 	require.Error(t, err)
 }
 
@@ -206,7 +247,7 @@ func TestDerivePrefix(t *testing.T) {
 
 func TestPolicyNestedShells(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, wire.PolicyAsk)
+	p, _ := newPolicy(t, env, ModeAsk)
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`bash -c "git status && ls"`)).Action, "bash itself is not read-only")
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`python3 -c "import os; print(1)"`)).Action)
 	assert.Equal(t, Deny, p.Decide("s", "", cmdCall(`zsh -lc 'doas ls'`)).Action)

@@ -79,19 +79,19 @@ type capture struct {
 	tail    []byte
 	dropped int
 	secrets []string // typed secrets, redacted in case the terminal echoed them
-	stream  func(string)
+	live    func(string)
 }
 
 const captureTail = 64 << 10
 
-func newCapture(stream func(string)) *capture { return &capture{stream: stream} }
+func newCapture(live func(string)) *capture { return &capture{live: live} }
 
 func (c *capture) Write(p []byte) (int, error) {
 	n0 := len(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stream != nil {
-		c.stream(c.redact(string(p)))
+	if c.live != nil {
+		c.live(c.redact(string(p)))
 	}
 	if room := maxFullBytes - len(c.head); room > 0 {
 		n := min(room, len(p))

@@ -174,16 +174,16 @@ func (s *ptySession) answer(ctx context.Context) string {
 // reply decides what to type: a safe default confirmation is answered
 // automatically (at most maxAutoAnswers times per command); everything
 // else, passwords always, goes to the user.
-func (s *ptySession) reply(ctx context.Context, p prompt) (keys, note, why string) {
+func (s *ptySession) reply(ctx context.Context, p cmdPrompt) (keys, note, why string) {
 	if p.auto != "" && s.autoUsed < maxAutoAnswers {
 		s.autoUsed++
 		return p.auto, fmt.Sprintf("\n[agentd answered %q to %q automatically]\n", strings.TrimSpace(p.auto), p.Text), ""
 	}
-	if s.env.Prompter == nil {
+	if s.env.Asker == nil {
 		return "", "", fmt.Sprintf("stopped at a prompt no one can answer (%q)", p.Text)
 	}
 	q := Question{Title: "The command is asking", Message: p.Text, Options: p.Options, Secret: p.Kind == promptSecret, Command: s.line}
-	a, err := s.env.Prompter.Ask(ctx, q)
+	a, err := s.env.Asker.Ask(ctx, q)
 	switch {
 	case err != nil:
 		return "", "", fmt.Sprintf("stopped: asking the user failed (%v)", err)

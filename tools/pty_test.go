@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakePrompter answers questions from a script and records them.
-type fakePrompter struct {
+// fakeAsker answers questions from a script and records them.
+type fakeAsker struct {
 	mu      sync.Mutex
 	asked   []Question
 	answers []Answer
 }
 
-func (f *fakePrompter) Ask(ctx context.Context, q Question) (Answer, error) {
+func (f *fakeAsker) Ask(ctx context.Context, q Question) (Answer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, q)
@@ -37,8 +37,8 @@ echo "done"`
 
 func TestRunCmdInteractivePrompts(t *testing.T) {
 	env := newEnv(t)
-	fp := &fakePrompter{answers: []Answer{{OptionID: "yes"}, {Text: "hunter2"}}}
-	env.Prompter = fp
+	fp := &fakeAsker{answers: []Answer{{OptionID: "yes"}, {Text: "hunter2"}}}
+	env.Asker = fp
 	r := call(t, env, RunCmdToolName, RunCmdParams{Command: promptScript, Interactive: true, Timeout: 20})
 	mustOK(t, r)
 	assert.Contains(t, r.Output, "password has 7 characters")
@@ -56,7 +56,7 @@ func TestRunCmdInteractivePrompts(t *testing.T) {
 
 func TestRunCmdInteractiveUserDoesNotAnswer(t *testing.T) {
 	env := newEnv(t)
-	env.Prompter = &fakePrompter{} // times out
+	env.Asker = &fakeAsker{} // times out
 	start := time.Now()
 	r := call(t, env, RunCmdToolName, RunCmdParams{Command: promptScript, Interactive: true, Timeout: 20})
 	mustErr(t, r)
@@ -64,7 +64,7 @@ func TestRunCmdInteractiveUserDoesNotAnswer(t *testing.T) {
 	assert.Contains(t, r.Output, "process group was killed")
 	assert.Less(t, time.Since(start), 5*time.Second)
 
-	env.Prompter = nil
+	env.Asker = nil
 	r = call(t, env, RunCmdToolName, RunCmdParams{Command: promptScript, Interactive: true, Timeout: 20})
 	mustErr(t, r)
 	assert.Contains(t, r.Output, "no one can answer")
@@ -72,8 +72,8 @@ func TestRunCmdInteractiveUserDoesNotAnswer(t *testing.T) {
 
 func TestRunCmdInteractiveAutoAnswersDefaultYes(t *testing.T) {
 	env := newEnv(t)
-	fp := &fakePrompter{}
-	env.Prompter = fp
+	fp := &fakeAsker{}
+	env.Asker = fp
 	r := call(t, env, RunCmdToolName, RunCmdParams{
 		Command: `printf 'Do you want to continue? [Y/n] '; read a; echo "answer=$a"`, Interactive: true, Timeout: 20})
 	mustOK(t, r)

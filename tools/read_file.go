@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // ReadFileToolName reads a text file.
@@ -21,21 +19,12 @@ var readFileDescription string
 // ReadFileParams are read_file's arguments. Offset is the 1-based first
 // line; Limit the number of lines.
 type ReadFileParams struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"File relative to the workspace root."`
+	Offset int    `json:"offset,omitempty" min:"1" jsonschema:"First line to read (1-based); default 1."`
+	Limit  int    `json:"limit,omitempty" min:"1" jsonschema:"Number of lines to read; default and maximum 2000."`
 }
 
-const readFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File relative to the workspace root."},
-    "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based); default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read; default and maximum 2000."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`
+var readFileSchema = SchemaOf(ReadFileParams{})
 
 const (
 	maxReadLines = 2000
@@ -47,7 +36,7 @@ type readFileTool struct{}
 
 func (readFileTool) Info() Info {
 	return Info{Name: ReadFileToolName, Description: readFileDescription,
-		Parameters: json.RawMessage(readFileSchema), Kind: wire.ToolRead, Timeout: 30 * time.Second}
+		Parameters: readFileSchema, Kind: KindRead, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -63,8 +52,8 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		return nil, r
 	}
 	return &Call{
-		Tool: ReadFileToolName, Title: "read " + rel, Kind: wire.ToolRead,
-		Locations: []wire.Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
+		Title:     "read " + rel,
+		Locations: []Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
 			return readFile(ctx, env, abs, rel, p), nil
 		},

@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // RunCmdToolName runs a shell command.
@@ -21,23 +19,13 @@ var runCmdDescription string
 
 // RunCmdParams are run_cmd's arguments. Timeout is in seconds.
 type RunCmdParams struct {
-	Command     string `json:"command"`
-	Cwd         string `json:"cwd,omitempty"`
-	Timeout     int    `json:"timeout,omitempty"`
-	Interactive bool   `json:"interactive,omitempty"`
+	Command     string `json:"command" jsonschema:"Shell command line, run with bash -c."`
+	Cwd         string `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace root; default the root."`
+	Timeout     int    `json:"timeout,omitempty" min:"1" max:"600" jsonschema:"Seconds before the command is killed; default 120, maximum 600."`
+	Interactive bool   `json:"interactive,omitempty" jsonschema:"Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."`
 }
 
-const runCmdSchema = `{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "Shell command line, run with bash -c."},
-    "cwd": {"type": "string", "description": "Working directory relative to the workspace root; default the root."},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": 600, "description": "Seconds before the command is killed; default 120, maximum 600."},
-    "interactive": {"type": "boolean", "description": "Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`
+var runCmdSchema = SchemaOf(RunCmdParams{})
 
 const (
 	defaultCmdTimeout = 2 * time.Minute
@@ -48,7 +36,7 @@ type runCmdTool struct{}
 
 func (runCmdTool) Info() Info {
 	return Info{Name: RunCmdToolName, Description: runCmdDescription,
-		Parameters: json.RawMessage(runCmdSchema), Kind: wire.ToolExecute, Timeout: maxCmdTimeout}
+		Parameters: runCmdSchema, Kind: KindExecute, Effect: EffectExecute, Timeout: maxCmdTimeout}
 }
 
 func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -72,8 +60,8 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	}
 	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive}
 	return &Call{
-		Tool: RunCmdToolName, Title: p.Command, Kind: wire.ToolExecute, Command: c,
-		Locations: []wire.Location{{Path: rel}},
+		Title: p.Command, Command: c,
+		Locations: []Location{{Path: rel}},
 		Run: func(ctx context.Context) (Result, error) {
 			if p.Interactive {
 				return runPTY(ctx, env, p.Command, dir, timeout), nil

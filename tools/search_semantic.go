@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // SearchSemanticToolName queries the workspace index.
@@ -19,25 +17,17 @@ var searchSemanticDescription string
 
 // SearchSemanticParams are search_semantic's arguments.
 type SearchSemanticParams struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit,omitempty"`
+	Query string `json:"query" jsonschema:"What you are looking for, in words: \"where are retries configured\"."`
+	Limit int    `json:"limit,omitempty" min:"1" max:"20" jsonschema:"Number of chunks to return; default 8."`
 }
 
-const searchSemanticSchema = `{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "description": "What you are looking for, in words: \"where are retries configured\"."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Number of chunks to return; default 8."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`
+var searchSemanticSchema = SchemaOf(SearchSemanticParams{})
 
 type searchSemanticTool struct{}
 
 func (searchSemanticTool) Info() Info {
 	return Info{Name: SearchSemanticToolName, Description: searchSemanticDescription,
-		Parameters: json.RawMessage(searchSemanticSchema), Kind: wire.ToolSearch, Timeout: 30 * time.Second}
+		Parameters: searchSemanticSchema, Kind: KindSearch, Effect: EffectRead, Timeout: 30 * time.Second}
 }
 
 func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -54,7 +44,7 @@ func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	}
 	limit = min(limit, 20)
 	return &Call{
-		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: wire.ToolSearch,
+		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: KindSearch,
 		Run: func(ctx context.Context) (Result, error) {
 			return searchSemantic(ctx, env, p.Query, limit), nil
 		},

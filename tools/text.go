@@ -122,7 +122,7 @@ func inlineText(s *string) *string {
 	return &v
 }
 
-// statusOf names a change the way wire.FileDiff does.
+// statusOf names a change the way FileDiff does.
 func statusOf(before, after *string, moved bool) string {
 	switch {
 	case moved:

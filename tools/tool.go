@@ -26,26 +26,45 @@ type Info struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments object.
 	Parameters json.RawMessage
-	// Kind is one of wire.ToolRead, ToolEdit, ToolSearch, ToolExecute, ToolOther.
-	Kind    string
+	// Kind is how editors show the tool's calls.
+	Kind Kind
+	// Effect is what the tool's calls may do; the policy decides on it.
+	// Left empty it is EffectUnknown.
+	Effect  Effect
 	Timeout time.Duration
 }
 
-// Call is a prepared tool call: checked, described, not yet run.
+// Call is a prepared tool call: checked, described, not yet run. Prepare
+// stamps Tool, Kind and Effect from the tool's Info.
 type Call struct {
 	Tool      string
 	Title     string
-	Kind      string
-	Locations []wire.Location
+	Kind      Kind
+	Effect    Effect
+	Locations []Location
 	// Reads lists the workspace-relative paths the call reads.
 	Reads []string
 	// Writes lists every file the call would change, with its unified diff.
-	Writes []wire.FileDiff
+	Writes []FileDiff
 	// Command is set for calls that run a process.
 	Command *Command
 	// Run does the work. Failures the model can act on come back as a Result
 	// with IsError; a non-nil error means the infrastructure broke.
 	Run func(ctx context.Context) (Result, error)
+}
+
+// Prepare prepares a call of t (Tool.Prepare) and stamps it with what t's
+// Info declares, so every call carries its tool's name, kind and effect.
+func Prepare(ctx context.Context, t Tool, env *Env, args json.RawMessage) (*Call, *Result) {
+	c, refusal := t.Prepare(ctx, env, args)
+	if c != nil {
+		in := t.Info()
+		c.Tool, c.Kind, c.Effect = in.Name, in.Kind, in.Effect
+		if c.Effect == "" {
+			c.Effect = EffectUnknown
+		}
+	}
+	return c, refusal
 }
 
 // Command is a process a call would run.
@@ -65,7 +84,7 @@ type Result struct {
 	Truncated bool
 	ExitCode  *int
 	// Files lists the files the call changed, with their diffs.
-	Files []wire.FileDiff
+	Files []FileDiff
 }
 
 // Errorf builds a refusal or failure the model reads.
@@ -86,8 +105,8 @@ type Env struct {
 	// Reads remembers which files the run has read, and when, so an edit of
 	// an unread or since-changed file is refused.
 	Reads *ReadTracker
-	// Prompter puts an interactive command's prompt to the user.
-	Prompter Prompter
+	// Asker puts an interactive command's prompt to the user.
+	Asker Asker
 	// Secrets are environment variables the user supplied for commands; they
 	// never reach the model.
 	Secrets map[string]string
@@ -100,9 +119,9 @@ type Env struct {
 	Files FileSystem
 }
 
-// Prompter asks the human on behalf of a running tool. Secret questions get
+// Asker asks the human on behalf of a running tool. Secret questions get
 // a value that must never be logged or shown to the model.
-type Prompter interface {
+type Asker interface {
 	Ask(ctx context.Context, q Question) (Answer, error)
 }
 
@@ -112,7 +131,7 @@ type Question struct {
 	Message string
 	// Options are the answers found in the prompt (y/n, a menu); empty for
 	// a free-text field.
-	Options []wire.Option
+	Options []Option
 	Secret  bool
 	Command string
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // UndoPatchToolName restores the files of earlier changes.
@@ -21,22 +19,16 @@ var undoPatchDescription string
 type UndoPatchParams struct {
 	// Checkpoint, e.g. "c3": undo that change and every later one. Empty:
 	// undo the last change.
-	Checkpoint string `json:"checkpoint,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty" jsonschema:"Checkpoint id reported by a write (e.g. \"c3\"): undo it and every later change. Omit to undo only the last change."`
 }
 
-const undoPatchSchema = `{
-  "type": "object",
-  "properties": {
-    "checkpoint": {"type": "string", "description": "Checkpoint id reported by a write (e.g. \"c3\"): undo it and every later change. Omit to undo only the last change."}
-  },
-  "additionalProperties": false
-}`
+var undoPatchSchema = SchemaOf(UndoPatchParams{})
 
 type undoPatchTool struct{}
 
 func (undoPatchTool) Info() Info {
 	return Info{Name: UndoPatchToolName, Description: undoPatchDescription,
-		Parameters: json.RawMessage(undoPatchSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: undoPatchSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -66,7 +58,7 @@ func (undoPatchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	}
 	title := "undo " + strings.Join(ids, ", ")
 	return &Call{
-		Tool: UndoPatchToolName, Title: title, Kind: wire.ToolEdit,
+		Title:     title,
 		Locations: locationsOf(chs), Writes: diffs(chs),
 		Run: func(ctx context.Context) (Result, error) {
 			return runUndo(ctx, env, j, sel, chs)
@@ -166,10 +158,10 @@ func runUndo(ctx context.Context, env *Env, j *journal, sel []journalEntry, chs 
 	return Result{Output: out, Files: diffs(chs)}, nil
 }
 
-func locationsOf(chs []fileChange) []wire.Location {
-	out := make([]wire.Location, 0, len(chs))
+func locationsOf(chs []fileChange) []Location {
+	out := make([]Location, 0, len(chs))
 	for _, c := range chs {
-		out = append(out, wire.Location{Path: c.Rel})
+		out = append(out, Location{Path: c.Rel})
 	}
 	return out
 }

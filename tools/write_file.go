@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // WriteFileToolName creates or overwrites a file.
@@ -17,25 +15,17 @@ var writeFileDescription string
 
 // WriteFileParams are write_file's arguments.
 type WriteFileParams struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"File to write, relative to the workspace root. Missing directories are created."`
+	Content string `json:"content" jsonschema:"The complete new content of the file."`
 }
 
-const writeFileSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to write, relative to the workspace root. Missing directories are created."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`
+var writeFileSchema = SchemaOf(WriteFileParams{})
 
 type writeFileTool struct{}
 
 func (writeFileTool) Info() Info {
 	return Info{Name: WriteFileToolName, Description: writeFileDescription,
-		Parameters: json.RawMessage(writeFileSchema), Kind: wire.ToolEdit, Timeout: 30 * time.Second}
+		Parameters: writeFileSchema, Kind: KindEdit, Effect: EffectEdit, Timeout: 30 * time.Second}
 }
 
 func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
@@ -68,8 +58,8 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 		title = "create " + rel
 	}
 	return &Call{
-		Tool: WriteFileToolName, Title: title, Kind: wire.ToolEdit,
-		Locations: []wire.Location{{Path: rel}}, Writes: diffs([]fileChange{ch}),
+		Title:     title,
+		Locations: []Location{{Path: rel}}, Writes: diffs([]fileChange{ch}),
 		Run: func(ctx context.Context) (Result, error) {
 			return applyChanges(ctx, env, WriteFileToolName, []fileChange{ch})
 		},

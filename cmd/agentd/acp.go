@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/agentd/agentd/agent"
 	"io"
 	"log/slog"
 
@@ -12,17 +13,15 @@ import (
 // runACP speaks the Agent Client Protocol on stdio: what Zed, JetBrains,
 // CodeCompanion and other ACP editors launch.
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags, log, closeLog, set, code := parseDaemonFlags("acp", args, stderr)
+	flags, log, closeLog, cfg, code := parseDaemonFlags("acp", args, stderr)
 	if code != 0 {
 		return code
 	}
 	defer closeLog()
 	slog.SetDefault(log) // the ACP SDK logs to the default logger; never to stdout
-	opts := acp.Options{Version: version, StateDirs: stateDirs, UserConfigDir: set.UserConfigDir, Model: set.Model,
-		Policy: set.Policy, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
-		RetryBase: set.RetryBase, MaxSteps: set.MaxSteps, Logger: log}
+	opts := acp.Options{Version: version, Agent: cfg, StateDirs: stateDirs, Logger: log}
 	if !*flags.noIndex {
-		opts.OpenIndex = acpIndexStarter(set.Embed, log)
+		opts.OpenIndex = acpIndexStarter(cfg, log)
 	}
 	if err := acp.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("acp", "err", err)
@@ -32,8 +31,8 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // acpIndexStarter runs the same rag index as `agentd serve`.
-func acpIndexStarter(e embedConfig, log *slog.Logger) acp.IndexStarter {
+func acpIndexStarter(cfg agent.Config, log *slog.Logger) acp.IndexStarter {
 	return func(root, dir string) acp.Index {
-		return rag.StartLive(ragOptions(e, root, dir, log), rag.Progress{})
+		return rag.StartLive(ragOptions(cfg, root, dir, log), rag.Progress{})
 	}
 }

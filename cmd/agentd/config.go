@@ -1,139 +1,41 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rag"
 )
 
-// settings is the daemon's configuration before initialize options: the
-// environment over the config file over defaults.
-type settings struct {
-	Model           agent.ModelConfig
-	Policy          string
-	QuestionTimeout time.Duration
-	ConfirmTimeout  time.Duration
-	RetryBase       time.Duration
-	MaxSteps        int
-	UserConfigDir   string
-	Embed           embedConfig
-}
-
-type embedConfig struct {
-	BaseURL string `json:"baseUrl"`
-	APIKey  string `json:"apiKey"`
-	Model   string `json:"model"`
-}
-
-// fileConfig is ~/.config/agentd/config.json.
-type fileConfig struct {
-	Model *struct {
-		BaseURL       string `json:"baseUrl"`
-		APIKey        string `json:"apiKey"`
-		Name          string `json:"name"`
-		ToolMode      string `json:"toolMode"`
-		ContextWindow int    `json:"contextWindow"`
-	} `json:"model"`
-	ApprovalPolicy  string       `json:"approvalPolicy"`
-	QuestionTimeout string       `json:"questionTimeout"`
-	ConfirmTimeout  string       `json:"confirmTimeout"`
-	MaxSteps        int          `json:"maxSteps"`
-	Embeddings      *embedConfig `json:"embeddings"`
-}
-
-func loadSettings() (settings, error) {
-	s := settings{QuestionTimeout: 30 * time.Minute}
+// loadConfig builds the agent's configuration from its settings (the
+// table in agent/config.go): the defaults, then ~/.config/agentd/config.json,
+// then the environment. Keys the file has that no setting knows come back
+// as warnings naming the key and the file.
+func loadConfig() (agent.Config, []string, error) {
+	cfg := agent.DefaultConfig()
 	if dir, err := os.UserConfigDir(); err == nil {
-		s.UserConfigDir = filepath.Join(dir, "agentd")
+		cfg.UserConfigDir = filepath.Join(dir, "agentd")
 	}
-	if err := s.applyFile(filepath.Join(s.UserConfigDir, "config.json")); err != nil {
-		return s, err
-	}
-	return s, s.applyEnv()
-}
-
-func (s *settings) applyFile(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || s.UserConfigDir == "" {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	var fc fileConfig
-	if err := json.Unmarshal(data, &fc); err != nil {
-		return fmt.Errorf("parsing %s: %w", path, err)
-	}
-	if m := fc.Model; m != nil {
-		s.Model = agent.ModelConfig{BaseURL: m.BaseURL, APIKey: m.APIKey, Name: m.Name, ToolMode: m.ToolMode, ContextWindow: m.ContextWindow}
-	}
-	s.Policy, s.MaxSteps = fc.ApprovalPolicy, fc.MaxSteps
-	if fc.Embeddings != nil {
-		s.Embed = *fc.Embeddings
-	}
-	for _, d := range []struct {
-		v   string
-		dst *time.Duration
-	}{{fc.QuestionTimeout, &s.QuestionTimeout}, {fc.ConfirmTimeout, &s.ConfirmTimeout}} {
-		if d.v == "" {
-			continue
-		}
-		if *d.dst, err = time.ParseDuration(d.v); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return nil
-}
-
-func (s *settings) applyEnv() error {
-	set := func(dst *string, name string) {
-		if v := os.Getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	set(&s.Model.BaseURL, "OPENAI_BASE_URL")
-	set(&s.Model.APIKey, "OPENAI_API_KEY")
-	set(&s.Model.Name, "AGENTD_MODEL")
-	set(&s.Model.ToolMode, "AGENTD_TOOL_MODE")
-	set(&s.Policy, "AGENTD_POLICY")
-	set(&s.Embed.BaseURL, "AGENTD_EMBED_BASE_URL")
-	set(&s.Embed.Model, "AGENTD_EMBED_MODEL")
-	if s.Model.BaseURL == "" && s.Model.APIKey != "" {
-		s.Model.BaseURL = "https://api.openai.com/v1"
-	}
-	if s.Embed.BaseURL != "" && s.Embed.APIKey == "" {
-		s.Embed.APIKey = s.Model.APIKey
-	}
-	for name, dst := range map[string]*time.Duration{"AGENTD_QUESTION_TIMEOUT": &s.QuestionTimeout,
-		"AGENTD_CONFIRM_TIMEOUT": &s.ConfirmTimeout, "AGENTD_RETRY_BASE": &s.RetryBase} {
-		if v := os.Getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+	var warnings []string
+	if path := cfg.ConfigFile(); path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return cfg, nil, fmt.Errorf("reading %s: %w", path, err)
+		default:
+			if warnings, err = cfg.LoadJSON(data, path, false); err != nil {
+				return cfg, warnings, err
 			}
-			*dst = d
 		}
 	}
-	for name, dst := range map[string]*int{"AGENTD_MAX_STEPS": &s.MaxSteps, "AGENTD_CONTEXT_WINDOW": &s.Model.ContextWindow} {
-		if v := os.Getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			*dst = n
-		}
-	}
-	return nil
+	return cfg, warnings, cfg.LoadEnv(os.LookupEnv)
 }
 
 // stateDirs returns the per-workspace state directory (sessions, runs, logs,

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/agentd/agentd/agent"
 	"io"
 	"log/slog"
 	"os"
@@ -18,12 +19,12 @@ type daemonFlags struct {
 // parseDaemonFlags parses the flags of serve or acp, applies the state
 // directory, opens the log and loads the settings. A non-zero code means it
 // failed and said why on stderr.
-func parseDaemonFlags(name string, args []string, stderr io.Writer) (daemonFlags, *slog.Logger, func(), settings, int) {
+func parseDaemonFlags(name string, args []string, stderr io.Writer) (daemonFlags, *slog.Logger, func(), agent.Config, int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	flags := addDaemonFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return flags, nil, nil, settings{}, 2
+		return flags, nil, nil, agent.Config{}, 2
 	}
 	log, closeLog, set, code := flags.setup(stderr)
 	return flags, log, closeLog, set, code
@@ -38,22 +39,26 @@ func addDaemonFlags(fs *flag.FlagSet) daemonFlags {
 	}
 }
 
-// setup applies the state directory, opens the log and loads the settings.
+// setup applies the state directory, opens the log and loads the
+// configuration, logging what the config file has that no setting knows.
 // A non-zero code means it failed and said why on stderr.
-func (f daemonFlags) setup(stderr io.Writer) (*slog.Logger, func(), settings, int) {
+func (f daemonFlags) setup(stderr io.Writer) (*slog.Logger, func(), agent.Config, int) {
 	if *f.stateDir != "" {
 		os.Setenv("AGENTD_STATE_DIR", *f.stateDir)
 	}
 	log, closeLog, err := newLogger(*f.logFile, *f.logLevel, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
-		return nil, nil, settings{}, 2
+		return nil, nil, agent.Config{}, 2
 	}
-	set, err := loadSettings()
+	cfg, warnings, err := loadConfig()
 	if err != nil {
 		closeLog()
 		fmt.Fprintln(stderr, "agentd:", err)
-		return nil, nil, settings{}, 2
+		return nil, nil, agent.Config{}, 2
 	}
-	return log, closeLog, set, 0
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	return log, closeLog, cfg, 0
 }

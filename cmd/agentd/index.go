@@ -159,10 +159,10 @@ func openIndex(ctx context.Context, dir, stateDir string, stderr io.Writer) (*ra
 		StateDir: stateDir,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	if s, err := loadSettings(); err != nil {
+	if cfg, _, err := loadConfig(); err != nil {
 		fmt.Fprintf(stderr, "agentd: settings: %v (using the in-process embedder)\n", err)
-	} else if s.Embed.BaseURL != "" && s.Embed.Model != "" {
-		opts.Embedder = rag.NewOpenAIEmbedder(s.Embed.BaseURL, s.Embed.APIKey, s.Embed.Model)
+	} else {
+		opts.Embedder = ragOptions(cfg, root, stateDir, nil).Embedder
 	}
 	return rag.Open(ctx, opts)
 }

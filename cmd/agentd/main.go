@@ -24,10 +24,11 @@ Usage:
   agentd run     [--policy MODE] [--session ID] [--dir D] "prompt"  the agent in a terminal
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
+  agentd config                                                    the settings in effect and where they come from
   agentd version
 
-Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json.
-See README.md and docs/protocol.md.
+Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json;
+` + "`agentd config`" + ` lists every setting. See README.md and docs/protocol.md.
 `
 
 func main() {
@@ -52,6 +53,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runIndex(ctx, args[1:], stderr)
 	case "search":
 		return runSearch(ctx, args[1:], stdout, stderr)
+	case "config":
+		return runConfig(stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "agentd", version)
 		return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/agentd/agentd/agent"
 	"io"
 	"log/slog"
 
@@ -10,32 +11,36 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags, log, closeLog, set, code := parseDaemonFlags("serve", args, stderr)
+	flags, log, closeLog, cfg, code := parseDaemonFlags("serve", args, stderr)
 	if code != 0 {
 		return code
 	}
 	defer closeLog()
-	opts := rpc.Options{Version: version, StateDirs: stateDirs, UserConfigDir: set.UserConfigDir, Model: set.Model,
-		Policy: set.Policy, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
-		RetryBase: set.RetryBase, MaxSteps: set.MaxSteps, Logger: log}
+	opts := rpc.Options{Version: version, Agent: cfg, StateDirs: stateDirs, Logger: log}
 	if !*flags.noIndex {
-		opts.OpenIndex = indexStarter(set.Embed, log)
+		opts.OpenIndex = indexStarter(cfg, log)
 	}
 	return rpc.Serve(ctx, stdio{stdin, stdout}, opts)
 }
 
 // indexStarter runs the rag index in the background with the configured
 // embedder (the in-process one unless an endpoint is set).
-func indexStarter(e embedConfig, log *slog.Logger) rpc.IndexStarter {
+func indexStarter(cfg agent.Config, log *slog.Logger) rpc.IndexStarter {
 	return func(root, dir string, p rpc.IndexProgress) rpc.Index {
-		return rag.StartLive(ragOptions(e, root, dir, log), rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End})
+		return rag.StartLive(ragOptions(cfg, root, dir, log), rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End})
 	}
 }
 
-func ragOptions(e embedConfig, root, dir string, log *slog.Logger) rag.Options {
+// ragOptions are the index's options for root: its embeddings endpoint,
+// if one is configured, with the model's key unless it has its own.
+func ragOptions(cfg agent.Config, root, dir string, log *slog.Logger) rag.Options {
 	opts := rag.Options{Root: root, StateDir: dir, Logger: log}
-	if e.BaseURL != "" && e.Model != "" {
-		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, e.APIKey, e.Model)
+	if e := cfg.Embeddings; e.BaseURL != "" && e.Model != "" {
+		key := e.APIKey
+		if key == "" {
+			key = cfg.Model.APIKey
+		}
+		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, key, e.Model)
 	}
 	return opts
 }

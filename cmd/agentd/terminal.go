@@ -13,7 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Exit codes of `agentd run`.
@@ -50,13 +50,16 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitUsage
 	}
 	defer closeLog()
-	set, err := loadSettings()
+	cfg, warnings, err := loadConfig()
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
-	if !set.Model.Configured() {
-		fmt.Fprintln(stderr, "agentd:", agent.NoModelHelp)
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "agentd: warning:", w)
+	}
+	if err := cfg.CheckModel(); err != nil {
+		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
 	root, err := filepath.Abs(*dir)
@@ -74,13 +77,11 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 
 	ui := newTermUI(stdin, stdout, stderr)
-	kinds := []string{} // without a terminal nobody can answer: fail closed
-	if ui.tty {
-		kinds = nil
+	cfg.Root, cfg.StateDir, cfg.Listener, cfg.Logger = root, state, ui.queue, log
+	if !ui.tty {
+		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
 	}
-	a, err := agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: set.UserConfigDir, Model: set.Model,
-		Policy: set.Policy, PromptKinds: kinds, QuestionTimeout: set.QuestionTimeout, ConfirmTimeout: set.ConfirmTimeout,
-		MaxSteps: set.MaxSteps, RetryBase: set.RetryBase, Notify: ui.queue.Notify, Logger: log})
+	a, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitFailed
@@ -90,7 +91,7 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if !ui.tty {
 		fmt.Fprintln(stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
 	}
-	res, err := a.Run(ctx, wire.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: *policy})
+	res, err := a.Run(ctx, agent.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: tools.Mode(*policy)})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
@@ -99,7 +100,7 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 }
 
 // wait shows the run until it ends; Ctrl-C cancels it cleanly.
-func (u *termUI) wait(ctx context.Context, res wire.RunResult) int {
+func (u *termUI) wait(ctx context.Context, res agent.RunResult) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
@@ -116,9 +117,9 @@ func (u *termUI) wait(ctx context.Context, res wire.RunResult) int {
 		case st := <-u.final:
 			fmt.Fprintf(u.err, "\nsession %s, run %s: %s\n", res.SessionID, res.RunID, st.State)
 			switch st.State {
-			case wire.StateCompleted:
+			case agent.StateCompleted:
 				return exitCompleted
-			case wire.StateCancelled:
+			case agent.StateCancelled:
 				return exitCancelled
 			}
 			return exitFailed

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // termUI renders a run's notifications on a terminal and asks its questions
@@ -26,11 +26,11 @@ type termUI struct {
 	out   io.Writer
 	err   io.Writer
 	tty   bool
-	final chan wire.RunState
+	final chan agent.RunState
 }
 
 func newTermUI(stdin io.Reader, stdout, stderr io.Writer) *termUI {
-	u := &termUI{in: bufio.NewReader(stdin), out: stdout, err: stderr, tty: isTerminal(stdin, stdout), final: make(chan wire.RunState, 1)}
+	u := &termUI{in: bufio.NewReader(stdin), out: stdout, err: stderr, tty: isTerminal(stdin, stdout), final: make(chan agent.RunState, 1)}
 	if f, ok := stdin.(*os.File); ok {
 		u.inFd = int(f.Fd())
 	}
@@ -39,16 +39,16 @@ func newTermUI(stdin io.Reader, stdout, stderr io.Writer) *termUI {
 }
 
 // Update shows a run event.
-func (u *termUI) Update(p wire.UpdateParams) { u.show(p.Update) }
+func (u *termUI) Update(p agent.UpdateParams) { u.show(p.Update) }
 
 // InputRequest asks the user.
-func (u *termUI) InputRequest(req wire.InputRequest) { u.ask(req) }
+func (u *termUI) InputRequest(req agent.InputRequest) { u.ask(req) }
 
 // InputResolved needs nothing: the terminal asks one thing at a time.
-func (u *termUI) InputResolved(wire.InputResolved) {}
+func (u *termUI) InputResolved(agent.InputResolved) {}
 
 // RunState reports failures and the end of the run.
-func (u *termUI) RunState(st wire.RunState) { u.state(st) }
+func (u *termUI) RunState(st agent.RunState) { u.state(st) }
 
 func (u *termUI) color(code, s string) string {
 	if !u.tty {
@@ -57,54 +57,54 @@ func (u *termUI) color(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-func (u *termUI) show(up wire.Update) {
+func (u *termUI) show(up agent.Update) {
 	switch up.Kind {
-	case wire.UpdateMessageChunk:
+	case agent.UpdateMessageChunk:
 		fmt.Fprint(u.out, up.Text)
-	case wire.UpdatePlan:
+	case agent.UpdatePlan:
 		fmt.Fprintln(u.out, u.color("1", "\nPlan:"))
-		marks := map[string]string{wire.StatusPending: "[ ]", wire.StatusInProgress: "[~]", wire.StatusCompleted: "[x]", wire.StatusFailed: "[!]"}
+		marks := map[agent.Status]string{agent.StatusPending: "[ ]", agent.StatusInProgress: "[~]", agent.StatusCompleted: "[x]", agent.StatusFailed: "[!]"}
 		for _, e := range up.Entries {
 			fmt.Fprintf(u.out, "  %s %s\n", marks[e.Status], e.Content)
 		}
-	case wire.UpdateToolCall:
+	case agent.UpdateToolCall:
 		fmt.Fprintln(u.out, u.color("36", "\n• "+up.Title)+" "+u.color("2", oneLine(string(up.Input), 100)))
-	case wire.UpdateToolCallUpdate:
+	case agent.UpdateToolCallUpdate:
 		switch up.Status {
-		case wire.StatusCompleted:
+		case agent.StatusCompleted:
 			fmt.Fprintln(u.out, u.color("32", "  ✓ ")+oneLine(up.Output, 120))
-		case wire.StatusFailed:
+		case agent.StatusFailed:
 			fmt.Fprintln(u.out, u.color("31", "  ✗ ")+oneLine(up.Output, 200))
 		}
-	case wire.UpdateFilesChanged:
+	case agent.UpdateFilesChanged:
 		fmt.Fprintln(u.out, u.color("1", "\nFiles changed:"))
 		for _, f := range up.Files {
 			fmt.Fprintf(u.out, "  %s %s\n", f.Status, f.Path)
 		}
-	case wire.UpdateResult:
+	case agent.UpdateResult:
 		fmt.Fprintln(u.out)
 	}
 }
 
-func (u *termUI) state(st wire.RunState) {
+func (u *termUI) state(st agent.RunState) {
 	switch st.State {
-	case wire.StateFailed:
+	case agent.StateFailed:
 		fmt.Fprintln(u.err, u.color("31", "\nagentd: run failed: "+st.Error))
-	case wire.StatePaused:
+	case agent.StatePaused:
 		fmt.Fprintln(u.err, "agentd: run paused: "+st.Error)
 	}
 	switch st.State {
-	case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
+	case agent.StateCompleted, agent.StateFailed, agent.StateCancelled:
 		u.final <- st
 	}
 }
 
 // ask puts an input request to the user and sends the answer.
-func (u *termUI) ask(req wire.InputRequest) {
+func (u *termUI) ask(req agent.InputRequest) {
 	ctx := context.Background()
 	var err error
 	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+	case agent.KindConfirmWrite, agent.KindConfirmCommand:
 		err = u.confirm(ctx, req)
 	default:
 		err = u.question(ctx, req)
@@ -114,12 +114,12 @@ func (u *termUI) ask(req wire.InputRequest) {
 	}
 }
 
-func (u *termUI) question(ctx context.Context, req wire.InputRequest) error {
+func (u *termUI) question(ctx context.Context, req agent.InputRequest) error {
 	fmt.Fprintln(u.out, u.color("33", "\n? "+req.Message))
 	if req.Context != "" {
 		fmt.Fprintln(u.out, u.color("2", "  "+req.Context))
 	}
-	if req.Kind == wire.KindSecret {
+	if req.Kind == agent.KindSecret {
 		fmt.Fprint(u.out, "  (hidden) > ")
 		b, err := term.ReadPassword(u.inFd)
 		fmt.Fprintln(u.out)
@@ -127,7 +127,7 @@ func (u *termUI) question(ctx context.Context, req wire.InputRequest) error {
 			return err
 		}
 		s := string(b)
-		return u.agent.Reply(ctx, wire.ReplyParams{RequestID: req.RequestID, Text: &s})
+		return u.agent.Reply(ctx, agent.ReplyParams{RequestID: req.RequestID, Text: &s})
 	}
 	for i, o := range req.Options {
 		fmt.Fprintf(u.out, "  %d) %s\n", i+1, o.Label)
@@ -141,7 +141,7 @@ func (u *termUI) question(ctx context.Context, req wire.InputRequest) error {
 		return err
 	}
 	line = strings.TrimSpace(line)
-	p := wire.ReplyParams{RequestID: req.RequestID}
+	p := agent.ReplyParams{RequestID: req.RequestID}
 	if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(req.Options) {
 		p.OptionID = req.Options[n-1].OptionID
 	} else {
@@ -150,7 +150,7 @@ func (u *termUI) question(ctx context.Context, req wire.InputRequest) error {
 	return u.agent.Reply(ctx, p)
 }
 
-func (u *termUI) confirm(ctx context.Context, req wire.InputRequest) error {
+func (u *termUI) confirm(ctx context.Context, req agent.InputRequest) error {
 	fmt.Fprintln(u.out, u.color("33", "\n? "+req.Title))
 	for _, d := range req.Diff {
 		u.printDiff(d.Diff)
@@ -166,13 +166,13 @@ func (u *termUI) confirm(ctx context.Context, req wire.InputRequest) error {
 	if err != nil && line == "" {
 		return err
 	}
-	decision := map[string]string{"y": wire.AllowOnce, "yes": wire.AllowOnce, "s": wire.AllowSession, "a": wire.AllowAlways,
-		"N": wire.RejectAlways}[strings.TrimSpace(line)]
+	decision := map[string]tools.Decision{"y": tools.AllowOnce, "yes": tools.AllowOnce, "s": tools.AllowSession, "a": tools.AllowAlways,
+		"N": tools.RejectAlways}[strings.TrimSpace(line)]
 	if decision == "" {
-		decision = wire.RejectOnce
+		decision = tools.RejectOnce
 	}
-	p := wire.ConfirmParams{RequestID: req.RequestID, Decision: decision}
-	if decision == wire.RejectOnce || decision == wire.RejectAlways {
+	p := agent.ConfirmParams{RequestID: req.RequestID, Decision: decision}
+	if decision == tools.RejectOnce || decision == tools.RejectAlways {
 		fmt.Fprint(u.out, "Reason (optional) > ")
 		reason, _ := u.in.ReadString('\n')
 		p.Reason = strings.TrimSpace(reason)

@@ -11,6 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 const planScript = `{"turns": [
@@ -62,7 +63,7 @@ func TestPermissionRejectedThenGranted(t *testing.T) {
 	id := h.newSession(ws)
 
 	h.client.setPermission(func(p acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
-		return selected(wire.RejectOnce)
+		return selected(tools.RejectOnce)
 	})
 	if stop := h.prompt(id, "write my notes"); stop != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stop reason %q", stop)
@@ -77,7 +78,7 @@ func TestPermissionRejectedThenGranted(t *testing.T) {
 	}
 
 	h.client.setPermission(func(p acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
-		return selected(wire.AllowOnce)
+		return selected(tools.AllowOnce)
 	})
 	h.prompt(id, "write my notes again")
 	<-h.client.asked
@@ -195,7 +196,7 @@ const sleepScript = `{"turns": [
 ]}`
 
 func TestCancelEndsTurnCancelled(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, sleepScript), policy: wire.PolicyFullAuto})
+	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, sleepScript), policy: tools.ModeFullAuto})
 	id := h.newSession(t.TempDir())
 	go func() {
 		waitFor(t, "the command to run", func() bool {
@@ -232,7 +233,7 @@ func TestLoadAfterRestartAsksAgain(t *testing.T) {
 
 	h2 := start(t, config{stateDir: state, modelURL: url})
 	h2.client.setPermission(func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
-		return selected(wire.AllowOnce)
+		return selected(tools.AllowOnce)
 	})
 	if _, err := h2.conn.LoadSession(h2.ctx(), acpsdk.LoadSessionRequest{SessionId: id, Cwd: ws, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatalf("session/load: %v", err)

@@ -9,12 +9,12 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
 )
 
 // elicit asks a question or a choice as a form (elicitation/create). A
 // client that fails it gets the question in the chat instead.
-func (s *session) elicit(req wire.InputRequest) {
+func (s *session) elicit(req agent.InputRequest) {
 	ctx, ok := s.track(req.RequestID)
 	if !ok {
 		return
@@ -43,27 +43,27 @@ func (s *session) elicit(req wire.InputRequest) {
 // declined answers a question the user dismissed: the model is told, so it
 // goes on with what it has. A closed choice has no such answer and is asked
 // in the chat.
-func (s *session) declined(req wire.InputRequest) {
-	if req.Kind == wire.KindChoice && !req.AllowOther {
+func (s *session) declined(req agent.InputRequest) {
+	if req.Kind == agent.KindChoice && !req.AllowOther {
 		s.askInChat(req)
 		return
 	}
 	text := "(the user declined to answer)"
-	if err := s.ws.agent.Reply(context.Background(), wire.ReplyParams{RequestID: req.RequestID, Text: &text}); err != nil {
+	if err := s.ws.agent.Reply(context.Background(), agent.ReplyParams{RequestID: req.RequestID, Text: &text}); err != nil {
 		s.srv.log.Info("decline not applied", "request", req.RequestID, "err", err)
 	}
 }
 
 // formSchema is one field, "answer", shaped by the request; a choice that
 // allows other answers adds the field "other".
-func formSchema(req wire.InputRequest) acpsdk.UnstableElicitationSchema {
+func formSchema(req agent.InputRequest) acpsdk.UnstableElicitationSchema {
 	answer := map[string]any{"type": "string", "title": firstNonEmpty(req.Title, "Answer"), "description": req.Message}
 	if req.Default != "" {
 		answer["default"] = req.Default
 	}
 	props := map[string]any{"answer": answer}
 	required := []string{"answer"}
-	if req.Kind == wire.KindChoice {
+	if req.Kind == agent.KindChoice {
 		opts := make([]map[string]any, 0, len(req.Options))
 		for _, o := range req.Options {
 			opts = append(opts, map[string]any{"const": o.OptionID, "title": o.Label})
@@ -83,8 +83,8 @@ func formSchema(req wire.InputRequest) acpsdk.UnstableElicitationSchema {
 }
 
 // formReply reads the form's content back into a reply.
-func formReply(req wire.InputRequest, content map[string]any) wire.ReplyParams {
-	p := wire.ReplyParams{RequestID: req.RequestID}
+func formReply(req agent.InputRequest, content map[string]any) agent.ReplyParams {
+	p := agent.ReplyParams{RequestID: req.RequestID}
 	if other, _ := content["other"].(string); other != "" {
 		p.Text = &other
 		return p
@@ -99,7 +99,7 @@ func formReply(req wire.InputRequest, content map[string]any) wire.ReplyParams {
 		p.Text = &empty
 	default:
 		text := fmt.Sprint(v)
-		if req.Kind == wire.KindChoice {
+		if req.Kind == agent.KindChoice {
 			p.OptionID = text
 		} else {
 			p.Text = &text

@@ -9,7 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // editorScript reads f.txt and, when it saw the editor's unsaved line, edits
@@ -33,7 +33,7 @@ func editorWorkspace(t *testing.T, h *harness) (ws, abs string) {
 	}
 	h.client.setBuffer(abs, "one\nunsaved\n")
 	h.client.setPermission(func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
-		return selected(wire.AllowOnce)
+		return selected(tools.AllowOnce)
 	})
 	return ws, abs
 }
@@ -126,7 +126,7 @@ const refusedScript = `{"turns": [
 
 // An error from the client is a failed tool result the model reads.
 func TestEditorFilesClientErrorFailsTheCall(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, refusedScript), policy: wire.PolicyAutoEdit,
+	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, refusedScript), policy: tools.ModeAutoEdit,
 		fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
 	h.client.setWriteErr("read-only buffer")
 	ws := mustReal(t, t.TempDir())
@@ -162,7 +162,7 @@ const writeThenSleepScript = `{"turns": [
 // for its files (the final diff): the SDK holds that answer until the
 // cancel's handler returns.
 func TestEditorFilesCancelDoesNotWaitOnTheEditor(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, writeThenSleepScript), policy: wire.PolicyFullAuto,
+	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, writeThenSleepScript), policy: tools.ModeFullAuto,
 		fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
 	ws := mustReal(t, t.TempDir())
 	if err := os.WriteFile(filepath.Join(ws, "g.txt"), []byte("old\n"), 0o644); err != nil {

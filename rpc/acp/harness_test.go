@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/tools"
 )
 
 // harness is one agentd ACP server and an SDK client talking to it.
@@ -35,7 +36,7 @@ type config struct {
 	form     bool // the client offers form elicitation
 	fs       acpsdk.FileSystemCapabilities
 	index    IndexStarter
-	policy   string
+	policy   tools.Mode
 }
 
 func start(t *testing.T, c config) *harness {
@@ -44,8 +45,8 @@ func start(t *testing.T, c config) *harness {
 	sr, sw := io.Pipe() // server → client
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
-		Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-		Policy: c.policy, OpenIndex: c.index, Logger: testLogger(t)}
+		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
+			Policy: c.policy}, OpenIndex: c.index, Logger: testLogger(t)}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)
@@ -281,7 +282,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func selected(id string) acpsdk.RequestPermissionResponse {
+func selected[T ~string](id T) acpsdk.RequestPermissionResponse {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
 		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(id)}}}
 }

@@ -7,23 +7,24 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 )
 
 // ask puts an input request to the client in the best form it offers.
 // Called by the workspace worker, so whatever waits runs in a goroutine.
-func (s *session) ask(req wire.InputRequest) {
+func (s *session) ask(req agent.InputRequest) {
 	form := s.srv.formElicitation()
 	switch req.Kind {
-	case wire.KindConfirmWrite, wire.KindConfirmCommand:
+	case agent.KindConfirmWrite, agent.KindConfirmCommand:
 		go s.askPermission(req)
-	case wire.KindChoice:
+	case agent.KindChoice:
 		if form {
 			go s.elicit(req)
 		} else {
 			go s.askChoice(req)
 		}
-	case wire.KindQuestion:
+	case agent.KindQuestion:
 		if form {
 			go s.elicit(req)
 		} else {
@@ -52,16 +53,21 @@ func (s *session) askPending() {
 	}
 }
 
+// confirmOptions are the decisions ACP's permission kinds can express.
 var confirmOptions = []acpsdk.PermissionOption{
-	{OptionId: wire.AllowOnce, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
-	{OptionId: wire.AllowAlways, Name: "Always allow", Kind: acpsdk.PermissionOptionKindAllowAlways},
-	{OptionId: wire.RejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-	{OptionId: wire.RejectAlways, Name: "Always reject", Kind: acpsdk.PermissionOptionKindRejectAlways},
+	permission(tools.AllowOnce, "Allow", acpsdk.PermissionOptionKindAllowOnce),
+	permission(tools.AllowAlways, "Always allow", acpsdk.PermissionOptionKindAllowAlways),
+	permission(tools.RejectOnce, "Reject", acpsdk.PermissionOptionKindRejectOnce),
+	permission(tools.RejectAlways, "Always reject", acpsdk.PermissionOptionKindRejectAlways),
+}
+
+func permission(d tools.Decision, name string, kind acpsdk.PermissionOptionKind) acpsdk.PermissionOption {
+	return acpsdk.PermissionOption{OptionId: acpsdk.PermissionOptionId(d), Name: name, Kind: kind}
 }
 
 // askPermission asks for a confirmation. A rejection lets the run go on;
 // the outcome cancelled means the user stopped the turn.
-func (s *session) askPermission(req wire.InputRequest) {
+func (s *session) askPermission(req agent.InputRequest) {
 	ctx, ok := s.track(req.RequestID)
 	if !ok {
 		return
@@ -79,8 +85,8 @@ func (s *session) askPermission(req wire.InputRequest) {
 		s.cancelRun(req.RunID)
 		return
 	}
-	p := wire.ConfirmParams{RequestID: req.RequestID, Decision: string(resp.Outcome.Selected.OptionId)}
-	if strings.HasPrefix(p.Decision, "reject") {
+	p := agent.ConfirmParams{RequestID: req.RequestID, Decision: tools.Decision(resp.Outcome.Selected.OptionId)}
+	if !p.Decision.Allows() {
 		p.Reason = "rejected in the editor"
 	}
 	if err := s.ws.agent.Confirm(context.Background(), p); err != nil {
@@ -90,7 +96,7 @@ func (s *session) askPermission(req wire.InputRequest) {
 
 // askChoice offers a choice's options as permission options, for clients
 // without form elicitation.
-func (s *session) askChoice(req wire.InputRequest) {
+func (s *session) askChoice(req agent.InputRequest) {
 	ctx, ok := s.track(req.RequestID)
 	if !ok {
 		return
@@ -113,7 +119,7 @@ func (s *session) askChoice(req wire.InputRequest) {
 		s.cancelRun(req.RunID)
 		return
 	}
-	p := wire.ReplyParams{RequestID: req.RequestID, OptionID: string(resp.Outcome.Selected.OptionId)}
+	p := agent.ReplyParams{RequestID: req.RequestID, OptionID: string(resp.Outcome.Selected.OptionId)}
 	if err := s.ws.agent.Reply(context.Background(), p); err != nil {
 		s.srv.log.Info("choice not applied", "request", req.RequestID, "err", err)
 	}
@@ -121,7 +127,7 @@ func (s *session) askChoice(req wire.InputRequest) {
 
 // askInChat writes the question as an agent message and ends the turn; the
 // next prompt is the answer.
-func (s *session) askInChat(req wire.InputRequest) {
+func (s *session) askInChat(req agent.InputRequest) {
 	s.mu.Lock()
 	for _, q := range s.asking {
 		if q.RequestID == req.RequestID {
@@ -143,7 +149,7 @@ func (s *session) askInChat(req wire.InputRequest) {
 	}
 }
 
-func chatQuestion(req wire.InputRequest) string {
+func chatQuestion(req agent.InputRequest) string {
 	var b strings.Builder
 	b.WriteString("\n\n**" + firstNonEmpty(req.Title, "Question") + "**\n\n" + req.Message + "\n")
 	for i, o := range req.Options {
@@ -153,7 +159,7 @@ func chatQuestion(req wire.InputRequest) string {
 		}
 	}
 	switch {
-	case req.Kind == wire.KindSecret:
+	case req.Kind == agent.KindSecret:
 		b.WriteString("\n\n_Send the value as your next message. It goes to the command only, never to the model; your editor keeps it in this chat._")
 	case len(req.Options) > 0:
 		b.WriteString("\n\n_Answer with a number or an option in your next message._")
@@ -173,11 +179,11 @@ func (s *session) cancelRun(runID string) {
 
 // permissionCall is the tool call a confirmation is about, with the diff of
 // every file it writes or the command it runs.
-func permissionCall(root string, req wire.InputRequest) acpsdk.ToolCallUpdate {
+func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	kind, status := acpsdk.ToolKindEdit, acpsdk.ToolCallStatusPending
 	title := firstNonEmpty(req.Title, req.Message)
 	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
-	if req.Kind == wire.KindConfirmCommand {
+	if req.Kind == agent.KindConfirmCommand {
 		kind = acpsdk.ToolKindExecute
 		tc.RawInput = map[string]any{"command": req.Command, "cwd": req.Cwd}
 		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock("```sh\n"+req.Command+"\n```")))
@@ -192,7 +198,7 @@ func permissionCall(root string, req wire.InputRequest) acpsdk.ToolCallUpdate {
 	return tc
 }
 
-func questionCall(req wire.InputRequest) acpsdk.ToolCallUpdate {
+func questionCall(req agent.InputRequest) acpsdk.ToolCallUpdate {
 	kind, status := acpsdk.ToolKindOther, acpsdk.ToolCallStatusPending
 	title := firstNonEmpty(req.Message, req.Title)
 	return acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status,
@@ -201,7 +207,7 @@ func questionCall(req wire.InputRequest) acpsdk.ToolCallUpdate {
 
 // toolCallID names the tool call a request belongs to; a request outside
 // any call gets one of its own, which clients create on the fly.
-func toolCallID(req wire.InputRequest) acpsdk.ToolCallId {
+func toolCallID(req agent.InputRequest) acpsdk.ToolCallId {
 	return acpsdk.ToolCallId(firstNonEmpty(req.ToolCallID, req.RequestID))
 }
 

@@ -8,7 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
 )
 
 const (
@@ -37,7 +37,7 @@ type laterFunc func(d time.Duration, flush func() []acpsdk.SessionUpdate) *time.
 // outputDelta takes the next piece of a running command's output. The
 // accumulated text goes out at once when the last send is liveEvery old,
 // otherwise later, when it is.
-func (t *translator) outputDelta(u wire.Update) []acpsdk.SessionUpdate {
+func (t *translator) outputDelta(u agent.Update) []acpsdk.SessionUpdate {
 	if t.live == nil {
 		t.live = map[string]*liveOutput{}
 	}

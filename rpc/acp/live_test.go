@@ -8,7 +8,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 )
 
 const streamScript = `{"turns": [
@@ -20,7 +21,7 @@ const streamScript = `{"turns": [
 // TestCommandOutputStreams: the client sees a running command's output on
 // its tool call while it runs, before the final update.
 func TestCommandOutputStreams(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, streamScript), policy: wire.PolicyFullAuto})
+	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, streamScript), policy: tools.ModeFullAuto})
 	id := h.newSession(t.TempDir())
 	if stop := h.prompt(id, "build it"); stop != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stop reason %q", stop)
@@ -81,8 +82,8 @@ func (r *laterRecorder) later(d time.Duration, flush func() []acpsdk.SessionUpda
 	return time.NewTimer(time.Hour)
 }
 
-func delta(id, s string) wire.Update {
-	return wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: id, Status: wire.StatusInProgress, OutputDelta: s}
+func delta(id, s string) agent.Update {
+	return agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: id, Status: agent.StatusInProgress, OutputDelta: s}
 }
 
 func liveText(t *testing.T, us []acpsdk.SessionUpdate) string {
@@ -114,7 +115,7 @@ func TestLiveOutputCoalesced(t *testing.T) {
 	}
 	// The final update ends it: a deferred send after it sends nothing.
 	tr.translate(delta("c", "d\n"))
-	tr.translate(wire.Update{Kind: wire.UpdateToolCallUpdate, ToolCallID: "c", Status: wire.StatusCompleted, Output: "a\nb\nc\nd\n"})
+	tr.translate(agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: "c", Status: agent.StatusCompleted, Output: "a\nb\nc\nd\n"})
 	if us := r.flushes[len(r.flushes)-1](); len(us) != 0 {
 		t.Fatalf("sent after the final update: %+v", us)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/tools"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 // the client was given before the first run created the agent session, and
 // the session's mode.
 type sessionMeta struct {
-	AgentID string `json:"agentId,omitempty"`
-	Mode    string `json:"mode,omitempty"`
+	AgentID string     `json:"agentId,omitempty"`
+	Mode    tools.Mode `json:"mode,omitempty"`
 }
 
 // metaStore persists sessionMeta by ACP session id in the workspace's state

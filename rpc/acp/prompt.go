@@ -12,7 +12,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // cancelGrace bounds how long a cancelled turn waits for its run to stop.
@@ -40,7 +39,7 @@ func (s *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 }
 
 // begin answers a waiting question or starts a run.
-func (s *session) begin(ctx context.Context, text string, rc *wire.RunContext) (*turn, error) {
+func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) (*turn, error) {
 	if t, ok := s.answer(ctx, text); ok {
 		return t, nil
 	}
@@ -56,7 +55,7 @@ func (s *session) begin(ctx context.Context, text string, rc *wire.RunContext) (
 	if busy {
 		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
 	}
-	res, err := ws.agent.Run(ctx, wire.RunParams{Prompt: text, SessionID: agentID, Context: rc, ApprovalPolicy: mode})
+	res, err := ws.agent.Run(ctx, agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, ApprovalPolicy: mode})
 	if err != nil {
 		return nil, agentErr(err)
 	}
@@ -85,9 +84,9 @@ func (s *session) settleLastRun(ctx context.Context) error {
 		return nil
 	}
 	switch si.State {
-	case wire.StatePaused:
+	case agent.StatePaused:
 		return agentErr(s.ws.agent.Cancel(ctx, si.LastRunID))
-	case wire.StateRunning, wire.StateRequiresAction:
+	case agent.StateRunning, agent.StateRequiresAction:
 		return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf(
 			"the session's last turn (run %s) is still %s: answer its open request or cancel it first", si.LastRunID, si.State)}
 	}
@@ -140,10 +139,10 @@ func (s *session) endedTurn(runID string) *turn {
 
 // replyFromText makes a reply of a typed answer: a choice's option when the
 // text names one, otherwise free text.
-func replyFromText(q wire.InputRequest, text string) wire.ReplyParams {
+func replyFromText(q agent.InputRequest, text string) agent.ReplyParams {
 	text = strings.TrimSpace(text)
-	p := wire.ReplyParams{RequestID: q.RequestID}
-	if q.Kind == wire.KindChoice {
+	p := agent.ReplyParams{RequestID: q.RequestID}
+	if q.Kind == agent.KindChoice {
 		for i, o := range q.Options {
 			if strings.EqualFold(text, o.OptionID) || strings.EqualFold(text, o.Label) || text == fmt.Sprint(i+1) {
 				p.OptionID = o.OptionID
@@ -192,9 +191,9 @@ func (e turnEnd) response() (acpsdk.PromptResponse, error) {
 // promptOf turns ACP content into our prompt: text as it is, embedded
 // resources (often unsaved buffers) quoted into the prompt, links to
 // workspace files as context files.
-func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *wire.RunContext) {
+func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *agent.RunContext) {
 	var b strings.Builder
-	rc := &wire.RunContext{}
+	rc := &agent.RunContext{}
 	for _, c := range blocks {
 		switch {
 		case c.Text != nil:

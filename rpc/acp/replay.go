@@ -2,12 +2,10 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // replay streams the session's history as session/update: each run's
@@ -28,7 +26,7 @@ func (s *session) replay(ctx context.Context) error {
 			return ctx.Err()
 		}
 		tr := s.replayRun(run)
-		if !finished(run.State) {
+		if !run.State.Finished() {
 			// What its running commands printed so far, then live.
 			for _, u := range tr.pending() {
 				s.send(u)
@@ -46,22 +44,34 @@ func (s *session) replayRun(run agent.SessionRun) *translator {
 	if run.Prompt != "" {
 		s.send(acpsdk.UpdateUserMessageText(run.Prompt))
 	}
-	tr := newTranslator(s.ws.root, s.ws.contextWindow(), nil) // no deferred sends: the final update supersedes running output
+	rp := replayer{s: s, tr: newTranslator(s.ws.root, s.ws.contextWindow(), nil)} // no deferred sends: the final update supersedes running output
 	for _, ev := range run.Events {
-		switch ev.Method {
-		case wire.MethodUpdate:
-			var p wire.UpdateParams
-			if json.Unmarshal(ev.Params, &p) == nil {
-				for _, u := range tr.translate(p.Update) {
-					s.send(u)
-				}
-			}
-		case wire.MethodRunState:
-			var p wire.RunState
-			if json.Unmarshal(ev.Params, &p) == nil && p.State == wire.StateFailed && p.Error != "" {
-				s.say("\n\nagentd stopped: " + p.Error)
-			}
+		if err := ev.Deliver(rp); err != nil {
+			s.srv.log.Warn("replaying an event", "run", run.RunID, "seq", ev.Seq, "err", err)
 		}
 	}
-	return tr
+	return rp.tr
 }
+
+// replayer shows a run's logged notifications again: its updates, and why
+// it stopped if it failed. Requests are asked again apart (askPending), once
+// the history is shown.
+type replayer struct {
+	s  *session
+	tr *translator
+}
+
+func (rp replayer) Update(p agent.UpdateParams) {
+	for _, u := range rp.tr.translate(p.Update) {
+		rp.s.send(u)
+	}
+}
+
+func (rp replayer) RunState(p agent.RunState) {
+	if p.State == agent.StateFailed && p.Error != "" {
+		rp.s.say("\n\nagentd stopped: " + p.Error)
+	}
+}
+
+func (replayer) InputRequest(agent.InputRequest)   {}
+func (replayer) InputResolved(agent.InputResolved) {}

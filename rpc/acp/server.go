@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Index is the workspace index running in the background, as this front
@@ -39,16 +39,12 @@ func (noIndex) Close() error { return nil }
 // Options configures the ACP server.
 type Options struct {
 	Version string
+	// Agent is the configuration built from the daemon's settings; each
+	// workspace's agent starts from it. Its Policy is the mode of new
+	// sessions.
+	Agent agent.Config
 	// StateDirs returns a workspace's state and cache (index) directories.
-	StateDirs       func(root string) (state, cache string, err error)
-	UserConfigDir   string
-	Model           agent.ModelConfig
-	NewModel        func(agent.ModelConfig) agent.Model // nil: the OpenAI-compatible client
-	Policy          string                              // default mode of new sessions
-	QuestionTimeout time.Duration
-	ConfirmTimeout  time.Duration
-	RetryBase       time.Duration
-	MaxSteps        int
+	StateDirs func(root string) (state, cache string, err error)
 	// OpenIndex starts the workspace index; nil runs without one.
 	OpenIndex IndexStarter
 	Logger    *slog.Logger
@@ -75,8 +71,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Policy == "" {
-		opts.Policy = wire.PolicyAsk
+	if opts.Agent.Policy == "" {
+		opts.Agent.Policy = tools.ModeAsk
 	}
 	s := &server{opts: opts, log: opts.Logger, quit: make(chan struct{}), ready: make(chan struct{}),
 		workspaces: map[string]*workspace{}, sessions: map[string]*session{}}

@@ -7,7 +7,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 )
 
 // session is an ACP session open in this connection.
@@ -22,9 +23,9 @@ type session struct {
 
 	mu      sync.Mutex // guards the fields below
 	agentID string     // "" until the first run creates the agent session
-	mode    string
+	mode    tools.Mode
 	turn    *turn
-	asking  []wire.InputRequest           // free-text questions the next prompts answer
+	asking  []agent.InputRequest          // free-text questions the next prompts answer
 	asks    map[string]context.CancelFunc // client requests in flight, by input request id
 	runs    map[string]*translator
 	closed  bool
@@ -43,7 +44,7 @@ type turnEnd struct {
 
 func newTurn(runID string) *turn { return &turn{runID: runID, done: make(chan turnEnd, 1)} }
 
-func newSession(s *server, ws *workspace, id, agentID, mode string) *session {
+func newSession(s *server, ws *workspace, id, agentID string, mode tools.Mode) *session {
 	return &session{srv: s, ws: ws, id: id, agentID: agentID, mode: mode,
 		asks: map[string]context.CancelFunc{}, runs: map[string]*translator{}}
 }
@@ -80,7 +81,7 @@ func (s *session) close() {
 	s.srv.forget(s)
 }
 
-func (s *session) setMode(mode string) {
+func (s *session) setMode(mode tools.Mode) {
 	s.mu.Lock()
 	s.mode = mode
 	agentID := s.agentID
@@ -98,7 +99,7 @@ func (s *session) send(u acpsdk.SessionUpdate) {
 
 func (s *session) say(text string) { s.send(acpsdk.UpdateAgentMessageText(text)) }
 
-func (s *session) onUpdate(p wire.UpdateParams) {
+func (s *session) onUpdate(p agent.UpdateParams) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
@@ -132,8 +133,8 @@ func (s *session) later(d time.Duration, flush func() []acpsdk.SessionUpdate) *t
 }
 
 // onRunState ends the turn waiting on a run that finished.
-func (s *session) onRunState(p wire.RunState) {
-	if !finished(p.State) {
+func (s *session) onRunState(p agent.RunState) {
+	if !p.State.Finished() {
 		return
 	}
 	s.mu.Lock()
@@ -161,28 +162,24 @@ func (s *session) onRunState(p wire.RunState) {
 // endOf says how a finished run ends the ACP turn. A run that gave up
 // (repeated calls, failing tools) is a refusal to go on; a model that kept
 // failing is an error.
-func (s *session) endOf(p wire.RunState) turnEnd {
+func (s *session) endOf(p agent.RunState) turnEnd {
 	switch p.State {
-	case wire.StateCancelled:
+	case agent.StateCancelled:
 		return turnEnd{stop: acpsdk.StopReasonCancelled}
-	case wire.StateFailed:
-		if p.StopReason == wire.StopError {
+	case agent.StateFailed:
+		if p.StopReason == agent.StopError {
 			return turnEnd{err: &acpsdk.RequestError{Code: -32603, Message: "agentd: the run failed: " + p.Error}}
 		}
 		s.say("\n\nagentd stopped: " + p.Error)
 		return turnEnd{stop: acpsdk.StopReasonRefusal}
 	}
-	if p.StopReason == wire.StopMaxSteps {
+	if p.StopReason == agent.StopMaxSteps {
 		return turnEnd{stop: acpsdk.StopReasonMaxTurnRequests}
 	}
 	return turnEnd{stop: acpsdk.StopReasonEndTurn}
 }
 
-func finished(state string) bool {
-	return state == wire.StateCompleted || state == wire.StateFailed || state == wire.StateCancelled
-}
-
-func dropRun(reqs []wire.InputRequest, runID string) []wire.InputRequest {
+func dropRun(reqs []agent.InputRequest, runID string) []agent.InputRequest {
 	out := reqs[:0]
 	for _, r := range reqs {
 		if r.RunID != runID {
@@ -204,7 +201,7 @@ func (s *session) cancel() {
 	agentID := s.agentID
 	s.mu.Unlock()
 	if runID == "" && agentID != "" {
-		if si, ok := s.ws.sessionState(agentID); ok && !finished(si.State) && si.State != "idle" {
+		if si, ok := s.ws.sessionState(agentID); ok && !si.State.Finished() && si.State != agent.StateIdle {
 			runID = si.LastRunID
 		}
 	}

@@ -10,22 +10,22 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // modes are agentd's approval policies as ACP session modes.
 var modes = []acpsdk.SessionMode{
-	mode(wire.PolicyReadOnly, "Read-only", "Reads and searches; no writes, no commands."),
-	mode(wire.PolicyAsk, "Ask", "Asks before every write and every command."),
-	mode(wire.PolicyAutoEdit, "Auto-edit", "Edits files in the workspace without asking; asks before commands."),
-	mode(wire.PolicyFullAuto, "Full auto", "Edits and runs commands without asking (deny rules still apply)."),
+	mode(tools.ModeReadOnly, "Read-only", "Reads and searches; no writes, no commands."),
+	mode(tools.ModeAsk, "Ask", "Asks before every write and every command."),
+	mode(tools.ModeAutoEdit, "Auto-edit", "Edits files in the workspace without asking; asks before commands."),
+	mode(tools.ModeFullAuto, "Full auto", "Edits and runs commands without asking (deny rules still apply)."),
 }
 
-func mode(id, name, desc string) acpsdk.SessionMode {
+func mode(id tools.Mode, name, desc string) acpsdk.SessionMode {
 	return acpsdk.SessionMode{Id: acpsdk.SessionModeId(id), Name: name, Description: &desc}
 }
 
-func modeState(current string) *acpsdk.SessionModeState {
+func modeState(current tools.Mode) *acpsdk.SessionModeState {
 	return &acpsdk.SessionModeState{AvailableModes: modes, CurrentModeId: acpsdk.SessionModeId(current)}
 }
 
@@ -41,8 +41,8 @@ func (s *server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (ac
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := newSessionID()
-	ws.meta.set(id, sessionMeta{Mode: s.opts.Policy})
-	sess := s.open(ws, id, "", s.opts.Policy)
+	ws.meta.set(id, sessionMeta{Mode: s.opts.Agent.Policy})
+	sess := s.open(ws, id, "", s.opts.Agent.Policy)
 	time.AfterFunc(afterResponse, sess.announceCommands)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: modeState(sess.mode)}, nil
 }
@@ -92,11 +92,11 @@ func (s *server) reopen(cwd, id string) (*session, error) {
 		if _, known := ws.sessionState(id); !known {
 			return nil, notFound("unknown session %s in %s", id, ws.root)
 		}
-		m = sessionMeta{AgentID: id, Mode: s.opts.Policy}
+		m = sessionMeta{AgentID: id, Mode: s.opts.Agent.Policy}
 		ws.meta.set(id, m)
 	}
 	if m.Mode == "" {
-		m.Mode = s.opts.Policy
+		m.Mode = s.opts.Agent.Policy
 	}
 	if old := s.lookup(id); old != nil {
 		old.close()
@@ -161,9 +161,9 @@ func (s *server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
-	id := string(p.ModeId)
-	if !slices.ContainsFunc(modes, func(m acpsdk.SessionMode) bool { return string(m.Id) == id }) {
-		return acpsdk.SetSessionModeResponse{}, invalidParams("unknown mode %q: one of read-only, ask, auto-edit, full-auto", id)
+	id := tools.Mode(p.ModeId)
+	if !slices.Contains(tools.Modes, id) {
+		return acpsdk.SetSessionModeResponse{}, invalidParams("unknown mode %q: one of %s", id, tools.ModeList())
 	}
 	sess.setMode(id)
 	return acpsdk.SetSessionModeResponse{}, nil
@@ -182,7 +182,7 @@ func (s *server) Cancel(ctx context.Context, p acpsdk.CancelNotification) error 
 	return nil
 }
 
-func (s *server) open(ws *workspace, id, agentID, mode string) *session {
+func (s *server) open(ws *workspace, id, agentID string, mode tools.Mode) *session {
 	sess := newSession(s, ws, id, agentID, mode)
 	s.mu.Lock()
 	s.sessions[id] = sess

@@ -6,7 +6,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 )
 
 // translator turns one run's agent/update events into session/update. It
@@ -15,7 +16,7 @@ import (
 type translator struct {
 	root     string
 	window   int
-	total    wire.Usage             // the run's cumulative usage so far
+	total    agent.Usage            // the run's cumulative usage so far
 	streamed bool                   // text came since the last tool call
 	live     map[string]*liveOutput // running commands' output, by tool call id
 	later    laterFunc              // nil while replaying
@@ -25,27 +26,27 @@ func newTranslator(root string, window int, later laterFunc) *translator {
 	return &translator{root: root, window: window, later: later}
 }
 
-func (t *translator) translate(u wire.Update) []acpsdk.SessionUpdate {
+func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 	switch u.Kind {
-	case wire.UpdateMessageChunk:
+	case agent.UpdateMessageChunk:
 		t.streamed = true
 		return one(acpsdk.UpdateAgentMessageText(u.Text))
-	case wire.UpdatePlan:
+	case agent.UpdatePlan:
 		return one(planUpdate(u))
-	case wire.UpdateToolCall:
+	case agent.UpdateToolCall:
 		t.streamed = false
 		return one(t.toolCall(u))
-	case wire.UpdateToolCallUpdate:
+	case agent.UpdateToolCallUpdate:
 		if u.OutputDelta != "" {
 			return t.outputDelta(u)
 		}
-		if u.Status != wire.StatusInProgress {
+		if u.Status != agent.StatusInProgress {
 			t.endLive(u.ToolCallID) // the final update carries the whole output
 		}
 		return one(t.toolCallUpdate(u))
-	case wire.UpdateUsage:
+	case agent.UpdateUsage:
 		return t.usage(u)
-	case wire.UpdateResult:
+	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {
 			t.streamed = true
@@ -57,11 +58,11 @@ func (t *translator) translate(u wire.Update) []acpsdk.SessionUpdate {
 
 func one(u acpsdk.SessionUpdate) []acpsdk.SessionUpdate { return []acpsdk.SessionUpdate{u} }
 
-func planUpdate(u wire.Update) acpsdk.SessionUpdate {
+func planUpdate(u agent.Update) acpsdk.SessionUpdate {
 	entries := make([]acpsdk.PlanEntry, 0, len(u.Entries))
 	for _, e := range u.Entries {
 		status := acpsdk.PlanEntryStatus(e.Status)
-		if e.Status == wire.StatusFailed {
+		if e.Status == agent.StatusFailed {
 			status = acpsdk.PlanEntryStatusCompleted // ACP has no failed step; it is over
 		}
 		entries = append(entries, acpsdk.PlanEntry{Content: e.Content, Priority: acpsdk.PlanEntryPriorityMedium, Status: status})
@@ -69,7 +70,7 @@ func planUpdate(u wire.Update) acpsdk.SessionUpdate {
 	return acpsdk.UpdatePlan(entries...)
 }
 
-func (t *translator) toolCall(u wire.Update) acpsdk.SessionUpdate {
+func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKind(u.ToolKind)),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)}
 	if len(u.Input) > 0 {
@@ -81,7 +82,7 @@ func (t *translator) toolCall(u wire.Update) acpsdk.SessionUpdate {
 	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), u.Title, opts...)
 }
 
-func (t *translator) toolCallUpdate(u wire.Update) acpsdk.SessionUpdate {
+func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateStatus(acpsdk.ToolCallStatus(u.Status))}
 	var content []acpsdk.ToolCallContent
 	for _, d := range u.Files {
@@ -108,7 +109,7 @@ func (t *translator) toolCallUpdate(u wire.Update) acpsdk.SessionUpdate {
 
 // usage reports the tokens of the last model call (the step's growth of
 // the cumulative count) against the context window: what is in context.
-func (t *translator) usage(u wire.Update) []acpsdk.SessionUpdate {
+func (t *translator) usage(u agent.Update) []acpsdk.SessionUpdate {
 	if u.Usage == nil {
 		return nil
 	}
@@ -120,7 +121,7 @@ func (t *translator) usage(u wire.Update) []acpsdk.SessionUpdate {
 	return one(acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: used, Size: t.window}})
 }
 
-func (t *translator) locations(locs []wire.Location) []acpsdk.ToolCallLocation {
+func (t *translator) locations(locs []tools.Location) []acpsdk.ToolCallLocation {
 	out := make([]acpsdk.ToolCallLocation, 0, len(locs))
 	for _, l := range locs {
 		loc := acpsdk.ToolCallLocation{Path: absPath(t.root, l.Path)}
@@ -135,7 +136,7 @@ func (t *translator) locations(locs []wire.Location) []acpsdk.ToolCallLocation {
 
 // diffContent shows a file change as ACP's diff (absolute path, old and new
 // text), or as the unified diff when the texts were not kept.
-func diffContent(root string, d wire.FileDiff) acpsdk.ToolCallContent {
+func diffContent(root string, d tools.FileDiff) acpsdk.ToolCallContent {
 	if d.NewText == nil && d.OldText == nil {
 		return acpsdk.ToolContent(acpsdk.TextBlock("```diff\n" + d.Diff + "\n```"))
 	}

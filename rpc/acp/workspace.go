@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // workspace is one agent (one root) and the sessions of it this connection
@@ -37,12 +36,11 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 		ws.index = s.opts.OpenIndex(root, cache) // runs in the background
 	}
 	ws.events = agent.NewQueue(ws)
-	o := s.opts
-	ws.agent, err = agent.New(agent.Config{Root: root, StateDir: state, UserConfigDir: o.UserConfigDir, Model: o.Model,
-		NewModel: o.NewModel, Policy: o.Policy, QuestionTimeout: o.QuestionTimeout, ConfirmTimeout: o.ConfirmTimeout,
-		MaxSteps: o.MaxSteps, RetryBase: o.RetryBase, Searcher: ws.index, Logger: s.log.With("root", root),
-		Files:  filesOf(ws, s.caps.Fs), // the caller holds s.mu; initialize has set caps
-		Notify: ws.events.Notify})      // never makes a run wait on the client
+	cfg := s.opts.Agent
+	cfg.Root, cfg.StateDir, cfg.Searcher, cfg.Logger = root, state, ws.index, s.log.With("root", root)
+	cfg.Files = filesOf(ws, s.caps.Fs) // the caller holds s.mu; initialize has set caps
+	cfg.Listener = ws.events           // never makes a run wait on the client
+	ws.agent, err = agent.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)
 	}
@@ -65,28 +63,28 @@ func (ws *workspace) route(agentID string) *session {
 }
 
 // Update implements agent.Listener.
-func (ws *workspace) Update(p wire.UpdateParams) {
+func (ws *workspace) Update(p agent.UpdateParams) {
 	if sess := ws.route(p.SessionID); sess != nil {
 		sess.onUpdate(p)
 	}
 }
 
 // InputRequest implements agent.Listener.
-func (ws *workspace) InputRequest(req wire.InputRequest) {
+func (ws *workspace) InputRequest(req agent.InputRequest) {
 	if sess := ws.route(req.SessionID); sess != nil {
 		sess.ask(req)
 	}
 }
 
 // InputResolved implements agent.Listener.
-func (ws *workspace) InputResolved(p wire.InputResolved) {
+func (ws *workspace) InputResolved(p agent.InputResolved) {
 	if sess := ws.route(p.SessionID); sess != nil {
 		sess.resolved(p.RequestID)
 	}
 }
 
 // RunState implements agent.Listener.
-func (ws *workspace) RunState(p wire.RunState) {
+func (ws *workspace) RunState(p agent.RunState) {
 	if sess := ws.route(p.SessionID); sess != nil {
 		sess.onRunState(p)
 	}
@@ -103,13 +101,13 @@ func (ws *workspace) detach(sess *session) {
 }
 
 // sessionState returns the state and last run of an agent session.
-func (ws *workspace) sessionState(agentID string) (wire.SessionInfo, bool) {
+func (ws *workspace) sessionState(agentID string) (agent.SessionInfo, bool) {
 	for _, si := range ws.agent.Sessions() {
 		if si.SessionID == agentID {
 			return si, true
 		}
 	}
-	return wire.SessionInfo{}, false
+	return agent.SessionInfo{}, false
 }
 
 func (ws *workspace) contextWindow() int {

@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // The loop's behaviour over the real wire (issue 3).
@@ -17,18 +20,18 @@ import (
 func TestPlanPublishedAndRevised(t *testing.T) {
 	both(t, withScript("plan.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "refactor the parser"})
-		e.RunState(run.RunID, wire.StateCompleted)
-		var plans []wire.Update
+		run := e.Run(agent.RunParams{Prompt: "refactor the parser"})
+		e.RunState(run.RunID, agent.StateCompleted)
+		var plans []agent.Update
 		for _, u := range e.Updates(run.RunID) {
-			if u.Kind == wire.UpdatePlan {
+			if u.Kind == agent.UpdatePlan {
 				plans = append(plans, u)
 			}
 		}
 		require.Len(t, plans, 2)
-		assert.Equal(t, []wire.PlanEntry{{Content: "Read the code", Status: "in_progress"}, {Content: "Change it", Status: "pending"}}, plans[0].Entries)
+		assert.Equal(t, []agent.PlanEntry{{Content: "Read the code", Status: "in_progress"}, {Content: "Change it", Status: "pending"}}, plans[0].Entries)
 		assert.Equal(t, "The first approach failed", plans[1].Explanation)
-		assert.Equal(t, wire.StatusFailed, plans[1].Entries[1].Status)
+		assert.Equal(t, agent.StatusFailed, plans[1].Entries[1].Status)
 		assert.Equal(t, "Done with the refactor.", e.Text(run.RunID))
 	})
 }
@@ -39,56 +42,56 @@ func TestPlanPublishedAndRevised(t *testing.T) {
 func TestTwoQuestionsAcrossRestart(t *testing.T) {
 	both(t, withScript("two_questions.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "set up the service"})
+		run := e.Run(agent.RunParams{Prompt: "set up the service"})
 		reqs := e.Requests(run.RunID, 2)
 		e.Close(true)
 
 		e2 := env.StartInitialized()
-		var pending wire.PendingResult
-		e2.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		var pending rpc.PendingResult
+		e2.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
 		require.Len(t, pending.Requests, 2)
 		e2.Answer(ReplyOption(reqs[1].RequestID, "2"))
 		e2.Answer(ReplyText(reqs[0].RequestID, "8080"))
 		st := e2.Finished(run.RunID)
-		assert.Equal(t, wire.StateCompleted, st.State)
+		assert.Equal(t, agent.StateCompleted, st.State)
 		assert.Equal(t, "Port 8080 with sqlite it is.", e2.Text(run.RunID))
 		assertToolResults(t, env, map[string]string{"call_port": "8080", "call_db": "sqlite"})
-		e2.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: reqs[0].RequestID, Text: ptr("9090")}, wire.CodeAlreadyResolved)
+		e2.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: reqs[0].RequestID, Text: ptr("9090")}, wire.CodeAlreadyResolved)
 	})
 }
 
 func TestCancelDuringModelStream(t *testing.T) {
 	both(t, withScript("cancel_stream.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "stream forever"})
+		run := e.Run(agent.RunParams{Prompt: "stream forever"})
 		e.Await("a streamed chunk", func(m Message) bool {
 			return m.Method == wire.MethodUpdate && strings.Contains(string(m.Params), "message_chunk")
 		})
-		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
-		st := e.RunState(run.RunID, wire.StateCancelled)
-		assert.Equal(t, wire.StopCancelled, st.StopReason)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil)
+		st := e.RunState(run.RunID, agent.StateCancelled)
+		assert.Equal(t, agent.StopCancelled, st.StopReason)
 		assert.Empty(t, st.Error, "a cancel is not a failure")
 	})
 }
 
 func TestCancelDuringRunningTool(t *testing.T) {
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "cancel_tool.json"), Policy: wire.PolicyFullAuto}
+		return Config{Script: script(t, "cancel_tool.json"), Policy: tools.ModeFullAuto}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "sleep a while"})
+		run := e.Run(agent.RunParams{Prompt: "sleep a while"})
 		e.ToolRunning()
-		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
-		st := e.RunState(run.RunID, wire.StateCancelled)
-		assert.Equal(t, wire.StopCancelled, st.StopReason)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil)
+		st := e.RunState(run.RunID, agent.StateCancelled)
+		assert.Equal(t, agent.StopCancelled, st.StopReason)
 	})
 }
 
 func TestModelFailsTwiceThenSucceeds(t *testing.T) {
 	both(t, withScript("retry.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "a flaky model"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "a flaky model"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "Third time lucky.", e.Text(run.RunID))
 		assert.Len(t, env.Model.Requests(), 3)
 	})
@@ -97,16 +100,16 @@ func TestModelFailsTwiceThenSucceeds(t *testing.T) {
 func TestModelReturnsGarbage(t *testing.T) {
 	both(t, withScript("garbage.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "anything"})
-		st := e.RunState(run.RunID, wire.StateFailed)
-		assert.Equal(t, wire.StopError, st.StopReason)
+		run := e.Run(agent.RunParams{Prompt: "anything"})
+		st := e.RunState(run.RunID, agent.StateFailed)
+		assert.Equal(t, agent.StopError, st.StopReason)
 		assert.Contains(t, st.Error, "model: 3 attempts failed")
 		assert.NotContains(t, st.Error, "retryable", "no internal markers in what the user reads")
 		assert.Len(t, env.Model.Requests(), 3, "retried, then failed")
 		// The daemon keeps serving.
-		var sessions wire.SessionsResult
+		var sessions rpc.SessionsResult
 		e.MustCall(wire.MethodSessions, nil, &sessions)
-		assert.Equal(t, wire.StateFailed, sessions.Sessions[0].State)
+		assert.Equal(t, agent.StateFailed, sessions.Sessions[0].State)
 	})
 }
 
@@ -115,9 +118,9 @@ func TestStepLimit(t *testing.T) {
 		return Config{Script: script(t, "steps.json"), MaxSteps: 2, Files: map[string]string{"README.md": "# hi\n"}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "explore forever"})
-		st := e.RunState(run.RunID, wire.StateCompleted)
-		assert.Equal(t, wire.StopMaxSteps, st.StopReason)
+		run := e.Run(agent.RunParams{Prompt: "explore forever"})
+		st := e.RunState(run.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopMaxSteps, st.StopReason)
 		assert.Equal(t, "I ran out of steps; the workspace has a README.", e.Text(run.RunID))
 		reqs := env.Model.Requests()
 		assert.Empty(t, reqs[len(reqs)-1].Tools, "the tools are withdrawn at the limit")
@@ -129,11 +132,11 @@ func TestTextToolCallFallback(t *testing.T) {
 		return Config{Script: script(t, "textmode.json"), ToolMode: "text", Files: map[string]string{"README.md": "# hi\n"}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "what files are there?"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "what files are there?"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		var calls []string
 		for _, u := range e.Updates(run.RunID) {
-			if u.Kind == wire.UpdateToolCall {
+			if u.Kind == agent.UpdateToolCall {
 				calls = append(calls, u.Title)
 			}
 		}
@@ -151,22 +154,22 @@ func TestTextToolCallFallback(t *testing.T) {
 func TestWriteRejectedThenAllowedThenUndone(t *testing.T) {
 	both(t, withScript("write_undo.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "make a greeting file"})
+		run := e.Run(agent.RunParams{Prompt: "make a greeting file"})
 		first := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindConfirmWrite, first.Kind)
+		assert.Equal(t, agent.KindConfirmWrite, first.Kind)
 		assert.Contains(t, first.Diff[0].Diff, "+Hello, World")
-		e.Answer(Decide(first.RequestID, wire.RejectOnce, "lowercase please"))
+		e.Answer(Decide(first.RequestID, tools.RejectOnce, "lowercase please"))
 
 		second := e.Requests(run.RunID, 2)[1]
 		assert.Contains(t, second.Diff[0].Diff, "+hello, world")
-		e.Answer(Decide(second.RequestID, wire.AllowOnce, ""))
+		e.Answer(Decide(second.RequestID, tools.AllowOnce, ""))
 
 		undo := e.Requests(run.RunID, 3)[2]
 		assert.Equal(t, "hello, world\n", env.WorkspaceFile("hello.txt"), "the allowed write is on disk")
 		assert.Equal(t, "deleted", undo.Diff[0].Status)
-		e.Answer(Decide(undo.RequestID, wire.AllowOnce, ""))
+		e.Answer(Decide(undo.RequestID, tools.AllowOnce, ""))
 
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.NoFileExists(t, filepath.Join(env.Root, "hello.txt"), "undo restored the workspace")
 		assertToolResults(t, env, map[string]string{"call_w1": "lowercase please"})
 		audit, err := os.ReadFile(filepath.Join(env.State, "state", "audit.jsonl"))
@@ -198,14 +201,14 @@ func TestCommandsAllowedDeniedTimedOut(t *testing.T) {
 			".agentd/rules.json": `{"rules": [{"tool": "run_cmd", "pattern": "git push *", "action": "deny"}]}`}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "run commands"})
+		run := e.Run(agent.RunParams{Prompt: "run commands"})
 		touch := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindConfirmCommand, touch.Kind)
+		assert.Equal(t, agent.KindConfirmCommand, touch.Kind)
 		assert.Equal(t, "touch made.txt", touch.Command)
 		assert.Equal(t, ".", touch.Cwd)
-		e.Answer(Decide(touch.RequestID, wire.AllowOnce, ""))
+		e.Answer(Decide(touch.RequestID, tools.AllowOnce, ""))
 
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.RunState(run.RunID, agent.StateCompleted)
 		// git push and sudo were denied without asking anyone; sleep is
 		// read-only and ran without asking.
 		assert.Len(t, e.inputRequestsAll(run.RunID), 1)
@@ -237,8 +240,8 @@ func TestLeavingTheWorkspaceIsRefused(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(env.Root), "outside.txt"), []byte("secret"), 0o644))
 		require.NoError(t, os.Symlink(outside, filepath.Join(env.Root, "link")))
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "read the secrets"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "read the secrets"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Empty(t, e.inputRequestsAll(run.RunID), "nobody is asked: the calls are refused")
 		results := toolResults(env)
 		for _, id := range []string{"call_e1", "call_e2", "call_e3"} {
@@ -249,7 +252,7 @@ func TestLeavingTheWorkspaceIsRefused(t *testing.T) {
 	})
 }
 
-func (e *Editor) inputRequestsAll(runID string) []wire.InputRequest {
+func (e *Editor) inputRequestsAll(runID string) []agent.InputRequest {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.inputRequests(runID)
@@ -257,15 +260,15 @@ func (e *Editor) inputRequestsAll(runID string) []wire.InputRequest {
 
 func TestInteractivePromptGoesToTheUser(t *testing.T) {
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "interactive.json"), Policy: wire.PolicyFullAuto}
+		return Config{Script: script(t, "interactive.json"), Policy: tools.ModeFullAuto}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "deploy it"})
+		run := e.Run(agent.RunParams{Prompt: "deploy it"})
 		q := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindChoice, q.Kind)
+		assert.Equal(t, agent.KindChoice, q.Kind)
 		assert.Contains(t, q.Message, "Deploy to prod?")
 		e.Answer(ReplyOption(q.RequestID, "yes"))
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "Deployed.", e.Text(run.RunID))
 	})
 }
@@ -274,21 +277,21 @@ func TestInteractivePromptGoesToTheUser(t *testing.T) {
 // run comes back paused, and agent/resume redoes the step and finishes.
 func TestPausedByRestartThenResumed(t *testing.T) {
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "resume.json"), Policy: wire.PolicyFullAuto}
+		return Config{Script: script(t, "resume.json"), Policy: tools.ModeFullAuto}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "build it"})
+		run := e.Run(agent.RunParams{Prompt: "build it"})
 		e.ToolRunning()
 		e.Close(true)
 
 		e2 := env.StartInitialized()
-		var evs wire.EventsResult
-		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID}, &evs)
-		assert.Equal(t, wire.StatePaused, evs.State)
-		e2.MustCall(wire.MethodResume, wire.RunRef{RunID: run.RunID}, nil)
-		e2.RunState(run.RunID, wire.StateCompleted)
+		var evs rpc.EventsResult
+		e2.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID}, &evs)
+		assert.Equal(t, agent.StatePaused, evs.State)
+		e2.MustCall(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, nil)
+		e2.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "built\n", env.WorkspaceFile("out.txt"))
-		e2.CallErr(wire.MethodResume, wire.RunRef{RunID: run.RunID}, wire.CodeRunNotPaused)
+		e2.CallErr(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, wire.CodeRunNotPaused)
 	})
 }
 
@@ -298,14 +301,14 @@ func TestPausedByRestartThenResumed(t *testing.T) {
 func TestSecretReachesOnlyTheCommand(t *testing.T) {
 	const secret = "s3cr3t-Value-42"
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "secret.json"), Policy: wire.PolicyFullAuto}
+		return Config{Script: script(t, "secret.json"), Policy: tools.ModeFullAuto}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "publish the package"})
+		run := e.Run(agent.RunParams{Prompt: "publish the package"})
 		q := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindSecret, q.Kind)
+		assert.Equal(t, agent.KindSecret, q.Kind)
 		e.Answer(ReplyText(q.RequestID, secret))
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.RunState(run.RunID, agent.StateCompleted)
 
 		results := toolResults(env)
 		assert.Contains(t, results["call_e"], "token=[secret $REGISTRY_TOKEN]", "the command saw the value; the model sees its name")
@@ -332,16 +335,16 @@ func TestSecretReachesOnlyTheCommand(t *testing.T) {
 func TestFilesChangedAtTheEnd(t *testing.T) {
 	both(t, withScript("reject_write.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		run := e.Run(agent.RunParams{Prompt: "save my notes"})
 		req := e.Requests(run.RunID, 1)[0]
-		e.Answer(Decide(req.RequestID, wire.AllowOnce, ""))
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.Answer(Decide(req.RequestID, tools.AllowOnce, ""))
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "remember the milk\n", env.WorkspaceFile("notes.txt"))
-		var kinds []string
-		var files []wire.FileDiff
+		var kinds []agent.UpdateKind
+		var files []tools.FileDiff
 		for _, u := range e.Updates(run.RunID) {
 			kinds = append(kinds, u.Kind)
-			if u.Kind == wire.UpdateFilesChanged {
+			if u.Kind == agent.UpdateFilesChanged {
 				files = u.Files
 			}
 		}
@@ -349,7 +352,7 @@ func TestFilesChangedAtTheEnd(t *testing.T) {
 		assert.Equal(t, "notes.txt", files[0].Path)
 		assert.Equal(t, "added", files[0].Status)
 		assert.Contains(t, files[0].Diff, "+remember the milk")
-		assert.Equal(t, []string{wire.UpdateFilesChanged, wire.UpdateResult}, kinds[len(kinds)-2:])
+		assert.Equal(t, []agent.UpdateKind{agent.UpdateFilesChanged, agent.UpdateResult}, kinds[len(kinds)-2:])
 	})
 }
 
@@ -357,21 +360,21 @@ func TestFilesChangedAtTheEnd(t *testing.T) {
 // while it runs, in order, before the call's final update.
 func TestCommandOutputStreams(t *testing.T) {
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "stream_output.json"), Policy: wire.PolicyFullAuto}
+		return Config{Script: script(t, "stream_output.json"), Policy: tools.ModeFullAuto}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "build it"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "build it"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		streamed, final := "", -1
 		for i, u := range e.Updates(run.RunID) {
-			if u.Kind != wire.UpdateToolCallUpdate || u.ToolCallID != "call_b" {
+			if u.Kind != agent.UpdateToolCallUpdate || u.ToolCallID != "call_b" {
 				continue
 			}
 			if u.OutputDelta != "" {
 				require.Equal(t, -1, final, "no piece after the final update")
 				streamed += u.OutputDelta
 			}
-			if u.Status == wire.StatusCompleted {
+			if u.Status == agent.StatusCompleted {
 				final = i
 			}
 		}
@@ -388,12 +391,12 @@ func TestCommandOutputStreams(t *testing.T) {
 func TestSyntaxGateRefusesBrokenGoEdit(t *testing.T) {
 	const mainGo = "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
 	both(t, func(t *testing.T) Config {
-		return Config{Script: script(t, "syntax_gate.json"), Policy: wire.PolicyFullAuto,
+		return Config{Script: script(t, "syntax_gate.json"), Policy: tools.ModeFullAuto,
 			Files: map[string]string{"main.go": mainGo}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "break main.go"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "break main.go"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Empty(t, e.inputRequestsAll(run.RunID), "full-auto: nobody is asked")
 		assert.Equal(t, mainGo, env.WorkspaceFile("main.go"), "the edit was not applied")
 		result := toolResults(env)["call_e"]

@@ -4,18 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // RunState waits for the run to reach state and returns the notification.
-func (e *Editor) RunState(runID, state string) wire.RunState {
+func (e *Editor) RunState(runID string, state agent.State) agent.RunState {
 	e.t.Helper()
-	var st wire.RunState
+	var st agent.RunState
 	e.Await(fmt.Sprintf("run %s state %s", runID, state), func(m Message) bool {
 		if m.Method != wire.MethodRunState {
 			return false
 		}
-		var s wire.RunState
+		var s agent.RunState
 		if json.Unmarshal(m.Params, &s) != nil || s.RunID != runID || s.State != state {
 			return false
 		}
@@ -26,19 +28,19 @@ func (e *Editor) RunState(runID, state string) wire.RunState {
 }
 
 // Finished waits for the run to end in any final state.
-func (e *Editor) Finished(runID string) wire.RunState {
+func (e *Editor) Finished(runID string) agent.RunState {
 	e.t.Helper()
-	var st wire.RunState
+	var st agent.RunState
 	e.Await("run "+runID+" to finish", func(m Message) bool {
 		if m.Method != wire.MethodRunState {
 			return false
 		}
-		var s wire.RunState
+		var s agent.RunState
 		if json.Unmarshal(m.Params, &s) != nil || s.RunID != runID {
 			return false
 		}
 		switch s.State {
-		case wire.StateCompleted, wire.StateFailed, wire.StateCancelled:
+		case agent.StateCompleted, agent.StateFailed, agent.StateCancelled:
 			st = s
 			return true
 		}
@@ -54,16 +56,16 @@ func (e *Editor) ToolRunning() {
 		if m.Method != wire.MethodUpdate {
 			return false
 		}
-		var p wire.UpdateParams
-		return json.Unmarshal(m.Params, &p) == nil && p.Update.Kind == wire.UpdateToolCallUpdate && p.Update.Status == wire.StatusInProgress
+		var p agent.UpdateParams
+		return json.Unmarshal(m.Params, &p) == nil && p.Update.Kind == agent.UpdateToolCallUpdate && p.Update.Status == agent.StatusInProgress
 	})
 }
 
 // Requests waits until n input requests of the run have arrived and returns
 // them in order.
-func (e *Editor) Requests(runID string, n int) []wire.InputRequest {
+func (e *Editor) Requests(runID string, n int) []agent.InputRequest {
 	e.t.Helper()
-	var out []wire.InputRequest
+	var out []agent.InputRequest
 	e.Await(fmt.Sprintf("%d input requests of run %s", n, runID), func(Message) bool {
 		out = e.inputRequests(runID)
 		return len(out) >= n
@@ -71,13 +73,13 @@ func (e *Editor) Requests(runID string, n int) []wire.InputRequest {
 	return out[:n]
 }
 
-func (e *Editor) inputRequests(runID string) []wire.InputRequest {
-	var out []wire.InputRequest
+func (e *Editor) inputRequests(runID string) []agent.InputRequest {
+	var out []agent.InputRequest
 	for _, m := range e.msgsLocked() {
 		if m.Method != wire.MethodInputRequest {
 			continue
 		}
-		var r wire.InputRequest
+		var r agent.InputRequest
 		if json.Unmarshal(m.Params, &r) == nil && r.RunID == runID {
 			out = append(out, r)
 		}
@@ -89,14 +91,14 @@ func (e *Editor) inputRequests(runID string) []wire.InputRequest {
 func (e *Editor) msgsLocked() []Message { return e.msgs }
 
 // Resolved waits for the request to be resolved and returns the notice.
-func (e *Editor) Resolved(requestID string) wire.InputResolved {
+func (e *Editor) Resolved(requestID string) agent.InputResolved {
 	e.t.Helper()
-	var res wire.InputResolved
+	var res agent.InputResolved
 	e.Await("request "+requestID+" resolved", func(m Message) bool {
 		if m.Method != wire.MethodInputResolved {
 			return false
 		}
-		var r wire.InputResolved
+		var r agent.InputResolved
 		if json.Unmarshal(m.Params, &r) != nil || r.RequestID != requestID {
 			return false
 		}
@@ -107,13 +109,13 @@ func (e *Editor) Resolved(requestID string) wire.InputResolved {
 }
 
 // Updates returns the run's updates received so far, in order.
-func (e *Editor) Updates(runID string) []wire.Update {
-	var out []wire.Update
+func (e *Editor) Updates(runID string) []agent.Update {
+	var out []agent.Update
 	for _, m := range e.Messages() {
 		if m.Method != wire.MethodUpdate {
 			continue
 		}
-		var p wire.UpdateParams
+		var p agent.UpdateParams
 		if json.Unmarshal(m.Params, &p) == nil && p.RunID == runID {
 			out = append(out, p.Update)
 		}
@@ -125,7 +127,7 @@ func (e *Editor) Updates(runID string) []wire.Update {
 func (e *Editor) Text(runID string) string {
 	s := ""
 	for _, u := range e.Updates(runID) {
-		if u.Kind == wire.UpdateMessageChunk {
+		if u.Kind == agent.UpdateMessageChunk {
 			s += u.Text
 		}
 	}
@@ -148,26 +150,26 @@ func (e *Editor) Seqs(runID string) []int64 {
 }
 
 // Run starts a run and returns its ids.
-func (e *Editor) Run(p wire.RunParams) wire.RunResult {
+func (e *Editor) Run(p agent.RunParams) agent.RunResult {
 	e.t.Helper()
-	var res wire.RunResult
+	var res agent.RunResult
 	e.MustCall(wire.MethodRun, p, &res)
 	return res
 }
 
 // ReplyOption answers a choice.
 func ReplyOption(id, option string) (string, any) {
-	return wire.MethodReply, wire.ReplyParams{RequestID: id, OptionID: option}
+	return wire.MethodReply, agent.ReplyParams{RequestID: id, OptionID: option}
 }
 
 // ReplyText answers a question.
 func ReplyText(id, text string) (string, any) {
-	return wire.MethodReply, wire.ReplyParams{RequestID: id, Text: &text}
+	return wire.MethodReply, agent.ReplyParams{RequestID: id, Text: &text}
 }
 
 // Decide answers a confirmation.
-func Decide(id, decision, reason string) (string, any) {
-	return wire.MethodConfirm, wire.ConfirmParams{RequestID: id, Decision: decision, Reason: reason}
+func Decide(id string, decision tools.Decision, reason string) (string, any) {
+	return wire.MethodConfirm, agent.ConfirmParams{RequestID: id, Decision: decision, Reason: reason}
 }
 
 // Answer sends a reply built by ReplyText, ReplyOption or Decide.

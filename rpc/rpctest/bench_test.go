@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // The speed targets, measured against an instant scripted model. Compare the
@@ -96,8 +96,8 @@ func BenchmarkTextTurn(b *testing.B) {
 	e := env.StartInitialized()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		run := e.Run(wire.RunParams{Prompt: "hello"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "hello"})
+		e.RunState(run.RunID, agent.StateCompleted)
 	}
 }
 

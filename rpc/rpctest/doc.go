@@ -6,6 +6,11 @@
 // the model is the scripted OpenAI-compatible server of agent/modeltest. On
 // failure the whole wire transcript and the daemon's log are printed.
 //
+// The golden transcripts (golden_test.go, testdata/golden) pin the wire: each
+// call with its answer and each run notification, normalised, for the
+// lifecycle, the errors and a whole run.
+//
 // It imports rpc (for the server and the client end of the wire), rpc/wire,
-// agent (for options) and agent/modeltest; nothing imports it but tests.
+// agent and tools (for their words and the configuration) and
+// agent/modeltest; nothing imports it but tests.
 package rpctest

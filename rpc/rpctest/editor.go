@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 )
@@ -26,7 +27,7 @@ type Message struct {
 // Responder answers an input request of one kind: it returns the method
 // (agent/reply or agent/confirm) and its params. Returning "" leaves the
 // request open.
-type Responder func(req wire.InputRequest) (method string, params any)
+type Responder func(req agent.InputRequest) (method string, params any)
 
 // Editor is a fake editor: it speaks the wire protocol to a daemon, records
 // every message, answers input requests through per-kind responders, and
@@ -40,7 +41,7 @@ type Editor struct {
 	cond       *sync.Cond
 	msgs       []Message
 	transcript []string
-	responders map[string]Responder
+	responders map[agent.RequestKind]Responder
 }
 
 // daemon is the process (or goroutine) on the other end.
@@ -51,7 +52,7 @@ type daemon interface {
 }
 
 func newEditor(t testing.TB, conn rwc, d daemon) *Editor {
-	e := &Editor{t: t, daemon: d, responders: map[string]Responder{}}
+	e := &Editor{t: t, daemon: d, responders: map[agent.RequestKind]Responder{}}
 	e.cond = sync.NewCond(&e.mu)
 	e.client = rpc.NewClient(context.Background(), conn, e.receive)
 	t.Cleanup(func() {
@@ -71,22 +72,22 @@ func (e *Editor) receive(method string, params json.RawMessage) {
 	e.mu.Unlock()
 	e.cond.Broadcast()
 	if resp != nil {
-		var req wire.InputRequest
+		var req agent.InputRequest
 		_ = json.Unmarshal(params, &req)
 		go e.answer(resp, req)
 	}
 }
 
-func kindOf(m Message) string {
+func kindOf(m Message) agent.RequestKind {
 	if m.Method != wire.MethodInputRequest {
 		return ""
 	}
-	var req wire.InputRequest
+	var req agent.InputRequest
 	_ = json.Unmarshal(m.Params, &req)
 	return req.Kind
 }
 
-func (e *Editor) answer(resp Responder, req wire.InputRequest) {
+func (e *Editor) answer(resp Responder, req agent.InputRequest) {
 	method, params := resp(req)
 	if method == "" {
 		return
@@ -97,7 +98,7 @@ func (e *Editor) answer(resp Responder, req wire.InputRequest) {
 }
 
 // Respond installs a responder for a kind of input request.
-func (e *Editor) Respond(kind string, r Responder) {
+func (e *Editor) Respond(kind agent.RequestKind, r Responder) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.responders[kind] = r

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Mode says where the daemon runs.
@@ -37,7 +38,7 @@ var Modes = []Mode{InProcess, Binary}
 type Config struct {
 	Script          *modeltest.Script
 	Files           map[string]string // workspace files, by slash path
-	Policy          string
+	Policy          tools.Mode
 	QuestionTimeout time.Duration // 0: the daemon's default
 	ConfirmTimeout  time.Duration
 	MaxSteps        int
@@ -129,19 +130,20 @@ func (env *Env) stateDirs(root string) (string, string, error) {
 	return filepath.Join(env.State, "state"), filepath.Join(env.State, "cache"), nil
 }
 
+// options configures the in-process daemon the way the binary is: through
+// the settings table, from the same variables binaryEnv gives the child.
 func (env *Env) options() rpc.Options {
-	c := env.cfg
-	opts := rpc.Options{Version: "test", StateDirs: env.stateDirs, UserConfigDir: filepath.Join(env.State, "config"),
-		Model:  agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode},
-		Policy: c.Policy, QuestionTimeout: c.QuestionTimeout, ConfirmTimeout: c.ConfirmTimeout,
-		RetryBase: 10 * time.Millisecond, MaxSteps: c.MaxSteps, OpenIndex: c.OpenIndex}
-	if c.NoModel {
-		opts.Model = agent.ModelConfig{}
+	vars := map[string]string{}
+	for _, kv := range env.binaryEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
 	}
-	if opts.QuestionTimeout == 0 {
-		opts.QuestionTimeout = 30 * time.Minute
+	cfg := agent.DefaultConfig()
+	cfg.UserConfigDir = filepath.Join(vars["XDG_CONFIG_HOME"], "agentd")
+	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }); err != nil {
+		env.T.Fatal(err)
 	}
-	return opts
+	return rpc.Options{Version: "test", Agent: cfg, StateDirs: env.stateDirs, OpenIndex: env.cfg.OpenIndex}
 }
 
 type rwc struct {
@@ -161,16 +163,23 @@ type inproc struct {
 	conn rwc
 	code chan int
 	out  *lockedBuffer
+	once sync.Once
+	exit int
 }
 
+// stop closes the connection and waits for Serve to return; like
+// proc.stop it may be called again (a test's explicit stop, then the
+// cleanup) and returns the same code.
 func (d *inproc) stop(kill bool) int {
-	d.conn.Close()
-	select {
-	case c := <-d.code:
-		return c
-	case <-time.After(DefaultTimeout):
-		return -1
-	}
+	d.once.Do(func() {
+		d.conn.Close()
+		select {
+		case d.exit = <-d.code:
+		case <-time.After(DefaultTimeout):
+			d.exit = -1
+		}
+	})
+	return d.exit
 }
 
 func (d *inproc) stderr() string { return d.out.String() }
@@ -256,7 +265,7 @@ func (env *Env) binaryEnv() []string {
 	if !c.NoModel {
 		vars = append(vars, "OPENAI_BASE_URL="+env.Model.URL, "OPENAI_API_KEY=test-key", "AGENTD_MODEL=fake")
 	}
-	set("AGENTD_POLICY", c.Policy)
+	set("AGENTD_POLICY", string(c.Policy))
 	set("AGENTD_TOOL_MODE", c.ToolMode)
 	if c.QuestionTimeout != 0 {
 		set("AGENTD_QUESTION_TIMEOUT", c.QuestionTimeout.String())

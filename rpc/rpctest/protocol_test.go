@@ -14,9 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 func script(t testing.TB, name string) *modeltest.Script {
@@ -26,8 +28,11 @@ func script(t testing.TB, name string) *modeltest.Script {
 	return s
 }
 
-// both runs a scenario in process and against the real binary.
+// both runs a scenario in process and against the real binary, in
+// parallel with the other scenarios: each has its own workspace, state and
+// model, and waits on conditions, not on time.
 func both(t *testing.T, cfg func(t *testing.T) Config, fn func(t *testing.T, env *Env)) {
+	t.Parallel()
 	for _, mode := range Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
@@ -77,23 +82,23 @@ func TestExitWithoutShutdown(t *testing.T) {
 func TestStreamedAnswer(t *testing.T) {
 	both(t, withScript("stream.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "hello"})
-		st := e.RunState(run.RunID, wire.StateCompleted)
-		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		run := e.Run(agent.RunParams{Prompt: "hello"})
+		st := e.RunState(run.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopEndTurn, st.StopReason)
 		assert.Equal(t, "Hello there, I am agentd, at your service.", e.Text(run.RunID))
 		chunks := 0
 		for _, u := range e.Updates(run.RunID) {
-			if u.Kind == wire.UpdateMessageChunk {
+			if u.Kind == agent.UpdateMessageChunk {
 				chunks++
 			}
 		}
 		assert.Greater(t, chunks, 1, "the answer is streamed in pieces")
 		assertContiguous(t, e.Seqs(run.RunID))
-		var sessions wire.SessionsResult
+		var sessions rpc.SessionsResult
 		e.MustCall(wire.MethodSessions, nil, &sessions)
 		require.Len(t, sessions.Sessions, 1)
 		assert.Equal(t, "hello", sessions.Sessions[0].Title)
-		assert.Equal(t, wire.StateCompleted, sessions.Sessions[0].State)
+		assert.Equal(t, agent.StateCompleted, sessions.Sessions[0].State)
 	})
 }
 
@@ -108,16 +113,16 @@ func assertContiguous(t *testing.T, seqs []int64) {
 func TestQuestionAnswered(t *testing.T) {
 	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		run := e.Run(agent.RunParams{Prompt: "what is the meaning?"})
 		req := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindQuestion, req.Kind)
+		assert.Equal(t, agent.KindQuestion, req.Kind)
 		assert.Equal(t, "Which number do you mean?", req.Message)
 		assert.Equal(t, "The README mentions several.", req.Context)
 		assert.NotNil(t, req.ExpiresAt, "questions expire by default")
-		e.RunState(run.RunID, wire.StateRequiresAction)
+		e.RunState(run.RunID, agent.StateRequiresAction)
 		e.Answer(ReplyText(req.RequestID, "42"))
-		assert.Equal(t, wire.ByUser, e.Resolved(req.RequestID).By)
-		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, agent.ByUser, e.Resolved(req.RequestID).By)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "You mean 42.", e.Text(run.RunID))
 		assertContiguous(t, e.Seqs(run.RunID))
 	})
@@ -126,21 +131,21 @@ func TestQuestionAnswered(t *testing.T) {
 func TestTwoQuestionsReverseOrder(t *testing.T) {
 	both(t, withScript("two_questions.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "set up the service"})
+		run := e.Run(agent.RunParams{Prompt: "set up the service"})
 		reqs := e.Requests(run.RunID, 2)
-		var pending wire.PendingResult
-		e.MustCall(wire.MethodPending, wire.PendingParams{RunID: run.RunID}, &pending)
+		var pending rpc.PendingResult
+		e.MustCall(wire.MethodPending, rpc.PendingParams{RunID: run.RunID}, &pending)
 		require.Len(t, pending.Requests, 2)
 		assert.Equal(t, 2, reqs[1].PendingCount)
-		assert.Equal(t, wire.KindChoice, reqs[1].Kind)
+		assert.Equal(t, agent.KindChoice, reqs[1].Kind)
 		// The second first: answering one never touches the other.
 		e.Answer(ReplyOption(reqs[1].RequestID, "2"))
 		e.Resolved(reqs[1].RequestID)
-		e.MustCall(wire.MethodPending, wire.PendingParams{RunID: run.RunID}, &pending)
+		e.MustCall(wire.MethodPending, rpc.PendingParams{RunID: run.RunID}, &pending)
 		require.Len(t, pending.Requests, 1)
 		assert.Equal(t, reqs[0].RequestID, pending.Requests[0].RequestID)
 		e.Answer(ReplyText(reqs[0].RequestID, "8080"))
-		e.RunState(run.RunID, wire.StateCompleted)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "Port 8080 with sqlite it is.", e.Text(run.RunID))
 		assertToolResults(t, env, map[string]string{"call_port": "8080", "call_db": "sqlite"})
 	})
@@ -159,18 +164,18 @@ func assertToolResults(t *testing.T, env *Env, want map[string]string) {
 func TestConfirmationRejectedRunGoesOn(t *testing.T) {
 	both(t, withScript("reject_write.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		run := e.Run(agent.RunParams{Prompt: "save my notes"})
 		req := e.Requests(run.RunID, 1)[0]
-		assert.Equal(t, wire.KindConfirmWrite, req.Kind)
+		assert.Equal(t, agent.KindConfirmWrite, req.Kind)
 		require.Len(t, req.Diff, 1)
 		assert.Equal(t, "notes.txt", req.Diff[0].Path)
 		assert.Contains(t, req.Diff[0].Diff, "+remember the milk")
 		assert.NotEmpty(t, req.Rule)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, OptionID: "1"}, wire.CodeWrongKind)
-		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: req.RequestID, Decision: "maybe"}, wire.CodeWrongKind)
-		e.Answer(Decide(req.RequestID, wire.RejectOnce, "not now"))
-		st := e.RunState(run.RunID, wire.StateCompleted)
-		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: req.RequestID, OptionID: "1"}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodConfirm, agent.ConfirmParams{RequestID: req.RequestID, Decision: "maybe"}, wire.CodeWrongKind)
+		e.Answer(Decide(req.RequestID, tools.RejectOnce, "not now"))
+		st := e.RunState(run.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopEndTurn, st.StopReason)
 		assert.Equal(t, "Understood, I left notes.txt alone.", e.Text(run.RunID))
 		assert.NoFileExists(t, filepath.Join(env.Root, "notes.txt"))
 		assertToolResults(t, env, map[string]string{"call_w": "not now"})
@@ -180,18 +185,18 @@ func TestConfirmationRejectedRunGoesOn(t *testing.T) {
 func TestCancelWhileQuestionOpen(t *testing.T) {
 	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		run := e.Run(agent.RunParams{Prompt: "what is the meaning?"})
 		req := e.Requests(run.RunID, 1)[0]
-		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil)
 		res := e.Resolved(req.RequestID)
-		assert.Equal(t, "cancelled", res.Outcome)
-		assert.Equal(t, wire.ByCancel, res.By)
-		st := e.RunState(run.RunID, wire.StateCancelled)
-		assert.Equal(t, wire.StopCancelled, st.StopReason)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeAlreadyResolved)
-		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: run.RunID}, nil) // a no-op now
-		var pending wire.PendingResult
-		e.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		assert.Equal(t, agent.OutcomeCancelled, res.Outcome)
+		assert.Equal(t, agent.ByCancel, res.By)
+		st := e.RunState(run.RunID, agent.StateCancelled)
+		assert.Equal(t, agent.StopCancelled, st.StopReason)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeAlreadyResolved)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil) // a no-op now
+		var pending rpc.PendingResult
+		e.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
 		assert.Empty(t, pending.Requests)
 	})
 }
@@ -201,32 +206,32 @@ func ptr(s string) *string { return &s }
 func TestPendingAndEventsAfterReconnect(t *testing.T) {
 	both(t, withScript("question.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		run := e.Run(agent.RunParams{Prompt: "what is the meaning?"})
 		req := e.Requests(run.RunID, 1)[0]
 		seen := e.Seqs(run.RunID)
 		e.Close(true) // the daemon dies with the question open
 
 		e2 := env.StartInitialized()
-		var pending wire.PendingResult
-		e2.MustCall(wire.MethodPending, wire.PendingParams{}, &pending)
+		var pending rpc.PendingResult
+		e2.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
 		require.Len(t, pending.Requests, 1)
 		assert.Equal(t, req.RequestID, pending.Requests[0].RequestID)
 		assert.Equal(t, req.Message, pending.Requests[0].Message)
 
-		var evs wire.EventsResult
-		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID, AfterSeq: 0}, &evs)
-		assert.Equal(t, wire.StateRequiresAction, evs.State)
+		var evs rpc.EventsResult
+		e2.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID, AfterSeq: 0}, &evs)
+		assert.Equal(t, agent.StateRequiresAction, evs.State)
 		require.GreaterOrEqual(t, len(evs.Events), len(seen))
 		for i, ev := range evs.Events {
 			assert.Equal(t, int64(i+1), ev.Seq)
 		}
-		var after wire.EventsResult
-		e2.MustCall(wire.MethodEvents, wire.EventsParams{RunID: run.RunID, AfterSeq: 2}, &after)
+		var after rpc.EventsResult
+		e2.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID, AfterSeq: 2}, &after)
 		assert.Equal(t, len(evs.Events)-2, len(after.Events))
 
 		e2.Answer(ReplyText(req.RequestID, "42"))
 		st := e2.Finished(run.RunID)
-		assert.Equal(t, wire.StateCompleted, st.State)
+		assert.Equal(t, agent.StateCompleted, st.State)
 		assert.Equal(t, "You mean 42.", e2.Text(run.RunID))
 		assert.Greater(t, st.Seq, seen[len(seen)-1], "seq goes on after the restart")
 	})
@@ -237,13 +242,13 @@ func TestQuestionExpires(t *testing.T) {
 		return Config{Script: script(t, "question.json"), QuestionTimeout: 300 * time.Millisecond}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "what is the meaning?"})
+		run := e.Run(agent.RunParams{Prompt: "what is the meaning?"})
 		req := e.Requests(run.RunID, 1)[0]
 		res := e.Resolved(req.RequestID)
-		assert.Equal(t, "timeout", res.Outcome)
-		assert.Equal(t, wire.ByTimeout, res.By)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeExpired)
-		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, agent.OutcomeTimeout, res.Outcome)
+		assert.Equal(t, agent.ByTimeout, res.By)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeExpired)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "No answer came, so I assume 42.", e.Text(run.RunID))
 	})
 }
@@ -253,10 +258,10 @@ func TestQuestionExpires(t *testing.T) {
 func TestErrorsWhileAnotherRunStreams(t *testing.T) {
 	both(t, withScript("slow.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		slow := e.Run(wire.RunParams{Prompt: "count slowly"})
-		asking := e.Run(wire.RunParams{Prompt: "ask me"})
+		slow := e.Run(agent.RunParams{Prompt: "count slowly"})
+		asking := e.Run(agent.RunParams{Prompt: "ask me"})
 		q := e.Requests(asking.RunID, 1)[0]
-		writing := e.Run(wire.RunParams{Prompt: "write it"})
+		writing := e.Run(agent.RunParams{Prompt: "write it"})
 		w := e.Requests(writing.RunID, 1)[0]
 
 		// Framing and request shape.
@@ -270,29 +275,29 @@ func TestErrorsWhileAnotherRunStreams(t *testing.T) {
 		e.CallErr("agent/nope", nil, wire.CodeMethodNotFound)
 		msg := e.CallErr(wire.MethodRun, map[string]any{"prompt": 5}, wire.CodeInvalidParams)
 		assert.Contains(t, msg, "prompt")
-		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: " "}, wire.CodeInvalidParams)
-		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "x", ApprovalPolicy: "yolo"}, wire.CodeInvalidParams)
-		e.CallErr(wire.MethodCancel, wire.RunRef{RunID: "r_nope"}, wire.CodeUnknownRun)
-		e.CallErr(wire.MethodEvents, wire.EventsParams{RunID: "../../etc"}, wire.CodeUnknownRun)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: "q_nope", Text: ptr("x")}, wire.CodeUnknownRequest)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, OptionID: "7"}, wire.CodeWrongKind)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, Text: ptr("c")}, wire.CodeWrongKind)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID}, wire.CodeInvalidParams)
-		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: q.RequestID, Decision: wire.AllowOnce}, wire.CodeWrongKind)
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: w.RequestID, Text: ptr("yes")}, wire.CodeWrongKind)
-		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: w.RequestID}, wire.CodeInvalidParams)
-		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "again", SessionID: asking.SessionID}, wire.CodeSessionBusy)
-		e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "again", SessionID: "s_nope"}, wire.CodeUnknownSession)
-		e.CallErr(wire.MethodResume, wire.RunRef{RunID: asking.RunID}, wire.CodeRunNotPaused)
+		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: " "}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "x", ApprovalPolicy: "yolo"}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodCancel, rpc.RunRef{RunID: "r_nope"}, wire.CodeUnknownRun)
+		e.CallErr(wire.MethodEvents, rpc.EventsParams{RunID: "../../etc"}, wire.CodeUnknownRun)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: "q_nope", Text: ptr("x")}, wire.CodeUnknownRequest)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: q.RequestID, OptionID: "7"}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: q.RequestID, Text: ptr("c")}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: q.RequestID}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodConfirm, agent.ConfirmParams{RequestID: q.RequestID, Decision: tools.AllowOnce}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: w.RequestID, Text: ptr("yes")}, wire.CodeWrongKind)
+		e.CallErr(wire.MethodConfirm, agent.ConfirmParams{RequestID: w.RequestID}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "again", SessionID: asking.SessionID}, wire.CodeSessionBusy)
+		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "again", SessionID: "s_nope"}, wire.CodeUnknownSession)
+		e.CallErr(wire.MethodResume, rpc.RunRef{RunID: asking.RunID}, wire.CodeRunNotPaused)
 		e.CallErr(wire.MethodIndexStat, nil, wire.CodeIndexUnavailable)
 		e.Answer(ReplyOption(q.RequestID, "1"))
-		e.CallErr(wire.MethodReply, wire.ReplyParams{RequestID: q.RequestID, OptionID: "1"}, wire.CodeAlreadyResolved)
+		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: q.RequestID, OptionID: "1"}, wire.CodeAlreadyResolved)
 
-		st := e.RunState(slow.RunID, wire.StateCompleted)
-		assert.Equal(t, wire.StopEndTurn, st.StopReason)
+		st := e.RunState(slow.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopEndTurn, st.StopReason)
 		assert.Equal(t, "one two three four five six seven eight", e.Text(slow.RunID))
 		assertContiguous(t, e.Seqs(slow.RunID))
-		e.MustCall(wire.MethodCancel, wire.RunRef{RunID: writing.RunID}, nil)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: writing.RunID}, nil)
 	})
 }
 
@@ -324,9 +329,39 @@ func (e *Editor) foreignCodes(n int) []int {
 func TestNoModelConfigured(t *testing.T) {
 	both(t, func(t *testing.T) Config { return Config{NoModel: true} }, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		msg := e.CallErr(wire.MethodRun, wire.RunParams{Prompt: "hello"}, wire.CodeNoModel)
+		msg := e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "hello"}, wire.CodeNoModel)
+		assert.Contains(t, msg, "no model is configured")
 		assert.Contains(t, msg, "OPENAI_BASE_URL")
+		assert.Contains(t, msg, "initializationOptions.model.baseUrl", "an editor's user is told where the editor sets it")
 		assert.Contains(t, msg, "agentd search")
+	})
+}
+
+// TestInitializationOptions configures the model and the mode from the
+// editor alone: they apply over the daemon's settings; what an editor may
+// not set, or no setting knows, is ignored; a bad value is refused.
+func TestInitializationOptions(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Script: script(t, "stream.json"), NoModel: true} }, func(t *testing.T, env *Env) {
+		e := env.Start()
+		bad := env.InitializeParams(nil)
+		bad["initializationOptions"] = map[string]any{"approvalPolicy": "yolo"}
+		msg := e.CallErr(wire.MethodInitialize, bad, wire.CodeInvalidParams)
+		assert.Contains(t, msg, "initializationOptions: approvalPolicy")
+
+		p := env.InitializeParams(nil)
+		p["initializationOptions"] = map[string]any{"model": map[string]any{"baseUrl": env.Model.URL, "name": "fake"},
+			"approvalPolicy": "read-only", "maxSteps": 1, "colour": "blue"}
+		e.MustCall(wire.MethodInitialize, p, nil)
+		e.Notify(wire.MethodInitialized, struct{}{})
+		run := e.Run(agent.RunParams{Prompt: "hello"})
+		st := e.RunState(run.RunID, agent.StateCompleted)
+		assert.Equal(t, agent.StopEndTurn, st.StopReason, "maxSteps is not the editor's to set")
+		assert.Equal(t, "Hello there, I am agentd, at your service.", e.Text(run.RunID))
+		if env.Mode == InProcess {
+			log := e.daemon.stderr()
+			assert.Contains(t, log, `unknown key \"colour\"`)
+			assert.Contains(t, log, `\"maxSteps\" cannot be set here`)
+		}
 	})
 }
 
@@ -343,11 +378,11 @@ func TestMain(m *testing.M) {
 func TestSessionContinuesAtOnce(t *testing.T) {
 	both(t, withScript("session.json"), func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		first := e.Run(wire.RunParams{Prompt: "first question"})
-		e.RunState(first.RunID, wire.StateCompleted)
-		second := e.Run(wire.RunParams{Prompt: "second question", SessionID: first.SessionID})
+		first := e.Run(agent.RunParams{Prompt: "first question"})
+		e.RunState(first.RunID, agent.StateCompleted)
+		second := e.Run(agent.RunParams{Prompt: "second question", SessionID: first.SessionID})
 		assert.Equal(t, first.SessionID, second.SessionID)
-		e.RunState(second.RunID, wire.StateCompleted)
+		e.RunState(second.RunID, agent.StateCompleted)
 		assert.Equal(t, "I remember the first answer.", e.Text(second.RunID))
 	})
 }
@@ -398,8 +433,8 @@ func TestOpenDocumentsReachTheModel(t *testing.T) {
 		e.Notify(wire.MethodDidOpen, doc(filepath.Join(env.Root, "cart", "cart.go")))
 		e.Notify(wire.MethodDidOpen, doc("/etc/hostname"))
 		e.Notify(wire.MethodDidSave, doc(filepath.Join(env.Root, "cart", "cart.go")))
-		run := e.Run(wire.RunParams{Prompt: "what am I looking at?"})
-		e.RunState(run.RunID, wire.StateCompleted)
+		run := e.Run(agent.RunParams{Prompt: "what am I looking at?"})
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "You have cart/cart.go open.", e.Text(run.RunID))
 		system := env.Model.Requests()[0].Messages[0].Content
 		assert.NotContains(t, system, "hostname", "a file outside the workspace is not named")
@@ -413,15 +448,15 @@ func TestConfirmationExpiresAsRejection(t *testing.T) {
 		return Config{Script: script(t, "reject_write.json"), ConfirmTimeout: 300 * time.Millisecond}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		run := e.Run(wire.RunParams{Prompt: "save my notes"})
+		run := e.Run(agent.RunParams{Prompt: "save my notes"})
 		req := e.Requests(run.RunID, 1)[0]
 		require.NotNil(t, req.ExpiresAt)
 		res := e.Resolved(req.RequestID)
-		assert.Equal(t, "timeout", res.Outcome)
-		e.RunState(run.RunID, wire.StateCompleted)
+		assert.Equal(t, agent.OutcomeTimeout, res.Outcome)
+		e.RunState(run.RunID, agent.StateCompleted)
 		assert.NoFileExists(t, filepath.Join(env.Root, "notes.txt"))
 		assert.Contains(t, toolResults(env)["call_w"], "timeout")
-		e.CallErr(wire.MethodConfirm, wire.ConfirmParams{RequestID: req.RequestID, Decision: wire.AllowOnce}, wire.CodeExpired)
+		e.CallErr(wire.MethodConfirm, agent.ConfirmParams{RequestID: req.RequestID, Decision: tools.AllowOnce}, wire.CodeExpired)
 	})
 }
 
@@ -448,6 +483,6 @@ func TestCancelRequest(t *testing.T) {
 	e.SendRaw(frame(`{"jsonrpc":"2.0","id":"slow-1","method":"index/search","params":{"query":"anything"}}`))
 	e.SendRaw(frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"slow-1"}}`))
 	assert.Equal(t, []int{wire.CodeRequestCancelled}, e.foreignCodes(1))
-	var sessions wire.SessionsResult
+	var sessions rpc.SessionsResult
 	e.MustCall(wire.MethodSessions, nil, &sessions)
 }

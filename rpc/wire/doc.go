@@ -1,8 +1,10 @@
-// Package wire holds the types that cross the editor ↔ daemon wire: method
-// names, parameter and result structs, notification payloads and error codes.
+// Package wire is the native protocol's own vocabulary: the method names, the
+// error codes, initialize's options and capabilities, and the index's
+// params. It is part of rpc: no lower layer imports it.
 //
-// It sits at the bottom of the import graph and has no behaviour: every other
-// package may import it, it imports only the standard library. The contract it
-// encodes is written out, with examples, in docs/protocol.md; change both in
-// the same commit.
+// What the methods carry belongs to the packages whose words they are: the
+// run vocabulary (run params, updates, input requests, states) to agent, the
+// tools' nouns, modes and decisions to tools, the envelopes of the agent/*
+// methods to rpc. The contract is written out, with examples, in
+// docs/protocol.md; change both in the same commit.
 package wire

@@ -1,14 +1,17 @@
 package tools
 
+// A command run with interactive set may stop at a prompt: a y/n
+// confirmation, a password, a menu, a free-text field. This file detects
+// such prompts in the command's output (cmdPrompt) and turns the human's
+// answer into the keys to type.
+
 import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
-// Prompt kinds found in an interactive command's output.
+// Kinds of prompts found in an interactive command's output.
 const (
 	promptConfirm = "confirm"
 	promptSecret  = "secret"
@@ -16,11 +19,11 @@ const (
 	promptText    = "text"
 )
 
-// prompt is what a stalled interactive command seems to be asking.
-type prompt struct {
+// cmdPrompt is what a stalled interactive command seems to be asking.
+type cmdPrompt struct {
 	Kind    string
 	Text    string // the question as shown, a few lines at most
-	Options []wire.Option
+	Options []Option
 	keys    map[string]string // option id → bytes to type
 	// auto is what to type without asking anyone; empty unless the prompt
 	// is one of the safe default confirmations (see autoAnswer).
@@ -53,10 +56,10 @@ func cleanTerminal(s string) string {
 
 // detectPrompt looks at the output since the last answer (cleaned) and
 // says whether the command is waiting at a prompt.
-func detectPrompt(out string) (prompt, bool) {
+func detectPrompt(out string) (cmdPrompt, bool) {
 	trimmed := strings.TrimRight(out, " \t")
 	if strings.TrimSpace(trimmed) == "" {
-		return prompt{}, false
+		return cmdPrompt{}, false
 	}
 	lines := strings.Split(strings.TrimRight(trimmed, "\n"), "\n")
 	last := lines[len(lines)-1]
@@ -64,12 +67,12 @@ func detectPrompt(out string) (prompt, bool) {
 		return p, true
 	}
 	if strings.HasSuffix(trimmed, "\n") {
-		return prompt{}, false // the line is finished: not waiting for input on it
+		return cmdPrompt{}, false // the line is finished: not waiting for input on it
 	}
 	text := strings.TrimSpace(last)
 	switch {
 	case secretRe.MatchString(last):
-		return prompt{Kind: promptSecret, Text: text}, true
+		return cmdPrompt{Kind: promptSecret, Text: text}, true
 	case proceedRe.MatchString(last):
 		p := confirmPrompt(text)
 		p.auto = "y\r"
@@ -77,22 +80,22 @@ func detectPrompt(out string) (prompt, bool) {
 	case yesNoRe.MatchString(last):
 		return yesNoPrompt(text), true
 	case strings.HasSuffix(text, ":") || strings.HasSuffix(text, "?") || strings.HasSuffix(text, ">"):
-		return prompt{Kind: promptText, Text: context3(lines)}, true
+		return cmdPrompt{Kind: promptText, Text: context3(lines)}, true
 	}
-	return prompt{}, false
+	return cmdPrompt{}, false
 }
 
-func confirmPrompt(text string) prompt {
-	return prompt{
+func confirmPrompt(text string) cmdPrompt {
+	return cmdPrompt{
 		Kind: promptConfirm, Text: text,
-		Options: []wire.Option{{OptionID: "yes", Label: "Yes"}, {OptionID: "no", Label: "No"}},
+		Options: []Option{{OptionID: "yes", Label: "Yes"}, {OptionID: "no", Label: "No"}},
 		keys:    map[string]string{"yes": "y\r", "no": "n\r"},
 	}
 }
 
 // yesNoPrompt handles [y/N], [Y/n], (y/n): a capital letter marks the
 // default. A default of yes is answered automatically (see autoAnswer).
-func yesNoPrompt(text string) prompt {
+func yesNoPrompt(text string) cmdPrompt {
 	m := yesNoRe.FindStringSubmatch(text)
 	p := confirmPrompt(text)
 	yes, no := m[1], m[2]
@@ -107,7 +110,7 @@ func yesNoPrompt(text string) prompt {
 
 // menuPrompt recognises inquirer/prompts-style selection lists: a "? …"
 // question line followed by choices, one marked as current.
-func menuPrompt(lines []string) (prompt, bool) {
+func menuPrompt(lines []string) (cmdPrompt, bool) {
 	from := max(0, len(lines)-20)
 	for i := len(lines) - 1; i >= from; i-- {
 		if !menuHeadRe.MatchString(lines[i]) {
@@ -126,17 +129,17 @@ func menuPrompt(lines []string) (prompt, bool) {
 			choices = append(choices, strings.TrimSpace(l[len(m):]))
 		}
 		if len(choices) < 2 {
-			return prompt{}, false // a text field with a default, handled as text
+			return cmdPrompt{}, false // a text field with a default, handled as text
 		}
-		p := prompt{Kind: promptMenu, Text: strings.TrimSpace(lines[i]), keys: map[string]string{}}
+		p := cmdPrompt{Kind: promptMenu, Text: strings.TrimSpace(lines[i]), keys: map[string]string{}}
 		for k, c := range choices {
 			id := strconv.Itoa(k)
-			p.Options = append(p.Options, wire.Option{OptionID: id, Label: c})
+			p.Options = append(p.Options, Option{OptionID: id, Label: c})
 			p.keys[id] = arrows(k-cur) + "\r"
 		}
 		return p, true
 	}
-	return prompt{}, false
+	return cmdPrompt{}, false
 }
 
 func arrows(n int) string {
@@ -159,7 +162,7 @@ func context3(lines []string) string {
 }
 
 // keysFor turns the human's answer into what to type at the prompt.
-func (p prompt) keysFor(a Answer) string {
+func (p cmdPrompt) keysFor(a Answer) string {
 	if k, ok := p.keys[a.OptionID]; ok && a.OptionID != "" {
 		return k
 	}

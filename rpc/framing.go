@@ -20,14 +20,14 @@ import (
 // maxFrame bounds one message; a larger Content-Length is refused.
 const maxFrame = 64 << 20
 
-// stream is LSP framing (Content-Length headers) that survives bad input:
+// framedConn is LSP framing (Content-Length headers) that survives bad input:
 // jsonrpc2's own stream ends the connection on the first frame that does not
 // parse, which would kill the daemon. Here a bad frame is answered with a
 // parse or invalid-request error and reading goes on.
 //
 // Writes go through one goroutine with a buffered writer that flushes when
 // the queue is empty, so bursts of notifications cost few system calls.
-type stream struct {
+type framedConn struct {
 	rc  io.ReadCloser
 	in  *bufio.Reader
 	out chan outFrame
@@ -44,13 +44,13 @@ type stream struct {
 	onOrphan func(body []byte)
 }
 
-func newStream(rwc io.ReadWriteCloser, onBad func(error)) *stream {
-	s := &stream{rc: rwc, in: bufio.NewReaderSize(rwc, 64*1024), out: make(chan outFrame, 4096), done: make(chan struct{}), onBad: onBad}
+func newFramedConn(rwc io.ReadWriteCloser, onBad func(error)) *framedConn {
+	s := &framedConn{rc: rwc, in: bufio.NewReaderSize(rwc, 64*1024), out: make(chan outFrame, 4096), done: make(chan struct{}), onBad: onBad}
 	go s.writeLoop(rwc)
 	return s
 }
 
-func (s *stream) writeLoop(w io.Writer) {
+func (s *framedConn) writeLoop(w io.Writer) {
 	defer close(s.done)
 	bw := bufio.NewWriterSize(w, 64*1024)
 	for frame := range s.out {
@@ -80,7 +80,7 @@ type outFrame struct {
 	raw  bool
 }
 
-func (s *stream) writeFrame(bw *bufio.Writer, f outFrame) {
+func (s *framedConn) writeFrame(bw *bufio.Writer, f outFrame) {
 	if s.failed() != nil {
 		return
 	}
@@ -94,7 +94,7 @@ func (s *stream) writeFrame(bw *bufio.Writer, f outFrame) {
 	}
 }
 
-func (s *stream) setErr(err error) {
+func (s *framedConn) setErr(err error) {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	if s.err == nil {
@@ -102,14 +102,14 @@ func (s *stream) setErr(err error) {
 	}
 }
 
-func (s *stream) failed() error {
+func (s *framedConn) failed() error {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	return s.err
 }
 
 // Write queues a message. It returns once the message is queued, in order.
-func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+func (s *framedConn) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	data, err := json.Marshal(msg)
 	if err != nil {
 		return 0, fmt.Errorf("encoding message: %w", err)
@@ -117,7 +117,7 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	return int64(len(data)), s.enqueue(outFrame{body: data})
 }
 
-func (s *stream) enqueue(f outFrame) error {
+func (s *framedConn) enqueue(f outFrame) error {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.closed {
@@ -131,7 +131,7 @@ func (s *stream) enqueue(f outFrame) error {
 }
 
 // Close stops reading and flushes what was queued.
-func (s *stream) Close() error {
+func (s *framedConn) Close() error {
 	s.closeMu.Lock()
 	if !s.closed {
 		s.closed = true
@@ -143,7 +143,7 @@ func (s *stream) Close() error {
 }
 
 // Read returns the next valid message, answering bad frames on the way.
-func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+func (s *framedConn) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		body, err := s.readFrame()
 		if err != nil {
@@ -179,7 +179,7 @@ type badFrame struct{ msg string }
 
 func (b badFrame) Error() string { return b.msg }
 
-func (s *stream) readFrame() ([]byte, error) {
+func (s *framedConn) readFrame() ([]byte, error) {
 	length := -1
 	for {
 		line, err := s.in.ReadString('\n')
@@ -312,7 +312,7 @@ func validID(raw json.RawMessage) json.RawMessage {
 }
 
 // reject answers a bad frame directly on the wire.
-func (s *stream) reject(id json.RawMessage, code int, msg string) {
+func (s *framedConn) reject(id json.RawMessage, code int, msg string) {
 	if s.onBad != nil {
 		s.onBad(errors.New(msg))
 	}
@@ -330,7 +330,7 @@ func (s *stream) reject(id json.RawMessage, code int, msg string) {
 }
 
 // writeRaw queues bytes to write unframed, for tests that send bad input.
-func (s *stream) writeRaw(b []byte) error { return s.enqueue(outFrame{body: b, raw: true}) }
+func (s *framedConn) writeRaw(b []byte) error { return s.enqueue(outFrame{body: b, raw: true}) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

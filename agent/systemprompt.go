@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Request classes: planning and tools are waste for a greeting.
@@ -122,7 +120,7 @@ func (a *Agent) systemPrompt(rec *runRecord, specs []ToolSpec, secrets map[strin
 }
 
 // userMessage renders the prompt with the editor's context.
-func userMessage(root string, p wire.RunParams) string {
+func userMessage(root string, p RunParams) string {
 	if p.Context == nil {
 		return p.Prompt
 	}

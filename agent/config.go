@@ -1,0 +1,401 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/tools"
+)
+
+// Config sets up an Agent. Its settings are declared once, in the settings
+// table below, with where each is read from; cmd builds the Config from
+// them once (DefaultConfig, then LoadJSON and LoadEnv), and each front end
+// copies it and fills what is its own: the workspace, the state directory,
+// the listener, the file system and the request kinds it can show.
+//
+// A new setting is a field here, a row in settings, the code that uses it,
+// and its line in README.md (go test . -run TestSettingsDoc -update).
+type Config struct {
+	// The user's settings (see settings).
+	Model           ModelConfig
+	Policy          tools.Mode    // default approval mode
+	QuestionTimeout time.Duration // 0: questions never expire
+	ConfirmTimeout  time.Duration // 0: confirmations never expire
+	MaxSteps        int
+	RetryBase       time.Duration
+	// Embeddings is the index's embedding endpoint; the agent only carries
+	// it to the front ends that start the index.
+	Embeddings EmbeddingsConfig
+
+	// UserConfigDir holds the user's config.json and rules.json
+	// (~/.config/agentd).
+	UserConfigDir string
+	// FromEditor says the front end also takes settings from the editor
+	// (initialize's options), so configuration errors mention them.
+	FromEditor bool
+
+	// Each front end's own.
+	Root     string // workspace root, absolute
+	StateDir string // per-workspace state directory
+	// Listener receives every run's notifications; nil means no one listens.
+	Listener Listener
+	// RequestKinds are the input requests the front end can show; nil
+	// means all.
+	RequestKinds []RequestKind
+	// Files returns how a session's runs read and write workspace files
+	// (through the editor, for unsaved buffers); nil, or a nil result,
+	// means the disk.
+	Files    func(sessionID string) tools.FileSystem
+	Searcher tools.Searcher
+	Logger   *slog.Logger
+
+	// For tests: the model client (nil: the OpenAI-compatible one) and how
+	// many times a failing model call is tried.
+	NewModel      func(ModelConfig) Model
+	ModelAttempts int
+}
+
+// EmbeddingsConfig names an OpenAI-compatible embeddings endpoint.
+type EmbeddingsConfig struct {
+	BaseURL string
+	APIKey  string `json:"-"`
+	Model   string
+}
+
+// Defaults a Config left at zero gets in New.
+const (
+	defaultMaxSteps      = 50
+	defaultModelAttempts = 3
+	defaultRetryBase     = time.Second
+	// defaultOpenAIURL is the endpoint when only a key is configured.
+	defaultOpenAIURL = "https://api.openai.com/v1"
+)
+
+// Setting is one thing a user configures: its key in config.json (and in
+// initialize's options when the editor may set it), its environment
+// variable, its default and what it means.
+type Setting struct {
+	Key     string // dotted path: "model.baseUrl"
+	Env     string // "" when it has none
+	Default string // as it would be written; "" for none
+	Doc     string
+	// Editor says initialize's initializationOptions may set it.
+	Editor bool
+	// Secret values are never shown.
+	Secret bool
+	field  func(*Config) value
+}
+
+// settings is the table of settings, in the order they are documented.
+var settings = []Setting{
+	{Key: "model.baseUrl", Env: "OPENAI_BASE_URL", Editor: true, field: func(c *Config) value { return str(&c.Model.BaseURL) },
+		Doc: "OpenAI-compatible endpoint, e.g. `http://127.0.0.1:11434/v1` (OpenAI's when only a key is set)"},
+	{Key: "model.apiKey", Env: "OPENAI_API_KEY", Editor: true, Secret: true, field: func(c *Config) value { return str(&c.Model.APIKey) },
+		Doc: "the key; never logged, never persisted"},
+	{Key: "model.name", Env: "AGENTD_MODEL", Editor: true, field: func(c *Config) value { return str(&c.Model.Name) },
+		Doc: "model name, e.g. `qwen2.5-coder`"},
+	{Key: "model.toolMode", Env: "AGENTD_TOOL_MODE", Default: "native", Editor: true,
+		field: func(c *Config) value { return oneOf(&c.Model.ToolMode, "native", "text") },
+		Doc:   "`native` (function calling) or `text` (tool calls as JSON in the reply, for models without tool calling)"},
+	{Key: "model.contextWindow", Env: "AGENTD_CONTEXT_WINDOW", Default: strconv.Itoa(defaultWindow),
+		field: func(c *Config) value { return count(&c.Model.ContextWindow) },
+		Doc:   "the model's window in tokens; the conversation is compacted before it overflows"},
+	{Key: "approvalPolicy", Env: "AGENTD_POLICY", Default: string(tools.ModeAsk), Editor: true,
+		field: func(c *Config) value { return mode(&c.Policy) },
+		Doc:   "`read-only`, `ask`, `auto-edit` or `full-auto`"},
+	{Key: "questionTimeout", Env: "AGENTD_QUESTION_TIMEOUT", Default: "30m", field: func(c *Config) value { return duration(&c.QuestionTimeout) },
+		Doc: "a question expires into \"no answer\" after this (`0`: never)"},
+	{Key: "confirmTimeout", Env: "AGENTD_CONFIRM_TIMEOUT", Default: "0", field: func(c *Config) value { return duration(&c.ConfirmTimeout) },
+		Doc: "a confirmation expires into a rejection after this (`0`: never)"},
+	{Key: "maxSteps", Env: "AGENTD_MAX_STEPS", Default: strconv.Itoa(defaultMaxSteps), field: func(c *Config) value { return count(&c.MaxSteps) },
+		Doc: "step limit per run; at the limit the model must answer with what it has"},
+	{Key: "retryBase", Env: "AGENTD_RETRY_BASE", Default: defaultRetryBase.String(), field: func(c *Config) value { return duration(&c.RetryBase) },
+		Doc: "the first wait before a failed model call is tried again; each retry doubles it"},
+	{Key: "embeddings.baseUrl", Env: "AGENTD_EMBED_BASE_URL", field: func(c *Config) value { return str(&c.Embeddings.BaseURL) },
+		Doc: "optional embeddings endpoint for the index; without it the embedder runs in process, offline"},
+	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },
+		Doc: "the embeddings model"},
+	{Key: "embeddings.apiKey", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },
+		Doc: "the embeddings endpoint's key (default: the model's)"},
+}
+
+// Settings lists every setting, in the order they are documented.
+func Settings() []Setting { return slices.Clone(settings) }
+
+// Value shows the setting's value in c ("" when unset; secrets masked).
+func (s Setting) Value(c *Config) string {
+	v := s.field(c).String()
+	if s.Secret && v != "" {
+		return "(set)"
+	}
+	return v
+}
+
+// DefaultConfig is the Config of the defaults in the settings table.
+func DefaultConfig() Config {
+	var c Config
+	for _, s := range settings {
+		if s.Default != "" {
+			if err := s.field(&c).set(s.Default); err != nil {
+				panic(fmt.Sprintf("agent: default of %s: %v", s.Key, err)) // a mistake in the table
+			}
+		}
+	}
+	return c
+}
+
+// LoadEnv applies the settings found in the environment (lookup is
+// os.LookupEnv). An empty variable counts as unset.
+func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
+	for _, s := range settings {
+		if s.Env == "" {
+			continue
+		}
+		if v, ok := lookup(s.Env); ok && v != "" {
+			if err := s.field(c).set(v); err != nil {
+				return fmt.Errorf("%s=%q: %w", s.Env, v, err)
+			}
+		}
+	}
+	c.derive()
+	return nil
+}
+
+// LoadJSON applies the settings of a JSON object shaped like config.json;
+// where names it in errors and warnings (a file's path, or
+// "initializationOptions"). With editorOnly, only the settings an editor
+// may set apply and the others are reported as not allowed there. It
+// returns a warning for each key it does not know, which it ignores.
+func (c *Config) LoadJSON(data []byte, where string, editorOnly bool) (warnings []string, err error) {
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return nil, nil
+	}
+	leaves := map[string]json.RawMessage{}
+	if err := flatten("", data, leaves); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	keys := make([]string, 0, len(leaves))
+	for k := range leaves {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		i := slices.IndexFunc(settings, func(s Setting) bool { return s.Key == k })
+		switch {
+		case i < 0 && slices.ContainsFunc(settings, func(s Setting) bool { return strings.HasPrefix(s.Key, k+".") }):
+			return warnings, fmt.Errorf("%s: %s must be an object", where, k)
+		case i < 0:
+			warnings = append(warnings, fmt.Sprintf("%s: unknown key %q (ignored)", where, k))
+		case editorOnly && !settings[i].Editor:
+			warnings = append(warnings, fmt.Sprintf("%s: %q cannot be set here (ignored); set it in config.json or the environment", where, k))
+		default:
+			if err := settings[i].field(c).setJSON(leaves[k]); err != nil {
+				return warnings, fmt.Errorf("%s: %s: %w", where, k, err)
+			}
+		}
+	}
+	c.derive()
+	return warnings, nil
+}
+
+// flatten maps each leaf of a JSON object to its dotted path; null leaves
+// are left out (unset).
+func flatten(prefix string, data []byte, out map[string]json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		if prefix == "" {
+			return fmt.Errorf("not a JSON object: %w", err)
+		}
+		return fmt.Errorf("%s must be an object", prefix)
+	}
+	for k, v := range obj {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		switch t := bytes.TrimSpace(v); {
+		case string(t) == "null":
+		case len(t) > 0 && t[0] == '{':
+			if err := flatten(path, t, out); err != nil {
+				return err
+			}
+		default:
+			out[path] = t
+		}
+	}
+	return nil
+}
+
+// derive fills the settings that follow from others: a key alone means
+// OpenAI's endpoint.
+func (c *Config) derive() {
+	if c.Model.BaseURL == "" && c.Model.APIKey != "" {
+		c.Model.BaseURL = defaultOpenAIURL
+	}
+}
+
+// ConfigFile is where the user's config.json is read from.
+func (c *Config) ConfigFile() string {
+	if c.UserConfigDir == "" {
+		return ""
+	}
+	return filepath.Join(c.UserConfigDir, "config.json")
+}
+
+// CheckModel says exactly what is missing for the model to be called, and
+// where each missing setting is read from; nil when nothing is.
+func (c *Config) CheckModel() error {
+	var missing []string
+	if c.Model.BaseURL == "" {
+		missing = append(missing, "model.baseUrl")
+	}
+	if c.Model.Name == "" {
+		missing = append(missing, "model.name")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var what string
+	switch {
+	case len(missing) == 2:
+		what = "no model is configured"
+	case missing[0] == "model.name":
+		what = "no model name is configured (the endpoint is " + c.Model.BaseURL + ")"
+	default:
+		what = "no model endpoint is configured for model " + c.Model.Name
+	}
+	places := make([]string, len(missing))
+	for i, key := range missing {
+		places[i] = c.whereSet(key)
+	}
+	return noModelError(what + ". Set " + strings.Join(places, ", and ") +
+		". For Ollama: OPENAI_BASE_URL=http://127.0.0.1:11434/v1 AGENTD_MODEL=qwen2.5-coder. `agentd search` works without a model.")
+}
+
+// noModelError is ErrNoModel with the whole story in its message.
+type noModelError string
+
+func (e noModelError) Error() string        { return string(e) }
+func (e noModelError) Is(target error) bool { return target == ErrNoModel }
+
+// whereSet names every place a setting is read from.
+func (c *Config) whereSet(key string) string {
+	i := slices.IndexFunc(settings, func(s Setting) bool { return s.Key == key })
+	s := settings[i]
+	places := []string{s.Env}
+	file := c.ConfigFile()
+	if file == "" {
+		file = "config.json"
+	}
+	places = append(places, s.Key+" in "+file)
+	if c.FromEditor && s.Editor {
+		places = append(places, "initializationOptions."+s.Key+" in the editor's settings")
+	}
+	return strings.Join(places, " or ")
+}
+
+// value is a setting's field, read from text (the environment, defaults)
+// or from JSON.
+type value interface {
+	set(string) error
+	setJSON(json.RawMessage) error
+	String() string
+}
+
+type textValue struct {
+	get   func() string
+	parse func(string) error
+}
+
+func (v textValue) set(s string) error { return v.parse(s) }
+func (v textValue) String() string     { return v.get() }
+
+// setJSON takes a JSON string, or a number for the numeric settings.
+func (v textValue) setJSON(raw json.RawMessage) error {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return v.parse(s)
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return v.parse(n.String())
+	}
+	return fmt.Errorf("must be a string, not %s", raw)
+}
+
+func str(p *string) value {
+	return textValue{get: func() string { return *p }, parse: func(s string) error { *p = s; return nil }}
+}
+
+func oneOf(p *string, allowed ...string) value {
+	return textValue{get: func() string { return *p }, parse: func(s string) error {
+		if !slices.Contains(allowed, s) {
+			return fmt.Errorf("%q is not one of %s", s, strings.Join(allowed, ", "))
+		}
+		*p = s
+		return nil
+	}}
+}
+
+func mode(p *tools.Mode) value {
+	return textValue{get: func() string { return string(*p) }, parse: func(s string) error {
+		if !slices.Contains(tools.Modes, tools.Mode(s)) {
+			return fmt.Errorf("%q is not a mode: one of %s", s, tools.ModeList())
+		}
+		*p = tools.Mode(s)
+		return nil
+	}}
+}
+
+func duration(p *time.Duration) value {
+	return textValue{get: func() string { return p.String() }, parse: func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not a duration such as 30s, 10m or 0", s)
+		}
+		*p = d
+		return nil
+	}}
+}
+
+func count(p *int) value {
+	return textValue{get: func() string { return strconv.Itoa(*p) }, parse: func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive whole number", s)
+		}
+		*p = n
+		return nil
+	}}
+}
+
+func (c *Config) defaults() {
+	if c.Policy == "" {
+		c.Policy = tools.ModeAsk
+	}
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = defaultMaxSteps
+	}
+	if c.ModelAttempts <= 0 {
+		c.ModelAttempts = defaultModelAttempts
+	}
+	if c.RetryBase <= 0 {
+		c.RetryBase = defaultRetryBase
+	}
+	if c.NewModel == nil {
+		c.NewModel = NewOpenAIModel
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Listener == nil {
+		c.Listener = nobody{}
+	}
+}

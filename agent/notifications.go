@@ -1,0 +1,234 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/tools"
+)
+
+// What a run reports, through the Listener: updates, input requests and
+// their resolutions, state changes. Every notification carries the run, its
+// session and a seq that rises by one per notification of the run. The
+// native protocol sends them as they are (agent/update, agent/inputRequest,
+// agent/inputResolved, agent/runState); docs/protocol.md shows them.
+
+// UpdateParams is one update of a run.
+type UpdateParams struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	Update    Update `json:"update"`
+}
+
+// UpdateKind says which fields of an Update are set.
+type UpdateKind string
+
+// Update kinds.
+const (
+	UpdateMessageChunk   UpdateKind = "message_chunk"
+	UpdatePlan           UpdateKind = "plan"
+	UpdateToolCall       UpdateKind = "tool_call"
+	UpdateToolCallUpdate UpdateKind = "tool_call_update"
+	UpdateUsage          UpdateKind = "usage"
+	UpdateFilesChanged   UpdateKind = "files_changed"
+	UpdateResult         UpdateKind = "result"
+)
+
+// UpdateKinds lists every update kind.
+var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
+	UpdateUsage, UpdateFilesChanged, UpdateResult}
+
+// Update is one event of a run; Kind says which fields are set.
+type Update struct {
+	Kind UpdateKind `json:"kind"`
+
+	// message_chunk
+	Text string `json:"text,omitempty"`
+
+	// plan
+	Explanation string      `json:"explanation,omitempty"`
+	Entries     []PlanEntry `json:"entries,omitempty"`
+
+	// tool_call, tool_call_update
+	ToolCallID string           `json:"toolCallId,omitempty"`
+	Title      string           `json:"title,omitempty"`
+	ToolKind   tools.Kind       `json:"toolKind,omitempty"`
+	Status     Status           `json:"status,omitempty"`
+	Input      json.RawMessage  `json:"input,omitempty"`
+	Locations  []tools.Location `json:"locations,omitempty"`
+	Output     string           `json:"output,omitempty"`
+	// OutputDelta is the next piece of a running command's output.
+	OutputDelta string `json:"outputDelta,omitempty"`
+	IsError     bool   `json:"isError,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	DurationMs  int64  `json:"durationMs,omitempty"`
+
+	// tool_call_update (an edit), files_changed
+	Files []tools.FileDiff `json:"files,omitempty"`
+
+	// usage
+	Usage *Usage `json:"usage,omitempty"`
+
+	// result
+	StopReason StopReason `json:"stopReason,omitempty"`
+}
+
+// Status is the state of a tool call or of a plan entry.
+type Status string
+
+// Statuses of tool calls and plan entries.
+const (
+	StatusPending    Status = "pending"
+	StatusInProgress Status = "in_progress"
+	StatusCompleted  Status = "completed"
+	StatusFailed     Status = "failed"
+)
+
+// Statuses lists every status.
+var Statuses = []Status{StatusPending, StatusInProgress, StatusCompleted, StatusFailed}
+
+// PlanEntry is one step of the plan.
+type PlanEntry struct {
+	Content string `json:"content"`
+	Status  Status `json:"status"`
+}
+
+// Usage counts tokens.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+}
+
+// RequestKind is what an input request asks for. A front end says which
+// kinds it can show (Config.RequestKinds); a kind it cannot show is
+// resolved by the policy, failing closed.
+type RequestKind string
+
+// Input request kinds.
+const (
+	KindQuestion       RequestKind = "question"
+	KindChoice         RequestKind = "choice"
+	KindConfirmWrite   RequestKind = "confirm_write"
+	KindConfirmCommand RequestKind = "confirm_command"
+	KindSecret         RequestKind = "secret"
+)
+
+// RequestKinds lists every kind, in the order editors show them.
+var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, KindConfirmCommand, KindSecret}
+
+// InputRequest asks the human something.
+type InputRequest struct {
+	RunID      string           `json:"runId"`
+	SessionID  string           `json:"sessionId"`
+	Seq        int64            `json:"seq"`
+	RequestID  string           `json:"requestId"`
+	ToolCallID string           `json:"toolCallId,omitempty"`
+	Kind       RequestKind      `json:"kind"`
+	Title      string           `json:"title"`
+	Message    string           `json:"message"`
+	Context    string           `json:"context,omitempty"`
+	Options    []tools.Option   `json:"options,omitempty"`
+	AllowOther bool             `json:"allowOther,omitempty"`
+	Multiple   bool             `json:"multiple,omitempty"`
+	Default    string           `json:"default,omitempty"`
+	Diff       []tools.FileDiff `json:"diff,omitempty"`
+	Command    string           `json:"command,omitempty"`
+	Cwd        string           `json:"cwd,omitempty"`
+	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
+	Rule         string     `json:"rule,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
+	PendingCount int        `json:"pendingCount"`
+}
+
+// Outcome is how an input request was closed: answered, timed out,
+// cancelled, or, for a confirmation, the decision taken.
+type Outcome string
+
+// Outcomes other than a decision.
+const (
+	OutcomeAnswered  Outcome = "answered"
+	OutcomeTimeout   Outcome = "timeout"
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// decided is the outcome of a confirmation answered with d.
+func decided(d tools.Decision) Outcome { return Outcome(d) }
+
+// ResolvedBy says who closed an input request.
+type ResolvedBy string
+
+// Who resolves input requests.
+const (
+	ByUser    ResolvedBy = "user"
+	ByTimeout ResolvedBy = "timeout"
+	ByCancel  ResolvedBy = "cancel"
+	ByPolicy  ResolvedBy = "policy"
+)
+
+// Resolvers lists who may resolve a request.
+var Resolvers = []ResolvedBy{ByUser, ByTimeout, ByCancel, ByPolicy}
+
+// InputResolved closes an input request in every view.
+type InputResolved struct {
+	RunID     string     `json:"runId"`
+	SessionID string     `json:"sessionId"`
+	Seq       int64      `json:"seq"`
+	RequestID string     `json:"requestId"`
+	Outcome   Outcome    `json:"outcome"`
+	By        ResolvedBy `json:"by"`
+}
+
+// State is where a run is.
+type State string
+
+// Run states.
+const (
+	StateRunning        State = "running"
+	StateRequiresAction State = "requires_action"
+	StatePaused         State = "paused"
+	StateCompleted      State = "completed"
+	StateFailed         State = "failed"
+	StateCancelled      State = "cancelled"
+)
+
+// StateIdle is the state of a session that has no run yet; no run is ever
+// in it.
+const StateIdle State = "idle"
+
+// States lists every run state.
+var States = []State{StateRunning, StateRequiresAction, StatePaused, StateCompleted, StateFailed, StateCancelled}
+
+// Finished reports whether a run in this state is over for good.
+func (s State) Finished() bool {
+	return s == StateCompleted || s == StateFailed || s == StateCancelled
+}
+
+// StopReason says why a finished run stopped.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopEndTurn    StopReason = "end_turn"
+	StopMaxSteps   StopReason = "max_steps"
+	StopCancelled  StopReason = "cancelled"
+	StopError      StopReason = "error"
+	StopRepetition StopReason = "repetition"
+	StopToolErrors StopReason = "tool_errors"
+)
+
+// StopReasons lists every stop reason.
+var StopReasons = []StopReason{StopEndTurn, StopMaxSteps, StopCancelled, StopError, StopRepetition, StopToolErrors}
+
+// RunState reports a run's state change.
+type RunState struct {
+	RunID      string     `json:"runId"`
+	SessionID  string     `json:"sessionId"`
+	Seq        int64      `json:"seq"`
+	State      State      `json:"state"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Error      string     `json:"error,omitempty"`
+}

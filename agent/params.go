@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/tools"
+)
+
+// What a front end asks of the agent: start a run, answer a request. The
+// native protocol carries these as they are (agent/run, agent/reply,
+// agent/confirm); docs/protocol.md shows them.
+
+// RunParams starts a run.
+type RunParams struct {
+	Prompt         string      `json:"prompt"`
+	SessionID      string      `json:"sessionId,omitempty"`
+	Context        *RunContext `json:"context,omitempty"`
+	ApprovalPolicy tools.Mode  `json:"approvalPolicy,omitempty"`
+}
+
+// RunContext is what the editor knows that the prompt does not say.
+type RunContext struct {
+	Files     []string   `json:"files,omitempty"`
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// Selection is a range of lines the user selected (1-based, inclusive).
+type Selection struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	Text      string `json:"text,omitempty"`
+}
+
+// RunResult answers Run at once; the run goes on in the background.
+type RunResult struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+}
+
+// ReplyParams answers a question, a choice or a secret.
+type ReplyParams struct {
+	RequestID string   `json:"requestId"`
+	Text      *string  `json:"text,omitempty"`
+	OptionID  string   `json:"optionId,omitempty"`
+	Answers   []string `json:"answers,omitempty"`
+}
+
+// ConfirmParams answers a write or command confirmation.
+type ConfirmParams struct {
+	RequestID     string         `json:"requestId"`
+	Decision      tools.Decision `json:"decision"`
+	Reason        string         `json:"reason,omitempty"`
+	EditedContent *string        `json:"editedContent,omitempty"`
+}
+
+// SessionInfo describes one session.
+type SessionInfo struct {
+	SessionID string    `json:"sessionId"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// State is the state of the session's latest run, or StateIdle.
+	State     State  `json:"state"`
+	LastRunID string `json:"lastRunId,omitempty"`
+}

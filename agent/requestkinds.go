@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentd/agentd/tools"
+)
+
+// kindRule is how the agent handles one kind of input request: how the user
+// answers it, and what the model reads once it is closed. A new kind is a
+// row here, the call that opens it, and the front ends that show it.
+type kindRule struct {
+	// decision: the user answers with Confirm and a decision (allow_once …);
+	// otherwise with Reply, which reply checks and turns into a resolution.
+	decision bool
+	reply    func(req *InputRequest, p ReplyParams) (*resolution, error)
+	// secret: the answer goes to commands only; it is never persisted nor
+	// shown to the model.
+	secret bool
+	// what is the thing a decision is about, in what the model reads.
+	what string
+	// answered is what the model reads for an answered request.
+	answered func(c ToolCall, res *resolution) string
+}
+
+var requestRules = map[RequestKind]kindRule{
+	KindQuestion:       {reply: replyText, answered: answeredText},
+	KindChoice:         {reply: replyChoice, answered: answeredChoice},
+	KindSecret:         {reply: replyText, secret: true, answered: answeredSecret},
+	KindConfirmWrite:   {decision: true, what: "write"},
+	KindConfirmCommand: {decision: true, what: "command"},
+}
+
+func replyText(req *InputRequest, p ReplyParams) (*resolution, error) {
+	if p.Text == nil {
+		return nil, fmt.Errorf("%w: text is required for a %s", ErrInvalid, req.Kind)
+	}
+	return &resolution{Outcome: OutcomeAnswered, By: ByUser, Text: *p.Text}, nil
+}
+
+// replyChoice takes one option (several if the choice allows), or free text
+// if it allows other answers.
+func replyChoice(req *InputRequest, p ReplyParams) (*resolution, error) {
+	res := &resolution{Outcome: OutcomeAnswered, By: ByUser}
+	ids := p.Answers
+	if p.OptionID != "" {
+		ids = append([]string{p.OptionID}, ids...)
+	}
+	switch {
+	case len(ids) > 1 && !req.Multiple:
+		return nil, fmt.Errorf("%w: request %s takes one option", ErrWrongKind, req.RequestID)
+	case len(ids) == 0 && p.Text != nil:
+		if !req.AllowOther {
+			return nil, fmt.Errorf("%w: request %s is a closed choice; give an optionId", ErrWrongKind, req.RequestID)
+		}
+		res.Text = *p.Text
+		return res, nil
+	case len(ids) == 0:
+		return nil, fmt.Errorf("%w: optionId, answers or text is required for a choice", ErrInvalid)
+	}
+	for _, id := range ids {
+		i := slices.IndexFunc(req.Options, func(o tools.Option) bool { return o.OptionID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: option %q is not among the options of %s", ErrWrongKind, id, req.RequestID)
+		}
+		res.Options = append(res.Options, req.Options[i].Label)
+	}
+	return res, nil
+}
+
+func answeredText(_ ToolCall, res *resolution) string { return "The user answered: " + res.Text }
+
+func answeredChoice(c ToolCall, res *resolution) string {
+	if len(res.Options) == 0 {
+		return answeredText(c, res)
+	}
+	return "The user chose: " + strings.Join(res.Options, ", ")
+}
+
+func answeredSecret(c ToolCall, _ *resolution) string {
+	name := secretName(c)
+	return fmt.Sprintf("The user provided the secret. It is available to run_cmd commands as the environment variable %s; its value is not shown to you. Refer to it as $%s.", name, name)
+}
+
+// resultOfResolution turns a closed request into what the model reads. An
+// allowed confirmation marks the call approved instead: settle runs it next.
+func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResult {
+	var out *callResult
+	if rule := requestRules[pc.Request.Kind]; rule.decision {
+		if out = r.decisionResult(pc, rule.what); out == nil {
+			return nil
+		}
+	} else {
+		out = r.questionResult(pc, rule)
+	}
+	r.reportSimple(pc.Call.ID, out)
+	return out
+}
+
+// decisionResult is what the model reads of a confirmation that does not
+// let the call run; nil when it does.
+func (r *run) decisionResult(pc *pendingCall, what string) *callResult {
+	res := pc.Resolved
+	switch {
+	case res.Decision.Allows():
+		r.mu.Lock()
+		pc.Approved = true
+		r.checkpointLocked()
+		r.mu.Unlock()
+		return nil
+	case res.Outcome == OutcomeTimeout:
+		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: no one approved this %s in time (timeout). It is not a refusal; you may ask again later or continue without it.", what)}
+	case res.Outcome == OutcomeCancelled:
+		return &callResult{IsError: true, Rejected: true, Content: "Not run: the request was cancelled."}
+	}
+	reason := res.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf(
+		"The user rejected this %s (%s). Reason: %s. Do not retry it unchanged; adjust your approach to the reason, or ask the user.", what, res.Outcome, reason)}
+}
+
+func (r *run) questionResult(pc *pendingCall, rule kindRule) *callResult {
+	switch res := pc.Resolved; res.Outcome {
+	case OutcomeTimeout:
+		return &callResult{Content: fmt.Sprintf("The user did not answer within %s. Decide with what you have, say which assumption you made, or give your answer with what you know.", r.a.cfg.QuestionTimeout)}
+	case OutcomeCancelled:
+		return &callResult{IsError: true, Content: "The question was cancelled."}
+	default:
+		return &callResult{Content: rule.answered(pc.Call, res)}
+	}
+}

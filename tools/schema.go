@@ -1,0 +1,129 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// SchemaOf derives the JSON Schema of a tool's arguments from its Params
+// struct, so the two cannot drift apart. Each exported field with a json
+// name is a property, in the struct's order; its type follows the Go type
+// (string, integer, number, boolean, array, object); a field without
+// omitempty is required; no other property is allowed. Tags add the rest:
+//
+//	jsonschema:"what the model reads about the field"
+//	min:"1" max:"600"           bounds of an integer
+//	enum:"pending,completed"    the only values a string may take
+//
+// It panics on a type it cannot describe: that is a mistake in a Params
+// struct, found by the first test that builds the tool.
+func SchemaOf(params any) json.RawMessage {
+	data, err := json.Marshal(schemaOfType(reflect.TypeOf(params)))
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema of %T: %v", params, err))
+	}
+	return data
+}
+
+// schema is one node of a JSON Schema, with its properties kept in order.
+type schema struct {
+	Type                 string      `json:"type"`
+	Description          string      `json:"description,omitempty"`
+	Enum                 []string    `json:"enum,omitempty"`
+	Minimum              *int        `json:"minimum,omitempty"`
+	Maximum              *int        `json:"maximum,omitempty"`
+	Items                *schema     `json:"items,omitempty"`
+	Properties           *properties `json:"properties,omitempty"`
+	Required             []string    `json:"required,omitempty"`
+	AdditionalProperties *bool       `json:"additionalProperties,omitempty"`
+}
+
+type property struct {
+	name   string
+	schema *schema
+}
+
+// properties marshal in the order of the struct's fields.
+type properties []property
+
+func (ps properties) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(p.name)
+		v, err := json.Marshal(p.schema)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func schemaOfType(t reflect.Type) *schema {
+	switch t.Kind() {
+	case reflect.String:
+		return &schema{Type: "string"}
+	case reflect.Bool:
+		return &schema{Type: "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return &schema{Type: "integer"}
+	case reflect.Float32, reflect.Float64:
+		return &schema{Type: "number"}
+	case reflect.Slice, reflect.Array:
+		return &schema{Type: "array", Items: schemaOfType(t.Elem())}
+	case reflect.Pointer:
+		return schemaOfType(t.Elem())
+	case reflect.Struct:
+		return schemaOfStruct(t)
+	}
+	panic(fmt.Sprintf("tools: no JSON Schema for a %s", t))
+}
+
+func schemaOfStruct(t reflect.Type) *schema {
+	s := &schema{Type: "object", Properties: &properties{}, AdditionalProperties: new(bool)}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		p := schemaOfType(f.Type)
+		p.Description = f.Tag.Get("jsonschema")
+		p.Minimum, p.Maximum = bound(f, "min"), bound(f, "max")
+		if enum := f.Tag.Get("enum"); enum != "" {
+			p.Enum = strings.Split(enum, ",")
+		}
+		*s.Properties = append(*s.Properties, property{name, p})
+		if !strings.Contains(","+opts+",", ",omitempty,") {
+			s.Required = append(s.Required, name)
+		}
+	}
+	return s
+}
+
+func bound(f reflect.StructField, tag string) *int {
+	v := f.Tag.Get(tag)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: field %s: %s:%q is not a whole number", f.Name, tag, v))
+	}
+	return &n
+}

@@ -1,0 +1,117 @@
+package tools
+
+import "strings"
+
+// The tools' words: how a call is shown (Kind), what it may do (Effect),
+// what it touches (FileDiff, Location), the answers a prompt offers
+// (Option), the approval modes and the user's decisions on a confirmation.
+// The wire carries them as they are; docs/protocol.md lists them.
+
+// Kind is how an editor shows a tool call; the names are ACP's, so editors
+// can pick icons.
+type Kind string
+
+// Tool kinds.
+const (
+	KindRead    Kind = "read"
+	KindEdit    Kind = "edit"
+	KindSearch  Kind = "search"
+	KindExecute Kind = "execute"
+	KindThink   Kind = "think"
+	KindOther   Kind = "other"
+)
+
+// Kinds lists every tool kind.
+var Kinds = []Kind{KindRead, KindEdit, KindSearch, KindExecute, KindThink, KindOther}
+
+// Effect is what a call may do to the world. The policy decides on it: a
+// tool that does not say what it does is EffectUnknown, which asks in every
+// mode but full-auto and is refused in read-only.
+type Effect string
+
+// Effects, from the most to the least harmless.
+const (
+	// EffectRead reads the workspace and changes nothing.
+	EffectRead Effect = "read"
+	// EffectEdit changes workspace files; the call lists them in Writes.
+	EffectEdit Effect = "edit"
+	// EffectExecute runs a process; the call names it in Command.
+	EffectExecute Effect = "execute"
+	// EffectNetwork reaches beyond the machine.
+	EffectNetwork Effect = "network"
+	// EffectUnknown may do anything.
+	EffectUnknown Effect = "unknown"
+)
+
+// Effects lists every effect.
+var Effects = []Effect{EffectRead, EffectEdit, EffectExecute, EffectNetwork, EffectUnknown}
+
+// FileDiff is one file a change touches. Path is relative to the workspace.
+type FileDiff struct {
+	Path string `json:"path"`
+	// Status is added, modified, deleted or moved.
+	Status  string `json:"status"`
+	OldPath string `json:"oldPath,omitempty"`
+	// Diff is a unified diff of the file.
+	Diff    string  `json:"diff"`
+	OldText *string `json:"oldText,omitempty"`
+	NewText *string `json:"newText,omitempty"`
+}
+
+// Location points the editor at a place a tool touched.
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Option is one answer a choice or a confirmation offers.
+type Option struct {
+	OptionID    string `json:"optionId"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Mode is an approval policy: how freely calls run.
+type Mode string
+
+// Approval modes, from the strictest.
+const (
+	ModeReadOnly Mode = "read-only"
+	ModeAsk      Mode = "ask"
+	ModeAutoEdit Mode = "auto-edit"
+	ModeFullAuto Mode = "full-auto"
+)
+
+// Modes lists the modes in the order editors show them.
+var Modes = []Mode{ModeReadOnly, ModeAsk, ModeAutoEdit, ModeFullAuto}
+
+// Decision is the user's answer to a write or command confirmation.
+type Decision string
+
+// Decisions on a confirmation.
+const (
+	AllowOnce    Decision = "allow_once"
+	AllowSession Decision = "allow_session"
+	AllowAlways  Decision = "allow_always"
+	RejectOnce   Decision = "reject_once"
+	RejectAlways Decision = "reject_always"
+)
+
+// Decisions lists the decisions in the order editors show them.
+var Decisions = []Decision{AllowOnce, AllowSession, AllowAlways, RejectOnce, RejectAlways}
+
+// Allows reports whether the decision lets the call run.
+func (d Decision) Allows() bool { return d == AllowOnce || d == AllowSession || d == AllowAlways }
+
+// Lasts reports whether the decision outlives the call: it becomes a rule
+// (Policy.Grant).
+func (d Decision) Lasts() bool { return d == AllowSession || d == AllowAlways || d == RejectAlways }
+
+// ModeList names the modes for a message: "read-only, ask, auto-edit, full-auto".
+func ModeList() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
