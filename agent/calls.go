@@ -92,7 +92,7 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 		title = "Update the plan"
 	}
 	r.update(wire.Update{Kind: wire.UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
-		Status: wire.StatusPending, Input: c.Args, Locations: locations})
+		Status: wire.StatusPending, Input: c.input(), Locations: locations})
 }
 
 // route decides what happens to one call.

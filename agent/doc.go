@@ -12,7 +12,8 @@
 // request is sent ([store]), so a run paused on several questions survives a
 // daemon restart and resumes exactly where it stopped when they are answered.
 //
-// agent reports upward through the [Notifier] function the rpc layer supplies,
-// and owns github.com/sashabaranov/go-openai: its types never leave model.go.
+// agent reports upward through the [Notifier] function the rpc layer supplies.
+// It talks to the model over plain net/http (model_openai.go reads the event
+// stream itself, bounding every line and telling a clean end from a cut).
 // It imports tools, rag (through tools.Searcher) and rpc/wire, never rpc or cmd.
 package agent
