@@ -38,11 +38,15 @@ type embedConfig struct {
 // fileConfig is ~/.config/agentd/config.json.
 type fileConfig struct {
 	Model *struct {
-		BaseURL       string `json:"baseUrl"`
-		APIKey        string `json:"apiKey"`
-		Name          string `json:"name"`
-		ToolMode      string `json:"toolMode"`
-		ContextWindow int    `json:"contextWindow"`
+		BaseURL           string `json:"baseUrl"`
+		APIKey            string `json:"apiKey"`
+		Name              string `json:"name"`
+		ToolMode          string `json:"toolMode"`
+		ContextWindow     int    `json:"contextWindow"`
+		ReasoningEffort   string `json:"reasoningEffort"`
+		StreamIdleTimeout string `json:"streamIdleTimeout"`
+		CallTimeout       string `json:"callTimeout"`
+		MaxRetryWait      string `json:"maxRetryWait"`
 	} `json:"model"`
 	ApprovalPolicy  string       `json:"approvalPolicy"`
 	QuestionTimeout string       `json:"questionTimeout"`
@@ -74,17 +78,17 @@ func (s *settings) applyFile(path string) error {
 	if err := json.Unmarshal(data, &fc); err != nil {
 		return fmt.Errorf("parsing %s: %w", path, err)
 	}
+	var durations []fileDuration
 	if m := fc.Model; m != nil {
-		s.Model = agent.ModelConfig{BaseURL: m.BaseURL, APIKey: m.APIKey, Name: m.Name, ToolMode: m.ToolMode, ContextWindow: m.ContextWindow}
+		s.Model = agent.ModelConfig{BaseURL: m.BaseURL, APIKey: m.APIKey, Name: m.Name, ToolMode: m.ToolMode, ContextWindow: m.ContextWindow,
+			ReasoningEffort: m.ReasoningEffort}
+		durations = []fileDuration{{m.StreamIdleTimeout, &s.Model.StreamIdleTimeout}, {m.CallTimeout, &s.Model.CallTimeout}, {m.MaxRetryWait, &s.Model.MaxRetryWait}}
 	}
 	s.Policy, s.MaxSteps = fc.ApprovalPolicy, fc.MaxSteps
 	if fc.Embeddings != nil {
 		s.Embed = *fc.Embeddings
 	}
-	for _, d := range []struct {
-		v   string
-		dst *time.Duration
-	}{{fc.QuestionTimeout, &s.QuestionTimeout}, {fc.ConfirmTimeout, &s.ConfirmTimeout}} {
+	for _, d := range append(durations, fileDuration{fc.QuestionTimeout, &s.QuestionTimeout}, fileDuration{fc.ConfirmTimeout, &s.ConfirmTimeout}) {
 		if d.v == "" {
 			continue
 		}
@@ -93,6 +97,11 @@ func (s *settings) applyFile(path string) error {
 		}
 	}
 	return nil
+}
+
+type fileDuration struct {
+	v   string
+	dst *time.Duration
 }
 
 func (s *settings) applyEnv() error {
@@ -105,6 +114,7 @@ func (s *settings) applyEnv() error {
 	set(&s.Model.APIKey, "OPENAI_API_KEY")
 	set(&s.Model.Name, "AGENTD_MODEL")
 	set(&s.Model.ToolMode, "AGENTD_TOOL_MODE")
+	set(&s.Model.ReasoningEffort, "AGENTD_REASONING_EFFORT")
 	set(&s.Policy, "AGENTD_POLICY")
 	set(&s.Embed.BaseURL, "AGENTD_EMBED_BASE_URL")
 	set(&s.Embed.Model, "AGENTD_EMBED_MODEL")
@@ -115,7 +125,9 @@ func (s *settings) applyEnv() error {
 		s.Embed.APIKey = s.Model.APIKey
 	}
 	for name, dst := range map[string]*time.Duration{"AGENTD_QUESTION_TIMEOUT": &s.QuestionTimeout,
-		"AGENTD_CONFIRM_TIMEOUT": &s.ConfirmTimeout, "AGENTD_RETRY_BASE": &s.RetryBase} {
+		"AGENTD_CONFIRM_TIMEOUT": &s.ConfirmTimeout, "AGENTD_RETRY_BASE": &s.RetryBase,
+		"AGENTD_STREAM_IDLE_TIMEOUT": &s.Model.StreamIdleTimeout, "AGENTD_MODEL_TIMEOUT": &s.Model.CallTimeout,
+		"AGENTD_RETRY_MAX_WAIT": &s.Model.MaxRetryWait} {
 		if v := os.Getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
@@ -132,6 +144,9 @@ func (s *settings) applyEnv() error {
 			}
 			*dst = n
 		}
+	}
+	if !agent.ValidEffort(s.Model.ReasoningEffort) {
+		return fmt.Errorf("reasoning effort %q: use low, medium or high", s.Model.ReasoningEffort)
 	}
 	return nil
 }

@@ -49,6 +49,10 @@ type Config struct {
 	OpenIndex rpc.IndexStarter
 	// NoModel starts the daemon with no model configured.
 	NoModel bool
+	// The model client's patience and effort (agent.ModelConfig); zero
+	// values are the daemon's defaults.
+	StreamIdleTimeout, ModelTimeout, RetryMaxWait time.Duration
+	ReasoningEffort                               string
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -132,7 +136,8 @@ func (env *Env) stateDirs(root string) (string, string, error) {
 func (env *Env) options() rpc.Options {
 	c := env.cfg
 	opts := rpc.Options{Version: "test", StateDirs: env.stateDirs, UserConfigDir: filepath.Join(env.State, "config"),
-		Model:  agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode},
+		Model: agent.ModelConfig{BaseURL: env.Model.URL, APIKey: "test-key", Name: "fake", ToolMode: c.ToolMode, ReasoningEffort: c.ReasoningEffort,
+			StreamIdleTimeout: c.StreamIdleTimeout, CallTimeout: c.ModelTimeout, MaxRetryWait: c.RetryMaxWait},
 		Policy: c.Policy, QuestionTimeout: c.QuestionTimeout, ConfirmTimeout: c.ConfirmTimeout,
 		RetryBase: 10 * time.Millisecond, MaxSteps: c.MaxSteps, OpenIndex: c.OpenIndex}
 	if c.NoModel {
@@ -266,6 +271,12 @@ func (env *Env) binaryEnv() []string {
 	}
 	if c.MaxSteps != 0 {
 		set("AGENTD_MAX_STEPS", fmt.Sprint(c.MaxSteps))
+	}
+	set("AGENTD_REASONING_EFFORT", c.ReasoningEffort)
+	for name, d := range map[string]time.Duration{"AGENTD_STREAM_IDLE_TIMEOUT": c.StreamIdleTimeout, "AGENTD_MODEL_TIMEOUT": c.ModelTimeout, "AGENTD_RETRY_MAX_WAIT": c.RetryMaxWait} {
+		if d != 0 {
+			set(name, d.String())
+		}
 	}
 	return vars
 }
