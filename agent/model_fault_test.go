@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,20 @@ func TestModelToolArgumentsExact(t *testing.T) {
 	assert.Equal(t, raw, sent, "the model gets back exactly what it wrote")
 }
 
+// TestModelReusesConnections: a finished stream leaves its connection for
+// the next step; a new TLS handshake per step would cost every request.
+func TestModelReusesConnections(t *testing.T) {
+	srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Repeat: true, Reply: modeltest.Reply{Text: "again"}}}})
+	m := testModel(t, srv)
+	var reused []bool
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = append(reused, i.Reused) }}
+	for range 3 {
+		_, err := m.Complete(httptrace.WithClientTrace(context.Background(), trace), userRequest("hi"), ModelStream{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []bool{false, true, true}, reused)
+}
+
 func TestToolCallStoredForms(t *testing.T) {
 	var c ToolCall
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"c","name":"grep","args":{"pattern":"a&b"}}`), &c))
@@ -171,6 +186,7 @@ func TestModelFaults(t *testing.T) {
 		"call bound": {reply: modeltest.Reply{TrickleMs: 10}, want: "the model's answer took longer than 200ms",
 			edit: func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = 5*time.Second, 200*time.Millisecond }},
 		"cut":         {reply: modeltest.Reply{Text: "half an ans", Cut: true}, want: "the model's stream ended before the answer was complete (no finish reason, no [DONE])"},
+		"abort":       {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"path":"a"}`}}, Abort: true}, want: "the connection to the model broke: unexpected EOF"},
 		"cut in call": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"pa`}}, Cut: true}, want: "ended before the answer was complete"},
 		"500":         {reply: modeltest.Reply{Status: 500, Body: "upstream exploded"}, want: "500 Internal Server Error: upstream exploded"},
 		"503 html":    {reply: modeltest.Reply{Status: 503, Body: "<html>busy</html>"}, want: "503 Service Unavailable"},

@@ -115,6 +115,9 @@ func readEvents(body io.Reader, b *replyBuilder, dog *watchdog) error {
 			return err
 		}
 		if bytes.Equal(data, doneEvent) {
+			// Read the little that follows so the connection is reused:
+			// one closed before its end costs a new handshake next step.
+			_, _ = io.Copy(io.Discard, io.LimitReader(sse.r, 4<<10))
 			return nil
 		}
 		dog.progress()

@@ -141,6 +141,9 @@ type Reply struct {
 	// Cut ends the stream after the reasoning, text and tool calls with
 	// neither a finish reason nor [DONE], as a dropped upstream does.
 	Cut bool `json:"cut,omitempty"`
+	// Abort drops the connection after the reasoning, text and tool calls,
+	// in the middle of the stream, as a crashing upstream does.
+	Abort bool `json:"abort,omitempty"`
 	// Whole answers with a whole completion (JSON, not a stream) even when
 	// the request asks for a stream, as servers that ignore stream do.
 	Whole bool `json:"whole,omitempty"`
@@ -285,8 +288,8 @@ func (t Turn) validate() error {
 		return errors.New("trickleMs is negative")
 	case r.ReasoningField != "" && r.ReasoningField != "reasoning_content" && r.ReasoningField != "reasoning":
 		return fmt.Errorf("reasoningField %q is neither reasoning_content nor reasoning", r.ReasoningField)
-	case countTrue(r.Hang, r.Stall, r.TrickleMs > 0, r.Cut, r.Garbage, r.Status != 0) > 1:
-		return errors.New("at most one of hang, stall, trickleMs, cut, garbage and status")
+	case countTrue(r.Hang, r.Stall, r.TrickleMs > 0, r.Cut, r.Abort, r.Garbage, r.Status != 0) > 1:
+		return errors.New("at most one of hang, stall, trickleMs, cut, abort, garbage and status")
 	case t.Match.MinToolResults < 0:
 		return errors.New("minToolResults is negative")
 	}

@@ -356,7 +356,7 @@ func (a *answer) writeWhole() {
 		tc.Function.Name, tc.Function.Arguments = c.Name, c.argumentsText()
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
-	if a.reply.Hang || a.reply.Cut {
+	if a.reply.Hang || a.reply.Cut || a.reply.Abort {
 		// Nothing of a whole answer can be sent before it is complete.
 		a.wait(24 * time.Hour)
 		return
@@ -448,6 +448,10 @@ func (a *answer) writeStream() {
 	}
 	if a.reply.Cut {
 		return
+	}
+	if a.reply.Abort {
+		// The server drops the connection without ending the response.
+		panic(http.ErrAbortHandler)
 	}
 	reason := a.finishReason()
 	if !send([]wireChunkChoice{{Delta: wireDelta{}, FinishReason: &reason}}, nil) {
