@@ -182,7 +182,7 @@ func TestModelFaults(t *testing.T) {
 		"stall after headers": {reply: modeltest.Reply{Stall: true}, want: "the model stopped sending for 300ms"},
 		"trickle":             {reply: modeltest.Reply{TrickleMs: 20}, want: "the model stopped sending for 300ms"},
 		"hang after text":     {reply: modeltest.Reply{Text: "partial", Hang: true}, want: "the model stopped sending for 300ms"},
-		"no headers":          {reply: modeltest.Reply{DelayMs: 5000}, want: "the model stopped sending for 300ms"},
+		"no headers":          {reply: modeltest.Reply{DelayMs: 5000}, want: "the model's server did not answer for 300ms"},
 		"call bound": {reply: modeltest.Reply{TrickleMs: 10}, want: "the model's answer took longer than 200ms",
 			edit: func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = 5*time.Second, 200*time.Millisecond }},
 		"cut":         {reply: modeltest.Reply{Text: "half an ans", Cut: true}, want: "the model's stream ended before the answer was complete (no finish reason, no [DONE])"},

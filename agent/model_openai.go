@@ -328,9 +328,10 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // when the whole attempt takes longer than total. progress costs a clock
 // read; the idle timer re-arms itself from the last progress when it fires.
 type watchdog struct {
-	start time.Time
-	last  atomic.Int64 // time.Since(start) at the last progress, in ns
-	idle  time.Duration
+	start   time.Time
+	last    atomic.Int64 // time.Since(start) at the last progress, in ns
+	started atomic.Bool  // the server has answered at all
+	idle    time.Duration
 
 	mu      sync.Mutex // guards idleT, totalT, stopped
 	idleT   *time.Timer
@@ -345,7 +346,11 @@ func watch(cancel context.CancelCauseFunc, idle, total time.Duration) *watchdog 
 	w.idleT = time.AfterFunc(idle, func() {
 		quiet := time.Since(w.start) - time.Duration(w.last.Load())
 		if quiet >= w.idle {
-			cancel(retryable("the model stopped sending for %s", w.idle))
+			if w.started.Load() {
+				cancel(retryable("the model stopped sending for %s", w.idle))
+			} else {
+				cancel(retryable("the model's server did not answer for %s", w.idle))
+			}
 			return
 		}
 		w.mu.Lock()
@@ -360,7 +365,10 @@ func watch(cancel context.CancelCauseFunc, idle, total time.Duration) *watchdog 
 	return w
 }
 
-func (w *watchdog) progress() { w.last.Store(int64(time.Since(w.start))) }
+func (w *watchdog) progress() {
+	w.last.Store(int64(time.Since(w.start)))
+	w.started.Store(true)
+}
 
 func (w *watchdog) stop() {
 	w.mu.Lock()
