@@ -84,7 +84,7 @@ func (m *openaiModel) Complete(ctx context.Context, req ModelRequest, out ModelS
 	if isJSON(resp.Header.Get("Content-Type")) {
 		err = readWhole(resp.Body, b)
 	} else {
-		err = readEvents(resp.Body, b, dog)
+		err = readEvents(resp.Body, b, dog, resp.Header.Get("Content-Type"))
 	}
 	if err != nil {
 		return ModelReply{}, explain(ctx, attempt, err, "the connection to the model broke")
@@ -96,11 +96,14 @@ func (m *openaiModel) Complete(ctx context.Context, req ModelRequest, out ModelS
 // [DONE] or gave a finish reason; ending otherwise is a cut. Progress, for
 // the idle timeout, is an event or a large piece of one: keep-alive
 // comments and a trickle of bytes are not the model sending.
-func readEvents(body io.Reader, b *replyBuilder, dog *watchdog) error {
+func readEvents(body io.Reader, b *replyBuilder, dog *watchdog, contentType string) error {
 	sse := newSSEReader(body, dog.progress)
-	for {
+	for events := 0; ; events++ {
 		data, err := sse.next()
 		if errors.Is(err, io.EOF) {
+			if events == 0 {
+				return retryable("the model's server answered without a single event (Content-Type %q)", contentType)
+			}
 			if b.finish == "" {
 				return retryable("the model's stream ended before the answer was complete (no finish reason, no [DONE])")
 			}

@@ -139,7 +139,8 @@ type Reply struct {
 	// bytes flow, data never does.
 	TrickleMs int `json:"trickleMs,omitempty"`
 	// Cut ends the stream after the reasoning, text and tool calls with
-	// neither a finish reason nor [DONE], as a dropped upstream does.
+	// neither a finish reason nor [DONE], as a dropped upstream does; with
+	// none of them the stream is empty.
 	Cut bool `json:"cut,omitempty"`
 	// Abort drops the connection after the reasoning, text and tool calls,
 	// in the middle of the stream, as a crashing upstream does.

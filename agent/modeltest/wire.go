@@ -402,6 +402,9 @@ func (a *answer) writeStream() {
 		return send([]wireChunkChoice{{Delta: d}}, nil)
 	}
 
+	if a.reply.Cut && a.reply.Text == "" && a.reply.Reasoning == "" && len(a.reply.ToolCalls) == 0 {
+		return // an empty stream: headers, then the end
+	}
 	empty := ""
 	if !delta(wireDelta{Role: "assistant", Content: &empty}) {
 		return
