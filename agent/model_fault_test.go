@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc/wire"
 )
 
 // The model client against the scripted server: every fault a model or its
@@ -320,4 +321,38 @@ func TestListModelsAndContextWindow(t *testing.T) {
 	models, err := ListModels(context.Background(), ModelConfig{BaseURL: srv.URL, Name: "a"})
 	require.NoError(t, err)
 	assert.Equal(t, []ModelInfo{{ID: "a", OwnedBy: "modeltest"}, {ID: "b", OwnedBy: "modeltest", ContextWindow: 9}}, models)
+}
+
+// TestAgentAsksTheContextWindow: a run's first step asks the endpoint for
+// the window when none is configured, and compaction budgets for it.
+func TestAgentAsksTheContextWindow(t *testing.T) {
+	srv := modeltest.StartT(t, &modeltest.Script{Endpoint: &modeltest.Endpoint{PropsNCtx: 8192},
+		Turns: []modeltest.Turn{{Repeat: true, Reply: modeltest.Reply{Text: "Hi."}}}})
+	for _, configured := range []int{0, 5000} {
+		finished := make(chan string, 1)
+		a, err := New(Config{Root: t.TempDir(), StateDir: t.TempDir(),
+			Model: ModelConfig{BaseURL: srv.URL, Name: "fake", ContextWindow: configured},
+			Notify: func(method string, params json.RawMessage) {
+				var st wire.RunState
+				if method == wire.MethodRunState && json.Unmarshal(params, &st) == nil && isFinished(st.State) {
+					finished <- st.State
+				}
+			}})
+		require.NoError(t, err)
+		assert.Equal(t, configured, a.ContextWindow(), "nothing asked before a run")
+		_, err = a.Run(context.Background(), wire.RunParams{Prompt: "hello"})
+		require.NoError(t, err)
+		select {
+		case st := <-finished:
+			assert.Equal(t, wire.StateCompleted, st)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the run did not finish")
+		}
+		want := 8192
+		if configured > 0 {
+			want = configured
+		}
+		assert.Equal(t, want, a.ContextWindow())
+		a.Shutdown()
+	}
 }

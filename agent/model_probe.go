@@ -282,9 +282,10 @@ func (a *Agent) probeWindow(ctx context.Context) {
 	}
 }
 
-// contextWindow is the window compaction budgets for: the configured one,
-// else what the endpoint said, else 0 (compaction's default).
-func (a *Agent) contextWindow() int {
+// ContextWindow is the model's context window in tokens, as compaction
+// budgets for it: the configured one, else what the endpoint said (asked at
+// a run's first step), else 0, which means the 128k default.
+func (a *Agent) ContextWindow() int {
 	if w := a.ModelConfig().ContextWindow; w > 0 {
 		return w
 	}

@@ -51,7 +51,7 @@ func (a *Agent) buildRequest(rec *runRecord, secrets map[string]string, limit bo
 		specs = nil
 	}
 	system := a.systemPrompt(rec, specs, secrets, limit)
-	window := a.contextWindow()
+	window := a.ContextWindow()
 	msgs, summary := compact(rec.Messages, window, len(system))
 	if summary != "" {
 		system += "\n\n## Earlier in this conversation (compacted)\n" + summary
