@@ -195,10 +195,12 @@ func TestModelFaults(t *testing.T) {
 		"404":         {reply: modeltest.Reply{Status: 404, Body: "no such model"}, want: "(check the base URL and the model name)", final: true},
 		"400":         {reply: modeltest.Reply{Status: 400, Body: "messages: bad role"}, want: "the model's server rejected the request: 400 Bad Request: messages: bad role", final: true},
 		"garbage":     {reply: modeltest.Reply{Garbage: true}, want: "the model sent a malformed chunk"},
-		"no events":   {reply: modeltest.Reply{Cut: true}, want: `the model's server answered without a single event (Content-Type "text/event-stream")`},
-		"empty":       {reply: modeltest.Reply{}, want: "the model returned an empty reply"},
-		"length":      {reply: modeltest.Reply{FinishReason: "length"}, want: "ran out of output tokens"},
-		"nameless":    {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "", RawArguments: `{}`}}}, want: "the model sent tool call 0 without a name"},
+		"error chunk": {reply: modeltest.Reply{Text: "Hal", StreamError: "upstream provider timed out"},
+			want: "the model's server reported an error mid-answer: upstream provider timed out"},
+		"no events": {reply: modeltest.Reply{Cut: true}, want: `the model's server answered without a single event (Content-Type "text/event-stream")`},
+		"empty":     {reply: modeltest.Reply{}, want: "the model returned an empty reply"},
+		"length":    {reply: modeltest.Reply{FinishReason: "length"}, want: "ran out of output tokens"},
+		"nameless":  {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "", RawArguments: `{}`}}}, want: "the model sent tool call 0 without a name"},
 		"same index, new id": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
 			{Name: "read_file", Index: ptrInt(1), RawArguments: `{"path":"a"}`}, {Name: "grep", Index: ptrInt(1), RawArguments: `{"pattern":"b"}`}}}},
 	} {

@@ -142,6 +142,10 @@ type Reply struct {
 	// neither a finish reason nor [DONE], as a dropped upstream does; with
 	// none of them the stream is empty.
 	Cut bool `json:"cut,omitempty"`
+	// StreamError sends, after the reasoning, text and tool calls, an error
+	// chunk ({"error": {"message": ...}}) as OpenRouter does when the
+	// upstream fails mid-answer, and ends the stream.
+	StreamError string `json:"streamError,omitempty"`
 	// Abort drops the connection after the reasoning, text and tool calls,
 	// in the middle of the stream, as a crashing upstream does.
 	Abort bool `json:"abort,omitempty"`
@@ -289,8 +293,8 @@ func (t Turn) validate() error {
 		return errors.New("trickleMs is negative")
 	case r.ReasoningField != "" && r.ReasoningField != "reasoning_content" && r.ReasoningField != "reasoning":
 		return fmt.Errorf("reasoningField %q is neither reasoning_content nor reasoning", r.ReasoningField)
-	case countTrue(r.Hang, r.Stall, r.TrickleMs > 0, r.Cut, r.Abort, r.Garbage, r.Status != 0) > 1:
-		return errors.New("at most one of hang, stall, trickleMs, cut, abort, garbage and status")
+	case countTrue(r.Hang, r.Stall, r.TrickleMs > 0, r.Cut, r.Abort, r.StreamError != "", r.Garbage, r.Status != 0) > 1:
+		return errors.New("at most one of hang, stall, trickleMs, cut, abort, streamError, garbage and status")
 	case t.Match.MinToolResults < 0:
 		return errors.New("minToolResults is negative")
 	}

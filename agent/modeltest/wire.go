@@ -456,6 +456,13 @@ func (a *answer) writeStream() {
 		// The server drops the connection without ending the response.
 		panic(http.ErrAbortHandler)
 	}
+	if a.reply.StreamError != "" {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": a.reply.StreamError, "code": 502}})
+		if _, err := fmt.Fprintf(a.w, "data: %s\n\n", b); err == nil {
+			_ = rc.Flush()
+		}
+		return
+	}
 	reason := a.finishReason()
 	if !send([]wireChunkChoice{{Delta: wireDelta{}, FinishReason: &reason}}, nil) {
 		return
