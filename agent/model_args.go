@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // A tool call's arguments are the exact string the model produced, kept
@@ -24,10 +25,45 @@ type toolCallJSON struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// MarshalJSON stores the arguments as the model's exact string.
+// MarshalJSON stores the arguments as the model's exact string. It is
+// written by hand: a call is stored at every step, and json.Marshal of a
+// struct costs a dozen allocations where this costs one.
 func (c ToolCall) MarshalJSON() ([]byte, error) {
-	args := string(c.Args)
-	return json.Marshal(toolCallJSON{ID: c.ID, Name: c.Name, Arguments: &args})
+	b := make([]byte, 0, len(c.ID)+len(c.Name)+len(c.Args)+48)
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, []byte(c.ID))
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, []byte(c.Name))
+	b = append(b, `,"arguments":`...)
+	b = appendJSONString(b, c.Args)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string. Only what JSON requires is
+// escaped; the encoder that called MarshalJSON escapes HTML if it must.
+// Invalid UTF-8 becomes U+FFFD, as encoding/json does.
+func appendJSONString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		s = s[n:]
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads the exact string, or the older JSON value.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -356,5 +357,25 @@ func TestAgentAsksTheContextWindow(t *testing.T) {
 		}
 		assert.Equal(t, want, a.ContextWindow())
 		a.Shutdown()
+	}
+}
+
+// TestToolCallEncodingMatchesJSON: the hand-written encoding of a stored
+// call decodes to exactly what it encoded, for every kind of character.
+func TestToolCallEncodingMatchesJSON(t *testing.T) {
+	for _, args := range []string{``, `{}`, "{\"a\":\"tab\\there\"}", "raw\ttab\nnewline\r\x00\x1f", `quote " backslash \ slash /`,
+		"<T> & 2>&1 \u2028 \u00e9 日本 🎉", "invalid \xff utf-8"} {
+		c := ToolCall{ID: "call \"1\"", Name: "n\\m", Args: json.RawMessage(args)}
+		b, err := json.Marshal(c)
+		require.NoError(t, err, args)
+		var back ToolCall
+		require.NoError(t, json.Unmarshal(b, &back), string(b))
+		want := args
+		if !utf8.ValidString(args) {
+			want = strings.ToValidUTF8(args, "\uFFFD")
+		}
+		assert.Equal(t, want, string(back.Args))
+		assert.Equal(t, c.ID, back.ID)
+		assert.Equal(t, c.Name, back.Name)
 	}
 }
