@@ -23,10 +23,10 @@ type instantModel struct {
 	n     atomic.Int64
 }
 
-func (m *instantModel) Complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error) {
+func (m *instantModel) Complete(ctx context.Context, req ModelRequest, out ModelStream) (ModelReply, error) {
 	i := m.n.Add(1)
 	if i%int64(m.steps+1) == 0 {
-		onText("done")
+		out.text("done")
 		return ModelReply{Text: "done"}, nil
 	}
 	args := fmt.Sprintf(`{"plan":[{"step":"step %d","status":"in_progress"}]}`, i)

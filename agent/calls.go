@@ -91,7 +91,7 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 		title = "Update the plan"
 	}
 	r.update(Update{Kind: UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
-		Status: StatusPending, Input: c.Args, Locations: locations})
+		Status: StatusPending, Input: c.input(), Locations: locations})
 }
 
 // route decides what happens to one call.

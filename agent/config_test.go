@@ -27,7 +27,8 @@ func TestSettingsLayers(t *testing.T) {
 		"approvalPolicy": "auto-edit", "questionTimeout": "0", "maxSteps": 7, "embeddings": null, "extra": {"a": 1}}`), "config.json", false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{`config.json: unknown key "extra.a" (ignored)`, `config.json: unknown key "model.colour" (ignored)`}, warnings)
-	assert.Equal(t, ModelConfig{Name: "qwen", BaseURL: "http://file", ToolMode: "native", ContextWindow: defaultWindow}, c.Model)
+	assert.Equal(t, ModelConfig{Name: "qwen", BaseURL: "http://file", ToolMode: "native",
+		StreamIdleTimeout: DefaultStreamIdleTimeout, CallTimeout: DefaultCallTimeout, MaxRetryWait: DefaultMaxRetryWait}, c.Model)
 	assert.Equal(t, tools.ModeAutoEdit, c.Policy)
 	assert.Zero(t, c.QuestionTimeout, "0 is never")
 	assert.Equal(t, 7, c.MaxSteps)

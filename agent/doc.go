@@ -20,6 +20,7 @@
 // notification is also appended to the run's event log ([Event]), which
 // [Agent.Events] and [Agent.SessionHistory] replay.
 //
-// agent owns github.com/sashabaranov/go-openai: its types never leave
-// model.go. It imports tools, never rpc or cmd.
+// agent talks to the model over plain net/http (model_openai.go reads the
+// event stream itself, bounding every line and telling a clean end from a
+// cut). It imports tools, never rpc or cmd.
 package agent

@@ -3,18 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strings"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
-// ModelConfig names an OpenAI-compatible endpoint.
+// ModelConfig names an OpenAI-compatible endpoint and how patiently to
+// talk to it.
 type ModelConfig struct {
 	BaseURL string
 	APIKey  string `json:"-"`
@@ -22,9 +16,30 @@ type ModelConfig struct {
 	// ToolMode is "native" (function calling) or "text" (a JSON tool call in
 	// the reply text, for models without tool calling).
 	ToolMode string
-	// ContextWindow is the model's window in tokens; 0 means 128k.
+	// ContextWindow is the model's window in tokens; 0 means what the
+	// endpoint says (see ProbeContextWindow), else 128k.
 	ContextWindow int
+	// ReasoningEffort ("low", "medium" or "high") is sent as
+	// reasoning_effort when set; a request's own effort wins.
+	ReasoningEffort string
+	// StreamIdleTimeout ends an attempt when the model sends no data for
+	// this long, headers included; 0 means DefaultStreamIdleTimeout.
+	StreamIdleTimeout time.Duration
+	// CallTimeout bounds one attempt from request to last byte, catching a
+	// stream that trickles forever; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// MaxRetryWait caps the wait a Retry-After header asks for; 0 means
+	// DefaultMaxRetryWait.
+	MaxRetryWait time.Duration
 }
+
+// Defaults of ModelConfig's timeouts. Reasoning models can think for minutes
+// before their first token, hence the generous idle timeout.
+const (
+	DefaultStreamIdleTimeout = 5 * time.Minute
+	DefaultCallTimeout       = 30 * time.Minute
+	DefaultMaxRetryWait      = 2 * time.Minute
+)
 
 // String leaves the key out, so logging a config never leaks it.
 func (c ModelConfig) String() string {
@@ -38,13 +53,49 @@ func (c ModelConfig) toolMode() string {
 	return "native"
 }
 
+func (c ModelConfig) idleTimeout() time.Duration {
+	return orDefault(c.StreamIdleTimeout, DefaultStreamIdleTimeout)
+}
+
+func (c ModelConfig) callTimeout() time.Duration { return orDefault(c.CallTimeout, DefaultCallTimeout) }
+
+func (c ModelConfig) maxRetryWait() time.Duration {
+	return orDefault(c.MaxRetryWait, DefaultMaxRetryWait)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // Configured reports whether there is an endpoint to call.
 func (c ModelConfig) Configured() bool { return c.BaseURL != "" && c.Name != "" }
+
+// Reasoning efforts the OpenAI-compatible API knows.
+const (
+	EffortLow    = "low"
+	EffortMedium = "medium"
+	EffortHigh   = "high"
+)
+
+// ValidEffort reports whether e is a reasoning effort agentd sends ("" is
+// valid: none is sent).
+func ValidEffort(e string) bool {
+	switch e {
+	case "", EffortLow, EffortMedium, EffortHigh:
+		return true
+	}
+	return false
+}
 
 // ModelRequest is one call to the model.
 type ModelRequest struct {
 	Messages []Message
 	Tools    []ToolSpec
+	// ReasoningEffort overrides ModelConfig.ReasoningEffort when set.
+	ReasoningEffort string
 }
 
 // ToolSpec describes a tool to the model.
@@ -56,190 +107,56 @@ type ToolSpec struct {
 
 // ModelReply is what the model answered.
 type ModelReply struct {
-	Text      string
+	Text string
+	// Reasoning is the thinking the model streamed apart from its answer.
+	// It is shown, never sent back to the model.
+	Reasoning string
 	ToolCalls []ToolCall
-	Usage     Usage
+	Usage     ModelUsage
+	// FinishReason is the model's own ("stop", "tool_calls", "length"...),
+	// "" when it sent none but closed the stream properly.
+	FinishReason string
 	// Cut is set when runaway repeated output was cut short.
 	Cut bool
 }
 
-// Model is the seam to the language model. onText receives streamed text as
-// it arrives.
+// ModelUsage counts the tokens of one call, as the provider reports them.
+type ModelUsage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	// CachedTokens is the part of the prompt served from the provider's
+	// prompt cache (prompt_tokens_details.cached_tokens).
+	CachedTokens int
+	// ReasoningTokens is the part of the completion spent thinking.
+	ReasoningTokens int
+}
+
+// ModelStream receives a reply as it arrives. Either func may be nil. They
+// are called from the goroutine that called Complete.
+type ModelStream struct {
+	// OnText receives pieces of the answer.
+	OnText func(string)
+	// OnReasoning receives pieces of the model's thinking (the
+	// reasoning_content or reasoning delta fields).
+	OnReasoning func(string)
+}
+
+func (s ModelStream) text(p string) {
+	if s.OnText != nil && p != "" {
+		s.OnText(p)
+	}
+}
+
+func (s ModelStream) reasoning(p string) {
+	if s.OnReasoning != nil && p != "" {
+		s.OnReasoning(p)
+	}
+}
+
+// Model is the seam to the language model.
 type Model interface {
-	Complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error)
-}
-
-// retryable marks a model failure worth another attempt (429, 5xx, a
-// timeout, a reply that did not parse) without changing its message.
-type retryable struct{ err error }
-
-func (r retryable) Error() string { return r.err.Error() }
-func (r retryable) Unwrap() error { return r.err }
-
-func isRetryable(err error) bool {
-	var r retryable
-	return errors.As(err, &r)
-}
-
-type openaiModel struct {
-	client *openai.Client
-	name   string
-}
-
-// NewOpenAIModel returns a Model speaking the OpenAI chat completions API.
-func NewOpenAIModel(cfg ModelConfig) Model {
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	// A stalled stream must not hang a run forever; cancel covers the rest.
-	oc.HTTPClient = &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		ResponseHeaderTimeout: 2 * time.Minute,
-		IdleConnTimeout:       90 * time.Second,
-	}}
-	return &openaiModel{client: openai.NewClientWithConfig(oc), name: cfg.Name}
-}
-
-func (m *openaiModel) Complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error) {
-	creq := openai.ChatCompletionRequest{
-		Model:         m.name,
-		Messages:      toOpenAIMessages(req.Messages),
-		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-	}
-	for _, t := range req.Tools {
-		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-		}})
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := m.client.CreateChatCompletionStream(ctx, creq)
-	if err != nil {
-		return ModelReply{}, classifyErr(err)
-	}
-	defer stream.Close()
-	return readStream(ctx, stream, cancel, onText)
-}
-
-func readStream(ctx context.Context, stream *openai.ChatCompletionStream, cancel context.CancelFunc, onText func(string)) (ModelReply, error) {
-	var (
-		reply ModelReply
-		text  strings.Builder
-		calls []*ToolCall
-		guard runaway
-	)
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if reply.Cut {
-				break
-			}
-			return ModelReply{}, classifyErr(err)
-		}
-		if chunk.Usage != nil {
-			reply.Usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
-		}
-		if len(chunk.Choices) == 0 {
-			continue
-		}
-		delta := chunk.Choices[0].Delta
-		if delta.Content != "" && !reply.Cut {
-			piece, cut := guard.feed(delta.Content)
-			text.WriteString(piece)
-			if piece != "" && onText != nil {
-				onText(piece)
-			}
-			if cut {
-				reply.Cut = true
-				cancel()
-			}
-		}
-		calls = mergeToolDeltas(calls, delta.ToolCalls)
-	}
-	reply.Text = text.String()
-	for _, c := range calls {
-		if c.Name == "" {
-			return ModelReply{}, retryable{errors.New("the model sent a tool call without a name")}
-		}
-		if len(c.Args) == 0 {
-			c.Args = json.RawMessage("{}")
-		}
-		reply.ToolCalls = append(reply.ToolCalls, *c)
-	}
-	if reply.Text == "" && len(reply.ToolCalls) == 0 && ctx.Err() == nil {
-		return ModelReply{}, retryable{errors.New("the model returned an empty or malformed reply")}
-	}
-	return reply, nil
-}
-
-// mergeToolDeltas assembles streamed tool calls: the first delta of a call
-// carries its id and name, the next ones pieces of its arguments.
-func mergeToolDeltas(calls []*ToolCall, deltas []openai.ToolCall) []*ToolCall {
-	for _, d := range deltas {
-		i := len(calls) - 1
-		if d.Index != nil {
-			i = *d.Index
-		} else if d.ID != "" {
-			i = len(calls)
-		}
-		for i >= len(calls) {
-			calls = append(calls, &ToolCall{})
-		}
-		if i < 0 {
-			continue
-		}
-		c := calls[i]
-		if d.ID != "" {
-			c.ID = d.ID
-		}
-		if d.Function.Name != "" {
-			c.Name = d.Function.Name
-		}
-		c.Args = append(c.Args, d.Function.Arguments...)
-	}
-	return calls
-}
-
-// classifyErr wraps err so the loop knows whether to try again.
-func classifyErr(err error) error {
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	status := 0
-	switch {
-	case errors.As(err, &apiErr):
-		status = apiErr.HTTPStatusCode
-	case errors.As(err, &reqErr):
-		status = reqErr.HTTPStatusCode
-	}
-	var netErr net.Error
-	switch {
-	case errors.Is(err, context.Canceled):
-		return err
-	case status == http.StatusTooManyRequests || status >= 500:
-		return retryable{err}
-	case status >= 400:
-		return fmt.Errorf("model refused the request: %w", err)
-	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, context.DeadlineExceeded):
-		return retryable{err}
-	case errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
-		return retryable{fmt.Errorf("the model sent no usable data: %w", err)}
-	}
-	// Anything else is a reply that did not parse.
-	return retryable{fmt.Errorf("malformed reply: %w", err)}
-}
-
-func toOpenAIMessages(msgs []Message) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
-	for _, m := range msgs {
-		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, c := range m.ToolCalls {
-			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: c.Name, Arguments: string(c.Args)}})
-		}
-		out = append(out, om)
-	}
-	return out
+	// Complete makes one attempt: it streams the reply to out and returns
+	// it whole, or an error the caller may retry (see retryAfter).
+	Complete(ctx context.Context, req ModelRequest, out ModelStream) (ModelReply, error)
 }

@@ -27,6 +27,7 @@ type UpdateKind string
 // Update kinds.
 const (
 	UpdateMessageChunk   UpdateKind = "message_chunk"
+	UpdateThoughtChunk   UpdateKind = "thought_chunk"
 	UpdatePlan           UpdateKind = "plan"
 	UpdateToolCall       UpdateKind = "tool_call"
 	UpdateToolCallUpdate UpdateKind = "tool_call_update"
@@ -36,14 +37,15 @@ const (
 )
 
 // UpdateKinds lists every update kind.
-var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
+var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
 	UpdateUsage, UpdateFilesChanged, UpdateResult}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
 	Kind UpdateKind `json:"kind"`
 
-	// message_chunk
+	// message_chunk, thought_chunk (the model's reasoning, shown apart and
+	// never sent back to it)
 	Text string `json:"text,omitempty"`
 
 	// plan
@@ -100,6 +102,11 @@ type Usage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	TotalTokens      int `json:"totalTokens"`
+	// CachedTokens is the part of the prompts the provider served from its
+	// prompt cache, where it says (prompt_tokens_details.cached_tokens).
+	CachedTokens int `json:"cachedTokens,omitempty"`
+	// ReasoningTokens is the part of the completions spent thinking.
+	ReasoningTokens int `json:"reasoningTokens,omitempty"`
 }
 
 // RequestKind is what an input request asks for. A front end says which

@@ -49,7 +49,7 @@ func (a *Agent) buildRequest(rec *runRecord, secrets map[string]string, limit bo
 		specs = nil
 	}
 	system := a.systemPrompt(rec, specs, secrets, limit)
-	window := a.ModelConfig().ContextWindow
+	window := a.ContextWindow()
 	msgs, summary := compact(rec.Messages, window, len(system))
 	if summary != "" {
 		system += "\n\n## Earlier in this conversation (compacted)\n" + summary

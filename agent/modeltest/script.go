@@ -12,6 +12,54 @@ import (
 // Script is what the fake model will say, turn by turn.
 type Script struct {
 	Turns []Turn `json:"turns"`
+	// Endpoint is what the server says of its models; nil lists the model
+	// names seen in /v1/models and answers 404 to /props and /api/*.
+	Endpoint *Endpoint `json:"endpoint,omitempty"`
+	// Chaos, if set, fails requests at random before any turn is taken.
+	Chaos *Chaos `json:"chaos,omitempty"`
+}
+
+// Endpoint describes the model as the server's model list and the
+// llama.cpp and Ollama endpoints report it.
+type Endpoint struct {
+	// Models replaces the list GET /v1/models answers.
+	Models []ModelEntry `json:"models,omitempty"`
+	// PropsNCtx makes GET /props answer as llama.cpp does, with this n_ctx.
+	PropsNCtx int `json:"propsNCtx,omitempty"`
+	// OllamaNumCtx and OllamaContextLength make POST /api/show answer as
+	// Ollama does: num_ctx among the parameters (0 leaves it out) and
+	// llama.context_length in model_info.
+	OllamaNumCtx        int `json:"ollamaNumCtx,omitempty"`
+	OllamaContextLength int `json:"ollamaContextLength,omitempty"`
+	// OllamaLoaded makes GET /api/ps list every model in Models (or
+	// "fakemodel") as loaded with this context_length.
+	OllamaLoaded int `json:"ollamaLoaded,omitempty"`
+}
+
+// ModelEntry is one model of the list, with the window fields vLLM
+// (max_model_len) and OpenRouter (context_length) add.
+type ModelEntry struct {
+	ID            string `json:"id"`
+	MaxModelLen   int    `json:"max_model_len,omitempty"`
+	ContextLength int    `json:"context_length,omitempty"`
+}
+
+// Chaos fails requests at random, before a turn is taken, so the turn
+// answers a later attempt. Each rate is a probability; they add up to the
+// chance a request fails.
+type Chaos struct {
+	// Seed makes the sequence of faults repeatable; 0 picks one.
+	Seed uint64 `json:"seed,omitempty"`
+	// Status500 answers 500.
+	Status500 float64 `json:"status500,omitempty"`
+	// Status429 answers 429 with RetryAfter (default "1") as Retry-After.
+	Status429  float64 `json:"status429,omitempty"`
+	RetryAfter string  `json:"retryAfter,omitempty"`
+	// Cut streams the start of a tool call, then ends the stream with no
+	// finish reason and no [DONE].
+	Cut float64 `json:"cut,omitempty"`
+	// Stall sends the stream's headers, then nothing.
+	Stall float64 `json:"stall,omitempty"`
 }
 
 // Turn is one scripted answer and the condition for giving it.
@@ -77,6 +125,33 @@ type Reply struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// FinishReason overrides "stop" (or "tool_calls" when there are calls).
 	FinishReason string `json:"finishReason,omitempty"`
+	// Reasoning is the model's thinking, streamed before the text in
+	// ReasoningField: "reasoning_content" (DeepSeek, vLLM; the default) or
+	// "reasoning" (OpenRouter, Ollama). A whole answer carries it in the
+	// message.
+	Reasoning      string `json:"reasoning,omitempty"`
+	ReasoningField string `json:"reasoningField,omitempty"`
+	// Stall sends a stream's headers, then nothing until the client goes
+	// away; a request that does not stream just blocks.
+	Stall bool `json:"stall,omitempty"`
+	// TrickleMs sends, after a stream's headers, one byte of a keep-alive
+	// comment every TrickleMs milliseconds until the client goes away:
+	// bytes flow, data never does.
+	TrickleMs int `json:"trickleMs,omitempty"`
+	// Cut ends the stream after the reasoning, text and tool calls with
+	// neither a finish reason nor [DONE], as a dropped upstream does; with
+	// none of them the stream is empty.
+	Cut bool `json:"cut,omitempty"`
+	// StreamError sends, after the reasoning, text and tool calls, an error
+	// chunk ({"error": {"message": ...}}) as OpenRouter does when the
+	// upstream fails mid-answer, and ends the stream.
+	StreamError string `json:"streamError,omitempty"`
+	// Abort drops the connection after the reasoning, text and tool calls,
+	// in the middle of the stream, as a crashing upstream does.
+	Abort bool `json:"abort,omitempty"`
+	// Whole answers with a whole completion (JSON, not a stream) even when
+	// the request asks for a stream, as servers that ignore stream do.
+	Whole bool `json:"whole,omitempty"`
 }
 
 // ToolCall is one function call in a reply.
@@ -87,14 +162,19 @@ type ToolCall struct {
 	// Arguments is the arguments object; it is sent compacted.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// RawArguments is sent verbatim instead of Arguments, so a script can
-	// hand the client malformed JSON.
+	// hand the client malformed JSON, or JSON spaced as a model spaces it.
 	RawArguments string `json:"rawArguments,omitempty"`
+	// Index, if set, is streamed as the call's index instead of its
+	// position, e.g. 1000000000 or -1 for a hostile model.
+	Index *int `json:"index,omitempty"`
 }
 
 // Usage is a token count as OpenAI reports it.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens, if set, is sent as prompt_tokens_details.cached_tokens.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Args marshals v for ToolCall.Arguments. It panics if v cannot be
@@ -133,7 +213,27 @@ func ParseScript(data []byte) (*Script, error) {
 	if err := validateTurns(s.Turns); err != nil {
 		return nil, err
 	}
+	if err := s.Chaos.validate(); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+func (c *Chaos) validate() error {
+	if c == nil {
+		return nil
+	}
+	total := 0.0
+	for _, p := range []float64{c.Status500, c.Status429, c.Cut, c.Stall} {
+		if p < 0 || p > 1 {
+			return fmt.Errorf("chaos: rate %v is not a probability", p)
+		}
+		total += p
+	}
+	if total > 1 {
+		return fmt.Errorf("chaos: rates add up to %v, more than 1", total)
+	}
+	return nil
 }
 
 // parseTurns decodes the body of POST /_turns: a JSON array of turns, or a
@@ -189,6 +289,12 @@ func (t Turn) validate() error {
 		return errors.New("times is negative")
 	case r.DelayMs < 0:
 		return errors.New("delayMs is negative")
+	case r.TrickleMs < 0:
+		return errors.New("trickleMs is negative")
+	case r.ReasoningField != "" && r.ReasoningField != "reasoning_content" && r.ReasoningField != "reasoning":
+		return fmt.Errorf("reasoningField %q is neither reasoning_content nor reasoning", r.ReasoningField)
+	case countTrue(r.Hang, r.Stall, r.TrickleMs > 0, r.Cut, r.Abort, r.StreamError != "", r.Garbage, r.Status != 0) > 1:
+		return errors.New("at most one of hang, stall, trickleMs, cut, abort, streamError, garbage and status")
 	case t.Match.MinToolResults < 0:
 		return errors.New("minToolResults is negative")
 	}
@@ -201,6 +307,16 @@ func (t Turn) validate() error {
 		}
 	}
 	return nil
+}
+
+func countTrue(b ...bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // turnLabel names a turn for people: its name, or its index.

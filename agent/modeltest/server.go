@@ -11,20 +11,26 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Request is one recorded call of the chat completions endpoint.
 type Request struct {
 	// Seq numbers requests from 1 in the order they arrived.
-	Seq          int       `json:"seq"`
+	Seq int `json:"seq"`
+	// Time is when the request arrived.
+	Time         time.Time `json:"time"`
 	Model        string    `json:"model"`
 	Stream       bool      `json:"stream"`
 	IncludeUsage bool      `json:"includeUsage,omitempty"`
-	Messages     []Message `json:"messages"`
+	// ReasoningEffort is the request's reasoning_effort, if it sent one.
+	ReasoningEffort string    `json:"reasoningEffort,omitempty"`
+	Messages        []Message `json:"messages"`
 	// Tools are the names of the functions the request offered.
 	Tools []string `json:"tools,omitempty"`
-	// Turn labels the turn that answered (see Turn.Name); TurnIndex is its
-	// index, or -1 when none matched.
+	// Turn labels the turn that answered (see Turn.Name), or the fault
+	// chaos answered with ("chaos:500", "chaos:429", "chaos:cut",
+	// "chaos:stall"); TurnIndex is the turn's index, or -1 when none did.
 	Turn      string `json:"turn,omitempty"`
 	TurnIndex int    `json:"turnIndex"`
 	// Error says why no turn answered: no turn matched, or the body was not
@@ -73,6 +79,8 @@ type Server struct {
 	turns    []turnState
 	requests []Request
 	models   []string
+	endpoint Endpoint
+	chaos    *chaos
 }
 
 type turnState struct {
@@ -128,6 +136,12 @@ func Listen(addr string, script *Script, logf func(format string, args ...any)) 
 	}
 	if script != nil {
 		s.Append(script.Turns...)
+		if script.Endpoint != nil {
+			s.SetEndpoint(*script.Endpoint)
+		}
+		if script.Chaos != nil {
+			s.SetChaos(*script.Chaos)
+		}
 	}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/v1"} {
@@ -139,6 +153,9 @@ func Listen(addr string, script *Script, logf func(format string, args ...any)) 
 	}
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /props", s.handleProps)
+	mux.HandleFunc("GET /api/ps", s.handleOllamaPS)
+	mux.HandleFunc("POST /api/show", s.handleOllamaShow)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "fakemodel: no route for "+r.Method+" "+r.URL.Path)
 	})
@@ -275,13 +292,19 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		msg := fmt.Sprintf("fakemodel: request body is not a chat completion request: %v", err)
 		s.mu.Lock()
-		s.requests = append(s.requests, Request{Seq: len(s.requests) + 1, TurnIndex: -1, Error: msg})
+		s.requests = append(s.requests, Request{Seq: len(s.requests) + 1, Time: time.Now(), TurnIndex: -1, Error: msg})
 		s.mu.Unlock()
 		s.logf("%s", msg)
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	req := in.record()
+	req.Time = time.Now()
+	if fault := s.fault(&req); fault != nil {
+		s.logf("request %d (%s) failed by chaos: %s", req.Seq, summarize(req.Messages), req.Turn)
+		(&answer{w: w, ctx: r.Context(), closed: s.closed, req: &req, reply: *fault, turnIdx: -1}).write()
+		return
+	}
 	turn, ok := s.pick(&req, len(req.Tools) > 0)
 	if !ok {
 		s.logf("%s", req.Error)
@@ -333,24 +356,39 @@ func (s *Server) handleTurns(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	names := append([]string(nil), s.models...)
+	listed := append([]ModelEntry(nil), s.endpoint.Models...)
 	s.mu.Unlock()
+	if listed != nil {
+		s.writeModelList(w, listed)
+		return
+	}
 	if len(names) == 0 {
 		// A client that probes the model list before its first request
 		// should still find something to pick.
 		names = []string{"fakemodel"}
 	}
+	entries := make([]ModelEntry, len(names))
+	for i, n := range names {
+		entries[i] = ModelEntry{ID: n}
+	}
+	s.writeModelList(w, entries)
+}
+
+func (s *Server) writeModelList(w http.ResponseWriter, entries []ModelEntry) {
 	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
+		ID            string `json:"id"`
+		Object        string `json:"object"`
+		Created       int64  `json:"created"`
+		OwnedBy       string `json:"owned_by"`
+		MaxModelLen   int    `json:"max_model_len,omitempty"`
+		ContextLength int    `json:"context_length,omitempty"`
 	}
 	list := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
-	}{Object: "list"}
-	for _, n := range names {
-		list.Data = append(list.Data, model{ID: n, Object: "model", OwnedBy: "modeltest"})
+	}{Object: "list", Data: []model{}}
+	for _, e := range entries {
+		list.Data = append(list.Data, model{ID: e.ID, Object: "model", OwnedBy: "modeltest", MaxModelLen: e.MaxModelLen, ContextLength: e.ContextLength})
 	}
 	writeJSON(w, http.StatusOK, list)
 }

@@ -14,10 +14,11 @@ import (
 // client against the format and not against the client's own types.
 
 type wireRequest struct {
-	Model         string        `json:"model"`
-	Messages      []wireMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
+	Model           string        `json:"model"`
+	Messages        []wireMessage `json:"messages"`
+	Stream          bool          `json:"stream"`
+	ReasoningEffort string        `json:"reasoning_effort"`
+	StreamOptions   *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Tools []struct {
@@ -55,8 +56,9 @@ type wireToolCall struct {
 // record turns the wire request into the form tests read.
 func (in *wireRequest) record() Request {
 	req := Request{
-		Model:  in.Model,
-		Stream: in.Stream,
+		Model:           in.Model,
+		Stream:          in.Stream,
+		ReasoningEffort: in.ReasoningEffort,
 	}
 	req.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	for _, t := range in.Tools {
@@ -115,9 +117,14 @@ func contentText(raw json.RawMessage) string {
 }
 
 type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int                `json:"prompt_tokens"`
+	CompletionTokens    int                `json:"completion_tokens"`
+	TotalTokens         int                `json:"total_tokens"`
+	PromptTokensDetails *wirePromptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type wirePromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type wireChunk struct {
@@ -138,9 +145,11 @@ type wireChunkChoice struct {
 }
 
 type wireDelta struct {
-	Role      string         `json:"role,omitempty"`
-	Content   *string        `json:"content,omitempty"`
-	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	Reasoning        *string        `json:"reasoning,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type wireCompletion struct {
@@ -162,8 +171,10 @@ type wireChoice struct {
 type wireRespMessage struct {
 	Role string `json:"role"`
 	// Null, not "", when the model only calls tools, as OpenAI sends it.
-	Content   *string        `json:"content"`
-	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+	Content          *string        `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	Reasoning        *string        `json:"reasoning,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 // answer writes one turn's reply to one request.
@@ -188,10 +199,45 @@ func (a *answer) write() {
 		a.writeStatus()
 	case a.reply.Garbage:
 		a.writeGarbage()
-	case a.req.Stream:
+	case a.reply.Stall && !a.req.Stream:
+		a.wait(24 * time.Hour)
+	case a.reply.Stall:
+		a.streamHeaders()
+		a.wait(24 * time.Hour)
+	case a.reply.TrickleMs > 0:
+		a.trickle()
+	case a.req.Stream && !a.reply.Whole:
 		a.writeStream()
 	default:
 		a.writeWhole()
+	}
+}
+
+// streamHeaders starts an event stream and flushes its headers.
+func (a *answer) streamHeaders() *http.ResponseController {
+	a.w.Header().Set("Content-Type", "text/event-stream")
+	a.w.Header().Set("Cache-Control", "no-cache")
+	a.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(a.w)
+	_ = rc.Flush()
+	return rc
+}
+
+// trickle sends a keep-alive comment one byte at a time, forever: the
+// connection is alive and no data ever comes.
+func (a *answer) trickle() {
+	rc := a.streamHeaders()
+	comment := []byte(": keep-alive\n")
+	for i := 0; ; i++ {
+		if !a.wait(time.Duration(a.reply.TrickleMs) * time.Millisecond) {
+			return
+		}
+		if _, err := a.w.Write(comment[i%len(comment) : i%len(comment)+1]); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
 	}
 }
 
@@ -269,6 +315,9 @@ func (a *answer) usage() wireUsage {
 	var u wireUsage
 	if a.reply.Usage != nil {
 		u.PromptTokens, u.CompletionTokens = a.reply.Usage.PromptTokens, a.reply.Usage.CompletionTokens
+		if c := a.reply.Usage.CachedTokens; c > 0 {
+			u.PromptTokensDetails = &wirePromptDetails{CachedTokens: c}
+		}
 	} else {
 		for _, m := range a.req.Messages {
 			// A few tokens a message for the role and framing, as real
@@ -294,12 +343,20 @@ func (a *answer) writeWhole() {
 		text := a.reply.Text
 		msg.Content = &text
 	}
+	if a.reply.Reasoning != "" {
+		thought := a.reply.Reasoning
+		if a.reply.ReasoningField == "reasoning" {
+			msg.Reasoning = &thought
+		} else {
+			msg.ReasoningContent = &thought
+		}
+	}
 	for i, c := range a.reply.ToolCalls {
 		tc := wireToolCall{ID: a.callID(i, c), Type: "function"}
 		tc.Function.Name, tc.Function.Arguments = c.Name, c.argumentsText()
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
-	if a.reply.Hang {
+	if a.reply.Hang || a.reply.Cut || a.reply.Abort {
 		// Nothing of a whole answer can be sent before it is complete.
 		a.wait(24 * time.Hour)
 		return
@@ -316,15 +373,12 @@ func (a *answer) writeWhole() {
 }
 
 // writeStream sends the reply as OpenAI streams it: a chunk with the role,
-// the text in pieces, each tool call as a first delta with its index, id
-// and name followed by deltas with pieces of its arguments, a chunk with
-// the finish reason, a usage chunk with no choices if asked for, and
-// [DONE].
+// the reasoning and then the text in pieces, each tool call as a first
+// delta with its index, id and name followed by deltas with pieces of its
+// arguments, a chunk with the finish reason, a usage chunk with no choices
+// if asked for, and [DONE].
 func (a *answer) writeStream() {
-	a.w.Header().Set("Content-Type", "text/event-stream")
-	a.w.Header().Set("Cache-Control", "no-cache")
-	a.w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(a.w)
+	rc := a.streamHeaders()
 	created := time.Now().Unix()
 	send := func(choices []wireChunkChoice, usage *wireUsage) bool {
 		b, err := json.Marshal(wireChunk{
@@ -348,6 +402,9 @@ func (a *answer) writeStream() {
 		return send([]wireChunkChoice{{Delta: d}}, nil)
 	}
 
+	if a.reply.Cut && a.reply.Text == "" && a.reply.Reasoning == "" && len(a.reply.ToolCalls) == 0 {
+		return // an empty stream: headers, then the end
+	}
 	empty := ""
 	if !delta(wireDelta{Role: "assistant", Content: &empty}) {
 		return
@@ -356,19 +413,32 @@ func (a *answer) writeStream() {
 	if chunks == 0 {
 		chunks = 3
 	}
+	for _, piece := range split(a.reply.Reasoning, chunks) {
+		d := wireDelta{ReasoningContent: &piece}
+		if a.reply.ReasoningField == "reasoning" {
+			d = wireDelta{Reasoning: &piece}
+		}
+		if !delta(d) {
+			return
+		}
+	}
 	for _, piece := range split(a.reply.Text, chunks) {
 		if !delta(wireDelta{Content: &piece}) {
 			return
 		}
 	}
 	for i, c := range a.reply.ToolCalls {
-		first := wireToolCall{Index: &i, ID: a.callID(i, c), Type: "function"}
+		index := i
+		if c.Index != nil {
+			index = *c.Index
+		}
+		first := wireToolCall{Index: &index, ID: a.callID(i, c), Type: "function"}
 		first.Function.Name = c.Name
 		if !delta(wireDelta{ToolCalls: []wireToolCall{first}}) {
 			return
 		}
 		for _, piece := range split(c.argumentsText(), chunks) {
-			more := wireToolCall{Index: &i}
+			more := wireToolCall{Index: &index}
 			more.Function.Arguments = piece
 			if !delta(wireDelta{ToolCalls: []wireToolCall{more}}) {
 				return
@@ -377,6 +447,20 @@ func (a *answer) writeStream() {
 	}
 	if a.reply.Hang {
 		a.wait(24 * time.Hour)
+		return
+	}
+	if a.reply.Cut {
+		return
+	}
+	if a.reply.Abort {
+		// The server drops the connection without ending the response.
+		panic(http.ErrAbortHandler)
+	}
+	if a.reply.StreamError != "" {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": a.reply.StreamError, "code": 502}})
+		if _, err := fmt.Fprintf(a.w, "data: %s\n\n", b); err == nil {
+			_ = rc.Flush()
+		}
 		return
 	}
 	reason := a.finishReason()

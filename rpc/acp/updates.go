@@ -31,6 +31,8 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 	case agent.UpdateMessageChunk:
 		t.streamed = true
 		return one(acpsdk.UpdateAgentMessageText(u.Text))
+	case agent.UpdateThoughtChunk:
+		return one(acpsdk.UpdateAgentThoughtText(u.Text))
 	case agent.UpdatePlan:
 		return one(planUpdate(u))
 	case agent.UpdateToolCall:

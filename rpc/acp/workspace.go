@@ -111,7 +111,7 @@ func (ws *workspace) sessionState(agentID string) (agent.SessionInfo, bool) {
 }
 
 func (ws *workspace) contextWindow() int {
-	if w := ws.agent.ModelConfig().ContextWindow; w > 0 {
+	if w := ws.agent.ContextWindow(); w > 0 {
 		return w
 	}
 	return 128_000

@@ -50,6 +50,10 @@ type Config struct {
 	OpenIndex rpc.IndexStarter
 	// NoModel starts the daemon with no model configured.
 	NoModel bool
+	// The model client's patience and effort (agent.ModelConfig); zero
+	// values are the daemon's defaults.
+	StreamIdleTimeout, ModelTimeout, RetryMaxWait time.Duration
+	ReasoningEffort                               string
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -275,6 +279,12 @@ func (env *Env) binaryEnv() []string {
 	}
 	if c.MaxSteps != 0 {
 		set("AGENTD_MAX_STEPS", fmt.Sprint(c.MaxSteps))
+	}
+	set("AGENTD_REASONING_EFFORT", c.ReasoningEffort)
+	for name, d := range map[string]time.Duration{"AGENTD_STREAM_IDLE_TIMEOUT": c.StreamIdleTimeout, "AGENTD_MODEL_TIMEOUT": c.ModelTimeout, "AGENTD_RETRY_MAX_WAIT": c.RetryMaxWait} {
+		if d != 0 {
+			set(name, d.String())
+		}
 	}
 	return vars
 }

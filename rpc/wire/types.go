@@ -15,6 +15,9 @@ type ModelOptions struct {
 	// ToolMode is "native" (function calling) or "text" (a JSON tool call in
 	// the reply text, for models without tool calling).
 	ToolMode string `json:"toolMode,omitempty"`
+	// ReasoningEffort is "low", "medium" or "high", sent to the model as
+	// reasoning_effort; empty sends none.
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
 }
 
 // ClientAgentCapabilities is capabilities.experimental.agentd in initialize.
