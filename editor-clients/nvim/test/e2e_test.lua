@@ -227,7 +227,9 @@ t.test('write: the diff tab (readable names) allows with ga, the open buffer rel
   t.eq(vim.fn.bufname(right), 'hello.txt (proposed)', 'the name the tab line shows')
   t.eq(vim.fn.bufname(left), 'hello.txt (current)')
   t.ok(api.nvim_win_get_option(wins[1], 'diff') and api.nvim_win_get_option(wins[2], 'diff'), 'diff mode')
-  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('ga allow', 1, true), 'keys shown')
+  t.ok(api.nvim_win_get_option(wins[1], 'statusline'):find('ga allow · gs session · gA always', 1, true), 'allow keys shown')
+  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('gx reject · gR reject+why · gX never · q later', 1, true),
+    'reject keys shown')
   t.eq(h.read(ws .. '/hello.txt'), 'old line\n', 'nothing written before the approval')
   h.keys('ga')
   t.wait(function()

@@ -1,5 +1,5 @@
--- The chat: the session's transcript (agentd://chat, read-only, rendered
--- by agentd.render) with a compose window under it (agentd://compose)
+-- The chat: the session's transcript ("agentd chat", read-only, rendered
+-- by agentd.render) with a compose window under it ("agentd compose")
 -- where the user writes the next prompt over as many lines as needed and
 -- sends it with a key; the run it starts continues the same session and
 -- shows up in place. Open requests are answered on the transcript with the
@@ -11,8 +11,10 @@ local S = require('agentd.state')
 local api = vim.api
 local M = {}
 
-M.TRANSCRIPT = 'agentd://chat'
-M.COMPOSE = 'agentd://compose'
+-- Plain names: a tab line shortens the directories of a name, and would
+-- show a URL-like name as "a//chat".
+M.TRANSCRIPT = 'agentd chat'
+M.COMPOSE = 'agentd compose'
 
 ---@class agentd.ChatState
 ---@field tbuf integer|nil      the transcript buffer
@@ -40,10 +42,11 @@ local function map(buf, modes, lhs, fn, desc)
 end
 
 local function named_scratch(name, modifiable)
-  local existing = vim.fn.bufnr(name)
-  local buf = existing > 0 and existing or api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, name)
-  vim.bo[buf].buftype = 'nofile'
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile' -- before the name: a nofile name stays as given
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    api.nvim_buf_set_name(buf, name .. ' ' .. buf)
+  end
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = 'markdown'
@@ -227,6 +230,7 @@ function M.open(opts)
     twin = api.nvim_get_current_win()
     vim.wo[twin].wrap = true
     vim.wo[twin].linebreak = true
+    vim.wo[twin].breakindent = true
     vim.wo[twin].number = false
     vim.wo[twin].winfixwidth = pos == 'left' or pos == 'right' or pos == nil
     cwin = nil
@@ -307,16 +311,12 @@ local function view()
   return { title = title, mode = mode, runs = S.session and S.runs:of_session(S.session) or {} }
 end
 
-local function transcript_status(v)
+-- The transcript's status line: the state first, the title last, cut to
+-- what the window has room for.
+local function transcript_status(v, width)
   local runs = v.runs
   local last = runs[#runs]
   local parts = { ' agentd chat' }
-  if v.title then
-    parts[#parts + 1] = v.title
-  end
-  if v.mode then
-    parts[#parts + 1] = 'mode ' .. v.mode
-  end
   if last then
     parts[#parts + 1] = last.state
   end
@@ -324,7 +324,21 @@ local function transcript_status(v)
   if n > 0 then
     parts[#parts + 1] = n .. ' open request' .. (n == 1 and '' or 's')
   end
-  return esc(table.concat(parts, ' · '))
+  if v.mode then
+    parts[#parts + 1] = 'mode ' .. v.mode
+  end
+  local s = table.concat(parts, ' · ')
+  if v.title then
+    local title = (v.title:gsub('\n.*', ' …'))
+    local room = width - vim.fn.strdisplaywidth(s) - 4
+    if vim.fn.strdisplaywidth(title) > room then
+      title = room > 1 and (vim.fn.strcharpart(title, 0, room - 1) .. '…') or ''
+    end
+    if title ~= '' then
+      s = s .. ' · ' .. title
+    end
+  end
+  return esc(s)
 end
 
 -- The first line of the oldest request that waits, in the rendered lines.
@@ -360,7 +374,7 @@ function M.render_now()
       vim.wo[w].statusline = compose_status()
     end
     if api.nvim_win_get_buf(w) == buf then
-      vim.wo[w].statusline = transcript_status(v)
+      vim.wo[w].statusline = transcript_status(v, api.nvim_win_get_width(w))
       -- follow the end, unless the user reads something higher up
       if w ~= cur then
         -- on the oldest open request (its keys work there), else the end

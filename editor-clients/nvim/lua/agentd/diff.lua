@@ -66,10 +66,10 @@ end
 local function scratch(name, lines, ft, modifiable)
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].buftype = 'nofile' -- before the name: a nofile name stays as given
   if not pcall(api.nvim_buf_set_name, buf, name) then
     pcall(api.nvim_buf_set_name, buf, name .. ' ' .. buf) -- the same file in two open requests
   end
-  vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
   vim.bo[buf].modified = false
@@ -240,15 +240,27 @@ function M.open(id)
   end
   local d = { tabs = {}, bufs = {}, closing = false, prev_tab = api.nvim_get_current_tabpage() }
   open[id] = d
-  local help = kinds.hint(req, 'diff')
+  -- the keys, split over the two windows' status lines: allows on the
+  -- left, rejects on the right
+  local parts = kinds.hint_parts(req, 'diff')
+  local allows, others = {}, {}
+  local is_allow = {}
+  for _, a in ipairs(kinds.decisions(req)) do
+    if a.decision:match('^allow') then
+      is_allow[a.key .. ' ' .. a.label] = true
+    end
+  end
+  for _, p in ipairs(parts) do
+    table.insert(is_allow[p] and allows or others, p)
+  end
   for i, f in ipairs(files) do
     local path, left_win = add_file(d, f, i, #files)
     local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. path .. ' (' .. (f.status or 'write') .. ')'
     if left_win and api.nvim_win_is_valid(left_win) then
-      vim.wo[left_win].statusline = esc(' current → proposed: ' .. title)
-      vim.wo[0].statusline = esc(' ' .. help)
+      vim.wo[left_win].statusline = esc((' current → proposed: %s · %s'):format(title, table.concat(allows, ' · ')))
+      vim.wo[0].statusline = esc(' ' .. table.concat(others, ' · '))
     else
-      vim.wo[0].statusline = esc(' proposed: ' .. title .. ' │ ' .. help)
+      vim.wo[0].statusline = esc(' proposed: ' .. title .. ' │ ' .. table.concat(parts, ' · '))
     end
   end
   if #d.tabs > 1 then

@@ -74,8 +74,22 @@ local function wrap(text, width)
   return out
 end
 
+-- The last screen column the float may use: left of the chat when the
+-- chat is a split on the right (the float must not hide what streams in).
+local function right_edge()
+  local edge = vim.o.columns - 1
+  local twin = require('agentd.chat').wins()
+  if twin then
+    local col = api.nvim_win_get_position(twin)[2]
+    if col > 0 and col - 1 >= config.values.requests.width / 2 then
+      edge = col - 1
+    end
+  end
+  return edge
+end
+
 local function width()
-  return math.max(20, math.min(config.values.requests.width, vim.o.columns - 4))
+  return math.max(20, math.min(config.values.requests.width, right_edge() - 3))
 end
 
 -- The card's lines and highlights for request o in the current mode.
@@ -117,10 +131,18 @@ local function card_content(o)
     hint = 'Type your own answer below: Enter sends · Esc goes back'
   elseif F.mode == 'reason' then
     hint = 'Why reject? Type it below (optional): Enter rejects · Esc goes back without rejecting'
-  else
-    hint = kinds.hint(req, 'card') .. (#list > 1 and (' · ' .. k.pick .. ' other requests') or '')
   end
-  for _, l in ipairs(wrap(hint, w)) do
+  local hint_lines
+  if hint then
+    hint_lines = wrap(hint, w)
+  else
+    local parts = kinds.hint_parts(req, 'card')
+    if #list > 1 and k.pick then
+      parts[#parts + 1] = k.pick .. ' other requests'
+    end
+    hint_lines = kinds.join(parts, w)
+  end
+  for _, l in ipairs(hint_lines) do
     lines[#lines + 1] = l
     hl[#hl + 1] = { #lines - 1, 'Comment' }
   end
@@ -155,7 +177,7 @@ local function layout(card_h)
   local total = card_h + 2 + (entry and 3 or 0)
   local bottom = vim.o.lines - vim.o.cmdheight - 1 -- above the last statusline
   local row = math.max(0, bottom - total - 1)
-  local col = math.max(0, vim.o.columns - w - 3)
+  local col = math.max(0, right_edge() - w - 2)
   local card = { relative = 'editor', row = row, col = col, width = w, height = card_h }
   local field = { relative = 'editor', row = row + card_h + 2, col = col, width = w, height = 1 }
   return card, field

@@ -193,11 +193,34 @@ function M.options(req)
   return out
 end
 
---- "ga allow · gs session · …" for a request's keys.
+--- Joins hint parts ("ga allow") with " · " into lines of at most width
+--- columns, breaking between parts only.
+---@param parts string[]
+---@param width integer|nil
+---@return string[]
+function M.join(parts, width)
+  local lines, cur = {}, ''
+  for _, p in ipairs(parts) do
+    if cur == '' then
+      cur = p
+    elseif width and vim.fn.strdisplaywidth(cur .. ' · ' .. p) > width then
+      lines[#lines + 1] = cur
+      cur = p
+    else
+      cur = cur .. ' · ' .. p
+    end
+  end
+  if cur ~= '' then
+    lines[#lines + 1] = cur
+  end
+  return lines
+end
+
+--- The keys of a request, e.g. { 'ga allow', 'gs session', … }.
 ---@param req table
 ---@param where 'card'|'chat'|'diff'
----@return string
-function M.hint(req, where)
+---@return string[]
+function M.hint_parts(req, where)
   local k = config.values.keymaps.request
   local spec = M.of(req)
   local parts = {}
@@ -232,7 +255,15 @@ function M.hint(req, where)
   if where ~= 'chat' then
     add(k.close, 'later')
   end
-  return table.concat(parts, ' · ')
+  return parts
+end
+
+--- "ga allow · gs session · …" for a request's keys, on one line.
+---@param req table
+---@param where 'card'|'chat'|'diff'
+---@return string
+function M.hint(req, where)
+  return table.concat(M.hint_parts(req, where), ' · ')
 end
 
 return M

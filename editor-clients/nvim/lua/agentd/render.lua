@@ -11,6 +11,8 @@ local M = {}
 local STATUS_MARK = { pending = '[ ]', in_progress = '[>]', completed = '[x]', failed = '[!]' }
 local TOOL_MARK = { pending = '…', in_progress = '…', completed = '✓', failed = '✗' }
 local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R' }
+-- Key hints break between keys, never between a key and what it does.
+local HINT_WIDTH = 60
 
 local function split(text)
   local out = {}
@@ -92,17 +94,18 @@ local function render_request(out, item, open)
     end
   end
   local k = config.values.keymaps.request
-  local hint
+  local parts
   if r.kind == 'choice' then
-    local parts = { r.multiple and (k.open .. ' choose') or (k.open .. ' on an option picks it') }
+    parts = { r.multiple and (k.open .. ' choose') or (k.open .. ' on an option picks it') }
     if r.allowOther and k.other then
       parts[#parts + 1] = k.other .. ' other…'
     end
-    hint = table.concat(parts, ' · ')
   else
-    hint = kinds.hint(r, 'chat')
+    parts = kinds.hint_parts(r, 'chat')
   end
-  push(out, '  ' .. hint, { id = id })
+  for _, l in ipairs(kinds.join(parts, HINT_WIDTH)) do
+    push(out, '  ' .. l, { id = id })
+  end
 end
 
 -- A running command's output as it streams: its last `max` lines (what the
@@ -126,7 +129,13 @@ end
 local function render_tool(out, item, max)
   local s = ('● %s [%s] %s'):format(one_line(item.title or item.id), item.kind or 'tool',
     TOOL_MARK[item.status] or item.status or '')
-  if item.status == 'failed' or item.isError == true then
+  local outcome = type(item.outcome) == 'string' and item.outcome or ''
+  local decided = item.status == 'failed' and (outcome:match('^reject') or outcome == 'cancelled' or outcome == 'timeout')
+  if decided then
+    -- a decision, not a failure; what the model was told about it is noise here
+    s = s .. (outcome:match('^reject') and ' rejected' or (' ' .. outcome))
+    return push(out, s)
+  elseif item.status == 'failed' or item.isError == true then
     s = s .. ' failed'
   end
   if type(item.exitCode) == 'number' then

@@ -226,6 +226,11 @@ function Store:apply(method, p)
     local item = run.requests[p.requestId]
     if item then
       item.outcome, item.by = p.outcome, p.by
+      -- the tool call it asked about was decided, not broken
+      local tool = type(item.req.toolCallId) == 'string' and run.tools[item.req.toolCallId]
+      if tool then
+        tool.outcome = p.outcome
+      end
     end
   end
   return run
