@@ -126,7 +126,7 @@ local function edited_text(d)
   return table.concat(now, '\n') .. '\n'
 end
 
-local function add_file(d, f, i, n)
+local function add_file(d, f, n)
   local path = type(f.path) == 'string' and f.path or '?'
   local current = f.oldText
   if type(current) ~= 'string' then
@@ -254,7 +254,7 @@ function M.open(id)
     table.insert(is_allow[p] and allows or others, p)
   end
   for i, f in ipairs(files) do
-    local path, left_win = add_file(d, f, i, #files)
+    local path, left_win = add_file(d, f, #files)
     local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. path .. ' (' .. (f.status or 'write') .. ')'
     if left_win and api.nvim_win_is_valid(left_win) then
       vim.wo[left_win].statusline = esc((' current → proposed: %s · %s'):format(title, table.concat(allows, ' · ')))

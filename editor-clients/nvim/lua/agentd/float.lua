@@ -385,6 +385,9 @@ function M.show(id, opts)
   if F.id ~= id then
     F.selected = {}
   end
+  if cur == F.entry_win then
+    vim.cmd('stopinsert') -- the answer field goes away under the cursor
+  end
   close_entry()
   F.id = id
   F.mode = opts.mode or 'view'

@@ -53,19 +53,22 @@ end
 function M.run(opts)
   M.setup_once()
   opts = opts or {}
-  if opts.new_session then
-    S.session = nil
-  end
   local prompt = opts.prompt
   lifecycle.root()
   if not prompt or vim.trim(prompt) == '' then
+    if opts.new_session then
+      S.session = nil
+      chat.render()
+    end
     -- a selection given now goes with the prompt written in the chat
     S.draft_context = opts.range and opts.range > 0 and context_for(opts) or nil
     return chat.open({ focus = 'compose' })
   end
-  local params = { prompt = prompt, sessionId = S.session }
+  -- a new session replaces the chat's once the daemon started it
+  local session = not opts.new_session and S.session or nil
+  local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
-  local info = S.session and S.session_info(S.session)
+  local info = session and S.session_info(session)
   params.approvalPolicy = opts.approval_policy or (info and info.mode) or (not info and S.draft_mode) or nil
   if config.values.conversation.auto_open then
     chat.open()
