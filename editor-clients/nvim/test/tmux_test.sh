@@ -105,6 +105,19 @@ require('agentd').setup({
   conversation = { width = 70 },
 })
 require('agentd').start()
+-- for the test only: a file that says when the index is built, so the
+-- shell can look at the screen after the moment "index ready" used to echo
+local timer = vim.loop.new_timer()
+timer:start(100, 100, vim.schedule_wrap(function()
+  local S = require('agentd')._state
+  if not (S.ready and S.conn) then return end
+  S.conn.rpc:request('index/status', vim.empty_dict(), function(_, r)
+    if r and r.state == 'ready' and not timer:is_closing() then
+      timer:stop(); timer:close()
+      vim.fn.writefile({ 'ready' }, '$T/$name/index-ready')
+    end
+  end)
+end))
 LUA
   tmux new-session -d -s "$S" -x 160 -y 45 \
     "cd '$WS' && TERM=xterm-256color $NVIM -u NONE -i NONE -n --cmd 'set rtp^=$PLUGIN' -c 'luafile $T/$name/init.lua' fruit.txt"
@@ -129,7 +142,9 @@ finish() {
 start_session main tmux || finish
 
 check 'the daemon starts (statusline)' 'agentd: idle'
-sleep 0.5 # indexing an almost empty workspace is done by now
+for _ in $(seq 100); do [ -e "$T/main/index-ready" ] && break; sleep 0.1; done
+if [ -e "$T/main/index-ready" ]; then ok 'the index is built'; else fail 'the index is built'; fi
+check 'the statusline is idle again' 'agentd: idle'
 capture start
 if [ -z "$(screen | tail -1 | tr -d ' ')" ]; then ok 'quiet start: nothing echoed'; else fail 'quiet start: nothing echoed'; fi
 check_not 'no "index ready" message' 'index ready'
@@ -150,15 +165,16 @@ capture choice-float
 # the editor is free: a command typed now runs (the cursor is in the compose window)
 keys Escape ':echo "not" . "-blocked"' Enter
 check 'the editor is not blocked while a request waits' 'not-blocked'
+check 'the float says how to answer it' ':AgentdPending (or <C-w>w) to answer here'
 keys ':AgentdPending' Enter
-sleep 0.3
+check 'with the cursor in the float, its keys show' '1-9 pick · <CR> pick the line · q later'
 keys 2
 
 check 'the write shows in the float' 'agentd · write · 1 of 1 open'
 check 'with its file and line counts' 'M fruit.txt  +1 -1'
 capture write-float
 keys ':AgentdPending' Enter
-sleep 0.3
+check 'with the cursor in the float, its keys show' '<CR> review the diff · ga allow'
 keys Enter
 check 'the diff tab opens' 'current → proposed: fruit.txt (modified)'
 check 'the tab is named after the file' 'fruit.txt (proposed)'
@@ -171,13 +187,15 @@ keys g a
 check 'the command shows in the float' 'Run `touch ran.txt` in .'
 capture command-float
 keys ':AgentdPending' Enter
-sleep 0.3
+check 'with the cursor in the float, its keys show' 'gR reject+why'
 keys g R
 check 'gR opens the reason field' 'Why reject?'
 type_text 'nope'
 capture reason-field
 keys Escape
 check 'Esc goes back to the request' 'gR reject+why'
+# nothing may happen now: a rejection would have reached the daemon and
+# changed the run's state within this time
 sleep 0.5
 if [ ! -e "$WS/ran.txt" ] && screen | grep -qF 'waiting for you'; then
   ok 'Esc did not reject: the run still waits'
@@ -197,7 +215,7 @@ capture done
 if [ "$(cat "$WS/fruit.txt" 2>/dev/null)" = "banana" ]; then ok 'fruit.txt is on disk'; else fail 'fruit.txt is on disk'; fi
 if [ ! -e "$WS/ran.txt" ]; then ok 'the rejected command did not run'; else fail 'the rejected command did not run'; fi
 keys ':1wincmd w | write' Enter
-sleep 0.5
+check ':w writes the buffer' 'fruit.txt" 1L, 7B written'
 if [ "$(cat "$WS/fruit.txt" 2>/dev/null)" = "banana" ]; then ok ':w in the reloaded buffer keeps the agent'"'"'s text'; else fail ':w in the reloaded buffer keeps the agent'"'"'s text'; fi
 
 # a follow-up in the same chat
@@ -243,8 +261,9 @@ check 'the restart is told' 'the daemon is back · 1 open request'
 check 'the question is offered again' 'agentd · question · 1 of 1 open'
 capture restarted
 keys ':AgentdPending' Enter
-sleep 0.3
+check 'with the cursor in the float, its keys show' '<CR> answer · q later'
 keys Enter
+check 'the answer field opens' 'Type your answer below'
 type_text 'yes'
 keys Enter
 check 'the answer reaches the restarted daemon' 'Survived the restart.' 15

@@ -135,6 +135,9 @@ local function card_content(o)
   local hint_lines
   if hint then
     hint_lines = wrap(hint, w)
+  elseif not M.has_focus() then
+    -- the keys work once the cursor is here: say how to get here
+    hint_lines = wrap(':AgentdPending (or <C-w>w) to answer here, or answer on its lines in the chat', w)
   else
     local parts = kinds.hint_parts(req, 'card')
     if #list > 1 and k.pick then
@@ -403,6 +406,13 @@ function M.show(id, opts)
     F.card_win = api.nvim_open_win(F.card_buf, false, card)
     win_opts(F.card_win)
     local win = F.card_win
+    -- the hint depends on where the cursor is
+    api.nvim_create_autocmd({ 'WinEnter', 'WinLeave' }, {
+      buffer = F.card_buf,
+      callback = function()
+        vim.schedule(M.render)
+      end,
+    })
     api.nvim_create_autocmd('WinClosed', {
       pattern = tostring(win),
       once = true,
@@ -414,14 +424,14 @@ function M.show(id, opts)
       end,
     })
   end
-  M.render()
   if F.mode ~= 'view' then
-    open_entry(#api.nvim_buf_get_lines(F.card_buf, 0, -1, false))
     M.render()
+    open_entry(#api.nvim_buf_get_lines(F.card_buf, 0, -1, false))
   elseif opts.focus then
     api.nvim_set_current_win(F.card_win)
     api.nvim_win_set_cursor(F.card_win, { 1, 0 })
   end
+  M.render()
 end
 
 --- Closes the float; the cursor goes back where it was.
