@@ -9,8 +9,8 @@
 #      not reject, gx does; a follow-up in the same chat; :checkhealth and
 #      :help agentd;
 #   2. a question that expires in the daemon: its float closes by itself;
-#   3. the daemon killed: "the daemon is back" shows, the open question is
-#      offered again and answered.
+#   3. a question put aside with q, the daemon killed: "the daemon is back"
+#      shows, the question is offered again and answered.
 # The screen is captured at each step (AGENTD_TEST_CAPTURES=dir keeps them).
 # Prints "N passed, N failed"; exits non-zero on failure.
 set -u
@@ -174,7 +174,8 @@ check 'the write shows in the float' 'agentd · write · 1 of 1 open'
 check 'with its file and line counts' 'M fruit.txt  +1 -1'
 capture write-float
 keys ':AgentdPending' Enter
-check 'with the cursor in the float, its keys show' '<CR> review the diff · ga allow'
+# "q later" is the float's own: the chat shows the other keys too
+check 'with the cursor in the float, its keys show' 'gX never · q later'
 keys Enter
 check 'the diff tab opens' 'current → proposed: fruit.txt (modified)'
 check 'the tab is named after the file' 'fruit.txt (proposed)'
@@ -184,10 +185,11 @@ check 'and the reject keys' 'gx reject · gR reject+why · gX never · q later'
 capture diff-tab
 keys g a
 
-check 'the command shows in the float' 'Run `touch ran.txt` in .'
+check 'the command shows in the float' 'agentd · command · 1 of 1 open'
+check 'with its command line and directory' 'Run `touch ran.txt` in .'
 capture command-float
 keys ':AgentdPending' Enter
-check 'with the cursor in the float, its keys show' 'gR reject+why'
+check 'with the cursor in the float, its keys show' 'gX never · q later'
 keys g R
 check 'gR opens the reason field' 'Why reject?'
 type_text 'nope'
@@ -244,7 +246,8 @@ stop_session main
 # --- 2 -----------------------------------------------------------------------
 start_session timeout timeout "AGENTD_QUESTION_TIMEOUT = '2s'" || finish
 keys ':Agentd what is my favourite colour?' Enter
-check 'the question shows in the float' 'Which colour do you like?'
+check 'the question shows in the float' 'agentd · question · 1 of 1 open'
+check 'with its text' 'Which colour do you like?'
 capture question-float
 check 'the expired question is marked in the chat' '→ timeout' 15
 check 'the model goes on without the answer' 'No answer, so teal it is.' 15
@@ -255,7 +258,12 @@ stop_session timeout
 # --- 3 -----------------------------------------------------------------------
 start_session restart restart || finish
 keys ':Agentd survive a restart' Enter
-check 'the question shows in the float' 'Still there?'
+check 'the question shows in the float' 'agentd · question · 1 of 1 open'
+keys ':AgentdPending' Enter
+check 'with the cursor in the float, its keys show' '<CR> answer · q later'
+keys q
+for _ in $(seq 50); do screen | grep -qF 'agentd · question' || break; sleep 0.1; done
+check_not 'q puts the question aside: the float closes' 'agentd · question'
 keys ':lua vim.loop.kill(require("agentd").status().pid, 9)' Enter
 check 'the restart is told' 'the daemon is back · 1 open request'
 check 'the question is offered again' 'agentd · question · 1 of 1 open'
