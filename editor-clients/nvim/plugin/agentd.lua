@@ -20,7 +20,16 @@ cmd('Agentd', function(o)
     line1 = o.line1,
     line2 = o.line2,
   })
-end, { nargs = '*', range = true, bang = true, desc = 'agentd: run a prompt (! = new session; a range sends the selection)' })
+end, {
+  nargs = '*',
+  range = true,
+  bang = true,
+  desc = 'agentd: run a prompt (! = new session; a range sends the selection; no prompt opens the chat)',
+})
+
+cmd('AgentdChat', function(o)
+  require('agentd').chat(o.bang)
+end, { bang = true, desc = 'agentd: open the chat and write a prompt (! = a new conversation)' })
 
 cmd('AgentdCancel', function()
   require('agentd').cancel()
@@ -28,15 +37,25 @@ end, { desc = 'agentd: cancel the current run' })
 
 cmd('AgentdPending', function()
   require('agentd').pending()
-end, { desc = 'agentd: show the open input requests again' })
+end, { desc = 'agentd: pick an open input request to answer' })
 
 cmd('AgentdSessions', function()
   require('agentd').sessions()
 end, { desc = 'agentd: pick a session to show and continue' })
 
+cmd('AgentdMode', function(o)
+  require('agentd').mode(o.args ~= '' and o.args or nil)
+end, {
+  nargs = '?',
+  complete = function()
+    return vim.deepcopy(require('agentd.protocol').policies)
+  end,
+  desc = "agentd: the approval mode of the conversation's next runs",
+})
+
 cmd('AgentdToggle', function()
   require('agentd').toggle()
-end, { desc = 'agentd: open or close the conversation' })
+end, { desc = 'agentd: open or close the chat' })
 
 cmd('AgentdResume', function(o)
   require('agentd').resume(o.args ~= '' and o.args or nil)

@@ -1,7 +1,8 @@
 -- End-to-end tests: the plugin against the real agentd binary and the
--- scripted fake model (cmd/fakemodel). vim.ui.input/select are replaced by
--- recorders (they are the documented hooks dressing/telescope replace);
--- the diff tab is driven with real keys.
+-- scripted fake model (cmd/fakemodel), with real keys (nvim_feedkeys with
+-- mappings) in the chat, the request float and the diff tab. Only
+-- vim.ui.select is replaced, by a recorder (it is the documented hook
+-- dressing or telescope replace; the pickers use it).
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/'
 package.path = here .. '?.lua;' .. package.path
 local t = require('lib')
@@ -9,7 +10,9 @@ local t = require('lib')
 vim.cmd('runtime! plugin/agentd.lua')
 local h = require('helpers')
 local agentd = require('agentd')
+local S = agentd._state
 local api = vim.api
+local uv = vim.loop
 
 t.on_failure = h.dump
 
@@ -17,51 +20,219 @@ local function tabs()
   return #api.nvim_list_tabpages()
 end
 
-t.test('question: vim.ui.input answers the model', function()
-  local ws = h.fresh('question')
-  vim.cmd('Agentd What is my favourite colour?')
-  local inp = h.wait_input(1, 'the question prompt')
-  t.ok(inp.prompt:find('Which colour do you like?', 1, true), 'prompt shows the question: ' .. inp.prompt)
-  t.ok(agentd.statusline():find('1 pending', 1, true), 'statusline counts it: ' .. agentd.statusline())
-  inp.cb('teal')
-  h.wait_conversation('You like teal.')
+local function float_state()
+  return require('agentd.float')._state
+end
+
+local function wait_focus_in_float(what)
+  t.wait(function()
+    local F = float_state()
+    local cur = api.nvim_get_current_win()
+    return cur == F.card_win or cur == F.entry_win
+  end, what or 'the cursor in the float')
+end
+
+-- A window with a file, so that "the cursor did not move" means something.
+local function file_window(ws, name, text)
+  h.write(ws .. '/' .. name, text or 'x\n')
+  vim.cmd('edit ' .. ws .. '/' .. name)
+  return api.nvim_get_current_win()
+end
+
+-- The line number of the first transcript line containing text.
+local function transcript_line(text)
+  for i, l in ipairs(require('agentd.chat').lines()) do
+    if l:find(text, 1, true) then
+      return i
+    end
+  end
+end
+
+local function go_to_transcript_line(text)
+  local twin = require('agentd.chat').wins()
+  t.ok(twin, 'the chat is open')
+  api.nvim_set_current_win(twin)
+  local line
+  t.wait(function()
+    line = transcript_line(text)
+    return line
+  end, 'the transcript to show "' .. text .. '"')
+  api.nvim_win_set_cursor(twin, { line, 0 })
+end
+
+-- chat ----------------------------------------------------------------------
+
+t.test('chat: a prompt composed over two lines is sent with <C-s>; a follow-up continues the session in place', function()
+  h.fresh('chat')
+  h.keys(':AgentdChat<CR>first line<CR>second line<C-s>')
+  h.wait_conversation('Got two lines.')
   h.wait_state('completed')
+  local _, cwin = require('agentd.chat').wins()
+  t.ok(cwin, 'the compose window is open')
+  t.eq(api.nvim_buf_get_lines(api.nvim_win_get_buf(cwin), 0, -1, false), { '' }, 'the compose window is empty again')
   local conv = h.conversation()
-  t.ok(conv:find('## > What is my favourite colour?', 1, true), 'the prompt heads the run')
-  t.ok(conv:find('answered', 1, true), 'the request shows as answered')
-  t.ok(conv:find('— completed', 1, true), 'the final state is shown')
-  t.eq(agentd.statusline():find('pending', 1, true), nil, 'nothing pending any more')
+  t.ok(conv:find('## > first line\n   second line', 1, true), 'the prompt with both lines heads the run:\n' .. conv)
+  local first_session = S.session
+  -- the follow-up, sent from Normal mode with <CR>
+  t.eq(api.nvim_get_current_win(), cwin, 'the cursor stayed in the compose window')
+  h.keys('iand a follow-up<Esc><CR>')
+  h.wait_conversation('Same conversation.')
+  h.wait_state('completed')
+  t.eq(S.session, first_session, 'the same session')
+  t.eq(#S.runs:of_session(first_session), 2, 'two runs in the session')
+  conv = h.conversation()
+  local a = conv:find('## > first line', 1, true)
+  local b = conv:find('## > and a follow-up', 1, true)
+  t.ok(a and b and a < b, 'both runs in order in one transcript')
+  local _, headers = conv:gsub('# agentd', '')
+  t.eq(headers, 1, 'one conversation header')
 end)
 
-t.test('choice: vim.ui.select picks an option', function()
+-- requests -----------------------------------------------------------------
+
+t.test('question: the float opens without taking the cursor; :AgentdPending goes there; the answer is typed in it', function()
+  local ws = h.fresh('question')
+  local win = file_window(ws, 'notes.txt')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_float('Which colour do you like?')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor stays where it was')
+  t.eq(api.nvim_get_mode().mode, 'n', 'no prompt on the command line')
+  t.ok(agentd.statusline():find('1 open request', 1, true), agentd.statusline())
+  h.keys(':AgentdPending<CR>')
+  wait_focus_in_float()
+  -- one stretch of typing: feedkeys() leaves Insert mode when its keys run out
+  h.keys('<CR>teal<CR>')
+  h.wait_conversation('You like teal.')
+  h.wait_state('completed')
+  t.eq(h.float_text(), '', 'the float closed')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor is back')
+  t.ok(h.conversation():find('Which colour do you like?  → answered', 1, true), h.conversation())
+end)
+
+t.test('choice: answered in the chat, <CR> on the option line', function()
   h.fresh('choice')
   vim.cmd('Agentd pick a colour for me')
-  local sel = h.wait_select(1, 'the choice prompt')
-  t.ok(sel.prompt:find('Pick a colour', 1, true), 'prompt: ' .. sel.prompt)
-  t.ok(vim.tbl_contains(sel.labels, 'red') and vim.tbl_contains(sel.labels, 'blue'), vim.inspect(sel.labels))
-  h.pick(sel, 'blue')
+  h.wait_requests(1)
+  go_to_transcript_line('  2 blue')
+  h.keys('<CR>')
   h.wait_conversation('You chose blue.')
   h.wait_state('completed')
 end)
 
-t.test('write: the diff tab shows current vs proposed and `a` allows it', function()
+t.test('choice: "other" answers in your own words', function()
+  h.fresh('other')
+  vim.cmd('Agentd pick a flavour')
+  h.wait_float('Which flavour?')
+  h.wait_float(':AgentdPending (or <C-w>w) to answer here', 'the float says how to reach it')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.wait_float('go other…', 'its keys once the cursor is there')
+  h.keys('gopistachio<CR>')
+  h.wait_conversation('Pistachio it is.')
+end)
+
+t.test('command: allowed from the chat with ga on the request', function()
+  local ws = h.fresh('allow')
+  vim.cmd('Agentd touch a file please')
+  h.wait_requests(1)
+  go_to_transcript_line('? Run `touch ran.txt` in .')
+  t.ok(h.conversation():find('ga allow', 1, true), 'the keys are shown on the request')
+  h.keys('ga')
+  h.wait_conversation('Ran it.')
+  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
+end)
+
+t.test('command: Esc at "reject with a reason" does not reject; the reason reaches the model', function()
+  local ws = h.fresh('reason')
+  vim.cmd('Agentd touch a file please')
+  h.wait_float('touch ran.txt')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  -- Esc in the reason field: back on the request, nothing sent
+  h.keys('gRnot<Esc>')
+  t.wait(function()
+    return api.nvim_get_current_win() == float_state().card_win
+  end, 'back on the request')
+  -- the daemon would have answered within this time if anything was sent
+  vim.wait(300)
+  t.eq(S.requests:count(), 1, 'the request is still open')
+  t.eq(h.run_state(), 'requires_action', 'the run still waits')
+  h.wait_float('gR reject+why')
+  h.keys('gRnot on my machine<CR>')
+  h.wait_conversation('Understood: not on your machine.')
+  t.ok(h.conversation():find('→ reject_once', 1, true), h.conversation())
+  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0, 'ran.txt must not exist')
+end)
+
+t.test('cancel: :AgentdCancel typed while a request is shown cancels the run; it is not an answer', function()
+  h.fresh('question')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_float('Which colour do you like?')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys(':AgentdCancel<CR>')
+  h.wait_state('cancelled', 5000)
+  h.wait_conversation('→ cancelled')
+  t.eq(h.float_text(), '', 'the float closed')
+  t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+t.test('requests: two open at once, the newer answered first through the picker', function()
+  h.fresh('queue')
+  vim.cmd('Agentd first question')
+  h.wait_requests(1)
+  local first_run = S.run
+  vim.cmd('Agentd! second question')
+  h.wait_requests(2)
+  h.wait_float('1 of 2 open')
+  t.ok(h.float_text():find('First question?', 1, true), 'the float shows the older one')
+  vim.cmd('AgentdPending')
+  local sel = h.wait_select(1, 'the picker of open requests')
+  t.eq(#sel.items, 2, vim.inspect(sel.labels))
+  h.pick(sel, 'Second question?')
+  wait_focus_in_float()
+  h.wait_float('Second question?')
+  h.keys('<CR>two<CR>')
+  h.wait_conversation('Got two.')
+  -- the float moves on to the first, keeping the cursor
+  h.wait_float('First question?')
+  wait_focus_in_float()
+  h.keys('<CR>one<CR>')
+  t.wait(function()
+    return S.runs:get(first_run).state == 'completed'
+  end, 'the first run completed')
+  t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+-- writes -------------------------------------------------------------------
+
+t.test('write: the diff tab (readable names) allows with ga, the open buffer reloads, a later :w keeps it', function()
   local ws = h.fresh('write', { files = { ['hello.txt'] = 'old line\n' } })
   vim.cmd('edit ' .. ws .. '/hello.txt')
+  local file_buf = api.nvim_get_current_buf()
   vim.cmd('Agentd write a greeting')
+  h.wait_float('hello.txt  +2 -1')
+  t.eq(tabs(), 1, 'no tab opens by itself')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys('<CR>')
   t.wait(function()
     return tabs() == 2
   end, 'the diff tab')
-  -- the tab has the current file on the left and the proposal on the right
   local wins = api.nvim_tabpage_list_wins(0)
   t.eq(#wins, 2, 'two windows in the diff tab')
   local left, right = api.nvim_win_get_buf(wins[1]), api.nvim_win_get_buf(wins[2])
   t.eq(api.nvim_buf_get_lines(left, 0, -1, false), { 'old line' })
   t.eq(api.nvim_buf_get_lines(right, 0, -1, false), { 'hello from agentd', 'second line' })
+  t.eq(vim.fn.fnamemodify(api.nvim_buf_get_name(right), ':t'), 'hello.txt (proposed)')
+  t.eq(vim.fn.bufname(right), 'hello.txt (proposed)', 'the name the tab line shows')
+  t.eq(vim.fn.bufname(left), 'hello.txt (current)')
   t.ok(api.nvim_win_get_option(wins[1], 'diff') and api.nvim_win_get_option(wins[2], 'diff'), 'diff mode')
-  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('a allow', 1, true), 'keys shown')
+  t.ok(api.nvim_win_get_option(wins[1], 'statusline'):find('ga allow · gs session · gA always', 1, true), 'allow keys shown')
+  t.ok(api.nvim_win_get_option(wins[2], 'statusline'):find('gx reject · gR reject+why · gX never · q later', 1, true),
+    'reject keys shown')
   t.eq(h.read(ws .. '/hello.txt'), 'old line\n', 'nothing written before the approval')
-  -- real keys
-  api.nvim_feedkeys('a', 'xt', false)
+  h.keys('ga')
   t.wait(function()
     return tabs() == 1
   end, 'the diff tab to close')
@@ -69,63 +240,93 @@ t.test('write: the diff tab shows current vs proposed and `a` allows it', functi
     return h.read(ws .. '/hello.txt') == 'hello from agentd\nsecond line\n'
   end, 'hello.txt written on disk')
   h.wait_conversation('Wrote hello.txt.')
-  h.wait_state('completed')
+  t.wait(function()
+    return vim.deep_equal(api.nvim_buf_get_lines(file_buf, 0, -1, false), { 'hello from agentd', 'second line' })
+  end, 'the open buffer reloaded')
+  t.eq(vim.bo[file_buf].modified, false, 'not modified')
+  -- the reload is one undo step: u brings the old text back, <C-r> the agent's
+  api.nvim_buf_call(file_buf, function()
+    vim.cmd('silent normal! u')
+  end)
+  t.eq(api.nvim_buf_get_lines(file_buf, 0, -1, false), { 'old line' }, 'undo after the reload')
+  api.nvim_buf_call(file_buf, function()
+    vim.cmd('silent normal! \18')
+  end)
+  t.eq(api.nvim_buf_get_lines(file_buf, 0, -1, false), { 'hello from agentd', 'second line' }, 'redo')
+  api.nvim_buf_call(file_buf, function()
+    vim.cmd('write')
+  end)
+  t.eq(h.read(ws .. '/hello.txt'), 'hello from agentd\nsecond line\n', ':w keeps the agent\'s text')
   local conv = h.conversation()
   t.ok(conv:find('Plan:', 1, true), 'the plan is shown')
-  t.ok(conv:find('Write hello.txt', 1, true), 'plan entry shown')
-  t.ok(conv:find('allow_once', 1, true), 'the decision is shown')
+  t.ok(conv:find('→ allow_once', 1, true), 'the decision is shown')
 end)
 
-t.test('write: an edit of the proposed side is what gets written', function()
+t.test('write: an edit of the proposed side is what gets written; a modified buffer is not reloaded over', function()
   local ws = h.fresh('write', { files = { ['hello.txt'] = 'old line\n' } })
+  vim.cmd('edit ' .. ws .. '/hello.txt')
+  local file_buf = api.nvim_get_current_buf()
+  h.keys('Amine<Esc>') -- unsaved changes
   vim.cmd('Agentd write a greeting')
+  h.wait_requests(1)
+  go_to_transcript_line('? write hello.txt')
+  h.keys('<CR>')
   t.wait(function()
     return tabs() == 2
   end, 'the diff tab')
-  local right = api.nvim_tabpage_list_wins(0)[2]
-  api.nvim_set_current_win(right)
-  -- the user changes the proposal before allowing it (real keys)
-  api.nvim_feedkeys('ggcwgoodbye\27', 'xt', false)
-  api.nvim_feedkeys('a', 'xt', false)
+  api.nvim_set_current_win(api.nvim_tabpage_list_wins(0)[2])
+  -- the user changes the proposal before allowing it (real keys; editing keys are free)
+  h.keys('ggcwgoodbye<Esc>Aa<Esc>')
+  h.keys('ga')
   t.wait(function()
     return tabs() == 1
   end, 'the diff tab to close')
   t.wait(function()
-    return h.read(ws .. '/hello.txt') == 'goodbye from agentd\nsecond line\n'
+    return h.read(ws .. '/hello.txt') == 'goodbye from agentda\nsecond line\n'
   end, 'the edited text on disk')
   h.wait_state('completed')
+  t.eq(api.nvim_buf_get_lines(file_buf, 0, -1, false), { 'old linemine' }, 'the unsaved edit is kept')
+  t.ok(table.concat(h.notes, '\n'):find('has unsaved changes here', 1, true), 'the user is told')
 end)
 
-t.test('command: rejected, it does not run', function()
-  local ws = h.fresh('command')
+t.test('cancel: an open diff tab closes when its request is resolved elsewhere', function()
+  local ws = h.fresh('cancel')
+  vim.cmd('Agentd cancel the write')
+  h.wait_requests(1)
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys('<CR>')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab')
+  vim.cmd('AgentdCancel')
+  t.wait(function()
+    return tabs() == 1
+  end, 'the diff tab to close on agent/inputResolved')
+  h.wait_state('cancelled', 5000)
+  t.eq(vim.fn.filereadable(ws .. '/never.txt'), 0, 'never.txt must not exist')
+  t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+-- runs ---------------------------------------------------------------------
+
+t.test('mode: :AgentdMode full-auto runs the next command without asking', function()
+  local ws = h.fresh('allow')
+  vim.cmd('AgentdMode full-auto')
   vim.cmd('Agentd touch a file please')
-  local sel = h.wait_select(1, 'the command confirmation')
-  t.ok(sel.prompt:find('touch ran.txt', 1, true), 'shows the command: ' .. sel.prompt)
-  t.ok(sel.prompt:find('(in .)', 1, true), 'shows the cwd: ' .. sel.prompt)
-  local found
-  for i, it in ipairs(sel.items) do
-    if it.id == 'reject_once' and not it.reason then
-      found = i
-    end
-  end
-  t.ok(found, 'a reject entry: ' .. vim.inspect(sel.labels))
-  sel.cb(sel.items[found], found)
-  h.wait_conversation('Fine, I did not run it.')
-  h.wait_state('completed')
-  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0, 'ran.txt must not exist')
+  h.wait_conversation('Ran it.')
+  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
+  t.eq(S.requests.arrivals, 0, 'nothing was asked')
+  t.ok(h.conversation():find('\nmode: full-auto\n', 1, true), 'the chat shows the mode')
 end)
 
-t.test('command output: streamed into the conversation while the command runs', function()
+t.test('command output: streamed into the chat while the command runs', function()
   h.fresh('stream', { setup = { approval_policy = 'full-auto' } })
   vim.cmd('Agentd build it')
-  -- the output line (indented under the tool call; the title also says
-  -- "compiling") shows up while the run and the command are still going
-  local tool
   t.wait(function()
     return h.conversation():find('\n    compiling', 1, true)
   end, 'the streamed output line')
-  local S = agentd._state
-  tool = S.runs:get(S.run).tools['call_b1']
+  local tool = S.runs:get(S.run).tools['call_b1']
   t.eq(h.run_state(), 'running', 'the run is still going')
   t.eq(tool.status, 'in_progress', 'the command is still running')
   t.eq(h.conversation():find('\n    done', 1, true), nil, 'no "done" yet')
@@ -138,134 +339,162 @@ t.test('command output: streamed into the conversation while the command runs', 
   t.eq(tool.live, nil, 'the live tail is gone')
 end)
 
-t.test('choice: "Other…" opens vim.ui.input when allowOther', function()
-  h.fresh('other')
-  vim.cmd('Agentd pick a flavour')
-  local sel = h.wait_select(1, 'the choice prompt')
-  t.ok(vim.tbl_contains(sel.labels, 'Other…'), vim.inspect(sel.labels))
-  h.pick(sel, 'Other…')
-  local inp = h.wait_input(1, 'the free-text answer')
-  inp.cb('pistachio')
-  h.wait_conversation('Pistachio it is.')
-end)
-
 t.test("selection: :'<,'>Agentd sends the selected lines as context", function()
   local ws = h.fresh('selection', { files = { ['calc.py'] = 'alpha = 1\nbeta = 2\ngamma = 3\n' } })
   vim.cmd('edit ' .. ws .. '/calc.py')
   vim.cmd('normal! 2GVj')
-  api.nvim_feedkeys(':Agentd explain this\r', 'xt', false)
+  h.keys(':Agentd explain this<CR>')
+  h.wait_conversation('I saw the selection.')
+  t.ok(h.conversation():find('with calc.py, lines 2-3', 1, true), 'the context is shown under the prompt')
+  h.wait_state('completed')
+end)
+
+t.test("selection: :'<,'>Agentd without a prompt opens the chat; the selection goes with what is written there", function()
+  local ws = h.fresh('selection', { files = { ['calc.py'] = 'alpha = 1\nbeta = 2\ngamma = 3\n' } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  vim.cmd('normal! 2GVj')
+  h.keys(':Agentd<CR>explain this<C-s>')
   h.wait_conversation('I saw the selection.')
   h.wait_state('completed')
 end)
 
-t.test('sessions: after a restart of the editor, :AgentdSessions brings a session back', function()
-  local ws = h.fresh('question')
-  vim.cmd('Agentd What is my favourite colour?')
-  h.wait_input(1).cb('teal')
-  h.wait_state('completed')
-  local sid = agentd._state.session
-  -- a new "editor": forget everything, same workspace and state dir
-  local cfg = vim.deepcopy(require('agentd.config').values)
-  agentd._reset()
-  require('agentd.conversation').render_now()
-  agentd.setup(cfg)
-  h.ui_reset()
-  vim.cmd('AgentdSessions')
-  local sel = h.wait_select(1, 'the sessions list')
-  t.ok(sel.labels[1]:find('favourite colour', 1, true), vim.inspect(sel.labels))
-  sel.cb(sel.items[1], 1)
-  h.wait_conversation('You like teal.')
-  t.eq(agentd._state.session, sid)
-  -- :checkhealth sees the running daemon
-  vim.cmd('checkhealth agentd')
-  local text = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  t.ok(text:find('OK: running', 1, true), text)
-  vim.cmd('bwipeout!')
-end)
-
-t.test('cancel: :AgentdCancel stops a hanging model call', function()
-  h.fresh('cancel')
-  vim.cmd('Agentd be slow')
-  h.wait_conversation('Thinking very slowly')
-  vim.cmd('AgentdCancel')
-  h.wait_state('cancelled', 5000)
-  h.wait_conversation('— cancelled')
-end)
-
-t.test('cancel: an open diff tab closes when its request is resolved elsewhere', function()
-  local ws = h.fresh('cancel')
-  vim.cmd('Agentd cancel the write')
-  t.wait(function()
-    return tabs() == 2
-  end, 'the diff tab')
-  vim.cmd('AgentdCancel')
-  t.wait(function()
-    return tabs() == 1
-  end, 'the diff tab to close on agent/inputResolved')
-  h.wait_state('cancelled', 5000)
-  t.eq(vim.fn.filereadable(ws .. '/never.txt'), 0, 'never.txt must not exist')
-  t.eq(require('agentd')._state.queue:count(), 0, 'nothing pending')
-end)
-
-t.test('queue: two open requests are shown one after the other', function()
-  h.fresh('queue')
-  vim.cmd('Agentd first question')
-  local first = h.wait_input(1, 'the first question')
-  vim.cmd('Agentd! second question')
-  t.wait(function()
-    return require('agentd')._state.queue:count() == 2
-  end, 'two pending requests')
-  vim.wait(200)
-  t.eq(#h.inputs, 1, 'the second waits while the first is shown')
-  t.ok(first.prompt:find('First question?', 1, true))
-  first.cb('one')
-  local second = h.wait_input(2, 'the second question')
-  t.ok(second.prompt:find('Second question?', 1, true), second.prompt)
-  second.cb('two')
-  h.wait_conversation('Got two.')
-  t.wait(function()
-    return require('agentd')._state.queue:count() == 0
-  end, 'nothing pending')
-end)
-
-t.test('restart: the daemon dies, comes back, and the pending question is shown again', function()
+t.test('restart: the daemon dies, "the daemon is back" is shown, the dismissed question is offered again', function()
   h.fresh('restart')
   vim.cmd('Agentd survive a restart')
-  local inp = h.wait_input(1, 'the question')
-  inp.cb(nil) -- dismissed: postponed
-  t.wait(function()
-    return require('agentd')._state.queue:count() == 1 and #require('agentd')._state.queue.postponed == 1
-  end, 'the request postponed')
+  h.wait_float('Still there?')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys('q')
+  t.eq(h.float_text(), '', 'dismissed: the float closed')
+  t.eq(S.requests:count(), 1, 'the request is still open')
   local old = agentd.status().pid
-  vim.loop.kill(old, 'sigkill')
+  uv.kill(old, 'sigkill')
   t.wait(function()
     local s = agentd.status()
     return s.ready and s.pid and s.pid ~= old
   end, 'the daemon restarted', 10000)
-  local again = h.wait_input(2, 'the question shown again after the restart')
-  t.ok(again.prompt:find('Still there?', 1, true), again.prompt)
-  again.cb('yes')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('the daemon is back · 1 open request', 1, true)
+  end, 'the restart message')
+  h.wait_float('Still there?')
+  go_to_transcript_line('? Still there?')
+  h.keys('<CR>yes<CR>')
   h.wait_conversation('Survived the restart.', 15000)
 end)
 
-t.test('secret: inputsecret() reads typed keys', function()
-  local prompts = require('agentd.prompts')
-  local got
-  api.nvim_feedkeys('hunter2\r', 't', false)
-  prompts.show({ requestId = 'x', kind = 'secret', title = 'Token', message = 'API token?' }, {
-    reply = function(p)
-      got = p
-    end,
-    confirm = function() end,
-    postpone = function()
-      got = 'postponed'
-    end,
-  })
+t.test('sessions: after a restart of the editor, :AgentdSessions lists readable times and brings a session back', function()
+  h.fresh('question')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_requests(1)
+  require('agentd.pump').reply(S.requests:list()[1].req.requestId, { text = 'teal' })
+  h.wait_state('completed')
+  local sid = S.session
+  -- a new "editor": forget everything, same workspace and state dir
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  require('agentd.chat').render_now()
+  agentd.setup(cfg)
+  h.ui_reset()
+  vim.cmd('AgentdSessions')
+  local sel = h.wait_select(1, 'the sessions list')
+  local label = sel.labels[1]
+  t.ok(label:find('What is my favourite colour?  ·  completed  ·  ', 1, true), label)
+  t.ok(label:match('just now$') or label:match('min ago$'), 'a readable time: ' .. label)
+  t.eq(label:find('%d%d:%d%d:%d%d'), nil, 'no seconds, no nanoseconds: ' .. label)
+  sel.cb(sel.items[1], 1)
+  h.wait_conversation('You like teal.')
+  t.eq(S.session, sid)
+  t.ok(h.conversation():find('# agentd · What is my favourite colour?', 1, true), h.conversation())
+end)
+
+-- the editor around it -----------------------------------------------------
+
+t.test('quiet start-up: nothing is echoed when the daemon starts and indexes', function()
+  local ws = h.fresh('question', { files = { ['a.go'] = 'package a\n' } })
+  vim.cmd('messages clear')
+  h.notes = {}
+  agentd.start()
   t.wait(function()
-    return got
-  end, 'the secret')
-  t.log('')
-  t.eq(got, { text = 'hunter2' })
+    return S.ready
+  end, 'the daemon ready')
+  local state
+  t.wait(function()
+    S.conn.rpc:request('index/status', vim.empty_dict(), function(_, res)
+      state = res and res.state
+    end)
+    vim.wait(50)
+    return state == 'ready' and S.index == nil
+  end, 'the index ready')
+  vim.wait(100)
+  t.eq(h.notes, {}, 'no notification')
+  t.eq(vim.trim(vim.fn.execute('messages')), '', 'no message')
+  t.eq(vim.fn.filereadable(ws .. '/a.go'), 1)
+end)
+
+t.test(':help agentd works without running :helptags', function()
+  vim.cmd('help agentd')
+  t.ok(api.nvim_buf_get_name(0):find('doc/agentd.txt$'), api.nvim_buf_get_name(0))
+  vim.cmd('help agentd-keymaps')
+  t.ok(api.nvim_get_current_line():find('agentd-keymaps', 1, true), api.nvim_get_current_line())
+  vim.cmd('helpclose')
+end)
+
+local function checkhealth_text()
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  return text
+end
+
+t.test(':checkhealth contacts the model: OK when it answers, ERROR when nobody listens', function()
+  h.fresh('question')
+  agentd.start()
+  t.wait(function()
+    return S.ready
+  end, 'the daemon ready')
+  local text = checkhealth_text()
+  -- 0.7 prints "OK: text", 0.10 and later "- OK text"
+  t.ok(text:match('OK:? running %(pid'), text)
+  t.ok(text:match('OK:? http://127%.0%.0%.1:%d+/v1/models answers: 1 model %(fakemodel%)'), text)
+  t.eq(text:find('ERROR', 1, true), nil, text)
+  -- an endpoint nobody listens on
+  local tcp = uv.new_tcp()
+  tcp:bind('127.0.0.1', 0)
+  local port = tcp:getsockname().port
+  tcp:close()
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  cfg.env.OPENAI_BASE_URL = ('http://127.0.0.1:%d/v1'):format(port)
+  require('agentd.config').set(cfg)
+  text = checkhealth_text()
+  t.ok(text:match('ERROR:? nobody answers at http://127%.0%.0%.1:' .. port .. '/v1/models'), text)
+end)
+
+t.test('http: the same GET through curl (the https path), and its failure', function()
+  local _, m = h.fresh('question')
+  local http = require('agentd.http')
+  local status, body = http.get(m.url .. '/models', { via = 'curl', headers = { Authorization = 'Bearer x"y' } })
+  t.eq(status, 200, tostring(body))
+  t.ok(body:find('"fakemodel"', 1, true), body)
+  local tcp = uv.new_tcp()
+  tcp:bind('127.0.0.1', 0)
+  local port = tcp:getsockname().port
+  tcp:close()
+  status, body = http.get(('http://127.0.0.1:%d/v1/models'):format(port), { via = 'curl' })
+  t.eq(status, nil)
+  t.ok(body:find('curl', 1, true), body)
+end)
+
+t.test('secret: typed through inputsecret() once the user opens it, never shown', function()
+  h.fresh('secret', { setup = { approval_policy = 'full-auto' } })
+  vim.cmd('Agentd log in please')
+  h.wait_float('Password')
+  t.ok(h.float_text():find('a secret', 1, true), h.float_text())
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  -- inputsecret() reads the keys typed after <CR>
+  h.keys('<CR>hunter2<CR>')
+  h.wait_conversation('Logged in.', 15000)
+  t.eq(h.conversation():find('hunter2', 1, true), nil, 'the secret is not shown')
 end)
 
 h.stop_models()

@@ -99,7 +99,7 @@ function h.fresh(model_name, opts)
     env = {
       OPENAI_BASE_URL = m.url,
       OPENAI_API_KEY = 'test',
-      AGENTD_MODEL = 'fake',
+      AGENTD_MODEL = 'fakemodel',
       AGENTD_STATE_DIR = state,
     },
     log_file = h.tmp .. '/agentd-' .. n .. '.log',
@@ -158,7 +158,7 @@ function h.pick(sel, text)
 end
 
 function h.conversation()
-  return table.concat(require('agentd.conversation').lines(), '\n')
+  return table.concat(require('agentd.chat').lines(), '\n')
 end
 
 function h.wait_conversation(text, timeout)
@@ -171,6 +171,39 @@ function h.run_state()
   local S = require('agentd')._state
   local r = S.run and S.runs:get(S.run)
   return r and r.state
+end
+
+--- The open request entries, oldest first.
+function h.open_requests()
+  return require('agentd')._state.requests:list()
+end
+
+--- Waits until n requests are open (not being answered); returns them.
+function h.wait_requests(n, msg)
+  t.wait(function()
+    return require('agentd')._state.requests:count() == n
+  end, msg or (n .. ' open requests'))
+  return h.open_requests()
+end
+
+--- Types keys as the user would (mappings apply), and runs them now.
+function h.keys(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
+--- The request float's lines ('' when it is closed).
+function h.float_text()
+  local F = require('agentd.float')._state
+  if not (F.card_win and vim.api.nvim_win_is_valid(F.card_win)) then
+    return ''
+  end
+  return table.concat(vim.api.nvim_buf_get_lines(F.card_buf, 0, -1, false), '\n')
+end
+
+function h.wait_float(text, msg)
+  t.wait(function()
+    return h.float_text():find(text, 1, true)
+  end, msg or ('the float to show "' .. text .. '"'))
 end
 
 function h.wait_state(state, timeout)

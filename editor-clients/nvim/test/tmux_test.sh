@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The real terminal UI under tmux, with Neovim's built-in vim.ui (input()
-# and inputlist()):
-#   1. a choice answered through inputlist(), a write approved in the diff tab
-#      with a real `a`, a command rejected through inputlist(); the
-#      conversation split and the statusline;
-#   2. a question in input() that expires in the daemon: agent/inputResolved
-#      closes the prompt.
+# The real terminal UI under tmux, as a user types it:
+#   1. a quiet start; a prompt composed over two lines in the chat and sent
+#      with <C-s>; a choice shown in the float while the editor stays free
+#      (a command typed meanwhile runs), answered with its number; a write
+#      reviewed in the diff tab (its tab named "fruit.txt (proposed)") and
+#      allowed with ga; the open buffer of that file reloaded, and a later
+#      :w keeping the agent's text; a command: Esc in the reason field does
+#      not reject, gx does; a follow-up in the same chat; :checkhealth and
+#      :help agentd;
+#   2. a question that expires in the daemon: its float closes by itself;
+#   3. a question put aside with q, the daemon killed: "the daemon is back"
+#      shows, the question is offered again and answered.
+# The screen is captured at each step (AGENTD_TEST_CAPTURES=dir keeps them).
 # Prints "N passed, N failed"; exits non-zero on failure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,15 +19,23 @@ PLUGIN=$(dirname "$HERE")
 BIN=${AGENTD_TEST_BIN:-/tmp/agentd-bin}
 NVIM=${NVIM:-nvim}
 T=$(mktemp -d "${TMPDIR:-/tmp}/agentd-tmux.XXXXXX")
+CAPS=${AGENTD_TEST_CAPTURES:-$T/captures}
+mkdir -p "$CAPS"
 S=agentd-nvim-test-$$
 MODEL_PID=
 passed=0
 failed=0
+step=0
 
+screen() { tmux capture-pane -p -t "$S" 2>/dev/null; }
+capture() { # capture NAME: the screen as it is now
+  step=$((step + 1))
+  screen >"$CAPS/$(printf '%02d' "$step")-$1.txt"
+}
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 fail() {
   failed=$((failed + 1)); echo "FAIL $1"
-  echo "--- screen:"; tmux capture-pane -p -t "$S" 2>/dev/null | sed 's/^/  | /'
+  echo "--- screen:"; screen | sed 's/^/  | /'
 }
 cleanup() {
   tmux kill-session -t "$S" 2>/dev/null
@@ -29,7 +43,7 @@ cleanup() {
   if [ "$failed" -gt 0 ]; then
     echo "--- daemon log:"; tail -20 "$T/agentd.log" 2>/dev/null
     echo "(kept $T)"
-  else
+  elif [ -z "${AGENTD_TEST_CAPTURES:-}" ]; then
     rm -rf "$T"
   fi
 }
@@ -39,7 +53,16 @@ trap cleanup EXIT
 waitfor() {
   local n=$(( ${2:-15} * 10 ))
   for _ in $(seq "$n"); do
-    tmux capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" && return 0
+    screen | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# waitfor_re REGEX [SECONDS]
+waitfor_re() {
+  local n=$(( ${2:-15} * 10 ))
+  for _ in $(seq "$n"); do
+    screen | grep -qE -- "$1" && return 0
     sleep 0.1
   done
   return 1
@@ -47,12 +70,22 @@ waitfor() {
 check() { # check NAME TEXT [SECONDS]
   if waitfor "$2" "${3:-15}"; then ok "$1"; else fail "$1 (screen never showed \"$2\")"; fi
 }
+check_re() { # check_re NAME REGEX [SECONDS]
+  if waitfor_re "$2" "${3:-15}"; then ok "$1"; else fail "$1 (screen never matched /$2/)"; fi
+}
+check_not() { # check_not NAME TEXT: the screen does not show TEXT now
+  if screen | grep -qF -- "$2"; then fail "$1 (screen shows \"$2\")"; else ok "$1"; fi
+}
+keys() { tmux send-keys -t "$S" "$@"; }
+# type TEXT: literally, as typed
+type_text() { tmux send-keys -t "$S" -l -- "$1"; }
 
 # start_session NAME SCRIPT [EXTRA_ENV_LUA]: a fake model, and nvim in tmux session $S
 start_session() {
   local name=$1 script=$2 extra=${3:-}
   mkdir -p "$T/$name/ws" "$T/$name/state"
   WS=$T/$name/ws
+  printf 'apple\n' >"$WS/fruit.txt"
   "$BIN/fakemodel" -script "$HERE/models/$script.json" >"$T/$name/model.out" 2>"$T/$name/model.err" &
   MODEL_PID=$!
   for _ in $(seq 100); do grep -q 'listening on' "$T/$name/model.out" 2>/dev/null && break; sleep 0.1; done
@@ -63,21 +96,35 @@ vim.cmd('runtime! plugin/agentd.lua')
 vim.o.laststatus = 2
 vim.o.statusline = "%f %= %{v:lua.require'agentd'.statusline()} "
 vim.o.shortmess = vim.o.shortmess .. 'I'
+vim.o.swapfile = false
 require('agentd').setup({
   cmd = '$BIN/agentd',
   root = '$WS',
-  env = { OPENAI_BASE_URL = '$URL', OPENAI_API_KEY = 'test', AGENTD_MODEL = 'fake', AGENTD_STATE_DIR = '$T/$name/state', $extra },
+  env = { OPENAI_BASE_URL = '$URL', OPENAI_API_KEY = 'test', AGENTD_MODEL = 'fakemodel', AGENTD_STATE_DIR = '$T/$name/state', $extra },
   log_file = '$T/agentd.log',
   conversation = { width = 70 },
 })
+require('agentd').start()
+-- for the test only: a file that says when the index is built, so the
+-- shell can look at the screen after the moment "index ready" used to echo
+local timer = vim.loop.new_timer()
+timer:start(100, 100, vim.schedule_wrap(function()
+  local S = require('agentd')._state
+  if not (S.ready and S.conn) then return end
+  S.conn.rpc:request('index/status', vim.empty_dict(), function(_, r)
+    if r and r.state == 'ready' and not timer:is_closing() then
+      timer:stop(); timer:close()
+      vim.fn.writefile({ 'ready' }, '$T/$name/index-ready')
+    end
+  end)
+end))
 LUA
   tmux new-session -d -s "$S" -x 160 -y 45 \
-    "cd '$WS' && TERM=xterm-256color $NVIM -u NONE -i NONE --cmd 'set rtp^=$PLUGIN' -c 'luafile $T/$name/init.lua'"
-  sleep 0.5
+    "cd '$WS' && TERM=xterm-256color $NVIM -u NONE -i NONE -n --cmd 'set rtp^=$PLUGIN' -c 'luafile $T/$name/init.lua' fruit.txt"
 }
 
 stop_session() {
-  tmux send-keys -t "$S" Escape ':qa!' Enter
+  keys Escape Escape ':qa!' Enter
   for _ in $(seq 30); do tmux has-session -t "$S" 2>/dev/null || break; sleep 0.1; done
   if tmux has-session -t "$S" 2>/dev/null; then fail "$1: nvim quits"; else ok "$1: nvim quits"; fi
   tmux kill-session -t "$S" 2>/dev/null
@@ -94,44 +141,141 @@ finish() {
 # --- 1 -----------------------------------------------------------------------
 start_session main tmux || finish
 
-tmux send-keys -t "$S" ':Agentd tmux test: pick a fruit and write it' Enter
-check 'choice shown through inputlist()' 'Pick a fruit'
-num=$(tmux capture-pane -p -t "$S" | sed -n 's/^\([0-9]\+\): banana.*/\1/p' | head -1)
-if [ -n "$num" ]; then ok 'choice lists banana'; else fail 'choice lists banana'; num=2; fi
-tmux send-keys -t "$S" "$num" Enter
+check 'the daemon starts (statusline)' 'agentd: idle'
+for _ in $(seq 100); do [ -e "$T/main/index-ready" ] && break; sleep 0.1; done
+if [ -e "$T/main/index-ready" ]; then ok 'the index is built'; else fail 'the index is built'; fi
+check 'the statusline is idle again' 'agentd: idle'
+capture start
+if [ -z "$(screen | tail -1 | tr -d ' ')" ]; then ok 'quiet start: nothing echoed'; else fail 'quiet start: nothing echoed'; fi
+check_not 'no "index ready" message' 'index ready'
 
-check 'write confirmation opens a diff tab' 'current → proposed: fruit.txt (added)'
-check 'diff tab shows the keys' 'a allow · s session · A always · q reject'
-check 'diff tab shows the proposed text' 'banana'
-tmux send-keys -t "$S" a
+keys ':AgentdChat' Enter
+check 'the chat opens with the compose window' 'compose · <C-s> send'
+type_text 'tmux test: pick a fruit'
+keys Enter
+type_text 'and write it'
+capture compose
+keys C-s
+check 'the prompt is in the transcript, both lines' '## > tmux test: pick a fruit'
+check 'its second line too' '   and write it'
 
-check 'command confirmation shows the command and cwd' 'agentd wants to run: touch ran.txt   (in .)'
-num=$(tmux capture-pane -p -t "$S" | sed -n 's/^\([0-9]\+\): Reject$/\1/p' | head -1)
-if [ -n "$num" ]; then ok 'command confirmation offers Reject'; else fail 'command confirmation offers Reject'; num=4; fi
-tmux send-keys -t "$S" "$num" Enter
+check 'the choice shows in the float' 'agentd · choice · 1 of 1 open'
+check 'the float lists the options' '2 banana'
+capture choice-float
+# the editor is free: a command typed now runs (the cursor is in the compose window)
+keys Escape ':echo "not" . "-blocked"' Enter
+check 'the editor is not blocked while a request waits' 'not-blocked'
+check 'the float says how to answer it' ':AgentdPending (or <C-w>w) to answer here'
+keys ':AgentdPending' Enter
+check 'with the cursor in the float, its keys show' '1-9 pick · <CR> pick the line · q later'
+keys 2
 
-check 'conversation streams the answer' 'All done in tmux.' 20
-check 'conversation shows the files changed' 'A fruit.txt'
-check 'statusline shows the run state' 'agentd: completed'
+check 'the write shows in the float' 'agentd · write · 1 of 1 open'
+check 'with its file and line counts' 'M fruit.txt  +1 -1'
+capture write-float
+keys ':AgentdPending' Enter
+# "q later" is the float's own: the chat shows the other keys too
+check 'with the cursor in the float, its keys show' 'gX never · q later'
+keys Enter
+check 'the diff tab opens' 'current → proposed: fruit.txt (modified)'
+check 'the tab is named after the file' 'fruit.txt (proposed)'
+check_not 'no URL-like tab name' 'a//'
+check 'the diff tab shows the allow keys' 'ga allow · gs session · gA always'
+check 'and the reject keys' 'gx reject · gR reject+why · gX never · q later'
+capture diff-tab
+keys g a
+
+check 'the command shows in the float' 'agentd · command · 1 of 1 open'
+check 'with its command line and directory' 'Run `touch ran.txt` in .'
+capture command-float
+keys ':AgentdPending' Enter
+check 'with the cursor in the float, its keys show' 'gX never · q later'
+keys g R
+check 'gR opens the reason field' 'Why reject?'
+type_text 'nope'
+capture reason-field
+keys Escape
+check 'Esc goes back to the request' 'gR reject+why'
+# nothing may happen now: a rejection would have reached the daemon and
+# changed the run's state within this time
+sleep 0.5
+if [ ! -e "$WS/ran.txt" ] && screen | grep -qF 'waiting for you'; then
+  ok 'Esc did not reject: the run still waits'
+else
+  fail 'Esc did not reject: the run still waits'
+fi
+capture after-esc
+keys g x
+
+check 'the answer streams into the chat' 'All done in tmux.' 20
+check 'the command is shown rejected' '→ reject_once'
+check 'its tool call reads as rejected, not failed' '● touch ran.txt [execute] ✗ rejected'
+check 'the files changed are listed' 'M fruit.txt'
+check 'the statusline shows the run state' 'agentd: completed'
+check 'the open buffer of fruit.txt shows the agent'"'"'s text' 'banana'
+capture done
 if [ "$(cat "$WS/fruit.txt" 2>/dev/null)" = "banana" ]; then ok 'fruit.txt is on disk'; else fail 'fruit.txt is on disk'; fi
 if [ ! -e "$WS/ran.txt" ]; then ok 'the rejected command did not run'; else fail 'the rejected command did not run'; fi
-if [ -n "${AGENTD_TEST_SHOW:-}" ]; then tmux capture-pane -p -t "$S"; fi
+keys ':1wincmd w | write' Enter
+check ':w writes the buffer' 'fruit.txt" 1L, 7B written'
+if [ "$(cat "$WS/fruit.txt" 2>/dev/null)" = "banana" ]; then ok ':w in the reloaded buffer keeps the agent'"'"'s text'; else fail ':w in the reloaded buffer keeps the agent'"'"'s text'; fi
+
+# a follow-up in the same chat
+keys ':AgentdChat' Enter
+type_text 'tmux follow-up'
+keys C-s
+check 'the follow-up runs in the same conversation' 'Still the same chat.' 20
+if screen | grep -qF 'All done in tmux.' && screen | grep -qF '## > tmux follow-up'; then
+  ok 'both runs in one transcript'
+else
+  fail 'both runs in one transcript'
+fi
+capture follow-up
+
+keys Escape ':checkhealth agentd' Enter
+check_re ':checkhealth: the model answers' 'OK:? http://127\.0\.0\.1:[0-9]+/v1/models answers: 1 model'
+check_re ':checkhealth: the daemon runs' 'OK:? running \(pid'
+capture checkhealth
+keys ':tabclose' Enter
+keys ':help agentd' Enter
+check ':help agentd opens' '|agentd-introduction|'
+capture help
+keys ':helpclose' Enter
 stop_session main
 
 # --- 2 -----------------------------------------------------------------------
 start_session timeout timeout "AGENTD_QUESTION_TIMEOUT = '2s'" || finish
-tmux send-keys -t "$S" ':Agentd what is my favourite colour?' Enter
-check 'question shown through input()' 'agentd: Which colour do you like?'
-check 'the expired question is marked in the conversation' '→ timeout' 15
+keys ':Agentd what is my favourite colour?' Enter
+check 'the question shows in the float' 'agentd · question · 1 of 1 open'
+check 'with its text' 'Which colour do you like?'
+capture question-float
+check 'the expired question is marked in the chat' '→ timeout' 15
 check 'the model goes on without the answer' 'No answer, so teal it is.' 15
-# if input() were still open, this would be typed into it
-tmux send-keys -t "$S" ':echo "prompt" . "-closed"' Enter
-if waitfor 'prompt-closed' 5 && tmux capture-pane -p -t "$S" | grep -q '^prompt-closed *$'; then
-  ok 'agent/inputResolved closed the input() prompt'
-else
-  fail 'agent/inputResolved closed the input() prompt'
-fi
-if [ -n "${AGENTD_TEST_SHOW:-}" ]; then tmux capture-pane -p -t "$S"; fi
+if ! screen | grep -qF 'agentd · question'; then ok 'the float of the expired question closed'; else fail 'the float of the expired question closed'; fi
+capture question-expired
 stop_session timeout
+
+# --- 3 -----------------------------------------------------------------------
+start_session restart restart || finish
+keys ':Agentd survive a restart' Enter
+check 'the question shows in the float' 'agentd · question · 1 of 1 open'
+keys ':AgentdPending' Enter
+check 'with the cursor in the float, its keys show' '<CR> answer · q later'
+keys q
+for _ in $(seq 50); do screen | grep -qF 'agentd · question' || break; sleep 0.1; done
+check_not 'q puts the question aside: the float closes' 'agentd · question'
+keys ':lua vim.loop.kill(require("agentd").status().pid, 9)' Enter
+check 'the restart is told' 'the daemon is back · 1 open request'
+check 'the question is offered again' 'agentd · question · 1 of 1 open'
+capture restarted
+keys ':AgentdPending' Enter
+check 'with the cursor in the float, its keys show' '<CR> answer · q later'
+keys Enter
+check 'the answer field opens' 'Type your answer below'
+type_text 'yes'
+keys Enter
+check 'the answer reaches the restarted daemon' 'Survived the restart.' 15
+capture restart-answered
+stop_session restart
 
 finish

@@ -1,10 +1,13 @@
--- Unit tests of the pure modules: framing, the request queue, the run model,
--- the unified-diff applier, and the JSON-RPC endpoint without a process.
+-- Unit tests: the protocol module against the daemon's contract file, the
+-- pure modules (framing, open requests, run model, rendering, the kind
+-- table, times, HTTP parsing, the unified-diff applier), the JSON-RPC
+-- endpoint without a process, and the shipped help tags.
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/'
 package.path = here .. '?.lua;' .. package.path
 local t = require('lib')
+vim.cmd('runtime! plugin/agentd.lua')
 local framing = require('agentd.framing')
-local queue = require('agentd.queue')
+local requests = require('agentd.requests')
 local runs = require('agentd.runs')
 local udiff = require('agentd.udiff')
 local rpc = require('agentd.rpc')
@@ -56,74 +59,58 @@ t.test('framing: missing Content-Length', function()
   t.eq(items[#items].body, '1')
 end)
 
--- queue --------------------------------------------------------------------
+-- requests ---------------------------------------------------------------
 
 local function req(id, kind)
   return { requestId = id, kind = kind or 'question', runId = 'r1' }
 end
 
-t.test('queue: one shown at a time, in order', function()
-  local q = queue.new()
-  t.ok(q:add(req('a')))
-  t.ok(q:add(req('b')))
-  t.eq(q:add(req('a')), false, 'duplicate refused')
-  t.eq(q:next().requestId, 'a')
-  t.eq(q:next(), nil, 'nothing while one is active')
-  t.eq(q:count(), 2)
-  q:answered('a')
-  t.eq(q:next().requestId, 'b')
+t.test('requests: any number open, oldest first; a duplicate or a resolved one is refused', function()
+  local set = requests.new()
+  t.ok(set:add(req('a')))
+  t.ok(set:add(req('b')))
+  t.eq(set:add(req('a')), false, 'duplicate refused')
+  t.eq(set:count(), 2)
+  t.eq(set:next().req.requestId, 'a')
+  -- answered in any order: b first
+  t.ok(set:resolve('b'))
+  t.eq(set:next().req.requestId, 'a', 'resolving one never touches another')
+  t.eq(set:add(req('b')), false, 'a resolved request never comes back')
+  t.eq(set:resolve('zz'), nil, 'an unknown one is nothing')
 end)
 
-t.test('queue: resolving a waiting request never touches the active one', function()
-  local q = queue.new()
-  q:add(req('a'))
-  q:add(req('b'))
-  q:add(req('c'))
-  q:next()
-  t.eq(q:resolve('b'), 'waiting')
-  t.eq(q.active.requestId, 'a')
-  t.eq(q:resolve('a'), 'active')
-  t.eq(q:next().requestId, 'c')
-  t.eq(q:add(req('b')), false, 'a resolved request never comes back')
+t.test('requests: dismissed ones are not offered until asked again', function()
+  local set = requests.new()
+  set:add(req('a'))
+  set:add(req('b'))
+  set:dismiss('a')
+  t.eq(set:next().req.requestId, 'b')
+  set:dismiss('b')
+  t.eq(set:next(), nil)
+  t.eq(set:count(), 2, 'still open')
+  set:undismiss_all()
+  t.eq(set:next().req.requestId, 'a')
 end)
 
-t.test('queue: postponed requests come back in order', function()
-  local q = queue.new()
-  q:add(req('a'))
-  q:add(req('b'))
-  q:add(req('c'))
-  q:next()
-  q:postpone('a')
-  q:next()
-  q:postpone('b')
-  t.eq(q:count(), 3)
-  t.eq(q:next().requestId, 'c')
-  q:requeue_postponed()
-  q:answered('c')
-  t.eq(q:next().requestId, 'a')
-  q:answered('a')
-  t.eq(q:next().requestId, 'b')
+t.test('requests: one being answered waits no more, and comes back if the answer fails', function()
+  local set = requests.new()
+  set:add(req('a'))
+  set:add(req('b'))
+  set:sending('a')
+  t.eq(set:count(), 1)
+  t.eq(set:next().req.requestId, 'b')
+  set:unsend('a')
+  t.eq(set:count(), 2)
+  t.eq(set:next().req.requestId, 'a')
 end)
 
-t.test('queue: sync drops what the daemon no longer has open', function()
-  local q = queue.new()
-  q:add(req('a'))
-  q:add(req('b'))
-  q:next()
-  t.eq(q:sync({ 'b' }), true, 'the active one was dropped')
-  t.eq(q:count(), 1)
-  t.eq(q:next().requestId, 'b')
-end)
-
-t.test('queue: an undelivered answer goes back to postponed', function()
-  local q = queue.new()
-  q:add(req('a'))
-  local r = q:next()
-  q:answered('a')
-  q:unresolve(r)
-  t.eq(q:count(), 1)
-  q:requeue_postponed()
-  t.eq(q:next().requestId, 'a')
+t.test('requests: sync drops what the daemon no longer has open', function()
+  local set = requests.new()
+  set:add(req('a'))
+  set:add(req('b'))
+  t.eq(set:sync({ 'b', 'c' }), { 'a' })
+  t.eq(set:count(), 1)
+  t.ok(set:is_resolved('a'))
 end)
 
 -- runs ---------------------------------------------------------------------
@@ -198,8 +185,8 @@ t.test('runs: streamed command output is a bounded tail, replaced by the final o
   t.eq(tool.live, nil)
 end)
 
-t.test('conversation: a running command shows its last lines, then the final output once', function()
-  local conversation = require('agentd.conversation')
+t.test('render: a running command shows its last lines, then the final output once', function()
+  local render = require('agentd.render')
   local config = require('agentd.config')
   config.set({ conversation = { tool_output_lines = 3 } })
   local s = runs.new()
@@ -208,7 +195,9 @@ t.test('conversation: a running command shows its last lines, then the final out
     s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
   end
   local function tool_lines()
-    local lines = conversation.render_run(s:get('r1'))
+    local out = { lines = {}, marks = {} }
+    render.run(out, s:get('r1'), function() end)
+    local lines = out.lines
     local out = {}
     for i = 3, #lines do
       if lines[i] == '' then
@@ -312,6 +301,293 @@ t.test('rpc: request/response, server request, notification, errors', function()
     return failed
   end, 'failure callback')
   t.eq(failed.code, rpc.DISCONNECTED)
+end)
+
+-- contract -------------------------------------------------------------------
+
+local plugin_root = vim.fn.fnamemodify(here, ':h:h')
+local repo_root = vim.fn.fnamemodify(plugin_root, ':h:h')
+local P = require('agentd.protocol')
+
+local function read_json(path)
+  local f = assert(io.open(path, 'r'), 'cannot read ' .. path)
+  local text = f:read('*a')
+  f:close()
+  return vim.json.decode(text)
+end
+
+local function values(tbl)
+  local out = {}
+  for _, v in pairs(tbl) do
+    out[#out + 1] = v
+  end
+  table.sort(out)
+  return out
+end
+
+local function sorted(list)
+  local out = vim.deepcopy(list)
+  table.sort(out)
+  return out
+end
+
+local function missing(want, have)
+  local set = {}
+  for _, v in ipairs(have) do
+    set[v] = true
+  end
+  local out = {}
+  for _, v in ipairs(want) do
+    if not set[v] then
+      out[#out + 1] = v
+    end
+  end
+  return out
+end
+
+local contract = read_json(repo_root .. '/testdata/contract/protocol.json')
+
+t.test('contract: the protocol version', function()
+  t.eq(P.VERSION, contract.protocolVersion)
+end)
+
+t.test('contract: every method the plugin sends exists in the daemon', function()
+  t.eq(missing(values(P.request), contract.requests), {}, 'requests the daemon does not know')
+  t.eq(missing(values(P.notification), contract.notifications), {}, 'notifications the daemon does not know')
+end)
+
+t.test('contract: every method the daemon sends has a handler in the methods table', function()
+  local methods = require('agentd.methods')
+  t.eq(missing(contract.serverNotifications, values(P.server_notification)), {}, 'server notifications not in protocol.lua')
+  t.eq(missing(contract.serverRequests, values(P.server_request)), {}, 'server requests not in protocol.lua')
+  local handled = {}
+  for m in pairs(methods.notifications) do
+    handled[#handled + 1] = m
+  end
+  t.eq(missing(contract.serverNotifications, handled), {}, 'server notifications without a handler')
+  handled = {}
+  for m in pairs(methods.requests) do
+    handled[#handled + 1] = m
+  end
+  t.eq(missing(contract.serverRequests, handled), {}, 'server requests without a handler')
+end)
+
+t.test('contract: the kinds, decisions, states and other words are the daemon\'s', function()
+  for key, mine in pairs({
+    promptKinds = P.prompt_kinds,
+    decisions = P.decisions,
+    policies = P.policies,
+    updateKinds = P.update_kinds,
+    runStates = P.run_states,
+    stopReasons = P.stop_reasons,
+    resolvedBy = P.resolved_by,
+    toolKinds = P.tool_kinds,
+    statuses = P.statuses,
+  }) do
+    t.eq(sorted(mine), sorted(contract[key]), key)
+  end
+  local kinds = require('agentd.kinds')
+  for _, k in ipairs(P.prompt_kinds) do
+    t.ok(kinds.spec[k], 'the kind table has ' .. k)
+    t.ok(P.answer_method[k], 'an answer method for ' .. k)
+  end
+  t.eq(sorted(vim.tbl_keys(P.terminal_states)), sorted(missing(P.run_states, { 'running', 'requires_action', 'paused' })))
+end)
+
+t.test('contract: the error codes the plugin names are the daemon\'s', function()
+  for name, code in pairs(P.error_codes) do
+    t.eq(code, contract.errorCodes[name], name)
+  end
+  local used = {}
+  for _, c in pairs(contract.errorCodes) do
+    used[c] = true
+  end
+  t.eq(used[P.DISCONNECTED], nil, 'the plugin\'s own code is not a daemon code')
+end)
+
+t.test('contract: method names are spelled in protocol.lua only', function()
+  local names = {}
+  for _, group in ipairs({ P.request, P.notification, P.server_notification, P.server_request }) do
+    for _, m in pairs(group) do
+      if m:find('/', 1, true) then
+        names[#names + 1] = m
+      end
+    end
+  end
+  local offenders = {}
+  for _, file in ipairs(vim.fn.glob(plugin_root .. '/lua/agentd/*.lua', false, true)) do
+    if not file:match('/protocol%.lua$') then
+      local f = assert(io.open(file, 'r'))
+      local text = f:read('*a')
+      f:close()
+      for _, m in ipairs(names) do
+        for _, q in ipairs({ "'", '"' }) do
+          if text:find(q .. m .. q, 1, true) then
+            offenders[#offenders + 1] = vim.fn.fnamemodify(file, ':t') .. ': ' .. m
+          end
+        end
+      end
+    end
+  end
+  t.eq(offenders, {})
+end)
+
+-- help -------------------------------------------------------------------------
+
+t.test('help: doc/tags is shipped and matches doc/agentd.txt', function()
+  local tmp = vim.fn.tempname()
+  vim.fn.mkdir(tmp, 'p')
+  vim.fn.writefile(vim.fn.readfile(plugin_root .. '/doc/agentd.txt'), tmp .. '/agentd.txt')
+  vim.cmd('helptags ' .. vim.fn.fnameescape(tmp))
+  t.eq(vim.fn.readfile(plugin_root .. '/doc/tags'), vim.fn.readfile(tmp .. '/tags'),
+    'doc/tags is stale: run  nvim --headless -u NONE -c "helptags doc" -c q  in editor-clients/nvim')
+  vim.fn.delete(tmp, 'rf')
+end)
+
+t.test('help: every command and every default key is documented', function()
+  local doc = table.concat(vim.fn.readfile(plugin_root .. '/doc/agentd.txt'), '\n')
+  for _, c in ipairs(vim.fn.getcompletion('Agentd', 'command')) do
+    t.ok(doc:find('*:' .. c .. '*', 1, true), ':' .. c .. ' has a help tag')
+  end
+  local config = require('agentd.config')
+  for group, keys in pairs(config.defaults.keymaps) do
+    for name, key in pairs(keys) do
+      t.ok(doc:find(key, 1, true), ('keymaps.%s.%s (%s) is in the help'):format(group, name, key))
+    end
+  end
+end)
+
+t.test('keys: no default key is the start of a global mapping of this Neovim', function()
+  -- a buffer-local key that begins a longer global mapping (gr and 0.11's
+  -- grn) loses to it when the next key is already typed
+  local config = require('agentd.config')
+  local globals = {}
+  for _, mode in ipairs({ 'n', 'i' }) do
+    for _, m in ipairs(vim.api.nvim_get_keymap(mode)) do
+      globals[#globals + 1] = vim.api.nvim_replace_termcodes(m.lhs, true, false, true)
+    end
+  end
+  local clashes = {}
+  for group, keys in pairs(config.defaults.keymaps) do
+    for name, key in pairs(keys) do
+      local k = vim.api.nvim_replace_termcodes(key, true, false, true)
+      for _, g in ipairs(globals) do
+        if #g > #k and g:sub(1, #k) == k then
+          clashes[#clashes + 1] = ('keymaps.%s.%s %s starts %s'):format(group, name, key, vim.fn.keytrans and vim.fn.keytrans(g) or g)
+        end
+      end
+    end
+  end
+  t.eq(clashes, {})
+end)
+
+-- sessions -------------------------------------------------------------------
+
+local sessions = require('agentd.sessions')
+
+t.test('sessions: RFC 3339 times with nanoseconds and offsets', function()
+  t.eq(sessions.parse_time('1970-01-01T00:00:00Z'), 0)
+  t.eq(sessions.parse_time('2026-11-22T10:01:02.123456789Z'), 1795341662)
+  t.eq(sessions.parse_time('2026-11-22T12:01:02.5+02:00'), 1795341662)
+  t.eq(sessions.parse_time('2000-02-29T00:00:00-01:30'), 951787800)
+  t.eq(sessions.parse_time('yesterday'), nil)
+end)
+
+t.test('sessions: readable times, no nanoseconds', function()
+  local now = os.time({ year = 2026, month = 11, day = 22, hour = 15, min = 30, sec = 0 })
+  t.eq(sessions.format_time(now - 20, now), 'just now')
+  t.eq(sessions.format_time(now - 5 * 60, now), '5 min ago')
+  t.eq(sessions.format_time(now - 3 * 3600, now), 'today 12:30')
+  t.eq(sessions.format_time(now - 86400, now), 'yesterday 15:30')
+  t.eq(sessions.format_time(now - 10 * 86400, now), os.date('%b %d %H:%M', now - 10 * 86400))
+  t.eq(sessions.format_time(now - 400 * 86400, now), os.date('%Y-%m-%d', now - 400 * 86400))
+  local t0 = os.time()
+  local label = sessions.label({ sessionId = 's_1', title = 'Rename Total\nto Sum', state = 'completed',
+    updatedAt = os.date('!%Y-%m-%dT%H:%M:%S', t0 - 120) .. '.987654321Z' }, t0)
+  t.eq(label, 'Rename Total …  ·  completed  ·  2 min ago')
+end)
+
+-- http -----------------------------------------------------------------------
+
+local http = require('agentd.http')
+
+t.test('http: URLs and /models', function()
+  t.eq(http.parse('http://127.0.0.1:11434/v1'), { scheme = 'http', host = '127.0.0.1', port = 11434, path = '/v1' })
+  t.eq(http.parse('https://api.openai.com/v1').port, 443)
+  t.eq(http.parse('http://[::1]:8080/').host, '::1')
+  t.eq(http.parse('ftp://x'), nil)
+  t.eq(http.models_url('http://h/v1/'), 'http://h/v1/models')
+end)
+
+t.test('http: responses, plain and chunked', function()
+  t.eq({ http.parse_response('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}') }, { 200, '{}' })
+  local chunked = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n3\r\n:1}\r\n0\r\n\r\n'
+  t.eq({ http.parse_response(chunked) }, { 200, '{"a":1}' })
+  t.eq(http.parse_response('garbage'), nil)
+end)
+
+-- kinds and rendering ----------------------------------------------------------
+
+local kinds = require('agentd.kinds')
+local render = require('agentd.render')
+
+t.test('kinds: a confirmation offers only the decisions in its options', function()
+  local r = { requestId = 'q1', kind = 'confirm_command', command = 'make',
+    options = { { optionId = 'allow_once', label = 'Allow' }, { optionId = 'reject_once', label = 'Reject' } } }
+  local names = {}
+  for _, a in ipairs(kinds.decisions(r)) do
+    names[#names + 1] = a.name
+  end
+  t.eq(names, { 'allow_once', 'reject', 'reject_with_reason' })
+  t.eq(kinds.hint(r, 'chat'), 'ga allow · gx reject · gR reject+why')
+  local config = require('agentd.config')
+  config.set({ keymaps = { request = { reject_with_reason = false } } })
+  t.eq(kinds.hint(r, 'card'), 'ga allow · gx reject · q later', 'a key set to false is gone')
+  config.set({})
+end)
+
+t.test('render: an open request has its keys on its lines; a resolved one shows its outcome', function()
+  local s = runs.new()
+  local q = { runId = 'r1', sessionId = 's1', seq = 1, requestId = 'q1', kind = 'choice', message = 'Pick one',
+    options = { { optionId = '1', label = 'red' }, { optionId = '2', label = 'blue' } }, allowOther = true }
+  s:apply('agent/inputRequest', q)
+  local run = s:get('r1')
+  run.prompt = 'first\nsecond'
+  local open = { q1 = { req = q, sending = false } }
+  local out = render.chat({ title = 'T', runs = { run } }, function(id)
+    return open[id]
+  end)
+  local text = table.concat(out.lines, '\n')
+  t.ok(text:find('## > first\n   second', 1, true), text)
+  local blue
+  for i, l in ipairs(out.lines) do
+    if l == '  2 blue' then
+      blue = i
+    end
+  end
+  t.ok(blue, text)
+  t.eq(out.marks[blue], { id = 'q1', option = 2 })
+  t.ok(text:find('<CR> on an option picks it · go other…', 1, true), text)
+  s:apply('agent/inputResolved', { runId = 'r1', seq = 2, requestId = 'q1', outcome = 'answered', by = 'user' })
+  open.q1 = nil
+  out = render.chat({ runs = { run } }, function(id)
+    return open[id]
+  end)
+  text = table.concat(out.lines, '\n')
+  t.ok(text:find('? Pick one  → answered', 1, true), text)
+  t.eq(next(out.marks), nil, 'no keys on a resolved request')
+end)
+
+t.test('runs: a request from agent/pending and the same one replayed later appear once, in order', function()
+  local s = runs.new()
+  local q = { runId = 'r1', sessionId = 's1', seq = 2, requestId = 'q1', kind = 'question', message = 'Q?' }
+  s:add_request(q)
+  s:apply('agent/update', { runId = 'r1', seq = 1, update = { kind = 'message_chunk', text = 'before' } })
+  s:apply('agent/inputRequest', q)
+  local run = s:get('r1')
+  t.eq(#run.items, 2)
+  t.eq(run.items[1].type, 'text')
+  t.eq(run.items[2].type, 'request')
 end)
 
 t.finish()

@@ -22,38 +22,64 @@ M.defaults = {
   restart = { max_retries = 5, backoff_ms = 500 },
   -- The daemon's stderr goes here (nil: stdpath('cache')/agentd.log, false: nowhere).
   log_file = nil,
+  -- The chat: the conversation (transcript) with a compose window below it.
   conversation = {
     -- 'right', 'left', 'below', 'above' (a split), or 'tab'.
     position = 'right',
     width = 80,
     height = 15,
-    -- Open the conversation when a run starts.
+    -- Height of the compose window under the transcript.
+    compose_height = 5,
+    -- Open the chat when a run starts.
     auto_open = true,
     -- Lines of a tool's output shown under the tool call (0: none); while a
     -- command runs, its last lines (at most 40) stream in instead.
     tool_output_lines = 6,
   },
+  requests = {
+    -- Show a request in a float (without moving the cursor) when it arrives.
+    float = true,
+    -- Width of the request float (at most the editor's width - 4).
+    width = 72,
+  },
   -- vim.notify on run state changes and daemon events.
   notify = true,
   keymaps = {
-    -- Buffer-local keys in the diff tab of a write confirmation.
-    diff = {
-      allow_once = 'a',
-      allow_session = 's',
-      allow_always = 'A',
-      reject_with_reason = 'r',
-      reject_always = 'R',
-      reject = 'q',
+    -- Keys that answer an input request: in the request float, on the
+    -- request in the chat, and in the diff tab of a write.
+    request = {
+      open = '<CR>', -- answer a question, review a write's diff, pick the option under the cursor
+      allow_once = 'ga',
+      allow_session = 'gs',
+      allow_always = 'gA',
+      reject = 'gx',
+      reject_with_reason = 'gR', -- not gr: Neovim 0.11 maps grn, gra, grr… globally
+      reject_always = 'gX',
+      other = 'go', -- a choice's free-text answer
+      send = '<C-s>', -- send a multiple choice, or the text typed in the answer field
+      close = 'q', -- close the float or the diff tab; the request stays open
+      pick = 'gp', -- pick another open request
     },
-    -- Buffer-local keys in the conversation buffer.
-    conversation = {
+    -- Buffer-local keys in the chat's transcript.
+    chat = {
       close = 'q',
       cancel = '<C-c>',
       pending = 'p',
+      compose = 'i',
+      next_request = ']r',
+      prev_request = '[r',
     },
-    -- Global normal-mode keys (none by default), e.g. { prompt = '<leader>aa',
-    -- cancel = '<leader>ac', pending = '<leader>ap', sessions = '<leader>as',
-    -- toggle = '<leader>at' }. The prompt key also works in visual mode.
+    -- Buffer-local keys in the compose window (send also works in Insert mode).
+    compose = {
+      send = '<C-s>',
+      send_normal = '<CR>',
+      close = 'q',
+      cancel = '<C-c>',
+    },
+    -- Global normal-mode keys (none by default), e.g. { chat = '<leader>aa',
+    -- prompt = '<leader>ap', pending = '<leader>ar', cancel = '<leader>ac',
+    -- sessions = '<leader>as', toggle = '<leader>at' }. The prompt key also
+    -- works in Visual mode (the selection goes along).
     global = {},
   },
   -- Input request kinds this editor renders (all by default). A kind left

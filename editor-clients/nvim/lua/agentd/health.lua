@@ -1,4 +1,7 @@
--- :checkhealth agentd
+-- :checkhealth agentd: Neovim, the daemon, the model endpoint (contacted:
+-- GET {baseUrl}/models), the request UI.
+local http = require('agentd.http')
+
 local M = {}
 
 -- vim.health (0.8+: report_*, 0.9+: start/ok/...) or the 0.7 'health' module
@@ -17,17 +20,119 @@ local function reporter()
   }
 end
 
+-- A variable of the daemon's environment: setup{ env } over the editor's.
+local function daemon_env(name)
+  local env = require('agentd.config').values.env or {}
+  if env[name] == false then
+    return nil
+  end
+  local v = env[name] ~= nil and tostring(env[name]) or vim.env[name]
+  return v ~= '' and v or nil
+end
+
+local function read_config_file()
+  local dir = daemon_env('XDG_CONFIG_HOME') or ((daemon_env('HOME') or vim.fn.expand('~')) .. '/.config')
+  local path = dir .. '/agentd/config.json'
+  local f = io.open(path, 'r')
+  if not f then
+    return nil, path
+  end
+  local text = f:read('*a')
+  f:close()
+  local ok, cfg = pcall(vim.json.decode, text)
+  if not ok or type(cfg) ~= 'table' then
+    return { error = 'not valid JSON' }, path
+  end
+  return cfg, path
+end
+
+--- The model endpoint as the daemon will see it: setup{ model } over the
+--- environment over ~/.config/agentd/config.json (the daemon's order).
+--- Returns { baseUrl, apiKey, name, from } (fields may be nil).
+function M.endpoint()
+  local cfg = require('agentd.config').values
+  local m = cfg.model or {}
+  local file, path = read_config_file()
+  local fm = type(file) == 'table' and type(file.model) == 'table' and file.model or {}
+  local function pick(field, env)
+    if type(m[field]) == 'string' and m[field] ~= '' then
+      return m[field], 'setup{ model }'
+    end
+    local v = daemon_env(env)
+    if v then
+      return v, env
+    end
+    if type(fm[field]) == 'string' and fm[field] ~= '' then
+      return fm[field], path
+    end
+  end
+  local e = {}
+  e.baseUrl, e.from = pick('baseUrl', 'OPENAI_BASE_URL')
+  e.apiKey = pick('apiKey', 'OPENAI_API_KEY')
+  e.name = pick('name', 'AGENTD_MODEL')
+  if not e.baseUrl and e.apiKey then
+    e.baseUrl, e.from = 'https://api.openai.com/v1', 'the default for an API key'
+  end
+  e.file_error = type(file) == 'table' and file.error and (path .. ': ' .. file.error) or nil
+  return e
+end
+
+local function model_names(body)
+  local ok, data = pcall(vim.json.decode, body or '')
+  if not ok or type(data) ~= 'table' or type(data.data) ~= 'table' then
+    return nil
+  end
+  local names = {}
+  for _, m in ipairs(data.data) do
+    if type(m) == 'table' and type(m.id) == 'string' then
+      names[#names + 1] = m.id
+    end
+  end
+  return names
+end
+
+--- Contacts the endpoint's /models and reports what it found.
+function M.check_endpoint(h, e, opts)
+  local url = http.models_url(e.baseUrl)
+  local headers = {}
+  if e.apiKey then
+    headers.Authorization = 'Bearer ' .. e.apiKey
+  end
+  local status, body = http.get(url, { headers = headers, timeout = (opts and opts.timeout) or 3000 })
+  if not status then
+    return h.error(('nobody answers at %s: %s'):format(url, tostring(body)), {
+      'start the model server, or fix baseUrl (setup{ model }, OPENAI_BASE_URL or ~/.config/agentd/config.json)',
+    })
+  end
+  if status == 401 or status == 403 then
+    return h.error(('%s refused the API key (HTTP %d)'):format(url, status), { 'set apiKey or OPENAI_API_KEY' })
+  end
+  if status ~= 200 then
+    return h.warn(('%s answered HTTP %d; the endpoint may still serve chat completions'):format(url, status))
+  end
+  local names = model_names(body)
+  if not names then
+    return h.warn(url .. ' answered, but not with a model list')
+  end
+  local shown = table.concat(vim.list_slice(names, 1, 5), ', ') .. (#names > 5 and ', …' or '')
+  h.ok(('%s answers: %d model%s (%s)'):format(url, #names, #names == 1 and '' or 's', shown))
+  if e.name and #names > 0 and not vim.tbl_contains(names, e.name) then
+    h.warn(('model "%s" is not in that list'):format(e.name))
+  end
+end
+
 function M.check()
   local h = reporter()
   local config = require('agentd.config').values
   local agentd = require('agentd')
 
   h.start('agentd: Neovim')
-  if vim.fn.has('nvim-0.7') == 1 then
-    local v = vim.version()
-    h.ok(('Neovim %d.%d.%d'):format(v.major, v.minor, v.patch))
+  local v = vim.version()
+  h.ok(('Neovim %d.%d.%d'):format(v.major, v.minor, v.patch))
+  if vim.fn.filereadable(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h') .. '/doc/tags') == 1 then
+    h.ok(':help agentd is available')
   else
-    h.error('Neovim 0.7 or newer is needed')
+    h.warn('doc/tags is missing: run :helptags on the plugin\'s doc folder')
   end
 
   h.start('agentd: daemon')
@@ -43,13 +148,14 @@ function M.check()
   local st = agentd.status()
   if st.ready and st.server then
     local info = st.server.serverInfo or {}
-    h.ok(('running (pid %s): %s %s, protocol %s, workspace %s'):format(
-      tostring(st.pid), tostring(info.name), tostring(info.version), tostring(st.server.protocolVersion), tostring(st.root)))
-    if st.server.protocolVersion ~= 1 then
-      h.warn('this plugin speaks protocol version 1')
+    h.ok(('running (pid %s): %s %s, protocol %s, workspace %s'):format(tostring(st.pid), tostring(info.name),
+      tostring(info.version), tostring(st.server.protocolVersion), tostring(st.root)))
+    if st.server.protocolVersion ~= require('agentd.protocol').VERSION then
+      h.warn('this plugin speaks protocol version ' .. require('agentd.protocol').VERSION)
     end
   elseif st.status == 'failed' then
-    h.error('the daemon failed to start or kept dying; see the log: ' .. table.concat(vim.list_slice(st.stderr, math.max(1, #st.stderr - 5)), ' | '))
+    h.error('the daemon failed to start or kept dying; see the log: '
+      .. table.concat(vim.list_slice(st.stderr, math.max(1, #st.stderr - 5)), ' | '))
   else
     h.info('not started yet (it starts on the first :Agentd command, or with require("agentd").start())')
   end
@@ -58,30 +164,30 @@ function M.check()
   end
 
   h.start('agentd: model')
-  local m = config.model or {}
-  local base = m.baseUrl or vim.env.OPENAI_BASE_URL
-  local name = m.name or vim.env.AGENTD_MODEL
-  if base or name then
-    h.ok(('endpoint %s, model %s'):format(base or '(daemon default)', name or '(daemon default)'))
-  elseif vim.fn.filereadable(vim.fn.expand('~/.config/agentd/config.json')) == 1 then
-    h.ok('configured in ~/.config/agentd/config.json')
-  else
+  local e = M.endpoint()
+  if e.file_error then
+    h.error(e.file_error)
+  end
+  if not e.baseUrl then
     h.warn('no model configured', {
       'setup{ model = { baseUrl = "http://127.0.0.1:11434/v1", name = "qwen2.5-coder" } }',
       'or OPENAI_BASE_URL and AGENTD_MODEL in the environment, or ~/.config/agentd/config.json',
     })
+  else
+    h.info(('endpoint %s (from %s), model %s'):format(e.baseUrl, e.from, e.name or '(the daemon\'s default)'))
+    M.check_endpoint(h, e)
   end
   if config.approval_policy then
     h.info('approval policy: ' .. config.approval_policy)
   end
 
-  h.start('agentd: prompts')
-  h.info('questions: vim.ui.input; choices and commands: vim.ui.select; secrets: inputsecret(); writes: a diff tab')
-  local ok_sel = debug.getinfo(vim.ui.select, 'S')
-  if ok_sel and ok_sel.source and not ok_sel.source:find('vim/ui.lua', 1, true) then
-    h.ok('vim.ui.select is provided by ' .. ok_sel.source:gsub('^@', ''))
+  h.start('agentd: requests')
+  h.info('questions, choices and confirmations: the request float and the chat; writes: a diff tab; secrets: inputsecret()')
+  local src = debug.getinfo(vim.ui.select, 'S').source or ''
+  if not src:find('vim/ui.lua', 1, true) then
+    h.ok('the pickers (open requests, sessions) use vim.ui.select from ' .. src:gsub('^@', ''))
   else
-    h.info('vim.ui.select is the built-in one (dressing.nvim, telescope-ui-select or fzf-lua can replace it)')
+    h.info('the pickers use the built-in vim.ui.select (dressing.nvim, telescope-ui-select or fzf-lua can replace it)')
   end
 end
 

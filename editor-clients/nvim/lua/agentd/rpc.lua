@@ -4,12 +4,19 @@
 -- :receive() and writes through a function, so it can be tested alone.
 -- M.spawn() wires one to a child started with vim.loop.spawn.
 local framing = require('agentd.framing')
+local P = require('agentd.protocol')
 
 local uv = vim.uv or vim.loop
 local M = {}
 
-M.DISCONNECTED = -32099 -- our own code for "the daemon went away"
+M.DISCONNECTED = P.DISCONNECTED
 
+---@class agentd.Endpoint
+---@field write fun(data: string): boolean
+---@field handlers table
+---@field next_id integer
+---@field callbacks table<integer, fun(err: table|nil, result: any)>
+---@field closed boolean
 local Endpoint = {}
 Endpoint.__index = Endpoint
 
@@ -67,10 +74,6 @@ function Endpoint:notify(method, params)
     msg.params = params
   end
   return self:send(msg)
-end
-
-function Endpoint:cancel_request(id)
-  return self:notify('$/cancelRequest', { id = id })
 end
 
 --- Feeds bytes read from the daemon (may be called from a luv callback).

@@ -2,12 +2,35 @@
 -- Lua. It checks seq (duplicates are dropped, a gap is reported so the
 -- caller can fill it with agent/events) and folds each notification into a
 -- model the conversation buffer renders.
+local P = require('agentd.protocol')
+
 local M = {}
 
+---@class agentd.Run
+---@field id string
+---@field session string|nil
+---@field state string           a run state (protocol.run_states)
+---@field stop_reason string|nil
+---@field error string|nil
+---@field last_seq integer       the last seq applied
+---@field prompt string|nil      what the user asked (known when started here)
+---@field context table|nil      the context sent with it ({files, selection})
+---@field items table[]          what the conversation shows, in order
+---@field tools table<string, table>
+---@field requests table<string, table> requestId -> its item
+---@field buffered table[]       notifications held while catching up
+---@field catching_up boolean
+---@field usage table|nil
+---@field files table[]|nil
+
+---@class agentd.RunStore
+---@field runs table<string, agentd.Run>
+---@field order string[]
 local Store = {}
 Store.__index = Store
 
-M.TERMINAL = { completed = true, failed = true, cancelled = true }
+M.TERMINAL = P.terminal_states
+local N = P.server_notification
 
 -- A running command's streamed output (outputDelta) is kept as a tail of at
 -- most LIVE_LINES lines and LIVE_BYTES bytes, until the call's final update
@@ -41,6 +64,7 @@ local function add_live(t, piece)
   t.live, t.live_dropped = s, dropped
 end
 
+---@return agentd.RunStore
 function M.new()
   return setmetatable({ runs = {}, order = {} }, Store)
 end
@@ -107,17 +131,40 @@ local function add_text(run, text)
   end
 end
 
+--- Adds an input request to its run's items (from agent/inputRequest, or
+--- from agent/pending, which carries no seq of the run's stream). A request
+--- already there moves to the end: a catch-up replays the run in order.
+---@param req table
+---@return agentd.Run
+function Store:add_request(req)
+  local run = self:ensure(req.runId, req.sessionId)
+  local item = run.requests[req.requestId]
+  if item then
+    for i, it in ipairs(run.items) do
+      if it == item then
+        table.remove(run.items, i)
+        break
+      end
+    end
+  else
+    item = { type = 'request', req = req }
+    run.requests[req.requestId] = item
+  end
+  run.items[#run.items + 1] = item
+  return run
+end
+
 --- Folds one notification into the run. Returns the run.
 function Store:apply(method, p)
   local run = self:ensure(p.runId, p.sessionId)
   if type(p.seq) == 'number' and p.seq > run.last_seq then
     run.last_seq = p.seq
   end
-  if method == 'agent/runState' then
+  if method == N.run_state then
     run.state = p.state
     run.stop_reason = p.stopReason
     run.error = p.error
-  elseif method == 'agent/update' then
+  elseif method == N.update then
     local u = p.update or {}
     local k = u.kind
     if k == 'message_chunk' then
@@ -173,15 +220,17 @@ function Store:apply(method, p)
         add_text(run, u.text)
       end
     end
-  elseif method == 'agent/inputRequest' then
-    local item = { type = 'request', req = p }
-    run.requests[p.requestId] = item
-    run.items[#run.items + 1] = item
-    -- the text after a prompt starts a new paragraph
-  elseif method == 'agent/inputResolved' then
+  elseif method == N.input_request then
+    self:add_request(p)
+  elseif method == N.input_resolved then
     local item = run.requests[p.requestId]
     if item then
       item.outcome, item.by = p.outcome, p.by
+      -- the tool call it asked about was decided, not broken
+      local tool = type(item.req.toolCallId) == 'string' and run.tools[item.req.toolCallId]
+      if tool then
+        tool.outcome = p.outcome
+      end
     end
   end
   return run

@@ -46,6 +46,22 @@ function M.parse(diff)
   return hunks
 end
 
+--- Counts the added and removed lines of a unified diff.
+---@return integer added, integer removed
+function M.stat(diff)
+  local added, removed = 0, 0
+  for _, h in ipairs(M.parse(diff or '')) do
+    for _, hl in ipairs(h.lines) do
+      if hl[1] == '+' then
+        added = added + 1
+      elseif hl[1] == '-' then
+        removed = removed + 1
+      end
+    end
+  end
+  return added, removed
+end
+
 local function matches(lines, at, old)
   for i, l in ipairs(old) do
     if lines[at + i - 1] ~= l then

@@ -1,0 +1,417 @@
+-- The chat: the session's transcript ("agentd chat", read-only, rendered
+-- by agentd.render) with a compose window under it ("agentd compose")
+-- where the user writes the next prompt over as many lines as needed and
+-- sends it with a key; the run it starts continues the same session and
+-- shows up in place. Open requests are answered on the transcript with the
+-- request keys (agentd.kinds) on their lines.
+local config = require('agentd.config')
+local render = require('agentd.render')
+local S = require('agentd.state')
+
+local api = vim.api
+local M = {}
+
+-- Plain names: a tab line shortens the directories of a name, and would
+-- show a URL-like name as "a//chat".
+M.TRANSCRIPT = 'agentd chat'
+M.COMPOSE = 'agentd compose'
+
+---@class agentd.ChatState
+---@field tbuf integer|nil      the transcript buffer
+---@field cbuf integer|nil      the compose buffer
+---@field marks table<integer, {id: string, option: integer|nil}> transcript line -> request
+---@field pending_render boolean
+local C = { marks = {}, pending_render = false }
+
+local function valid(buf)
+  return buf and api.nvim_buf_is_valid(buf)
+end
+
+local function pump()
+  return require('agentd.pump')
+end
+
+local function agentd()
+  return require('agentd')
+end
+
+local function map(buf, modes, lhs, fn, desc)
+  if lhs and lhs ~= '' then
+    vim.keymap.set(modes, lhs, fn, { buffer = buf, nowait = true, silent = true, desc = 'agentd: ' .. desc })
+  end
+end
+
+local function named_scratch(name, modifiable)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile' -- before the name: a nofile name stays as given
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    api.nvim_buf_set_name(buf, name .. ' ' .. buf)
+  end
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = modifiable
+  return buf
+end
+
+--- The request (and option) on the transcript's cursor line.
+function M.request_at_cursor()
+  local line = api.nvim_win_get_cursor(0)[1]
+  local m = C.marks[line]
+  if m and S.requests:get(m.id) then
+    return m
+  end
+end
+
+-- Moves the cursor to the next (dir 1) or previous (-1) open request.
+local function jump_request(dir)
+  local cur = api.nvim_win_get_cursor(0)[1]
+  local n = api.nvim_buf_line_count(0)
+  local i = cur + dir
+  while i >= 1 and i <= n do
+    local m = C.marks[i]
+    if m and (not C.marks[i - 1] or C.marks[i - 1].id ~= m.id) then
+      return api.nvim_win_set_cursor(0, { i, 0 })
+    end
+    i = i + dir
+  end
+end
+
+local function transcript_keys(buf)
+  local km = config.values.keymaps.chat
+  map(buf, 'n', km.close, M.close, 'close the chat')
+  map(buf, 'n', km.cancel, function()
+    agentd().cancel()
+  end, 'cancel the run')
+  map(buf, 'n', km.pending, function()
+    pump().pick()
+  end, 'open requests')
+  map(buf, 'n', km.compose, function()
+    M.focus_compose(true)
+  end, 'write a prompt')
+  map(buf, 'n', km.next_request, function()
+    jump_request(1)
+  end, 'next open request')
+  map(buf, 'n', km.prev_request, function()
+    jump_request(-1)
+  end, 'previous open request')
+  local k = config.values.keymaps.request
+  map(buf, 'n', k.open, function()
+    local m = M.request_at_cursor()
+    if not m then
+      return
+    end
+    if m.option then
+      return pump().reply(m.id, { optionId = require('agentd.kinds').options(S.requests:get(m.id).req)[m.option].id })
+    end
+    pump().open(m.id, { back = 'close' })
+  end, 'answer the request under the cursor')
+  map(buf, 'n', k.other, function()
+    local m = M.request_at_cursor()
+    local o = m and S.requests:get(m.id)
+    if o and o.req.kind == 'choice' and o.req.allowOther then
+      require('agentd.float').show(m.id, { focus = true, mode = 'other', back = 'close' })
+    end
+  end, 'answer a choice in your own words')
+  local kinds = require('agentd.kinds')
+  for _, name in ipairs({ 'allow_once', 'allow_session', 'allow_always', 'reject', 'reject_with_reason', 'reject_always' }) do
+    map(buf, 'n', k[name], function()
+      local m = M.request_at_cursor()
+      local o = m and S.requests:get(m.id)
+      if not (o and kinds.of(o.req) and kinds.of(o.req).confirm) then
+        return
+      end
+      for _, a in ipairs(kinds.decisions(o.req)) do
+        if a.name == name then
+          if a.reason then
+            return require('agentd.float').show(m.id, { focus = true, mode = 'reason', back = 'close' })
+          end
+          return pump().decide(m.id, a.decision)
+        end
+      end
+    end, (name:gsub('_', ' ')))
+  end
+end
+
+local function compose_keys(buf)
+  local km = config.values.keymaps.compose
+  map(buf, { 'n', 'i' }, km.send, M.send, 'send the prompt')
+  map(buf, 'n', km.send_normal, M.send, 'send the prompt')
+  map(buf, 'n', km.close, M.close, 'close the chat')
+  map(buf, 'n', km.cancel, function()
+    agentd().cancel()
+  end, 'cancel the run')
+end
+
+function M.transcript_buf()
+  if not valid(C.tbuf) then
+    C.tbuf = named_scratch(M.TRANSCRIPT, false)
+    transcript_keys(C.tbuf)
+  end
+  return C.tbuf
+end
+
+function M.compose_buf()
+  if not valid(C.cbuf) then
+    C.cbuf = named_scratch(M.COMPOSE, true)
+    compose_keys(C.cbuf)
+  end
+  return C.cbuf
+end
+
+local function win_of(buf)
+  if not valid(buf) then
+    return nil
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == buf then
+      return w
+    end
+  end
+end
+
+--- The transcript's and the compose window's ids in this tab (or nil).
+function M.wins()
+  return win_of(C.tbuf), win_of(C.cbuf)
+end
+
+local function esc(s)
+  return (s:gsub('%%', '%%%%'))
+end
+
+local function compose_status()
+  local km = config.values.keymaps.compose
+  local s = (' compose · %s send · %s (Normal) send · %s close'):format(km.send, km.send_normal, km.close)
+  local ctx = S.draft_context
+  if ctx and ctx.selection then
+    s = s .. (' · with %s, lines %d-%d'):format(ctx.selection.path, ctx.selection.startLine, ctx.selection.endLine)
+  end
+  return esc(s)
+end
+
+local function open_compose_under(twin)
+  api.nvim_set_current_win(twin)
+  vim.cmd('belowright sbuffer ' .. M.compose_buf())
+  local cwin = api.nvim_get_current_win()
+  vim.cmd('resize ' .. config.values.conversation.compose_height)
+  vim.wo[cwin].winfixheight = true
+  vim.wo[cwin].wrap = true
+  vim.wo[cwin].number = false
+  vim.wo[cwin].statusline = compose_status()
+  return cwin
+end
+
+--- Opens the chat in this tab (unless shown). opts.focus: 'compose'
+--- (Insert mode), 'transcript', or nil (the cursor stays).
+---@param opts {focus: string|nil}|nil
+function M.open(opts)
+  opts = opts or {}
+  local cur = api.nvim_get_current_win()
+  local twin, cwin = M.wins()
+  if not twin then
+    local c = config.values.conversation
+    local buf = M.transcript_buf()
+    local pos = c.position
+    if pos == 'tab' then
+      vim.cmd('tab sbuffer ' .. buf)
+    elseif pos == 'left' then
+      vim.cmd('topleft vertical sbuffer ' .. buf)
+      vim.cmd('vertical resize ' .. c.width)
+    elseif pos == 'below' then
+      vim.cmd('botright sbuffer ' .. buf)
+      vim.cmd('resize ' .. c.height)
+    elseif pos == 'above' then
+      vim.cmd('topleft sbuffer ' .. buf)
+      vim.cmd('resize ' .. c.height)
+    else
+      vim.cmd('botright vertical sbuffer ' .. buf)
+      vim.cmd('vertical resize ' .. c.width)
+    end
+    twin = api.nvim_get_current_win()
+    vim.wo[twin].wrap = true
+    vim.wo[twin].linebreak = true
+    vim.wo[twin].breakindent = true
+    vim.wo[twin].number = false
+    vim.wo[twin].winfixwidth = pos == 'left' or pos == 'right' or pos == nil
+    cwin = nil
+  end
+  if not cwin then
+    cwin = open_compose_under(twin)
+  end
+  M.render_now()
+  if opts.focus == 'compose' then
+    api.nvim_set_current_win(cwin)
+    vim.cmd('startinsert!')
+  elseif opts.focus == 'transcript' then
+    api.nvim_set_current_win(twin)
+  elseif api.nvim_win_is_valid(cur) then
+    api.nvim_set_current_win(cur)
+  end
+end
+
+--- Puts the cursor in the compose window (opening the chat if needed).
+function M.focus_compose(insert)
+  local _, cwin = M.wins()
+  if not cwin then
+    return M.open({ focus = insert and 'compose' or nil })
+  end
+  api.nvim_set_current_win(cwin)
+  if insert then
+    vim.cmd('startinsert!')
+  end
+end
+
+function M.close()
+  local twin, cwin = M.wins()
+  for _, w in ipairs({ cwin, twin }) do
+    if w and api.nvim_win_is_valid(w) and #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(w, false)
+    end
+  end
+end
+
+function M.toggle()
+  if M.wins() then
+    M.close()
+  else
+    M.open({ focus = 'compose' })
+  end
+end
+
+--- Sends the compose window's text as the next prompt of the session;
+--- the text stays there until the daemon accepted it.
+function M.send()
+  local buf = M.compose_buf()
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local text = vim.trim(table.concat(lines, '\n'))
+  if text == '' then
+    return require('agentd.ui').notify('nothing to send: write a prompt first')
+  end
+  vim.cmd('stopinsert')
+  agentd().run({
+    prompt = text,
+    from_chat = true,
+    on_started = function()
+      if valid(buf) and vim.deep_equal(api.nvim_buf_get_lines(buf, 0, -1, false), lines) then
+        api.nvim_buf_set_lines(buf, 0, -1, false, {})
+      end
+    end,
+  })
+end
+
+local function view()
+  local title, mode
+  if S.session then
+    local info = S.session_info(S.session)
+    title = info.title or ('session ' .. S.session)
+    mode = info.mode
+  else
+    mode = S.draft_mode
+  end
+  return { title = title, mode = mode, runs = S.session and S.runs:of_session(S.session) or {} }
+end
+
+-- The transcript's status line: the state first, the title last, cut to
+-- what the window has room for.
+local function transcript_status(v, width)
+  local runs = v.runs
+  local last = runs[#runs]
+  local parts = { ' agentd chat' }
+  if last then
+    parts[#parts + 1] = last.state
+  end
+  local n = S.requests:count()
+  if n > 0 then
+    parts[#parts + 1] = n .. ' open request' .. (n == 1 and '' or 's')
+  end
+  if v.mode then
+    parts[#parts + 1] = 'mode ' .. v.mode
+  end
+  local s = table.concat(parts, ' · ')
+  if v.title then
+    local title = (v.title:gsub('\n.*', ' …'))
+    local room = width - vim.fn.strdisplaywidth(s) - 4
+    if vim.fn.strdisplaywidth(title) > room then
+      title = room > 1 and (vim.fn.strcharpart(title, 0, room - 1) .. '…') or ''
+    end
+    if title ~= '' then
+      s = s .. ' · ' .. title
+    end
+  end
+  return esc(s)
+end
+
+-- The first line of the oldest request that waits, in the rendered lines.
+local function first_open(out)
+  local best, best_line
+  for line, m in pairs(out.marks) do
+    local o = S.requests:get(m.id)
+    if o and not o.sending and (not best or o.order < best.order or (o == best and line < best_line)) then
+      best, best_line = o, line
+    end
+  end
+  return best_line
+end
+
+function M.render_now()
+  C.pending_render = false
+  if not valid(C.tbuf) then
+    return
+  end
+  local v = view()
+  local out = render.chat(v, function(id)
+    return S.requests:get(id)
+  end)
+  C.marks = out.marks
+  local buf = C.tbuf
+  local old_count = api.nvim_buf_line_count(buf)
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, out.lines)
+  vim.bo[buf].modifiable = false
+  local cur = api.nvim_get_current_win()
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if valid(C.cbuf) and api.nvim_win_get_buf(w) == C.cbuf then
+      vim.wo[w].statusline = compose_status()
+    end
+    if api.nvim_win_get_buf(w) == buf then
+      vim.wo[w].statusline = transcript_status(v, api.nvim_win_get_width(w))
+      -- follow the end, unless the user reads something higher up
+      if w ~= cur then
+        -- on the oldest open request (its keys work there), else the end
+        api.nvim_win_set_cursor(w, { first_open(out) or #out.lines, 0 })
+      elseif api.nvim_win_get_cursor(w)[1] >= old_count then
+        api.nvim_win_set_cursor(w, { #out.lines, 0 })
+      end
+    end
+  end
+end
+
+--- Renders soon (several updates in one tick render once).
+function M.render()
+  if C.pending_render then
+    return
+  end
+  C.pending_render = true
+  vim.schedule(M.render_now)
+end
+
+--- The transcript's lines (for tests).
+function M.lines()
+  if not valid(C.tbuf) then
+    return {}
+  end
+  return api.nvim_buf_get_lines(C.tbuf, 0, -1, false)
+end
+
+--- The transcript line of an open request's first line, or nil.
+function M.line_of(id)
+  local best
+  for line, m in pairs(C.marks) do
+    if m.id == id and (not best or line < best) then
+      best = line
+    end
+  end
+  return best
+end
+
+return M

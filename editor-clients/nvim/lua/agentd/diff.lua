@@ -1,0 +1,272 @@
+-- The diff tab of a write confirmation: per file, the current text on the
+-- left and the proposed text on the right, in diff mode, with the request
+-- keys (agentd.kinds) in both windows. The proposed side may be edited
+-- before allowing: for a single-file write, the edited text is what gets
+-- written. Closing the tab answers nothing (the request stays open).
+local config = require('agentd.config')
+local kinds = require('agentd.kinds')
+local udiff = require('agentd.udiff')
+local S = require('agentd.state')
+
+local api = vim.api
+local M = {}
+
+---@class agentd.DiffTab
+---@field tabs integer[]
+---@field bufs integer[]
+---@field single {buf: integer, lines: string[]}|nil the proposed side of a one-file write
+---@field closing boolean
+---@field prev_tab integer
+
+---@type table<string, agentd.DiffTab>
+local open = {}
+M._open = open
+
+local function read_file(path)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+local function abs(path)
+  if path:sub(1, 1) == '/' then
+    return path
+  end
+  return (S.root or vim.fn.getcwd()) .. '/' .. path
+end
+
+local function filetype_of(path)
+  local ok, ft = pcall(vim.filetype.match, { filename = path }) -- 0.8+
+  if ok and type(ft) == 'string' then
+    return ft
+  end
+  ok, ft = pcall(vim.filetype.match, path) -- 0.7
+  if ok and type(ft) == 'string' then
+    return ft
+  end
+  return ''
+end
+
+-- What a tab shows as its label: the workspace-relative path and the side,
+-- e.g. "src/cart.go (proposed)". Neovim shortens the directories of a
+-- buffer name in the tab line, so the name holds no URL-like prefix.
+local function side_name(path, side)
+  local root = S.root or vim.fn.getcwd()
+  local rel = path
+  if rel:sub(1, #root + 1) == root .. '/' then
+    rel = rel:sub(#root + 2)
+  end
+  return rel .. ' (' .. side .. ')'
+end
+
+local function scratch(name, lines, ft, modifiable)
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].buftype = 'nofile' -- before the name: a nofile name stays as given
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    pcall(api.nvim_buf_set_name, buf, name .. ' ' .. buf) -- the same file in two open requests
+  end
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modified = false
+  vim.bo[buf].modifiable = modifiable
+  if ft ~= '' then
+    vim.bo[buf].filetype = ft
+  end
+  return buf
+end
+
+local function teardown(id)
+  local d = open[id]
+  if not d then
+    return
+  end
+  open[id] = nil
+  d.closing = true
+  for _, b in ipairs(d.bufs) do
+    if api.nvim_buf_is_valid(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  for _, t in ipairs(d.tabs) do
+    if api.nvim_tabpage_is_valid(t) then
+      pcall(vim.cmd, 'tabclose! ' .. api.nvim_tabpage_get_number(t))
+    end
+  end
+  if api.nvim_tabpage_is_valid(d.prev_tab) then
+    pcall(api.nvim_set_current_tabpage, d.prev_tab)
+  end
+end
+
+--- Whether request id has its diff tab open.
+function M.is_open(id)
+  return open[id] ~= nil
+end
+
+--- The request was answered or resolved: its tab closes.
+function M.on_resolved(id)
+  teardown(id)
+end
+
+-- The text the user left on the proposed side, when it differs from the
+-- model's (single-file writes only).
+local function edited_text(d)
+  local single = d.single
+  if not (single and api.nvim_buf_is_valid(single.buf)) then
+    return nil
+  end
+  local now = api.nvim_buf_get_lines(single.buf, 0, -1, false)
+  if vim.deep_equal(now, single.lines) then
+    return nil
+  end
+  return table.concat(now, '\n') .. '\n'
+end
+
+local function add_file(d, f, n)
+  local path = type(f.path) == 'string' and f.path or '?'
+  local current = f.oldText
+  if type(current) ~= 'string' then
+    current = f.status == 'added' and '' or (read_file(abs(path)) or '')
+  end
+  local proposed = f.newText
+  local note
+  if type(proposed) ~= 'string' then
+    if f.status == 'deleted' then
+      proposed = ''
+    else
+      local err
+      proposed, err = udiff.apply(current, f.diff or '')
+      note = not proposed and err or nil
+    end
+  end
+  vim.cmd('tabnew')
+  d.tabs[#d.tabs + 1] = api.nvim_get_current_tabpage()
+  local placeholder = api.nvim_get_current_buf()
+  local ft = filetype_of(path)
+  local left_win
+  if note then
+    -- the proposed text could not be rebuilt: show the diff itself
+    local b = scratch(side_name(path, 'diff'), udiff.lines(f.diff or ''), 'diff', false)
+    d.bufs[#d.bufs + 1] = b
+    api.nvim_win_set_buf(0, b)
+  else
+    local new_lines = udiff.lines(proposed)
+    local left = scratch(side_name(path, 'current'), udiff.lines(current), ft, false)
+    local right = scratch(side_name(path, 'proposed'), new_lines, ft, true)
+    d.bufs[#d.bufs + 1] = left
+    d.bufs[#d.bufs + 1] = right
+    if n == 1 then
+      d.single = { buf = right, lines = new_lines }
+    end
+    api.nvim_win_set_buf(0, left)
+    vim.cmd('diffthis')
+    left_win = api.nvim_get_current_win()
+    vim.cmd('rightbelow vsplit')
+    api.nvim_win_set_buf(0, right)
+    vim.cmd('diffthis')
+  end
+  if api.nvim_buf_is_valid(placeholder) and placeholder ~= api.nvim_get_current_buf() then
+    pcall(api.nvim_buf_delete, placeholder, { force = true })
+  end
+  return path, left_win
+end
+
+local function set_keys(id, req, d)
+  local k = config.values.keymaps.request
+  local pump = require('agentd.pump')
+  local actions = {}
+  for _, a in ipairs(kinds.decisions(req)) do
+    actions[#actions + 1] = { a.key, function()
+      if a.reason then
+        return require('agentd.float').show(id, { focus = true, mode = 'reason', back = 'close' })
+      end
+      local edited = a.decision:match('^allow') and edited_text(d) or nil
+      pump.decide(id, a.decision, nil, edited)
+    end }
+  end
+  actions[#actions + 1] = { k.close, function()
+    teardown(id)
+  end }
+  actions[#actions + 1] = { k.pick, function()
+    pump.pick()
+  end }
+  for _, b in ipairs(d.bufs) do
+    for _, a in ipairs(actions) do
+      if a[1] and a[1] ~= '' then
+        vim.keymap.set('n', a[1], a[2], { buffer = b, nowait = true, silent = true, desc = 'agentd: write request' })
+      end
+    end
+    -- closing the tab some other way closes the rest of it
+    api.nvim_create_autocmd('BufWipeout', {
+      buffer = b,
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          if open[id] == d and not d.closing then
+            teardown(id)
+          end
+        end)
+      end,
+    })
+  end
+end
+
+local function esc(x)
+  return (x:gsub('%%', '%%%%'))
+end
+
+--- Opens the diff tab of write request id (or goes to it when open).
+---@param id string
+function M.open(id)
+  local o = S.requests:get(id)
+  if not o or o.req.kind ~= 'confirm_write' then
+    return
+  end
+  if open[id] then
+    local t = open[id].tabs[1]
+    if t and api.nvim_tabpage_is_valid(t) then
+      api.nvim_set_current_tabpage(t)
+    end
+    return
+  end
+  local req = o.req
+  local files = type(req.diff) == 'table' and req.diff or {}
+  if #files == 0 then
+    files = { { path = '?', diff = '' } }
+  end
+  local d = { tabs = {}, bufs = {}, closing = false, prev_tab = api.nvim_get_current_tabpage() }
+  open[id] = d
+  -- the keys, split over the two windows' status lines: allows on the
+  -- left, rejects on the right
+  local parts = kinds.hint_parts(req, 'diff')
+  local allows, others = {}, {}
+  local is_allow = {}
+  for _, a in ipairs(kinds.decisions(req)) do
+    if a.decision:match('^allow') then
+      is_allow[a.key .. ' ' .. a.label] = true
+    end
+  end
+  for _, p in ipairs(parts) do
+    table.insert(is_allow[p] and allows or others, p)
+  end
+  for i, f in ipairs(files) do
+    local path, left_win = add_file(d, f, #files)
+    local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. path .. ' (' .. (f.status or 'write') .. ')'
+    if left_win and api.nvim_win_is_valid(left_win) then
+      vim.wo[left_win].statusline = esc((' current → proposed: %s · %s'):format(title, table.concat(allows, ' · ')))
+      vim.wo[0].statusline = esc(' ' .. table.concat(others, ' · '))
+    else
+      vim.wo[0].statusline = esc(' proposed: ' .. title .. ' │ ' .. table.concat(parts, ' · '))
+    end
+  end
+  if #d.tabs > 1 then
+    api.nvim_set_current_tabpage(d.tabs[1])
+  end
+  set_keys(id, req, d)
+end
+
+return M

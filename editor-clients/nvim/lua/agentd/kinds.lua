@@ -1,0 +1,269 @@
+-- One table per input-request kind: how it reads (a summary line, its
+-- details) and how it is answered (its actions and their keys). The
+-- conversation, the request float and the diff tab all use it, so a new
+-- kind is added here and in protocol.lua, nowhere else.
+local config = require('agentd.config')
+local udiff = require('agentd.udiff')
+
+local M = {}
+
+local function str(v)
+  return type(v) == 'string' and v or ''
+end
+
+local function one_line(s)
+  return (str(s):gsub('\n.*', ' …'))
+end
+
+local function text_lines(s)
+  local out = {}
+  for l in (str(s) .. '\n'):gmatch('(.-)\r?\n') do
+    out[#out + 1] = l
+  end
+  if out[#out] == '' then
+    out[#out] = nil
+  end
+  return out
+end
+
+local function message(req)
+  local m = str(req.message)
+  return m ~= '' and m or str(req.title)
+end
+
+--- The files of a write with their added/removed line counts.
+function M.write_files(req)
+  local out = {}
+  for _, f in ipairs(type(req.diff) == 'table' and req.diff or {}) do
+    local added, removed = udiff.stat(f.diff)
+    local st = ({ added = 'A', modified = 'M', deleted = 'D', moved = 'R' })[f.status] or 'M'
+    out[#out + 1] = { path = str(f.path), status = st, added = added, removed = removed }
+  end
+  return out
+end
+
+---@class agentd.KindSpec
+---@field label string                      the kind's name for people
+---@field confirm boolean                   answered with a decision (agent/confirm)
+---@field open 'text'|'secret'|'diff'|nil   what the open key does
+---@field summary fun(req: table): string   one line
+---@field details fun(req: table): string[] what else to show
+
+---@type table<string, agentd.KindSpec>
+M.spec = {
+  question = {
+    label = 'question',
+    confirm = false,
+    open = 'text',
+    summary = function(req)
+      return one_line(message(req))
+    end,
+    details = function(req)
+      local out = text_lines(req.context)
+      local msg = text_lines(message(req))
+      if #msg > 1 then
+        vim.list_extend(out, msg)
+      end
+      return out
+    end,
+  },
+  choice = {
+    label = 'choice',
+    confirm = false,
+    open = nil,
+    summary = function(req)
+      return one_line(message(req))
+    end,
+    details = function(req)
+      return text_lines(req.context)
+    end,
+  },
+  secret = {
+    label = 'secret',
+    confirm = false,
+    open = 'secret',
+    summary = function(req)
+      return one_line(message(req)) .. ' (a secret: typed hidden, never shown to the model)'
+    end,
+    details = function(req)
+      local out = {}
+      if str(req.command) ~= '' then
+        out[1] = 'for: ' .. one_line(req.command)
+      end
+      return out
+    end,
+  },
+  confirm_command = {
+    label = 'command',
+    confirm = true,
+    open = nil,
+    summary = function(req)
+      local cwd = str(req.cwd) ~= '' and req.cwd or '.'
+      return ('Run `%s` in %s'):format(one_line(req.command), cwd)
+    end,
+    details = function(req)
+      local out = {}
+      local cmd = text_lines(req.command)
+      if #cmd > 1 then
+        out[#out + 1] = 'command:'
+        for _, l in ipairs(cmd) do
+          out[#out + 1] = '  ' .. l
+        end
+      end
+      if str(req.rule) ~= '' then
+        out[#out + 1] = 'rule: ' .. req.rule
+      end
+      return out
+    end,
+  },
+  confirm_write = {
+    label = 'write',
+    confirm = true,
+    open = 'diff',
+    summary = function(req)
+      local files = M.write_files(req)
+      local t = str(req.title) ~= '' and req.title or 'Write'
+      if #files > 1 then
+        t = t .. (' (%d files)'):format(#files)
+      end
+      return one_line(t)
+    end,
+    details = function(req)
+      local out = {}
+      for _, f in ipairs(M.write_files(req)) do
+        out[#out + 1] = ('  %s %s  +%d -%d'):format(f.status, f.path, f.added, f.removed)
+      end
+      if str(req.rule) ~= '' then
+        out[#out + 1] = 'rule: ' .. req.rule
+      end
+      return out
+    end,
+  },
+}
+
+--- The spec of a request's kind (an unknown kind reads as a question
+--- nobody can answer here).
+---@return agentd.KindSpec|nil
+function M.of(req)
+  return M.spec[req.kind]
+end
+
+-- Decisions, in the order they are offered, with their key names.
+local DECISIONS = {
+  { name = 'allow_once', decision = 'allow_once', label = 'allow' },
+  { name = 'allow_session', decision = 'allow_session', label = 'session' },
+  { name = 'allow_always', decision = 'allow_always', label = 'always' },
+  { name = 'reject', decision = 'reject_once', label = 'reject' },
+  { name = 'reject_with_reason', decision = 'reject_once', label = 'reject+why', reason = true },
+  { name = 'reject_always', decision = 'reject_always', label = 'never' },
+}
+
+---@class agentd.Action
+---@field name string        key name in keymaps.request
+---@field key string         the key
+---@field label string
+---@field decision string|nil
+---@field reason boolean|nil ask for a reason first
+
+--- The decisions a confirmation offers (those in its options, or all).
+---@return agentd.Action[]
+function M.decisions(req)
+  local offered = {}
+  local any = false
+  for _, o in ipairs(type(req.options) == 'table' and req.options or {}) do
+    offered[o.optionId] = true
+    any = true
+  end
+  local keys = config.values.keymaps.request
+  local out = {}
+  for _, d in ipairs(DECISIONS) do
+    if (not any or offered[d.decision]) and keys[d.name] then
+      out[#out + 1] = { name = d.name, key = keys[d.name], label = d.label, decision = d.decision, reason = d.reason }
+    end
+  end
+  return out
+end
+
+--- The options of a choice: { {id, label, description} }.
+function M.options(req)
+  local out = {}
+  for _, o in ipairs(type(req.options) == 'table' and req.options or {}) do
+    out[#out + 1] = { id = o.optionId, label = str(o.label) ~= '' and o.label or o.optionId, description = str(o.description) }
+  end
+  return out
+end
+
+--- Joins hint parts ("ga allow") with " · " into lines of at most width
+--- columns, breaking between parts only.
+---@param parts string[]
+---@param width integer|nil
+---@return string[]
+function M.join(parts, width)
+  local lines, cur = {}, ''
+  for _, p in ipairs(parts) do
+    if cur == '' then
+      cur = p
+    elseif width and vim.fn.strdisplaywidth(cur .. ' · ' .. p) > width then
+      lines[#lines + 1] = cur
+      cur = p
+    else
+      cur = cur .. ' · ' .. p
+    end
+  end
+  if cur ~= '' then
+    lines[#lines + 1] = cur
+  end
+  return lines
+end
+
+--- The keys of a request, e.g. { 'ga allow', 'gs session', … }.
+---@param req table
+---@param where 'card'|'chat'|'diff'
+---@return string[]
+function M.hint_parts(req, where)
+  local k = config.values.keymaps.request
+  local spec = M.of(req)
+  local parts = {}
+  local function add(key, label)
+    if key and key ~= '' then
+      parts[#parts + 1] = key .. ' ' .. label
+    end
+  end
+  if spec and spec.open == 'diff' and where ~= 'diff' then
+    add(k.open, 'review the diff')
+  elseif spec and spec.open == 'text' then
+    add(k.open, 'answer')
+  elseif spec and spec.open == 'secret' then
+    add(k.open, 'type it')
+  elseif req.kind == 'choice' then
+    if where == 'card' then
+      add(req.multiple and '1-9' or '1-9', req.multiple and 'toggle' or 'pick')
+    end
+    add(k.open, req.multiple and (where == 'card' and 'toggle' or 'choose') or 'pick the line')
+    if req.multiple and where == 'card' then
+      add(k.send, 'send')
+    end
+    if req.allowOther then
+      add(k.other, 'other…')
+    end
+  end
+  if spec and spec.confirm then
+    for _, a in ipairs(M.decisions(req)) do
+      add(a.key, a.label)
+    end
+  end
+  if where ~= 'chat' then
+    add(k.close, 'later')
+  end
+  return parts
+end
+
+--- "ga allow · gs session · …" for a request's keys, on one line.
+---@param req table
+---@param where 'card'|'chat'|'diff'
+---@return string
+function M.hint(req, where)
+  return table.concat(M.hint_parts(req, where), ' · ')
+end
+
+return M

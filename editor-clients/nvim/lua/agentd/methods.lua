@@ -1,0 +1,230 @@
+-- The methods table: what the plugin does with each message the daemon
+-- sends (protocol.server_notification, protocol.server_request), and what
+-- it does each time a daemon is ready. Run notifications go through the
+-- seq check: a duplicate is dropped, a gap is filled with agent/events
+-- before anything newer is applied.
+local P = require('agentd.protocol')
+local S = require('agentd.state')
+local lifecycle = require('agentd.lifecycle')
+local documents = require('agentd.documents')
+local pump = require('agentd.pump')
+local ui = require('agentd.ui')
+
+local N = P.server_notification
+local M = {}
+
+local function chat()
+  return require('agentd.chat')
+end
+
+local function err_text(e)
+  return ('%s (%s)'):format(tostring(e.message), tostring(e.code))
+end
+
+local function on_run_state(run, p)
+  local st = p.state
+  if st == 'completed' then
+    ui.notify('run ' .. (run.stop_reason == 'max_steps' and 'stopped at the step limit' or 'completed'))
+  elseif st == 'failed' then
+    ui.notify('run failed: ' .. tostring(p.error or p.stopReason), vim.log.levels.ERROR)
+  elseif st == 'cancelled' then
+    ui.notify('run cancelled')
+  elseif st == 'paused' then
+    ui.notify('run ' .. run.id .. ' is paused (the daemon restarted); :AgentdResume continues it', vim.log.levels.WARN)
+  end
+end
+
+-- What a run notification does beyond the run model.
+local effects = {
+  [N.input_request] = function(p)
+    pump.add(p)
+  end,
+  [N.input_resolved] = function(p)
+    pump.resolved(p.requestId)
+  end,
+  [N.update] = function(p)
+    local u = p.update or {}
+    -- the agent wrote files: buffers showing them reload
+    if u.kind == 'tool_call_update' and u.status == 'completed' and u.files then
+      documents.reload(documents.paths_of(u.files))
+    elseif u.kind == 'files_changed' then
+      documents.reload(documents.paths_of(u.files))
+    end
+  end,
+}
+
+--- Applies a run notification that passed the seq check. replay: it comes
+--- from agent/events (no messages for state changes seen long ago).
+function M.apply(method, p, replay)
+  local before = S.runs:get(p.runId)
+  local old_state = before and before.state
+  local run = S.runs:apply(method, p)
+  local effect = effects[method]
+  if effect then
+    effect(p)
+  end
+  if method == N.run_state and p.state ~= old_state and not replay then
+    on_run_state(run, p)
+  end
+  if not S.session and run.session then
+    S.session = run.session
+  end
+  if run.session == S.session then
+    chat().render()
+  end
+  ui.redraw_status()
+end
+
+--- Fetches what a run missed (agent/events after its last seq), then
+--- applies what was held back meanwhile.
+---@param run agentd.Run
+---@param after_done fun()|nil
+function M.catch_up(run, after_done)
+  if run.catching_up then
+    return
+  end
+  run.catching_up = true
+  lifecycle.request(P.request.events, { runId = run.id, afterSeq = run.last_seq }, function(e, res)
+    run.catching_up = false
+    if not e and res then
+      for _, ev in ipairs(res.events or {}) do
+        local p = ev.params
+        if type(p) == 'table' and (ev.seq or p.seq or 0) > run.last_seq then
+          p.seq = p.seq or ev.seq
+          M.apply(ev.method, p, true)
+        end
+      end
+      if type(res.state) == 'string' then
+        run.state = res.state
+      end
+    elseif e then
+      ui.notify('could not catch up run ' .. run.id .. ': ' .. err_text(e), vim.log.levels.WARN)
+    end
+    local buffered = run.buffered
+    run.buffered = {}
+    for _, b in ipairs(buffered) do
+      if S.runs:check(run, b.params.seq) ~= 'dup' then
+        M.apply(b.method, b.params)
+      end
+    end
+    chat().render()
+    if after_done then
+      after_done()
+    end
+  end)
+end
+
+local function run_notification(method, p)
+  if type(p) ~= 'table' or not p.runId then
+    return
+  end
+  local run = S.runs:ensure(p.runId, p.sessionId)
+  if run.catching_up then
+    table.insert(run.buffered, { method = method, params = p })
+    return
+  end
+  local verdict = S.runs:check(run, p.seq)
+  if verdict == 'dup' then
+    return
+  elseif verdict == 'gap' then
+    table.insert(run.buffered, { method = method, params = p })
+    return M.catch_up(run)
+  end
+  M.apply(method, p)
+end
+
+local function on_progress(p)
+  local v = type(p) == 'table' and p.value
+  if type(v) ~= 'table' then
+    return
+  end
+  -- the index reports in the statusline only: start-up stays quiet
+  if v.kind == 'begin' then
+    S.index = { title = v.title, message = v.message, percentage = v.percentage }
+  elseif v.kind == 'report' and S.index then
+    S.index.message = v.message or S.index.message
+    S.index.percentage = v.percentage or S.index.percentage
+  elseif v.kind == 'end' then
+    S.index = nil
+  end
+  ui.redraw_status()
+end
+
+--- Notification handlers, by method: every method of
+--- protocol.server_notification has one (checked by the contract test).
+---@type table<string, fun(params: any, method: string)>
+M.notifications = {
+  [N.update] = function(p, m)
+    run_notification(m, p)
+  end,
+  [N.run_state] = function(p, m)
+    run_notification(m, p)
+  end,
+  [N.input_request] = function(p, m)
+    run_notification(m, p)
+  end,
+  [N.input_resolved] = function(p, m)
+    run_notification(m, p)
+  end,
+  [N.progress] = on_progress,
+}
+
+--- Request handlers, by method (result, err).
+---@type table<string, fun(params: any): any, table|nil>
+M.requests = {
+  [P.server_request.progress_create] = function()
+    return vim.NIL
+  end,
+}
+
+function M.notification(method, params)
+  local h = M.notifications[method]
+  if h then
+    h(params, method)
+  end
+end
+
+function M.request(method, params)
+  local h = M.requests[method]
+  if h then
+    return h(params)
+  end
+  return nil, { code = -32601, message = 'method not found: ' .. tostring(method) }
+end
+
+--- Asks the daemon for its open requests and makes the views match.
+function M.sync_pending(done)
+  lifecycle.request(P.request.pending, vim.empty_dict(), function(e, res)
+    if e or type(res) ~= 'table' then
+      if e then
+        ui.notify('open requests: ' .. err_text(e), vim.log.levels.WARN)
+      end
+      return done and done(0)
+    end
+    local list = type(res.requests) == 'table' and res.requests or {}
+    pump.sync(list)
+    if done then
+      done(#list)
+    end
+  end)
+end
+
+--- After each initialize: the open buffers, the open requests, the runs
+--- that were going on.
+---@param was_restart boolean
+function M.ready(was_restart)
+  documents.open_all()
+  M.sync_pending(function(n)
+    if was_restart then
+      ui.notify('the daemon is back' .. (n > 0 and (' · %d open request%s'):format(n, n == 1 and '' or 's') or ''))
+    end
+  end)
+  for _, id in ipairs(S.runs.order) do
+    local run = S.runs:get(id)
+    if not P.terminal_states[run.state] then
+      M.catch_up(run)
+    end
+  end
+end
+
+return M

@@ -1,0 +1,87 @@
+-- The words of the agentd protocol (docs/protocol.md) in one place: every
+-- method name and every enumeration the plugin uses. No other module spells
+-- a method name; test/unit_test.lua checks this module against
+-- testdata/contract/protocol.json, which the daemon's own tests write.
+local M = {}
+
+M.VERSION = 1
+
+--- Requests the editor sends.
+M.request = {
+  initialize = 'initialize',
+  shutdown = 'shutdown',
+  run = 'agent/run',
+  cancel = 'agent/cancel',
+  resume = 'agent/resume',
+  events = 'agent/events',
+  sessions = 'agent/sessions',
+  pending = 'agent/pending',
+  reply = 'agent/reply',
+  confirm = 'agent/confirm',
+}
+
+--- Notifications the editor sends.
+M.notification = {
+  initialized = 'initialized',
+  exit = 'exit',
+  did_open = 'textDocument/didOpen',
+  did_save = 'textDocument/didSave',
+  did_close = 'textDocument/didClose',
+}
+
+--- Notifications the daemon sends (each has a handler in agentd.methods).
+M.server_notification = {
+  update = 'agent/update',
+  input_request = 'agent/inputRequest',
+  input_resolved = 'agent/inputResolved',
+  run_state = 'agent/runState',
+  progress = '$/progress',
+}
+
+--- Requests the daemon sends (each has a handler in agentd.methods).
+M.server_request = {
+  progress_create = 'window/workDoneProgress/create',
+}
+
+-- Enumerations, in the daemon's order.
+M.prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret' }
+M.decisions = { 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always' }
+M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
+M.update_kinds = { 'message_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result' }
+M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
+M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }
+M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
+M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'other' }
+M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
+
+--- The error codes the plugin reacts to, by their protocol names.
+M.error_codes = {
+  InvalidParams = -32602,
+  UnknownRun = -32010,
+  UnknownRequest = -32011,
+  AlreadyResolved = -32012,
+  WrongKind = -32013,
+  Expired = -32014,
+  SessionBusy = -32016,
+  UnknownSession = -32017,
+  NoModel = -32018,
+  RunNotPaused = -32019,
+  ShuttingDown = -32020,
+}
+
+--- The plugin's own code for "the daemon went away" (never on the wire).
+M.DISCONNECTED = -32099
+
+--- Run states after which nothing more happens.
+M.terminal_states = { completed = true, failed = true, cancelled = true }
+
+--- Which answer method each prompt kind takes.
+M.answer_method = {
+  question = M.request.reply,
+  choice = M.request.reply,
+  secret = M.request.reply,
+  confirm_write = M.request.confirm,
+  confirm_command = M.request.confirm,
+}
+
+return M

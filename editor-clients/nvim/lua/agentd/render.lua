@@ -1,0 +1,255 @@
+-- The chat transcript as lines: each run's prompt, streamed answer, plan,
+-- tool calls, input requests (with their keys while they are open), files
+-- changed and final state. No editor state: it takes the runs and a view
+-- of the open requests, and returns the lines and, per line, the request
+-- (and choice option) it belongs to, so keys on a line know what to answer.
+local config = require('agentd.config')
+local kinds = require('agentd.kinds')
+
+local M = {}
+
+local STATUS_MARK = { pending = '[ ]', in_progress = '[>]', completed = '[x]', failed = '[!]' }
+local TOOL_MARK = { pending = '…', in_progress = '…', completed = '✓', failed = '✗' }
+local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R' }
+-- Key hints break between keys, never between a key and what it does.
+local HINT_WIDTH = 60
+
+local function split(text)
+  local out = {}
+  for line in ((type(text) == 'string' and text or '') .. '\n'):gmatch('(.-)\r?\n') do
+    out[#out + 1] = line
+  end
+  return out
+end
+
+local function one_line(v)
+  if type(v) ~= 'string' then
+    return ''
+  end
+  return (v:gsub('\n.*', ' …'))
+end
+
+---@class agentd.Lines
+---@field lines string[]
+---@field marks table<integer, {id: string, option: integer|nil}> line -> request
+
+local function push(out, line, mark)
+  out.lines[#out.lines + 1] = line
+  if mark then
+    out.marks[#out.lines] = mark
+  end
+end
+
+local function push_text(out, text, indent)
+  for _, l in ipairs(split(text)) do
+    push(out, (indent or '') .. l)
+  end
+end
+
+local function context_line(ctx)
+  if type(ctx) ~= 'table' then
+    return nil
+  end
+  local parts = {}
+  local sel = type(ctx.selection) == 'table' and ctx.selection or nil
+  for _, f in ipairs(type(ctx.files) == 'table' and ctx.files or {}) do
+    if not (sel and sel.path == f) then
+      parts[#parts + 1] = f
+    end
+  end
+  if sel then
+    parts[#parts + 1] = ('%s, lines %d-%d'):format(sel.path, sel.startLine or 0, sel.endLine or 0)
+  end
+  if #parts == 0 then
+    return nil
+  end
+  return '   with ' .. table.concat(parts, '; ')
+end
+
+local function render_request(out, item, open)
+  local r = item.req
+  local spec = kinds.of(r)
+  local id = r.requestId
+  local head = '? ' .. (spec and spec.summary(r) or one_line(r.message))
+  local o = open(id)
+  if item.outcome then
+    local by = item.by
+    if by == 'user' or by == item.outcome or type(by) ~= 'string' then
+      by = nil
+    end
+    return push(out, head .. '  → ' .. item.outcome .. (by and (' (' .. by .. ')') or ''))
+  elseif not o then
+    return push(out, head .. '  → answered')
+  elseif o.sending then
+    return push(out, head .. '  → sending…')
+  end
+  push(out, head, { id = id })
+  for _, d in ipairs(spec and spec.details(r) or {}) do
+    push(out, '  ' .. d, { id = id })
+  end
+  if r.kind == 'choice' then
+    for i, opt in ipairs(kinds.options(r)) do
+      local desc = opt.description ~= '' and (' — ' .. opt.description) or ''
+      push(out, ('  %d %s%s'):format(i, opt.label, desc), { id = id, option = (not r.multiple) and i or nil })
+    end
+  end
+  local k = config.values.keymaps.request
+  local parts
+  if r.kind == 'choice' then
+    parts = { r.multiple and (k.open .. ' choose') or (k.open .. ' on an option picks it') }
+    if r.allowOther and k.other then
+      parts[#parts + 1] = k.other .. ' other…'
+    end
+  else
+    parts = kinds.hint_parts(r, 'chat')
+  end
+  for _, l in ipairs(kinds.join(parts, HINT_WIDTH)) do
+    push(out, '  ' .. l, { id = id })
+  end
+end
+
+-- A running command's output as it streams: its last `max` lines (what the
+-- run model kept), a progress line rewritten with \r showing as it is now.
+local function render_live(out, item, max)
+  local lines = split(item.live)
+  if lines[#lines] == '' then
+    lines[#lines] = nil
+  end
+  local first = math.max(1, #lines - max + 1)
+  local hidden = (item.live_dropped or 0) + first - 1
+  if hidden > 0 then
+    push(out, ('    … %d earlier lines'):format(hidden))
+  end
+  for i = first, #lines do
+    local l = lines[i]:gsub('\r+$', '')
+    push(out, '    ' .. (l:match('[^\r]*$')))
+  end
+end
+
+local function render_tool(out, item, max)
+  local s = ('● %s [%s] %s'):format(one_line(item.title or item.id), item.kind or 'tool',
+    TOOL_MARK[item.status] or item.status or '')
+  local outcome = type(item.outcome) == 'string' and item.outcome or ''
+  local decided = item.status == 'failed' and (outcome:match('^reject') or outcome == 'cancelled' or outcome == 'timeout')
+  if decided then
+    -- a decision, not a failure; what the model was told about it is noise here
+    s = s .. (outcome:match('^reject') and ' rejected' or (' ' .. outcome))
+    return push(out, s)
+  elseif item.status == 'failed' or item.isError == true then
+    s = s .. ' failed'
+  end
+  if type(item.exitCode) == 'number' then
+    s = s .. ' exit ' .. tostring(item.exitCode)
+  end
+  if type(item.durationMs) == 'number' and item.durationMs > 0 then
+    s = s .. (' (%d ms)'):format(item.durationMs)
+  end
+  push(out, s)
+  if max <= 0 then
+    return
+  end
+  if type(item.live) == 'string' and item.live ~= '' then
+    return render_live(out, item, max)
+  end
+  if type(item.output) == 'string' and item.output ~= '' then
+    local lines = split(item.output)
+    if lines[#lines] == '' then
+      lines[#lines] = nil
+    end
+    for i = 1, math.min(#lines, max) do
+      push(out, '    ' .. lines[i])
+    end
+    if #lines > max then
+      push(out, ('    … %d more lines'):format(#lines - max))
+    end
+  end
+end
+
+local function render_item(out, item, open, max)
+  if item.type == 'text' then
+    push_text(out, item.text)
+  elseif item.type == 'plan' then
+    push(out, 'Plan:' .. (item.explanation and (' ' .. one_line(item.explanation)) or ''))
+    for _, e in ipairs(item.entries or {}) do
+      push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
+    end
+  elseif item.type == 'tool' then
+    render_tool(out, item, max)
+  elseif item.type == 'request' then
+    render_request(out, item, open)
+  elseif item.type == 'files' then
+    push(out, 'Files changed:')
+    for _, f in ipairs(item.files or {}) do
+      push(out, '  ' .. (FILE_MARK[f.status] or '?') .. ' ' .. tostring(f.path))
+    end
+  end
+end
+
+--- Appends one run to out. open(requestId) returns the open request entry
+--- (agentd.OpenRequest) or nil.
+---@param out agentd.Lines
+---@param run agentd.Run
+---@param open fun(id: string): agentd.OpenRequest|nil
+function M.run(out, run, open)
+  local max = config.values.conversation.tool_output_lines
+  local prompt = split(run.prompt or '')
+  if run.prompt then
+    push(out, '## > ' .. prompt[1])
+    for i = 2, #prompt do
+      push(out, '   ' .. prompt[i])
+    end
+  else
+    push(out, '## > (an earlier prompt: the daemon does not send it back yet)')
+  end
+  local ctx = context_line(run.context)
+  if ctx then
+    push(out, ctx)
+  end
+  push(out, '')
+  for _, item in ipairs(run.items) do
+    render_item(out, item, open, max)
+    -- a blank line between blocks (not inside streamed text)
+    if item.type ~= 'text' or out.lines[#out.lines] ~= '' then
+      push(out, '')
+    end
+  end
+  local status = '— ' .. (run.state or 'running')
+  if type(run.stop_reason) == 'string' and run.stop_reason ~= '' and run.stop_reason ~= run.state then
+    status = status .. ' (' .. run.stop_reason .. ')'
+  end
+  if type(run.error) == 'string' and run.error ~= '' then
+    status = status .. ': ' .. one_line(run.error)
+  end
+  if type(run.usage) == 'table' and type(run.usage.totalTokens) == 'number' then
+    status = status .. (' · %d tokens'):format(run.usage.totalTokens)
+  end
+  push(out, status)
+  push(out, '')
+end
+
+---@class agentd.ChatView
+---@field title string|nil
+---@field mode string|nil
+---@field runs agentd.Run[]
+
+--- The whole transcript of a session.
+---@param view agentd.ChatView
+---@param open fun(id: string): agentd.OpenRequest|nil
+---@return agentd.Lines
+function M.chat(view, open)
+  local out = { lines = {}, marks = {} }
+  push(out, '# agentd' .. (view.title and (' · ' .. one_line(view.title)) or ''))
+  if view.mode then
+    push(out, 'mode: ' .. view.mode)
+  end
+  push(out, '')
+  if #view.runs == 0 then
+    push(out, 'Type below and press ' .. (config.values.keymaps.compose.send or '<C-s>') .. ' to send.')
+  end
+  for _, run in ipairs(view.runs) do
+    M.run(out, run, open)
+  end
+  return out
+end
+
+return M
