@@ -168,6 +168,9 @@ end
 local function render_item(out, item, open, max)
   if item.type == 'text' then
     push_text(out, item.text)
+  elseif item.type == 'thinking' then
+    -- one line: the reasoning is there to glance at, not to read through
+    push(out, ('Thinking… (%d characters) %s'):format(#item.text, one_line(item.text):sub(-60)))
   elseif item.type == 'plan' then
     push(out, 'Plan:' .. (item.explanation and (' ' .. one_line(item.explanation)) or ''))
     for _, e in ipairs(item.entries or {}) do

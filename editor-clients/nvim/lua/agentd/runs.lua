@@ -170,6 +170,14 @@ function Store:apply(method, p)
     if k == 'message_chunk' then
       add_text(run, u.text or '')
       run.streamed = true
+    elseif k == 'thought_chunk' then
+      -- the model's reasoning: kept apart from the answer, shown folded
+      local last = run.items[#run.items]
+      if last and last.type == 'thinking' then
+        last.text = last.text .. (u.text or '')
+      else
+        run.items[#run.items + 1] = { type = 'thinking', text = u.text or '' }
+      end
     elseif k == 'plan' then
       if not run.plan then
         run.plan = { type = 'plan' }
