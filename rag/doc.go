@@ -21,5 +21,6 @@
 // sharing a vocabulary neighbourhood score close even without shared words.
 // docs/index.md has the design, the retrieval evaluation and the benchmark.
 //
-// rag imports rpc/wire for its result types and nothing else of agentd.
+// rag imports nothing of agentd: it owns its result types (SearchHit,
+// Status), which the wire carries as they are.
 package rag

@@ -3,6 +3,7 @@ package rag
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // termDict interns index terms: a term gets a dense int32 id the first time
@@ -58,7 +59,19 @@ func (d *termDict) all() []string {
 type bag struct {
 	ids   []int32
 	freqs []int32
-	total int32 // number of term occurrences: the BM25 document length
+	total int32   // number of term occurrences: the BM25 document length
+	syms  []int32 // symbol keys (symbolTerm), looked up but never scored
+}
+
+// symbolPrefix marks the dictionary entries of symbol keys: the tokenizer
+// never produces a term starting with it, so a query's words cannot score
+// against them; the symbol boost looks them up by name.
+const symbolPrefix = "\x01"
+
+func symbolTerm(key string) string { return symbolPrefix + key }
+
+func (d *termDict) internString(s string) int32 {
+	return d.intern(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // termCounter turns texts into bags. It remembers the terms of every raw word
@@ -128,13 +141,4 @@ func (c *termCounter) word(w string) {
 		c.freqs = append(c.freqs, 1)
 		c.pos[id] = int32(len(c.ids))
 	}
-}
-
-// termFreqs converts a bag to strings for the embedder, reusing buf.
-func (b bag) termFreqs(terms []string, buf []string) termFreqs {
-	buf = buf[:0]
-	for _, id := range b.ids {
-		buf = append(buf, terms[id])
-	}
-	return termFreqs{terms: buf, freqs: b.freqs, total: b.total}
 }
