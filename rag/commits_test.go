@@ -16,6 +16,7 @@ import (
 type evalCorpus struct {
 	name    string
 	root    string
+	state   string
 	queries []EvalQuery
 	ix      *Index
 	files   *FileBM25
@@ -55,7 +56,8 @@ func loadCommitCorpora(t *testing.T) []*evalCorpus {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ix, err := Open(ctx, Options{Root: root, StateDir: t.TempDir()})
+		state := t.TempDir()
+		ix, err := Open(ctx, Options{Root: root, StateDir: state})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func loadCommitCorpora(t *testing.T) []*evalCorpus {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(set), ".jsonl")
-		out = append(out, &evalCorpus{name: name, root: root, queries: qs, ix: ix, files: fb})
+		out = append(out, &evalCorpus{name: name, root: root, state: state, queries: qs, ix: ix, files: fb})
 	}
 	return out
 }
@@ -101,65 +103,32 @@ var fileBM25System = evalSystem{"BM25 whole files", false, func(c *evalCorpus, q
 	return out
 }}
 
-// runSystems scores every system on every corpus: scores[system][corpus].
-func runSystems(cs []*evalCorpus, systems []evalSystem) [][][]EvalScore {
-	out := make([][][]EvalScore, len(systems))
-	for i, s := range systems {
+// runSystems scores every system on every corpus.
+func runSystems(cs []*evalCorpus, systems []evalSystem) *EvalRun {
+	run := &EvalRun{}
+	for _, c := range cs {
+		run.Modules = append(run.Modules, c.name)
+	}
+	for _, s := range systems {
+		run.Systems = append(run.Systems, s.name)
+		run.Lines = append(run.Lines, s.lines)
+		var per [][]EvalScore
 		for _, c := range cs {
 			var sc []EvalScore
 			for qi := range c.queries {
 				q := &c.queries[qi]
 				sc = append(sc, ScoreHits(q, s.run(c, q.Query)))
 			}
-			out[i] = append(out[i], sc)
+			per = append(per, sc)
 		}
+		run.Scores = append(run.Scores, per)
 	}
-	return out
+	return run
 }
 
-func flatten(s [][]EvalScore) []EvalScore {
-	var all []EvalScore
-	for _, x := range s {
-		all = append(all, x...)
-	}
-	return all
-}
-
-func evalReport(cs []*evalCorpus, systems []evalSystem, scores [][][]EvalScore) string {
+func report(run *EvalRun) string {
 	var b strings.Builder
-	names := make([]string, len(systems))
-	lines := make([]bool, len(systems))
-	for i, s := range systems {
-		names[i], lines[i] = s.name, s.lines
-	}
-	for _, sub := range []struct {
-		title string
-		keep  func(*EvalQuery) bool
-	}{{"all queries", nil}, {"noleak", func(q *EvalQuery) bool { return q.NoLeak }}} {
-		rows := make([]EvalRow, len(systems))
-		for i := range systems {
-			rows[i] = Aggregate(flatten(scores[i]), sub.keep)
-		}
-		fmt.Fprintf(&b, "\n%s (%d queries, %d with a function target)\n\n", sub.title, rows[0].N, rows[0].NFunc)
-		WriteEvalTable(&b, names, rows, lines)
-	}
-	fmt.Fprintf(&b, "\nper module, all queries: file R@1 / R@10 / MRR / func R@10\n\n| system |")
-	for _, c := range cs {
-		fmt.Fprintf(&b, " %s (%d) |", c.name, len(c.queries))
-	}
-	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(cs)))
-	for i, s := range systems {
-		fmt.Fprintf(&b, "| %s |", s.name)
-		for ci := range cs {
-			r := Aggregate(scores[i][ci], nil)
-			fn := "–"
-			if s.lines {
-				fn = fmt.Sprintf("%.2f", r.Func)
-			}
-			fmt.Fprintf(&b, " %.2f / %.2f / %.2f / %s |", r.R1, r.R10, r.MRR, fn)
-		}
-		b.WriteString("\n")
-	}
+	run.WriteReport(&b)
 	return b.String()
 }
 
@@ -168,14 +137,45 @@ func evalReport(cs []*evalCorpus, systems []evalSystem, scores [][][]EvalScore) 
 func TestCommitSet(t *testing.T) {
 	cs := loadCommitCorpora(t)
 	systems := []evalSystem{rankSystem("agentd", defaultRank), fileBM25System}
-	scores := runSystems(cs, systems)
-	t.Log(evalReport(cs, systems, scores))
-	ours, base := Aggregate(flatten(scores[0]), nil), Aggregate(flatten(scores[1]), nil)
+	run := runSystems(cs, systems)
+	t.Log(report(run))
+	ours, base := Aggregate(run.All(0), nil), Aggregate(run.All(1), nil)
 	if ours.R10 <= base.R10 || ours.MRR <= base.MRR {
 		t.Errorf("agentd (R@10 %.3f, MRR %.3f) does not beat BM25 over whole files (%.3f, %.3f)", ours.R10, ours.MRR, base.R10, base.MRR)
 	}
 	if os.Getenv("AGENTD_EVAL_DUMP") != "" {
-		dumpQueries(t, scores[0])
+		dumpQueries(t, run.All(0))
+	}
+}
+
+// TestViewMatchesIndex checks that the memory-mapped snapshot ranks
+// exactly as the index it was saved from, on every query of the sets.
+func TestViewMatchesIndex(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range loadCommitCorpora(t) {
+		v, err := OpenView(c.root, c.state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range c.queries {
+			want, _, _ := c.ix.Search(ctx, q.Query, 10)
+			got, err := v.Search(ctx, q.Query, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(want, got, func(a, b SearchHit) bool { return a == b }) {
+				t.Errorf("%s: %q: view and index differ", q.ID, q.Query)
+				for i := range min(len(want), len(got)) {
+					if want[i] != got[i] {
+						w, g := want[i], got[i]
+						w.Text, g.Text = "", ""
+						t.Logf("hit %d: index %+v view %+v", i, w, g)
+						break
+					}
+				}
+			}
+		}
+		v.Close()
 	}
 }
 
@@ -198,23 +198,24 @@ func TestRankingAblations(t *testing.T) {
 		v("no path evidence", func(p *rankParams) { p.pathWeight = 0 }),
 		v("no symbol evidence", func(p *rankParams) { p.symbolWeight = 0 }),
 		v("symbols for code-like words only", func(p *rankParams) { p.symbolIdentOnly = true }),
+		v("no synonyms", func(p *rankParams) { p.synonymWeight = 0 }),
 		v("no relevance cut-off", func(p *rankParams) { p.minTerms, p.minCover, p.minHitCover = 0, 0, 0 }),
-		v("no per-hit cut-off", func(p *rankParams) { p.minHitCover = 0 }),
+		v("more chunks per file (decay 0.8)", func(p *rankParams) { p.decay = 0.8 }),
 		v("BM25 chunks only (no priors, grouping, evidence)", func(p *rankParams) {
 			*p = rankParams{testPrior: 1, docsPrior: 1, generatedPrior: 1, headerWeight: 1, chunksOnly: true}
 		}),
 		fileBM25System,
 	}
-	scores := runSystems(cs, systems)
-	t.Log(evalReport(cs, systems, scores))
+	run := runSystems(cs, systems)
+	t.Log(report(run))
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nchange against the default, all queries (paired bootstrap, 95%%)\n\n| system | Δ MRR | Δ file R@10 | Δ func R@10 |\n|---|---|---|---|\n")
-	def := flatten(scores[0])
+	def := run.All(0)
 	for i, s := range systems[1:] {
 		if !s.lines {
 			continue
 		}
-		alt := flatten(scores[i+1])
+		alt := run.All(i + 1)
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.name,
 			bootstrap(def, alt, func(e EvalScore) (float64, bool) { return rr(e), true }),
 			bootstrap(def, alt, func(e EvalScore) (float64, bool) { return b2f(e.FileRank > 0), true }),
@@ -269,9 +270,9 @@ func bootstrap(def, alt []EvalScore, m func(EvalScore) (float64, bool)) string {
 	return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", mean(diffs), means[50], means[1949])
 }
 
-func dumpQueries(t *testing.T, scores [][]EvalScore) {
+func dumpQueries(t *testing.T, scores []EvalScore) {
 	var lines []string
-	for _, s := range flatten(scores) {
+	for _, s := range scores {
 		lines = append(lines, fmt.Sprintf("%s rank=%d func=%v q=%q want=%v", s.Query.ID, s.FileRank, s.Func10, s.Query.Query, s.Query.Files))
 	}
 	slices.Sort(lines)

@@ -199,6 +199,57 @@ func Aggregate(scores []EvalScore, keep func(*EvalQuery) bool) EvalRow {
 	return r
 }
 
+// EvalRun holds the scores of several systems on the modules of a set:
+// Scores[system][module][query].
+type EvalRun struct {
+	Systems []string
+	Lines   []bool // the system returns line ranges (function recall applies)
+	Modules []string
+	Scores  [][][]EvalScore
+}
+
+// All returns a system's scores over every module.
+func (r *EvalRun) All(system int) []EvalScore {
+	var all []EvalScore
+	for _, s := range r.Scores[system] {
+		all = append(all, s...)
+	}
+	return all
+}
+
+// WriteReport prints the tables: all queries, the noleak subset, and per
+// module.
+func (r *EvalRun) WriteReport(w io.Writer) {
+	for _, sub := range []struct {
+		title string
+		keep  func(*EvalQuery) bool
+	}{{"All queries", nil}, {"The noleak subset", func(q *EvalQuery) bool { return q.NoLeak }}} {
+		rows := make([]EvalRow, len(r.Systems))
+		for i := range r.Systems {
+			rows[i] = Aggregate(r.All(i), sub.keep)
+		}
+		fmt.Fprintf(w, "\n%s: %d queries, %d with a function target\n\n", sub.title, rows[0].N, rows[0].NFunc)
+		WriteEvalTable(w, r.Systems, rows, r.Lines)
+	}
+	fmt.Fprintf(w, "\nPer module, all queries: file R@1 / R@10 / MRR / func R@10\n\n| system |")
+	for m, name := range r.Modules {
+		fmt.Fprintf(w, " %s (%d) |", name, len(r.Scores[0][m]))
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(r.Modules)))
+	for i, name := range r.Systems {
+		fmt.Fprintf(w, "| %s |", name)
+		for m := range r.Modules {
+			row := Aggregate(r.Scores[i][m], nil)
+			fn := "–"
+			if r.Lines[i] {
+				fn = fmt.Sprintf("%.2f", row.Func)
+			}
+			fmt.Fprintf(w, " %.2f / %.2f / %.2f / %s |", row.R1, row.R10, row.MRR, fn)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
 // WriteEvalTable prints rows as a markdown table; funcs is false for
 // systems without line ranges.
 func WriteEvalTable(w io.Writer, names []string, rows []EvalRow, funcs []bool) {

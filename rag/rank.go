@@ -16,12 +16,14 @@ type corpus interface {
 	avgDocLen() float64
 	docSpace() int  // chunk numbers are below this
 	fileSpace() int // file numbers are below this
-	// postings returns term's chunks and frequencies, possibly decoded
-	// into the buffers given. Removed chunks may appear, with docLen 0.
-	postings(term string, docs []int32, tfs []uint16) ([]int32, []uint16)
+	// postings returns term's chunks and frequencies, decoded into buf or
+	// shared with the index (read only). Removed chunks may appear, with
+	// docLen 0.
+	postings(term string, buf *postingBuf) ([]int32, []uint16)
 	docLen(doc int32) int32
 	docFile(doc int32) int32
 	docFlags(doc int32) uint8
+	docStart(doc int32) int32 // first line: ties within a file go to the earlier chunk
 	fileKind(f int32) fileKind
 	filePath(f int32) string
 }
@@ -53,6 +55,9 @@ type rankParams struct {
 	perFile int
 	// vecWeight adds vector similarity, in units of the best keyword score.
 	vecWeight float64
+	// synonymWeight weighs a query term's synonyms (synonymGroups) against
+	// the term itself; a chunk with a synonym counts the term as matched.
+	synonymWeight float64
 	// headFiles is how many files get the path re-ranking.
 	headFiles int
 	// A query is answered only when some hit matches minTerms of its
@@ -79,16 +84,18 @@ var defaultRank = rankParams{
 	decay:          0.6,
 	perFile:        3,
 	vecWeight:      0.5,
+	synonymWeight:  0.5,
 	headFiles:      200,
 	minTerms:       2,
 	minCover:       0.5,
-	minHitCover:    0.25,
+	minHitCover:    0,
 }
 
 // parsedQuery is a query tokenized the way chunks are.
 type parsedQuery struct {
-	terms  []string // unique index terms
-	words  []string // lowercased words that may name a symbol
+	terms  []string   // unique index terms
+	alts   [][]string // by term: its synonyms, searched at synonymWeight
+	words  []string   // lowercased words that may name a symbol
 	intent queryIntent
 }
 
@@ -102,6 +109,17 @@ func parseQuery(text string, p *rankParams) *parsedQuery {
 			q.terms = append(q.terms, string(b))
 		}
 	})
+	for _, t := range q.terms {
+		var alts []string
+		if p.synonymWeight > 0 {
+			for _, a := range synonyms[t] {
+				if !seen[a] {
+					alts = append(alts, a)
+				}
+			}
+		}
+		q.alts = append(q.alts, alts)
+	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
 		return !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}) {
@@ -137,9 +155,14 @@ type ranked struct {
 type rankScratch struct {
 	score []float64
 	mask  []uint64
-	docs  []int32
-	tfs   []uint16
+	buf   postingBuf
 	file  []int32 // by file: 1 + index into aggs
+}
+
+// postingBuf is where a corpus that stores postings encoded decodes them.
+type postingBuf struct {
+	docs []int32
+	tfs  []uint16
 }
 
 var scratchPool sync.Pool
@@ -177,37 +200,48 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 	weights := make([]float64, 0, len(q.terms))
 	var totalW, maxIDF float64
 	for i, t := range q.terms {
-		s.docs, s.tfs = c.postings(t, s.docs[:0], s.tfs[:0])
-		df := 0
-		for _, d := range s.docs {
-			if c.docLen(d) > 0 {
-				df++
-			}
-		}
-		// A word found nowhere weighs as much as the rarest possible one:
-		// a query that is mostly such words has no real match.
-		idf := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
-		weights = append(weights, idf)
-		totalW += idf
-		if df == 0 {
-			continue
-		}
-		maxIDF = max(maxIDF, idf)
 		bit := uint64(1) << min(i, 63)
-		for j, d := range s.docs {
-			dl := c.docLen(d)
-			if dl == 0 {
+		var w float64
+		for k, v := range append([]string{t}, q.alts[i]...) {
+			scale := 1.0
+			if k > 0 {
+				scale = p.synonymWeight
+			}
+			docs, tfs := c.postings(v, &s.buf)
+			df := 0
+			for _, d := range docs {
+				if c.docLen(d) > 0 {
+					df++
+				}
+			}
+			idf := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+			if k == 0 {
+				// A word found nowhere weighs as much as the rarest
+				// possible one: a query that is mostly such words has no
+				// real match.
+				w = idf
+			}
+			if df == 0 {
 				continue
 			}
-			tf := float64(s.tfs[j])
-			if s.score[d] == 0 && s.mask[d] == 0 {
-				touched = append(touched, d)
-			}
-			s.score[d] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(dl)/avg))
-			if i < 64 {
-				s.mask[d] |= bit
+			maxIDF = max(maxIDF, idf*scale)
+			for j, d := range docs {
+				dl := c.docLen(d)
+				if dl == 0 {
+					continue
+				}
+				tf := float64(tfs[j])
+				if s.score[d] == 0 && s.mask[d] == 0 {
+					touched = append(touched, d)
+				}
+				s.score[d] += scale * idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(dl)/avg))
+				if i < 64 {
+					s.mask[d] |= bit
+				}
 			}
 		}
+		weights = append(weights, w)
+		totalW += w
 	}
 	defer func() {
 		for _, d := range touched {
@@ -218,11 +252,11 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		return nil
 	}
 	for _, w := range q.words {
-		s.docs, s.tfs = c.postings(symbolTerm(w), s.docs[:0], s.tfs[:0])
-		if len(s.docs) == 0 || len(s.docs) > p.maxSymbolDefs {
+		docs, _ := c.postings(symbolTerm(w), &s.buf)
+		if len(docs) == 0 || len(docs) > p.maxSymbolDefs {
 			continue
 		}
-		for _, d := range s.docs {
+		for _, d := range docs {
 			if c.docLen(d) == 0 {
 				continue
 			}
@@ -285,16 +319,19 @@ func groupByFile(c corpus, s *rankScratch, touched []int32, p *rankParams) []fil
 			w *= p.headerWeight
 		}
 		// Insert into the file's top list, best first, ties by position.
+		better := func(j int) bool {
+			return w > a.w[j] || w == a.w[j] && c.docStart(d) < c.docStart(a.top[j])
+		}
 		i := a.n
 		if i == len(a.top) {
-			if w <= a.w[i-1] {
+			if !better(i - 1) {
 				continue
 			}
 			i--
 		} else {
 			a.n++
 		}
-		for i > 0 && (w > a.w[i-1] || w == a.w[i-1] && d < a.top[i-1]) {
+		for i > 0 && better(i-1) {
 			a.top[i], a.w[i] = a.top[i-1], a.w[i-1]
 			i--
 		}
@@ -324,30 +361,45 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 		a := &aggs[i]
 		a.score = a.best / maxScore * prior(c.fileKind(a.file))
 	}
+	// Ties go to the earlier path, so that every index ranks alike
+	// whatever its numbering.
+	cmpAgg := func(a, b fileAgg) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return strings.Compare(c.filePath(a.file), c.filePath(b.file))
+	}
 	slices.SortFunc(aggs, cmpAgg)
 	if p.pathWeight == 0 && bonus == nil {
 		return
 	}
 	var tk tokenizer
+	got := make([]float64, len(weights))
 	head := aggs[:min(len(aggs), p.headFiles)]
 	for i := range head {
 		a := &head[i]
 		path := c.filePath(a.file)
 		extra := 0.0
 		if p.pathWeight > 0 && totalW > 0 {
-			got := 0.0
+			// Each query term counts once, a synonym at synonymWeight.
+			clear(got)
 			tk.each(path, func(b []byte) {
 				for j, t := range q.terms {
 					if t == string(b) {
-						got += weights[j]
-						weights[j] = -weights[j] // count each term once
+						got[j] = weights[j]
+					} else if slices.Contains(q.alts[j], string(b)) {
+						got[j] = max(got[j], weights[j]*p.synonymWeight)
 					}
 				}
 			})
-			for j := range weights {
-				weights[j] = math.Abs(weights[j])
+			sum := 0.0
+			for _, g := range got {
+				sum += g
 			}
-			extra = p.pathWeight * got / totalW
+			extra = p.pathWeight * sum / totalW
 		}
 		if bonus != nil {
 			extra += bonus(path)
@@ -355,16 +407,6 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 		a.score += extra * prior(c.fileKind(a.file))
 	}
 	slices.SortFunc(head, cmpAgg)
-}
-
-func cmpAgg(a, b fileAgg) int {
-	switch {
-	case a.score > b.score:
-		return -1
-	case a.score < b.score:
-		return 1
-	}
-	return int(a.top[0] - b.top[0])
 }
 
 // interleave lists each file's chunks, the k-th at decay^k of its file's

@@ -162,7 +162,7 @@ func (m memCorpus) avgDocLen() float64 {
 }
 func (m memCorpus) docSpace() int  { return len(m.ix.slots) }
 func (m memCorpus) fileSpace() int { return len(m.ix.fileTab) }
-func (m memCorpus) postings(term string, _ []int32, _ []uint16) ([]int32, []uint16) {
+func (m memCorpus) postings(term string, _ *postingBuf) ([]int32, []uint16) {
 	b := m.ix.bm
 	id, ok := b.dict.lookup(term)
 	if !ok || int(id) >= len(b.post) {
@@ -175,3 +175,4 @@ func (m memCorpus) docFile(d int32) int32     { return m.ix.slots[d].file }
 func (m memCorpus) docFlags(d int32) uint8    { return m.ix.slots[d].flags }
 func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileTab[f].Kind }
 func (m memCorpus) filePath(f int32) string   { return m.ix.fileTab[f].path }
+func (m memCorpus) docStart(d int32) int32    { return m.ix.slots[d].Start }

@@ -24,6 +24,7 @@ Usage:
   agentd run     [--policy MODE] [--session ID] [--dir D] "prompt"  the agent in a terminal
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
+  agentd search-eval [--corpora DIR] SET.jsonl...                  score the search on commit sets (docs/index.md)
   agentd version
 
 Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json.
@@ -52,6 +53,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runIndex(ctx, args[1:], stderr)
 	case "search":
 		return runSearch(ctx, args[1:], stdout, stderr)
+	case "search-eval":
+		return runSearchEval(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "agentd", version)
 		return 0
