@@ -41,6 +41,8 @@ type fileResult struct {
 	bags      []bag  // parallel to slots
 	unchanged bool   // same hash: only size/mtime are updated
 	skip      string // why the file is not indexed
+	stamp     fileStamp
+	unread    bool // skipped for its content: not read again until it changes
 }
 
 // Build brings the index up to date with the workspace: it walks the tree,
@@ -239,9 +241,17 @@ func (ix *Index) diff(cands []candidate) (todo []candidate, gone []string) {
 		if e, ok := ix.files[c.rel]; ok && e.Size == c.size && e.Mtime == c.mtime && e.Link == c.link {
 			continue
 		}
+		if ix.unread[c.rel] == (fileStamp{c.size, c.mtime, c.link}) {
+			continue
+		}
 		todo = append(todo, c)
 	}
 	for rel := range ix.files {
+		if !seen[rel] {
+			gone = append(gone, rel)
+		}
+	}
+	for rel := range ix.unread {
 		if !seen[rel] {
 			gone = append(gone, rel)
 		}
@@ -308,7 +318,7 @@ func (rd *readers) readFiles(ctx context.Context, cands []candidate) ([]fileResu
 // readFile reads, hashes and chunks one file. Bad input is a skip reason,
 // never an error.
 func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult {
-	res := fileResult{rel: c.rel}
+	res := fileResult{rel: c.rel, stamp: fileStamp{c.size, c.mtime, c.link}}
 	var data []byte
 	var err error
 	if c.link {
@@ -327,10 +337,10 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		res.skip = fmt.Sprintf("larger than %d bytes", maxFileSize)
 		return res
 	case bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0:
-		res.skip = "binary"
+		res.skip, res.unread = "binary", true
 		return res
 	case !utf8.Valid(data):
-		res.skip = "invalid UTF-8"
+		res.skip, res.unread = "invalid UTF-8", true
 		return res
 	}
 	sum := sha256.Sum256(data)
@@ -378,9 +388,14 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 			ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
 			ix.skipped[r.rel] = r.skip
 			ix.removeFileLocked(ctx, r.rel)
+			if r.unread {
+				ix.unread[r.rel] = r.stamp
+				ix.dirty = true
+			}
 			continue
 		}
 		delete(ix.skipped, r.rel)
+		delete(ix.unread, r.rel)
 		ix.dirty = true
 		if r.unchanged {
 			e := ix.files[r.rel]
@@ -463,6 +478,10 @@ func (ix *Index) addSlotLocked(sl slot, bg bag) int32 {
 
 // removeFileLocked drops a file and its chunks from every structure.
 func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
+	if _, ok := ix.unread[rel]; ok {
+		delete(ix.unread, rel)
+		ix.dirty = true
+	}
 	e, ok := ix.files[rel]
 	if !ok {
 		return

@@ -1,5 +1,7 @@
 package rag
 
+import "strings"
+
 // A Go declaration splitter that does not build syntax trees: a small lexer
 // that knows just enough Go (comments, string, rune and raw string literals,
 // bracket depth, automatic semicolons) to find where each top-level
@@ -42,8 +44,10 @@ func (lx *goLexer) next() goTok {
 		case c == ' ' || c == '\t' || c == '\r':
 			lx.pos++
 		case c == '/' && lx.pos+1 < len(lx.src) && lx.src[lx.pos+1] == '/':
-			for lx.pos < len(lx.src) && lx.src[lx.pos] != '\n' {
-				lx.pos++
+			if i := strings.IndexByte(lx.src[lx.pos:], '\n'); i >= 0 {
+				lx.pos += i
+			} else {
+				lx.pos = len(lx.src)
 			}
 		case c == '/' && lx.pos+1 < len(lx.src) && lx.src[lx.pos+1] == '*':
 			end := indexFrom(lx.src, "*/", lx.pos+2)
@@ -52,11 +56,9 @@ func (lx *goLexer) next() goTok {
 				lx.pos = len(lx.src)
 				return goTok{line: lx.line}
 			}
-			for _, ch := range []byte(lx.src[lx.pos:end]) {
-				if ch == '\n' {
-					lx.line++
-					nl = true
-				}
+			if k := strings.Count(lx.src[lx.pos:end], "\n"); k > 0 {
+				lx.line += k
+				nl = true
 			}
 			lx.pos = end + 2
 		default:
@@ -116,11 +118,7 @@ func (lx *goLexer) token(nl bool) goTok {
 			lx.pos = len(lx.src)
 			return goTok{line: line}
 		}
-		for _, ch := range []byte(lx.src[lx.pos:end]) {
-			if ch == '\n' {
-				lx.line++
-			}
-		}
+		lx.line += strings.Count(lx.src[lx.pos:end], "\n")
 		lx.pos = end + 1
 		return goTok{kind: 'l', line: line, nl: nl}
 	}
@@ -139,10 +137,8 @@ func indexFrom(s, sub string, from int) int {
 	if from > len(s) {
 		return -1
 	}
-	for i := from; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
+	if i := strings.Index(s[from:], sub); i >= 0 {
+		return from + i
 	}
 	return -1
 }

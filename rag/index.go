@@ -56,12 +56,19 @@ type Index struct {
 	open      map[string]bool
 	recent    map[string]time.Time
 	dirty     bool
-	skipped   map[string]string // rel → reason, from the latest pass over a path
-	lastRead  int               // files the latest Build re-read: tests check restarts
+	skipped   map[string]string    // rel → reason, from the latest pass over a path
+	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
+	lastRead  int                  // files the latest Build re-read: tests check restarts
 
 	pendingMu sync.Mutex
 	pending   map[string]bool
 	wake      chan struct{}
+}
+
+// fileStamp is what says a file changed without reading it.
+type fileStamp struct {
+	Size, Mtime int64
+	Link        bool
 }
 
 // fileEntry is a manifest record.
@@ -169,6 +176,7 @@ func (ix *Index) reset() {
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)
 	ix.dirs = make(map[string]int64)
+	ix.unread = make(map[string]fileStamp)
 }
 
 // Close persists unsaved changes.

@@ -182,8 +182,9 @@ func TestIncremental(t *testing.T) {
 	ctx := context.Background()
 	root, state := t.TempDir(), t.TempDir()
 	writeTree(t, root, map[string]string{
-		"a.go": "package a\n\n// Frobnicate twists the widget.\nfunc Frobnicate() {}\n",
-		"b.go": "package a\n\n// Quux returns the quux.\nfunc Quux() int { return 1 }\n",
+		"a.go":     "package a\n\n// Frobnicate twists the widget.\nfunc Frobnicate() {}\n",
+		"b.go":     "package a\n\n// Quux returns the quux.\nfunc Quux() int { return 1 }\n",
+		"blob.txt": "binary\x00content", // read once, then remembered as unreadable
 	})
 	ix := openBuilt(t, root, state)
 	assert.Equal(t, StateReady, ix.Status().State)
@@ -230,7 +231,7 @@ func TestIncremental(t *testing.T) {
 	// A corrupt snapshot means a rebuild, not a failure.
 	require.NoError(t, os.WriteFile(filepath.Join(state, "index.snapshot"), []byte("garbage"), 0o644))
 	ix3 := openBuilt(t, root, state)
-	assert.Equal(t, 2, ix3.lastRead)
+	assert.Equal(t, 3, ix3.lastRead, "everything, the unreadable file too")
 }
 
 func TestRankingSignals(t *testing.T) {

@@ -22,18 +22,22 @@ import (
 // table of terms, and delta-coded postings. The daemon (Open) decodes it
 // into memory instead.
 //
-//	header    128 bytes: magic, counts, section offsets, file size
-//	strings   paths, symbols and terms, referenced by (offset, length)
-//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link
+//	header    160 bytes: magic, counts, section offsets, file size
+//	strings   the root, paths, symbols and terms, referenced by (offset, length)
+//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread
 //	dirs      16 bytes each: path, mtime
 //	docs      52 bytes each, grouped by file in file order: file, lines, byte range, BM25 length, symbol, hash, flags
 //	postings  per term: (uvarint doc delta, uvarint tf) pairs, docs ascending
-//	terms     20 bytes each, a hash table (FNV-1a, linear probing, empty when df is 0): term, df, postings offset
+//	slots     4 bytes each, a hash table of terms (FNV-1a, linear probing): 1 + term record, or 0
+//	terms     20 bytes each: term, df, postings offset
 //	magic again, to catch truncation
+//
+// Unread files (binary, not UTF-8) are listed with no chunks so a rebuild
+// does not read them again until they change.
 const snapshotMagic = "agentd-index-v3\n"
 
 const (
-	headerSize = 128
+	headerSize = 160
 	fileRec    = 56
 	dirRec     = 16
 	docRec     = 52
@@ -49,11 +53,12 @@ func snapshotPathIn(stateDir string) string { return filepath.Join(stateDir, "in
 // worst, never a crash; Open and View also check the header and the end
 // marker.
 type snapFile struct {
-	root                          string
-	nFiles, nDirs, nDocs, nTerms  int
-	totalLen                      int64
-	strs, files, dirs, docs, post []byte
-	terms                         []byte
+	root                                 string
+	nFiles, nDirs, nDocs, nSlots, nTerms int
+	nIndexed                             int // files with chunks or none, not unread ones
+	totalLen                             int64
+	strs, files, dirs, docs, post, slots []byte
+	terms                                []byte
 }
 
 func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
@@ -68,8 +73,9 @@ func parseSnapshot(data []byte) (*snapFile, error) {
 		return nil, errors.New("snapshot truncated")
 	}
 	s := &snapFile{
-		nFiles: int(le32(data, 20)), nDirs: int(le32(data, 24)), nDocs: int(le32(data, 28)), nTerms: int(le32(data, 32)),
-		totalLen: int64(le64(data, 40)),
+		nFiles: int(le32(data, 20)), nDirs: int(le32(data, 24)), nDocs: int(le32(data, 28)),
+		nSlots: int(le32(data, 32)), nTerms: int(le32(data, 36)), totalLen: int64(le64(data, 40)),
+		nIndexed: int(le32(data, 132)),
 	}
 	section := func(at, size uint64) ([]byte, error) {
 		off := le64(data, int(at))
@@ -89,17 +95,18 @@ func parseSnapshot(data []byte) (*snapFile, error) {
 		{&s.dirs, 72, uint64(s.nDirs) * dirRec},
 		{&s.docs, 80, uint64(s.nDocs) * docRec},
 		{&s.post, 88, le64(data, 96)},
-		{&s.terms, 104, uint64(s.nTerms) * termRec},
+		{&s.slots, 104, uint64(s.nSlots) * 4},
+		{&s.terms, 112, uint64(s.nTerms) * termRec},
 	}
 	for _, p := range parts {
 		if *p.dst, err = section(p.at, p.size); err != nil {
 			return nil, err
 		}
 	}
-	if s.nTerms&(s.nTerms-1) != 0 {
-		return nil, errors.New("snapshot term table size is not a power of two")
+	if s.nSlots&(s.nSlots-1) != 0 || s.nTerms > s.nSlots {
+		return nil, errors.New("snapshot term table is malformed")
 	}
-	s.root = s.str(le32(data, 112), le32(data, 116))
+	s.root = s.str(0, le32(data, 128))
 	return s, nil
 }
 
@@ -117,7 +124,7 @@ type snapFileRec struct {
 	hash            [16]byte
 	firstDoc, nDocs int32
 	kind            fileKind
-	link            bool
+	link, unread    bool
 }
 
 func (s *snapFile) file(i int) snapFileRec {
@@ -125,7 +132,7 @@ func (s *snapFile) file(i int) snapFileRec {
 	r := snapFileRec{
 		path: s.str(le32(b, 0), le32(b, 4)), size: int64(le64(b, 8)), mtime: int64(le64(b, 16)),
 		hash: [16]byte(b[24:40]), firstDoc: int32(le32(b, 40)), nDocs: int32(le32(b, 44)),
-		kind: fileKind(b[48]), link: b[49] != 0,
+		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0,
 	}
 	if r.firstDoc < 0 || r.nDocs < 0 || int(r.firstDoc)+int(r.nDocs) > s.nDocs {
 		r.firstDoc, r.nDocs = 0, 0
@@ -181,17 +188,18 @@ const (
 
 // lookup finds term in the hash table: its record index, or -1.
 func (s *snapFile) lookup(term string) int {
-	if s.nTerms == 0 {
+	if s.nSlots == 0 {
 		return -1
 	}
-	mask := s.nTerms - 1
-	for i, probes := int(termHash(term))&mask, 0; probes < s.nTerms; i, probes = (i+1)&mask, probes+1 {
-		b := s.terms[i*termRec:]
-		if le32(b, 8) == 0 {
+	mask := s.nSlots - 1
+	for i, probes := int(termHash(term))&mask, 0; probes < s.nSlots; i, probes = (i+1)&mask, probes+1 {
+		r := int(le32(s.slots, i*4)) - 1
+		if r < 0 || r >= s.nTerms {
 			return -1
 		}
+		b := s.terms[r*termRec:]
 		if s.str(le32(b, 0), le32(b, 4)) == term {
-			return i
+			return r
 		}
 	}
 	return -1
@@ -253,9 +261,15 @@ func (ix *Index) restore(path string) error {
 		return fmt.Errorf("snapshot is for %s", s.root)
 	}
 	// Strings are copied: data is dropped after this.
-	ix.fileTab = make([]*fileEntry, s.nFiles)
+	ix.fileTab = make([]*fileEntry, 0, s.nIndexed)
 	for i := range s.nFiles {
 		r := s.file(i)
+		if r.unread {
+			ix.unread[strings.Clone(r.path)] = fileStamp{r.size, r.mtime, r.link}
+			ix.freeFiles = append(ix.freeFiles, int32(len(ix.fileTab)))
+			ix.fileTab = append(ix.fileTab, nil)
+			continue
+		}
 		e := &fileEntry{Size: r.size, Mtime: r.mtime, Hash: r.hash, Kind: r.kind, Link: r.link, id: int32(i),
 			path: strings.Clone(r.path), slots: make([]int32, r.nDocs)}
 		for k := range e.slots {
@@ -264,7 +278,8 @@ func (ix *Index) restore(path string) error {
 		if e.path == "" || ix.files[e.path] != nil {
 			return errors.New("snapshot: bad file table")
 		}
-		ix.fileTab[i], ix.files[e.path] = e, e
+		ix.fileTab = append(ix.fileTab, e)
+		ix.files[e.path] = e
 	}
 	for i := range s.nDirs {
 		p, mtime := s.dir(i)
@@ -282,9 +297,6 @@ func (ix *Index) restore(path string) error {
 	ix.live, ix.bm.nDocs = s.nDocs, s.nDocs
 	for i := range s.nTerms {
 		t, df, p := s.termAt(i)
-		if df == 0 {
-			continue
-		}
 		id := ix.dict.internString(t)
 		if int(id) != len(ix.bm.post) {
 			return fmt.Errorf("snapshot: duplicate term %q", t)
@@ -365,27 +377,6 @@ func (ix *Index) writeSnapshot() error {
 	return os.Rename(f.Name(), path)
 }
 
-// strTable lays out the strings blob.
-type strTable struct {
-	off  map[string]uint32
-	list []string
-	size uint64
-}
-
-func (t *strTable) add(s string) {
-	if _, ok := t.off[s]; ok || s == "" {
-		return
-	}
-	t.off[s] = uint32(t.size)
-	t.list = append(t.list, s)
-	t.size += uint64(len(s))
-}
-
-func (t *strTable) ref(b []byte, at int, s string) {
-	binary.LittleEndian.PutUint32(b[at:], t.off[s])
-	binary.LittleEndian.PutUint32(b[at+4:], uint32(len(s)))
-}
-
 // encodeSnapshot writes the live index: files sorted by path, chunks
 // renumbered densely file by file, removed chunks and terms without a live
 // posting left out.
@@ -395,8 +386,11 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	if ix.live >= 1<<31 {
 		return errors.New("too many chunks")
 	}
-	paths := make([]string, 0, len(ix.files))
+	paths := make([]string, 0, len(ix.files)+len(ix.unread))
 	for p := range ix.files {
+		paths = append(paths, p)
+	}
+	for p := range ix.unread {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
@@ -404,11 +398,15 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	for i := range remap {
 		remap[i] = -1
 	}
+	fileIdx := make([]uint32, len(ix.fileTab))
 	var order []int32 // new doc → old slot
-	for _, p := range paths {
-		for _, n := range ix.files[p].slots {
-			remap[n] = int32(len(order))
-			order = append(order, n)
+	for i, p := range paths {
+		if e := ix.files[p]; e != nil {
+			fileIdx[e.id] = uint32(i)
+			for _, n := range e.slots {
+				remap[n] = int32(len(order))
+				order = append(order, n)
+			}
 		}
 	}
 	// Terms with a live posting, placed in a hash table twice their number.
@@ -422,100 +420,120 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 			}
 		}
 	}
-	tableSize := 1
-	for tableSize < 2*len(live) {
-		tableSize *= 2
+	nSlots := 0
+	if len(live) > 0 {
+		nSlots = 1
+		for nSlots < 2*len(live) {
+			nSlots *= 2
+		}
 	}
-	if len(live) == 0 {
-		tableSize = 0
-	}
-	table := make([]int32, tableSize) // term id + 1
-	for _, t := range live {
-		for i := int(termHash(terms[t])) & (tableSize - 1); ; i = (i + 1) & (tableSize - 1) {
+	table := make([]uint32, nSlots) // 1 + index into live
+	for r, t := range live {
+		for i := int(termHash(terms[t])) & (nSlots - 1); ; i = (i + 1) & (nSlots - 1) {
 			if table[i] == 0 {
-				table[i] = t + 1
+				table[i] = uint32(r + 1)
 				break
 			}
 		}
 	}
-	st := &strTable{off: make(map[string]uint32)}
-	st.add(ix.root)
-	for _, p := range paths {
-		st.add(p)
-	}
+	dirs := make([]string, 0, len(ix.dirs))
 	for d := range ix.dirs {
-		st.add(d)
-	}
-	for _, n := range order {
-		st.add(ix.slots[n].Symbol)
-	}
-	for _, t := range live {
-		st.add(terms[t])
+		dirs = append(dirs, d)
 	}
 
 	w := &snapWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	var hdr [headerSize]byte
 	w.write(hdr[:]) // filled in at the end
+	// Strings, in the order the records below refer to them.
 	strOff := w.off
-	for _, s := range st.list {
+	str := func(s string) uint32 {
+		off := uint32(w.off - strOff)
 		w.w.WriteString(s)
 		w.off += uint64(len(s))
+		return off
 	}
+	str(ix.root)
+	pathOff := make([]uint32, len(paths))
+	for i, p := range paths {
+		pathOff[i] = str(p)
+	}
+	dirOff := make([]uint32, len(dirs))
+	for i, d := range dirs {
+		dirOff[i] = str(d)
+	}
+	symOff := make([]uint32, len(order))
+	for i, n := range order {
+		symOff[i] = str(ix.slots[n].Symbol)
+	}
+	termOff := make([]uint32, len(live))
+	for i, t := range live {
+		termOff[i] = str(terms[t])
+	}
+	strLen := w.off - strOff
+	if strLen >= 1<<32 {
+		return errors.New("snapshot strings over 4 GiB")
+	}
+	put32 := binary.LittleEndian.PutUint32
+	put64 := binary.LittleEndian.PutUint64
+
 	filesOff := w.off
-	for _, p := range paths {
-		e := ix.files[p]
+	nIndexed := 0
+	for i, p := range paths {
 		b := w.rec[:fileRec]
 		clear(b)
-		st.ref(b, 0, p)
-		binary.LittleEndian.PutUint64(b[8:], uint64(e.Size))
-		binary.LittleEndian.PutUint64(b[16:], uint64(e.Mtime))
-		copy(b[24:40], e.Hash[:])
-		if len(e.slots) > 0 {
-			binary.LittleEndian.PutUint32(b[40:], uint32(remap[e.slots[0]]))
-		}
-		binary.LittleEndian.PutUint32(b[44:], uint32(len(e.slots)))
-		b[48] = byte(e.Kind)
-		if e.Link {
-			b[49] = 1
+		put32(b[0:], pathOff[i])
+		put32(b[4:], uint32(len(p)))
+		if e := ix.files[p]; e != nil {
+			nIndexed++
+			put64(b[8:], uint64(e.Size))
+			put64(b[16:], uint64(e.Mtime))
+			copy(b[24:40], e.Hash[:])
+			if len(e.slots) > 0 {
+				put32(b[40:], uint32(remap[e.slots[0]]))
+			}
+			put32(b[44:], uint32(len(e.slots)))
+			b[48] = byte(e.Kind)
+			b[49] = boolByte(e.Link)
+		} else {
+			u := ix.unread[p]
+			put64(b[8:], uint64(u.Size))
+			put64(b[16:], uint64(u.Mtime))
+			b[49] = boolByte(u.Link)
+			b[50] = 1
 		}
 		w.write(b)
 	}
 	dirsOff := w.off
-	for d, mtime := range ix.dirs {
+	for i, d := range dirs {
 		b := w.rec[:dirRec]
-		st.ref(b, 0, d)
-		binary.LittleEndian.PutUint64(b[8:], uint64(mtime))
+		put32(b[0:], dirOff[i])
+		put32(b[4:], uint32(len(d)))
+		put64(b[8:], uint64(ix.dirs[d]))
 		w.write(b)
 	}
 	docsOff := w.off
-	fileIdx := make(map[int32]uint32, len(paths))
-	for i, p := range paths {
-		fileIdx[ix.files[p].id] = uint32(i)
-	}
-	for _, n := range order {
+	for i, n := range order {
 		sl := &ix.slots[n]
 		b := w.rec[:docRec]
 		clear(b)
-		binary.LittleEndian.PutUint32(b[0:], fileIdx[sl.file])
-		binary.LittleEndian.PutUint32(b[4:], uint32(sl.Start))
-		binary.LittleEndian.PutUint32(b[8:], uint32(sl.End))
-		binary.LittleEndian.PutUint32(b[12:], uint32(sl.Off))
-		binary.LittleEndian.PutUint32(b[16:], uint32(sl.Len))
-		binary.LittleEndian.PutUint32(b[20:], uint32(ix.bm.docLen[n]))
-		st.ref(b, 24, sl.Symbol)
+		put32(b[0:], fileIdx[sl.file])
+		put32(b[4:], uint32(sl.Start))
+		put32(b[8:], uint32(sl.End))
+		put32(b[12:], uint32(sl.Off))
+		put32(b[16:], uint32(sl.Len))
+		put32(b[20:], uint32(ix.bm.docLen[n]))
+		put32(b[24:], symOff[i])
+		put32(b[28:], uint32(len(sl.Symbol)))
 		copy(b[32:48], sl.hash[:])
 		b[48] = sl.flags
 		w.write(b)
 	}
 	postOff := w.off
-	postStart := make([]uint64, tableSize)
-	dfs := make([]uint32, tableSize)
+	postStart := make([]uint64, len(live))
+	dfs := make([]uint32, len(live))
 	var pairs []posting
-	for i, t1 := range table {
-		if t1 == 0 {
-			continue
-		}
-		p := &ix.bm.post[t1-1]
+	for r, t := range live {
+		p := &ix.bm.post[t]
 		pairs = pairs[:0]
 		for j, d := range p.docs {
 			if nd := remap[d]; nd >= 0 && ix.bm.docLen[d] > 0 {
@@ -526,7 +544,7 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 		if !slices.IsSortedFunc(pairs, cmpPosting) {
 			slices.SortFunc(pairs, cmpPosting)
 		}
-		postStart[i], dfs[i] = w.off-postOff, uint32(len(pairs))
+		postStart[r], dfs[r] = w.off-postOff, uint32(len(pairs))
 		prev := int32(-1)
 		for _, q := range pairs {
 			w.uvarint(uint64(q.doc - prev - 1))
@@ -535,15 +553,18 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 		}
 	}
 	postLen := w.off - postOff
+	slotsOff := w.off
+	for _, x := range table {
+		put32(w.rec[:4], x)
+		w.write(w.rec[:4])
+	}
 	termsOff := w.off
-	for i, t1 := range table {
+	for r, t := range live {
 		b := w.rec[:termRec]
-		clear(b)
-		if t1 != 0 {
-			st.ref(b, 0, terms[t1-1])
-			binary.LittleEndian.PutUint32(b[8:], dfs[i])
-			binary.LittleEndian.PutUint64(b[12:], postStart[i])
-		}
+		put32(b[0:], termOff[r])
+		put32(b[4:], uint32(len(terms[t])))
+		put32(b[8:], dfs[r])
+		put64(b[12:], postStart[r])
 		w.write(b)
 	}
 	w.write([]byte(snapshotMagic))
@@ -551,27 +572,34 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 		return err
 	}
 	copy(hdr[:], snapshotMagic)
-	put32 := func(at int, x int) { binary.LittleEndian.PutUint32(hdr[at:], uint32(x)) }
-	put64 := func(at int, x uint64) { binary.LittleEndian.PutUint64(hdr[at:], x) }
-	put32(16, 3)
-	put32(20, len(paths))
-	put32(24, len(ix.dirs))
-	put32(28, len(order))
-	put32(32, tableSize)
-	put64(40, uint64(ix.bm.totalLen))
-	put64(48, strOff)
-	put64(56, st.size)
-	put64(64, filesOff)
-	put64(72, dirsOff)
-	put64(80, docsOff)
-	put64(88, postOff)
-	put64(96, postLen)
-	put64(104, termsOff)
-	put32(112, int(st.off[ix.root]))
-	put32(116, len(ix.root))
-	put64(120, w.off)
+	put32(hdr[16:], 3)
+	put32(hdr[20:], uint32(len(paths)))
+	put32(hdr[24:], uint32(len(dirs)))
+	put32(hdr[28:], uint32(len(order)))
+	put32(hdr[32:], uint32(nSlots))
+	put32(hdr[36:], uint32(len(live)))
+	put64(hdr[40:], uint64(ix.bm.totalLen))
+	put64(hdr[48:], strOff)
+	put64(hdr[56:], strLen)
+	put64(hdr[64:], filesOff)
+	put64(hdr[72:], dirsOff)
+	put64(hdr[80:], docsOff)
+	put64(hdr[88:], postOff)
+	put64(hdr[96:], postLen)
+	put64(hdr[104:], slotsOff)
+	put64(hdr[112:], termsOff)
+	put64(hdr[120:], w.off)
+	put32(hdr[128:], uint32(len(ix.root)))
+	put32(hdr[132:], uint32(nIndexed))
 	_, err := f.WriteAt(hdr[:], 0)
 	return err
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type posting struct {

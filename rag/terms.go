@@ -81,7 +81,8 @@ func (d *termDict) internString(s string) int32 {
 type termCounter struct {
 	dict  *termDict
 	tk    tokenizer
-	words map[string]span // raw word → its term ids in arena
+	fast  [fastWords]fastWord // a direct-mapped cache in front of words: common words hit it
+	words map[string]span     // raw word → its term ids in arena
 	arena []int32
 	pos   []int32 // by term id: 1 + index in the bag being counted
 	ids   []int32
@@ -90,6 +91,15 @@ type termCounter struct {
 }
 
 type span struct{ off, n uint32 }
+
+// fastWords is the size of the direct-mapped word cache: small enough to
+// stay in the CPU's cache, which the big memo map does not.
+const fastWords = 4096
+
+type fastWord struct {
+	word string
+	sp   span
+}
 
 // maxWords bounds the word memo; past it the memo restarts.
 const maxWords = 1 << 17
@@ -117,16 +127,28 @@ func (c *termCounter) count(parts ...string) bag {
 }
 
 func (c *termCounter) word(w string) {
-	sp, ok := c.words[w]
-	if !ok {
-		if len(c.words) >= maxWords {
-			clear(c.words)
-			c.arena = nil
+	h := uint32(len(w))
+	for i := 0; i < len(w); i++ {
+		h = h*31 + uint32(w[i])
+	}
+	f := &c.fast[h%fastWords]
+	sp := f.sp
+	if f.word != w {
+		var ok bool
+		sp, ok = c.words[w]
+		if !ok {
+			if len(c.words) >= maxWords {
+				clear(c.words)
+				c.fast = [fastWords]fastWord{}
+				c.arena = nil
+			}
+			sp.off = uint32(len(c.arena))
+			c.tk.word(w, func(b []byte) { c.arena = append(c.arena, c.dict.intern(b)) })
+			sp.n = uint32(len(c.arena)) - sp.off
+			w = strings.Clone(w) // w points into a whole file
+			c.words[w] = sp
 		}
-		sp.off = uint32(len(c.arena))
-		c.tk.word(w, func(b []byte) { c.arena = append(c.arena, c.dict.intern(b)) })
-		sp.n = uint32(len(c.arena)) - sp.off
-		c.words[strings.Clone(w)] = sp // a clone: w points into a whole file
+		f.word, f.sp = w, sp
 	}
 	for _, id := range c.arena[sp.off : sp.off+sp.n] {
 		c.total++

@@ -65,7 +65,7 @@ func (v *View) Close() error {
 
 // Status reports the snapshot's size.
 func (v *View) Status() Status {
-	return Status{State: StateReady, Files: v.s.nFiles, Chunks: v.s.nDocs, Progress: 1}
+	return Status{State: StateReady, Files: v.s.nIndexed, Chunks: v.s.nDocs, Progress: 1}
 }
 
 // Fresh reports whether every directory and file of the snapshot still has
