@@ -1,6 +1,9 @@
 package rag
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // BM25 parameters: the usual k1 and b (Zed's experimental index uses the same).
 const (
@@ -8,11 +11,37 @@ const (
 	bm25B  = 0.75
 )
 
-// postings is one term's list: parallel doc ids and term frequencies, six
-// bytes a posting.
+// postings is one term's list, varint-coded: (zigzag doc delta, tf) pairs,
+// about two and a half bytes a posting. Deltas are signed because a reused
+// slot can be lower than the last one; readers do not need the order.
 type postings struct {
-	docs []int32
-	tfs  []uint16
+	data []byte
+	last int32 // the doc of the last posting: the next delta's base
+	n    int32 // postings in data, removed docs included
+}
+
+func (p *postings) append(doc int32, tf uint16) {
+	p.data = binary.AppendVarint(p.data, int64(doc)-int64(p.last))
+	p.data = binary.AppendUvarint(p.data, uint64(tf))
+	p.last = doc
+	p.n++
+}
+
+// decode appends the postings to docs and tfs.
+func (p *postings) decode(docs []int32, tfs []uint16) ([]int32, []uint16) {
+	d := int64(0)
+	for b := p.data; len(b) > 0; {
+		delta, n := binary.Varint(b)
+		tf, m := binary.Uvarint(b[n:])
+		if n <= 0 || m <= 0 {
+			break
+		}
+		b = b[n+m:]
+		d += delta
+		docs = append(docs, int32(d))
+		tfs = append(tfs, uint16(tf))
+	}
+	return docs, tfs
 }
 
 // bm25 is an in-memory inverted index over chunk slots. It is not safe for
@@ -27,6 +56,7 @@ type bm25 struct {
 	dict     *termDict
 	post     []postings // by term id
 	docLen   []int32    // by slot; 0 for an empty or removed slot
+	docFile  []int32    // by slot: its file id (a dense copy of slot.file, for ranking's inner loop)
 	nDocs    int
 	totalLen int64
 	stale    int // removed docs still in postings
@@ -36,10 +66,12 @@ func newBM25(d *termDict) *bm25 {
 	return &bm25{dict: d}
 }
 
-func (b *bm25) add(doc int32, bg bag) {
+func (b *bm25) add(doc, file int32, bg bag) {
 	for int(doc) >= len(b.docLen) {
 		b.docLen = append(b.docLen, 0)
+		b.docFile = append(b.docFile, -1)
 	}
+	b.docFile[doc] = file
 	total := bg.total
 	if total == 0 {
 		total = 1 // keeps the slot live so remove stays symmetric
@@ -59,9 +91,7 @@ func (b *bm25) addPosting(t, doc int32, tf uint16) {
 	if int(t) >= len(b.post) {
 		b.post = append(b.post, make([]postings, int(t)+1-len(b.post))...)
 	}
-	p := &b.post[t]
-	p.docs = append(p.docs, doc)
-	p.tfs = append(p.tfs, tf)
+	b.post[t].append(doc, tf)
 }
 
 // remove marks doc removed; purge drops its postings later.
@@ -82,19 +112,16 @@ func (b *bm25) needsPurge() bool {
 
 // purge drops the postings of removed docs: one pass over every list.
 func (b *bm25) purge() {
+	var docs []int32
+	var tfs []uint16
 	for t := range b.post {
 		p := &b.post[t]
-		k := 0
-		for i, d := range p.docs {
+		docs, tfs = p.decode(docs[:0], tfs[:0])
+		*p = postings{}
+		for i, d := range docs {
 			if b.docLen[d] != 0 {
-				p.docs[k], p.tfs[k] = d, p.tfs[i]
-				k++
+				p.append(d, tfs[i])
 			}
-		}
-		if k == 0 {
-			*p = postings{}
-		} else {
-			p.docs, p.tfs = p.docs[:k], p.tfs[:k]
 		}
 	}
 	b.stale = 0
@@ -105,9 +132,8 @@ func (b *bm25) purge() {
 func (b *bm25) compact() {
 	for t := range b.post {
 		p := &b.post[t]
-		if cap(p.docs)-len(p.docs) > len(p.docs)/8 {
-			p.docs = slices.Clone(p.docs)
-			p.tfs = slices.Clone(p.tfs)
+		if cap(p.data)-len(p.data) > len(p.data)/8 {
+			p.data = slices.Clip(slices.Clone(p.data))
 		}
 	}
 }

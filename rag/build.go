@@ -369,7 +369,7 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		bg := w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text)
 		if res.entry.Kind != kindGenerated {
 			// Generated code defines names nobody asks for by name.
-			for _, k := range symbolKeys(ch.Symbol) {
+			for _, k := range nameKeys(ch.Names) {
 				bg.syms = append(bg.syms, ix.dict.internString(symbolTerm(k)))
 			}
 		}
@@ -472,7 +472,7 @@ func (ix *Index) addSlotLocked(sl slot, bg bag) int32 {
 		ix.slots = append(ix.slots, sl)
 	}
 	ix.live++
-	ix.bm.add(n, bg)
+	ix.bm.add(n, sl.file, bg)
 	return n
 }
 
@@ -509,14 +509,11 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	}
 }
 
-// symbolKeys are the lookup keys of a chunk's symbols: each name lowercased,
-// and for methods also the bare method name.
-func symbolKeys(symbol string) []string {
-	if symbol == "" {
-		return nil
-	}
+// nameKeys are the lookup keys of a chunk's declarations: each name
+// lowercased, and for methods also the bare method name.
+func nameKeys(names []string) []string {
 	var keys []string
-	for _, s := range strings.Split(symbol, ", ") {
+	for _, s := range names {
 		if s == "…" || strings.ContainsRune(s, ' ') {
 			continue
 		}

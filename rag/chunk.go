@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -17,10 +18,11 @@ const (
 
 // chunk is a contiguous range of lines of one file.
 type chunk struct {
-	Path   string // workspace-relative, slash-separated
-	Start  int    // first line, 1-based
-	End    int    // last line, inclusive
-	Symbol string // declarations covered, comma-separated; may be empty
+	Path   string   // workspace-relative, slash-separated
+	Start  int      // first line, 1-based
+	End    int      // last line, inclusive
+	Symbol string   // declarations covered, comma-separated, the first few of many; may be empty
+	Names  []string // every declaration covered
 	Lang   string
 	Off    int // byte offset of the first line in the file
 	Len    int // raw byte length of the lines (before \r\n → \n)
@@ -95,6 +97,7 @@ func chunkFile(rel, src string) []chunk {
 			Start:  s.start,
 			End:    s.end,
 			Symbol: joinSymbols(s.symbols),
+			Names:  s.symbols,
 			Lang:   lang,
 			Off:    off,
 			Len:    end - off,
@@ -273,8 +276,24 @@ func rangeSize(lines []string, start, end int) int {
 	return n
 }
 
+// maxSymbolText bounds a chunk's symbol line: a block of forty constants
+// shows the first few names and how many more there are (the lookup keys
+// still cover all of them).
+const maxSymbolText = 80
+
 func joinSymbols(syms []string) string {
-	return strings.Join(syms, ", ")
+	var b strings.Builder
+	for i, s := range syms {
+		if i > 0 && b.Len()+len(s) > maxSymbolText {
+			fmt.Fprintf(&b, ", … (+%d)", len(syms)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 // splitLines returns the lines of src without their \n or \r\n ends, and

@@ -60,6 +60,9 @@ type rankParams struct {
 	synonymWeight float64
 	// headFiles is how many files get the path re-ranking.
 	headFiles int
+	// minChunkScore leaves out chunks scoring below this fraction of the
+	// best: they cannot lift their file into the first hits.
+	minChunkScore float64
 	// A query is answered only when some hit matches minTerms of its
 	// terms (all of them, for shorter queries) or minCover of its weight:
 	// a question about something the workspace does not have gets "no
@@ -86,6 +89,7 @@ var defaultRank = rankParams{
 	vecWeight:      0.5,
 	synonymWeight:  0.5,
 	headFiles:      200,
+	minChunkScore:  0.1,
 	minTerms:       2,
 	minCover:       0.5,
 	minHitCover:    0,
@@ -157,6 +161,7 @@ type rankScratch struct {
 	mask  []uint64
 	buf   postingBuf
 	file  []int32 // by file: 1 + index into aggs
+	aggs  []fileAgg
 }
 
 // postingBuf is where a corpus that stores postings encoded decodes them.
@@ -279,7 +284,16 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 	for _, d := range touched {
 		maxScore = max(maxScore, s.score[d])
 	}
-	aggs := groupByFile(c, s, touched, p)
+	// Chunks far below the best cannot lift their file into the ranking;
+	// leaving them out keeps the grouping cheap on common words.
+	floor := p.minChunkScore * maxScore
+	kept := touched[:0:0]
+	for _, d := range touched {
+		if s.score[d] >= floor {
+			kept = append(kept, d)
+		}
+	}
+	aggs := groupByFile(c, s, kept, p)
 	cover := func(d int32) float64 {
 		if totalW == 0 {
 			return 0
@@ -292,11 +306,11 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		}
 		return got / totalW
 	}
-	scoreFiles(c, q, aggs, weights, totalW, maxScore, p, bonus)
+	head := scoreFiles(c, q, aggs, weights, totalW, maxScore, p, limit, bonus)
 	if p.chunksOnly {
 		return chunksOnly(c, s, touched, aggs, maxScore, limit, len(q.terms), cover, p)
 	}
-	return interleave(s, aggs, p, limit, len(q.terms), cover)
+	return interleave(s, head, p, limit, len(q.terms), cover)
 }
 
 // groupByFile collects each file's best chunks.
@@ -304,7 +318,8 @@ func groupByFile(c corpus, s *rankScratch, touched []int32, p *rankParams) []fil
 	if len(s.file) < c.fileSpace() {
 		s.file = make([]int32, c.fileSpace())
 	}
-	var aggs []fileAgg
+	aggs := s.aggs[:0]
+	defer func() { s.aggs = aggs[:0] }()
 	for _, d := range touched {
 		f := c.docFile(d)
 		if s.file[f] == 0 {
@@ -345,7 +360,7 @@ func groupByFile(c corpus, s *rankScratch, touched []int32, p *rankParams) []fil
 
 // scoreFiles weighs each file by its best chunk and its kind, then adds the
 // path evidence to the head of the ranking.
-func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, totalW, maxScore float64, p *rankParams, bonus func(string) float64) {
+func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, totalW, maxScore float64, p *rankParams, limit int, bonus func(string) float64) []fileAgg {
 	prior := func(k fileKind) float64 {
 		switch {
 		case k == kindTest && !q.intent.tests:
@@ -372,13 +387,15 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 		}
 		return strings.Compare(c.filePath(a.file), c.filePath(b.file))
 	}
-	slices.SortFunc(aggs, cmpAgg)
+	// Only the head is sorted: a file below the first headFiles (at least
+	// limit) cannot rank among the first limit hits, since each head file
+	// already has a hit scoring at least as much.
+	head := topAggs(aggs, max(p.headFiles, limit), cmpAgg)
 	if p.pathWeight == 0 && bonus == nil {
-		return
+		return head
 	}
 	var tk tokenizer
 	got := make([]float64, len(weights))
-	head := aggs[:min(len(aggs), p.headFiles)]
 	for i := range head {
 		a := &head[i]
 		path := c.filePath(a.file)
@@ -407,6 +424,47 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 		a.score += extra * prior(c.fileKind(a.file))
 	}
 	slices.SortFunc(head, cmpAgg)
+	return head
+}
+
+// topAggs moves the n best files to the front of aggs, sorted, and
+// returns them.
+func topAggs(aggs []fileAgg, n int, cmp func(a, b fileAgg) int) []fileAgg {
+	if len(aggs) <= 2*n {
+		slices.SortFunc(aggs, cmp)
+		return aggs[:min(n, len(aggs))]
+	}
+	// A min-heap of the best n by cmp, kept in aggs[:n].
+	h := aggs[:n]
+	less := func(i, j int) bool { return cmp(h[i], h[j]) > 0 } // worse first
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			c := l
+			if r := l + 1; r < n && less(r, l) {
+				c = r
+			}
+			if !less(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for i := n; i < len(aggs); i++ {
+		if cmp(aggs[i], h[0]) < 0 {
+			h[0], aggs[i] = aggs[i], h[0]
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }
 
 // interleave lists each file's chunks, the k-th at decay^k of its file's

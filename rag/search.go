@@ -162,16 +162,17 @@ func (m memCorpus) avgDocLen() float64 {
 }
 func (m memCorpus) docSpace() int  { return len(m.ix.slots) }
 func (m memCorpus) fileSpace() int { return len(m.ix.fileTab) }
-func (m memCorpus) postings(term string, _ *postingBuf) ([]int32, []uint16) {
+func (m memCorpus) postings(term string, buf *postingBuf) ([]int32, []uint16) {
 	b := m.ix.bm
 	id, ok := b.dict.lookup(term)
 	if !ok || int(id) >= len(b.post) {
 		return nil, nil
 	}
-	return b.post[id].docs, b.post[id].tfs
+	buf.docs, buf.tfs = b.post[id].decode(buf.docs[:0], buf.tfs[:0])
+	return buf.docs, buf.tfs
 }
 func (m memCorpus) docLen(d int32) int32      { return m.ix.bm.docLen[d] }
-func (m memCorpus) docFile(d int32) int32     { return m.ix.slots[d].file }
+func (m memCorpus) docFile(d int32) int32     { return m.ix.bm.docFile[d] }
 func (m memCorpus) docFlags(d int32) uint8    { return m.ix.slots[d].flags }
 func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileTab[f].Kind }
 func (m memCorpus) filePath(f int32) string   { return m.ix.fileTab[f].path }

@@ -287,22 +287,31 @@ func (ix *Index) restore(path string) error {
 	}
 	ix.slots = make([]slot, s.nDocs)
 	ix.bm.docLen = make([]int32, s.nDocs)
+	ix.bm.docFile = make([]int32, s.nDocs)
 	for d := range int32(s.nDocs) {
 		sl := s.doc(d)
 		sl.Symbol = strings.Clone(sl.Symbol)
 		ix.slots[d] = sl
+		ix.bm.docFile[d] = sl.file
 		ix.bm.docLen[d] = max(1, s.docLen(d))
 		ix.bm.totalLen += int64(ix.bm.docLen[d])
 	}
 	ix.live, ix.bm.nDocs = s.nDocs, s.nDocs
+	var docs []int32
+	var tfs []uint16
 	for i := range s.nTerms {
 		t, df, p := s.termAt(i)
 		id := ix.dict.internString(t)
 		if int(id) != len(ix.bm.post) {
 			return fmt.Errorf("snapshot: duplicate term %q", t)
 		}
-		docs, tfs := s.decodePostings(p, df, make([]int32, 0, df), make([]uint16, 0, df))
-		ix.bm.post = append(ix.bm.post, postings{docs, tfs})
+		docs, tfs = s.decodePostings(p, df, docs[:0], tfs[:0])
+		var pl postings
+		pl.data = make([]byte, 0, 3*len(docs))
+		for j, d := range docs {
+			pl.append(d, tfs[j])
+		}
+		ix.bm.post = append(ix.bm.post, pl)
 	}
 	return nil
 }
@@ -410,12 +419,15 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 		}
 	}
 	// Terms with a live posting, placed in a hash table twice their number.
-	terms := ix.dict.all()
+	terms := make([]string, len(ix.bm.post))
 	var live []int32
+	var buf postingBuf
 	for t := range ix.bm.post {
-		for _, d := range ix.bm.post[t].docs {
+		buf.docs, buf.tfs = ix.bm.post[t].decode(buf.docs[:0], buf.tfs[:0])
+		for _, d := range buf.docs {
 			if remap[d] >= 0 && ix.bm.docLen[d] > 0 {
 				live = append(live, int32(t))
+				terms[t] = ix.dict.term(int32(t))
 				break
 			}
 		}
@@ -533,11 +545,11 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	dfs := make([]uint32, len(live))
 	var pairs []posting
 	for r, t := range live {
-		p := &ix.bm.post[t]
+		buf.docs, buf.tfs = ix.bm.post[t].decode(buf.docs[:0], buf.tfs[:0])
 		pairs = pairs[:0]
-		for j, d := range p.docs {
+		for j, d := range buf.docs {
 			if nd := remap[d]; nd >= 0 && ix.bm.docLen[d] > 0 {
-				pairs = append(pairs, posting{nd, p.tfs[j]})
+				pairs = append(pairs, posting{nd, buf.tfs[j]})
 			}
 		}
 		// Slot reuse and renumbering leave lists out of order.

@@ -71,27 +71,24 @@ func (v *View) Status() Status {
 // Fresh reports whether every directory and file of the snapshot still has
 // the mtime (and files the size) it had when indexed. A file added or
 // removed changes its directory's mtime, so this catches every change the
-// index would see, with one stat per path and no reads.
+// index would see, with one stat per path and no reads: files are stat'ed
+// relative to their directory, opened once, on all CPUs.
 func (v *View) Fresh(ctx context.Context) bool {
-	n := v.s.nDirs + v.s.nFiles
+	groups := v.byDir()
 	var next atomic.Int64
 	var stale atomic.Bool
 	var wg sync.WaitGroup
-	const step = 64
-	for range min(runtime.GOMAXPROCS(0)*2, max(1, n/step)) {
+	for range min(runtime.GOMAXPROCS(0)*2, max(1, len(groups))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stale.Load() && ctx.Err() == nil {
-				from := int(next.Add(step)) - step
-				if from >= n {
+				i := int(next.Add(1)) - 1
+				if i >= len(groups) {
 					return
 				}
-				for i := from; i < min(from+step, n); i++ {
-					if !v.unchanged(i) {
-						stale.Store(true)
-						return
-					}
+				if !v.dirUnchanged(&groups[i]) {
+					stale.Store(true)
 				}
 			}
 		}()
@@ -100,21 +97,32 @@ func (v *View) Fresh(ctx context.Context) bool {
 	return !stale.Load() && ctx.Err() == nil
 }
 
-// unchanged checks path i: a directory below nDirs, a file above.
-func (v *View) unchanged(i int) bool {
-	if i < v.s.nDirs {
-		rel, mtime := v.s.dir(i)
-		fi, err := os.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)))
-		return err == nil && fi.IsDir() && fi.ModTime().UnixNano() == mtime
+// dirGroup is a directory of the snapshot and the files directly in it.
+type dirGroup struct {
+	dir   int   // index into the snapshot's dirs; -1 for files whose directory is not listed
+	files []int // indexes into its files
+}
+
+func (v *View) byDir() []dirGroup {
+	idx := make(map[string]int, v.s.nDirs)
+	groups := make([]dirGroup, v.s.nDirs, v.s.nDirs+1)
+	for i := range v.s.nDirs {
+		p, _ := v.s.dir(i)
+		idx[p] = i
+		groups[i].dir = i
 	}
-	f := v.s.file(i - v.s.nDirs)
-	p := filepath.Join(v.root, filepath.FromSlash(f.path))
-	stat := os.Lstat
-	if f.link {
-		stat = os.Stat
+	orphans := dirGroup{dir: -1}
+	for i := range v.s.nFiles {
+		if d, ok := idx[parentDir(v.s.filePath(int32(i)))]; ok {
+			groups[d].files = append(groups[d].files, i)
+		} else {
+			orphans.files = append(orphans.files, i)
+		}
 	}
-	fi, err := stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == f.size && fi.ModTime().UnixNano() == f.mtime
+	if len(orphans.files) > 0 {
+		groups = append(groups, orphans)
+	}
+	return groups
 }
 
 // Search answers like Index.Search.
@@ -164,3 +172,19 @@ func (c viewCorpus) docFlags(d int32) uint8    { return c.s.docFlags(d) }
 func (c viewCorpus) fileKind(f int32) fileKind { return c.s.fileKind(f) }
 func (c viewCorpus) filePath(f int32) string   { return c.s.filePath(f) }
 func (c viewCorpus) docStart(d int32) int32    { return int32(le32(c.s.docs, int(d)*docRec+4)) }
+
+// filesUnchanged stats files by path.
+func (v *View) filesUnchanged(files []int) bool {
+	for _, i := range files {
+		f := v.s.file(i)
+		stat := os.Lstat
+		if f.link {
+			stat = os.Stat
+		}
+		fi, err := stat(filepath.Join(v.root, filepath.FromSlash(f.path)))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.size || fi.ModTime().UnixNano() != f.mtime {
+			return false
+		}
+	}
+	return true
+}
