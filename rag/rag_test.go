@@ -315,3 +315,59 @@ func TestStateDirFor(t *testing.T) {
 	assert.Len(t, filepath.Base(a), 16)
 	assert.NotEqual(t, a, b)
 }
+
+// TestNeverLeavesTheWorkspace: links to a directory or a file outside the
+// workspace are not followed, by the walk or by the watcher, and a path
+// under a directory swapped for such a link is not read; links inside the
+// workspace still work.
+func TestNeverLeavesTheWorkspace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{
+		"secret.go":     "package secret\n\n// Xylograph is outside the workspace.\nfunc Xylograph() {}\n",
+		"dir/deeper.go": "package dir\n\n// Quillwort is outside too.\nfunc Quillwort() {}\n",
+	})
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"in.go":     "package in\n\n// Marmoset lives inside.\nfunc Marmoset() {}\n",
+		"sub/ok.go": "package sub\n\n// Ocelot lives inside.\nfunc Ocelot() {}\n",
+	})
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "outdir")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.go"), filepath.Join(root, "outfile.go")))
+	require.NoError(t, os.Symlink("../in.go", filepath.Join(root, "sub", "alias.go"))) // inside: indexed
+
+	ix := openBuilt(t, root, t.TempDir())
+	assert.Equal(t, []string{"in.go", "sub/alias.go", "sub/ok.go"}, indexedFiles(ix))
+	for _, word := range []string{"Xylograph", "Quillwort"} {
+		assert.False(t, found(t, ix, word, word), "%s found through a link", word)
+	}
+	ix.mu.RLock()
+	assert.Contains(t, ix.skipped, "outfile.go", "a note says why the link was skipped")
+	ix.mu.RUnlock()
+
+	// The editor or the watcher naming paths through the links changes nothing.
+	ix.Changed(filepath.Join(root, "outdir", "secret.go"), filepath.Join(root, "outfile.go"), "outdir/dir/deeper.go")
+	ix.Update(ctx)
+	assert.Equal(t, []string{"in.go", "sub/alias.go", "sub/ok.go"}, indexedFiles(ix))
+
+	done := make(chan error)
+	go func() { done <- ix.Watch(ctx) }()
+	time.Sleep(100 * time.Millisecond) // let the watches be added
+	// New links appear while watching: a directory link and a file link
+	// out, then a real directory swapped for a link to one outside.
+	require.NoError(t, os.Symlink(filepath.Join(outside, "dir"), filepath.Join(root, "newlink")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "dir", "deeper.go"), filepath.Join(root, "newfile.go")))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "sub")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "dir"), filepath.Join(root, "sub")))
+	ix.Changed("sub/deeper.go")
+	writeTree(t, root, map[string]string{"marker.go": "package in\n\n// Zorilla marks the end of the test.\nfunc Zorilla() {}\n"})
+	waitFor(t, func() bool { return found(t, ix, "Zorilla", "Zorilla") })
+	waitFor(t, func() bool { return !found(t, ix, "Ocelot", "Ocelot") })
+	for _, word := range []string{"Xylograph", "Quillwort"} {
+		assert.False(t, found(t, ix, word, word), "%s found through a link", word)
+	}
+	assert.Equal(t, []string{"in.go", "marker.go"}, indexedFiles(ix))
+	cancel()
+	require.NoError(t, <-done)
+}
