@@ -57,6 +57,7 @@ type bm25 struct {
 	post     []postings // by term id
 	docLen   []int32    // by slot; 0 for an empty or removed slot
 	docFile  []int32    // by slot: its file id (a dense copy of slot.file, for ranking's inner loop)
+	docFlags []uint8    // by slot: a dense copy of slot.flags
 	nDocs    int
 	totalLen int64
 	stale    int // removed docs still in postings
@@ -66,12 +67,13 @@ func newBM25(d *termDict) *bm25 {
 	return &bm25{dict: d}
 }
 
-func (b *bm25) add(doc, file int32, bg bag) {
+func (b *bm25) add(doc, file int32, flags uint8, bg bag) {
 	for int(doc) >= len(b.docLen) {
 		b.docLen = append(b.docLen, 0)
 		b.docFile = append(b.docFile, -1)
+		b.docFlags = append(b.docFlags, 0)
 	}
-	b.docFile[doc] = file
+	b.docFile[doc], b.docFlags[doc] = file, flags
 	total := bg.total
 	if total == 0 {
 		total = 1 // keeps the slot live so remove stays symmetric

@@ -426,9 +426,11 @@ func (ix *Index) addFileLocked(e *fileEntry) {
 	if k := len(ix.freeFiles); k > 0 {
 		e.id, ix.freeFiles = ix.freeFiles[k-1], ix.freeFiles[:k-1]
 		ix.fileTab[e.id] = e
+		ix.fileKinds[e.id] = e.Kind
 	} else {
 		e.id = int32(len(ix.fileTab))
 		ix.fileTab = append(ix.fileTab, e)
+		ix.fileKinds = append(ix.fileKinds, e.Kind)
 	}
 	ix.files[e.path] = e
 }
@@ -472,7 +474,7 @@ func (ix *Index) addSlotLocked(sl slot, bg bag) int32 {
 		ix.slots = append(ix.slots, sl)
 	}
 	ix.live++
-	ix.bm.add(n, sl.file, bg)
+	ix.bm.add(n, sl.file, sl.flags, bg)
 	return n
 }
 

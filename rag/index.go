@@ -39,6 +39,7 @@ type Index struct {
 	mu        sync.RWMutex
 	files     map[string]*fileEntry // manifest, by workspace-relative path
 	fileTab   []*fileEntry          // by file id; nil = free
+	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
 	freeFiles []int32
 	slots     []slot  // chunks by slot number; file < 0 = free
 	free      []int32 // slots ready for reuse
@@ -171,7 +172,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 // reset empties the index.
 func (ix *Index) reset() {
 	ix.files = make(map[string]*fileEntry)
-	ix.fileTab, ix.freeFiles = nil, nil
+	ix.fileTab, ix.fileKinds, ix.freeFiles = nil, nil, nil
 	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)

@@ -162,6 +162,8 @@ type rankScratch struct {
 	buf   postingBuf
 	file  []int32 // by file: 1 + index into aggs
 	aggs  []fileAgg
+	touch []int32 // chunks with a score, reused
+	kept  []int32
 }
 
 // postingBuf is where a corpus that stores postings encoded decodes them.
@@ -200,7 +202,8 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		s.score = make([]float64, c.docSpace())
 		s.mask = make([]uint64, c.docSpace())
 	}
-	var touched []int32
+	touched := s.touch[:0]
+	defer func() { s.touch = touched[:0] }()
 	avg := c.avgDocLen()
 	weights := make([]float64, 0, len(q.terms))
 	var totalW, maxIDF float64
@@ -287,7 +290,8 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 	// Chunks far below the best cannot lift their file into the ranking;
 	// leaving them out keeps the grouping cheap on common words.
 	floor := p.minChunkScore * maxScore
-	kept := touched[:0:0]
+	kept := s.kept[:0]
+	defer func() { s.kept = kept[:0] }()
 	for _, d := range touched {
 		if s.score[d] >= floor {
 			kept = append(kept, d)

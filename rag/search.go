@@ -173,7 +173,7 @@ func (m memCorpus) postings(term string, buf *postingBuf) ([]int32, []uint16) {
 }
 func (m memCorpus) docLen(d int32) int32      { return m.ix.bm.docLen[d] }
 func (m memCorpus) docFile(d int32) int32     { return m.ix.bm.docFile[d] }
-func (m memCorpus) docFlags(d int32) uint8    { return m.ix.slots[d].flags }
-func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileTab[f].Kind }
+func (m memCorpus) docFlags(d int32) uint8    { return m.ix.bm.docFlags[d] }
+func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileKinds[f] }
 func (m memCorpus) filePath(f int32) string   { return m.ix.fileTab[f].path }
 func (m memCorpus) docStart(d int32) int32    { return m.ix.slots[d].Start }

@@ -261,7 +261,8 @@ func (ix *Index) restore(path string) error {
 		return fmt.Errorf("snapshot is for %s", s.root)
 	}
 	// Strings are copied: data is dropped after this.
-	ix.fileTab = make([]*fileEntry, 0, s.nIndexed)
+	ix.fileTab = make([]*fileEntry, 0, s.nFiles)
+	ix.fileKinds = make([]fileKind, s.nFiles)
 	for i := range s.nFiles {
 		r := s.file(i)
 		if r.unread {
@@ -279,6 +280,7 @@ func (ix *Index) restore(path string) error {
 			return errors.New("snapshot: bad file table")
 		}
 		ix.fileTab = append(ix.fileTab, e)
+		ix.fileKinds[i] = e.Kind
 		ix.files[e.path] = e
 	}
 	for i := range s.nDirs {
@@ -288,11 +290,12 @@ func (ix *Index) restore(path string) error {
 	ix.slots = make([]slot, s.nDocs)
 	ix.bm.docLen = make([]int32, s.nDocs)
 	ix.bm.docFile = make([]int32, s.nDocs)
+	ix.bm.docFlags = make([]uint8, s.nDocs)
 	for d := range int32(s.nDocs) {
 		sl := s.doc(d)
 		sl.Symbol = strings.Clone(sl.Symbol)
 		ix.slots[d] = sl
-		ix.bm.docFile[d] = sl.file
+		ix.bm.docFile[d], ix.bm.docFlags[d] = sl.file, sl.flags
 		ix.bm.docLen[d] = max(1, s.docLen(d))
 		ix.bm.totalLen += int64(ix.bm.docLen[d])
 	}
