@@ -195,6 +195,7 @@ func TestRankingAblations(t *testing.T) {
 		v("no file grouping (chunks ranked alone)", func(p *rankParams) { p.chunksOnly = true }),
 		v("one chunk per file", func(p *rankParams) { p.perFile = 1 }),
 		v("no header weight", func(p *rankParams) { p.headerWeight = 1 }),
+		v("no function preference", func(p *rankParams) { p.nonFuncWeight = 1 }),
 		v("no path evidence", func(p *rankParams) { p.pathWeight = 0 }),
 		v("no symbol evidence", func(p *rankParams) { p.symbolWeight = 0 }),
 		v("symbols for code-like words only", func(p *rankParams) { p.symbolIdentOnly = true }),

@@ -37,7 +37,9 @@ type rankParams struct {
 	testPrior, docsPrior, generatedPrior float64
 	// headerWeight scales, within a file, a chunk holding the package
 	// clause and imports: it names every package the file uses.
-	headerWeight float64
+	// nonFuncWeight scales a chunk declaring no function (types, constants,
+	// prose): what a change touches is most often a function.
+	headerWeight, nonFuncWeight float64
 	// pathWeight adds to a file's score the share of the query's weight its
 	// path matches.
 	pathWeight float64
@@ -81,6 +83,7 @@ var defaultRank = rankParams{
 	docsPrior:      0.1,
 	generatedPrior: 0.3,
 	headerWeight:   0.5,
+	nonFuncWeight:  0.5,
 	pathWeight:     0.5,
 	symbolWeight:   0.5,
 	maxSymbolDefs:  20,
@@ -334,8 +337,12 @@ func groupByFile(c corpus, s *rankScratch, touched []int32, p *rankParams) []fil
 		sc := s.score[d]
 		a.best = max(a.best, sc)
 		w := sc
-		if c.docFlags(d)&chunkHeader != 0 {
+		flags := c.docFlags(d)
+		if flags&chunkHeader != 0 {
 			w *= p.headerWeight
+		}
+		if flags&chunkFunc == 0 {
+			w *= p.nonFuncWeight
 		}
 		// Insert into the file's top list, best first, ties by position.
 		better := func(j int) bool {
