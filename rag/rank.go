@@ -69,10 +69,8 @@ type rankParams struct {
 	// terms (all of them, for shorter queries) or minCover of its weight:
 	// a question about something the workspace does not have gets "no
 	// match", not noise (such questions match one word, by chance).
-	// minHitCover then drops hits matching less than this fraction of the
-	// best hit's share.
-	minTerms              int
-	minCover, minHitCover float64
+	minTerms int
+	minCover float64
 	// chunksOnly ranks chunks by their own score and kind, without
 	// grouping them by file (an ablation: the file ranking is the default).
 	chunksOnly bool
@@ -95,7 +93,6 @@ var defaultRank = rankParams{
 	minChunkScore:  0.1,
 	minTerms:       2,
 	minCover:       0.5,
-	minHitCover:    0,
 }
 
 // parsedQuery is a query tokenized the way chunks are.
@@ -501,7 +498,7 @@ func interleave(s *rankScratch, aggs []fileAgg, p *rankParams, limit, nTerms int
 	return cutOff(out, nTerms, p)
 }
 
-// cutOff applies the relevance thresholds.
+// cutOff answers nothing when no hit clears the relevance thresholds.
 func cutOff(out []ranked, nTerms int, p *rankParams) []ranked {
 	best, terms := 0.0, 0
 	for _, r := range out {
@@ -510,7 +507,7 @@ func cutOff(out []ranked, nTerms int, p *rankParams) []ranked {
 	if best < p.minCover && terms < min(p.minTerms, nTerms) {
 		return nil
 	}
-	return slices.DeleteFunc(out, func(r ranked) bool { return r.cover < p.minHitCover*best })
+	return out
 }
 
 // insertRanked keeps out sorted by score (stable) and at most limit long.
