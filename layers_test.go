@@ -24,11 +24,9 @@ const module = "github.com/agentd/agentd"
 // the native protocol alone (methods, codes, initialize, index params) and
 // is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
-	"rpc/wire": {},
-	// rag's import of rpc/wire (its hit and status types) goes when they
-	// move into rag; tools' import goes with it (Searcher returns hits).
-	"rag":             {"rpc/wire"},
-	"tools":           {"rag", "rpc/wire"},
+	"rpc/wire":        {"rag"},
+	"rag":             {},
+	"tools":           {"rag"},
 	"agent":           {"tools", "rag"},
 	"agent/modeltest": {},
 	"rpc":             {"rpc/wire", "agent", "tools"},

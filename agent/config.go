@@ -131,7 +131,7 @@ var settings = []Setting{
 	{Key: "retryBase", Env: "AGENTD_RETRY_BASE", Default: defaultRetryBase.String(), field: func(c *Config) value { return duration(&c.RetryBase) },
 		Doc: "the first wait before a failed model call is tried again; each retry doubles it"},
 	{Key: "embeddings.baseUrl", Env: "AGENTD_EMBED_BASE_URL", field: func(c *Config) value { return str(&c.Embeddings.BaseURL) },
-		Doc: "optional embeddings endpoint for the index; without it the embedder runs in process, offline"},
+		Doc: "optional embeddings endpoint: adds vector similarity to the search. Without one (the default) search is keyword-based; `agentd search-eval` says whether a model helps"},
 	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },
 		Doc: "the embeddings model"},
 	{Key: "embeddings.apiKey", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },

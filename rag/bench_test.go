@@ -30,19 +30,27 @@ var benchQueries = []string{
 	"utf8 decode a rune",
 }
 
-// BenchmarkIndexGOROOT measures the figures docs/index.md reports, once per
-// run (use -benchtime=1x): full index of a copy of $(go env GOROOT)/src,
-// restart, the delay before a one-file change is searchable, query latency
-// and peak memory, next to rg scanning the same tree for the query words.
-func BenchmarkIndexGOROOT(b *testing.B) {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+// gorootSrc is $(go env GOROOT)/src, or a skip.
+func gorootSrc(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		b.Skip("no go command to find GOROOT")
 	}
-	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("GOROOT/src is missing")
 	}
+	return src
+}
+
+// BenchmarkIndexGOROOT measures the figures docs/index.md reports, once per
+// run (use -benchtime=1x) on a copy of $(go env GOROOT)/src: the cold
+// build (wall, CPU, peak heap), memory per chunk once built, a restart, a
+// build with nothing changed, the delay before a one-file change is
+// searchable, query latency from memory and from the memory-mapped
+// snapshot (what `agentd search` does), next to rg over the same tree.
+func BenchmarkIndexGOROOT(b *testing.B) {
+	src := gorootSrc(b)
 	b.StopTimer()
 	// A copy, because the change test writes into the tree.
 	root := filepath.Join(b.TempDir(), "src")
@@ -51,10 +59,11 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 	}
 	state := b.TempDir()
 	ctx := context.Background()
-	peak := trackHeap()
 	runtime.GC()
+	base := heapInUse()
+	peak := trackHeap()
 
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	ix, err := Open(ctx, Options{Root: root, StateDir: state})
 	if err != nil {
 		b.Fatal(err)
@@ -62,9 +71,11 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 	if err := ix.Build(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
-	full := time.Since(start)
-	st := ix.Status()
+	full, fullCPU := time.Since(start), cpuTime()-cpu0
 	heapPeak := peak()
+	st := ix.Status()
+	runtime.GC()
+	perChunk := float64(heapInUse()-base) / float64(st.Chunks)
 
 	start = time.Now()
 	ix2, err := Open(ctx, Options{Root: root, StateDir: state})
@@ -77,39 +88,114 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		b.Fatal(err)
 	}
 	rebuild := time.Since(start)
-	ix2 = nil
+	ix2.Close()
 
+	memLat := queryLatency(b, func(q string) { ix.Search(ctx, q, 10) })
+	v, err := OpenView(root, state)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	fresh := v.Fresh(ctx)
+	freshDur := time.Since(start)
+	viewLat := queryLatency(b, func(q string) { v.Search(ctx, q, 10) })
+	v.Close()
+	rgLat := rgLatency(b, root)
 	change := measureChange(b, ix, root)
 
+	b.ReportMetric(full.Seconds(), "full-index-s")
+	b.ReportMetric(fullCPU.Seconds(), "full-index-cpu-s")
+	b.ReportMetric(float64(heapPeak>>20), "heap-peak-MiB")
+	b.ReportMetric(perChunk, "heap-B/chunk")
+	b.ReportMetric(float64(change.Milliseconds()), "change-ms")
+	b.ReportMetric(float64(pct(memLat, 50).Microseconds())/1000, "query-p50-ms")
+	b.ReportMetric(float64(pct(memLat, 95).Microseconds())/1000, "query-p95-ms")
+	b.Logf("GOROOT/src: %d files, %d chunks, keyword search", st.Files, st.Chunks)
+	b.Logf("full index %v wall, %v CPU; heap in use peak %d MiB, VmHWM %s", full.Round(time.Millisecond),
+		fullCPU.Round(time.Millisecond), heapPeak>>20, vmHWM())
+	b.Logf("heap per chunk once built: %.0f B", perChunk)
+	b.Logf("reopen (load snapshot) %v; no-change Build %v", reopen.Round(time.Millisecond), rebuild.Round(time.Millisecond))
+	b.Logf("query from memory: p50 %v p95 %v (%d queries ×5)", pct(memLat, 50), pct(memLat, 95), len(benchQueries))
+	b.Logf("snapshot: freshness check %v (fresh %v); query p50 %v p95 %v", freshDur.Round(time.Microsecond), fresh,
+		pct(viewLat, 50), pct(viewLat, 95))
+	if rgLat != nil {
+		b.Logf("rg -i -l over the same tree, the query words OR-ed: p50 %v p95 %v", pct(rgLat, 50), pct(rgLat, 95))
+	}
+	b.Logf("one-file change searchable after %v (median of 5, from the write, debounce %v included)", change, debounce)
+	if fi, err := os.Stat(filepath.Join(state, "index.snapshot")); err == nil {
+		b.Logf("snapshot %d MiB", fi.Size()>>20)
+	}
+}
+
+// BenchmarkQuery250k measures query latency and memory at about 250k
+// chunks: five hard-linked copies of GOROOT/src in one workspace (set
+// AGENTD_BENCH_COPIES to change the number).
+func BenchmarkQuery250k(b *testing.B) {
+	src := gorootSrc(b)
+	b.StopTimer()
+	copies := 5
+	if n, err := fmt.Sscan(os.Getenv("AGENTD_BENCH_COPIES"), &copies); n != 1 || err != nil {
+		copies = 5
+	}
+	root := b.TempDir()
+	for i := range copies {
+		// Hard links: the copies cost no disk and no page cache.
+		dst := filepath.Join(root, fmt.Sprintf("src%d", i))
+		if out, err := exec.Command("cp", "-al", src, dst).CombinedOutput(); err != nil {
+			b.Skipf("cp -al: %v %s", err, out)
+		}
+	}
+	ctx := context.Background()
+	runtime.GC()
+	base := heapInUse()
+	peak := trackHeap()
+	state := b.TempDir()
+	start, cpu0 := time.Now(), cpuTime()
+	ix, err := Open(ctx, Options{Root: root, StateDir: state})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Build(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	full, fullCPU := time.Since(start), cpuTime()-cpu0
+	heapPeak := peak()
+	st := ix.Status()
+	runtime.GC()
+	perChunk := float64(heapInUse()-base) / float64(st.Chunks)
+	memLat := queryLatency(b, func(q string) { ix.Search(ctx, q, 10) })
+	v, err := OpenView(root, state)
+	if err != nil {
+		b.Fatal(err)
+	}
+	viewLat := queryLatency(b, func(q string) { v.Search(ctx, q, 10) })
+	v.Close()
+	b.ReportMetric(float64(st.Chunks), "chunks")
+	b.ReportMetric(perChunk, "heap-B/chunk")
+	b.ReportMetric(float64(pct(memLat, 50).Microseconds())/1000, "query-p50-ms")
+	b.ReportMetric(float64(pct(memLat, 95).Microseconds())/1000, "query-p95-ms")
+	b.Logf("%d copies of GOROOT/src: %d files, %d chunks; index %v wall, %v CPU; heap peak %d MiB, VmHWM %s",
+		copies, st.Files, st.Chunks, full.Round(time.Millisecond), fullCPU.Round(time.Millisecond), heapPeak>>20, vmHWM())
+	b.Logf("heap per chunk once built: %.0f B (a million chunks: %.2f GiB)", perChunk, perChunk*1e6/(1<<30))
+	b.Logf("query from memory: p50 %v p95 %v; from the snapshot: p50 %v p95 %v", pct(memLat, 50), pct(memLat, 95),
+		pct(viewLat, 50), pct(viewLat, 95))
+	if fi, err := os.Stat(filepath.Join(state, "index.snapshot")); err == nil {
+		b.Logf("snapshot %d MiB", fi.Size()>>20)
+	}
+}
+
+// queryLatency runs every bench query five times.
+func queryLatency(b *testing.B, search func(q string)) []time.Duration {
+	b.Helper()
 	var lat []time.Duration
 	for range 5 {
 		for _, q := range benchQueries {
 			t0 := time.Now()
-			if _, _, err := ix.Search(ctx, q, 10); err != nil {
-				b.Fatal(err)
-			}
+			search(q)
 			lat = append(lat, time.Since(t0))
 		}
 	}
-	rgP50, rgP95 := rgLatency(b, root)
-
-	b.ReportMetric(full.Seconds(), "full-index-s")
-	b.ReportMetric(float64(change.Milliseconds()), "change-ms")
-	b.ReportMetric(float64(pct(lat, 50).Microseconds())/1000, "query-p50-ms")
-	b.ReportMetric(float64(pct(lat, 95).Microseconds())/1000, "query-p95-ms")
-	b.ReportMetric(float64(heapPeak>>20), "heap-peak-MiB")
-	b.Logf("GOROOT/src: %d files, %d chunks, embedder %s", st.Files, st.Chunks, st.Embedder)
-	b.Logf("full index %v; reopen (load snapshot + cache) %v; no-change Build %v", full.Round(time.Millisecond),
-		reopen.Round(time.Millisecond), rebuild.Round(time.Millisecond))
-	b.Logf("one-file change searchable after %v (median of 5, from the write, debounce %v included)", change, debounce)
-	b.Logf("query p50 %v p95 %v (BM25+vectors+fusion, %d queries ×5)", pct(lat, 50), pct(lat, 95), len(benchQueries))
-	b.Logf("heap in use peak %d MiB, VmHWM %s", heapPeak>>20, vmHWM())
-	if rgP50 > 0 {
-		b.Logf("rg -i -l over the same tree, the query words OR-ed: p50 %v p95 %v", rgP50, rgP95)
-	}
-	if fi, err := os.Stat(filepath.Join(state, "index.snapshot")); err == nil {
-		b.Logf("snapshot %d MiB", fi.Size()>>20)
-	}
+	return lat
 }
 
 // measureChange edits one file while Watch runs and times until a query
@@ -150,13 +236,13 @@ func measureChange(b *testing.B, ix *Index, root string) time.Duration {
 	return pct(ds, 50)
 }
 
-func rgLatency(b *testing.B, root string) (p50, p95 time.Duration) {
+// rgLatency runs rg -i -l with each query's words, or returns nil without rg.
+func rgLatency(b *testing.B, root string) []time.Duration {
 	if _, err := exec.LookPath("rg"); err != nil {
 		b.Log("rg not installed: no comparison")
-		return 0, 0
+		return nil
 	}
 	var lat []time.Duration
-	var tk tokenizer
 	for _, q := range benchQueries {
 		args := []string{"-i", "-l", "--no-messages"}
 		for _, w := range strings.Fields(q) {
@@ -164,19 +250,24 @@ func rgLatency(b *testing.B, root string) (p50, p95 time.Duration) {
 				args = append(args, "-e", w)
 			}
 		}
-		_ = tk
 		args = append(args, root)
 		t0 := time.Now()
 		exec.Command("rg", args...).Run()
 		lat = append(lat, time.Since(t0))
 	}
-	return pct(lat, 50), pct(lat, 95)
+	return lat
 }
 
 func pct(ds []time.Duration, p int) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
 
 // trackHeap samples HeapInuse until the returned func is called, which
@@ -188,11 +279,9 @@ func trackHeap() func() uint64 {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var ms runtime.MemStats
 		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
+			if h := heapInUse(); h > peak.Load() {
+				peak.Store(h)
 			}
 			select {
 			case <-stop:

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,23 +30,26 @@ type candidate struct {
 	rel   string
 	size  int64
 	mtime int64
+	link  bool
 }
 
 // fileResult is a file read and chunked outside the lock.
 type fileResult struct {
 	rel       string
 	entry     *fileEntry
-	slots     []*slot // new chunks; nil when the content is unchanged
-	bags      []bag   // parallel to slots
-	unchanged bool    // same hash: only size/mtime are updated
-	skip      string  // why the file is not indexed
+	slots     []slot // new chunks; nil when the content is unchanged
+	bags      []bag  // parallel to slots
+	unchanged bool   // same hash: only size/mtime are updated
+	skip      string // why the file is not indexed
+	stamp     fileStamp
+	unread    bool // skipped for its content: not read again until it changes
 }
 
 // Build brings the index up to date with the workspace: it walks the tree,
 // re-reads files whose size or mtime changed, re-chunks those whose content
 // hash changed, drops files that are gone or now ignored, embeds chunks the
-// cache does not know, and saves a snapshot. progress, if not nil, receives
-// (done, total) work units.
+// cache does not know (with an embedder), and saves a snapshot. progress,
+// if not nil, receives (done, total) work units.
 func (ix *Index) Build(ctx context.Context, progress func(done, total int)) error {
 	ix.work.Lock()
 	defer ix.work.Unlock()
@@ -71,7 +74,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	ix.ig.forget()
 	start := time.Now()
 
-	cands, err := ix.walk(ctx)
+	cands, dirs, err := ix.walk(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,12 +82,15 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	todo, gone := ix.diff(cands)
 	ix.mu.Lock()
 	ix.lastRead = len(todo)
+	if !maps.Equal(ix.dirs, dirs) {
+		ix.dirs = dirs
+		ix.dirty = true
+	}
 	ix.mu.Unlock()
 	total := len(todo) + 1
 	progress(0, total)
 	ix.setProgress(0)
 
-	bags := make(map[int32]bag) // bags of new chunks, reused for embedding
 	rd := ix.newReaders()
 	// One batch is read while the previous one is applied.
 	type batchOut struct {
@@ -111,7 +117,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 		if startIdx+applyBatch < len(todo) {
 			next = read(startIdx + applyBatch)
 		}
-		ix.applyResults(ctx, out.results, bags)
+		ix.applyResults(ctx, out.results)
 		done := min(startIdx+applyBatch, len(todo))
 		progress(done, total)
 		ix.setProgress(0.9 * float64(done) / float64(total))
@@ -125,7 +131,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	ix.purgeIfStaleLocked()
 	ix.mu.Unlock()
 
-	if err := ix.embedMissing(ctx, bags, func(frac float64) {
+	if err := ix.embedMissing(ctx, func(frac float64) {
 		ix.setProgress(0.9 + 0.1*frac)
 	}); err != nil {
 		return err
@@ -138,7 +144,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	}
 	ix.state = StateReady
 	ix.progress = 1
-	files, chunks := len(ix.files), len(ix.byID)
+	files, chunks := len(ix.files), ix.live
 	ix.mu.Unlock()
 	ix.log.Info("index: built", "files", files, "chunks", chunks, "read", len(todo), "removed", len(gone),
 		"took", time.Since(start).Round(time.Millisecond), "walk", walked.Round(time.Millisecond),
@@ -146,15 +152,23 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	return ix.saveIfDirty()
 }
 
-// walk lists the files to index. Unreadable directories, broken or looping
-// symlinks and files that vanish mid-walk are noted and skipped.
-func (ix *Index) walk(ctx context.Context) ([]candidate, error) {
+// walk lists the files to index and the mtimes of the directories it
+// entered. It goes through the workspace's os.Root, so it never leaves the
+// workspace: links to directories are not followed (which also rules out
+// loops), and links to files count only when they resolve inside the
+// workspace. Unreadable directories, broken links and files that vanish
+// mid-walk are noted and skipped.
+func (ix *Index) walk(ctx context.Context) ([]candidate, map[string]int64, error) {
 	var out []candidate
-	err := filepath.WalkDir(ix.root, func(p string, d fs.DirEntry, err error) error {
+	dirs := make(map[string]int64)
+	err := fs.WalkDir(ix.fsys.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		rel, _ := ix.rel(p)
+		rel := p
+		if rel == "." {
+			rel = ""
+		}
 		if err != nil {
 			if rel != "" {
 				ix.note(rel, err.Error())
@@ -168,32 +182,36 @@ func (ix *Index) walk(ctx context.Context) ([]candidate, error) {
 			if rel != "" && ix.ig.ignored(rel, true) {
 				return fs.SkipDir
 			}
+			if fi, err := d.Info(); err == nil {
+				dirs[rel] = fi.ModTime().UnixNano()
+			}
 			return nil
 		}
-		if c, ok := ix.candidate(p, rel, d); ok {
+		if c, ok := ix.candidate(rel, d); ok {
 			out = append(out, c)
 		}
 		return nil
 	})
 	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", ix.root, err)
+		return nil, nil, fmt.Errorf("walk %s: %w", ix.root, err)
 	}
-	return out, nil
+	return out, dirs, nil
 }
 
-// candidate checks one walked file. Symlinks to files are indexed under the
-// link's name; links to directories are not followed, which rules out loops.
-func (ix *Index) candidate(abs, rel string, d fs.DirEntry) (candidate, bool) {
+// candidate checks one walked file.
+func (ix *Index) candidate(rel string, d fs.DirEntry) (candidate, bool) {
 	if ix.ig.ignored(rel, false) {
 		return candidate{}, false
 	}
 	var info fs.FileInfo
 	var err error
-	if d.Type()&fs.ModeSymlink != 0 {
-		info, err = os.Stat(abs)
+	link := d.Type()&fs.ModeSymlink != 0
+	if link {
+		// os.Root refuses a link that leads out of the workspace.
+		info, err = ix.fsys.Stat(local(rel))
 		if err == nil && info.IsDir() {
 			return candidate{}, false
 		}
@@ -210,7 +228,7 @@ func (ix *Index) candidate(abs, rel string, d fs.DirEntry) (candidate, bool) {
 		ix.note(rel, fmt.Sprintf("larger than %d bytes", maxFileSize))
 		return candidate{}, false
 	}
-	return candidate{rel: rel, size: info.Size(), mtime: info.ModTime().UnixNano()}, true
+	return candidate{rel: rel, size: info.Size(), mtime: info.ModTime().UnixNano(), link: link}, true
 }
 
 // diff splits the walk into files to read and manifest entries to drop.
@@ -220,12 +238,20 @@ func (ix *Index) diff(cands []candidate) (todo []candidate, gone []string) {
 	seen := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		seen[c.rel] = true
-		if e, ok := ix.files[c.rel]; ok && e.Size == c.size && e.Mtime == c.mtime {
+		if e, ok := ix.files[c.rel]; ok && e.Size == c.size && e.Mtime == c.mtime && e.Link == c.link {
+			continue
+		}
+		if ix.unread[c.rel] == (fileStamp{c.size, c.mtime, c.link}) {
 			continue
 		}
 		todo = append(todo, c)
 	}
 	for rel := range ix.files {
+		if !seen[rel] {
+			gone = append(gone, rel)
+		}
+	}
+	for rel := range ix.unread {
 		if !seen[rel] {
 			gone = append(gone, rel)
 		}
@@ -244,6 +270,7 @@ type readers struct {
 type fileReader struct {
 	tc  *termCounter
 	buf []byte
+	dir dirHandle
 }
 
 func (ix *Index) newReaders() *readers {
@@ -271,6 +298,7 @@ func (rd *readers) readFiles(ctx context.Context, cands []candidate) ([]fileResu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer w.dir.close()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(cands) || ctx.Err() != nil {
@@ -290,8 +318,14 @@ func (rd *readers) readFiles(ctx context.Context, cands []candidate) ([]fileResu
 // readFile reads, hashes and chunks one file. Bad input is a skip reason,
 // never an error.
 func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult {
-	res := fileResult{rel: c.rel}
-	data, err := os.ReadFile(ix.abs(c.rel))
+	res := fileResult{rel: c.rel, stamp: fileStamp{c.size, c.mtime, c.link}}
+	var data []byte
+	var err error
+	if c.link {
+		data, err = ix.fsys.ReadFile(local(c.rel)) // may lead anywhere in the workspace
+	} else {
+		data, err = w.dir.readFile(ix.fsys, c.rel)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.skip = "deleted while indexing"
@@ -303,47 +337,50 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		res.skip = fmt.Sprintf("larger than %d bytes", maxFileSize)
 		return res
 	case bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0:
-		res.skip = "binary"
+		res.skip, res.unread = "binary", true
 		return res
 	case !utf8.Valid(data):
-		res.skip = "invalid UTF-8"
+		res.skip, res.unread = "invalid UTF-8", true
 		return res
 	}
 	sum := sha256.Sum256(data)
-	res.entry = &fileEntry{Size: int64(len(data)), Mtime: c.mtime, Hash: [16]byte(sum[:16])}
+	res.entry = &fileEntry{Size: int64(len(data)), Mtime: c.mtime, Hash: [16]byte(sum[:16]), Link: c.link, path: c.rel}
 	if old != nil && old.Hash == res.entry.Hash {
-		res.entry.Chunks = old.Chunks
+		res.entry.Kind = old.Kind
 		res.unchanged = true
 		return res
 	}
 	// data is never written again, so the string can share it; the chunks'
 	// texts are substrings of it, and all of it is garbage after this call.
-	chunks := chunkFile(c.rel, unsafe.String(unsafe.SliceData(data), len(data)))
-	ids := make(map[string]int, len(chunks))
-	res.entry.Chunks = make([]string, 0, len(chunks))
-	res.slots = make([]*slot, 0, len(chunks))
+	src := unsafe.String(unsafe.SliceData(data), len(data))
+	res.entry.Kind = kindOf(c.rel)
+	if isGenerated(src) {
+		res.entry.Kind = kindGenerated
+	}
+	chunks := chunkFile(c.rel, src)
+	res.slots = make([]slot, 0, len(chunks))
 	res.bags = make([]bag, 0, len(chunks))
 	for i := range chunks {
 		ch := &chunks[i]
 		w.buf = appendIndexText(w.buf[:0], ch.Path, ch.Symbol, ch.Text)
 		h := sha256.Sum256(w.buf)
-		// Ids are content-addressed so an edit elsewhere in the file does
-		// not renumber, and re-embed, every chunk below it.
-		id := ch.Path + "#" + hex.EncodeToString(h[:6])
-		if n := ids[id]; n > 0 {
-			id = fmt.Sprintf("%s~%d", id, n)
+		res.slots = append(res.slots, slot{Start: int32(ch.Start), End: int32(ch.End), Off: int32(ch.Off),
+			Len: int32(ch.Len), flags: ch.Flags, Symbol: strings.Clone(ch.Symbol), hash: [16]byte(h[:16])})
+		bg := w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text)
+		if res.entry.Kind != kindGenerated {
+			// Generated code defines names nobody asks for by name.
+			for _, k := range nameKeys(ch.Names) {
+				bg.syms = append(bg.syms, ix.dict.internString(symbolTerm(k)))
+			}
 		}
-		ids[id]++
-		res.entry.Chunks = append(res.entry.Chunks, id)
-		res.slots = append(res.slots, newSlot(ch, id, [16]byte(h[:16])))
-		res.bags = append(res.bags, w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text))
+		res.bags = append(res.bags, bg)
 	}
 	return res
 }
 
 // applyResults makes read files searchable (BM25 at once, vectors when the
-// cache has them) and records the bags of chunks still to embed.
-func (ix *Index) applyResults(ctx context.Context, results []fileResult, bags map[int32]bag) {
+// cache has them).
+func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for _, r := range results {
@@ -351,34 +388,58 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult, bags ma
 			ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
 			ix.skipped[r.rel] = r.skip
 			ix.removeFileLocked(ctx, r.rel)
+			if r.unread {
+				ix.unread[r.rel] = r.stamp
+				ix.dirty = true
+			}
 			continue
 		}
 		delete(ix.skipped, r.rel)
+		delete(ix.unread, r.rel)
 		ix.dirty = true
 		if r.unchanged {
-			ix.files[r.rel] = r.entry
+			e := ix.files[r.rel]
+			e.Size, e.Mtime, e.Link = r.entry.Size, r.entry.Mtime, r.entry.Link
 			continue
 		}
 		ix.removeFileLocked(ctx, r.rel)
-		ix.files[r.rel] = r.entry
-		for i, sl := range r.slots {
+		e := r.entry
+		ix.addFileLocked(e)
+		e.slots = make([]int32, 0, len(r.slots))
+		for i := range r.slots {
+			sl := r.slots[i]
+			sl.file = e.id
 			n := ix.addSlotLocked(sl, r.bags[i])
-			if v, ok := ix.cache.vecs[sl.hash]; ok {
-				ix.setVecLocked(ctx, n, v)
-			}
-			if !sl.hasVec && bags != nil {
-				bags[n] = r.bags[i]
+			e.slots = append(e.slots, n)
+			if ix.cache != nil {
+				if v, ok := ix.cache.vecs[sl.hash]; ok {
+					ix.setVecLocked(ctx, n, v)
+				}
 			}
 		}
 	}
 	ix.purgeIfStaleLocked()
 }
 
+// addFileLocked gives e a file id and enters it in the manifest.
+func (ix *Index) addFileLocked(e *fileEntry) {
+	if k := len(ix.freeFiles); k > 0 {
+		e.id, ix.freeFiles = ix.freeFiles[k-1], ix.freeFiles[:k-1]
+		ix.fileTab[e.id] = e
+		ix.fileKinds[e.id] = e.Kind
+	} else {
+		e.id = int32(len(ix.fileTab))
+		ix.fileTab = append(ix.fileTab, e)
+		ix.fileKinds = append(ix.fileKinds, e.Kind)
+	}
+	ix.files[e.path] = e
+}
+
 // setVecLocked gives slot n the vector v (normalised) and points the
 // cache entry at the stored row, so the vector exists once.
 func (ix *Index) setVecLocked(ctx context.Context, n int32, v []float32) error {
-	sl := ix.slots[n]
-	row, err := ix.vec.add(ctx, n, sl.id, v)
+	sl := &ix.slots[n]
+	row, err := ix.vec.add(ctx, n, chunkID(n), v)
 	if err != nil {
 		return err
 	}
@@ -386,6 +447,10 @@ func (ix *Index) setVecLocked(ctx context.Context, n int32, v []float32) error {
 	ix.cache.vecs[sl.hash] = row
 	return nil
 }
+
+// chunkID names slot n in the vector store; slots are stable while the
+// index is open, and the store is rebuilt on every open.
+func chunkID(n int32) string { return fmt.Sprintf("chunk-%d", n) }
 
 // purgeIfStaleLocked sweeps removed chunks out of the BM25 postings once
 // enough have piled up, and frees their slots for reuse.
@@ -398,8 +463,8 @@ func (ix *Index) purgeIfStaleLocked() {
 	ix.limbo = ix.limbo[:0]
 }
 
-// addSlotLocked indexes a chunk for BM25 and symbol lookup.
-func (ix *Index) addSlotLocked(sl *slot, bg bag) int32 {
+// addSlotLocked indexes a chunk.
+func (ix *Index) addSlotLocked(sl slot, bg bag) int32 {
 	var n int32
 	if k := len(ix.free); k > 0 {
 		n, ix.free = ix.free[k-1], ix.free[:k-1]
@@ -408,59 +473,49 @@ func (ix *Index) addSlotLocked(sl *slot, bg bag) int32 {
 		n = int32(len(ix.slots))
 		ix.slots = append(ix.slots, sl)
 	}
-	ix.byID[sl.id] = n
-	ix.bm.add(n, bg)
-	for _, s := range symbolKeys(sl.Symbol) {
-		ix.symbols[s] = append(ix.symbols[s], n)
-	}
+	ix.live++
+	ix.bm.add(n, sl.file, sl.flags, bg)
 	return n
 }
 
 // removeFileLocked drops a file and its chunks from every structure.
 func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
+	if _, ok := ix.unread[rel]; ok {
+		delete(ix.unread, rel)
+		ix.dirty = true
+	}
 	e, ok := ix.files[rel]
 	if !ok {
 		return
 	}
 	delete(ix.files, rel)
+	ix.fileTab[e.id] = nil
+	ix.freeFiles = append(ix.freeFiles, e.id)
 	ix.dirty = true
-	for _, id := range e.Chunks {
-		n, ok := ix.byID[id]
-		if !ok {
-			continue
-		}
-		sl := ix.slots[n]
+	for _, n := range e.slots {
+		sl := &ix.slots[n]
 		ix.bm.remove(n) // lazily: the slot waits in limbo for the purge
-		for _, s := range symbolKeys(sl.Symbol) {
-			ix.symbols[s] = removeValue(ix.symbols[s], n)
-			if len(ix.symbols[s]) == 0 {
-				delete(ix.symbols, s)
-			}
-		}
 		if sl.hasVec {
 			// The cache keeps the vector (a switch back is free), as a copy
 			// once the row can be reused.
 			if v, ok := ix.cache.vecs[sl.hash]; ok && len(v) > 0 && ix.vec.mat.has(n) && &v[0] == &ix.vec.mat.row(n)[0] {
 				ix.cache.vecs[sl.hash] = slices.Clone(v)
 			}
-			if err := ix.vec.remove(ctx, n, id); err != nil {
+			if err := ix.vec.remove(ctx, n, chunkID(n)); err != nil {
 				ix.log.Warn("index: drop vector", "path", rel, "err", err)
 			}
 		}
-		delete(ix.byID, id)
-		ix.slots[n] = nil
+		*sl = slot{file: -1}
+		ix.live--
 		ix.limbo = append(ix.limbo, n)
 	}
 }
 
-// symbolKeys are the lookup keys of a chunk's symbols: each name lowercased,
-// and for methods also the bare method name.
-func symbolKeys(symbol string) []string {
-	if symbol == "" {
-		return nil
-	}
+// nameKeys are the lookup keys of a chunk's declarations: each name
+// lowercased, and for methods also the bare method name.
+func nameKeys(names []string) []string {
 	var keys []string
-	for _, s := range strings.Split(symbol, ", ") {
+	for _, s := range names {
 		if s == "…" || strings.ContainsRune(s, ' ') {
 			continue
 		}
@@ -473,11 +528,31 @@ func symbolKeys(symbol string) []string {
 	return keys
 }
 
-func removeValue(s []int32, v int32) []int32 {
-	for i, x := range s {
-		if x == v {
-			return append(s[:i], s[i+1:]...)
+// dirHandle keeps the os.Root of the directory a reader last read from, so
+// reading the files of one directory costs one openat each rather than a
+// walk down from the workspace root per file.
+type dirHandle struct {
+	dir  string
+	root *os.Root
+}
+
+func (h *dirHandle) readFile(ws *os.Root, rel string) ([]byte, error) {
+	dir, name := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if h.root == nil || h.dir != dir {
+		h.close()
+		r, err := ws.OpenRoot(local(dir))
+		if err != nil {
+			return nil, err
 		}
+		h.root, h.dir = r, dir
 	}
-	return s
+	return h.root.ReadFile(name)
+}
+
+func (h *dirHandle) close() {
+	if h.root != nil {
+		h.root.Close()
+		h.root = nil
+	}
 }

@@ -1,12 +1,9 @@
 package rag
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"fmt"
 	"path"
 	"strings"
-	"unsafe"
 )
 
 // Chunk sizes in bytes. Small declarations are merged up to mergeTarget so a
@@ -21,13 +18,15 @@ const (
 
 // chunk is a contiguous range of lines of one file.
 type chunk struct {
-	Path   string // workspace-relative, slash-separated
-	Start  int    // first line, 1-based
-	End    int    // last line, inclusive
-	Symbol string // declarations covered, comma-separated; may be empty
+	Path   string   // workspace-relative, slash-separated
+	Start  int      // first line, 1-based
+	End    int      // last line, inclusive
+	Symbol string   // declarations covered, comma-separated, the first few of many; may be empty
+	Names  []string // every declaration covered
 	Lang   string
 	Off    int // byte offset of the first line in the file
 	Len    int // raw byte length of the lines (before \r\n → \n)
+	Flags  uint8
 	Text   string
 }
 
@@ -57,14 +56,22 @@ func cleanText(raw string) string {
 type segment struct {
 	start, end int
 	symbols    []string
+	funcs      bool // declares a function
+	header     bool // holds the package clause (and usually the imports)
 }
+
+// Chunk flags, kept per chunk for ranking within a file.
+const (
+	chunkFunc   uint8 = 1 << iota // declares a function
+	chunkHeader                   // the file's package clause and imports
+)
 
 func chunkFile(rel, src string) []chunk {
 	lang := languageOf(rel)
 	lines, starts := splitLines(src)
 	var segs []segment
 	if lang == "go" {
-		segs = goSegments(src, len(lines))
+		segs = goSegments(src, lines)
 	}
 	if segs == nil {
 		segs = blockSegments(lines, lang)
@@ -78,14 +85,23 @@ func chunkFile(rel, src string) []chunk {
 		if end < len(src) && src[end] == '\r' {
 			end++
 		}
+		var flags uint8
+		if s.funcs {
+			flags |= chunkFunc
+		}
+		if s.header {
+			flags |= chunkHeader
+		}
 		out = append(out, chunk{
 			Path:   rel,
 			Start:  s.start,
 			End:    s.end,
 			Symbol: joinSymbols(s.symbols),
+			Names:  s.symbols,
 			Lang:   lang,
 			Off:    off,
 			Len:    end - off,
+			Flags:  flags,
 			Text:   cleanText(src[off:end]),
 		})
 	}
@@ -95,27 +111,21 @@ func chunkFile(rel, src string) []chunk {
 // goSegments returns one segment per top-level declaration, each extended
 // upwards to the end of the previous one so doc comments, free-floating
 // comments and the package clause are never lost. It returns nil when the
-// file does not parse, and the caller falls back to blank-line blocks.
-func goSegments(src string, nLines int) []segment {
-	fset := token.NewFileSet()
-	// As bytes: given a string, the parser copies it. It only reads them.
-	f, err := parser.ParseFile(fset, "", unsafe.Slice(unsafe.StringData(src), len(src)), parser.ParseComments|parser.SkipObjectResolution)
-	if err != nil || len(f.Decls) == 0 {
+// file is not Go the lexer can follow, and the caller falls back to
+// blank-line blocks.
+func goSegments(src string, lines []string) []segment {
+	pkgLine, pkg, decls, ok := goDecls(src)
+	if !ok || len(decls) == 0 {
 		return nil
 	}
-	segs := []segment{{start: 1, symbols: []string{"package " + f.Name.Name}}}
-	for _, d := range f.Decls {
-		first := d.Pos()
-		if doc := declDoc(d); doc != nil {
-			first = doc.Pos()
-		}
-		// Unadjusted positions: //line directives would move lines elsewhere.
-		startLine := fset.PositionFor(first, false).Line
+	segs := []segment{{start: 1, symbols: []string{"package " + pkg}, header: true}}
+	_ = pkgLine
+	for _, d := range decls {
 		prev := &segs[len(segs)-1]
 		if prev.end == 0 {
-			prev.end = startLine - 1
+			prev.end = docStart(lines, d.first) - 1
 		}
-		seg := segment{start: prev.end + 1, end: min(nLines, fset.PositionFor(d.End(), false).Line), symbols: declSymbols(d)}
+		seg := segment{start: prev.end + 1, end: min(len(lines), d.last), symbols: d.symbols, funcs: d.isFunc}
 		if seg.start > seg.end {
 			continue // two declarations on one line: already covered
 		}
@@ -124,66 +134,16 @@ func goSegments(src string, nLines int) []segment {
 	if segs[0].end < segs[0].start {
 		segs = segs[1:]
 	}
-	segs[len(segs)-1].end = nLines
+	segs[len(segs)-1].end = len(lines)
 	return segs
 }
 
-func declDoc(d ast.Decl) *ast.CommentGroup {
-	switch d := d.(type) {
-	case *ast.FuncDecl:
-		return d.Doc
-	case *ast.GenDecl:
-		return d.Doc
+// docStart is the first line of the comment block right above line (1-based).
+func docStart(lines []string, line int) int {
+	for line > 1 && strings.HasPrefix(strings.TrimSpace(lines[line-2]), "//") {
+		line--
 	}
-	return nil
-}
-
-func declSymbols(d ast.Decl) []string {
-	switch d := d.(type) {
-	case *ast.FuncDecl:
-		if d.Recv != nil && len(d.Recv.List) > 0 {
-			return []string{recvName(d.Recv.List[0].Type) + "." + d.Name.Name}
-		}
-		return []string{d.Name.Name}
-	case *ast.GenDecl:
-		if d.Tok == token.IMPORT {
-			return []string{"import"}
-		}
-		var names []string
-		for _, s := range d.Specs {
-			switch s := s.(type) {
-			case *ast.TypeSpec:
-				names = append(names, s.Name.Name)
-			case *ast.ValueSpec:
-				for _, n := range s.Names {
-					if n.Name != "_" {
-						names = append(names, n.Name)
-					}
-				}
-			}
-		}
-		return names
-	}
-	return nil
-}
-
-func recvName(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return "?"
-		}
-	}
+	return line
 }
 
 // blockSegments cuts at blank lines; the symbol is a markdown heading or the
@@ -261,6 +221,8 @@ func mergeSmall(segs []segment, lines []string) []segment {
 			last := &out[len(out)-1]
 			last.end = s.end
 			last.symbols = append(last.symbols, s.symbols...)
+			last.funcs = last.funcs || s.funcs
+			last.header = last.header || s.header
 			size += n
 			continue
 		}
@@ -284,12 +246,12 @@ func splitLarge(segs []segment, lines []string) []segment {
 			size += len(lines[i-1]) + 1
 			blank := strings.TrimSpace(lines[i-1]) == ""
 			if i < s.end && (size >= splitTarget && blank || size >= maxChunk) {
-				out = append(out, segment{start: start, end: i, symbols: s.symbols})
+				out = append(out, segment{start: start, end: i, symbols: s.symbols, funcs: s.funcs, header: s.header && start == s.start})
 				start, size = i+1, 0
 			}
 		}
 		if start <= s.end {
-			out = append(out, segment{start: start, end: s.end, symbols: s.symbols})
+			out = append(out, segment{start: start, end: s.end, symbols: s.symbols, funcs: s.funcs, header: s.header && start == s.start})
 		}
 	}
 	return trimBlankNoLines(out)
@@ -314,8 +276,24 @@ func rangeSize(lines []string, start, end int) int {
 	return n
 }
 
+// maxSymbolText bounds a chunk's symbol line: a block of forty constants
+// shows the first few names and how many more there are (the lookup keys
+// still cover all of them).
+const maxSymbolText = 80
+
 func joinSymbols(syms []string) string {
-	return strings.Join(syms, ", ")
+	var b strings.Builder
+	for i, s := range syms {
+		if i > 0 && b.Len()+len(s) > maxSymbolText {
+			fmt.Fprintf(&b, ", … (+%d)", len(syms)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 // splitLines returns the lines of src without their \n or \r\n ends, and

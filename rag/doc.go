@@ -1,25 +1,27 @@
-// Package rag is the workspace index behind hybrid code search: it walks the
+// Package rag is the workspace index behind code search: it walks the
 // workspace (honouring .gitignore files at every level, .agentdignore and
-// built-in defaults), cuts files into chunks (Go by declaration, other files by
-// blank-line blocks), and answers queries by fusing a BM25 keyword ranking with
-// vector similarity through reciprocal rank fusion. chromem-go holds the
-// vectors as the store of record; queries scan a packed matrix that shares
-// its memory (see vectors.go and docs/index.md for why).
+// built-in defaults, never leaving it: every file access goes through an
+// os.Root), cuts files into chunks (Go by declaration, with a small lexer
+// rather than a syntax tree; other files by blank-line blocks), and answers
+// a question the way a person looking for where to change something would
+// want: BM25 over the chunks, then files ranked by their best chunk, by
+// what kind of file they are (code before tests, docs and generated code,
+// unless the question asks for those) and by path and symbol evidence,
+// with the best chunks of each file interleaved. Every hit says how much of
+// the question it matches, and a question nothing in the workspace answers
+// gets no hits. An embedding endpoint can add vector similarity
+// (chromem-go holds the vectors); there is no in-process embedder, because
+// on real questions it did not beat keywords (docs/index.md).
 //
-// The index is incremental: a manifest of files (size, mtime, content hash,
-// chunk ids) lets a restart re-read only what changed, an embedding cache keyed
-// by chunk hash and embedder name avoids recomputing vectors, and a watcher
-// (plus the editor's save notifications) keeps it current. State is persisted
-// as one snapshot file (manifest, chunk metadata, the BM25 postings) written
-// to a temporary name and renamed, never through chromem-go's own
-// per-document persistence, which is neither atomic nor collision-free.
-// Chunk text is not kept in memory: hits read it back from the files.
+// The index is incremental: a manifest of files (size, mtime, content hash)
+// lets a restart re-read only what changed, and a watcher (plus the
+// editor's save notifications) keeps it current. State is one snapshot file
+// laid out to be searched in place: View maps it and answers without
+// loading or walking anything, which is how `agentd search` answers in
+// milliseconds. Chunk text is never kept: hits read it back from the files.
 //
-// The default embedder runs in process with no network: signed feature hashing
-// of identifier-aware terms, hashed character trigrams, and a random-indexing
-// co-occurrence model fitted on the workspace's own chunks, so that chunks
-// sharing a vocabulary neighbourhood score close even without shared words.
-// docs/index.md has the design, the retrieval evaluation and the benchmark.
-//
-// rag imports rpc/wire for its result types and nothing else of agentd.
+// rag imports nothing of agentd: it owns its result types (SearchHit,
+// Status), which the wire carries as they are. evalset.go scores a search
+// on commit sets (real commit subjects and the files they changed) beside
+// BM25 over whole files; docs/index.md has the figures.
 package rag

@@ -5,96 +5,98 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/agentd/agentd/rpc/wire"
-)
-
-// Index states, as reported on the wire.
-const (
-	StateIndexing = "indexing"
-	StateReady    = "ready"
 )
 
 // Options configures Open.
 type Options struct {
-	Root     string       // workspace root, absolute
-	StateDir string       // snapshot, manifest and embedding cache; outside the workspace
-	Embedder Embedder     // nil = the in-process default
+	Root     string // workspace root
+	StateDir string // snapshot and embedding cache; outside the workspace
+	// Embedder adds vector similarity to the keyword ranking. nil (the
+	// default) is keyword search alone: docs/index.md has the measurements
+	// that made it the default.
+	Embedder Embedder
 	Logger   *slog.Logger // nil = discard
 }
 
 // Index is the workspace index. Its methods are safe for concurrent use.
 type Index struct {
 	root     string
+	fsys     *os.Root // every file access goes through it: nothing outside the workspace is read
 	stateDir string
 	log      *slog.Logger
 	ig       *ignorer
-	custom   bool // the embedder came from Options, never refitted
 
 	// work serialises everything that changes the index (Build and
 	// incremental updates), so they can prepare outside mu.
 	work sync.Mutex
 
-	mu       sync.RWMutex
-	files    map[string]*fileEntry // manifest, by workspace-relative path
-	slots    []*slot               // chunk slots; nil = free
-	free     []int32               // slots ready for reuse
-	limbo    []int32               // removed slots whose BM25 postings are not purged yet
-	dict     *termDict
-	byID     map[string]int32
-	symbols  map[string][]int32 // lowercased symbol → slots
-	bm       *bm25
-	vec      *vectorStore
-	emb      Embedder
-	cache    *embedCache
-	state    string
-	progress float64
-	lastErr  string
-	open     map[string]bool
-	recent   map[string]time.Time
-	dirty    bool
-	skipped  map[string]string // rel → reason, from the latest pass over a path
-	lastRead int               // files the latest Build re-read: tests check restarts
+	mu        sync.RWMutex
+	files     map[string]*fileEntry // manifest, by workspace-relative path
+	fileTab   []*fileEntry          // by file id; nil = free
+	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
+	freeFiles []int32
+	slots     []slot  // chunks by slot number; file < 0 = free
+	free      []int32 // slots ready for reuse
+	limbo     []int32 // removed slots whose BM25 postings are not purged yet
+	live      int     // chunks indexed
+	dict      *termDict
+	bm        *bm25
+	dirs      map[string]int64 // directory mtimes of the latest walk, for the fast freshness check
+	vec       *vectorStore     // nil without an embedder
+	emb       Embedder
+	cache     *embedCache
+	state     string
+	progress  float64
+	lastErr   string
+	open      map[string]bool
+	recent    map[string]time.Time
+	dirty     bool
+	skipped   map[string]string    // rel → reason, from the latest pass over a path
+	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
+	lastRead  int                  // files the latest Build re-read: tests check restarts
 
 	pendingMu sync.Mutex
 	pending   map[string]bool
 	wake      chan struct{}
 }
 
+// fileStamp is what says a file changed without reading it.
+type fileStamp struct {
+	Size, Mtime int64
+	Link        bool
+}
+
 // fileEntry is a manifest record.
 type fileEntry struct {
-	Size   int64
-	Mtime  int64 // UnixNano
-	Hash   [16]byte
-	Chunks []string // chunk ids, in file order
+	Size  int64
+	Mtime int64 // UnixNano
+	Hash  [16]byte
+	Kind  fileKind
+	Link  bool // a symlink (to a file inside the workspace): checked with Stat, not Lstat
+	id    int32
+	path  string
+	slots []int32 // chunks, in file order
 }
 
 // slot is a live chunk. Its text is not kept: hits read it from the file
 // (Off, Len), which is what makes the index a fraction of the workspace's
 // size in memory.
 type slot struct {
-	Path   string // workspace-relative, slash-separated
-	Symbol string
-	Lang   string
+	file   int32 // file id; -1 for a free slot
 	Start  int32 // first line, 1-based
 	End    int32 // last line, inclusive
 	Off    int32 // byte range of the lines in the file
 	Len    int32
-	id     string
-	hash   [16]byte // of indexText: the embedding cache key and the text check
+	flags  uint8
 	hasVec bool
-}
-
-func newSlot(c *chunk, id string, hash [16]byte) *slot {
-	return &slot{Path: c.Path, Symbol: c.Symbol, Lang: c.Lang, Start: int32(c.Start), End: int32(c.End),
-		Off: int32(c.Off), Len: int32(c.Len), id: id, hash: hash}
+	Symbol string
+	hash   [16]byte // of indexText: the embedding cache key and the text check
 }
 
 // StateDirFor returns the per-workspace state directory: a folder named by
@@ -133,71 +135,75 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
-	dict := newTermDict()
 	ix := &Index{
-		dict:     dict,
 		root:     root,
+		fsys:     fsys,
 		stateDir: opts.StateDir,
 		log:      log,
 		ig:       newIgnorer(root),
-		files:    make(map[string]*fileEntry),
-		byID:     make(map[string]int32),
-		symbols:  make(map[string][]int32),
-		bm:       newBM25(dict),
-		vec:      newVectorStore(),
 		state:    StateIndexing,
+		emb:      opts.Embedder,
 		open:     make(map[string]bool),
 		recent:   make(map[string]time.Time),
 		skipped:  make(map[string]string),
 		pending:  make(map[string]bool),
 		wake:     make(chan struct{}, 1),
 	}
-	snap, err := readSnapshot(ix.snapshotPath(), root, dict)
-	if err != nil {
+	ix.reset()
+	if err := ix.restore(ix.snapshotPath()); err != nil {
 		log.Warn("index snapshot unusable, rebuilding", "err", err)
-		snap = nil
-		ix.dict = newTermDict()
-		ix.bm = newBM25(ix.dict)
+		ix.reset()
 	}
-	ix.emb = opts.Embedder
-	ix.custom = opts.Embedder != nil
-	if ix.emb == nil {
-		var m *localModel
-		if snap != nil {
-			m = snap.Model
-		}
-		ix.emb = newLocalEmbedder(m)
+	if ix.emb != nil {
+		ix.vec = newVectorStore()
+		ix.cache = ix.loadCache(ctx, ix.emb.Name())
 	}
-	if snap != nil {
-		ix.restore(snap)
-	}
-	ix.cache = ix.loadCache(ctx, ix.emb.Name())
 	return ix, nil
+}
+
+// reset empties the index.
+func (ix *Index) reset() {
+	ix.files = make(map[string]*fileEntry)
+	ix.fileTab, ix.fileKinds, ix.freeFiles = nil, nil, nil
+	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
+	ix.dict = newTermDict()
+	ix.bm = newBM25(ix.dict)
+	ix.dirs = make(map[string]int64)
+	ix.unread = make(map[string]fileStamp)
 }
 
 // Close persists unsaved changes.
 func (ix *Index) Close() error {
 	ix.work.Lock()
 	defer ix.work.Unlock()
-	return ix.saveIfDirty()
+	err := ix.saveIfDirty()
+	ix.fsys.Close()
+	return err
 }
 
 // Status reports progress and size.
-func (ix *Index) Status() wire.IndexStatus {
+func (ix *Index) Status() Status {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return wire.IndexStatus{
+	st := Status{
 		State:    ix.state,
 		Files:    len(ix.files),
-		Chunks:   len(ix.byID),
+		Chunks:   ix.live,
 		Progress: ix.progress,
-		Embedder: ix.emb.Name(),
 		Error:    ix.lastErr,
 	}
+	if ix.emb != nil {
+		st.Embedder = ix.emb.Name()
+	}
+	return st
 }
 
 // SetOpen replaces the set of files open in the editor; their chunks rank
@@ -247,8 +253,12 @@ func (ix *Index) rel(p string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
-func (ix *Index) abs(rel string) string {
-	return filepath.Join(ix.root, filepath.FromSlash(rel))
+// local is rel in the form os.Root takes.
+func local(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return filepath.FromSlash(rel)
 }
 
 func (ix *Index) note(rel, reason string) {
@@ -263,3 +273,6 @@ func (ix *Index) setProgress(p float64) {
 	ix.progress = p
 	ix.mu.Unlock()
 }
+
+// pathOf is a slot's file path. The caller holds mu.
+func (ix *Index) pathOf(sl *slot) string { return ix.fileTab[sl.file].path }

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Progress reports one build of a Live index; every hook is optional.
 type Progress struct {
 	Begin  func()
 	Report func(done, total int)
-	End    func(st wire.IndexStatus, err error)
+	End    func(st Status, err error)
 }
 
 // Live is an index opened, brought up to date and then watched in the
@@ -90,7 +88,7 @@ func (l *Live) Err() error {
 }
 
 // Search answers from what is indexed; partial until the index is built.
-func (l *Live) Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error) {
+func (l *Live) Search(ctx context.Context, query string, limit int) ([]SearchHit, bool, error) {
 	ix, err := l.get()
 	if err != nil {
 		return nil, false, fmt.Errorf("the workspace index could not be opened: %w", err)
@@ -102,13 +100,13 @@ func (l *Live) Search(ctx context.Context, query string, limit int) ([]wire.Sear
 }
 
 // Status reports indexing progress; "indexing" while still opening.
-func (l *Live) Status() wire.IndexStatus {
+func (l *Live) Status() Status {
 	ix, err := l.get()
 	switch {
 	case err != nil:
-		return wire.IndexStatus{State: "failed", Error: err.Error()}
+		return Status{State: StateFailed, Error: err.Error()}
 	case ix == nil:
-		return wire.IndexStatus{State: StateIndexing}
+		return Status{State: StateIndexing}
 	}
 	return ix.Status()
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
 func TestLiveIndexRunsInTheBackground(t *testing.T) {
@@ -21,7 +19,7 @@ func TestLiveIndexRunsInTheBackground(t *testing.T) {
 	var begun, ended atomic.Bool
 	l := StartLive(Options{Root: root, StateDir: t.TempDir()}, Progress{
 		Begin: func() { begun.Store(true) },
-		End:   func(wire.IndexStatus, error) { ended.Store(true) },
+		End:   func(Status, error) { ended.Store(true) },
 	})
 	defer l.Close()
 	deadline := time.Now().Add(10 * time.Second)

@@ -5,77 +5,124 @@ import (
 	"crypto/sha256"
 	"io"
 	"os"
-	"path"
-	"slices"
 	"strings"
 	"time"
-	"unicode"
-
-	"github.com/agentd/agentd/rpc/wire"
 )
 
-var (
-	vecWeight         = 1.0
-	vecMinSim float32 = 0.15
-)
-
-// Fusion constants. RRF's k=60 is the usual choice (Cormack et al.); each
-// ranking contributes its top candidates. Boosts are expressed in units of a
-// first place in one ranking, 1/(k+1).
+// Vector side of the ranking, used only with an embedder.
 const (
-	rrfK          = 60
-	candidates    = 50
-	firstPlace    = 1.0 / (rrfK + 1)
-	symbolBoost   = 2 * firstPlace   // the query names the chunk's symbol
-	pathBoost     = 1 * firstPlace   // the query names the chunk's file
-	openBoost     = 0.5 * firstPlace // the file is open in the editor
-	recentBoost   = 0.25 * firstPlace
-	recentWindow  = 10 * time.Minute
-	maxSymbolFans = 20 // a symbol defined more often (String, Error) only boosts, never adds
+	vecCandidates         = 50
+	vecMinSim     float32 = 0.15 // below this a nearest neighbour is noise
 )
 
-// Search answers query with up to limit chunks, best first. partial is true
-// while the index is still being built: the answer covers what is indexed.
-func (ix *Index) Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error) {
+// Editor context, in units of a file's normalised score (the best file
+// scores about 1).
+const (
+	openBoost    = 0.1 // the file is open in the editor
+	recentBoost  = 0.05
+	recentWindow = 10 * time.Minute
+)
+
+// Search answers query with up to limit chunks, best first (see SearchHit).
+// partial is true while the index is still being built: the answer covers
+// what is indexed.
+func (ix *Index) Search(ctx context.Context, query string, limit int) ([]SearchHit, bool, error) {
+	p := defaultRank
+	return ix.search(ctx, query, limit, &p)
+}
+
+func (ix *Index) search(ctx context.Context, query string, limit int, p *rankParams) ([]SearchHit, bool, error) {
 	if limit <= 0 {
 		limit = 10
 	}
-	lex, vec, err := ix.rankings(ctx, query, candidates)
-	if err != nil {
-		return nil, false, err
-	}
+	q := parseQuery(query, p)
+	vec := ix.vectorRanking(ctx, query)
+	now := time.Now()
 	ix.mu.RLock()
-	fused := ix.fuseLocked(query, lex, vec, time.Now())
-	fused = fused[:min(limit, len(fused))]
-	slots := make([]slot, len(fused))
-	for i, f := range fused {
-		slots[i] = *ix.slots[f.doc]
+	bonus := func(path string) float64 {
+		b := 0.0
+		if ix.open[path] {
+			b += openBoost
+		}
+		if t, ok := ix.recent[path]; ok && now.Sub(t) < recentWindow {
+			b += recentBoost
+		}
+		return b
+	}
+	rs := rank(memCorpus{ix}, q, vec, p, limit, bonus)
+	metas := make([]hitMeta, len(rs))
+	for i, r := range rs {
+		sl := &ix.slots[r.doc]
+		f := ix.fileTab[sl.file]
+		metas[i] = hitMeta{path: f.path, kind: f.Kind, slot: *sl, cover: r.cover, matched: r.matched}
 	}
 	partial := ix.state == StateIndexing
 	ix.mu.RUnlock()
 	// The text is read from the files outside the lock.
-	hits := make([]wire.SearchHit, 0, len(fused))
-	for i, f := range fused {
-		sl := &slots[i]
-		text, _ := ix.readText(sl)
-		hits = append(hits, wire.SearchHit{
-			Path:      sl.Path,
-			StartLine: int(sl.Start),
-			EndLine:   int(sl.End),
-			Symbol:    sl.Symbol,
-			Score:     f.score,
-			Text:      text,
-		})
+	hits := make([]SearchHit, 0, len(metas))
+	for i := range metas {
+		m := &metas[i]
+		text, _ := readChunkText(ix.fsys, m.path, &m.slot)
+		hits = append(hits, m.hit(text))
 	}
 	return hits, partial, nil
 }
 
-// readText reads a chunk's text back from its file. ok is false when the
-// file no longer holds the indexed text (it changed since, and the update is
-// queued): the lines the chunk covered are returned as they are now, or ""
-// if the file is gone.
-func (ix *Index) readText(sl *slot) (text string, ok bool) {
-	f, err := os.Open(ix.abs(sl.Path))
+// hitMeta is what a hit needs from the index, copied under the lock.
+type hitMeta struct {
+	path    string
+	kind    fileKind
+	slot    slot
+	cover   float64
+	matched int
+}
+
+func (m *hitMeta) hit(text string) SearchHit {
+	return SearchHit{
+		Path:      m.path,
+		StartLine: int(m.slot.Start),
+		EndLine:   int(m.slot.End),
+		Symbol:    m.slot.Symbol,
+		Score:     float64(int(m.cover*100+0.5)) / 100,
+		Match:     matchLabel(m.cover),
+		Kind:      m.kind.String(),
+		Text:      text,
+	}
+}
+
+func matchLabel(cover float64) string {
+	switch {
+	case cover >= 0.7:
+		return MatchStrong
+	case cover >= 0.4:
+		return MatchPartial
+	}
+	return MatchWeak
+}
+
+// vectorRanking is the embedder's nearest chunks, or nil. An embedder
+// failure degrades to keywords alone: a remote endpoint being down must not
+// break search.
+func (ix *Index) vectorRanking(ctx context.Context, query string) []scored {
+	if ix.emb == nil {
+		return nil
+	}
+	vs, err := ix.emb.Embed(ctx, []string{query})
+	if err != nil || len(vs) != 1 || !normalize(vs[0]) {
+		ix.log.Warn("index: embed query, answering with keywords only", "err", err)
+		return nil
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.vec.query(vs[0], vecCandidates, vecMinSim)
+}
+
+// readChunkText reads a chunk's text back from its file. ok is false when
+// the file no longer holds the indexed text (it changed since, and the
+// update is queued): the lines the chunk covered are returned as they are
+// now, or "" if the file is gone.
+func readChunkText(root *os.Root, path string, sl *slot) (text string, ok bool) {
+	f, err := root.Open(local(path))
 	if err != nil {
 		return "", false
 	}
@@ -85,7 +132,7 @@ func (ix *Index) readText(sl *slot) (text string, ok bool) {
 		text = cleanText(string(buf))
 		h := sha256.New()
 		var b [64]byte
-		h.Write(appendIndexText(b[:0], sl.Path, sl.Symbol, ""))
+		h.Write(appendIndexText(b[:0], path, sl.Symbol, ""))
 		io.WriteString(h, text)
 		if [16]byte(h.Sum(nil)) == sl.hash {
 			return text, true
@@ -105,118 +152,28 @@ func (ix *Index) readText(sl *slot) (text string, ok bool) {
 	return strings.Join(lines[sl.Start-1:min(int(sl.End), len(lines))], "\n"), false
 }
 
-// rankings returns the BM25 and the vector rankings of query, as slots. An
-// embedder failure degrades to BM25 alone: a remote endpoint being down must
-// not break search.
-func (ix *Index) rankings(ctx context.Context, query string, n int) (lex, vec []int32, err error) {
-	var tk tokenizer
-	bag := countTerms(&tk, query)
-	ix.mu.RLock()
-	emb := ix.emb
-	ix.mu.RUnlock()
-	var qv []float32
-	if le, ok := emb.(*localEmbedder); ok {
-		qv = le.vector(bag)
-	} else if vs, err := emb.Embed(ctx, []string{query}); err != nil {
-		ix.log.Warn("index: embed query, answering with BM25 only", "err", err)
-	} else if len(vs) == 1 {
-		qv = vs[0]
-	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	for _, s := range ix.bm.search(bag.terms, n) {
-		lex = append(lex, s.doc)
-	}
-	if qv == nil || emb != ix.emb || !normalize(qv) {
-		return lex, nil, nil
-	}
-	// A nearest neighbour below vecMinSim is noise, not an answer.
-	for _, s := range ix.vec.query(qv, n, vecMinSim) {
-		vec = append(vec, s.doc)
-	}
-	return lex, vec, nil
-}
+// memCorpus is the in-memory index as ranking sees it; the caller holds
+// ix.mu for reading.
+type memCorpus struct{ ix *Index }
 
-// fuseLocked merges the rankings by reciprocal rank fusion and applies the
-// boosts. Symbols the query names exactly join the candidates even when
-// neither ranking found them.
-func (ix *Index) fuseLocked(query string, lex, vec []int32, now time.Time) []scored {
-	score := make(map[int32]float64, len(lex)+len(vec))
-	for r, n := range lex {
-		score[n] += 1.0 / float64(rrfK+r+1)
-	}
-	for r, n := range vec {
-		score[n] += vecWeight / float64(rrfK+r+1)
-	}
-	for _, w := range identWords(query) {
-		slots := ix.symbols[strings.ToLower(w)]
-		for _, n := range slots {
-			if _, ok := score[n]; ok || len(slots) <= maxSymbolFans {
-				score[n] += symbolBoost
-			}
-		}
-	}
-	paths := pathWords(query)
-	for n := range score {
-		p := ix.slots[n].Path
-		for _, w := range paths {
-			if p == w || strings.HasSuffix(p, "/"+w) {
-				score[n] += pathBoost
-			}
-		}
-		if ix.open[p] {
-			score[n] += openBoost
-		}
-		if t, ok := ix.recent[p]; ok && now.Sub(t) < recentWindow {
-			score[n] += recentBoost
-		}
-	}
-	out := make([]scored, 0, len(score))
-	for n, s := range score {
-		out = append(out, scored{n, s})
-	}
-	slices.SortFunc(out, func(a, b scored) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		return int(a.doc - b.doc)
-	})
-	return out
+func (m memCorpus) numDocs() int { return m.ix.bm.nDocs }
+func (m memCorpus) avgDocLen() float64 {
+	return float64(m.ix.bm.totalLen) / float64(max(1, m.ix.bm.nDocs))
 }
-
-// identWords are the words of a query that look like code identifiers
-// (ListenAndServe, read_file, http.Get), as opposed to prose.
-func identWords(query string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(query, func(r rune) bool {
-		return !(r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	}) {
-		w = strings.Trim(w, "._")
-		if len(w) < 3 {
-			continue
-		}
-		if strings.ContainsAny(w, "_.") || strings.IndexFunc(w[1:], unicode.IsUpper) >= 0 {
-			out = append(out, w)
-			if i := strings.LastIndexByte(w, '.'); i >= 0 && i+1 < len(w) {
-				out = append(out, w[i+1:])
-			}
-		}
+func (m memCorpus) docSpace() int  { return len(m.ix.slots) }
+func (m memCorpus) fileSpace() int { return len(m.ix.fileTab) }
+func (m memCorpus) postings(term string, buf *postingBuf) ([]int32, []uint16) {
+	b := m.ix.bm
+	id, ok := b.dict.lookup(term)
+	if !ok || int(id) >= len(b.post) {
+		return nil, nil
 	}
-	return out
+	buf.docs, buf.tfs = b.post[id].decode(buf.docs[:0], buf.tfs[:0])
+	return buf.docs, buf.tfs
 }
-
-// pathWords are the words of a query that name files: with a slash, or
-// with a known extension.
-func pathWords(query string) []string {
-	var out []string
-	for _, w := range strings.Fields(query) {
-		w = strings.Trim(w, "`'\",;:()")
-		if strings.Contains(w, "/") || languages[path.Ext(w)] != "" {
-			out = append(out, strings.TrimPrefix(w, "./"))
-		}
-	}
-	return out
-}
+func (m memCorpus) docLen(d int32) int32      { return m.ix.bm.docLen[d] }
+func (m memCorpus) docFile(d int32) int32     { return m.ix.bm.docFile[d] }
+func (m memCorpus) docFlags(d int32) uint8    { return m.ix.bm.docFlags[d] }
+func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileKinds[f] }
+func (m memCorpus) filePath(f int32) string   { return m.ix.fileTab[f].path }
+func (m memCorpus) docStart(d int32) int32    { return m.ix.slots[d].Start }

@@ -2,287 +2,321 @@ package rag
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
-// snapshotVersion changes whenever chunking, tokenization or the layout
-// below changes, so an old snapshot is rebuilt rather than misread.
-const snapshotVersion = 2
-
-const snapshotMagic = "agentd-index\n"
-
-// snapshot is everything needed to answer queries after a restart, except
-// the vectors, which live in the embedding cache: the manifest, the fitted
-// model, the chunks' metadata (not their text: hits read it from the files)
-// and the BM25 index itself (dictionary, postings, lengths), so reopening
-// reads it back instead of re-tokenizing every chunk.
+// The snapshot is everything needed to answer queries after a restart
+// except the vectors (those live in the embedding cache): the manifest,
+// the directories' mtimes, the chunks' metadata (not their text: hits read
+// it from the files) and the BM25 index itself. Its layout is made to be
+// searched in place, memory-mapped, by `agentd search` (View) without
+// decoding it: fixed-size records, a string blob, an open-addressing hash
+// table of terms, and delta-coded postings. The daemon (Open) decodes it
+// into memory instead.
 //
-// On disk it is a flat binary stream (uvarints, length-prefixed strings,
-// delta-coded postings) written through a buffer straight from the live
-// structures: no intermediate copy of the index is built.
-type snapshot struct {
-	Files  map[string]*fileEntry
-	Model  *localModel // the default embedder's fitted model; nil otherwise
-	Slots  []*slot
-	DocLen []int32
-	Post   []postings // by term id of the dictionary filled while reading
+//	header    160 bytes: magic, counts, section offsets, file size
+//	strings   the root, paths, symbols and terms, referenced by (offset, length)
+//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread
+//	dirs      16 bytes each: path, mtime
+//	docs      52 bytes each, grouped by file in file order: file, lines, byte range, BM25 length, symbol, hash, flags
+//	postings  per term: (uvarint doc delta, uvarint tf) pairs, docs ascending
+//	slots     4 bytes each, a hash table of terms (FNV-1a, linear probing): 1 + term record, or 0
+//	terms     20 bytes each: term, df, postings offset
+//	magic again, to catch truncation
+//
+// Unread files (binary, not UTF-8) are listed with no chunks so a rebuild
+// does not read them again until they change.
+const snapshotMagic = "agentd-index-v3\n"
+
+const (
+	headerSize = 160
+	fileRec    = 56
+	dirRec     = 16
+	docRec     = 52
+	termRec    = 20
+)
+
+func (ix *Index) snapshotPath() string { return snapshotPathIn(ix.stateDir) }
+
+func snapshotPathIn(stateDir string) string { return filepath.Join(stateDir, "index.snapshot") }
+
+// snapFile is a parsed snapshot over its bytes (read or memory-mapped).
+// Every access is bounds-checked, so a corrupt file yields wrong answers at
+// worst, never a crash; Open and View also check the header and the end
+// marker.
+type snapFile struct {
+	root                                 string
+	nFiles, nDirs, nDocs, nSlots, nTerms int
+	nIndexed                             int // files with chunks or none, not unread ones
+	totalLen                             int64
+	strs, files, dirs, docs, post, slots []byte
+	terms                                []byte
 }
 
-func (ix *Index) snapshotPath() string { return filepath.Join(ix.stateDir, "index.snapshot") }
+func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
-type snapWriter struct {
-	w   *bufio.Writer
-	tmp [binary.MaxVarintLen64]byte
-}
-
-func (w *snapWriter) uvarint(x uint64) {
-	n := binary.PutUvarint(w.tmp[:], x)
-	w.w.Write(w.tmp[:n])
-}
-
-func (w *snapWriter) varint(x int64) {
-	n := binary.PutVarint(w.tmp[:], x)
-	w.w.Write(w.tmp[:n])
-}
-
-func (w *snapWriter) str(s string) {
-	w.uvarint(uint64(len(s)))
-	w.w.WriteString(s)
-}
-
-func (w *snapWriter) f32(x float32) {
-	binary.LittleEndian.PutUint32(w.tmp[:4], math.Float32bits(x))
-	w.w.Write(w.tmp[:4])
-}
-
-type snapReader struct {
-	r   *bufio.Reader
-	err error
-}
-
-func (r *snapReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
+// parseSnapshot checks the header and slices the sections.
+func parseSnapshot(data []byte) (*snapFile, error) {
+	if len(data) < headerSize+len(snapshotMagic) || string(data[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, errors.New("not an index snapshot of this version")
 	}
-	x, err := binary.ReadUvarint(r.r)
-	r.err = err
-	return x
-}
-
-func (r *snapReader) varint() int64 {
-	if r.err != nil {
-		return 0
+	if le64(data, 120) != uint64(len(data)) || string(data[len(data)-len(snapshotMagic):]) != snapshotMagic {
+		return nil, errors.New("snapshot truncated")
 	}
-	x, err := binary.ReadVarint(r.r)
-	r.err = err
-	return x
-}
-
-// count reads a length and checks it against a sanity bound, so a corrupt
-// file fails instead of allocating wildly.
-func (r *snapReader) count(limit int) int {
-	n := r.uvarint()
-	if r.err == nil && n > uint64(limit) {
-		r.err = fmt.Errorf("snapshot: count %d over %d", n, limit)
-		return 0
+	s := &snapFile{
+		nFiles: int(le32(data, 20)), nDirs: int(le32(data, 24)), nDocs: int(le32(data, 28)),
+		nSlots: int(le32(data, 32)), nTerms: int(le32(data, 36)), totalLen: int64(le64(data, 40)),
+		nIndexed: int(le32(data, 132)),
 	}
-	return int(n)
-}
-
-func (r *snapReader) bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	b := make([]byte, n)
-	_, r.err = io.ReadFull(r.r, b)
-	return b
-}
-
-func (r *snapReader) str() string {
-	return string(r.bytes(r.count(1 << 30)))
-}
-
-func (r *snapReader) f32() float32 {
-	b := r.bytes(4)
-	if r.err != nil {
-		return 0
-	}
-	return math.Float32frombits(binary.LittleEndian.Uint32(b))
-}
-
-func readSnapshot(path, root string, dict *termDict) (*snapshot, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot: %w", err)
-	}
-	defer f.Close()
-	r := &snapReader{r: bufio.NewReaderSize(f, 1<<20)}
-	if magic := r.bytes(len(snapshotMagic)); string(magic) != snapshotMagic {
-		return nil, fmt.Errorf("read snapshot: not an index snapshot")
-	}
-	if v := r.uvarint(); r.err != nil || v != snapshotVersion {
-		return nil, fmt.Errorf("snapshot is version %d", v)
-	}
-	if sroot := r.str(); r.err == nil && sroot != root {
-		return nil, fmt.Errorf("snapshot is for %s", sroot)
-	}
-	s := &snapshot{}
-	if r.uvarint() == 1 {
-		s.Model = readModel(r)
-	}
-	nFiles := r.count(1 << 26)
-	s.Files = make(map[string]*fileEntry, nFiles)
-	paths := make([]string, 0, nFiles)
-	for range nFiles {
-		if r.err != nil {
-			break
+	section := func(at, size uint64) ([]byte, error) {
+		off := le64(data, int(at))
+		if off > uint64(len(data)) || size > uint64(len(data))-off {
+			return nil, fmt.Errorf("snapshot section at %d out of range", at)
 		}
-		p := r.str()
-		e := &fileEntry{Size: int64(r.uvarint()), Mtime: r.varint()}
-		copy(e.Hash[:], r.bytes(16))
-		e.Chunks = make([]string, r.count(1<<24))
-		for i := range e.Chunks {
-			e.Chunks[i] = p + r.str() // ids are path + suffix
-		}
-		s.Files[p] = e
-		paths = append(paths, p)
+		return data[off : off+size], nil
 	}
-	nSlots := r.count(1 << 28)
-	s.Slots = make([]*slot, nSlots)
-	s.DocLen = make([]int32, nSlots)
-	langs := map[string]string{}
-	for i := range s.Slots {
-		if r.err != nil {
-			break
-		}
-		fi := r.count(len(paths) - 1)
-		sl := &slot{Path: paths[fi], Symbol: r.str()}
-		lang := r.str()
-		if l, ok := langs[lang]; ok {
-			sl.Lang = l
-		} else {
-			langs[lang], sl.Lang = lang, lang
-		}
-		sl.Start = int32(r.uvarint())
-		sl.End = sl.Start + int32(r.uvarint())
-		sl.Off = int32(r.uvarint())
-		sl.Len = int32(r.uvarint())
-		sl.id = sl.Path + r.str()
-		copy(sl.hash[:], r.bytes(16))
-		s.DocLen[i] = int32(r.uvarint())
-		s.Slots[i] = sl
+	var err error
+	parts := []struct {
+		dst  *[]byte
+		at   uint64
+		size uint64
+	}{
+		{&s.strs, 48, le64(data, 56)},
+		{&s.files, 64, uint64(s.nFiles) * fileRec},
+		{&s.dirs, 72, uint64(s.nDirs) * dirRec},
+		{&s.docs, 80, uint64(s.nDocs) * docRec},
+		{&s.post, 88, le64(data, 96)},
+		{&s.slots, 104, uint64(s.nSlots) * 4},
+		{&s.terms, 112, uint64(s.nTerms) * termRec},
 	}
-	nTerms := r.count(1 << 28)
-	s.Post = make([]postings, nTerms)
-	var tb []byte
-	for t := range s.Post {
-		if r.err != nil {
-			break
+	for _, p := range parts {
+		if *p.dst, err = section(p.at, p.size); err != nil {
+			return nil, err
 		}
-		n := r.count(1 << 16)
-		if tb = append(tb[:0], r.bytes(n)...); r.err != nil {
-			break
-		}
-		if id := dict.intern(tb); int(id) != t {
-			return nil, fmt.Errorf("snapshot: duplicate term %q", tb)
-		}
-		k := r.count(nSlots)
-		p := postings{docs: make([]int32, k), tfs: make([]uint16, k)}
-		d := int64(-1)
-		for i := range k {
-			d += int64(r.uvarint()) + 1
-			if d >= int64(nSlots) {
-				r.err = fmt.Errorf("snapshot: posting %d out of range", d)
-				break
-			}
-			p.docs[i] = int32(d)
-			p.tfs[i] = uint16(r.uvarint())
-		}
-		s.Post[t] = p
 	}
-	if end := r.bytes(len(snapshotMagic)); r.err == nil && string(end) != snapshotMagic {
-		r.err = errors.New("no end marker")
+	if s.nSlots&(s.nSlots-1) != 0 || s.nTerms > s.nSlots {
+		return nil, errors.New("snapshot term table is malformed")
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("decode snapshot: %w", r.err)
-	}
+	s.root = s.str(0, le32(data, 128))
 	return s, nil
 }
 
-func writeModel(w *snapWriter, m *localModel) {
-	w.uvarint(uint64(m.Docs))
-	w.uvarint(uint64(len(m.Vocab)))
-	for i, t := range m.Vocab {
-		w.str(t)
-		w.f32(m.IDF[i])
+// str returns a string of the blob without copying it.
+func (s *snapFile) str(off, n uint32) string {
+	if uint64(off)+uint64(n) > uint64(len(s.strs)) || n == 0 {
+		return ""
 	}
-	w.uvarint(uint64(len(m.Scale)))
-	for _, x := range m.Scale {
-		w.f32(x)
-	}
-	w.w.Write(m.Ctx)
+	return unsafe.String(&s.strs[off], int(n))
 }
 
-func readModel(r *snapReader) *localModel {
-	m := &localModel{Docs: int(r.uvarint())}
-	n := r.count(1 << 24)
-	m.Vocab = make([]string, 0, n)
-	m.IDF = make([]float32, 0, n)
-	for range n {
-		if r.err != nil {
-			return nil
+type snapFileRec struct {
+	path            string
+	size, mtime     int64
+	hash            [16]byte
+	firstDoc, nDocs int32
+	kind            fileKind
+	link, unread    bool
+}
+
+func (s *snapFile) file(i int) snapFileRec {
+	b := s.files[i*fileRec : (i+1)*fileRec]
+	r := snapFileRec{
+		path: s.str(le32(b, 0), le32(b, 4)), size: int64(le64(b, 8)), mtime: int64(le64(b, 16)),
+		hash: [16]byte(b[24:40]), firstDoc: int32(le32(b, 40)), nDocs: int32(le32(b, 44)),
+		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0,
+	}
+	if r.firstDoc < 0 || r.nDocs < 0 || int(r.firstDoc)+int(r.nDocs) > s.nDocs {
+		r.firstDoc, r.nDocs = 0, 0
+	}
+	return r
+}
+
+func (s *snapFile) dir(i int) (string, int64) {
+	b := s.dirs[i*dirRec:]
+	return s.str(le32(b, 0), le32(b, 4)), int64(le64(b, 8))
+}
+
+// docFile, docLen and docFlags read single fields for ranking.
+func (s *snapFile) docFile(d int32) int32 {
+	f := int32(le32(s.docs, int(d)*docRec))
+	if f < 0 || int(f) >= s.nFiles {
+		return 0
+	}
+	return f
+}
+
+func (s *snapFile) docLen(d int32) int32 { return int32(le32(s.docs, int(d)*docRec+20) & 0x7fffffff) }
+
+func (s *snapFile) docFlags(d int32) uint8 { return s.docs[int(d)*docRec+48] }
+
+func (s *snapFile) doc(d int32) slot {
+	b := s.docs[int(d)*docRec : int(d+1)*docRec]
+	return slot{file: s.docFile(d), Start: int32(le32(b, 4)), End: int32(le32(b, 8)), Off: int32(le32(b, 12)),
+		Len: int32(le32(b, 16)), Symbol: s.str(le32(b, 24), le32(b, 28)), hash: [16]byte(b[32:48]), flags: b[48]}
+}
+
+func (s *snapFile) fileKind(f int32) fileKind { return fileKind(s.files[int(f)*fileRec+48]) }
+
+func (s *snapFile) filePath(f int32) string {
+	b := s.files[int(f)*fileRec:]
+	return s.str(le32(b, 0), le32(b, 4))
+}
+
+func termHash(t string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(t); i++ {
+		h ^= uint64(t[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// FNV-1a, 64 bits, inlined: hash/fnv allocates behind its interface.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// lookup finds term in the hash table: its record index, or -1.
+func (s *snapFile) lookup(term string) int {
+	if s.nSlots == 0 {
+		return -1
+	}
+	mask := s.nSlots - 1
+	for i, probes := int(termHash(term))&mask, 0; probes < s.nSlots; i, probes = (i+1)&mask, probes+1 {
+		r := int(le32(s.slots, i*4)) - 1
+		if r < 0 || r >= s.nTerms {
+			return -1
 		}
-		m.Vocab = append(m.Vocab, r.str())
-		m.IDF = append(m.IDF, r.f32())
+		b := s.terms[r*termRec:]
+		if s.str(le32(b, 0), le32(b, 4)) == term {
+			return r
+		}
 	}
-	rows := r.count(n)
-	m.Scale = make([]float32, rows)
-	for i := range m.Scale {
-		m.Scale[i] = r.f32()
+	return -1
+}
+
+// termAt returns record i's term, df and postings bytes.
+func (s *snapFile) termAt(i int) (term string, df int, post []byte) {
+	b := s.terms[i*termRec:]
+	df = int(le32(b, 8))
+	off := le64(b, 12)
+	end := uint64(len(s.post))
+	if off > end {
+		return "", 0, nil
 	}
-	m.Ctx = r.bytes(rows * localDim)
-	if r.err != nil {
+	return s.str(le32(b, 0), le32(b, 4)), df, s.post[off:end]
+}
+
+// decodePostings appends the df postings at the start of p, dropping any
+// that point outside the docs.
+func (s *snapFile) decodePostings(p []byte, df int, docs []int32, tfs []uint16) ([]int32, []uint16) {
+	d := int64(-1)
+	for range df {
+		delta, n := binary.Uvarint(p)
+		if n <= 0 {
+			break
+		}
+		p = p[n:]
+		tf, m := binary.Uvarint(p)
+		if m <= 0 {
+			break
+		}
+		p = p[m:]
+		d += int64(delta) + 1
+		if d >= int64(s.nDocs) {
+			break
+		}
+		docs = append(docs, int32(d))
+		tfs = append(tfs, uint16(min(tf, 65535)))
+	}
+	return docs, tfs
+}
+
+// restore loads the snapshot into an empty index (Open, before anyone else
+// sees it). Vectors come from the embedding cache afterwards. A missing
+// snapshot is not an error; an unusable one is (the caller rebuilds).
+func (ix *Index) restore(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	return m
-}
-
-// restore loads a snapshot into an empty index (Open, before anyone else
-// sees it). Vectors come from the embedding cache afterwards.
-func (ix *Index) restore(s *snapshot) {
-	ix.files = s.Files
-	ix.slots = s.Slots
-	ix.bm.post = s.Post
-	ix.bm.docLen = s.DocLen
-	for n, sl := range s.Slots {
-		ix.byID[sl.id] = int32(n)
-		ix.bm.nDocs++
-		ix.bm.totalLen += int64(s.DocLen[n])
-		for _, k := range symbolKeys(sl.Symbol) {
-			ix.symbols[k] = append(ix.symbols[k], int32(n))
-		}
+	if err != nil {
+		return fmt.Errorf("read snapshot: %w", err)
 	}
-	// The manifest's ids share the slots' strings.
-	for _, e := range ix.files {
-		for i, id := range e.Chunks {
-			if n, ok := ix.byID[id]; ok {
-				e.Chunks[i] = ix.slots[n].id
-			}
-		}
+	s, err := parseSnapshot(data)
+	if err != nil {
+		return err
 	}
+	if s.root != ix.root {
+		return fmt.Errorf("snapshot is for %s", s.root)
+	}
+	// Strings are copied: data is dropped after this.
+	ix.fileTab = make([]*fileEntry, 0, s.nFiles)
+	ix.fileKinds = make([]fileKind, s.nFiles)
+	for i := range s.nFiles {
+		r := s.file(i)
+		if r.unread {
+			ix.unread[strings.Clone(r.path)] = fileStamp{r.size, r.mtime, r.link}
+			ix.freeFiles = append(ix.freeFiles, int32(len(ix.fileTab)))
+			ix.fileTab = append(ix.fileTab, nil)
+			continue
+		}
+		e := &fileEntry{Size: r.size, Mtime: r.mtime, Hash: r.hash, Kind: r.kind, Link: r.link, id: int32(i),
+			path: strings.Clone(r.path), slots: make([]int32, r.nDocs)}
+		for k := range e.slots {
+			e.slots[k] = r.firstDoc + int32(k)
+		}
+		if e.path == "" || ix.files[e.path] != nil {
+			return errors.New("snapshot: bad file table")
+		}
+		ix.fileTab = append(ix.fileTab, e)
+		ix.fileKinds[i] = e.Kind
+		ix.files[e.path] = e
+	}
+	for i := range s.nDirs {
+		p, mtime := s.dir(i)
+		ix.dirs[strings.Clone(p)] = mtime
+	}
+	ix.slots = make([]slot, s.nDocs)
+	ix.bm.docLen = make([]int32, s.nDocs)
+	ix.bm.docFile = make([]int32, s.nDocs)
+	ix.bm.docFlags = make([]uint8, s.nDocs)
+	for d := range int32(s.nDocs) {
+		sl := s.doc(d)
+		sl.Symbol = strings.Clone(sl.Symbol)
+		ix.slots[d] = sl
+		ix.bm.docFile[d], ix.bm.docFlags[d] = sl.file, sl.flags
+		ix.bm.docLen[d] = max(1, s.docLen(d))
+		ix.bm.totalLen += int64(ix.bm.docLen[d])
+	}
+	ix.live, ix.bm.nDocs = s.nDocs, s.nDocs
+	var docs []int32
+	var tfs []uint16
+	for i := range s.nTerms {
+		t, df, p := s.termAt(i)
+		id := ix.dict.internString(t)
+		if int(id) != len(ix.bm.post) {
+			return fmt.Errorf("snapshot: duplicate term %q", t)
+		}
+		docs, tfs = s.decodePostings(p, df, docs[:0], tfs[:0])
+		var pl postings
+		pl.data = make([]byte, 0, 3*len(docs))
+		for j, d := range docs {
+			pl.append(d, tfs[j])
+		}
+		ix.bm.post = append(ix.bm.post, pl)
+	}
+	return nil
 }
 
 // saveIfDirty writes the snapshot and the embedding cache. The caller holds
@@ -295,20 +329,22 @@ func (ix *Index) saveIfDirty() error {
 	if !dirty {
 		return nil
 	}
-	if err := writeAtomic(ix.snapshotPath(), ix.encodeSnapshot); err != nil {
+	if err := ix.writeSnapshot(); err != nil {
 		return fmt.Errorf("save index: %w", err)
 	}
-	ix.mu.RLock()
-	live := make(map[[16]byte]bool, len(ix.byID))
-	for _, sl := range ix.slots {
-		if sl != nil {
-			live[sl.hash] = true
+	if ix.cache != nil {
+		ix.mu.RLock()
+		live := make(map[[16]byte]bool, ix.live)
+		for n := range ix.slots {
+			if sl := &ix.slots[n]; sl.file >= 0 {
+				live[sl.hash] = true
+			}
 		}
-	}
-	ix.mu.RUnlock()
-	ix.cache.prune(live)
-	if err := ix.cache.save(); err != nil {
-		return fmt.Errorf("save index: %w", err)
+		ix.mu.RUnlock()
+		ix.cache.prune(live)
+		if err := ix.cache.save(); err != nil {
+			return fmt.Errorf("save index: %w", err)
+		}
 	}
 	ix.mu.Lock()
 	ix.dirty = false
@@ -316,94 +352,214 @@ func (ix *Index) saveIfDirty() error {
 	return nil
 }
 
-// encodeSnapshot writes the live index. Slots are renumbered densely in
-// order, and postings of removed chunks are left out.
-func (ix *Index) encodeSnapshot(out io.Writer) error {
+// snapWriter streams sections, tracking the offset.
+type snapWriter struct {
+	w   *bufio.Writer
+	off uint64
+	rec [64]byte
+	tmp [binary.MaxVarintLen64]byte
+}
+
+func (w *snapWriter) write(b []byte) {
+	w.w.Write(b)
+	w.off += uint64(len(b))
+}
+
+func (w *snapWriter) uvarint(x uint64) { w.write(w.tmp[:binary.PutUvarint(w.tmp[:], x)]) }
+
+// writeSnapshot encodes the live index under the read lock into a
+// temporary file, then renames it over the snapshot.
+func (ix *Index) writeSnapshot() error {
+	path := ix.snapshotPath()
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // no-op after the rename
+	err = ix.encodeSnapshot(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// encodeSnapshot writes the live index: files sorted by path, chunks
+// renumbered densely file by file, removed chunks and terms without a live
+// posting left out.
+func (ix *Index) encodeSnapshot(f *os.File) error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	w := &snapWriter{w: out.(*bufio.Writer)}
-	w.w.WriteString(snapshotMagic)
-	w.uvarint(snapshotVersion)
-	w.str(ix.root)
-	if le, ok := ix.emb.(*localEmbedder); ok && le.model != nil {
-		w.uvarint(1)
-		writeModel(w, le.model)
-	} else {
-		w.uvarint(0)
+	if ix.live >= 1<<31 {
+		return errors.New("too many chunks")
 	}
-	paths := make([]string, 0, len(ix.files))
+	paths := make([]string, 0, len(ix.files)+len(ix.unread))
 	for p := range ix.files {
 		paths = append(paths, p)
 	}
+	for p := range ix.unread {
+		paths = append(paths, p)
+	}
 	slices.Sort(paths)
-	fileIdx := make(map[string]int, len(paths))
-	w.uvarint(uint64(len(paths)))
-	for i, p := range paths {
-		e := ix.files[p]
-		fileIdx[p] = i
-		w.str(p)
-		w.uvarint(uint64(e.Size))
-		w.varint(e.Mtime)
-		w.w.Write(e.Hash[:])
-		w.uvarint(uint64(len(e.Chunks)))
-		for _, id := range e.Chunks {
-			w.str(strings.TrimPrefix(id, p))
-		}
-	}
 	remap := make([]int32, len(ix.slots))
-	live := 0
-	for n, sl := range ix.slots {
-		remap[n] = -1
-		if sl != nil {
-			remap[n] = int32(live)
-			live++
-		}
+	for i := range remap {
+		remap[i] = -1
 	}
-	w.uvarint(uint64(live))
-	for n, sl := range ix.slots {
-		if sl == nil {
-			continue
-		}
-		w.uvarint(uint64(fileIdx[sl.Path]))
-		w.str(sl.Symbol)
-		w.str(sl.Lang)
-		w.uvarint(uint64(sl.Start))
-		w.uvarint(uint64(sl.End - sl.Start))
-		w.uvarint(uint64(sl.Off))
-		w.uvarint(uint64(sl.Len))
-		w.str(strings.TrimPrefix(sl.id, sl.Path))
-		w.w.Write(sl.hash[:])
-		w.uvarint(uint64(ix.bm.docLen[n]))
-	}
-	// Terms with no live posting are dropped, so the dictionary is
-	// renumbered too; postings stay in their order, with remapped docs.
-	terms := ix.dict.all()
-	var nTerms int
-	for t := range ix.bm.post {
-		if ix.liveCount(t, remap) > 0 {
-			nTerms++
-		}
-	}
-	w.uvarint(uint64(nTerms))
-	var pairs []posting
-	for t := range ix.bm.post {
-		p := &ix.bm.post[t]
-		pairs = pairs[:0]
-		for i, d := range p.docs {
-			if nd := remap[d]; nd >= 0 && ix.bm.docLen[d] != 0 {
-				pairs = append(pairs, posting{nd, p.tfs[i]})
+	fileIdx := make([]uint32, len(ix.fileTab))
+	var order []int32 // new doc → old slot
+	for i, p := range paths {
+		if e := ix.files[p]; e != nil {
+			fileIdx[e.id] = uint32(i)
+			for _, n := range e.slots {
+				remap[n] = int32(len(order))
+				order = append(order, n)
 			}
 		}
-		if len(pairs) == 0 {
-			continue
+	}
+	// Terms with a live posting, placed in a hash table twice their number.
+	terms := make([]string, len(ix.bm.post))
+	var live []int32
+	var buf postingBuf
+	for t := range ix.bm.post {
+		buf.docs, buf.tfs = ix.bm.post[t].decode(buf.docs[:0], buf.tfs[:0])
+		for _, d := range buf.docs {
+			if remap[d] >= 0 && ix.bm.docLen[d] > 0 {
+				live = append(live, int32(t))
+				terms[t] = ix.dict.term(int32(t))
+				break
+			}
 		}
-		// Slot reuse can leave a list out of order; the file has it sorted
-		// (scores do not depend on the order).
+	}
+	nSlots := 0
+	if len(live) > 0 {
+		nSlots = 1
+		for nSlots < 2*len(live) {
+			nSlots *= 2
+		}
+	}
+	table := make([]uint32, nSlots) // 1 + index into live
+	for r, t := range live {
+		for i := int(termHash(terms[t])) & (nSlots - 1); ; i = (i + 1) & (nSlots - 1) {
+			if table[i] == 0 {
+				table[i] = uint32(r + 1)
+				break
+			}
+		}
+	}
+	dirs := make([]string, 0, len(ix.dirs))
+	for d := range ix.dirs {
+		dirs = append(dirs, d)
+	}
+
+	w := &snapWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	var hdr [headerSize]byte
+	w.write(hdr[:]) // filled in at the end
+	// Strings, in the order the records below refer to them.
+	strOff := w.off
+	str := func(s string) uint32 {
+		off := uint32(w.off - strOff)
+		w.w.WriteString(s)
+		w.off += uint64(len(s))
+		return off
+	}
+	str(ix.root)
+	pathOff := make([]uint32, len(paths))
+	for i, p := range paths {
+		pathOff[i] = str(p)
+	}
+	dirOff := make([]uint32, len(dirs))
+	for i, d := range dirs {
+		dirOff[i] = str(d)
+	}
+	symOff := make([]uint32, len(order))
+	for i, n := range order {
+		symOff[i] = str(ix.slots[n].Symbol)
+	}
+	termOff := make([]uint32, len(live))
+	for i, t := range live {
+		termOff[i] = str(terms[t])
+	}
+	strLen := w.off - strOff
+	if strLen >= 1<<32 {
+		return errors.New("snapshot strings over 4 GiB")
+	}
+	put32 := binary.LittleEndian.PutUint32
+	put64 := binary.LittleEndian.PutUint64
+
+	filesOff := w.off
+	nIndexed := 0
+	for i, p := range paths {
+		b := w.rec[:fileRec]
+		clear(b)
+		put32(b[0:], pathOff[i])
+		put32(b[4:], uint32(len(p)))
+		if e := ix.files[p]; e != nil {
+			nIndexed++
+			put64(b[8:], uint64(e.Size))
+			put64(b[16:], uint64(e.Mtime))
+			copy(b[24:40], e.Hash[:])
+			if len(e.slots) > 0 {
+				put32(b[40:], uint32(remap[e.slots[0]]))
+			}
+			put32(b[44:], uint32(len(e.slots)))
+			b[48] = byte(e.Kind)
+			b[49] = boolByte(e.Link)
+		} else {
+			u := ix.unread[p]
+			put64(b[8:], uint64(u.Size))
+			put64(b[16:], uint64(u.Mtime))
+			b[49] = boolByte(u.Link)
+			b[50] = 1
+		}
+		w.write(b)
+	}
+	dirsOff := w.off
+	for i, d := range dirs {
+		b := w.rec[:dirRec]
+		put32(b[0:], dirOff[i])
+		put32(b[4:], uint32(len(d)))
+		put64(b[8:], uint64(ix.dirs[d]))
+		w.write(b)
+	}
+	docsOff := w.off
+	for i, n := range order {
+		sl := &ix.slots[n]
+		b := w.rec[:docRec]
+		clear(b)
+		put32(b[0:], fileIdx[sl.file])
+		put32(b[4:], uint32(sl.Start))
+		put32(b[8:], uint32(sl.End))
+		put32(b[12:], uint32(sl.Off))
+		put32(b[16:], uint32(sl.Len))
+		put32(b[20:], uint32(ix.bm.docLen[n]))
+		put32(b[24:], symOff[i])
+		put32(b[28:], uint32(len(sl.Symbol)))
+		copy(b[32:48], sl.hash[:])
+		b[48] = sl.flags
+		w.write(b)
+	}
+	postOff := w.off
+	postStart := make([]uint64, len(live))
+	dfs := make([]uint32, len(live))
+	var pairs []posting
+	for r, t := range live {
+		buf.docs, buf.tfs = ix.bm.post[t].decode(buf.docs[:0], buf.tfs[:0])
+		pairs = pairs[:0]
+		for j, d := range buf.docs {
+			if nd := remap[d]; nd >= 0 && ix.bm.docLen[d] > 0 {
+				pairs = append(pairs, posting{nd, buf.tfs[j]})
+			}
+		}
+		// Slot reuse and renumbering leave lists out of order.
 		if !slices.IsSortedFunc(pairs, cmpPosting) {
 			slices.SortFunc(pairs, cmpPosting)
 		}
-		w.str(terms[t])
-		w.uvarint(uint64(len(pairs)))
+		postStart[r], dfs[r] = w.off-postOff, uint32(len(pairs))
 		prev := int32(-1)
 		for _, q := range pairs {
 			w.uvarint(uint64(q.doc - prev - 1))
@@ -411,8 +567,54 @@ func (ix *Index) encodeSnapshot(out io.Writer) error {
 			prev = q.doc
 		}
 	}
-	w.w.WriteString(snapshotMagic)
-	return nil
+	postLen := w.off - postOff
+	slotsOff := w.off
+	for _, x := range table {
+		put32(w.rec[:4], x)
+		w.write(w.rec[:4])
+	}
+	termsOff := w.off
+	for r, t := range live {
+		b := w.rec[:termRec]
+		put32(b[0:], termOff[r])
+		put32(b[4:], uint32(len(terms[t])))
+		put32(b[8:], dfs[r])
+		put64(b[12:], postStart[r])
+		w.write(b)
+	}
+	w.write([]byte(snapshotMagic))
+	if err := w.w.Flush(); err != nil {
+		return err
+	}
+	copy(hdr[:], snapshotMagic)
+	put32(hdr[16:], 3)
+	put32(hdr[20:], uint32(len(paths)))
+	put32(hdr[24:], uint32(len(dirs)))
+	put32(hdr[28:], uint32(len(order)))
+	put32(hdr[32:], uint32(nSlots))
+	put32(hdr[36:], uint32(len(live)))
+	put64(hdr[40:], uint64(ix.bm.totalLen))
+	put64(hdr[48:], strOff)
+	put64(hdr[56:], strLen)
+	put64(hdr[64:], filesOff)
+	put64(hdr[72:], dirsOff)
+	put64(hdr[80:], docsOff)
+	put64(hdr[88:], postOff)
+	put64(hdr[96:], postLen)
+	put64(hdr[104:], slotsOff)
+	put64(hdr[112:], termsOff)
+	put64(hdr[120:], w.off)
+	put32(hdr[128:], uint32(len(ix.root)))
+	put32(hdr[132:], uint32(nIndexed))
+	_, err := f.WriteAt(hdr[:], 0)
+	return err
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type posting struct {
@@ -421,16 +623,6 @@ type posting struct {
 }
 
 func cmpPosting(a, b posting) int { return int(a.doc - b.doc) }
-
-func (ix *Index) liveCount(t int, remap []int32) int {
-	k := 0
-	for _, d := range ix.bm.post[t].docs {
-		if remap[d] >= 0 && ix.bm.docLen[d] != 0 {
-			k++
-		}
-	}
-	return k
-}
 
 // writeAtomic writes path through a temporary file in the same directory,
 // synced and renamed over the old one: a crash leaves the old or the new
@@ -456,159 +648,4 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return os.Rename(f.Name(), path)
-}
-
-// embedCache maps chunk hashes to normalised vectors for one embedder. It is
-// written as a flat binary file, one per embedder name, because gob encodes
-// floats one by one and is an order of magnitude slower on millions of them.
-// In memory, the entry of an indexed chunk is the chunk's matrix row itself
-// (no copy); only vectors of chunks no longer indexed own their memory.
-type embedCache struct {
-	name string
-	path string
-	vecs map[[16]byte][]float32
-}
-
-const cacheMagic = "agentd-vectors-1"
-
-func cachePath(stateDir, name string) string {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return filepath.Join(stateDir, fmt.Sprintf("vectors-%016x.bin", h.Sum64()))
-}
-
-// loadCacheLocked makes the cache of embedder name the index's cache and
-// reads its file, putting each vector straight into the row of the chunk it
-// belongs to; vectors of chunks not indexed are kept aside. The caller holds
-// ix.mu (or owns the index, in Open).
-func (ix *Index) loadCacheLocked(ctx context.Context, name string) *embedCache {
-	c := &embedCache{name: name, path: cachePath(ix.stateDir, name), vecs: make(map[[16]byte][]float32)}
-	ix.cache = c
-	byHash := make(map[[16]byte]int32, len(ix.byID))
-	for n, sl := range ix.slots {
-		if sl != nil && !sl.hasVec {
-			byHash[sl.hash] = int32(n)
-		}
-	}
-	err := c.load(func(h [16]byte, v []float32) bool {
-		n, ok := byHash[h]
-		return ok && ix.setVecLocked(ctx, n, v) == nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		ix.log.Warn("embedding cache unusable, starting with what was read", "err", err)
-	}
-	// Chunks sharing a hash (identical blocks in one file) got one row above.
-	for n, sl := range ix.slots {
-		if sl != nil && !sl.hasVec {
-			if v, ok := c.vecs[sl.hash]; ok {
-				ix.setVecLocked(ctx, int32(n), v)
-			}
-		}
-	}
-	return c
-}
-
-// loadCache is loadCacheLocked for Open.
-func (ix *Index) loadCache(ctx context.Context, name string) *embedCache {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.loadCacheLocked(ctx, name)
-}
-
-// load reads the file; place stores a vector in the index (and the cache
-// entry as its row) and reports whether it did; otherwise the cache keeps a
-// copy.
-func (c *embedCache) load(place func(h [16]byte, v []float32) bool) error {
-	f, err := os.Open(c.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var hdr struct {
-		Magic [len(cacheMagic)]byte
-		Dim   uint32
-		Count uint32
-		NameN uint32
-	}
-	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
-		return fmt.Errorf("read cache header: %w", err)
-	}
-	if hdr.NameN > 1<<16 || hdr.Dim > 1<<16 {
-		return fmt.Errorf("cache %s: bad header", c.path)
-	}
-	name := make([]byte, hdr.NameN)
-	if _, err := io.ReadFull(r, name); err != nil || string(hdr.Magic[:]) != cacheMagic || string(name) != c.name {
-		return fmt.Errorf("cache %s is not for %s", c.path, c.name)
-	}
-	buf := make([]byte, 16+4*int(hdr.Dim))
-	v := make([]float32, hdr.Dim)
-	for i := 0; i < int(hdr.Count); i++ {
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("read cache: %w", err)
-		}
-		for j := range v {
-			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[16+4*j:]))
-		}
-		h := [16]byte(buf[:16])
-		if !place(h, v) {
-			c.vecs[h] = slices.Clone(v)
-		}
-	}
-	return nil
-}
-
-func (c *embedCache) save() error {
-	dim, count := 0, 0
-	for _, v := range c.vecs {
-		dim = len(v)
-		break
-	}
-	for _, v := range c.vecs {
-		if len(v) == dim {
-			count++
-		}
-	}
-	return writeAtomic(c.path, func(w io.Writer) error {
-		hdr := struct {
-			Magic [len(cacheMagic)]byte
-			Dim   uint32
-			Count uint32
-			NameN uint32
-		}{Dim: uint32(dim), Count: uint32(count), NameN: uint32(len(c.name))}
-		copy(hdr.Magic[:], cacheMagic)
-		if err := binary.Write(w, binary.LittleEndian, &hdr); err != nil {
-			return err
-		}
-		if _, err := io.WriteString(w, c.name); err != nil {
-			return err
-		}
-		buf := make([]byte, 16+4*dim)
-		for k, v := range c.vecs {
-			if len(v) != dim {
-				continue // a corrupt entry is dropped, not fatal
-			}
-			copy(buf, k[:])
-			for j, x := range v {
-				binary.LittleEndian.PutUint32(buf[16+4*j:], math.Float32bits(x))
-			}
-			if _, err := w.Write(buf); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// prune bounds the cache: entries of chunks no longer indexed are kept (a
-// branch switch back is then free) until they outnumber the live ones.
-func (c *embedCache) prune(live map[[16]byte]bool) {
-	if len(c.vecs) <= 2*len(live)+1024 {
-		return
-	}
-	for k := range c.vecs {
-		if !live[k] {
-			delete(c.vecs, k)
-		}
-	}
 }

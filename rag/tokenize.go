@@ -1,6 +1,9 @@
 package rag
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // tokenizer turns text into index terms. It keeps scratch buffers, so one
 // tokenizer must not be shared between goroutines.
@@ -277,3 +280,52 @@ func setOf(words ...string) map[string]struct{} {
 	}
 	return m
 }
+
+// synonymGroups are words programmers use for the same thing: a question
+// may use one while the code uses another. Queries are expanded with them
+// at a lower weight (rankParams.synonymWeight); the index is not.
+var synonymGroups = [][]string{
+	{"persist", "save", "store"},
+	{"delete", "remove", "erase"},
+	{"find", "search", "lookup", "locate"},
+	{"check", "validate", "verify"},
+	{"fetch", "download", "retrieve"},
+	{"run", "exec", "invoke"},
+	{"stop", "halt", "terminate", "shutdown"},
+	{"start", "launch", "begin"},
+	{"send", "emit", "publish"},
+	{"show", "display", "render", "print"},
+	{"config", "setting", "option", "preference"},
+	{"error", "failure", "fault"},
+	{"dir", "folder"},
+	{"timeout", "deadline"},
+	{"copy", "clone", "duplicate"},
+	{"watch", "monitor", "observe"},
+	{"login", "signin", "auth"},
+	{"exit", "quit"},
+}
+
+// synonyms maps a term (as the tokenizer emits it) to the other terms of
+// its group.
+var synonyms = func() map[string][]string {
+	m := map[string][]string{}
+	var tk tokenizer
+	for _, g := range synonymGroups {
+		var terms []string
+		for _, w := range g {
+			tk.each(w, func(b []byte) {
+				if !slices.Contains(terms, string(b)) {
+					terms = append(terms, string(b))
+				}
+			})
+		}
+		for _, t := range terms {
+			for _, o := range terms {
+				if o != t && !slices.Contains(m[t], o) {
+					m[t] = append(m[t], o)
+				}
+			}
+		}
+	}
+	return m
+}()

@@ -186,11 +186,17 @@ func dotGeneric(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// scored is a chunk with a score.
+type scored struct {
+	doc   int32
+	score float64
+}
+
 // topK is a bounded min-heap of the best k scores seen.
 type topK struct {
 	k   int
 	min float32
-	h   minHeap
+	h   []scored
 }
 
 func (t *topK) push(doc int32, s float32) {

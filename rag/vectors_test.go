@@ -12,6 +12,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// hashEmbedder is a deterministic stand-in for an embedding model: a
+// 64-dimension hashed bag of the text's terms.
+type hashEmbedder struct{}
+
+func (hashEmbedder) Name() string { return "test-hash64" }
+
+func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var tk tokenizer
+	for i, t := range texts {
+		v := make([]float32, 64)
+		tk.each(t, func(b []byte) { v[termHash(string(b))%64]++ })
+		out[i] = v
+	}
+	return out, nil
+}
+
+func openBuiltWith(t *testing.T, root, state string, emb Embedder) *Index {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := Open(ctx, Options{Root: root, StateDir: state, Embedder: emb})
+	require.NoError(t, err)
+	require.NoError(t, ix.Build(ctx, nil))
+	return ix
+}
+
 // TestVectorScanMatchesChromem checks the packed-matrix scan against
 // chromem-go's own exhaustive QueryEmbedding over the same documents.
 func TestVectorScanMatchesChromem(t *testing.T) {
@@ -21,11 +47,11 @@ func TestVectorScanMatchesChromem(t *testing.T) {
 		files[fmt.Sprintf("p%d/f.go", i)] = fmt.Sprintf("package p%d\n\n// Handler%d parses request number %d and writes a reply.\nfunc Handler%d(n int) int { return n * %d }\n", i, i, i, i, i)
 	}
 	writeTree(t, root, files)
-	ix := openBuilt(t, root, t.TempDir())
+	ix := openBuiltWith(t, root, t.TempDir(), hashEmbedder{})
 	ctx := context.Background()
 	for _, q := range []string{"parse a request", "write reply", "Handler7 number"} {
-		var tk tokenizer
-		qv := ix.emb.(*localEmbedder).vector(countTerms(&tk, q))
+		vs, _ := hashEmbedder{}.Embed(ctx, []string{q})
+		qv := vs[0]
 		require.True(t, normalize(qv))
 		ix.mu.RLock()
 		ours := ix.vec.query(qv, 10, -1)
@@ -38,7 +64,7 @@ func TestVectorScanMatchesChromem(t *testing.T) {
 			// near copies of each other, and the order of ties differs).
 			tied := i > 0 && res[i-1].Similarity-r.Similarity < 1e-5 || i+1 < len(res) && r.Similarity-res[i+1].Similarity < 1e-5
 			if !tied {
-				assert.Equal(t, r.ID, ix.slots[ours[i].doc].id, "rank %d of %q", i, q)
+				assert.Equal(t, r.ID, chunkID(ours[i].doc), "rank %d of %q", i, q)
 			}
 		}
 		assert.Equal(t, ix.vec.count(), ix.vec.mat.n)
@@ -56,7 +82,7 @@ func TestPurgeAndReopen(t *testing.T) {
 		files[fmt.Sprintf("d/f%04d.go", i)] = fmt.Sprintf("package d\n\n// Gadget%04d frobs widget %d.\nfunc Gadget%04d() {}\n", i, i, i)
 	}
 	writeTree(t, root, files)
-	ix := openBuilt(t, root, state)
+	ix := openBuiltWith(t, root, state, hashEmbedder{})
 	var gone []string
 	for i := range 1200 {
 		p := filepath.Join(root, fmt.Sprintf("d/f%04d.go", i))
@@ -67,7 +93,7 @@ func TestPurgeAndReopen(t *testing.T) {
 	ix.Update(ctx)
 	ix.mu.RLock()
 	assert.Zero(t, ix.bm.stale, "purged")
-	assert.Equal(t, 100, len(ix.byID))
+	assert.Equal(t, 100, ix.live)
 	ix.mu.RUnlock()
 	// New chunks take the freed slots.
 	writeTree(t, root, map[string]string{"e/new.go": "package e\n\n// Sprocket turns the crank.\nfunc Sprocket() {}\n"})
@@ -78,7 +104,7 @@ func TestPurgeAndReopen(t *testing.T) {
 	assert.False(t, found(t, ix, "Gadget0003", "Gadget0003"))
 	require.NoError(t, ix.Close())
 
-	ix2, err := Open(ctx, Options{Root: root, StateDir: state})
+	ix2, err := Open(ctx, Options{Root: root, StateDir: state, Embedder: hashEmbedder{}})
 	require.NoError(t, err)
 	assert.Equal(t, 101, ix2.Status().Chunks)
 	assert.Contains(t, search(t, ix2, "sprocket crank")[0], "e/new.go")
@@ -129,7 +155,7 @@ func TestDotKernel(t *testing.T) {
 func BenchmarkVectorScan(b *testing.B) {
 	var m matrix
 	r := rand.New(rand.NewPCG(1, 2))
-	v := make([]float32, localDim)
+	v := make([]float32, 256)
 	for n := range 50000 {
 		for j := range v {
 			v[j] = r.Float32() - 0.5
@@ -142,6 +168,6 @@ func BenchmarkVectorScan(b *testing.B) {
 	}
 	normalize(v)
 	for b.Loop() {
-		m.search(v, candidates, 0)
+		m.search(v, vecCandidates, 0)
 	}
 }

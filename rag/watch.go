@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -105,7 +104,7 @@ func (ix *Index) event(w *fsnotify.Watcher, ev fsnotify.Event) bool {
 		return false
 	}
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+		if fi, err := ix.fsys.Lstat(local(rel)); err == nil && fi.IsDir() {
 			if ix.ig.ignoredPath(rel, true) {
 				return false
 			}
@@ -123,13 +122,18 @@ func (ix *Index) event(w *fsnotify.Watcher, ev fsnotify.Event) bool {
 
 // watchTree adds a watch on dir and every non-ignored directory below it.
 // Files already there are queued, for directories that appear with content
-// (a rename into the tree, an unpacked archive).
+// (a rename into the tree, an unpacked archive). The walk goes through the
+// workspace's os.Root and never follows a link; a directory swapped for a
+// link between the walk and the watch is unwatched again.
 func (ix *Index) watchTree(w *fsnotify.Watcher, dir string) {
-	filepath.WalkDir(ix.abs(dir), func(p string, d fs.DirEntry, err error) error {
+	fs.WalkDir(ix.fsys.FS(), local(dir), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		rel, _ := ix.rel(p)
+		rel := filepath.ToSlash(p)
+		if rel == "." {
+			rel = ""
+		}
 		if !d.IsDir() {
 			if dir != "" {
 				ix.pendingMu.Lock()
@@ -141,10 +145,15 @@ func (ix *Index) watchTree(w *fsnotify.Watcher, dir string) {
 		if rel != "" && ix.ig.ignored(rel, true) {
 			return fs.SkipDir
 		}
-		if err := w.Add(p); err != nil {
+		abs := filepath.Join(ix.root, p)
+		if err := w.Add(abs); err != nil {
 			// Usually fs.inotify.max_user_watches: the periodic reconcile
 			// still picks changes up, late.
 			ix.log.Warn("index: watch", "dir", rel, "err", err)
+			return fs.SkipDir
+		}
+		if fi, err := ix.fsys.Lstat(p); err != nil || !fi.IsDir() {
+			w.Remove(abs)
 			return fs.SkipDir
 		}
 		return nil
@@ -190,9 +199,9 @@ func (ix *Index) Update(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	bags := make(map[int32]bag)
-	ix.applyResults(ctx, results, bags)
-	if err := ix.embedMissing(ctx, bags, func(float64) {}); err != nil {
+	ix.applyResults(ctx, results)
+	ix.touchDirs(paths)
+	if err := ix.embedMissing(ctx, func(float64) {}); err != nil {
 		ix.log.Warn("index: embed", "err", err)
 	}
 }
@@ -201,7 +210,7 @@ func (ix *Index) Update(ctx context.Context) {
 // index (with everything below them, for directories), files whose size or
 // mtime moved become candidates to read.
 func (ix *Index) changedLocked(ctx context.Context, rel string) []candidate {
-	fi, err := os.Lstat(ix.abs(rel))
+	fi, err := ix.fsys.Lstat(local(rel))
 	if err != nil || fi.IsDir() || ix.ig.ignoredPath(rel, false) {
 		ix.removeFileLocked(ctx, rel)
 		if err != nil || fi.IsDir() {
@@ -214,8 +223,10 @@ func (ix *Index) changedLocked(ctx context.Context, rel string) []candidate {
 		}
 		return nil
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if fi, err = os.Stat(ix.abs(rel)); err != nil || !fi.Mode().IsRegular() {
+	link := fi.Mode()&fs.ModeSymlink != 0
+	if link {
+		// os.Root refuses a link that leads out of the workspace.
+		if fi, err = ix.fsys.Stat(local(rel)); err != nil || !fi.Mode().IsRegular() {
 			ix.removeFileLocked(ctx, rel)
 			return nil
 		}
@@ -228,8 +239,34 @@ func (ix *Index) changedLocked(ctx context.Context, rel string) []candidate {
 		ix.skipped[rel] = fmt.Sprintf("larger than %d bytes", maxFileSize)
 		return nil
 	}
-	if e, ok := ix.files[rel]; ok && e.Size == fi.Size() && e.Mtime == fi.ModTime().UnixNano() {
+	if e, ok := ix.files[rel]; ok && e.Size == fi.Size() && e.Mtime == fi.ModTime().UnixNano() && e.Link == link {
 		return nil
 	}
-	return []candidate{{rel: rel, size: fi.Size(), mtime: fi.ModTime().UnixNano()}}
+	return []candidate{{rel: rel, size: fi.Size(), mtime: fi.ModTime().UnixNano(), link: link}}
+}
+
+// touchDirs records the mtimes of the directories holding changed paths,
+// and of directories that appeared or vanished, so the snapshot's
+// freshness check (View) agrees with the index.
+func (ix *Index) touchDirs(paths []string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, p := range paths {
+		for _, d := range []string{p, parentDir(p)} {
+			fi, err := ix.fsys.Lstat(local(d))
+			_, known := ix.dirs[d]
+			switch {
+			case err != nil || !fi.IsDir():
+				if known && d == p {
+					delete(ix.dirs, d)
+					ix.dirty = true
+				}
+			case known || d == p && !ix.ig.ignoredPath(d, true):
+				if m := fi.ModTime().UnixNano(); !known || m != ix.dirs[d] {
+					ix.dirs[d] = m
+					ix.dirty = true
+				}
+			}
+		}
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/rag"
 )
 
 func TestBuiltins(t *testing.T) {
@@ -47,11 +47,11 @@ func TestBuiltinEffects(t *testing.T) {
 }
 
 type fakeSearcher struct {
-	hits []wire.SearchHit
+	hits []rag.SearchHit
 	err  error
 }
 
-func (f fakeSearcher) Search(ctx context.Context, q string, limit int) ([]wire.SearchHit, bool, error) {
+func (f fakeSearcher) Search(ctx context.Context, q string, limit int) ([]rag.SearchHit, bool, error) {
 	return f.hits, true, f.err
 }
 
@@ -60,7 +60,7 @@ func TestSearchSemantic(t *testing.T) {
 	r := mustErr(t, call(t, env, SearchSemanticToolName, SearchSemanticParams{Query: "retries"}))
 	assert.Contains(t, r.Output, "the workspace index is not available")
 
-	env.Searcher = fakeSearcher{hits: []wire.SearchHit{{Path: "a.go", StartLine: 3, EndLine: 9, Symbol: "Retry", Score: 0.91, Text: "func Retry() {}"}}}
+	env.Searcher = fakeSearcher{hits: []rag.SearchHit{{Path: "a.go", StartLine: 3, EndLine: 9, Symbol: "Retry", Score: 0.91, Text: "func Retry() {}"}}}
 	r = mustOK(t, call(t, env, SearchSemanticToolName, SearchSemanticParams{Query: "retries"}))
 	assert.Contains(t, r.Output, "still being built")
 	assert.Contains(t, r.Output, "a.go:3-9 Retry (score 0.91)\nfunc Retry() {}")

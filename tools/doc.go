@@ -18,6 +18,5 @@
 // approval [Mode]s and the user's [Decision]s.
 //
 // tools imports rag and the libraries it owns (mvdan.cc/sh, creack/pty,
-// go-udiff); never agent, rpc or cmd. Its one import of rpc/wire, the
-// index's hit in [Searcher], goes when that type moves into rag.
+// go-udiff); never agent, rpc or cmd.
 package tools

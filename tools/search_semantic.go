@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/rag"
 )
 
 // SearchSemanticToolName queries the workspace index.
@@ -18,8 +20,18 @@ var searchSemanticDescription string
 // SearchSemanticParams are search_semantic's arguments.
 type SearchSemanticParams struct {
 	Query string `json:"query" jsonschema:"What you are looking for, in words: \"where are retries configured\"."`
-	Limit int    `json:"limit,omitempty" min:"1" max:"20" jsonschema:"Number of chunks to return; default 8."`
+	Limit int    `json:"limit,omitempty" min:"1" max:"20" jsonschema:"Number of hits to return; default 5."`
 }
+
+// What the model gets: a few hits, each short enough to judge and with a
+// pointer to read the rest. Hits are kept or dropped whole, never cut in
+// the middle, so every one keeps its path:lines header.
+const (
+	searchDefaultHits = 5
+	searchMaxHits     = 20
+	searchHitLines    = 25
+	searchMaxBytes    = 10 << 10
+)
 
 var searchSemanticSchema = SchemaOf(SearchSemanticParams{})
 
@@ -40,9 +52,9 @@ func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	}
 	limit := p.Limit
 	if limit <= 0 {
-		limit = 8
+		limit = searchDefaultHits
 	}
-	limit = min(limit, 20)
+	limit = min(limit, searchMaxHits)
 	return &Call{
 		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: KindSearch,
 		Run: func(ctx context.Context) (Result, error) {
@@ -59,25 +71,58 @@ func searchSemantic(ctx context.Context, env *Env, query string, limit int) Resu
 	if err != nil {
 		return *Errorf("the workspace index failed: %v; use grep instead", err)
 	}
-	if len(hits) == 0 {
-		return Result{Output: "no results"}
-	}
 	var b strings.Builder
 	if partial {
 		b.WriteString("[the index is still being built; results may be incomplete]\n")
 	}
+	if len(hits) == 0 {
+		b.WriteString("Nothing matched: no chunk of the workspace has two of the query's words or half of its weight. " +
+			"Try other words, or grep for an exact identifier.")
+		return Result{Output: b.String()}
+	}
+	fmt.Fprintf(&b, "%s, best first. Match = share of the query's words (rarer words weigh more) the chunk contains.\n",
+		plural(len(hits), "hit"))
+	shown := 0
 	for _, h := range hits {
-		fmt.Fprintf(&b, "%s:%d-%d", h.Path, h.StartLine, h.EndLine)
-		if h.Symbol != "" {
-			fmt.Fprintf(&b, " %s", h.Symbol)
+		block := formatHit(h)
+		if shown > 0 && b.Len()+len(block) > searchMaxBytes {
+			break // whole hits only: a cut hit loses its place in the file
 		}
-		fmt.Fprintf(&b, " (score %.2f)\n%s\n\n", h.Score, strings.TrimRight(h.Text, "\n"))
+		b.WriteString(block)
+		shown++
 	}
-	s := strings.TrimRight(b.String(), "\n")
-	capped, cut := capOutput(s)
-	res := Result{Output: capped, Truncated: cut}
-	if cut {
-		res.Full = s
+	if shown < len(hits) {
+		fmt.Fprintf(&b, "\n[%s more not shown to keep this short; ask for fewer with limit, or read the files above]\n",
+			plural(len(hits)-shown, "hit"))
 	}
-	return res
+	return Result{Output: strings.TrimRight(b.String(), "\n"), Truncated: shown < len(hits)}
+}
+
+// formatHit renders one hit: a path:lines header with what the chunk
+// declares and how well it matches, then at most searchHitLines lines.
+func formatHit(h rag.SearchHit) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s:%d-%d", h.Path, h.StartLine, h.EndLine)
+	if h.Symbol != "" {
+		fmt.Fprintf(&b, " %s", h.Symbol)
+	}
+	if h.Match != "" {
+		fmt.Fprintf(&b, " (%s match, %.2f", h.Match, h.Score)
+	} else {
+		fmt.Fprintf(&b, " (score %.2f", h.Score)
+	}
+	if h.Kind != "" {
+		fmt.Fprintf(&b, "; %s", h.Kind)
+	}
+	b.WriteString(")\n")
+	lines := strings.Split(strings.TrimRight(h.Text, "\n"), "\n")
+	shownLines := lines[:min(len(lines), searchHitLines)]
+	b.WriteString(strings.Join(shownLines, "\n"))
+	b.WriteString("\n")
+	if rest := len(lines) - len(shownLines); rest > 0 {
+		next := h.StartLine + len(shownLines)
+		fmt.Fprintf(&b, "[… %s more of this chunk: read_file path=%q offset=%d limit=%d]\n",
+			plural(rest, "line"), h.Path, next, h.EndLine-next+1)
+	}
+	return b.String()
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/rag"
 )
 
 // Tool is one thing the model can do. Implementations live one per file with
@@ -147,5 +147,5 @@ type Answer struct {
 
 // Searcher is the workspace index, as the search_semantic tool sees it.
 type Searcher interface {
-	Search(ctx context.Context, query string, limit int) (hits []wire.SearchHit, partial bool, err error)
+	Search(ctx context.Context, query string, limit int) (hits []rag.SearchHit, partial bool, err error)
 }

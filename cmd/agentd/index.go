@@ -33,7 +33,11 @@ func runIndex(ctx context.Context, args []string, stderr io.Writer) int {
 		return usageError(fs, err)
 	}
 	start := time.Now()
-	ix, err := openIndex(ctx, dirArg(pos, 0), *stateDir, stderr)
+	root, dir, err := workspaceDirs(dirArg(pos, 0), *stateDir)
+	var ix *rag.Index
+	if err == nil {
+		ix, err = openIndex(ctx, root, dir, configuredEmbedder(stderr), stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd index: %v\n", err)
 		return 1
@@ -44,18 +48,24 @@ func runIndex(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	st := ix.Status()
+	how := "keyword search"
+	if st.Embedder != "" {
+		how = "vectors from " + st.Embedder
+	}
 	fmt.Fprintf(stderr, "indexed %d files, %d chunks in %v (%s)\n", st.Files, st.Chunks,
-		time.Since(start).Round(time.Millisecond), st.Embedder)
+		time.Since(start).Round(time.Millisecond), how)
 	return 0
 }
 
 // runSearch is `agentd search [--json] [--limit N] [--state-dir D] "query"
-// [dir]`: index on first use (or refresh), then print the hits, one JSON
-// object a line with --json.
+// [dir]`: answer from the saved index when the workspace has not changed
+// since (the snapshot, memory-mapped: no loading, no walk), otherwise index
+// (incrementally) and answer; one JSON object a line with --json. It exits
+// 1 when nothing matches, like grep.
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, text")
+	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, match, kind, text")
 	limit := fs.Int("limit", 10, "maximum number of hits")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
 	fs.Usage = func() {
@@ -72,23 +82,16 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return usageError(fs, err)
 	}
-	ix, err := openIndex(ctx, dirArg(pos, 1), *stateDir, stderr)
+	hits, err := searchWorkspace(ctx, dirArg(pos, 1), *stateDir, pos[0], *limit, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd search: %v\n", err)
 		return 1
 	}
-	defer ix.Close()
-	if err := buildWithProgress(ctx, ix, stderr); err != nil {
-		fmt.Fprintf(stderr, "agentd search: %v\n", err)
+	if len(hits) == 0 {
+		if !*asJSON {
+			fmt.Fprintln(stderr, "nothing matched: no chunk has two of the query's words or half of its weight")
+		}
 		return 1
-	}
-	hits, _, err := ix.Search(ctx, pos[0], *limit)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd search: %v\n", err)
-		return 1
-	}
-	if len(hits) == 0 && !*asJSON {
-		fmt.Fprintln(stderr, "no results")
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -99,12 +102,51 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "%s:%d-%d  %s  (%.4f)\n", h.Path, h.StartLine, h.EndLine, h.Symbol, h.Score)
-		for _, l := range firstLines(h.Text, 3) {
-			fmt.Fprintf(stdout, "    %s\n", l)
-		}
+		printHit(stdout, h)
 	}
 	return 0
+}
+
+// printHit writes one hit for a person: where, what, how well it matches,
+// and its first lines.
+func printHit(w io.Writer, h rag.SearchHit) {
+	label := h.Match
+	if h.Kind != "" {
+		label += ", " + h.Kind
+	}
+	fmt.Fprintf(w, "%s:%d-%d  %s  [%s %.2f]\n", h.Path, h.StartLine, h.EndLine, h.Symbol, label, h.Score)
+	for _, l := range firstLines(h.Text, 3) {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
+
+// searchWorkspace answers from the memory-mapped snapshot when it is
+// fresh (and no embedder needs the query embedded), else opens, updates
+// and saves the index.
+func searchWorkspace(ctx context.Context, dir, stateDir, query string, limit int, stderr io.Writer) ([]rag.SearchHit, error) {
+	root, stateDir, err := workspaceDirs(dir, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	emb := configuredEmbedder(stderr)
+	if emb == nil {
+		if v, err := rag.OpenView(root, stateDir); err == nil {
+			defer v.Close()
+			if v.Fresh(ctx) {
+				return v.Search(ctx, query, limit)
+			}
+		}
+	}
+	ix, err := openIndex(ctx, root, stateDir, emb, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	if err := buildWithProgress(ctx, ix, stderr); err != nil {
+		return nil, err
+	}
+	hits, _, err := ix.Search(ctx, query, limit)
+	return hits, err
 }
 
 // parseInterleaved lets flags follow positional arguments
@@ -142,29 +184,42 @@ func dirArg(pos []string, i int) string {
 	return "."
 }
 
-// openIndex opens the index of dir with the embedder the daemon would use;
-// warnings go to stderr.
-func openIndex(ctx context.Context, dir, stateDir string, stderr io.Writer) (*rag.Index, error) {
+// workspaceDirs resolves the workspace root and its state directory.
+func workspaceDirs(dir, stateDir string) (string, string, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if stateDir == "" {
 		if stateDir, err = rag.StateDirFor(root); err != nil {
-			return nil, err
+			return "", "", err
 		}
 	}
-	opts := rag.Options{
+	return root, stateDir, nil
+}
+
+// configuredEmbedder is the embedding endpoint of the user's config, or
+// nil (keyword search, the default).
+func configuredEmbedder(stderr io.Writer) rag.Embedder {
+	cfg, _, err := loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: settings: %v (searching without an embedding endpoint)\n", err)
+		return nil
+	}
+	if e := cfg.Embeddings; e.BaseURL != "" && e.Model != "" {
+		return rag.NewOpenAIEmbedder(e.BaseURL, e.APIKey, e.Model)
+	}
+	return nil
+}
+
+// openIndex opens the index of root; warnings go to stderr.
+func openIndex(ctx context.Context, root, stateDir string, emb rag.Embedder, stderr io.Writer) (*rag.Index, error) {
+	return rag.Open(ctx, rag.Options{
 		Root:     root,
 		StateDir: stateDir,
+		Embedder: emb,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
-	if cfg, _, err := loadConfig(); err != nil {
-		fmt.Fprintf(stderr, "agentd: settings: %v (using the in-process embedder)\n", err)
-	} else {
-		opts.Embedder = ragOptions(cfg, root, stateDir, nil).Embedder
-	}
-	return rag.Open(ctx, opts)
+	})
 }
 
 // buildWithProgress runs Build, drawing a bar on stderr when it is a

@@ -16,7 +16,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	t.Setenv("AGENTD_STATE_DIR", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user config: the in-process embedder
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user config: keyword search
 	files := map[string]string{
 		"retry/backoff.go": "package retry\n\n// Backoff returns the delay before attempt n, doubling each time.\nfunc Backoff(n int) int { return 1 << n }\n",
 		"main.go":          "package main\n\nfunc main() {}\n",
@@ -36,7 +36,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if code := runIndex(ctx, []string{root}, &stderr); code != 0 {
 		t.Fatalf("index exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "indexed 3 files") {
+	if !strings.Contains(stderr.String(), "indexed 3 files") || !strings.Contains(stderr.String(), "keyword search") {
 		t.Errorf("index summary: %q", stderr.String())
 	}
 
@@ -68,6 +68,16 @@ func TestIndexAndSearchCommands(t *testing.T) {
 		t.Errorf("plain output: %q", stdout.String())
 	}
 
+	// A query about nothing in the workspace says so, and exits 1 like grep.
+	stdout.Reset()
+	stderr.Reset()
+	if code := runSearch(ctx, []string{"purple elephant xylophone", root}, &stdout, &stderr); code != 1 {
+		t.Errorf("nonsense query: exit %d, want 1", code)
+	}
+	if stdout.Len() > 0 || !strings.Contains(stderr.String(), "nothing matched") {
+		t.Errorf("nonsense query: stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+
 	for _, args := range [][]string{{}, {"--limit", "0", "q"}, {"--bogus", "q"}} {
 		if code := runSearch(ctx, args, &stdout, &stderr); code != 2 {
 			t.Errorf("search %q: exit %d, want 2", args, code)
@@ -75,5 +85,43 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	}
 	if code := runIndex(ctx, []string{filepath.Join(root, "missing")}, &stderr); code != 1 {
 		t.Errorf("index of a missing dir: exit %d, want 1", code)
+	}
+}
+
+// TestSearchAnswersFromTheSnapshot checks that a warm search reads the
+// saved snapshot without rewriting it, and that a change to the workspace
+// is seen by the next search.
+func TestSearchAnswersFromTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	root, state := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cart.go", "package cart\n\n// Total sums the prices in the cart.\nfunc Total(p []int) int { return 0 }\n")
+	search := func(q string) string {
+		var stdout, stderr bytes.Buffer
+		runSearch(ctx, []string{"--state-dir", state, q, root}, &stdout, &stderr)
+		return stdout.String()
+	}
+	if out := search("cart total"); !strings.HasPrefix(out, "cart.go:1-4") {
+		t.Fatalf("first search: %q", out)
+	}
+	snap := filepath.Join(state, "index.snapshot")
+	before, err := os.Stat(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := search("cart total"); !strings.HasPrefix(out, "cart.go:1-4") {
+		t.Fatalf("warm search: %q", out)
+	}
+	if after, _ := os.Stat(snap); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a search with nothing changed rewrote the snapshot")
+	}
+	write("tax.go", "package cart\n\n// Tax adds the sales tax to a total.\nfunc Tax(t int) int { return t }\n")
+	if out := search("sales tax"); !strings.HasPrefix(out, "tax.go:1-4") {
+		t.Errorf("after adding a file: %q", out)
 	}
 }

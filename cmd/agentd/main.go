@@ -25,6 +25,7 @@ Usage:
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
   agentd config                                                    the settings in effect and where they come from
+  agentd search-eval [--corpora DIR] SET.jsonl...                  score the search on commit sets (docs/index.md)
   agentd version
 
 Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json;
@@ -55,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSearch(ctx, args[1:], stdout, stderr)
 	case "config":
 		return runConfig(stdout, stderr)
+	case "search-eval":
+		return runSearchEval(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "agentd", version)
 		return 0

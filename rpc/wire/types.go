@@ -36,36 +36,3 @@ type ServerAgentCapabilities struct {
 	Tools       []string `json:"tools"`
 	Index       bool     `json:"index"`
 }
-
-// IndexStatus answers index/status.
-type IndexStatus struct {
-	State    string  `json:"state"`
-	Files    int     `json:"files"`
-	Chunks   int     `json:"chunks"`
-	Progress float64 `json:"progress"`
-	Embedder string  `json:"embedder,omitempty"`
-	Error    string  `json:"error,omitempty"`
-}
-
-// IndexSearchParams is index/search.
-type IndexSearchParams struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit,omitempty"`
-}
-
-// IndexSearchResult holds the hits, best first. Partial is true while the
-// index is still being built.
-type IndexSearchResult struct {
-	Hits    []SearchHit `json:"hits"`
-	Partial bool        `json:"partial,omitempty"`
-}
-
-// SearchHit is one chunk of code.
-type SearchHit struct {
-	Path      string  `json:"path"`
-	StartLine int     `json:"startLine"`
-	EndLine   int     `json:"endLine"`
-	Symbol    string  `json:"symbol,omitempty"`
-	Score     float64 `json:"score"`
-	Text      string  `json:"text"`
-}
