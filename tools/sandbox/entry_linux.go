@@ -1,0 +1,186 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+)
+
+// entryArg, as the first argument, makes the binary the sandbox's entry
+// point instead of itself.
+const entryArg = "__agentd_sandbox_entry__"
+
+// The entry point takes over from a package initializer, not from main: any
+// binary that links this package (agentd, and every test binary of a
+// package that spawns commands) can serve as the entry point with no wiring
+// to forget, and it runs before the heavy initializers of the packages
+// sorted after this one, which keeps the cost per command down.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == entryArg {
+		os.Exit(entry())
+	}
+}
+
+// report is the entry point's one answer to the daemon, on descriptor 4.
+type report struct {
+	OK    bool        `json:"ok,omitempty"`
+	Conf  Confinement `json:"conf"`
+	Step  string      `json:"step,omitempty"`
+	Error string      `json:"error,omitempty"`
+}
+
+// entry confines itself as the plan says, then forks the command from the
+// confined thread and stays as its init: the command's PID namespace ends
+// when it returns, taking every leftover process with it.
+func entry() int {
+	// Every restriction below applies to this OS thread only; the command
+	// is forked from it, so it inherits them all.
+	runtime.LockOSThread()
+	// Neither the command nor anything it starts may attach to this
+	// process or read its memory (its other threads are not confined).
+	_ = prctl(prSetDumpable, 0, 0, 0, 0)
+	planFile, statusFile := os.NewFile(3, "plan"), os.NewFile(4, "status")
+	if planFile == nil || statusFile == nil {
+		return 125
+	}
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	answer := func(r report) { _ = json.NewEncoder(statusFile).Encode(r) }
+	fail := func(err error) int {
+		var se *SetupError
+		if !errors.As(err, &se) {
+			se = &SetupError{Step: "entry", Msg: err.Error()}
+		}
+		answer(report{Step: se.Step, Error: se.Msg})
+		return 125
+	}
+	var p plan
+	if err := json.NewDecoder(planFile).Decode(&p); err != nil {
+		return fail(&SetupError{Step: "plan", Msg: err.Error()})
+	}
+	planFile.Close()
+	conf, err := p.confine()
+	if err != nil {
+		return fail(err)
+	}
+	if p.Probe {
+		answer(report{OK: true, Conf: conf})
+		return 0
+	}
+	// Signals the terminal sends to the whole group reach the command
+	// directly; the init must neither die of them (ending the namespace)
+	// nor pass on SIG_IGN, which exec would keep.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+		}
+	}()
+	pid, err := syscall.ForkExec(p.Path, p.Argv, &syscall.ProcAttr{
+		Dir: p.Dir, Env: p.Env, Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fail(&SetupError{Step: "exec", Msg: fmt.Sprintf("%s: %v", p.Path, err)})
+	}
+	answer(report{OK: true, Conf: conf})
+	statusFile.Close()
+	return reap(pid)
+}
+
+// confine applies the plan to the calling thread: mounts first (they need
+// the namespace's capabilities), the Landlock rules (opening the paths),
+// then the capabilities go, then no_new_privs, seccomp and Landlock.
+func (p *plan) confine() (Confinement, error) {
+	conf := Confinement{Profile: p.Profile, Landlock: p.ABI, Network: p.Network, Namespaces: p.Namespaces, NetNamespace: p.NetNS}
+	if p.ABI < 1 {
+		return conf, &SetupError{Step: "landlock", Msg: "Landlock is not available"}
+	}
+	if p.Namespaces {
+		if err := p.mount(&conf); err != nil {
+			return conf, err
+		}
+		// Without a fresh /proc (a container may forbid it) the host's
+		// stays, and Landlock still refuses access to processes outside
+		// the domain.
+		conf.PrivateProc = mountProc() == nil
+	} else {
+		_ = prctl(prSetChildSubreaper, 1, 0, 0, 0)
+	}
+	rs, err := newRuleset(p.ABI, !p.Network)
+	if err != nil {
+		return conf, &SetupError{Step: "landlock", Msg: err.Error()}
+	}
+	defer rs.close()
+	for _, r := range p.Rules {
+		if err := rs.allowPath(r.Path, r.Access); err != nil {
+			return conf, &SetupError{Step: "landlock", Msg: err.Error()}
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return conf, &SetupError{Step: "capabilities", Msg: err.Error()}
+	}
+	if err := prctl(prSetNoNewPrivs, 1, 0, 0, 0); err != nil {
+		return conf, &SetupError{Step: "no_new_privs", Msg: err.Error()}
+	}
+	if len(p.Families) > 0 {
+		if err := installFilter(netFilter(p.Families)); err != nil {
+			return conf, &SetupError{Step: "seccomp", Msg: err.Error()}
+		}
+		conf.Seccomp = true
+	}
+	if err := rs.restrictThread(); err != nil {
+		return conf, &SetupError{Step: "landlock", Msg: err.Error()}
+	}
+	return conf, nil
+}
+
+// allowPath adds a rule for path; a path that does not exist (an optional
+// system directory, a cache never created) is skipped.
+func (r *ruleset) allowPath(path string, access uint64) error {
+	fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
+			errors.Is(err, syscall.EACCES) {
+			return nil
+		}
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer syscall.Close(fd)
+	st, err := fstatFD(fd)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if err := r.allow(fd, isDirMode(st.Mode), access); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// reap waits for the command, reaping the orphans that the PID namespace
+// (or the subreaper flag) hands to the init meanwhile, and returns the
+// command's status as a shell would: its exit code, or 128 + the signal.
+func reap(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 125
+		}
+		if wpid != pid {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
+}
