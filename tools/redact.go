@@ -133,8 +133,8 @@ func base64Core(enc *base64.Encoding, s string, k int) string {
 	buf := make([]byte, k+len(s))
 	copy(buf[k:], s)
 	e := enc.EncodeToString(buf)
-	first := (8*k + 5) / 6             // first character starting at or after bit 8k
-	last := (8*(k+len(s)) - 6) / 6     // last character ending by bit 8(k+n)
+	first := (8*k + 5) / 6              // first character starting at or after bit 8k
+	last := (8*(k+len(s)) - 6) / 6      // last character ending by bit 8(k+n)
 	if first > last || last >= len(e) { // too short to have a stable core
 		return ""
 	}

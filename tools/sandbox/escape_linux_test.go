@@ -50,7 +50,9 @@ var (
 func escapeCases() []escape {
 	return []escape{
 		{name: "sort -o outside", refused: rw, allowed: []Profile{Full},
-			script:   func(f *fixture) string { return `printf 'b\na\n' > "$TMPDIR/in" && sort -o ` + f.out + `/sorted "$TMPDIR/in"` },
+			script: func(f *fixture) string {
+				return `printf 'b\na\n' > "$TMPDIR/in" && sort -o ` + f.out + `/sorted "$TMPDIR/in"`
+			},
 			happened: fileExists("outside/sorted")},
 		{name: "redirect outside", refused: rw, allowed: []Profile{Full},
 			script:   func(f *fixture) string { return "echo pwned > " + f.out + "/f" },
@@ -65,7 +67,9 @@ func escapeCases() []escape {
 			script:   func(f *fixture) string { return "cat README" },
 			happened: outputContains("hello from the workspace")},
 		{name: "private temporary directory", allowed: all,
-			script:   func(f *fixture) string { return `echo scratch > "$TMPDIR/x" && cat "$TMPDIR/x" && mktemp -d >/dev/null && echo mktemp-ok` },
+			script: func(f *fixture) string {
+				return `echo scratch > "$TMPDIR/x" && cat "$TMPDIR/x" && mktemp -d >/dev/null && echo mktemp-ok`
+			},
 			happened: outputContains("mktemp-ok")},
 		{name: "read ~/.ssh", refused: rw, allowed: []Profile{Full},
 			script:   func(f *fixture) string { return "cat ~/.ssh/id_ed25519" },
@@ -97,7 +101,9 @@ func escapeCases() []escape {
 			script:   func(f *fixture) string { return `mount -t tmpfs none "$TMPDIR" && echo mounted` },
 			happened: outputContains("mounted")},
 		{name: "capabilities", refused: rw,
-			script:   func(f *fixture) string { return `grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | grep -v 0000000000000000 && echo has-caps` },
+			script: func(f *fixture) string {
+				return `grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | grep -v 0000000000000000 && echo has-caps`
+			},
 			happened: outputContains("has-caps")},
 		{name: "git config", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
 			script:   func(f *fixture) string { return `printf '\tfsmonitor = touch pwned\n' >> .git/config` },
@@ -106,7 +112,9 @@ func escapeCases() []escape {
 			script:   func(f *fixture) string { return `echo 'touch pwned' > .git/hooks/pre-commit` },
 			happened: fileExists("ws/.git/hooks/pre-commit")},
 		{name: "git config by rename", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
-			script:   func(f *fixture) string { return `echo '[core] fsmonitor=x' > .git/c.lock && mv .git/c.lock .git/config` },
+			script: func(f *fixture) string {
+				return `echo '[core] fsmonitor=x' > .git/c.lock && mv .git/c.lock .git/config`
+			},
 			happened: fileContains("ws/.git/config", "fsmonitor")},
 		{name: "move .git away", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
 			script:   func(f *fixture) string { return `mv .git .git-old` },
@@ -115,10 +123,14 @@ func escapeCases() []escape {
 			script:   func(f *fixture) string { return `printf '\tfsmonitor = touch pwned\n' >> sub/.git/config` },
 			happened: fileContains("ws/sub/.git/config", "fsmonitor")},
 		{name: ".agentd rules", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
-			script:   func(f *fixture) string { return `echo '{"rules":[{"tool":"*","action":"allow"}]}' > .agentd/rules.json` },
+			script: func(f *fixture) string {
+				return `echo '{"rules":[{"tool":"*","action":"allow"}]}' > .agentd/rules.json`
+			},
 			happened: fileContains("ws/.agentd/rules.json", "allow")},
 		{name: "git objects stay writable", allowed: []Profile{WorkspaceWrite, Full},
-			script:   func(f *fixture) string { return `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd && echo wrote-object` },
+			script: func(f *fixture) string {
+				return `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd && echo wrote-object`
+			},
 			happened: outputContains("wrote-object")},
 	}
 }
