@@ -78,9 +78,18 @@ func entry() int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
 		syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH, syscall.SIGPIPE)
 	go func() {
-		for range sigs {
+		for sig := range sigs {
+			if sig == syscall.SIGHUP {
+				p.orphaned()
+			}
 		}
 	}()
+	if !p.Namespaces {
+		// No PID namespace to end: when the daemon dies, the init must
+		// kill the group itself, so it asks for a signal it can catch.
+		_ = prctl(syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGHUP), 0, 0, 0)
+		p.orphaned()
+	}
 	pid, err := syscall.ForkExec(p.Path, p.Argv, &syscall.ProcAttr{
 		Dir: p.Dir, Env: p.Env, Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
@@ -91,6 +100,14 @@ func entry() int {
 	answer(report{OK: true, Conf: conf})
 	statusFile.Close()
 	return reap(pid)
+}
+
+// orphaned kills the command's process group, the init with it, when the
+// daemon is gone; the PID namespace does that by itself when there is one.
+func (p *plan) orphaned() {
+	if !p.Namespaces && os.Getppid() != p.Daemon {
+		_ = syscall.Kill(0, syscall.SIGKILL)
+	}
 }
 
 // confine applies the plan to the calling thread: mounts first (they need

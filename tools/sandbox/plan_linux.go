@@ -18,6 +18,7 @@ type plan struct {
 	Env   []string `json:"env"`
 
 	Profile Profile `json:"profile"`
+	Daemon  int     `json:"daemon"` // the daemon's pid, to notice its death
 	ABI     int     `json:"abi"`
 	Network bool    `json:"network"`
 	// Namespaces: the entry point runs in new user, mount and PID
@@ -74,7 +75,7 @@ const privateSub = ".agentd-private"
 // private temporary directory the daemon made when there are no namespaces.
 func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	p := &plan{
-		Argv: spec.Args, Dir: spec.Dir, Profile: spec.Profile, ABI: st.Landlock, Network: spec.Network,
+		Argv: spec.Args, Dir: spec.Dir, Profile: spec.Profile, Daemon: os.Getpid(), ABI: st.Landlock, Network: spec.Network,
 		Namespaces: st.Namespaces, NetNS: st.Namespaces && st.NetNamespace && !spec.Network,
 	}
 	path, err := lookPath(spec.Args[0], envGet(spec.Env, "PATH"), isExecutable)

@@ -185,16 +185,19 @@ func pathErr(op, name string, err error) error {
 // escapes maps os.Root's unexported "path escapes from parent" error to
 // ErrEscapes, so that callers test one error whichever walk ran.
 func escapes(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || !strings.Contains(err.Error(), "path escapes from parent") {
+		return err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &os.LinkError{Op: le.Op, Old: le.Old, New: le.New, Err: ErrEscapes}
 	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+	if errors.As(err, &pe) {
 		return &fs.PathError{Op: pe.Op, Path: pe.Path, Err: ErrEscapes}
 	}
-	return err
+	return ErrEscapes
 }
-
 // Mkdir creates the directory name.
 func (r *Root) Mkdir(name string, perm os.FileMode) error {
 	if err := checkName(name); err != nil {
