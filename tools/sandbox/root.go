@@ -198,6 +198,7 @@ func escapes(err error) error {
 	}
 	return ErrEscapes
 }
+
 // Mkdir creates the directory name.
 func (r *Root) Mkdir(name string, perm os.FileMode) error {
 	if err := checkName(name); err != nil {
