@@ -26,7 +26,8 @@ type Cmd struct {
 	tmp    string // the daemon-made private temporary directory, if any
 	conf   Confinement
 	id     ProcID
-	status *Status // tests override Check's answer
+	status *Status     // tests override Check's answer
+	tweak  func(*plan) // tests change the plan to try one mechanism alone
 }
 
 // Command prepares spec. Cancelling ctx kills the command and everything

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -251,5 +252,52 @@ func TestAbstractSocket(t *testing.T) {
 	out, err := exec.Command("bash", "-c", script).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "connected") {
 		t.Fatalf("unconfined control failed: %v\n%s", err, out)
+	}
+}
+
+// TestNetworkLayers tries each network barrier alone, to state exactly
+// what each covers: the network namespace and the seccomp filter refuse
+// TCP and UDP; Landlock alone refuses TCP but not UDP, which is why it
+// never stands alone.
+func TestNetworkLayers(t *testing.T) {
+	requireSandbox(t)
+	for _, layer := range []struct {
+		name     string
+		tweak    func(p *plan)
+		udpPass  bool
+		wantConf func(c Confinement) bool
+	}{
+		{"netns", func(p *plan) { p.Network, p.Families, p.NetNS = true, nil, true }, false,
+			func(c Confinement) bool { return c.NetNamespace && !c.Seccomp }},
+		{"seccomp", func(p *plan) { p.Network, p.NetNS = true, false }, false,
+			func(c Confinement) bool { return !c.NetNamespace && c.Seccomp }},
+		{"landlock", func(p *plan) { p.Families, p.NetNS = nil, false }, true,
+			func(c Confinement) bool { return !c.NetNamespace && !c.Seccomp }},
+	} {
+		for _, udp := range []bool{false, true} {
+			proto := map[bool]string{false: "tcp", true: "udp"}[udp]
+			t.Run(layer.name+"/"+proto, func(t *testing.T) {
+				l := listen(t, udp)
+				f := newFixture(t)
+				c, err := Command(context.Background(), f.spec(Read, fmt.Sprintf("echo hello > /dev/%s/127.0.0.1/%s", proto, l.port())))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.tweak = layer.tweak
+				var out strings.Builder
+				c.Stdout, c.Stderr = &out, &out
+				if err := c.Run(); err != nil && c.ProcessState() == nil {
+					t.Fatal(err)
+				}
+				if !layer.wantConf(c.Confinement()) {
+					t.Fatalf("not the layer alone: %+v", c.Confinement())
+				}
+				got := l.received(t)
+				if passed := len(got) > 0; passed != (udp && layer.udpPass) {
+					t.Errorf("%s alone, %s: arrived=%v (%q)\n%s", layer.name, proto, passed, got, out.String())
+				}
+				t.Logf("%s", strings.TrimSpace(out.String()))
+			})
+		}
 	}
 }

@@ -43,6 +43,9 @@ func (c *Cmd) startConfined() error {
 	if err != nil {
 		return err
 	}
+	if c.tweak != nil {
+		c.tweak(p)
+	}
 	cmd, conf, err := launch(c.context(), p, c.wire)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"syscall"
 	"unsafe"
 )
@@ -10,6 +11,9 @@ import (
 const (
 	sysOpenTree              = 428
 	sysMoveMount             = 429
+	sysFsopen                = 430
+	sysFsconfig              = 431
+	sysFsmount               = 432
 	sysOpenat2               = 437
 	sysMountSetattr          = 442
 	sysLandlockCreateRuleset = 444
@@ -29,6 +33,12 @@ const (
 	moveMountFEmptyPath = 0x4
 	moveMountTEmptyPath = 0x40
 	mountAttrRdonly     = 0x1
+	mountAttrNosuid     = 0x2
+	mountAttrNodev      = 0x4
+	mountAttrNoexec     = 0x8
+	fsopenCloexec       = 1
+	fsmountCloexec      = 1
+	fsconfigCmdCreate   = 6
 
 	prSetNoNewPrivs       = 38
 	prCapAmbient          = 47
@@ -90,6 +100,28 @@ func moveMount(fromfd int, frompath string, tofd int, topath string, flags int) 
 		return e
 	}
 	return nil
+}
+
+// newTmpfs creates a detached tmpfs (fsopen, fsconfig, fsmount) and
+// returns a descriptor of its root, attached nowhere.
+func newTmpfs() (int, error) {
+	name, err := syscall.BytePtrFromString("tmpfs")
+	if err != nil {
+		return -1, err
+	}
+	fs, _, e := syscall.Syscall(sysFsopen, uintptr(unsafe.Pointer(name)), fsopenCloexec, 0)
+	if e != 0 {
+		return -1, fmt.Errorf("fsopen: %w", e)
+	}
+	defer syscall.Close(int(fs))
+	if _, _, e := syscall.Syscall6(sysFsconfig, fs, fsconfigCmdCreate, 0, 0, 0, 0); e != 0 {
+		return -1, fmt.Errorf("fsconfig: %w", e)
+	}
+	m, _, e := syscall.Syscall(sysFsmount, fs, fsmountCloexec, mountAttrNosuid|mountAttrNodev|mountAttrNoexec)
+	if e != 0 {
+		return -1, fmt.Errorf("fsmount: %w", e)
+	}
+	return int(m), nil
 }
 
 // mountAttr is struct mount_attr.
