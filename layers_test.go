@@ -23,13 +23,14 @@ const module = "github.com/agentd/agentd"
 var allowed = map[string][]string{
 	"rpc/wire":        {},
 	"rag":             {"rpc/wire"},
-	"tools":           {"rpc/wire", "rag"},
+	"tools":           {"rpc/wire", "rag", "tools/sandbox"},
+	"tools/sandbox":   {},
 	"agent":           {"rpc/wire", "tools", "rag"},
 	"agent/modeltest": {},
 	"rpc":             {"rpc/wire", "agent", "tools"},
 	"rpc/acp":         {"rpc/wire", "agent", "tools"},
 	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest"},
-	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
+	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/sandbox", "rag"},
 	"cmd/fakemodel":   {"agent/modeltest"},
 }
 
@@ -48,7 +49,10 @@ var owners = map[string]string{
 	"golang.org/x/term":                  "cmd/agentd",
 	"golang.org/x/sync":                  "rag",
 	"golang.org/x/sys":                   "rag",
-	"github.com/stretchr/testify":        "", // tests only
+	// Reserved for the sandbox; not imported today (raw system calls, see
+	// tools/sandbox/landlock_linux.go for why).
+	"github.com/landlock-lsm/go-landlock": "tools/sandbox",
+	"github.com/stretchr/testify":         "", // tests only
 }
 
 func TestImportPolicy(t *testing.T) {

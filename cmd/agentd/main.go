@@ -24,6 +24,7 @@ Usage:
   agentd run     [--policy MODE] [--session ID] [--dir D] "prompt"  the agent in a terminal
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
+  agentd doctor  [--json] [--bench N]                              is the kernel sandbox active here, and its cost
   agentd version
 
 Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json.
@@ -52,6 +53,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runIndex(ctx, args[1:], stderr)
 	case "search":
 		return runSearch(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "agentd", version)
 		return 0

@@ -128,6 +128,12 @@ func escapeCases() []escape {
 				return `echo '{"rules":[{"tool":"*","action":"allow"}]}' > .agentd/rules.json`
 			},
 			happened: fileContains("ws/.agentd/rules.json", "allow")},
+		{name: "hard link to a file outside", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script:   func(f *fixture) string { return "ln " + f.out + "/existing hardlink && echo pwned >> hardlink" },
+			happened: fileContains("outside/existing", "pwned")},
+		{name: "symlink out and write through it", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script:   func(f *fixture) string { return "ln -s " + f.out + " out && echo pwned > out/via-link" },
+			happened: fileExists("outside/via-link")},
 		{name: "git objects stay writable", allowed: []Profile{WorkspaceWrite, Full},
 			script: func(f *fixture) string {
 				return `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd && echo wrote-object`
@@ -137,7 +143,8 @@ func escapeCases() []escape {
 }
 
 // TestEscapes runs each command in each profile, in both modes: the kernel
-// refuses what the profile forbids and allows the rest.
+// refuses what the profile forbids and allows the rest. The workspace is
+// not under a masked directory, as usual.
 func TestEscapes(t *testing.T) {
 	requireSandbox(t)
 	for _, m := range modes {
@@ -147,7 +154,7 @@ func TestEscapes(t *testing.T) {
 					continue // Full is the same in both modes
 				}
 				t.Run(m.name+"/"+p.String()+"/"+e.name, func(t *testing.T) {
-					f := newFixture(t)
+					f := newFixtureIn(t, visibleTempDir(t))
 					r := run(t, m, f.spec(p, e.script(f)))
 					if m.name == "landlock-only" && p == WorkspaceWrite {
 						if !isUnavailable(r.err) {

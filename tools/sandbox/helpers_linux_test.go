@@ -78,9 +78,28 @@ type fixture struct {
 
 const sshKey = "-----BEGIN FAKE KEY----- 8d2f7c1e"
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureIn(t, t.TempDir()) }
+
+// visibleTempDir is a temporary directory outside every directory the
+// sandbox masks (it lives next to the test's sources), like a workspace
+// under /work or /srv: there the workspace and the outside share one
+// mount, so what refuses a write is Landlock alone, not a mount boundary.
+func visibleTempDir(t testing.TB) string {
 	t.Helper()
-	base := t.TempDir()
+	dir, err := os.MkdirTemp(".", ".sandbox-test-")
+	if err != nil {
+		t.Skipf("no temporary directory next to the sources: %v", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(abs) })
+	return abs
+}
+
+func newFixtureIn(t testing.TB, base string) *fixture {
+	t.Helper()
 	f := &fixture{ws: filepath.Join(base, "ws"), out: filepath.Join(base, "outside"), home: filepath.Join(base, "home")}
 	files := map[string]string{
 		"ws/README":                  "hello from the workspace\n",

@@ -217,6 +217,7 @@ func probeOnce(abi int, ws string, ns, netns bool) (Confinement, error) {
 		return Confinement{}, err
 	}
 	p.Probe = true
+	p.NetNS = netns // probe what is available, whether or not commands need it
 	cmd, conf, err := launch(context.Background(), p, nil)
 	if err != nil {
 		return conf, err
