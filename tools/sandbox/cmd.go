@@ -19,15 +19,23 @@ type Cmd struct {
 	Stderr    io.Writer
 	WaitDelay time.Duration // as exec.Cmd.WaitDelay
 
-	ctx    context.Context
-	spec   Spec
-	tty    *os.File
-	cmd    *exec.Cmd
-	tmp    string // the daemon-made private temporary directory, if any
-	conf   Confinement
-	id     ProcID
-	status *Status     // tests override Check's answer
-	tweak  func(*plan) // tests change the plan to try one mechanism alone
+	ctx      context.Context
+	spec     Spec
+	tty      *os.File
+	cmd      *exec.Cmd
+	tmp      string // the daemon-made private temporary directory, if any
+	conf     Confinement
+	id       ProcID
+	io       *streams    // the confined command's streams
+	stopCtx  func() bool // stops the kill on cancel
+	refill   func()      // starts the next entry point
+	waited   bool
+	exit     int
+	fromInit bool // the status came from the sandbox's init
+	// exitStatus reads the status the sandbox's init sends; nil in Full.
+	exitStatus func() (int, bool)
+	status     *Status     // tests override Check's answer
+	tweak      func(*plan) // tests change the plan to try one mechanism alone
 }
 
 // Command prepares spec. Cancelling ctx kills the command and everything
@@ -106,16 +114,68 @@ func (c *Cmd) context() context.Context {
 }
 
 // Wait waits for the command to end, kills whatever it left running in its
-// process group, and removes its private temporary directory.
+// process group, waits for the end of its output (at most WaitDelay, then
+// it returns exec.ErrWaitDelay) and removes its private temporary
+// directory. A command that ran and exited with a failure status is not
+// an error: see ExitCode.
 func (c *Cmd) Wait() error {
 	if c.cmd == nil {
 		return errors.New("sandbox: not started")
 	}
-	waitExited(c.cmd.Process.Pid)
-	_ = killGroup(c.cmd.Process.Pid)
-	err := c.cmd.Wait()
+	if c.waited {
+		return errors.New("sandbox: Wait was already called")
+	}
+	c.waited = true
+	pid := c.cmd.Process.Pid
+	var err error
+	if code, ok := c.statusFromInit(); ok {
+		// The init sent the status and is tearing its namespaces down:
+		// reap it in the background, nobody needs to wait for that.
+		c.exit, c.fromInit = code, true
+		_ = killGroup(pid)
+		go func() { _ = c.cmd.Wait() }()
+	} else {
+		waitExited(pid)
+		_ = killGroup(pid)
+		err = c.cmd.Wait()
+		c.exit = exitCode(c.cmd.ProcessState)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = nil
+		}
+	}
+	if c.stopCtx != nil {
+		c.stopCtx()
+	}
+	if c.io != nil {
+		if ioErr := c.io.wait(c.WaitDelay); err == nil {
+			err = ioErr
+		}
+	}
+	if c.refill != nil {
+		c.refill()
+	}
 	c.cleanup()
 	return err
+}
+
+func (c *Cmd) statusFromInit() (int, bool) {
+	if c.exitStatus == nil {
+		return 0, false
+	}
+	return c.exitStatus()
+}
+
+// exitCode is the status as a shell shows it: the exit code, or 128 + the
+// signal that killed the process.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
 }
 
 // Run starts the command and waits for it.
@@ -144,13 +204,14 @@ func (c *Cmd) ID() ProcID { return c.id }
 // Confinement is what was applied; valid after Start.
 func (c *Cmd) Confinement() Confinement { return c.conf }
 
-// ProcessState is available after Wait. A sandboxed command killed by a
-// signal shows as exit code 128 + the signal, as in a shell.
-func (c *Cmd) ProcessState() *os.ProcessState {
-	if c.cmd == nil {
-		return nil
+// ExitCode is the command's status after Wait, as a shell shows it: its
+// exit code, or 128 + the signal that killed it (a command killed on
+// cancel or timeout shows 137). -1 before Wait.
+func (c *Cmd) ExitCode() int {
+	if !c.waited {
+		return -1
 	}
-	return c.cmd.ProcessState
+	return c.exit
 }
 
 // Kill kills the command and everything in its process group.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -31,11 +32,15 @@ type report struct {
 	Conf  Confinement `json:"conf"`
 	Step  string      `json:"step,omitempty"`
 	Error string      `json:"error,omitempty"`
+	// Exit is the command's status, sent when it has ended.
+	Exit *int `json:"exit,omitempty"`
 }
 
-// entry confines itself as the plan says, then forks the command from the
-// confined thread and stays as its init: the command's PID namespace ends
-// when it returns, taking every leftover process with it.
+// entry waits for a command (the daemon starts it ahead of time, so that
+// the cost of starting a process is not on the command's path), confines
+// itself as the plan says, then forks the command from the confined thread
+// and stays as its init: the command's PID namespace ends when it returns,
+// taking every leftover process with it.
 func entry() int {
 	// Every restriction below applies to this OS thread only; the command
 	// is forked from it, so it inherits them all.
@@ -43,13 +48,24 @@ func entry() int {
 	// Neither the command nor anything it starts may attach to this
 	// process or read its memory (its other threads are not confined).
 	_ = prctl(prSetDumpable, 0, 0, 0, 0)
-	planFile, statusFile := os.NewFile(3, "plan"), os.NewFile(4, "status")
-	if planFile == nil || statusFile == nil {
-		return 125
-	}
-	syscall.CloseOnExec(3)
-	syscall.CloseOnExec(4)
-	answer := func(r report) { _ = json.NewEncoder(statusFile).Encode(r) }
+	// Signals the terminal sends to the whole group reach the command
+	// directly; the init must neither die of them (ending the namespace;
+	// while it waits, it is in the daemon's group) nor pass on SIG_IGN,
+	// which exec would keep.
+	var orphaned atomic.Pointer[func()]
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH, syscall.SIGPIPE)
+	go func() {
+		for sig := range sigs {
+			if f := orphaned.Load(); f != nil && sig == syscall.SIGHUP {
+				(*f)()
+			}
+		}
+	}()
+	syscall.CloseOnExec(ctlFD)
+	ctl := os.NewFile(ctlFD, "control")
+	answer := func(r report) { _ = json.NewEncoder(ctl).Encode(r) }
 	fail := func(err error) int {
 		var se *SetupError
 		if !errors.As(err, &se) {
@@ -58,11 +74,27 @@ func entry() int {
 		answer(report{Step: se.Step, Error: se.Msg})
 		return 125
 	}
+	// encoding/json builds its decoder for a type on first use: do it now,
+	// while nothing waits.
+	var warmup plan
+	_ = json.Unmarshal([]byte(`{"rules":[{"path":"","access":0}],"env":[""],"families":[0]}`), &warmup)
+	_, _ = json.Marshal(report{})
+	// Say it is ready: the daemon hands out only entry points that have
+	// started and wait, so none of this start-up is on a command's path.
+	if _, err := ctl.Write([]byte{'r'}); err != nil {
+		return 125
+	}
+	fds, err := recvStreams(ctlFD)
+	if err != nil {
+		return fail(&SetupError{Step: "streams", Msg: err.Error()})
+	}
 	var p plan
-	if err := json.NewDecoder(planFile).Decode(&p); err != nil {
+	if err := json.NewDecoder(ctl).Decode(&p); err != nil {
 		return fail(&SetupError{Step: "plan", Msg: err.Error()})
 	}
-	planFile.Close()
+	if err := p.takeStreams(fds); err != nil {
+		return fail(&SetupError{Step: "streams", Msg: err.Error()})
+	}
 	conf, err := p.confine()
 	if err != nil {
 		return fail(err)
@@ -71,22 +103,11 @@ func entry() int {
 		answer(report{OK: true, Conf: conf})
 		return 0
 	}
-	// Signals the terminal sends to the whole group reach the command
-	// directly; the init must neither die of them (ending the namespace)
-	// nor pass on SIG_IGN, which exec would keep.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
-		syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH, syscall.SIGPIPE)
-	go func() {
-		for sig := range sigs {
-			if sig == syscall.SIGHUP {
-				p.orphaned()
-			}
-		}
-	}()
 	if !p.Namespaces {
 		// No PID namespace to end: when the daemon dies, the init must
 		// kill the group itself, so it asks for a signal it can catch.
+		f := p.orphaned
+		orphaned.Store(&f)
 		_ = prctl(syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGHUP), 0, 0, 0)
 		p.orphaned()
 	}
@@ -98,8 +119,37 @@ func entry() int {
 		return fail(&SetupError{Step: "exec", Msg: fmt.Sprintf("%s: %v", p.Path, err)})
 	}
 	answer(report{OK: true, Conf: conf})
-	statusFile.Close()
-	return reap(pid)
+	// The init needs its streams no more; once the command's processes
+	// are gone, the daemon reads the end of their output.
+	for fd := range 3 {
+		syscall.Close(fd)
+	}
+	code := reap(pid)
+	// The exit status goes to the daemon before the init exits: tearing
+	// down the namespaces takes a while, and nobody needs to wait for it.
+	answer(report{Exit: &code})
+	return code
+}
+
+// takeStreams makes the received descriptors the standard streams, and
+// the process a group leader, or a session leader with its terminal.
+func (p *plan) takeStreams(fds []int) error {
+	for i, fd := range fds {
+		if err := syscall.Dup3(fd, i, 0); err != nil {
+			return err
+		}
+		syscall.Close(fd)
+	}
+	if !p.Terminal {
+		return syscall.Setpgid(0, 0)
+	}
+	if _, err := syscall.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSCTTY, 0); e != 0 {
+		return fmt.Errorf("controlling terminal: %w", e)
+	}
+	return nil
 }
 
 // orphaned kills the command's process group, the init with it, when the

@@ -66,7 +66,7 @@ func run(t testing.TB, m mode, spec Spec) result {
 		return result{err: err, code: -1}
 	}
 	_ = c.Wait()
-	return result{out: out.String(), code: c.ProcessState().ExitCode(), conf: c.Confinement()}
+	return result{out: out.String(), code: c.ExitCode(), conf: c.Confinement()}
 }
 
 // fixture is a workspace with a repository, a nested one and .agentd/, a

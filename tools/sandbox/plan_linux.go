@@ -18,9 +18,12 @@ type plan struct {
 	Env   []string `json:"env"`
 
 	Profile Profile `json:"profile"`
-	Daemon  int     `json:"daemon"` // the daemon's pid, to notice its death
-	ABI     int     `json:"abi"`
-	Network bool    `json:"network"`
+	// Terminal: the streams are a terminal the command gets as its
+	// controlling terminal, in a new session.
+	Terminal bool `json:"terminal,omitempty"`
+	Daemon   int  `json:"daemon"` // the daemon's pid, to notice its death
+	ABI      int  `json:"abi"`
+	Network  bool `json:"network"`
 	// Namespaces: the entry point runs in new user, mount and PID
 	// namespaces and must make the mounts below.
 	Namespaces bool `json:"namespaces"`

@@ -2,11 +2,9 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -46,75 +44,33 @@ func (c *Cmd) startConfined() error {
 	if c.tweak != nil {
 		c.tweak(p)
 	}
-	cmd, conf, err := launch(c.context(), p, c.wire)
+	p.Terminal = c.tty != nil
+	io, err := newStreams(c.Stdin, c.Stdout, c.Stderr, c.tty)
 	if err != nil {
+		return fmt.Errorf("sandbox: streams: %w", err)
+	}
+	key := nsKey{p.Namespaces, p.NetNS}
+	e, err := takeEntry(key)
+	if err != nil {
+		io.abort()
 		return err
 	}
-	c.cmd, c.conf = cmd, conf
+	c.refill = func() { go refill(key) }
+	conf, err := launch(c.context(), e, p, io.child)
+	io.sent()
+	if err != nil {
+		io.abort()
+		c.refill()
+		return err
+	}
+	c.cmd, c.conf, c.io = e.cmd, conf, io
+	c.exitStatus = e.exitStatus
+	pid := e.cmd.Process.Pid
+	c.stopCtx = context.AfterFunc(c.context(), func() {
+		_ = killGroup(pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	})
 	return nil
-}
-
-// launch starts the entry point for p — in new user, mount and PID
-// namespaces when p.Namespaces, and a network namespace when p.NetNS —
-// sends it the plan and waits for its answer: the command is running, or
-// the sandbox could not be built and nothing ran.
-func launch(ctx context.Context, p *plan, wire func(*exec.Cmd)) (*exec.Cmd, Confinement, error) {
-	planR, planW, err := os.Pipe()
-	if err != nil {
-		return nil, Confinement{}, err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		planR.Close()
-		planW.Close()
-		return nil, Confinement{}, err
-	}
-	defer statusR.Close()
-	cmd := exec.CommandContext(ctx, "/proc/self/exe", entryArg)
-	cmd.Args[0] = "agentd-sandbox"
-	cmd.Env = []string{} // the daemon's environment stays with the daemon
-	cmd.ExtraFiles = []*os.File{planR, statusW}
-	cmd.SysProcAttr = groupAttr()
-	if p.Namespaces {
-		sys := cmd.SysProcAttr
-		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-		if p.NetNS {
-			sys.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		// The same ids inside as outside, so files keep their owners and
-		// the command sees the user it runs as.
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		// A user other than root keeps, across the exec of the entry
-		// point, only ambient capabilities: the two that the mounts and
-		// the capability drop need. They hold inside the new namespaces
-		// only, and are dropped before the command starts.
-		sys.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
-	}
-	if wire != nil {
-		wire(cmd)
-	}
-	err = cmd.Start()
-	planR.Close()
-	statusW.Close()
-	if err != nil {
-		planW.Close()
-		return nil, Confinement{}, fmt.Errorf("sandbox: starting the entry point: %w", err)
-	}
-	werr := json.NewEncoder(planW).Encode(p)
-	planW.Close()
-	var r report
-	derr := json.NewDecoder(statusR).Decode(&r)
-	if derr == nil && r.OK {
-		return cmd, r.Conf, nil
-	}
-	_ = killGroup(cmd.Process.Pid)
-	waitErr := cmd.Wait()
-	if derr != nil {
-		msg := fmt.Sprintf("the entry point did not answer (%v; %v; plan: %v): does this binary link tools/sandbox?", derr, waitErr, werr)
-		return nil, Confinement{}, &SetupError{Step: "entry", Msg: msg}
-	}
-	return nil, Confinement{}, &SetupError{Step: r.Step, Msg: r.Error}
 }
 
 // waitExited blocks until pid has exited, without reaping it, so that its
@@ -191,6 +147,8 @@ func probe() Status {
 		s.NetNamespace = conf.NetNamespace
 		s.PrivateProc = conf.PrivateProc
 		s.Seccomp = conf.Seccomp
+		// The first command should not wait for an entry point to start.
+		go refill(nsKey{s.Namespaces, s.Namespaces && s.NetNamespace && (!seccompSupported || s.Landlock < 6)})
 		break
 	}
 	return s
@@ -218,10 +176,19 @@ func probeOnce(abi int, ws string, ns, netns bool) (Confinement, error) {
 	}
 	p.Probe = true
 	p.NetNS = netns // probe what is available, whether or not commands need it
-	cmd, conf, err := launch(context.Background(), p, nil)
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return Confinement{}, err
+	}
+	defer null.Close()
+	e, err := startEntry(nsKey{ns, netns})
+	if err != nil {
+		return Confinement{}, err
+	}
+	conf, err := launch(context.Background(), e, p, [3]*os.File{null, null, null})
 	if err != nil {
 		return conf, err
 	}
-	_ = cmd.Wait()
+	_ = e.cmd.Wait()
 	return conf, nil
 }

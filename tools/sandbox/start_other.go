@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
@@ -27,3 +28,8 @@ func procStart(pid int) (uint64, error) {
 
 // plan is the entry point's plan; there is no entry point here.
 type plan struct{}
+
+// streams are the confined command's streams; there are none here.
+type streams struct{}
+
+func (*streams) wait(time.Duration) error { return nil }
