@@ -31,7 +31,7 @@ func (c *Cmd) startConfined() error {
 		return fmt.Errorf("%w for %s commands: %s", ErrUnavailable, c.spec.Profile, why)
 	}
 	if needsTmpDir(st) {
-		dir, err := os.MkdirTemp("", "agentd-cmd-")
+		dir, err := os.MkdirTemp("", tmpPrefix+strconv.Itoa(os.Getpid())+"-")
 		if err != nil {
 			return fmt.Errorf("sandbox: private temporary directory: %w", err)
 		}
@@ -117,7 +117,24 @@ func Check() Status {
 	return checked
 }
 
+// tmpPrefix names the private temporary directories the daemon makes when
+// there is no mount namespace, with the daemon's pid after it.
+const tmpPrefix = "agentd-cmd-"
+
+// sweepTmp removes the private temporary directories of daemons that died
+// before they could (a SIGKILL).
+func sweepTmp() {
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpPrefix+"*-*"))
+	for _, m := range matches {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(m), tmpPrefix), "-", 2)[0])
+		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(m)
+		}
+	}
+}
+
 func probe() Status {
+	sweepTmp()
 	s := Status{OS: runtime.GOOS, Landlock: landlockABI()}
 	if s.Landlock == 0 {
 		s.Problems = append(s.Problems, "Landlock is not available: it needs Linux 5.13 or newer with landlock in the lsm= boot list")
