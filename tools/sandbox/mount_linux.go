@@ -43,28 +43,33 @@ func (p *plan) mount(conf *Confinement) error {
 			conf.Protected = append(conf.Protected, b.path)
 		}
 	}
-	if err := p.maskDirs(); err != nil {
+	if len(p.Masks) == 0 && len(p.Hide) == 0 {
+		return nil
+	}
+	// One private tmpfs serves every mask and hole, bound where needed:
+	// a bind costs much less than a new file system each time.
+	fs, err := newTmpfs()
+	if err != nil {
 		return &SetupError{Step: "mount", Msg: err.Error()}
 	}
-	if err := hide(p.Hide); err != nil {
+	defer syscall.Close(fs)
+	if err := p.maskDirs(fs); err != nil {
+		return &SetupError{Step: "mount", Msg: err.Error()}
+	}
+	if err := hide(fs, p.Hide); err != nil {
 		return &SetupError{Step: "mount", Msg: err.Error()}
 	}
 	return nil
 }
 
-// hide covers each path with an empty file or directory of mode 0 from a
-// private tmpfs, read-only: without capabilities not even root opens it.
+// hide covers each path with an empty file or directory of mode 0 from the
+// private tmpfs fs, read-only: without capabilities not even root opens it.
 // This keeps /etc/shadow and its kin out of a /etc granted whole, which
 // costs a handful of mounts instead of a Landlock rule per entry of /etc.
-func hide(paths []string) error {
+func hide(fs int, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	fs, err := newTmpfs()
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fs)
 	if err := syscall.Mkdirat(fs, "dir", 0); err != nil {
 		return fmt.Errorf("hiding: %w", err)
 	}
@@ -160,9 +165,30 @@ func attachClone(src, dst int, dstPath string, ro bool) error {
 	return nil
 }
 
+// maskWith binds a new empty directory of the tmpfs fs onto dir.
+func maskWith(fs int, name, dir string) error {
+	if err := syscall.Mkdirat(fs, name, 0o777); err != nil {
+		return err
+	}
+	if err := syscall.Fchmodat(fs, name, 0o1777, 0); err != nil { // the umask narrowed it
+		return err
+	}
+	fd, err := syscall.Open(dir, oPath|syscall.O_NOFOLLOW|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	tree, err := openTree(fs, name, openTreeClone|openTreeCloexec)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer syscall.Close(tree)
+	return moveMount(tree, "", fd, "", moveMountFEmptyPath|moveMountTEmptyPath)
+}
+
 // maskDirs replaces each mask with an empty tmpfs and binds the kept paths
 // beneath it back at the same place.
-func (p *plan) maskDirs() error {
+func (p *plan) maskDirs(fs int) error {
 	type kept struct {
 		path string
 		fd   int
@@ -189,8 +215,8 @@ func (p *plan) maskDirs() error {
 		}
 		keeps = append(keeps, kept{q, fd, isDirMode(st.Mode)})
 	}
-	for _, m := range p.Masks {
-		if err := syscall.Mount("tmpfs", m, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777"); err != nil {
+	for i, m := range p.Masks {
+		if err := maskWith(fs, fmt.Sprintf("mask%d", i), m); err != nil {
 			return fmt.Errorf("masking %s: %w", m, err)
 		}
 	}
