@@ -130,22 +130,23 @@ func (c *Cmd) Wait() error {
 	var err error
 	if code, ok := c.statusFromInit(); ok {
 		// The init sent the status and is tearing its namespaces down:
-		// reap it in the background, nobody needs to wait for that.
+		// reap it in the background, nobody needs to wait for that. No
+		// kill on cancel may come after the reaping (the pid could be
+		// someone else's by then).
 		c.exit, c.fromInit = code, true
+		c.stopCancel()
 		_ = killGroup(pid)
 		go func() { _ = c.cmd.Wait() }()
 	} else {
 		waitExited(pid)
 		_ = killGroup(pid)
+		c.stopCancel()
 		err = c.cmd.Wait()
 		c.exit = exitCode(c.cmd.ProcessState)
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			err = nil
 		}
-	}
-	if c.stopCtx != nil {
-		c.stopCtx()
 	}
 	if c.io != nil {
 		if ioErr := c.io.wait(c.WaitDelay); err == nil {
@@ -157,6 +158,12 @@ func (c *Cmd) Wait() error {
 	}
 	c.cleanup()
 	return err
+}
+
+func (c *Cmd) stopCancel() {
+	if c.stopCtx != nil {
+		c.stopCtx()
+	}
 }
 
 func (c *Cmd) statusFromInit() (int, bool) {
