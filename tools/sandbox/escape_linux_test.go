@@ -19,7 +19,6 @@ type escape struct {
 	script func(f *fixture) string
 	// refused in these profiles (the kernel says no), allowed in those.
 	refused, allowed []Profile
-	network          bool // ask for the network
 	// happened reports whether the effect took place.
 	happened func(t *testing.T, f *fixture, r result) bool
 }

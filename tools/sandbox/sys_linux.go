@@ -186,15 +186,5 @@ func fstatFD(fd int) (syscall.Stat_t, error) {
 	return st, err
 }
 
-// lstatAt stats name in dirfd without following a final symlink.
-func lstatAt(dirfd int, name string) (syscall.Stat_t, error) {
-	fd, err := syscall.Openat(dirfd, name, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return syscall.Stat_t{}, err
-	}
-	defer syscall.Close(fd)
-	return fstatFD(fd)
-}
-
 func isDirMode(m uint32) bool  { return m&syscall.S_IFMT == syscall.S_IFDIR }
 func isLinkMode(m uint32) bool { return m&syscall.S_IFMT == syscall.S_IFLNK }
