@@ -307,3 +307,63 @@ func TestNetworkLayers(t *testing.T) {
 		}
 	}
 }
+
+// The usual layout: the workspace inside HOME. HOME is masked, the
+// workspace and the toolchains are bound back, the private files stay out.
+// And a workspace that is HOME itself still hides the credentials.
+func TestWorkspaceInsideHome(t *testing.T) {
+	requireSandbox(t)
+	base := visibleTempDir(t)
+	home := filepath.Join(base, "home")
+	for name, content := range map[string]string{
+		"project/README":          "in the project\n",
+		"project/.git/config":     "[core]\n",
+		".ssh/id_ed25519":         sshKey + "\n",
+		".config/gh/hosts.yml":    "oauth_token: gho_fake\n",
+		".netrc":                  "machine x login y password z\n",
+		"go/pkg/mod/example/x.go": "package x\n",
+		"notes/private.txt":       "private notes\n",
+	} {
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	for _, tc := range []struct {
+		ws, script string
+		profile    Profile
+		ok         bool
+	}{
+		{"project", "cat README", Read, true},
+		{"project", "cat ~/go/pkg/mod/example/x.go", Read, true},
+		{"project", "echo new > new.txt", WorkspaceWrite, true},
+		{"project", "cat ~/.ssh/id_ed25519", WorkspaceWrite, false},
+		{"project", "cat ~/notes/private.txt", Read, false},
+		{"project", "ls ~/.config", Read, false},
+		{"project", "echo x >> .git/config", WorkspaceWrite, false},
+		{".", "cat notes/private.txt", Read, true}, // the workspace is HOME: its files are the project
+		{".", "cat .ssh/id_ed25519", Read, false},
+		{".", "cat .netrc", WorkspaceWrite, false},
+		{".", "cat .config/gh/hosts.yml", WorkspaceWrite, false},
+		{".", "echo x > .ssh/authorized_keys", WorkspaceWrite, false},
+	} {
+		ws := filepath.Join(home, tc.ws)
+		r := run(t, modes[0], Spec{Profile: tc.profile, Workspace: ws, Args: []string{"bash", "-c", tc.script}, Env: env})
+		if r.err != nil {
+			t.Fatalf("%s: %v", tc.script, r.err)
+		}
+		if (r.code == 0) != tc.ok {
+			t.Errorf("workspace %s, %s %q: exit %d, want ok=%v\n%s", tc.ws, tc.profile, tc.script, r.code, tc.ok, r.out)
+		}
+		if !tc.ok && (strings.Contains(r.out, "8d2f7c1e") || strings.Contains(r.out, "gho_fake") || strings.Contains(r.out, "password z")) {
+			t.Errorf("%s leaked: %s", tc.script, r.out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh", "authorized_keys")); err == nil {
+		t.Error("wrote ~/.ssh/authorized_keys")
+	}
+}

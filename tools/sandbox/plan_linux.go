@@ -136,6 +136,9 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 			p.ReadOnly = append(p.ReadOnly, filepath.Clean(q))
 		}
 	}
+	if st.Namespaces {
+		p.Hide = append(p.Hide, privateInside(envGet(spec.Env, "HOME"), rules)...)
+	}
 	env := spec.Env
 	if st.Namespaces {
 		if t := p.mask(rules, spec.Dir, envGet(spec.Env, "HOME")); t != "" {
@@ -190,6 +193,9 @@ func (p *plan) mask(rules []rule, dir, home string) string {
 		keep[q] = ro
 	}
 	for _, m := range masks(home) {
+		if slices.ContainsFunc(rules, func(r rule) bool { return within(r.Path, m) }) {
+			continue // granted whole (a workspace that is HOME): nothing to mask
+		}
 		p.Masks = append(p.Masks, m)
 		for _, r := range rules {
 			if within(m, r.Path) && r.Path != m {
@@ -298,6 +304,32 @@ func etcPaths(root string, holes []string) []string {
 			out = append(out, etcPaths(filepath.Join(root, name), sub)...)
 		default:
 			out = append(out, filepath.Join(root, name))
+		}
+	}
+	return out
+}
+
+// homePrivate are the user's credentials and private files under HOME.
+var homePrivate = []string{".ssh", ".gnupg", ".aws", ".azure", ".config", ".kube", ".docker", ".netrc", ".npmrc",
+	".pypirc", ".git-credentials", ".gitconfig", ".password-store", ".local/share/keyrings", ".cargo/credentials.toml",
+	".cargo/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".terraform.d", ".vault-token",
+	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history"}
+
+// privateInside lists the private files under home that a granted path
+// contains (the workspace is HOME itself, or a parent of it): they are
+// hidden, since Landlock cannot leave a hole in a grant.
+func privateInside(home string, rules []rule) []string {
+	if !filepath.IsAbs(home) || home == "/" {
+		return nil
+	}
+	var out []string
+	for _, name := range homePrivate {
+		q := filepath.Join(home, name)
+		if !slices.ContainsFunc(rules, func(r rule) bool { return r.Access != accDev && within(r.Path, q) }) {
+			continue
+		}
+		if _, err := os.Lstat(q); err == nil {
+			out = append(out, q)
 		}
 	}
 	return out
