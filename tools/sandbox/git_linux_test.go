@@ -102,3 +102,41 @@ func TestNestedGitDirs(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// The Go toolchain works confined: `go vet` in read and `go build` and
+// `go test` (which runs what it builds in TMPDIR) in workspace-write, given
+// a writable build cache (Spec.Write). The daemon should give commands a
+// cache of their own, which a command cannot use to poison the user's
+// builds; this test shares the user's, to run warm.
+func TestGoToolchain(t *testing.T) {
+	requireSandbox(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, cache := t.TempDir(), strings.TrimSpace(string(out))
+	for name, content := range map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.21\n",
+		"m.go":      "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "GOCACHE=" + cache,
+		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}
+	for _, tc := range []struct {
+		profile Profile
+		script  string
+	}{{Read, "go vet ./..."}, {WorkspaceWrite, "go build ./... && go test -count=1 ./..."}} {
+		r := run(t, modes[0], Spec{Profile: tc.profile, Workspace: ws, Args: []string{"bash", "-c", tc.script}, Env: env, Write: []string{cache}})
+		if r.err != nil || r.code != 0 {
+			t.Errorf("%s %q: %v exit %d\n%s", tc.profile, tc.script, r.err, r.code, r.out)
+		}
+	}
+}

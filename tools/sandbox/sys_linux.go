@@ -35,7 +35,6 @@ const (
 	mountAttrRdonly     = 0x1
 	mountAttrNosuid     = 0x2
 	mountAttrNodev      = 0x4
-	mountAttrNoexec     = 0x8
 	fsopenCloexec       = 1
 	fsmountCloexec      = 1
 	fsconfigCmdCreate   = 6
@@ -117,7 +116,8 @@ func newTmpfs() (int, error) {
 	if _, _, e := syscall.Syscall6(sysFsconfig, fs, fsconfigCmdCreate, 0, 0, 0, 0); e != 0 {
 		return -1, fmt.Errorf("fsconfig: %w", e)
 	}
-	m, _, e := syscall.Syscall(sysFsmount, fs, fsmountCloexec, mountAttrNosuid|mountAttrNodev|mountAttrNoexec)
+	// Not noexec: `go test` and friends run what they build in TMPDIR.
+	m, _, e := syscall.Syscall(sysFsmount, fs, fsmountCloexec, mountAttrNosuid|mountAttrNodev)
 	if e != 0 {
 		return -1, fmt.Errorf("fsmount: %w", e)
 	}
