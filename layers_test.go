@@ -26,13 +26,14 @@ const module = "github.com/agentd/agentd"
 var allowed = map[string][]string{
 	"rpc/wire":        {"rag"},
 	"rag":             {},
-	"tools":           {"rag"},
+	"tools":           {"rag", "tools/sandbox"},
+	"tools/sandbox":   {},
 	"agent":           {"tools", "rag"},
 	"agent/modeltest": {},
 	"rpc":             {"rpc/wire", "agent", "tools"},
 	"rpc/acp":         {"rpc/wire", "agent", "tools"},
 	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
+	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/sandbox", "rag"},
 	"cmd/fakemodel":   {"agent/modeltest"},
 }
 
@@ -50,7 +51,10 @@ var owners = map[string]string{
 	"github.com/coder/acp-go-sdk":        "rpc/acp",
 	"golang.org/x/term":                  "cmd/agentd",
 	"golang.org/x/sys":                   "rag",
-	"github.com/stretchr/testify":        "", // tests only
+	// Reserved for the sandbox; not imported today (raw system calls, see
+	// tools/sandbox/landlock_linux.go for why).
+	"github.com/landlock-lsm/go-landlock": "tools/sandbox",
+	"github.com/stretchr/testify":         "", // tests only
 }
 
 func TestImportPolicy(t *testing.T) {

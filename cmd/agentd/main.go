@@ -26,6 +26,7 @@ Usage:
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
   agentd config                                                    the settings in effect and where they come from
   agentd search-eval [--corpora DIR] SET.jsonl...                  score the search on commit sets (docs/index.md)
+  agentd doctor  [--json] [--bench N]                              is the kernel sandbox active here, and its cost
   agentd version
 
 Configuration: OPENAI_BASE_URL, OPENAI_API_KEY, AGENTD_MODEL, or ~/.config/agentd/config.json;
@@ -58,6 +59,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runConfig(stdout, stderr)
 	case "search-eval":
 		return runSearchEval(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "agentd", version)
 		return 0

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/agentd/agentd/tools/sandbox"
+)
+
+// runDoctor is `agentd doctor [--json] [--bench N]`: what the kernel
+// sandbox offers on this machine, so that a user can check it is active,
+// and with --bench what it costs per command. It exits 1 when commands
+// cannot be confined (agentd then asks before every command).
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the sandbox status as JSON")
+	bench := fs.Int("bench", 0, "also time `N` runs of `true` per profile, in the current directory")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentd doctor [--json] [--bench N]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *bench < 0 {
+		return usageError(fs, err)
+	}
+	st := sandbox.Check()
+	report := struct {
+		Sandbox sandbox.Status     `json:"sandbox"`
+		Cost    map[string]float64 `json:"costMs,omitempty"` // mean per command, in milliseconds
+	}{Sandbox: st}
+	if *bench > 0 {
+		cost, err := spawnCost(ctx, st, *bench)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd doctor: %v\n", err)
+			return 1
+		}
+		report.Cost = cost
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(report)
+	} else {
+		fmt.Fprint(stdout, st.String())
+		if report.Cost != nil {
+			fmt.Fprintf(stdout, "cost per command (spawning true, mean of %d):\n  plain: %.2f ms\n", *bench, report.Cost["plain"])
+			for _, p := range []sandbox.Profile{sandbox.Full, sandbox.Read, sandbox.WorkspaceWrite} {
+				if ms, ok := report.Cost[p.String()]; ok {
+					fmt.Fprintf(stdout, "  %s: %.2f ms (+%.2f ms)\n", p, ms, ms-report.Cost["plain"])
+				}
+			}
+		}
+	}
+	if !st.Supports(sandbox.Read) {
+		return 1
+	}
+	return 0
+}
+
+// spawnCost times n runs of `true`: plain, then in each profile the
+// machine supports, with the current directory as the workspace.
+func spawnCost(ctx context.Context, st sandbox.Status, n int) (map[string]float64, error) {
+	ws, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	// A command follows a model's turn; the pause between runs (not timed)
+	// stands for it, and lets the sandbox start its next entry point.
+	mean := func(run func() error) (float64, error) {
+		var total time.Duration
+		for range n {
+			time.Sleep(20 * time.Millisecond)
+			start := time.Now()
+			if err := run(); err != nil {
+				return 0, err
+			}
+			total += time.Since(start)
+		}
+		return float64(total.Microseconds()) / 1000 / float64(n), nil
+	}
+	cost := map[string]float64{}
+	cost["plain"], err = mean(func() error { return exec.CommandContext(ctx, "true").Run() })
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, p := range []sandbox.Profile{sandbox.Full, sandbox.Read, sandbox.WorkspaceWrite} {
+		if !st.Supports(p) {
+			continue
+		}
+		cost[p.String()], err = mean(func() error {
+			c, err := sandbox.Command(ctx, sandbox.Spec{Profile: p, Workspace: ws, Args: []string{"true"}, Env: env})
+			if err != nil {
+				return err
+			}
+			return c.Run()
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return cost, nil
+}

@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gitIdentity...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+var gitIdentity = []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+	"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1"}
+
+// Real git in workspace-write: committing works, in a plain repository and
+// in a linked worktree (whose git directories live outside the
+// workspace), while the configuration and hooks stay read-only.
+func TestGitInWorkspaceWrite(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed")
+	}
+	base := t.TempDir()
+	main := filepath.Join(base, "main")
+	if err := os.MkdirAll(main, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, main, "init", "-q", "-b", "main")
+	gitIn(t, main, "commit", "-q", "--allow-empty", "-m", "first")
+	gitIn(t, main, "worktree", "add", "-q", "-b", "side", filepath.Join(base, "wt"))
+	for _, ws := range []string{main, filepath.Join(base, "wt")} {
+		t.Run(filepath.Base(ws), func(t *testing.T) {
+			env := append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(base, "home")}, gitIdentity...)
+			sh := func(script string) result {
+				return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env})
+			}
+			if r := sh("echo change > file.txt && git add file.txt && git commit -q -m change && git log --oneline | wc -l"); r.err != nil || r.code != 0 || strings.TrimSpace(r.out) != "2" {
+				t.Fatalf("commit in the sandbox: %v, exit %d:\n%s", r.err, r.code, r.out)
+			}
+			r := sh("git config core.fsmonitor 'touch pwned'")
+			if r.code == 0 {
+				t.Errorf("git config succeeded:\n%s", r.out)
+			}
+			t.Logf("git config: %s", strings.TrimSpace(r.out))
+			r = sh("git config --worktree core.fsmonitor 'touch pwned' || git config --local core.hooksPath .")
+			if r.code == 0 {
+				t.Errorf("worktree config succeeded:\n%s", r.out)
+			}
+			if r = sh(`gd=$(git rev-parse --git-common-dir) && echo 'touch pwned' > "$gd/hooks/post-commit"`); r.code == 0 {
+				t.Errorf("wrote a hook:\n%s", r.out)
+			}
+			if r = sh(`echo 'gitdir: /tmp/evil' > .git`); r.code == 0 {
+				t.Errorf("rewrote .git:\n%s", r.out)
+			}
+			out, _ := exec.Command("git", "-C", ws, "config", "--get", "core.fsmonitor").Output()
+			if len(out) > 0 {
+				t.Errorf("core.fsmonitor is set: %s", out)
+			}
+		})
+	}
+}
+
+// NestedGitDirs finds nested repositories and submodule links, not the
+// root's own .git, and does not descend into git directories.
+func TestNestedGitDirs(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{".git/modules/x/.git", "a/.git/objects", "a/b/c/.git", "vendor/lib/.git"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "sub.git"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "sm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "sm", ".git"), []byte("gitdir: ../.git/modules/sm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := NestedGitDirs(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		got[i], _ = filepath.Rel(ws, got[i])
+	}
+	slices.Sort(got)
+	want := []string{"a/.git", "a/b/c/.git", "sm/.git", "vendor/lib/.git"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// The Go toolchain works confined: `go vet` in read and `go build` and
+// `go test` (which runs what it builds in TMPDIR) in workspace-write, given
+// a writable build cache (Spec.Write). The daemon should give commands a
+// cache of their own, which a command cannot use to poison the user's
+// builds; this test shares the user's, to run warm.
+func TestGoToolchain(t *testing.T) {
+	requireSandbox(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, cache := t.TempDir(), strings.TrimSpace(string(out))
+	for name, content := range map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.21\n",
+		"m.go":      "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "GOCACHE=" + cache,
+		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}
+	for _, tc := range []struct {
+		profile Profile
+		script  string
+	}{{Read, "go vet ./..."}, {WorkspaceWrite, "go build ./... && go test -count=1 ./..."}} {
+		r := run(t, modes[0], Spec{Profile: tc.profile, Workspace: ws, Args: []string{"bash", "-c", tc.script}, Env: env, Write: []string{cache}})
+		if r.err != nil || r.code != 0 {
+			t.Errorf("%s %q: %v exit %d\n%s", tc.profile, tc.script, r.err, r.code, r.out)
+		}
+	}
+}

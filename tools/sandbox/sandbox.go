@@ -1,0 +1,250 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Profile is what a confined command may do.
+type Profile int
+
+const (
+	// Read reads the workspace, the system and the toolchains, writes only
+	// a private temporary directory and has no network unless asked.
+	Read Profile = iota + 1
+	// WorkspaceWrite is Read plus writes to the workspace, except the git
+	// configuration and hooks, nested git directories and .agentd/.
+	WorkspaceWrite
+	// Full runs with the user's own rights: no confinement at all. Only an
+	// explicit grant may choose it.
+	Full
+)
+
+func (p Profile) String() string {
+	switch p {
+	case Read:
+		return "read"
+	case WorkspaceWrite:
+		return "workspace-write"
+	case Full:
+		return "full"
+	}
+	return fmt.Sprintf("Profile(%d)", int(p))
+}
+
+// ParseProfile is the inverse of [Profile.String].
+func ParseProfile(s string) (Profile, error) {
+	for _, p := range []Profile{Read, WorkspaceWrite, Full} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown sandbox profile %q (want read, workspace-write or full)", s)
+}
+
+// ErrUnavailable means the kernel cannot confine a command in the profile
+// asked for on this machine. The command did not run; the caller decides
+// (the policy asks the user and may run it in [Full] with a grant). It is
+// never turned into an unconfined run here.
+var ErrUnavailable = errors.New("the kernel sandbox is not available")
+
+// SetupError means the entry point could not build the sandbox (a mount,
+// the Landlock ruleset, the command not found or not executable inside
+// it). The command did not run.
+type SetupError struct {
+	Step string // which step failed, e.g. "landlock", "mount", "exec"
+	Msg  string
+}
+
+func (e *SetupError) Error() string { return "sandbox " + e.Step + ": " + e.Msg }
+
+// Spec describes one command to run confined.
+type Spec struct {
+	Profile Profile
+	// Workspace is the absolute directory of the project: readable in Read,
+	// writable in WorkspaceWrite.
+	Workspace string
+	// Network lets the command open TCP and UDP sockets. Off by default in
+	// every profile; the policy grants it per command.
+	Network bool
+	// Args is the command and its arguments. Args[0] without a slash is
+	// looked up in the PATH of Env.
+	Args []string
+	// Dir is the working directory; empty means Workspace.
+	Dir string
+	// Env is the command's whole environment (see tools.ChildEnv). TMPDIR,
+	// TMP and TEMP are set to the command's private temporary directory.
+	Env []string
+	// Read lists more paths the command may read and execute (files or
+	// directories), in every profile.
+	Read []string
+	// Write lists more paths the command may write, in every profile: for
+	// example a build cache only sandboxed commands share.
+	Write []string
+	// Protect lists more paths inside the workspace that stay read-only in
+	// WorkspaceWrite, for example the nested .git directories
+	// [NestedGitDirs] found. Missing paths are skipped.
+	Protect []string
+}
+
+// Confinement says what was applied to a started command, for the audit
+// log and for tests.
+type Confinement struct {
+	Profile Profile `json:"profile"`
+	// Landlock is the ABI version of the ruleset applied; 0 for Full.
+	Landlock int `json:"landlock"`
+	// Namespaces: the command has its own user, mount and PID namespaces
+	// (read-only binds, a private /tmp and /proc, no leftovers).
+	Namespaces bool `json:"namespaces"`
+	// PrivateProc: /proc shows only the command's own PID namespace.
+	PrivateProc bool `json:"privateProc"`
+	// NetNamespace: the command has an empty network namespace.
+	NetNamespace bool `json:"netNamespace"`
+	// Seccomp: sockets other than AF_UNIX/AF_NETLINK and io_uring are refused.
+	Seccomp bool `json:"seccomp"`
+	// Network is allowed.
+	Network bool `json:"network"`
+	// Protected are the paths made read-only inside the workspace.
+	Protected []string `json:"protected,omitempty"`
+}
+
+func (s *Spec) validate() error {
+	switch s.Profile {
+	case Read, WorkspaceWrite, Full:
+	default:
+		return fmt.Errorf("sandbox: unknown profile %d", int(s.Profile))
+	}
+	if len(s.Args) == 0 || s.Args[0] == "" {
+		return errors.New("sandbox: no command")
+	}
+	if !filepath.IsAbs(s.Workspace) {
+		return fmt.Errorf("sandbox: workspace %q is not an absolute path", s.Workspace)
+	}
+	s.Workspace = filepath.Clean(s.Workspace)
+	if s.Dir == "" {
+		s.Dir = s.Workspace
+	}
+	for _, list := range [][]string{{s.Dir}, s.Read, s.Write, s.Protect} {
+		for _, p := range list {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("sandbox: path %q is not absolute", p)
+			}
+		}
+	}
+	return nil
+}
+
+// envGet returns the last value of name in env.
+func envGet(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// envSet returns env with name set to value, replacing earlier values.
+func envSet(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
+// lookPath finds file in the directories of path, as a shell would.
+func lookPath(file, path string, isExec func(string) bool) (string, error) {
+	if strings.Contains(file, "/") {
+		return file, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would depend on the working directory
+		}
+		if p := filepath.Join(dir, file); isExec(p) {
+			return p, nil
+		}
+	}
+	return "", &SetupError{Step: "exec", Msg: fmt.Sprintf("%s: command not found in PATH", file)}
+}
+
+// Status is what this machine offers, found once by [Check]: the daemon
+// reports it (an initialize capability, `agentd doctor`) and asks for every
+// command in a profile it does not [Status.Supports].
+type Status struct {
+	OS string `json:"os"`
+	// Landlock is the kernel's Landlock ABI version, 0 when missing.
+	Landlock int `json:"landlock"`
+	// EntryPoint: a probe went through the entry point and confined itself.
+	EntryPoint bool `json:"entryPoint"`
+	// Namespaces: commands get user, mount and PID namespaces (read-only
+	// binds inside the workspace, private /tmp, no leftovers).
+	Namespaces bool `json:"namespaces"`
+	// NetNamespace: commands without network get an empty network namespace.
+	NetNamespace bool `json:"netNamespace"`
+	// PrivateProc: commands see only their own processes in /proc.
+	PrivateProc bool `json:"privateProc"`
+	// Seccomp: commands without network cannot open non-local sockets.
+	Seccomp bool `json:"seccomp"`
+	// Problems say, one line each, what is missing and why.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Supports reports whether a command can run in p here. Full always can;
+// Read needs Landlock and the entry point; WorkspaceWrite also needs the
+// namespaces, without which .git/config and .git/hooks could not be kept
+// read-only.
+func (s Status) Supports(p Profile) bool {
+	switch p {
+	case Full:
+		return true
+	case Read:
+		return s.Landlock > 0 && s.EntryPoint
+	case WorkspaceWrite:
+		return s.Landlock > 0 && s.EntryPoint && s.Namespaces
+	}
+	return false
+}
+
+// String is a one-paragraph summary for `agentd doctor` and the logs.
+func (s Status) String() string {
+	var b strings.Builder
+	if s.Supports(Read) {
+		fmt.Fprintf(&b, "kernel sandbox: active (Landlock ABI %d", s.Landlock)
+		for _, m := range []struct {
+			on   bool
+			name string
+		}{{s.Namespaces, "user, mount and PID namespaces"}, {s.PrivateProc, "private /proc"},
+			{s.NetNamespace, "network namespace"}, {s.Seccomp, "seccomp socket filter"}} {
+			if m.on {
+				b.WriteString("; " + m.name)
+			}
+		}
+		b.WriteString(")\n")
+	} else {
+		b.WriteString("kernel sandbox: NOT AVAILABLE: every command needs the user's approval\n")
+	}
+	for _, p := range []Profile{Read, WorkspaceWrite, Full} {
+		mark := "yes"
+		if !s.Supports(p) {
+			mark = "no"
+		}
+		fmt.Fprintf(&b, "  %-16s %s\n", p.String()+":", mark)
+	}
+	for _, pr := range s.Problems {
+		b.WriteString("  problem: " + pr + "\n")
+	}
+	return b.String()
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}

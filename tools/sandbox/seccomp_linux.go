@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// Offsets in struct seccomp_data.
+const (
+	seccompNr   = 0
+	seccompArch = 4
+	seccompArg0 = 16 // low 32 bits on little-endian machines
+	sysIoUring  = 425
+	sysIoUrEnt  = 426
+	sysIoUrReg  = 427
+	x32Bit      = 0x40000000
+)
+
+// netFilter refuses socket(2) for every address family but those listed
+// (EACCES), io_uring (which can open sockets behind seccomp's back) and
+// system calls of a foreign ABI (32-bit or x32 on a 64-bit kernel, whose
+// numbers differ). It is what keeps UDP and raw sockets off when the
+// command has no network namespace of its own, and a second lock when it
+// has one.
+func netFilter(families []uint32) []syscall.SockFilter {
+	deny := uint32(seccompRetErrno | uint32(syscall.EACCES))
+	var prog []syscall.SockFilter
+	stmt := func(code uint16, k uint32) { prog = append(prog, syscall.SockFilter{Code: code, K: k}) }
+	jump := func(code uint16, k uint32, jt, jf uint8) {
+		prog = append(prog, syscall.SockFilter{Code: code, K: k, Jt: jt, Jf: jf})
+	}
+	ld := uint16(syscall.BPF_LD | syscall.BPF_W | syscall.BPF_ABS)
+	jeq := uint16(syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K)
+	jge := uint16(syscall.BPF_JMP | syscall.BPF_JGE | syscall.BPF_K)
+	ret := uint16(syscall.BPF_RET | syscall.BPF_K)
+
+	stmt(ld, seccompArch)
+	jump(jeq, auditArch, 1, 0)
+	stmt(ret, deny)
+	stmt(ld, seccompNr)
+	jump(jge, x32Bit, 0, 1)
+	stmt(ret, deny)
+	for _, nr := range []uint32{sysIoUring, sysIoUrEnt, sysIoUrReg} {
+		jump(jeq, nr, 0, 1)
+		stmt(ret, deny)
+	}
+	jump(jeq, uint32(syscall.SYS_SOCKET), 1, 0)
+	stmt(ret, seccompRetAllow)
+	stmt(ld, seccompArg0)
+	for _, f := range families {
+		jump(jeq, f, 0, 1)
+		stmt(ret, seccompRetAllow)
+	}
+	stmt(ret, deny)
+	return prog
+}
+
+// installFilter loads prog on the calling thread; no_new_privs must be set.
+func installFilter(prog []syscall.SockFilter) error {
+	fprog := syscall.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	return prctl(syscall.PR_SET_SECCOMP, seccompModeFilter, uintptr(unsafe.Pointer(&fprog)), 0, 0)
+}
