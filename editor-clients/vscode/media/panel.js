@@ -31,8 +31,6 @@
   }
   $('send').addEventListener('click', send);
   cancel.addEventListener('click', () => post({ type: 'cancel' }));
-  $('new').addEventListener('click', () => post({ type: 'newSession' }));
-  $('sessions').addEventListener('click', () => post({ type: 'sessions' }));
   $('attach').addEventListener('click', () => post({ type: 'pickContext' }));
   mode.addEventListener('change', () => post({ type: 'mode', value: mode.value }));
   waiting.addEventListener('click', () => focusRequest());

@@ -123,14 +123,12 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
   <div id="mentions" role="listbox" hidden></div>
   <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
   <div class="buttons">
-    <button id="send" class="primary">Send</button>
-    <button id="cancel" class="secondary" disabled>Cancel</button>
-    <button id="attach" class="secondary" title="Add context: files, folders, Problems, terminal selection">+</button>
+    <button id="send" class="primary" title="Send (Enter)">Send</button>
+    <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>
+    <button id="attach" class="secondary" title="Add context: files, folders, the Problems list, the terminal's selection" aria-label="Add context">+</button>
     <select id="mode" title="Approval mode for the next prompt" aria-label="Approval mode"></select>
     <span class="spacer"></span>
-    <span id="waiting" class="waiting" hidden></span>
-    <button id="sessions" class="secondary" title="Show sessions">Sessions</button>
-    <button id="new" class="secondary" title="Start a new session">New</button>
+    <span id="waiting" class="waiting" role="button" tabindex="0" hidden></span>
   </div>
 </div>
 <script nonce="${nonce}" src="${js}"></script>

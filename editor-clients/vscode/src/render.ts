@@ -381,7 +381,7 @@ function renderFooter(run: RunView): string {
   const busy = !TERMINAL_STATES.has(run.state);
   const why = stopReasonText(run.stopReason);
   const label = run.state === 'restoring' ? 'loading…' : runStateName(run.state);
-  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' ? '<span class="spinner"></span>' : ''}${esc(label)}${why ? ` (${esc(why)})` : ''}</span>`);
+  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(label)}${why ? ` (${esc(why)})` : ''}</span>`);
   if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
   if (run.usage) footer.push(`<span class="usage" title="prompt + completion tokens">${run.usage.totalTokens.toLocaleString('en-US')} tokens</span>`);
   const error = run.error ? `<div class="run-error">${esc(run.error)}</div>` : '';

@@ -85,7 +85,7 @@ export class ProposedWrites implements vscode.FileSystemProvider, vscode.TextDoc
   /** The request is over: close its diff tabs and forget its files. */
   async close(requestId: string): Promise<void> {
     const p = this.proposals.get(requestId);
-    const mine = (u: vscode.Uri | undefined) => !!u && (u.scheme === PROPOSED_SCHEME || u.scheme === BASE_SCHEME) && u.path.startsWith(`/${requestId}/`);
+    const mine = (u: vscode.Uri | undefined) => !!u && (u.scheme === PROPOSED_SCHEME || u.scheme === BASE_SCHEME) && requestOf(u) === requestId;
     const tabs: vscode.Tab[] = [];
     for (const group of vscode.window.tabGroups.all) {
       for (const tab of group.tabs) {
@@ -100,14 +100,15 @@ export class ProposedWrites implements vscode.FileSystemProvider, vscode.TextDoc
     }
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     if (p) this.files.delete(p.uri.toString());
-    for (const k of [...this.base.keys()]) if (k.includes(`/${encodeURIComponent(requestId)}/`) || k.includes(`/${requestId}/`)) this.base.delete(k);
+    for (const k of [...this.base.keys()]) if (requestOf(vscode.Uri.parse(k)) === requestId) this.base.delete(k);
     this.proposals.delete(requestId);
     this.opened.delete(requestId);
     if (this.edited.delete(requestId)) this.editedEvents.fire();
   }
 
   private proposedUri(req: InputRequest, f: FileDiff): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${req.requestId}/${f.path}` });
+    // The path is the file's, so the editor's title and breadcrumbs name it; the request is in the query.
+    const uri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${f.path}`, query: `req=${req.requestId}` });
     if (!this.proposals.has(req.requestId)) {
       const text = f.newText ?? '';
       this.proposals.set(req.requestId, { uri, text });
@@ -118,7 +119,7 @@ export class ProposedWrites implements vscode.FileSystemProvider, vscode.TextDoc
   }
 
   private baseUri(req: InputRequest, f: FileDiff, side: string, text: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${req.requestId}/${f.path}`, query: side });
+    const uri = vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${f.path}`, query: `req=${req.requestId}&side=${side}` });
     this.base.set(uri.toString(), text);
     return uri;
   }
@@ -187,4 +188,8 @@ export class ProposedWrites implements vscode.FileSystemProvider, vscode.TextDoc
   rename(): void {
     throw vscode.FileSystemError.NoPermissions('proposed files cannot be renamed');
   }
+}
+
+function requestOf(u: vscode.Uri): string | undefined {
+  return /(?:^|&)req=([^&]+)/.exec(u.query)?.[1];
 }

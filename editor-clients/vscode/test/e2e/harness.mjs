@@ -134,7 +134,7 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
     executablePath: chromium,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
   page.setDefaultTimeout(30000);
   await page.goto(`${addr}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
