@@ -90,7 +90,7 @@ export function problemsAttachment(): Attachment | undefined {
 export async function terminalAttachment(): Promise<Attachment | undefined> {
   if (!vscode.window.activeTerminal) return undefined;
   const saved = await vscode.env.clipboard.readText();
-  const marker = `\u0000agentd-${Date.now()}`;
+  const marker = `agentd-no-selection-${Date.now()}`;
   await vscode.env.clipboard.writeText(marker);
   try {
     await vscode.commands.executeCommand('workbench.action.terminal.copySelection');

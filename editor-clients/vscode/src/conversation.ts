@@ -44,8 +44,15 @@ export class Conversation {
     this.d.controller.restore(this.d.memento.get<PanelSnapshot>(SNAPSHOT_KEY));
   }
 
+  private saved = '';
+
+  /** Keeps the snapshot current; written only when the runs shown change, not on every chunk. */
   private save(): void {
-    void this.d.memento.update(SNAPSHOT_KEY, this.d.controller.snapshot());
+    const snap = this.d.controller.snapshot();
+    const json = JSON.stringify(snap);
+    if (json === this.saved) return;
+    this.saved = json;
+    void this.d.memento.update(SNAPSHOT_KEY, snap);
   }
 
   view(): PanelView {

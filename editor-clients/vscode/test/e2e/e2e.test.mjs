@@ -113,6 +113,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     if (passed) return;
     await screenshot('failed').catch(() => undefined);
     for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Alt+p');
     await command('agentd: New Session').catch(() => undefined);
   });
   const ok = () => (passed = true);
@@ -337,6 +338,49 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
+  it('attaches the Problems list and the terminal\'s selection', async () => {
+    // A broken JSON file gives the Problems list an error (VS Code's own JSON support).
+    await page.keyboard.press('Control+p');
+    await page.keyboard.type('broken.json');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'broken.json' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: 30000 });
+    // A terminal with something selected in it.
+    await command('Terminal: Create New Terminal');
+    await page.locator('.terminal-wrapper .xterm').first().waitFor();
+    await page.keyboard.type('echo hello-terminal');
+    await page.keyboard.press('Enter');
+    const attach = async (item) => {
+      await command('agentd: Add Context…');
+      await page.locator('.quick-input-widget', { hasText: 'agentd: Add context' }).waitFor();
+      await page.keyboard.type(item);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: item }).first().waitFor();
+      await page.keyboard.press('Enter');
+    };
+    await attach('Problems');
+    // The terminal draws on a canvas: its text is read the way the picker reads it, by selecting
+    // it, until the echo's output is there (the command line, the output and the next prompt).
+    const chip = panel().locator('#chips .chip', { hasText: 'Terminal selection' });
+    for (let tries = 0; ; tries++) {
+      await page.locator('.terminal-wrapper .xterm').first().click();
+      await command('Terminal: Select All');
+      await attach('Terminal selection');
+      await chip.waitFor();
+      if (/\((?:[3-9]|\d\d+) lines\)/.test(await chip.innerText())) break;
+      assert.ok(tries < 20, `the terminal shows the echo: ${await chip.innerText()}`);
+    }
+    await panel().locator('#chips .chip', { hasText: /Problems \(\d+\)/ }).waitFor();
+    await panel().locator('#chips .chip', { hasText: 'Terminal selection' }).waitFor();
+    await screenshot('context-chips', '.part.sidebar');
+    await ask('What went wrong here?');
+    await lastRun().locator('.answer', { hasText: 'The JSON file is broken' }).waitFor();
+    const sent = (await lastUserMessageSent('What went wrong here?')) ?? '';
+    assert.match(sent, /Problems reported in the editor:\n```\nbroken\.json:2: error: /);
+    assert.match(sent, /Selected in the terminal:\n```\n[^]*echo hello-terminal\nhello-terminal[^]*```/);
+    await command('View: Hide Panel');
+    ok();
+  });
+
   it('brings the conversation back after Reload Window, open question included, and lists sessions', async () => {
     await command('agentd: New Session');
     await ask('Remember the number 42');
@@ -367,7 +411,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     assert.doesNotMatch(await list.innerText(), /requires_action|end_turn/);
     await other.click();
     // Today's protocol gives a session's latest run only (agent/history comes later).
-    await panel().locator('.run .answer', { hasText: 'The README describes a demo workspace.' }).waitFor();
+    await panel().locator('.run .answer', { hasText: 'The JSON file is broken' }).waitFor();
     ok();
   });
 });
