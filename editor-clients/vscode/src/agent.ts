@@ -8,6 +8,7 @@ import { Rpc } from './daemon';
 import {
   ErrorCode,
   EventsResult,
+  IndexStatus,
   InputRequest,
   InputResolved,
   Method,
@@ -71,6 +72,27 @@ export class AgentController {
     }
     if (method === Method.progress) this.handleProgress(params as ProgressParams);
   }
+
+  /**
+   * Asks index/status after a connect; $/progress that arrived meanwhile is newer and wins.
+   * Never fails: the index is optional.
+   */
+  async refreshIndexStatus(): Promise<void> {
+    const seen = this.progressEvents;
+    try {
+      const st = await this.rpc.request<IndexStatus>(Method.indexStatus, {});
+      if (this.progressEvents !== seen) return;
+      this.index = {
+        active: st.state === 'indexing',
+        state: st.state,
+        percentage: st.progress !== undefined && st.progress <= 1 ? st.progress * 100 : st.progress,
+        message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks`,
+      };
+    } catch (e) {
+      this.events.log?.(`index/status: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  private progressEvents = 0;
 
   /** window/workDoneProgress/create: accept the token. */
   handleProgressCreate(params: { token: string | number }): null {
@@ -225,6 +247,7 @@ export class AgentController {
 
   private handleProgress(p: ProgressParams): void {
     if (!p?.value) return;
+    this.progressEvents++;
     const v = p.value;
     if (v.kind === 'begin') this.index = { token: p.token, active: true, title: v.title, message: v.message, percentage: v.percentage };
     else if (v.kind === 'report')

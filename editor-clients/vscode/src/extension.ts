@@ -12,10 +12,10 @@ import { Conversation } from './conversation';
 import { DaemonClient, DaemonOptions, DaemonState } from './daemon';
 import { DocumentSync } from './documentSync';
 import { ConversationPanel } from './panel';
-import { IndexStatus, Method } from './protocol';
+import { Method } from './protocol';
 import { RequestBook } from './requests';
 import { RunStore } from './runStore';
-import { StatusBar } from './statusBar';
+import { IndexProgressView, StatusBar } from './statusBar';
 import { ProposedWrites } from './writes';
 
 let daemon: DaemonClient | undefined;
@@ -109,26 +109,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     updateStatus();
   };
 
-  // Index progress goes to the status bar area (never a notification over the editor).
-  let indexReport: ((p: IndexProgress) => void) | undefined;
-  let progressEvents = 0;
+  const indexView = new IndexProgressView();
   const indexProgress = (p: IndexProgress) => {
-    progressEvents++;
-    if (p.active && !indexReport) {
-      void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'agentd index' }, (progress) =>
-        new Promise<void>((resolve) => {
-          indexReport = (q) => {
-            if (!q.active) {
-              indexReport = undefined;
-              resolve();
-              return;
-            }
-            progress.report({ message: `${q.message ?? q.title ?? 'indexing'}${q.percentage !== undefined ? ` (${Math.round(q.percentage)}%)` : ''}` });
-          };
-          indexReport(p);
-        }),
-      );
-    } else indexReport?.(p);
+    indexView.report(p);
     updateStatus();
   };
 
@@ -161,21 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log(`connected to ${result.serverInfo?.name ?? 'agentd'} ${result.serverInfo?.version ?? ''} (protocol ${result.protocolVersion ?? '?'})${restarted ? ' after a restart' : ''}`);
     docs.openAll();
     void controller.reconnected().then(refresh);
-    const seen = progressEvents;
-    void client
-      .request<IndexStatus>(Method.indexStatus, {})
-      .then((st) => {
-        // $/progress that arrived meanwhile is newer than this answer.
-        if (progressEvents !== seen) return;
-        controller.index = {
-          active: st.state === 'indexing',
-          state: st.state,
-          percentage: st.progress !== undefined && st.progress <= 1 ? st.progress * 100 : st.progress,
-          message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks`,
-        };
-        updateStatus();
-      })
-      .catch(() => undefined);
+    void controller.refreshIndexStatus().then(updateStatus);
   });
 
   const restartDaemon = async () => {

@@ -2,6 +2,7 @@
 // human words, and a click goes to the panel — to the oldest open request when one waits.
 
 import * as vscode from 'vscode';
+import { IndexProgress } from './agent';
 import { StatusInput, requestKindName, statusText } from './words';
 
 export class StatusBar implements vscode.Disposable {
@@ -33,5 +34,30 @@ export class StatusBar implements vscode.Disposable {
 
   dispose(): void {
     this.item.dispose();
+  }
+}
+
+/** Indexing progress in the status bar area (never a notification over the editor). */
+export class IndexProgressView {
+  private reportTo?: (p: IndexProgress) => void;
+
+  report(p: IndexProgress): void {
+    if (this.reportTo || !p.active) {
+      this.reportTo?.(p);
+      return;
+    }
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'agentd index' }, (progress) =>
+      new Promise<void>((resolve) => {
+        this.reportTo = (q) => {
+          if (!q.active) {
+            this.reportTo = undefined;
+            resolve();
+            return;
+          }
+          progress.report({ message: `${q.message ?? q.title ?? 'indexing'}${q.percentage !== undefined ? ` (${Math.round(q.percentage)}%)` : ''}` });
+        };
+        this.reportTo(p);
+      }),
+    );
   }
 }

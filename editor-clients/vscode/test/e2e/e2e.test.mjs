@@ -23,11 +23,19 @@ async function screenshot(name, clip) {
   return file;
 }
 
-/** Runs a command from the command palette. */
+/**
+ * Runs a command from the command palette. F1 opens it from the editor and the panel; a focused
+ * terminal may keep F1 for the shell, and then Ctrl+Shift+P does.
+ */
 async function command(title) {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible' });
+  await page.keyboard.press('F1');
+  try {
+    await input.waitFor({ state: 'visible', timeout: 3000 });
+  } catch {
+    await page.keyboard.press('Control+Shift+P');
+    await input.waitFor({ state: 'visible' });
+  }
   await input.fill(`>${title}`);
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible' });
@@ -362,7 +370,10 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     // it, until the echo's output is there (the command line, the output and the next prompt).
     const chip = panel().locator('#chips .chip', { hasText: 'Terminal selection' });
     for (let tries = 0; ; tries++) {
+      // The terminal takes the focus a moment after the click: wait for it, or it takes it back
+      // from the palette opened next.
       await page.locator('.terminal-wrapper .xterm').first().click();
+      await page.locator('.terminal-wrapper .xterm-helper-textarea:focus').waitFor();
       await command('Terminal: Select All');
       await attach('Terminal selection');
       await chip.waitFor();
