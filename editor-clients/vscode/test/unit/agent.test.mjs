@@ -151,3 +151,20 @@ test('a restored run the daemon no longer knows is dropped', async () => {
   await c.reconnected();
   assert.equal(c.store.get('gone'), undefined);
 });
+
+test('index/status is asked with {} params, and $/progress that arrived meanwhile wins', async () => {
+  let release;
+  const { rpc, c } = setup({ 'index/status': () => new Promise((r) => (release = () => r({ state: 'ready', files: 3, chunks: 9, progress: 1 }))) });
+  const first = c.refreshIndexStatus();
+  await tick();
+  release();
+  await first;
+  assert.deepEqual(rpc.calls[0].params, {});
+  assert.equal(c.index.message, '3 files, 9 chunks');
+  const second = c.refreshIndexStatus();
+  await tick();
+  c.handleNotification('$/progress', { token: 't', value: { kind: 'begin', title: 'Indexing', percentage: 5 } });
+  release();
+  await second;
+  assert.equal(c.index.active, true, 'the newer progress is kept');
+});
