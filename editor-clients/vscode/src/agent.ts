@@ -1,21 +1,27 @@
 // The editor-side brain, free of vscode: routes the daemon's notifications into the run store and
-// the prompt queue, fills seq gaps with agent/events, and after a (re)connect brings the prompts
-// back (agent/pending), catches up on every unfinished run and resumes paused ones.
+// the request book, fills seq gaps with agent/events, and after a (re)connect brings the requests
+// back (agent/pending), catches up on every unfinished run and resumes paused ones. After a window
+// reload it rebuilds the conversation the panel showed from a snapshot (the run ids and prompts)
+// and agent/events.
 
 import { Rpc } from './daemon';
 import {
+  ErrorCode,
   EventsResult,
+  IndexStatus,
   InputRequest,
   InputResolved,
   Method,
   ProgressParams,
   RunNotification,
+  RunContext,
   RunParams,
   RunResult,
   SessionInfo,
   TERMINAL_STATES,
+  errorCode,
 } from './protocol';
-import { PromptQueue } from './promptQueue';
+import { RequestBook } from './requests';
 import { Notification, RunStore, RunView, isRunNotification } from './runStore';
 
 export interface IndexProgress {
@@ -34,6 +40,15 @@ export interface AgentEvents {
   log?(line: string): void;
 }
 
+/** What the panel showed, kept across a window reload (the daemon keeps everything else). */
+export interface PanelSnapshot {
+  sessionId?: string;
+  runs: { runId: string; sessionId: string; prompt?: string; context?: RunContext; attached?: string[] }[];
+}
+
+/** The state of a run brought back from a snapshot until its events arrive. */
+export const RESTORING = 'restoring';
+
 export class AgentController {
   currentSessionId?: string;
   index: IndexProgress = { active: false };
@@ -42,7 +57,7 @@ export class AgentController {
   constructor(
     private readonly rpc: Rpc,
     readonly store: RunStore,
-    readonly queue: PromptQueue,
+    readonly requests: RequestBook,
     private readonly events: AgentEvents = {},
   ) {}
 
@@ -57,6 +72,27 @@ export class AgentController {
     }
     if (method === Method.progress) this.handleProgress(params as ProgressParams);
   }
+
+  /**
+   * Asks index/status after a connect; $/progress that arrived meanwhile is newer and wins.
+   * Never fails: the index is optional.
+   */
+  async refreshIndexStatus(): Promise<void> {
+    const seen = this.progressEvents;
+    try {
+      const st = await this.rpc.request<IndexStatus>(Method.indexStatus, {});
+      if (this.progressEvents !== seen) return;
+      this.index = {
+        active: st.state === 'indexing',
+        state: st.state,
+        percentage: st.progress !== undefined && st.progress <= 1 ? st.progress * 100 : st.progress,
+        message: st.state === 'failed' ? st.error : `${st.files ?? 0} files, ${st.chunks ?? 0} chunks`,
+      };
+    } catch (e) {
+      this.events.log?.(`index/status: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  private progressEvents = 0;
 
   /** window/workDoneProgress/create: accept the token. */
   handleProgressCreate(params: { token: string | number }): null {
@@ -78,7 +114,11 @@ export class AgentController {
         if (!this.store.hasBuffered(runId)) return;
       }
     })()
-      .catch((e) => this.events.log?.(`agent/events ${runId}: ${e instanceof Error ? e.message : e}`))
+      .catch((e) => {
+        this.events.log?.(`agent/events ${runId}: ${e instanceof Error ? e.message : e}`);
+        // The daemon no longer knows the run (its state was wiped): the panel drops it.
+        if (errorCode(e) === ErrorCode.UnknownRun) this.store.forget(runId);
+      })
       .finally(() => this.catchingUp.delete(runId));
     this.catchingUp.set(runId, p);
     return p;
@@ -86,16 +126,17 @@ export class AgentController {
 
   /** After every (re)connect: prompts come back, runs catch up, paused runs go on. */
   async reconnected(): Promise<void> {
-    this.queue.setConnected(true);
+    this.requests.setConnected(true);
     const tasks: Promise<unknown>[] = [];
     tasks.push(
       this.rpc
         .request<{ requests: InputRequest[] }>(Method.pending, {})
-        .then((res) => this.queue.sync(res.requests ?? []))
+        .then((res) => this.requests.sync(res.requests ?? []))
         .catch((e) => this.events.log?.(`agent/pending: ${e instanceof Error ? e.message : e}`)),
     );
     for (const run of this.store.all()) {
-      if (TERMINAL_STATES.has(run.state) && !this.store.hasBuffered(run.runId)) continue;
+      const replay = this.restored.delete(run.runId);
+      if (!replay && TERMINAL_STATES.has(run.state) && !this.store.hasBuffered(run.runId)) continue;
       tasks.push(
         this.catchUp(run.runId).then(async () => {
           const r = this.store.get(run.runId);
@@ -110,19 +151,21 @@ export class AgentController {
   }
 
   disconnected(): void {
-    this.queue.setConnected(false);
+    this.requests.setConnected(false);
   }
 
-  /** Starts a run, in the current session unless told otherwise. */
-  async run(params: RunParams): Promise<RunResult> {
+  /**
+   * Starts a run, in the current session unless told otherwise. `shown` is the prompt as the user
+   * typed it and the labels of what they attached, when the prompt sent carries more.
+   */
+  async run(params: RunParams, shown?: { prompt: string; attached: string[] }): Promise<RunResult> {
     const sessionId = params.sessionId ?? this.currentSessionId;
     const p: RunParams = { ...params };
     if (sessionId) p.sessionId = sessionId;
     const res = await this.rpc.request<RunResult>(Method.run, p);
     this.currentSessionId = res.sessionId;
-    const run = this.store.start(res.runId, res.sessionId, params.prompt, params.context);
-    // Notifications may have raced ahead of the answer; nothing to do, the store keyed them by run.
-    void run;
+    // Notifications may have raced ahead of the answer: the store keyed them by run.
+    this.store.start(res.runId, res.sessionId, shown?.prompt ?? params.prompt, params.context, shown?.attached);
     return res;
   }
 
@@ -136,7 +179,8 @@ export class AgentController {
   }
 
   async sessions(): Promise<SessionInfo[]> {
-    const res = await this.rpc.request<{ sessions: SessionInfo[] }>(Method.sessions);
+    // Params `{}`, not none: vscode-jsonrpc sends a missing params as `[null]`.
+    const res = await this.rpc.request<{ sessions: SessionInfo[] }>(Method.sessions, {});
     return res.sessions ?? [];
   }
 
@@ -144,7 +188,8 @@ export class AgentController {
   async openSession(s: SessionInfo): Promise<void> {
     this.currentSessionId = s.sessionId;
     if (s.lastRunId && !this.store.get(s.lastRunId)) {
-      this.store.start(s.lastRunId, s.sessionId, s.title);
+      // The prompt of that run is not known (agent/sessions gives the session's first prompt).
+      this.store.start(s.lastRunId, s.sessionId);
       await this.catchUp(s.lastRunId);
     }
   }
@@ -153,16 +198,48 @@ export class AgentController {
     this.currentSessionId = undefined;
   }
 
+  /** The current session's runs, oldest first. */
+  currentRuns(): RunView[] {
+    const sid = this.currentSessionId;
+    return sid ? this.store.runsOfSession(sid).sort((a, b) => a.startedAt - b.startedAt) : [];
+  }
+
+  snapshot(): PanelSnapshot {
+    return {
+      sessionId: this.currentSessionId,
+      runs: this.currentRuns().map((r) => ({ runId: r.runId, sessionId: r.sessionId, prompt: r.prompt, context: r.context, attached: r.attached })),
+    };
+  }
+
+  /**
+   * Brings back the conversation of a snapshot: each run is replayed from its first event, so the
+   * panel shows it whole, and an unfinished run goes on updating. Call before the first connect.
+   */
+  restore(snap: PanelSnapshot | undefined): void {
+    if (!snap) return;
+    this.currentSessionId = snap.sessionId;
+    let order = 0;
+    for (const r of snap.runs ?? []) {
+      if (!r?.runId || this.store.get(r.runId)) continue;
+      const run = this.store.start(r.runId, r.sessionId ?? snap.sessionId ?? '', r.prompt, r.context, r.attached);
+      // Replayed runs keep the snapshot's order, whatever the replay's timing.
+      run.startedAt = ++order;
+      run.state = RESTORING;
+      this.restored.add(r.runId);
+    }
+  }
+  private readonly restored = new Set<string>();
+
   private dispatch(applied: Notification[]): void {
     // Requests opened and resolved within one batch (a replay) never reach the screen.
     const resolved = new Set(applied.filter((n) => n.method === Method.inputResolved).map((n) => (n.params as InputResolved).requestId));
     for (const n of applied) {
       if (n.method === Method.inputRequest) {
         const req = n.params as InputRequest;
-        if (resolved.has(req.requestId)) this.queue.resolve(req.requestId);
-        else this.queue.add(req);
+        if (resolved.has(req.requestId)) this.requests.resolve(req.requestId);
+        else this.requests.add(req);
       } else if (n.method === Method.inputResolved) {
-        this.queue.resolve((n.params as InputResolved).requestId);
+        this.requests.resolve((n.params as InputResolved).requestId);
       }
       this.events.onRunNotification?.(n, this.store.get(n.params.runId));
     }
@@ -170,6 +247,7 @@ export class AgentController {
 
   private handleProgress(p: ProgressParams): void {
     if (!p?.value) return;
+    this.progressEvents++;
     const v = p.value;
     if (v.kind === 'begin') this.index = { token: p.token, active: true, title: v.title, message: v.message, percentage: v.percentage };
     else if (v.kind === 'report')

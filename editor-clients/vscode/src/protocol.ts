@@ -3,6 +3,7 @@
 
 export const PROTOCOL_VERSION = 1;
 
+/** Every method name the extension uses, in one place (checked against the daemon's contract). */
 export const Method = {
   initialize: 'initialize',
   initialized: 'initialized',
@@ -17,19 +18,35 @@ export const Method = {
   events: 'agent/events',
   sessions: 'agent/sessions',
   indexStatus: 'index/status',
-  indexSearch: 'index/search',
   update: 'agent/update',
   inputRequest: 'agent/inputRequest',
   inputResolved: 'agent/inputResolved',
   runState: 'agent/runState',
   progress: '$/progress',
   progressCreate: 'window/workDoneProgress/create',
-  progressCancel: 'window/workDoneProgress/cancel',
   didOpen: 'textDocument/didOpen',
   didChange: 'textDocument/didChange',
   didSave: 'textDocument/didSave',
   didClose: 'textDocument/didClose',
 } as const;
+
+/** What the extension sends and handles, by direction: the contract test checks each list. */
+export const CLIENT_REQUESTS = [
+  Method.initialize,
+  Method.shutdown,
+  Method.run,
+  Method.reply,
+  Method.confirm,
+  Method.cancel,
+  Method.resume,
+  Method.pending,
+  Method.events,
+  Method.sessions,
+  Method.indexStatus,
+] as const;
+export const CLIENT_NOTIFICATIONS = [Method.initialized, Method.exit, Method.didOpen, Method.didChange, Method.didSave, Method.didClose] as const;
+export const SERVER_NOTIFICATIONS = [Method.update, Method.inputRequest, Method.inputResolved, Method.runState, Method.progress] as const;
+export const SERVER_REQUESTS = [Method.progressCreate] as const;
 
 export const ErrorCode = {
   ParseError: -32700,
@@ -52,13 +69,31 @@ export const ErrorCode = {
   ShuttingDown: -32020,
 } as const;
 
-export type PromptKind = 'question' | 'choice' | 'confirm_write' | 'confirm_command' | 'secret';
-export const PROMPT_KINDS: PromptKind[] = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'];
+export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
+export type PromptKind = (typeof PROMPT_KINDS)[number];
 
-export type Decision = 'allow_once' | 'allow_session' | 'allow_always' | 'reject_once' | 'reject_always';
-export type ApprovalPolicy = 'read-only' | 'ask' | 'auto-edit' | 'full-auto';
-export type RunStateName = 'running' | 'requires_action' | 'paused' | 'completed' | 'failed' | 'cancelled';
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+export const DECISIONS = ['allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
+export type ApprovalPolicy = (typeof POLICIES)[number];
+
+export const UPDATE_KINDS = ['message_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result'] as const;
+export type UpdateKind = (typeof UPDATE_KINDS)[number];
+
+export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;
+export type RunStateName = (typeof RUN_STATES)[number];
+export const TERMINAL_STATES: ReadonlySet<string> = new Set<RunStateName>(['completed', 'failed', 'cancelled']);
+
+export const STOP_REASONS = ['end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors'] as const;
+export const RESOLVED_BY = ['user', 'timeout', 'cancel', 'policy'] as const;
+export const TOOL_KINDS = ['read', 'edit', 'search', 'execute', 'think', 'other'] as const;
+export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
+
+/** The outcomes of agent/inputResolved besides the decisions. */
+export const OUTCOME_ANSWERED = 'answered';
+export const OUTCOME_TIMEOUT = 'timeout';
+export const OUTCOME_CANCELLED = 'cancelled';
 
 export interface ModelOptions {
   baseUrl?: string;
@@ -131,7 +166,7 @@ export interface Usage {
 }
 
 export interface Update {
-  kind: 'message_chunk' | 'plan' | 'tool_call' | 'tool_call_update' | 'usage' | 'files_changed' | 'result' | string;
+  kind: UpdateKind | string;
   text?: string;
   explanation?: string;
   entries?: PlanEntry[];
@@ -243,23 +278,6 @@ export interface IndexStatus {
   progress: number;
   embedder: string;
   error?: string;
-}
-
-/** The decisions, in the order the editor offers them, with the labels the issue asks for. */
-export const DECISION_LABELS: Record<Decision, string> = {
-  allow_once: 'Allow',
-  allow_session: 'Allow for Session',
-  allow_always: 'Always Allow',
-  reject_once: 'Reject',
-  reject_always: 'Always Reject',
-};
-
-/** The decisions a confirmation offers: its options when it has any, else all of them. */
-export function decisionsOf(req: InputRequest): { decision: Decision; label: string }[] {
-  const known = Object.keys(DECISION_LABELS) as Decision[];
-  const offered = (req.options ?? []).map((o) => o.optionId).filter((id): id is Decision => known.includes(id as Decision));
-  const list = offered.length > 0 ? offered : known;
-  return list.map((decision) => ({ decision, label: DECISION_LABELS[decision] }));
 }
 
 /** A JSON-RPC error code, if err is a response error. */

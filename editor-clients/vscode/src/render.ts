@@ -1,26 +1,39 @@
-// Renders the conversation panel's HTML from the run store and the prompt queue. No vscode
-// import: the unit tests check the markup. The model's markdown goes through markdown-it with
-// raw HTML disabled, so nothing the model writes can inject markup or script.
+// Renders the conversation panel's HTML from the run store and the open requests. No vscode
+// import: the unit tests check the markup. The model's markdown goes through markdown-it with raw
+// HTML disabled, so nothing the model writes can inject markup or script.
+//
+// Everything the agent asks is answered here, inline, where it was asked: a question has its
+// answer field, a choice its buttons, a write its diff and decisions, a command its line, folder
+// and the rule that asked. A request that belongs to a tool call is drawn inside that call's row,
+// so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { FileDiff, TERMINAL_STATES } from './protocol';
-import { QueueItem } from './promptQueue';
-import { RunView, ToolCallView, unstreamedResult } from './runStore';
+import { FileDiff, InputRequest, SessionInfo, TERMINAL_STATES } from './protocol';
+import { OpenRequest } from './requests';
+import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
+import { decisionsOf, isAllow, outcomeText, plural, runStateName, stopReasonText } from './words';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
 export interface PanelState {
   sessionId?: string;
   runs: RunView[];
-  pending: QueueItem[];
+  /** Every open request, across runs and sessions. */
+  open: OpenRequest[];
   daemon: { state: string; detail?: string };
-  /** The write whose diff is open: its request gets the decision buttons. */
-  activeWrite?: { requestId: string; decisions: { decision: string; label: string }[] };
+  /** What the user answered, by request (never a secret). */
+  answers?: Record<string, string>;
+  /** Writes whose proposed content the user edited (Accept sends their version). */
+  edited?: Record<string, boolean>;
+  /** The session list, when the panel shows it. */
+  sessions?: { list?: SessionInfo[]; error?: string };
 }
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
+
+const esc = escapeHtml;
 
 export function renderMarkdown(text: string): string {
   return md.render(text);
@@ -29,38 +42,151 @@ export function renderMarkdown(text: string): string {
 const PLAN_ICONS: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓', failed: '✗' };
 // Plain symbols rather than emoji: they render with the editor's fonts on every platform.
 const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', think: '…', other: '⚙' };
-const STATE_LABELS: Record<string, string> = {
-  running: 'running',
-  requires_action: 'waiting for you',
-  paused: 'paused',
-  completed: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-};
+const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
 
 export function renderDiff(diff: string): string {
   const lines = diff.replace(/\n$/, '').split('\n');
   return `<pre class="diff">${lines
     .map((l) => {
       const cls = l.startsWith('+++') || l.startsWith('---') ? 'meta' : l.startsWith('@@') ? 'hunk' : l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : 'ctx';
-      return `<span class="${cls}">${escapeHtml(l)}</span>`;
+      return `<span class="${cls}">${esc(l)}</span>`;
     })
     .join('\n')}</pre>`;
 }
 
-function renderFiles(files: FileDiff[], idPrefix: string): string {
+/** Lines added and removed by a unified diff. */
+export function diffStat(diff: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const l of diff.split('\n')) {
+    if (l.startsWith('+++') || l.startsWith('---')) continue;
+    if (l.startsWith('+')) added++;
+    else if (l.startsWith('-')) removed++;
+  }
+  return { added, removed };
+}
+
+function statHtml(diff: string): string {
+  const { added, removed } = diffStat(diff ?? '');
+  return `<span class="stat"><span class="stat-add">+${added}</span> <span class="stat-del">−${removed}</span></span>`;
+}
+
+function renderFiles(files: FileDiff[], idPrefix: string, open = false): string {
   return files
     .map(
       (f, i) =>
-        `<details class="file" data-id="${escapeHtml(`${idPrefix}-${i}`)}"><summary><span class="fstatus fstatus-${escapeHtml(f.status)}">${escapeHtml(
+        `<details class="file" data-id="${esc(`${idPrefix}-${i}`)}"${open ? ' open' : ''}><summary><span class="fstatus fstatus-${esc(f.status)}">${esc(
           (f.status || '?').charAt(0).toUpperCase(),
-        )}</span> ${escapeHtml(f.path)}</summary>${renderDiff(f.diff ?? '')}</details>`,
+        )}</span> ${esc(f.path)} ${statHtml(f.diff)}</summary>${renderDiff(f.diff ?? '')}</details>`,
     )
     .join('');
 }
 
+// ---- tool rows ------------------------------------------------------------------------------
+
+const KEY_ARGS = ['command', 'path', 'file', 'pattern', 'query', 'glob', 'dir'];
+
+/** The argument that says what a call is about (its command, path, pattern …). */
+export function keyArgument(input: unknown): string | undefined {
+  if (!input || typeof input !== 'object') return undefined;
+  const rec = input as Record<string, unknown>;
+  for (const k of KEY_ARGS) if (typeof rec[k] === 'string' && rec[k]) return rec[k] as string;
+  return undefined;
+}
+
+function sentenceCase(s: string): string {
+  return s ? s.charAt(0).toUpperCase() + s.slice(1) : s;
+}
+
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+}
+
+/** The short facts after a call's title: how it went, and what it gave. */
+export function toolFacts(t: ToolCallView, req?: RequestView, waiting = false): { status: string; tone: string; facts: string[] } {
+  const facts: string[] = [];
+  let status: string;
+  let tone: string;
+  if (req?.outcome && !isAllow(req.outcome) && req.outcome !== 'answered') {
+    const o = outcomeText(req.outcome, req.by, req.kind);
+    status = o.text;
+    tone = o.tone;
+  } else if (waiting) {
+    status = 'waiting for you';
+    tone = 'waiting';
+  } else if (t.status === 'pending') {
+    status = 'about to run';
+    tone = 'neutral';
+  } else if (t.status === 'in_progress') {
+    status = 'running';
+    tone = 'neutral';
+  } else if (t.status === 'failed' || t.isError) {
+    status = 'failed';
+    tone = 'error';
+  } else {
+    status = 'done';
+    tone = 'ok';
+  }
+  const out = t.output ?? t.liveOutput;
+  if (t.exitCode !== undefined && t.exitCode !== 0) facts.push(`exit ${t.exitCode}`);
+  if (t.files?.length) {
+    const s = t.files.map((f) => diffStat(f.diff ?? '')).reduce((a, b) => ({ added: a.added + b.added, removed: a.removed + b.removed }), { added: 0, removed: 0 });
+    facts.push(`+${s.added} −${s.removed}`);
+  } else if (out && tone !== 'declined' && tone !== 'neutral') {
+    facts.push(plural(out.replace(/\n$/, '').split('\n').length, 'line'));
+  }
+  if (t.durationMs !== undefined && t.durationMs >= 1000) facts.push(duration(t.durationMs));
+  if (t.truncated) facts.push('shortened for the model');
+  return { status, tone, facts };
+}
+
+/** Calls that only exist to carry something shown elsewhere (the plan, a question). */
+function isCarrier(t: ToolCallView, req?: RequestView): boolean {
+  if (t.toolKind === 'think' && t.status !== 'failed') return true;
+  return !!req && (req.kind === 'question' || req.kind === 'choice' || req.kind === 'secret') && t.toolKind !== 'execute';
+}
+
+function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
+  const req = t.requestId ? run.requests[t.requestId] : undefined;
+  const open = req ? ctx.open.get(req.requestId) : undefined;
+  if (isCarrier(t, req)) return req ? renderRequest(req, open, ctx) : '';
+  const live = t.output === undefined && t.liveOutput !== undefined;
+  const running = live && t.status === 'in_progress';
+  const id = esc(`${run.runId}-${t.toolCallId}`);
+  const { status, tone, facts } = toolFacts(t, req, !!open);
+  const execute = t.toolKind === 'execute';
+  const arg = keyArgument(t.input);
+  const cmd = execute ? (typeof (t.input as { command?: unknown })?.command === 'string' ? (t.input as { command: string }).command : t.title) : undefined;
+  const title = execute
+    ? `<code class="cmdline">$ ${esc(cmd ?? '')}</code>`
+    : `<span class="tool-title">${esc(sentenceCase(t.title))}</span>${arg && !t.title.includes(arg) ? ` <code class="key-arg">${esc(arg)}</code>` : ''}`;
+  const body: string[] = [];
+  if (req) body.push(renderRequest(req, open, ctx, true));
+  if (!execute && t.toolKind === 'other' && t.input !== undefined && !arg) {
+    body.push(`<details class="args" data-id="${id}-args"><summary>Arguments</summary><pre class="tool-input">${esc(formatInput(t.input))}</pre></details>`);
+  }
+  if (live) {
+    const omitted = t.liveOutputOmitted
+      ? `<div class="output-omitted">… ${t.liveOutputOmitted.toLocaleString('en-US')} earlier characters not shown${running ? '; the full output comes when the command ends' : ''}</div>`
+      : '';
+    body.push(`${omitted}<pre class="tool-output${running ? ' tool-output-live' : ''}" data-id="${id}-out">${esc(t.liveOutput!)}</pre>`);
+  } else if (t.output !== undefined && t.output !== '' && !(tone === 'declined' || tone === 'neutral')) {
+    body.push(`<pre class="tool-output">${esc(t.output)}</pre>`);
+  }
+  if (t.files?.length) body.push(renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`));
+  const expandable = body.length > 0;
+  const startOpen = running || !!open;
+  const summary = `<span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> ${title} <span class="tool-status tone-${tone}">${esc(status)}</span>${
+    facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
+  }`;
+  if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>`;
+  return `<details class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}"${running ? ' data-live' : ''}${open ? ' data-waiting' : ''}${startOpen ? ' open' : ''}>
+<summary>${summary}</summary>
+<div class="tool-body">${body.join('\n')}</div>
+</details>`;
+}
+
 function formatInput(input: unknown): string {
-  if (input === undefined || input === null) return '';
   if (typeof input === 'string') return input;
   try {
     return JSON.stringify(input, null, 2);
@@ -69,54 +195,161 @@ function formatInput(input: unknown): string {
   }
 }
 
-function renderTool(run: RunView, t: ToolCallView): string {
-  const facts: string[] = [escapeHtml(t.status)];
-  if (t.exitCode !== undefined) facts.push(`exit ${t.exitCode}`);
-  if (t.durationMs !== undefined) facts.push(`${t.durationMs} ms`);
-  if (t.truncated) facts.push('output shortened for the model');
-  const failed = t.status === 'failed' || t.isError;
-  const input = formatInput(t.input);
-  // A command's output streams in while it runs (at most LIVE_OUTPUT_MAX characters of it); the
-  // final update's full output replaces it. A streaming call is rendered open: the webview keeps
-  // the user's choice after the first time (see data-live in panel.ts).
-  const live = t.output === undefined && t.liveOutput !== undefined;
-  const running = live && t.status === 'in_progress';
-  const id = escapeHtml(`${run.runId}-${t.toolCallId}`);
-  let output = '';
-  if (live) {
-    const omitted = t.liveOutputOmitted
-      ? `<div class="output-omitted">… ${t.liveOutputOmitted.toLocaleString('en-US')} earlier characters not shown${running ? '; the full output comes when the command ends' : ''}</div>`
-      : '';
-    output = `<div class="label">${running ? 'Output (running)' : 'Output'}</div>${omitted}<pre class="tool-output${running ? ' tool-output-live' : ''}" data-id="${id}-out">${escapeHtml(t.liveOutput!)}</pre>`;
-  } else if (t.output !== undefined) {
-    output = `<div class="label">Result</div><pre class="tool-output">${escapeHtml(t.output)}</pre>`;
-  }
-  return `<details class="tool tool-${escapeHtml(t.status)}${failed ? ' tool-error' : ''}" data-id="${id}"${running ? ' data-live open' : ''}>
-<summary><span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> <span class="tool-title">${escapeHtml(t.title)}</span> <span class="tool-status">${facts.join(' · ')}</span></summary>
-${input ? `<div class="label">Input</div><pre class="tool-input">${escapeHtml(input)}</pre>` : ''}
-${output}
-${t.files?.length ? `<div class="label">Changes</div>${renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`)}` : ''}
-</details>`;
+// ---- requests -------------------------------------------------------------------------------
+
+interface RenderContext {
+  open: Map<string, OpenRequest>;
+  answers: Record<string, string>;
+  edited: Record<string, boolean>;
 }
 
-const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
+function decisionButtons(req: RequestView, edited: boolean): string {
+  const id = esc(req.requestId);
+  const decisions = decisionsOf(req);
+  const allows = decisions.filter((d) => isAllow(d.decision));
+  const rejects = decisions.filter((d) => !isAllow(d.decision));
+  const buttons = allows.map(
+    (d, i) =>
+      `<button class="${i === 0 ? 'primary' : 'secondary'}" data-action="confirm" data-request="${id}" data-decision="${esc(d.decision)}">${esc(
+        i === 0 && edited ? 'Accept my version' : d.label,
+      )}</button>`,
+  );
+  if (rejects.length) buttons.push(`<button class="secondary" data-action="rejectForm" data-request="${id}">Reject…</button>`);
+  const reject = rejects.length
+    ? `<div class="reject-form" data-toggle="${id}-reject" hidden>
+<input type="text" class="reason" data-field="${id}-reason" data-request="${id}" placeholder="Why not? The agent reads this (optional)" aria-label="Reason for rejecting">
+${rejects.map((d) => `<button class="${d.decision === 'reject_once' ? 'danger' : 'secondary'}" data-action="reject" data-request="${id}" data-decision="${esc(d.decision)}">${esc(d.label)}</button>`).join(' ')}
+</div>`
+    : '';
+  return `<div class="decisions">${buttons.join(' ')}</div>${reject}`;
+}
 
-function renderRun(run: RunView, pendingIds: Set<string>, activeWrite?: PanelState['activeWrite']): string {
+function answerControls(req: RequestView): string {
+  const id = esc(req.requestId);
+  if (req.kind === 'choice') {
+    const opts = req.options ?? [];
+    const parts: string[] = [];
+    if (req.multiple) {
+      parts.push(
+        `<div class="choices choices-multiple">${opts
+          .map(
+            (o) =>
+              `<label class="choice-check"><input type="checkbox" data-field="${id}-opt-${esc(o.optionId)}" data-option="${esc(o.optionId)}"${req.default === o.optionId ? ' checked' : ''}> ${esc(o.label)}${
+                o.description ? ` <span class="desc">${esc(o.description)}</span>` : ''
+              }</label>`,
+          )
+          .join('')}</div><div class="decisions"><button class="primary" data-action="replyMany" data-request="${id}">Send</button></div>`,
+      );
+    } else {
+      parts.push(
+        `<div class="choices">${opts
+          .map(
+            (o) =>
+              `<button class="choice${req.default === o.optionId ? ' primary' : ' secondary'}" data-action="choose" data-request="${id}" data-option="${esc(o.optionId)}"${
+                o.description ? ` title="${esc(o.description)}"` : ''
+              }>${esc(o.label)}</button>`,
+          )
+          .join(' ')}</div>`,
+      );
+    }
+    if (req.allowOther) {
+      parts.push(
+        `<div class="answer-row"><input type="text" class="answer-text" data-field="${id}-text" data-request="${id}" data-submit="reply" placeholder="Other: type your own answer" aria-label="Your own answer"><button class="secondary" data-action="reply" data-request="${id}">Send</button></div>`,
+      );
+    }
+    return parts.join('');
+  }
+  const secret = req.kind === 'secret';
+  const value = !secret && req.default ? ` value="${esc(req.default)}"` : '';
+  return `<div class="answer-row"><input type="${secret ? 'password' : 'text'}" class="answer-text" data-field="${id}-text" data-request="${id}" data-submit="reply"${value} placeholder="${
+    secret ? 'The value goes to the command only; the model never sees it' : 'Your answer'
+  }" aria-label="Your answer"><button class="primary" data-action="reply" data-request="${id}">Send</button></div>`;
+}
+
+/**
+ * One request: open, with what answers it; or resolved, with how it ended. `nested` when drawn
+ * inside its tool call's row (the row already shows the command line or the file).
+ */
+function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: RenderContext, nested = false): string {
+  const id = esc(req.requestId);
+  const icon = `<span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span>`;
+  const isConfirm = req.kind === 'confirm_write' || req.kind === 'confirm_command';
+  const question = req.kind === 'question' || req.kind === 'choice' || req.kind === 'secret';
+  const head = question
+    ? `${icon} <span class="request-message">${esc(req.message)}</span>`
+    : req.kind === 'confirm_command'
+      ? `${icon} <span class="request-title">${nested ? 'Run this command?' : 'Run a command?'}</span>`
+      : `${icon} <span class="request-title">${esc(nested ? 'Apply this change?' : req.title)}</span>`;
+  if (!open) {
+    if (!req.outcome) return '';
+    const o = outcomeText(req.outcome, req.by, req.kind);
+    const said = req.outcome === 'answered' && ctx.answers[req.requestId] !== undefined ? `: ${ctx.answers[req.requestId]}` : '';
+    if (nested) return '';
+    const what = question ? esc(req.message) : esc(req.title);
+    return `<div class="request request-done tone-${o.tone}" data-request="${id}"><span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span> <span class="request-message">${what}</span> <span class="request-outcome">— ${esc(
+      o.text,
+    )}${esc(said)}</span></div>`;
+  }
+  const parts: string[] = [`<div class="request request-open kind-${esc(req.kind)}${open.sending ? ' sending' : ''}" data-request="${id}" tabindex="-1">`];
+  parts.push(`<div class="request-head">${head}</div>`);
+  if (req.context) parts.push(`<div class="request-context">${esc(req.context)}</div>`);
+  if (req.kind === 'confirm_command' || (question && req.command)) {
+    if (!nested && req.command) parts.push(`<pre class="cmdline">$ ${esc(req.command)}</pre>`);
+    parts.push(`<div class="request-facts">in <code>${esc(req.cwd && req.cwd !== '' ? req.cwd : '.')}</code>${req.cwd === '.' || !req.cwd ? ' (the workspace folder)' : ''}</div>`);
+  }
+  if (req.kind === 'confirm_write') parts.push(renderWriteFiles(req, ctx));
+  if (isConfirm && req.rule) parts.push(`<div class="request-facts rule">Asked because: ${esc(req.rule)}</div>`);
+  if (req.expiresAt) parts.push(`<div class="request-facts">Waits until ${esc(new Date(req.expiresAt).toLocaleTimeString())}</div>`);
+  parts.push(isConfirm ? decisionButtons(req, !!ctx.edited[req.requestId]) : answerControls(req));
+  if (open.sending) parts.push('<div class="request-note">Sending…</div>');
+  if (open.error) parts.push(`<div class="request-error">${esc(open.error)}</div>`);
+  parts.push('</div>');
+  return parts.join('\n');
+}
+
+function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
+  const id = esc(req.requestId);
+  const files = req.diff ?? [];
+  const editable = files.length === 1 && files[0].newText !== undefined && files[0].status !== 'deleted';
+  const rows = files.map(
+    (f, i) =>
+      `<div class="write-file"><span class="fstatus fstatus-${esc(f.status)}">${esc((f.status || '?').charAt(0).toUpperCase())}</span> <span class="path">${esc(f.path)}</span> ${statHtml(
+        f.diff,
+      )} <button class="link" data-action="openDiff" data-request="${id}" data-index="${i}">Open diff</button>${
+        editable ? ` <button class="link" data-action="edit" data-request="${id}">Edit before accepting</button>` : ''
+      }</div>`,
+  );
+  const diffs = `<details class="inline-diff" data-id="${id}-diff"${files.length === 1 && (files[0].diff ?? '').split('\n').length <= 40 ? ' open' : ''}><summary>Proposed change</summary>${files
+    .map((f) => renderDiff(f.diff ?? ''))
+    .join('')}</details>`;
+  const edited = ctx.edited[req.requestId] ? '<div class="request-note edited">You edited the proposed content: accepting writes your version.</div>' : '';
+  return `<div class="write-files">${rows.join('')}</div>${diffs}${edited}`;
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+function renderRun(run: RunView, ctx: RenderContext): string {
   const parts: string[] = [];
-  parts.push(`<section class="run state-${escapeHtml(run.state)}" data-run="${escapeHtml(run.runId)}">`);
+  parts.push(`<section class="run state-${esc(run.state)}" data-run="${esc(run.runId)}">`);
   if (run.prompt !== undefined) {
-    parts.push(`<div class="prompt"><div class="who">You</div><div class="prompt-text">${escapeHtml(run.prompt)}</div>`);
-    const sel = run.context?.selection;
-    if (sel) parts.push(`<div class="context">Selection: ${escapeHtml(sel.path)}:${sel.startLine}–${sel.endLine}</div>`);
-    else if (run.context?.files?.length) parts.push(`<div class="context">Context: ${run.context.files.map(escapeHtml).join(', ')}</div>`);
+    parts.push(`<div class="prompt"><div class="prompt-text">${esc(run.prompt)}</div>`);
+    const chips = run.attached?.length
+      ? run.attached
+      : [
+          ...(run.context?.selection ? [`${run.context.selection.path}:${run.context.selection.startLine}–${run.context.selection.endLine}`] : []),
+          ...(run.context?.files ?? []).filter((f) => f !== run.context?.selection?.path),
+        ];
+    if (chips.length) parts.push(`<div class="context">${chips.map((c) => `<span class="chip">${esc(c)}</span>`).join(' ')}</div>`);
     parts.push('</div>');
+  } else {
+    parts.push('<div class="prompt prompt-unknown">Latest run of this session</div>');
   }
   if (run.plan && run.plan.entries.length) {
     parts.push('<div class="plan"><div class="label">Plan</div>');
-    if (run.plan.explanation) parts.push(`<div class="plan-explanation">${escapeHtml(run.plan.explanation)}</div>`);
+    if (run.plan.explanation) parts.push(`<div class="plan-explanation">${esc(run.plan.explanation)}</div>`);
     parts.push('<ul>');
     for (const e of run.plan.entries) {
-      parts.push(`<li class="step step-${escapeHtml(e.status)}"><span class="step-icon">${PLAN_ICONS[e.status] ?? '○'}</span> ${escapeHtml(e.content)}</li>`);
+      parts.push(`<li class="step step-${esc(e.status)}"><span class="step-icon">${PLAN_ICONS[e.status] ?? '○'}</span> ${esc(e.content)}</li>`);
     }
     parts.push('</ul></div>');
   }
@@ -125,82 +358,80 @@ function renderRun(run: RunView, pendingIds: Set<string>, activeWrite?: PanelSta
       if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
     } else if (item.type === 'tool') {
       const t = run.tools[item.toolCallId];
-      if (t) parts.push(renderTool(run, t));
+      if (t) parts.push(renderTool(run, t, ctx));
     } else {
       const r = run.requests[item.requestId];
-      if (!r) continue;
-      const open = pendingIds.has(r.requestId) && !r.outcome;
-      const outcome = r.outcome ? `${r.outcome.replace(/_/g, ' ')}${r.by && r.by !== 'user' ? ` (${r.by})` : ''}` : open ? 'waiting for you' : '';
-      const detail = r.command ? `<code>${escapeHtml(r.command)}</code>${r.cwd ? ` in <code>${escapeHtml(r.cwd)}</code>` : ''}` : escapeHtml(r.message);
-      parts.push(
-        `<div class="request${open ? ' request-open' : ''}" data-request="${escapeHtml(r.requestId)}"><span class="icon">${KIND_ICONS[r.kind] ?? '?'}</span> <span class="request-title">${escapeHtml(
-          r.title,
-        )}</span>: ${detail} <span class="request-outcome">${escapeHtml(outcome)}</span>${
-          open && activeWrite?.requestId === r.requestId
-            ? `<div class="decisions">${activeWrite.decisions
-                .map(
-                  (d, i) =>
-                    `<button class="${i === 0 ? '' : 'secondary'}" data-action="decide" data-request="${escapeHtml(r.requestId)}" data-decision="${escapeHtml(d.decision)}">${escapeHtml(d.label)}</button>`,
-                )
-                .join(' ')}</div>`
-            : open
-              ? ` <button class="link" data-action="answer" data-request="${escapeHtml(r.requestId)}">Answer…</button>`
-              : ''
-        }</div>`,
-      );
+      if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
     }
   }
   const result = unstreamedResult(run);
   if (result) parts.push(`<div class="answer md">${renderMarkdown(result)}</div>`);
   if (run.filesChanged?.length) {
     parts.push(
-      `<details class="files-changed" open data-id="${escapeHtml(run.runId)}-files"><summary>Files changed (${run.filesChanged.length})</summary>${renderFiles(
-        run.filesChanged,
-        `${run.runId}-fc`,
-      )}</details>`,
+      `<details class="files-changed" data-id="${esc(run.runId)}-files"><summary>Files changed (${run.filesChanged.length})</summary>${renderFiles(run.filesChanged, `${run.runId}-fc`)}</details>`,
     );
   }
-  const footer: string[] = [];
-  const label = STATE_LABELS[run.state] ?? run.state;
-  const busy = !TERMINAL_STATES.has(run.state);
-  footer.push(`<span class="run-state run-state-${escapeHtml(run.state)}">${busy ? '<span class="spinner"></span>' : ''}${escapeHtml(label)}${run.stopReason && run.stopReason !== 'end_turn' && run.stopReason !== run.state ? ` (${escapeHtml(run.stopReason)})` : ''}</span>`);
-  if (busy && run.activity) footer.push(`<span class="activity">${escapeHtml(run.activity)}</span>`);
-  if (run.usage) footer.push(`<span class="usage" title="prompt + completion tokens">${run.usage.promptTokens} + ${run.usage.completionTokens} = ${run.usage.totalTokens} tokens</span>`);
-  parts.push(`<div class="run-footer">${footer.join(' · ')}</div>`);
-  if (run.error) parts.push(`<div class="run-error">${escapeHtml(run.error)}</div>`);
+  parts.push(renderFooter(run));
   parts.push('</section>');
   return parts.join('\n');
 }
 
+function renderFooter(run: RunView): string {
+  const footer: string[] = [];
+  const busy = !TERMINAL_STATES.has(run.state);
+  const why = stopReasonText(run.stopReason);
+  const label = run.state === 'restoring' ? 'loading…' : runStateName(run.state);
+  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(label)}${why ? ` (${esc(why)})` : ''}</span>`);
+  if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
+  if (run.usage) footer.push(`<span class="usage" title="prompt + completion tokens">${run.usage.totalTokens.toLocaleString('en-US')} tokens</span>`);
+  const error = run.error ? `<div class="run-error">${esc(run.error)}</div>` : '';
+  return `<div class="run-footer">${footer.join(' · ')}</div>${error}`;
+}
+
+function renderSessions(s: NonNullable<PanelState['sessions']>, current?: string): string {
+  const parts = ['<div class="sessions"><div class="sessions-head"><span class="label">Sessions</span><span style="flex:1"></span><button class="secondary" data-action="newSession">New session</button> <button class="link" data-action="closeSessions">Close</button></div>'];
+  if (s.error) parts.push(`<div class="request-error">${esc(s.error)}</div>`);
+  else if (!s.list) parts.push('<div class="empty">Loading…</div>');
+  else if (!s.list.length) parts.push('<div class="empty">No sessions yet in this workspace.</div>');
+  for (const x of s.list ?? []) {
+    parts.push(
+      `<button class="session${x.sessionId === current ? ' current' : ''}" data-action="openSession" data-session="${esc(x.sessionId)}"><span class="session-title">${esc(x.title || x.sessionId)}</span><span class="session-meta">${esc(
+        new Date(x.updatedAt).toLocaleString(),
+      )} · ${esc(x.state === 'idle' ? 'no runs' : runStateName(x.state))}</span></button>`,
+    );
+  }
+  parts.push('</div>');
+  return parts.join('');
+}
+
 export function renderConversation(state: PanelState): string {
+  const ctx: RenderContext = {
+    open: new Map(state.open.map((o) => [o.req.requestId, o])),
+    answers: state.answers ?? {},
+    edited: state.edited ?? {},
+  };
   const parts: string[] = [];
-  const pendingIds = new Set(state.pending.map((p) => p.req.requestId));
   if (state.daemon.state !== 'ready') {
-    parts.push(`<div class="daemon daemon-${escapeHtml(state.daemon.state)}">agentd ${escapeHtml(state.daemon.state)}${state.daemon.detail ? `: ${escapeHtml(state.daemon.detail)}` : ''}</div>`);
+    const words: Record<string, string> = { starting: 'starting…', restarting: 'restarting…', failed: 'not running', stopped: 'stopped' };
+    parts.push(`<div class="daemon daemon-${esc(state.daemon.state)}">agentd ${esc(words[state.daemon.state] ?? state.daemon.state)}${state.daemon.detail ? `: ${esc(state.daemon.detail)}` : ''}</div>`);
   }
-  if (state.runs.length === 0) {
-    parts.push('<div class="empty">Ask agentd about this workspace. The active file and selection go along as context.</div>');
-  }
-  for (const run of state.runs) parts.push(renderRun(run, pendingIds, state.activeWrite));
-  // Requests of runs that are not in this view (other sessions, or from before a restart).
+  if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId));
+  // Requests of runs that are not in this view (other sessions, or from before a restart) come
+  // first: they are waiting, and answerable right here.
   const shown = new Set(state.runs.flatMap((r) => Object.keys(r.requests)));
-  const others = state.pending.filter((p) => !shown.has(p.req.requestId));
+  const others = state.open.filter((p) => !shown.has(p.req.requestId));
   if (others.length) {
-    parts.push('<div class="pending"><div class="label">Waiting for you in other runs</div>');
-    for (const p of others) {
-      parts.push(
-        `<div class="request request-open" data-request="${escapeHtml(p.req.requestId)}"><span class="icon">${KIND_ICONS[p.req.kind] ?? '?'}</span> ${escapeHtml(
-          p.req.title,
-        )}: ${escapeHtml(p.req.message)} ${
-          state.activeWrite?.requestId === p.req.requestId
-            ? `<div class="decisions">${state.activeWrite.decisions
-                .map((d, i) => `<button class="${i === 0 ? '' : 'secondary'}" data-action="decide" data-request="${escapeHtml(p.req.requestId)}" data-decision="${escapeHtml(d.decision)}">${escapeHtml(d.label)}</button>`)
-                .join(' ')}</div>`
-            : `<button class="link" data-action="answer" data-request="${escapeHtml(p.req.requestId)}">Answer…</button>`
-        }</div>`,
-      );
-    }
+    parts.push(`<div class="pending"><div class="label">Waiting for you in other sessions</div>`);
+    for (const p of others) parts.push(renderRequest(asView(p.req), p, ctx));
     parts.push('</div>');
   }
+  if (state.runs.length === 0 && !others.length) {
+    parts.push('<div class="empty">Ask agentd about this workspace. Attach files, folders, the Problems list or the terminal\'s selection with <b>+</b>, or type <code>@</code> to mention a file.</div>');
+  }
+  for (const run of state.runs) parts.push(renderRun(run, ctx));
   return parts.join('\n');
+}
+
+function asView(req: InputRequest): RequestView {
+  return { ...req };
 }

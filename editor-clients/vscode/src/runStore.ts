@@ -42,15 +42,16 @@ export interface ToolCallView {
   durationMs?: number;
   files?: FileDiff[];
   locations?: { path: string; line?: number }[];
+  /** The input request this call waited on (a question, or the approval of a write or command). */
+  requestId?: string;
 }
 
-export interface RequestView {
+/** An input request as the run shows it: what was asked, and once resolved, how it ended. */
+export interface RequestView extends Partial<InputRequest> {
   requestId: string;
   kind: string;
   title: string;
   message: string;
-  command?: string;
-  cwd?: string;
   /** Set once agent/inputResolved arrived. */
   outcome?: string;
   by?: string;
@@ -66,6 +67,8 @@ export interface RunView {
   sessionId: string;
   prompt?: string;
   context?: RunContext;
+  /** The labels of what the user attached (files, Problems, terminal text …), for the panel. */
+  attached?: string[];
   lastSeq: number;
   state: string;
   stopReason?: string;
@@ -129,10 +132,11 @@ export class RunStore {
   }
 
   /** Records a run the editor started (before its first notification). */
-  start(runId: string, sessionId: string, prompt?: string, context?: RunContext): RunView {
+  start(runId: string, sessionId: string, prompt?: string, context?: RunContext, attached?: string[]): RunView {
     const run = this.ensure(runId, sessionId);
     if (prompt !== undefined) run.prompt = prompt;
     if (context !== undefined) run.context = context;
+    if (attached?.length) run.attached = attached;
     this.emit(run);
     return run;
   }
@@ -252,15 +256,11 @@ export class RunStore {
         break;
       case Method.inputRequest: {
         const r = params as InputRequest;
-        if (!run.requests[r.requestId]) run.timeline.push({ type: 'request', requestId: r.requestId });
-        run.requests[r.requestId] = {
-          requestId: r.requestId,
-          kind: r.kind,
-          title: r.title,
-          message: r.message,
-          command: r.command,
-          cwd: r.cwd,
-        };
+        const linked = r.toolCallId ? run.tools[r.toolCallId] : undefined;
+        if (linked) linked.requestId = r.requestId;
+        else if (!run.requests[r.requestId]) run.timeline.push({ type: 'request', requestId: r.requestId });
+        const { runId: _r, sessionId: _s, seq: _q, ...fields } = r;
+        run.requests[r.requestId] = { ...run.requests[r.requestId], ...fields };
         run.activity = 'Waiting for your input';
         break;
       }
@@ -331,7 +331,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
         input: u.input,
         locations: u.locations,
       };
-      run.activity = u.title ?? 'Calling a tool';
+      run.activity = activityOf(run.tools[id]);
       break;
     }
     case 'tool_call_update': {
@@ -355,7 +355,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.exitCode !== undefined) t.exitCode = u.exitCode;
       if (u.durationMs !== undefined) t.durationMs = u.durationMs;
       if (u.files !== undefined) t.files = u.files;
-      if (u.status === 'in_progress') run.activity = t.title;
+      if (u.status === 'in_progress') run.activity = activityOf(t);
       break;
     }
     case 'usage':
@@ -369,6 +369,13 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.stopReason) run.stopReason = u.stopReason;
       break;
   }
+}
+
+/** What a run is doing while a call runs; a command line is not repeated (its row shows it). */
+function activityOf(t: ToolCallView): string {
+  if (t.toolKind === 'execute') return 'Running a command…';
+  if (t.title === 'Ask the user') return 'Asking you…';
+  return `${t.title.charAt(0).toUpperCase()}${t.title.slice(1)}…`;
 }
 
 /** The text of the final answer when the model did not stream it. */

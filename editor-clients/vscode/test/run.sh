@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The VS Code client's test command: unit tests (node:test) and the end-to-end test in a real
 # VS Code (code-server + Debian's Chromium + playwright-core) against the real agentd binary and
-# the scripted fake model. Installs what it needs; assumes `chromium` and `ripgrep` are
-# apt-installed and `go` is on the PATH. Exits non-zero on any failure.
+# the scripted fake model. Installs what it needs (Debian's chromium and ripgrep, the npm
+# packages, code-server into .e2e-cache/); expects node 20 and go on the PATH. Exits non-zero on
+# any failure.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -19,8 +20,18 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 die() { echo "run.sh: $*" >&2; exit 1; }
 
 for tool in node npm go; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-[ -x "$CHROMIUM" ] || die "chromium not found (apt-get install -y chromium)"
-command -v rg >/dev/null || die "ripgrep not found (apt-get install -y ripgrep)"
+
+need=()
+[ -x "$CHROMIUM" ] || need+=(chromium)
+command -v rg >/dev/null || need+=(ripgrep)
+if ((${#need[@]})); then
+  step "apt-get install ${need[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null ||
+    die "could not install ${need[*]}"
+  CHROMIUM="$(command -v chromium || echo /usr/bin/chromium)"
+fi
 
 step "npm dependencies"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -39,11 +50,15 @@ tail -1 test/artifacts/package.log
 
 status=0
 step "unit tests"
-node --test --test-reporter=tap test/unit/*.test.mjs || status=1
+t0=$SECONDS
+node --test test/unit/*.test.mjs || status=1
+echo "unit tests: $((SECONDS - t0)) s"
 
 step "end-to-end test (code-server + chromium)"
+t0=$SECONDS
 AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" \
-  node --test --test-reporter=tap test/e2e/e2e.test.mjs || status=1
+  node --test test/e2e/e2e.test.mjs || status=1
+echo "end-to-end: $((SECONDS - t0)) s"
 
 step "done: $([ $status = 0 ] && echo PASS || echo FAIL); screenshots in test/artifacts/e2e/"
 exit $status

@@ -62,6 +62,7 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
   const home = path.join(T, 'home');
   for (const d of [ws, ext, path.join(ud, 'User'), state, home]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(ws, 'README.md'), '# demo workspace\n\nA tiny workspace for the agentd e2e test.\n');
+  fs.writeFileSync(path.join(ws, 'broken.json'), '{"name": "demo",\n  "port": }\n');
   fs.writeFileSync(path.join(ws, 'cart.go'), 'package cart\n\n// Total sums the cart.\nfunc Total(prices []int) int {\n\tt := 0\n\tfor _, p := range prices {\n\t\tt += p\n\t}\n\treturn t\n}\n');
 
   const cleanups = [];
@@ -134,7 +135,8 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
     executablePath: chromium,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // The clipboard lets the extension read the terminal's selection, as a user allows it in a browser.
+  const page = await browser.newPage({ viewport: { width: 1600, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   page.setDefaultTimeout(30000);
   await page.goto(`${addr}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const cfg = require('../../out/config.js');
-const { decisionsOf } = require('../../out/protocol.js');
 
 test('daemon command: the setting, else agentd on the PATH', () => {
   assert.deepEqual(cfg.daemonCommand({ daemonPath: '' }), { command: 'agentd', args: ['serve'] });
@@ -24,10 +23,4 @@ test('the API key goes only into initializationOptions, never the environment', 
 
 test('empty settings send no model options; an unknown policy is left out', () => {
   assert.deepEqual(cfg.initializationOptions({ approvalPolicy: 'yolo' }), {});
-});
-
-test('decisions: the offered ones, in order, with the labels users see', () => {
-  const d = decisionsOf({ options: [{ optionId: 'allow_once', label: 'x' }, { optionId: 'reject_once', label: 'y' }] });
-  assert.deepEqual(d, [{ decision: 'allow_once', label: 'Allow' }, { decision: 'reject_once', label: 'Reject' }]);
-  assert.equal(decisionsOf({}).length, 5);
 });

@@ -83,3 +83,33 @@ test('gives up after repeated crashes', async () => {
   assert.equal(c.state, 'failed');
   assert.ok(states.filter((s) => s === 'restarting').length >= 2);
 });
+
+test('the controller over a real pipe: sessions, a question answered, a write rejected with a reason', async () => {
+  const { AgentController } = require('../../out/agent.js');
+  const { RunStore } = require('../../out/runStore.js');
+  const { RequestBook, answerFor } = require('../../out/requests.js');
+  const { c, received } = client();
+  const book = new RequestBook((a) => c.request(a.method, a.params));
+  const ctl = new AgentController(c, new RunStore(), book);
+  c.onNotification((m, p) => ctl.handleNotification(m, p));
+  await c.start();
+  await ctl.reconnected();
+  assert.deepEqual(await ctl.sessions(), []);
+  const run = await ctl.run({ prompt: 'ask' });
+  await until(() => book.size === 1);
+  await book.answer(answerFor(book.list()[0].req, { type: 'reply', requestId: book.list()[0].req.requestId, text: 'Ada' }));
+  await until(() => ctl.store.get(run.runId).state === 'completed');
+  assert.equal(book.answerOf(`q_${run.runId}`), 'Ada');
+  ctl.newSession();
+  const w = await ctl.run({ prompt: 'write' });
+  await until(() => book.size === 1);
+  const req = book.list()[0].req;
+  assert.equal(typeof answerFor(req, { type: 'reply', requestId: req.requestId, text: 'x' }), 'string', 'a reply to a write is refused before it is sent');
+  await book.answer(answerFor(req, { type: 'confirm', requestId: req.requestId, decision: 'reject_once', reason: 'not now' }));
+  await until(() => ctl.store.get(w.runId).state === 'completed');
+  assert.equal(ctl.store.get(w.runId).requests[req.requestId].outcome, 'reject_once');
+  assert.equal((await ctl.sessions()).length, 2);
+  const sent = received().filter((m) => m.method === 'agent/confirm' || m.method === 'agent/sessions');
+  assert.deepEqual(sent.map((m) => m.params), [{}, { requestId: req.requestId, decision: 'reject_once', reason: 'not now' }, {}]);
+  await c.stop();
+});

@@ -20,26 +20,26 @@ function run() {
 }
 
 test('renders prompt, markdown answer, plan, tool calls, files and usage', () => {
-  const html = renderConversation({ runs: [run()], pending: [], daemon: { state: 'ready' } });
+  const html = renderConversation({ runs: [run()], open: [], daemon: { state: 'ready' } });
   assert.match(html, /Explain &lt;cart&gt;/, 'the prompt is escaped');
-  assert.match(html, /Selection: cart\.go:3–9/);
+  assert.match(html, /<span class="chip">cart\.go:3–9<\/span>/);
   assert.match(html, /<strong>Total<\/strong>/, 'markdown is rendered');
   assert.match(html, /<code>prices<\/code>/);
   assert.doesNotMatch(html, /<script>/, 'raw HTML from the model is escaped');
   assert.match(html, /step-completed[^]*Read cart\.go/);
   assert.match(html, /step-in_progress[^]*Explain/);
-  assert.match(html, /tool-failed tool-error[^]*Write greeting\.txt[^]*rejected by the user/);
+  assert.match(html, /tool-failed tone-error[^]*Write greeting\.txt[^]*failed/);
   assert.match(html, /Files changed \(1\)/);
   assert.match(html, /<span class="add">\+hi<\/span>/);
-  assert.match(html, /100 \+ 20 = 120 tokens/);
-  assert.match(html, /run-state-completed/);
+  assert.match(html, /120 tokens/);
+  assert.match(html, /run-state-completed">done/);
 });
 
-test('pending requests of other runs get an Answer button', () => {
+test('requests of other sessions are answerable inline', () => {
   const req = { runId: 'r9', sessionId: 's9', seq: 1, requestId: 'q1', kind: 'question', title: 'Question', message: 'Which port?', createdAt: '', pendingCount: 1 };
-  const html = renderConversation({ runs: [], pending: [{ req, state: 'deferred' }], daemon: { state: 'restarting', detail: 'exited with code 2' } });
-  assert.match(html, /data-action="answer" data-request="q1"/);
-  assert.match(html, /agentd restarting: exited with code 2/);
+  const html = renderConversation({ runs: [], open: [{ req, sending: false }], daemon: { state: 'restarting', detail: 'exited with code 2' } });
+  assert.match(html, /Waiting for you in other sessions[^]*Which port\?[^]*data-field="q1-text"[^]*data-action="reply" data-request="q1"/);
+  assert.match(html, /agentd restarting…: exited with code 2/);
 });
 
 test('diff lines get classes', () => {
@@ -54,25 +54,96 @@ test('diff lines get classes', () => {
 test('a running command shows its streamed output, then the final output once', () => {
   const s = new RunStore();
   const u = (seq, update) => s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq, update });
-  const html = () => renderConversation({ runs: [s.get('r1')], pending: [], daemon: { state: 'ready' } });
+  const html = () => renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
   u(1, { kind: 'tool_call', toolCallId: 'c8', title: 'go test', toolKind: 'execute', status: 'pending', input: { command: 'go test' } });
   assert.doesNotMatch(html(), /data-live/, 'no output yet: not opened');
   u(2, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok <cart>\n' });
   u(3, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'ok tax\n' });
   let h = html();
-  assert.match(h, /<details class="tool tool-in_progress" data-id="r1-c8" data-live open>/, 'a streaming call is open');
-  assert.match(h, /Output \(running\)<\/div><pre class="tool-output tool-output-live" data-id="r1-c8-out">ok &lt;cart&gt;\nok tax\n<\/pre>/);
+  assert.match(h, /<details class="tool tool-in_progress tone-neutral" data-tool="r1-c8" data-id="r1-c8" data-live open>/, 'a streaming call is open');
+  assert.match(h, /<pre class="tool-output tool-output-live" data-id="r1-c8-out">ok &lt;cart&gt;\nok tax\n<\/pre>/);
   u(4, { kind: 'tool_call_update', toolCallId: 'c8', status: 'completed', output: 'ok <cart>\nok tax\nPASS\n', exitCode: 0 });
   h = html();
-  assert.doesNotMatch(h, /data-live|tool-output-live|Output \(running\)/);
-  assert.match(h, /Result<\/div><pre class="tool-output">ok &lt;cart&gt;\nok tax\nPASS\n<\/pre>/);
+  assert.doesNotMatch(h, /data-live|tool-output-live/);
+  assert.match(h, /<pre class="tool-output">ok &lt;cart&gt;\nok tax\nPASS\n<\/pre>/);
+  assert.equal(h.match(/go test/g).length, 1, 'the command line is shown once');
+  assert.match(h, /\$ go test<\/code> <span class="tool-status tone-ok">done<\/span> <span class="tool-facts">3 lines<\/span>/);
   assert.equal(h.match(/ok tax/g).length, 1, 'the output is shown once');
 });
 
 test('the live output says how much was cut off', () => {
   const s = new RunStore();
   s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'tool_call_update', toolCallId: 'c1', status: 'in_progress', outputDelta: 'x'.repeat(70000) } });
-  const h = renderConversation({ runs: [s.get('r1')], pending: [], daemon: { state: 'ready' } });
+  const h = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
   assert.match(h, /… 4,464 earlier characters not shown; the full output comes when the command ends/);
   assert.ok(h.length < 70000, 'only the kept tail is rendered');
+});
+
+const { RunStore: Store } = require('../../out/runStore.js');
+function flow() {
+  const s = new Store();
+  let seq = 0;
+  const n = (method, params) => s.apply(method, { runId: 'r1', sessionId: 's1', ...params, seq: ++seq });
+  return { s, n };
+}
+const reqOf = (r) => ({ runId: 'r1', sessionId: 's1', seq: 0, createdAt: '2026-01-01T00:00:00Z', pendingCount: 1, ...r });
+
+test('a command waiting for approval: in its tool row, the command line once, its folder and the rule', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'c1', title: 'touch ran.txt', toolKind: 'execute', status: 'pending', input: { command: 'touch ran.txt', cwd: '.' } } });
+  const req = reqOf({ requestId: 'q1', toolCallId: 'c1', kind: 'confirm_command', title: 'Run touch ran.txt', message: 'The agent wants to run a command.', command: 'touch ran.txt', cwd: '.', rule: 'mode ask: commands ask', options: [{ optionId: 'allow_once' }, { optionId: 'allow_session' }, { optionId: 'reject_once' }, { optionId: 'reject_always' }] });
+  n('agent/inputRequest', req);
+  const html = renderConversation({ runs: [s.get('r1')], open: [{ req, sending: false }], daemon: { state: 'ready' } });
+  assert.equal(html.match(/touch ran\.txt/g).length, 1, 'the command line once');
+  assert.match(html, /data-waiting open>/);
+  assert.match(html, /tone-waiting">waiting for you/);
+  assert.match(html, /Run this command\?[^]*in <code>\.<\/code> \(the workspace folder\)[^]*Asked because: mode ask: commands ask/);
+  assert.match(html, /data-decision="allow_once">Accept<[^]*data-decision="allow_session">Accept for this session<[^]*data-action="rejectForm"[^]*data-field="q1-reason"[^]*data-decision="reject_once">Reject<[^]*data-decision="reject_always">Always reject</);
+  // Rejected by the user: a decision, not a failure.
+  n('agent/inputResolved', { requestId: 'q1', outcome: 'reject_once', by: 'user' });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'c1', status: 'failed', isError: true, output: 'The user rejected this command (reject_once). Reason: no.' } });
+  const done = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(done, /tone-declined[^]*rejected by you/);
+  assert.doesNotMatch(done, /tone-error|>failed</);
+  assert.doesNotMatch(done, /The user rejected this command/, 'the message meant for the model is not shown');
+});
+
+test('questions and choices are answered inline; a cancelled one reads cancelled, not failed', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'a1', title: 'Ask the user', toolKind: 'other', status: 'pending', input: { question: 'Colour?' } } });
+  const choice = reqOf({ requestId: 'q1', toolCallId: 'a1', kind: 'choice', title: 'Question', message: 'Colour?', options: [{ optionId: '1', label: 'red' }, { optionId: '2', label: 'blue' }], allowOther: true });
+  n('agent/inputRequest', choice);
+  const q = reqOf({ requestId: 'q2', kind: 'question', title: 'Question', message: 'Name?' });
+  n('agent/inputRequest', q);
+  const html = renderConversation({ runs: [s.get('r1')], open: [{ req: choice, sending: false }, { req: q, sending: false }], daemon: { state: 'ready' } });
+  assert.doesNotMatch(html, /Ask the user/, 'the question is the row');
+  assert.match(html, /Colour\?[^]*data-action="choose" data-request="q1" data-option="1">red<[^]*data-option="2">blue<[^]*placeholder="Other: type your own answer"/);
+  assert.match(html, /Name\?[^]*data-field="q2-text"/);
+  assert.doesNotMatch(html, /Escape/);
+  n('agent/inputResolved', { requestId: 'q1', outcome: 'answered', by: 'user' });
+  n('agent/inputResolved', { requestId: 'q2', outcome: 'cancelled', by: 'cancel' });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'a1', status: 'completed' } });
+  const done = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' }, answers: { q1: 'blue' } });
+  assert.match(done, /Colour\?<\/span> <span class="request-outcome">— answered: blue/);
+  assert.match(done, /tone-neutral[^]*Name\?[^]*— cancelled/);
+  assert.doesNotMatch(done, /failed/);
+});
+
+test('a write waiting: diff link, inline diff, edit before accepting, and the edited note', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'w1', title: 'write greeting.txt', toolKind: 'edit', status: 'pending', input: { path: 'greeting.txt', content: 'hi' } } });
+  const req = reqOf({ requestId: 'q1', toolCallId: 'w1', kind: 'confirm_write', title: 'write greeting.txt', message: 'The agent wants to change 1 file(s).', rule: 'mode ask: writes ask', diff: [{ path: 'greeting.txt', status: 'added', diff: '--- /dev/null\n+++ b/greeting.txt\n@@ -0,0 +1 @@\n+hi\n', newText: 'hi\n' }] });
+  n('agent/inputRequest', req);
+  const html = renderConversation({ runs: [s.get('r1')], open: [{ req, sending: false }], daemon: { state: 'ready' }, edited: { q1: true } });
+  assert.match(html, /data-action="openDiff" data-request="q1" data-index="0">Open diff</);
+  assert.match(html, /data-action="edit" data-request="q1">Edit before accepting</);
+  assert.match(html, /<span class="add">\+hi<\/span>/);
+  assert.match(html, /You edited the proposed content/);
+  assert.match(html, /data-decision="allow_once">Accept my version</);
+  assert.doesNotMatch(html, /"content"/, 'no raw JSON arguments');
+});
+
+test('the session list shows title, time and a human state', () => {
+  const html = renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, sessions: { list: [{ sessionId: 's1', title: 'Fix <it>', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', state: 'requires_action' }] } });
+  assert.match(html, /data-action="openSession" data-session="s1"><span class="session-title">Fix &lt;it&gt;<\/span><span class="session-meta">[^<]+· waiting for you/);
 });

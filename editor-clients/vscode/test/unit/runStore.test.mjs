@@ -101,7 +101,7 @@ test('a running command\'s output pieces accumulate in order; the final output r
   assert.equal(t.status, 'in_progress');
   assert.equal(t.liveOutput, 'ok  \tshop/cart\t0.012s\nok  \tshop/tax\t0.020s\n');
   assert.equal(t.output, undefined);
-  assert.equal(s.get('r1').activity, 'go test ./...');
+  assert.equal(s.get('r1').activity, 'Running a command…', 'the command line is not repeated in the activity');
   assert.equal(s.apply(...upd(4, { kind: 'tool_call_update', toolCallId: 'c8', status: 'in_progress', outputDelta: 'tax\t0.020s\n' })).kind, 'duplicate');
   assert.equal(t.liveOutput, 'ok  \tshop/cart\t0.012s\nok  \tshop/tax\t0.020s\n', 'a duplicate piece is not appended twice');
 

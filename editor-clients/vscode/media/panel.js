@@ -1,0 +1,304 @@
+// The conversation panel's script (runs in the webview). The extension renders the conversation's
+// HTML; this swaps it in while keeping what the user is doing: text typed in answer fields, the
+// focused field and its caret, rows opened or closed, reject forms opened, the scroll position.
+// It posts back the prompt, the answers and the clicks. Nothing here talks to agentd.
+/* global acquireVsCodeApi */
+(function () {
+  const vscode = acquireVsCodeApi();
+  const $ = (id) => document.getElementById(id);
+  const conv = $('conversation');
+  const prompt = $('prompt');
+  const cancel = $('cancel');
+  const chips = $('chips');
+  const mentions = $('mentions');
+  const mode = $('mode');
+  const waiting = $('waiting');
+  const saved = vscode.getState() || {};
+  if (saved.draft) prompt.value = saved.draft;
+  const toggled = new Set(); // reject forms the user opened, by data-toggle id
+
+  const post = (m) => vscode.postMessage(m);
+  const saveDraft = () => vscode.setState({ draft: prompt.value });
+
+  // ---- the prompt box --------------------------------------------------------------------
+  function send() {
+    const text = prompt.value.trim();
+    if (!text) return;
+    post({ type: 'ask', text });
+    prompt.value = '';
+    saveDraft();
+    closeMentions();
+  }
+  $('send').addEventListener('click', send);
+  cancel.addEventListener('click', () => post({ type: 'cancel' }));
+  $('attach').addEventListener('click', () => post({ type: 'pickContext' }));
+  mode.addEventListener('change', () => post({ type: 'mode', value: mode.value }));
+  waiting.addEventListener('click', () => focusRequest());
+  chips.addEventListener('click', (e) => {
+    const b = e.target.closest('[data-detach]');
+    if (b) post({ type: 'detach', key: b.dataset.detach });
+  });
+
+  // ---- @ mentions ---------------------------------------------------------------------------
+  let mention = null; // { start, query }
+  let items = [];
+  let active = 0;
+  function mentionAtCaret() {
+    const before = prompt.value.slice(0, prompt.selectionStart);
+    const m = /(^|\s)@([^\s@`]*)$/.exec(before);
+    return m ? { start: prompt.selectionStart - m[2].length - 1, query: m[2] } : null;
+  }
+  function closeMentions() {
+    mention = null;
+    items = [];
+    mentions.hidden = true;
+    mentions.innerHTML = '';
+  }
+  function showMentions() {
+    if (!mention || !items.length) {
+      mentions.hidden = true;
+      return;
+    }
+    mentions.innerHTML = items
+      .map((p, i) => `<div class="mention${i === active ? ' active' : ''}" role="option" data-index="${i}">${escapeHtml(p)}</div>`)
+      .join('');
+    mentions.hidden = false;
+  }
+  function acceptMention(i) {
+    const p = items[i];
+    if (!mention || p === undefined) return;
+    const end = mention.start + 1 + mention.query.length;
+    const insert = `@${p}${p.endsWith('/') ? '' : ' '}`;
+    prompt.value = prompt.value.slice(0, mention.start) + insert + prompt.value.slice(end);
+    const caret = mention.start + insert.length;
+    prompt.setSelectionRange(caret, caret);
+    closeMentions();
+    saveDraft();
+    prompt.focus();
+  }
+  prompt.addEventListener('input', () => {
+    saveDraft();
+    mention = mentionAtCaret();
+    if (mention) post({ type: 'mention', query: mention.query });
+    else closeMentions();
+  });
+  mentions.addEventListener('mousedown', (e) => {
+    const row = e.target.closest('[data-index]');
+    if (!row) return;
+    e.preventDefault();
+    acceptMention(Number(row.dataset.index));
+  });
+  prompt.addEventListener('keydown', (e) => {
+    if (!mentions.hidden && items.length) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        active = (active + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length;
+        showMentions();
+        return;
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        acceptMention(active);
+        return;
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        closeMentions();
+        return;
+      }
+    }
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      send();
+    }
+  });
+
+  // ---- answering requests ----------------------------------------------------------------
+  function requestEl(id) {
+    return conv.querySelector(`.request[data-request="${CSS.escape(id)}"]`);
+  }
+  function fieldOf(id, name) {
+    return conv.querySelector(`[data-field="${CSS.escape(`${id}-${name}`)}"]`);
+  }
+  function disable(id) {
+    const el = requestEl(id);
+    if (el) el.querySelectorAll('button, input').forEach((x) => (x.disabled = true));
+  }
+  function act(b) {
+    const id = b.dataset.request;
+    switch (b.dataset.action) {
+      case 'reply': {
+        const f = fieldOf(id, 'text');
+        if (!f || (!f.value.trim() && f.type !== 'password') || f.value === '') {
+          f && f.focus();
+          return;
+        }
+        post({ type: 'reply', requestId: id, text: f.value });
+        disable(id);
+        return;
+      }
+      case 'choose':
+        post({ type: 'reply', requestId: id, optionId: b.dataset.option });
+        disable(id);
+        return;
+      case 'replyMany': {
+        const el = requestEl(id);
+        const answers = [...el.querySelectorAll('input[type=checkbox][data-option]')].filter((c) => c.checked).map((c) => c.dataset.option);
+        if (!answers.length) return;
+        post({ type: 'reply', requestId: id, answers });
+        disable(id);
+        return;
+      }
+      case 'confirm':
+        post({ type: 'confirm', requestId: id, decision: b.dataset.decision });
+        disable(id);
+        return;
+      case 'rejectForm': {
+        const key = `${id}-reject`;
+        const form = conv.querySelector(`[data-toggle="${CSS.escape(key)}"]`);
+        if (!form) return;
+        form.hidden = !form.hidden;
+        if (form.hidden) toggled.delete(key);
+        else {
+          toggled.add(key);
+          const r = form.querySelector('input');
+          if (r) r.focus();
+        }
+        return;
+      }
+      case 'reject': {
+        const f = fieldOf(id, 'reason');
+        post({ type: 'confirm', requestId: id, decision: b.dataset.decision, reason: f ? f.value : '' });
+        disable(id);
+        return;
+      }
+      case 'openDiff':
+        post({ type: 'openDiff', requestId: id, index: Number(b.dataset.index || 0) });
+        return;
+      case 'edit':
+        post({ type: 'edit', requestId: id });
+        return;
+      case 'openSession':
+        post({ type: 'openSession', sessionId: b.dataset.session });
+        return;
+      case 'newSession':
+      case 'closeSessions':
+        post({ type: b.dataset.action });
+        return;
+    }
+  }
+  conv.addEventListener('click', (e) => {
+    const b = e.target.closest('[data-action]');
+    if (b && !b.disabled) act(b);
+  });
+  conv.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.shiftKey) return;
+    const t = e.target;
+    if (t.matches('input.answer-text')) {
+      e.preventDefault();
+      act({ dataset: { action: 'reply', request: t.dataset.request } });
+    } else if (t.matches('input.reason')) {
+      e.preventDefault();
+      act({ dataset: { action: 'reject', request: t.dataset.request, decision: 'reject_once' } });
+    }
+  });
+
+  /** Scrolls to an open request (the given one, or the oldest) and puts the caret in it. */
+  function focusRequest(id) {
+    const el = id ? requestEl(id) : conv.querySelector('.request-open');
+    if (!el) return false;
+    el.scrollIntoView({ block: 'center' });
+    const field = el.querySelector('input:not([disabled]), button:not([disabled])');
+    (field || el).focus();
+    el.classList.add('flash');
+    setTimeout(() => el.classList.remove('flash'), 800);
+    return true;
+  }
+
+  // ---- rendering -----------------------------------------------------------------------------
+  function render(m) {
+    const atBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 40;
+    const open = new Set();
+    const closed = new Set();
+    const live = new Set();
+    conv.querySelectorAll('details[data-id]').forEach((d) => {
+      (d.open ? open : closed).add(d.dataset.id);
+      if ('live' in d.dataset || 'waiting' in d.dataset) live.add(d.dataset.id);
+    });
+    const values = new Map();
+    conv.querySelectorAll('[data-field]').forEach((f) => values.set(f.dataset.field, f.type === 'checkbox' ? f.checked : f.value));
+    const focused = document.activeElement && conv.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = focused && focused.dataset.field;
+    const caret = focused && typeof focused.selectionStart === 'number' ? [focused.selectionStart, focused.selectionEnd] : null;
+    const outScroll = new Map();
+    conv.querySelectorAll('pre.tool-output-live[data-id]').forEach((p) => {
+      outScroll.set(p.dataset.id, p.scrollHeight - p.scrollTop - p.clientHeight < 20 ? -1 : p.scrollTop);
+    });
+    const scrollTop = conv.scrollTop;
+
+    conv.innerHTML = m.html;
+
+    conv.querySelectorAll('details[data-id]').forEach((d) => {
+      // A row that just started streaming or waiting opens (the markup says so); after that the
+      // user's choice wins.
+      const fresh = ('live' in d.dataset || 'waiting' in d.dataset) && !live.has(d.dataset.id);
+      if (fresh) return;
+      if (open.has(d.dataset.id)) d.open = true;
+      else if (closed.has(d.dataset.id)) d.open = false;
+    });
+    conv.querySelectorAll('[data-field]').forEach((f) => {
+      if (!values.has(f.dataset.field)) return;
+      const v = values.get(f.dataset.field);
+      if (f.type === 'checkbox') f.checked = v;
+      else f.value = v;
+    });
+    conv.querySelectorAll('[data-toggle]').forEach((f) => (f.hidden = !toggled.has(f.dataset.toggle)));
+    if (focusKey) {
+      const f = conv.querySelector(`[data-field="${CSS.escape(focusKey)}"]`);
+      if (f) {
+        f.focus();
+        if (caret) f.setSelectionRange(caret[0], caret[1]);
+      }
+    }
+    conv.querySelectorAll('pre.tool-output-live[data-id]').forEach((p) => {
+      const top = outScroll.get(p.dataset.id);
+      p.scrollTop = top === undefined || top < 0 ? p.scrollHeight : top;
+    });
+    conv.scrollTop = atBottom ? conv.scrollHeight : scrollTop;
+
+    cancel.disabled = !m.busy;
+    chips.innerHTML = (m.chips || [])
+      .map((c) => `<span class="chip">${escapeHtml(c.label)} <button class="chip-x" data-detach="${escapeHtml(c.key)}" title="Remove" aria-label="Remove ${escapeHtml(c.label)}">×</button></span>`)
+      .join('');
+    if (mode.options.length !== (m.modes || []).length) {
+      mode.innerHTML = (m.modes || []).map((x) => `<option value="${escapeHtml(x.value)}">${escapeHtml(x.label)}</option>`).join('');
+    }
+    if (m.mode) mode.value = m.mode;
+    waiting.hidden = !m.waiting;
+    waiting.textContent = m.waiting ? `${m.waiting} waiting for you` : '';
+  }
+
+  window.addEventListener('message', (e) => {
+    const m = e.data;
+    if (m.type === 'render') render(m);
+    else if (m.type === 'mentions') {
+      if (!mention || m.query !== mention.query) return;
+      items = m.items || [];
+      active = 0;
+      showMentions();
+    } else if (m.type === 'setPrompt') {
+      // The run could not start: the text comes back, nothing typed is lost.
+      if (!prompt.value.trim()) prompt.value = m.text;
+      saveDraft();
+    } else if (m.type === 'focus') {
+      if (m.target === 'request' && focusRequest(m.requestId)) return;
+      prompt.focus();
+    }
+  });
+
+  function escapeHtml(s) {
+    return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+  }
+
+  post({ type: 'ready' });
+})();

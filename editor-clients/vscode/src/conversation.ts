@@ -1,0 +1,234 @@
+// The conversation as the user works with it: what the panel shows, and what its messages do —
+// asking (with the composer's context and mode), answering requests inline, opening a write's
+// diff or editing it, the session list. The panel survives "Reload Window": what it showed is kept
+// in the workspace state and replayed from the daemon when the window comes back.
+
+import * as vscode from 'vscode';
+import { AgentController, PanelSnapshot } from './agent';
+import { Composer, attachmentLabel, buildRun, matchPaths, mentionsIn } from './context';
+import { WorkspacePaths } from './contextPicker';
+import { ConversationPanel, PanelMessage, PanelView } from './panel';
+import { ApprovalPolicy, ErrorCode, POLICIES, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
+import { PanelAnswer, RequestBook, answerFor } from './requests';
+import { ProposedWrites } from './writes';
+
+const SNAPSHOT_KEY = 'agentd.panel';
+
+const MODE_LABELS: Record<ApprovalPolicy, string> = {
+  'read-only': 'Read only',
+  ask: 'Ask before changes',
+  'auto-edit': 'Auto-accept edits',
+  'full-auto': 'Full auto',
+};
+
+export interface ConversationDeps {
+  controller: AgentController;
+  requests: RequestBook;
+  writes: ProposedWrites;
+  paths: WorkspacePaths;
+  composer: Composer;
+  memento: vscode.Memento;
+  daemonState: () => { state: string; detail?: string };
+  defaultMode: () => ApprovalPolicy | undefined;
+  log: (line: string) => void;
+}
+
+export class Conversation {
+  panel?: ConversationPanel;
+  private sessions?: { list?: SessionInfo[]; error?: string };
+
+  constructor(private readonly d: ConversationDeps) {}
+
+  /** Brings back what the panel showed before the window reloaded. */
+  restore(): void {
+    this.d.controller.restore(this.d.memento.get<PanelSnapshot>(SNAPSHOT_KEY));
+  }
+
+  private saved = '';
+
+  /** Keeps the snapshot current; written only when the runs shown change, not on every chunk. */
+  private save(): void {
+    const snap = this.d.controller.snapshot();
+    const json = JSON.stringify(snap);
+    if (json === this.saved) return;
+    this.saved = json;
+    void this.d.memento.update(SNAPSHOT_KEY, snap);
+  }
+
+  view(): PanelView {
+    const { controller, requests, composer, writes } = this.d;
+    const runs = controller.currentRuns();
+    const answers: Record<string, string> = {};
+    for (const r of runs) for (const id of Object.keys(r.requests)) {
+      const a = requests.answerOf(id);
+      if (a !== undefined) answers[id] = a;
+    }
+    return {
+      sessionId: controller.currentSessionId,
+      runs,
+      open: requests.list(),
+      daemon: this.d.daemonState(),
+      answers,
+      edited: writes.editedIds(),
+      sessions: this.sessions,
+      busy: runs.some((r) => !TERMINAL_STATES.has(r.state)),
+      chips: composer.chips(),
+      mode: this.mode(),
+      modes: POLICIES.map((p) => ({ value: p, label: MODE_LABELS[p] })),
+    };
+  }
+
+  mode(): ApprovalPolicy {
+    const m = this.d.composer.mode as ApprovalPolicy | undefined;
+    return m && POLICIES.includes(m) ? m : (this.d.defaultMode() ?? 'ask');
+  }
+
+  readonly handle = (m: PanelMessage): void => {
+    switch (m.type) {
+      case 'ask':
+        void this.ask(m.text);
+        break;
+      case 'cancel':
+        void vscode.commands.executeCommand('agentd.cancel');
+        break;
+      case 'reply':
+      case 'confirm':
+        void this.answer(m);
+        break;
+      case 'openDiff':
+      case 'edit': {
+        const open = this.d.requests.get(m.requestId);
+        if (open) void this.d.writes.open(open.req, m.type === 'openDiff' ? (m.index ?? 0) : 0, m.type === 'edit');
+        break;
+      }
+      case 'sessions':
+        void this.showSessions();
+        break;
+      case 'closeSessions':
+        this.sessions = undefined;
+        this.update();
+        break;
+      case 'openSession':
+        void this.openSession(m.sessionId);
+        break;
+      case 'newSession':
+        this.newSession();
+        break;
+      case 'pickContext':
+        void vscode.commands.executeCommand('agentd.addContext');
+        break;
+      case 'detach':
+        this.d.composer.detach(m.key);
+        break;
+      case 'mention':
+        void this.mentions(m.query);
+        break;
+      case 'mode':
+        this.d.composer.setMode(m.value);
+        break;
+    }
+  };
+
+  update(): void {
+    this.panel?.update();
+  }
+
+  /** Starts a run with the prompt box's text, the attached context and `@` mentions. */
+  async ask(text: string): Promise<void> {
+    const { controller, composer, paths } = this.d;
+    const taken = composer.take();
+    let mentioned: ReturnType<typeof mentionsIn> = [];
+    try {
+      const { files, folders } = await paths.all();
+      const f = new Set(files);
+      const dirs = new Set(folders);
+      mentioned = mentionsIn(text, (p) => (f.has(p) ? 'file' : dirs.has(p.endsWith('/') ? p : `${p}/`) ? 'folder' : undefined));
+    } catch (e) {
+      this.d.log(`mentions: ${e}`);
+    }
+    const { prompt, context } = buildRun(text, taken, mentioned);
+    await this.panel?.reveal();
+    try {
+      const res = await controller.run({ prompt, context, approvalPolicy: this.mode() }, { prompt: text, attached: [...taken, ...mentioned].map(attachmentLabel) });
+      this.d.log(`agent/run → ${res.runId} in ${res.sessionId}`);
+      this.sessions = undefined;
+      this.save();
+      this.update();
+    } catch (e) {
+      composer.restore(taken);
+      this.panel?.post({ type: 'setPrompt', text });
+      await this.runFailed(e, text);
+    }
+  }
+
+  private async runFailed(e: unknown, text: string): Promise<void> {
+    const code = errorCode(e);
+    const message = e instanceof Error ? e.message : String(e);
+    if (code === ErrorCode.NoModel) {
+      const a = await vscode.window.showErrorMessage(`agentd: ${message}`, 'Open Settings', 'Set API Key');
+      if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.model');
+      if (a === 'Set API Key') void vscode.commands.executeCommand('agentd.setApiKey');
+    } else if (code === ErrorCode.SessionBusy) {
+      const a = await vscode.window.showWarningMessage('agentd: this session still has a run going. Cancel it, or ask in a new session.', 'Ask in a New Session');
+      if (a) {
+        this.newSession();
+        await this.ask(text);
+      }
+    } else {
+      void vscode.window.showErrorMessage(`agentd: could not start the run: ${message}`);
+    }
+  }
+
+  /** Answers a request from the panel; a write's edited proposal goes along. */
+  async answer(m: PanelAnswer): Promise<void> {
+    const open = this.d.requests.get(m.requestId);
+    if (!open) return;
+    const edited = m.type === 'confirm' && open.req.kind === 'confirm_write' ? await this.d.writes.editedContent(m.requestId) : undefined;
+    const a = answerFor(open.req, m, edited);
+    if (typeof a === 'string') {
+      this.d.requests.setError(m.requestId, a);
+      return;
+    }
+    this.d.log(`${a.method} ${m.requestId}${'decision' in a.params ? ` ${a.params.decision}${a.params.editedContent !== undefined ? ' (edited)' : ''}` : ''}`);
+    await this.d.requests.answer(a);
+  }
+
+  async showSessions(): Promise<void> {
+    this.sessions = {};
+    this.update();
+    await this.panel?.reveal();
+    try {
+      this.sessions = { list: await this.d.controller.sessions() };
+    } catch (e) {
+      this.sessions = { error: `Could not list the sessions: ${e instanceof Error ? e.message : e}` };
+    }
+    this.update();
+  }
+
+  async openSession(sessionId: string): Promise<void> {
+    const s = this.sessions?.list?.find((x) => x.sessionId === sessionId);
+    if (!s) return;
+    this.sessions = undefined;
+    await this.d.controller.openSession(s);
+    this.save();
+    this.update();
+  }
+
+  newSession(): void {
+    this.d.controller.newSession();
+    this.sessions = undefined;
+    this.save();
+    this.update();
+    void this.panel?.focus({ target: 'prompt' });
+  }
+
+  /** Called when a run of the current session changed: keeps the snapshot current. */
+  runChanged(): void {
+    this.save();
+  }
+
+  private async mentions(query: string): Promise<void> {
+    const { files, folders } = await this.d.paths.all();
+    this.panel?.post({ type: 'mentions', query, items: matchPaths([...files, ...folders], query) });
+  }
+}

@@ -1,0 +1,63 @@
+// The status bar item: mirrors the panel (how many requests wait, whether a run is working) in
+// human words, and a click goes to the panel — to the oldest open request when one waits.
+
+import * as vscode from 'vscode';
+import { IndexProgress } from './agent';
+import { StatusInput, requestKindName, statusText } from './words';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+
+  constructor() {
+    this.item.name = 'agentd';
+  }
+
+  update(s: StatusInput & { detail?: string; kinds: string[]; activeRuns: number }): void {
+    const { icon, text, severity } = statusText(s);
+    const parts = [`${icon} ${text}`];
+    if (s.index?.active) parts.push(`$(database) index ${s.index.percentage !== undefined ? `${Math.round(s.index.percentage)}%` : '…'}`);
+    this.item.text = parts.join('  ');
+    const tip = new vscode.MarkdownString();
+    tip.appendMarkdown(`**agentd**: ${text.replace(/^agentd: /, '')}${s.detail ? ` — ${s.detail}` : ''}\n\n`);
+    if (s.waiting) {
+      const counts = new Map<string, number>();
+      for (const k of s.kinds) counts.set(requestKindName(k), (counts.get(requestKindName(k)) ?? 0) + 1);
+      tip.appendMarkdown(`Waiting for you: ${[...counts].map(([k, n]) => `${n} ${k}${n > 1 ? 's' : ''}`).join(', ')}. Click to answer in the panel.\n\n`);
+    }
+    tip.appendMarkdown(`Runs going: ${s.activeRuns}`);
+    this.item.tooltip = tip;
+    this.item.command = s.waiting > 0 ? 'agentd.focusRequest' : 'agentd.showPanel';
+    this.item.backgroundColor =
+      severity === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.show();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+/** Indexing progress in the status bar area (never a notification over the editor). */
+export class IndexProgressView {
+  private reportTo?: (p: IndexProgress) => void;
+
+  report(p: IndexProgress): void {
+    if (this.reportTo || !p.active) {
+      this.reportTo?.(p);
+      return;
+    }
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'agentd index' }, (progress) =>
+      new Promise<void>((resolve) => {
+        this.reportTo = (q) => {
+          if (!q.active) {
+            this.reportTo = undefined;
+            resolve();
+            return;
+          }
+          progress.report({ message: `${q.message ?? q.title ?? 'indexing'}${q.percentage !== undefined ? ` (${Math.round(q.percentage)}%)` : ''}` });
+        };
+        this.reportTo(p);
+      }),
+    );
+  }
+}

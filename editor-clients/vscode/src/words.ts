@@ -1,0 +1,132 @@
+// What the user reads: the protocol's words (states, outcomes, decisions, stop reasons, tool
+// kinds) turned into human ones. No vscode import. A raw protocol word never reaches the screen:
+// an unknown one is made readable (underscores become spaces) rather than shown as is.
+
+import { Decision, DECISIONS, InputRequest, TERMINAL_STATES } from './protocol';
+
+/** A run's state as the status bar and the panel say it. */
+const RUN_STATE_NAMES: Record<string, string> = {
+  running: 'working',
+  requires_action: 'waiting for you',
+  paused: 'paused',
+  completed: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+export function runStateName(state: string): string {
+  return RUN_STATE_NAMES[state] ?? readable(state);
+}
+
+/** Why a run stopped, when it is worth saying (end_turn and cancelled are not). */
+const STOP_REASONS: Record<string, string> = {
+  max_steps: 'stopped at the step limit',
+  repetition: 'stopped: the same call kept repeating',
+  tool_errors: 'stopped: too many tool errors in a row',
+  error: '',
+  end_turn: '',
+  cancelled: '',
+};
+
+export function stopReasonText(reason: string | undefined): string {
+  if (!reason) return '';
+  return STOP_REASONS[reason] ?? readable(reason);
+}
+
+/** The decisions as buttons say them. */
+export const DECISION_LABELS: Record<Decision, string> = {
+  allow_once: 'Accept',
+  allow_session: 'Accept for this session',
+  allow_always: 'Always accept',
+  reject_once: 'Reject',
+  reject_always: 'Always reject',
+};
+
+export function isAllow(decision: string): boolean {
+  return decision.startsWith('allow_');
+}
+
+/** The decisions a confirmation offers: its options when it has any, else all of them. */
+export function decisionsOf(req: Pick<InputRequest, 'options'>): { decision: Decision; label: string }[] {
+  const offered = (req.options ?? []).map((o) => o.optionId).filter((id): id is Decision => (DECISIONS as readonly string[]).includes(id));
+  const list = offered.length > 0 ? offered : [...DECISIONS];
+  return list.map((decision) => ({ decision, label: DECISION_LABELS[decision] }));
+}
+
+/**
+ * How a request ended, as a decision rather than a failure. `tone` says how to render it:
+ * `ok` (accepted, answered), `declined` (the user said no), `neutral` (cancelled, timed out).
+ */
+export function outcomeText(outcome: string, by?: string, kind?: string): { text: string; tone: 'ok' | 'declined' | 'neutral' } {
+  const confirm = kind === 'confirm_write' || kind === 'confirm_command';
+  const byRule = by === 'policy';
+  switch (outcome) {
+    case 'answered':
+      return { text: 'answered', tone: 'ok' };
+    case 'allow_once':
+      return { text: byRule ? 'accepted by a rule' : 'accepted', tone: 'ok' };
+    case 'allow_session':
+      return { text: byRule ? 'accepted by a rule' : 'accepted for this session', tone: 'ok' };
+    case 'allow_always':
+      return { text: byRule ? 'accepted by a rule' : 'always accepted', tone: 'ok' };
+    case 'reject_once':
+      return { text: byRule ? 'rejected by a rule' : 'rejected by you', tone: 'declined' };
+    case 'reject_always':
+      return { text: byRule ? 'rejected by a rule' : 'always rejected', tone: 'declined' };
+    case 'timeout':
+      return { text: confirm ? 'not approved in time' : 'not answered in time', tone: 'neutral' };
+    case 'cancelled':
+      return { text: 'cancelled', tone: 'neutral' };
+    default:
+      return { text: readable(outcome), tone: 'neutral' };
+  }
+}
+
+/** What a request asks, in a word, for lists and the status bar. */
+export function requestKindName(kind: string): string {
+  switch (kind) {
+    case 'question':
+      return 'question';
+    case 'choice':
+      return 'choice';
+    case 'secret':
+      return 'secret';
+    case 'confirm_write':
+      return 'change to approve';
+    case 'confirm_command':
+      return 'command to approve';
+    default:
+      return 'request';
+  }
+}
+
+/** The status bar's words for the daemon and the runs; never a raw state name. */
+export interface StatusInput {
+  daemon: string;
+  waiting: number;
+  running: boolean;
+  paused: boolean;
+  lastState?: string;
+  index?: { active: boolean; percentage?: number };
+}
+
+export function statusText(s: StatusInput): { icon: string; text: string; severity: 'normal' | 'warning' | 'error' } {
+  if (s.daemon === 'failed') return { icon: '$(error)', text: 'agentd: not running', severity: 'error' };
+  if (s.daemon === 'stopped') return { icon: '$(circle-slash)', text: 'agentd: stopped', severity: 'normal' };
+  if (s.daemon !== 'ready') return { icon: '$(loading~spin)', text: s.daemon === 'restarting' ? 'agentd: restarting' : 'agentd: starting', severity: 'normal' };
+  if (s.waiting > 0) return { icon: '$(bell-dot)', text: `agentd: ${s.waiting} waiting for you`, severity: 'warning' };
+  if (s.running) return { icon: '$(loading~spin)', text: 'agentd: working', severity: 'normal' };
+  if (s.paused) return { icon: '$(debug-pause)', text: 'agentd: paused', severity: 'normal' };
+  if (s.lastState && TERMINAL_STATES.has(s.lastState)) return { icon: '$(hubot)', text: `agentd: ${runStateName(s.lastState)}`, severity: 'normal' };
+  return { icon: '$(hubot)', text: 'agentd: ready', severity: 'normal' };
+}
+
+/** Makes an unknown protocol word readable. */
+export function readable(word: string): string {
+  return word.replace(/_/g, ' ');
+}
+
+/** "1 line", "3 lines". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
