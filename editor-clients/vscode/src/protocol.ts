@@ -78,7 +78,7 @@ export type Decision = (typeof DECISIONS)[number];
 export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
 export type ApprovalPolicy = (typeof POLICIES)[number];
 
-export const UPDATE_KINDS = ['message_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;

@@ -59,6 +59,8 @@ export interface RequestView extends Partial<InputRequest> {
 
 export type TimelineItem =
   | { type: 'text'; text: string }
+  /** The model's streamed reasoning: shown folded, never sent back to it. */
+  | { type: 'thinking'; text: string }
   | { type: 'tool'; toolCallId: string }
   | { type: 'request'; requestId: string };
 
@@ -314,6 +316,13 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (last && last.type === 'text') last.text += u.text ?? '';
       else run.timeline.push({ type: 'text', text: u.text ?? '' });
       run.activity = 'Writing the answer…';
+      break;
+    }
+    case 'thought_chunk': {
+      const last = run.timeline[run.timeline.length - 1];
+      if (last && last.type === 'thinking') last.text += u.text ?? '';
+      else run.timeline.push({ type: 'thinking', text: u.text ?? '' });
+      run.activity = 'Thinking…';
       break;
     }
     case 'plan':

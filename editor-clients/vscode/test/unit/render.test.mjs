@@ -35,6 +35,18 @@ test('renders prompt, markdown answer, plan, tool calls, files and usage', () =>
   assert.match(html, /run-state-completed">done/);
 });
 
+test('the model\'s reasoning is folded apart from the answer, escaped', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Why?', undefined);
+  const u = (seq, update) => s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq, update });
+  u(1, { kind: 'thought_chunk', text: 'The test fails <because> ' });
+  u(2, { kind: 'thought_chunk', text: 'of x.' });
+  u(3, { kind: 'message_chunk', text: 'Fixed it.' });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<details class="thinking"><summary>Thinking<\/summary><div class="thinking-text">The test fails &lt;because&gt; of x\.<\/div><\/details>/);
+  assert.match(html, /Fixed it\./);
+});
+
 test('requests of other sessions are answerable inline', () => {
   const req = { runId: 'r9', sessionId: 's9', seq: 1, requestId: 'q1', kind: 'question', title: 'Question', message: 'Which port?', createdAt: '', pendingCount: 1 };
   const html = renderConversation({ runs: [], open: [{ req, sending: false }], daemon: { state: 'restarting', detail: 'exited with code 2' } });
