@@ -55,10 +55,16 @@ type terminal struct {
 
 func startTerminal(t *testing.T, model string, args ...string) (*terminal, string) {
 	t.Helper()
+	return startTerminalIn(t, model, t.TempDir(), args...)
+}
+
+// startTerminalIn is startTerminal with the state directory state.
+func startTerminalIn(t *testing.T, model, state string, args ...string) (*terminal, string) {
+	t.Helper()
 	root := t.TempDir()
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
-		"AGENTD_STATE_DIR="+t.TempDir(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
+		"AGENTD_STATE_DIR="+state, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
 	tty, err := pty.Start(cmd)
 	require.NoError(t, err)
 	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
@@ -153,6 +159,39 @@ func TestRunCtrlCCancels(t *testing.T) {
 	require.NoError(t, err)
 	term.waitFor("cancelled")
 	assert.Equal(t, exitCancelled, term.exitCode())
+}
+
+// TestRunAnswerNotSavedIsAskedAgain: the state directory stops taking
+// writes while a question waits; the answer is refused, the terminal says
+// why and asks again, and once the directory is writable the run goes on.
+func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
+	srv := startModel(t)
+	state := t.TempDir()
+	term, _ := startTerminalIn(t, srv.URL, state, "write a greeting")
+	term.waitFor("Whom should I greet?")
+	term.waitFor("> ")
+	out, err := exec.Command("chattr", "-R", "+i", state).CombinedOutput()
+	if err != nil {
+		t.Skipf("chattr is not available here: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("chattr", "-R", "-i", state).Run() })
+	term.typeLine("Ada")
+	term.waitFor("state not saved")
+	if !strings.Contains(term.screen(), "operation not permitted") {
+		t.Skip("chattr +i does not stop writes to open files on this file system")
+	}
+	require.NoError(t, exec.Command("chattr", "-R", "-i", state).Run())
+	for deadline := time.Now().Add(15 * time.Second); strings.Count(term.screen(), "Whom should I greet?") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the question was not asked again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	term.typeLine("Ada")
+	term.waitFor("Allow?")
+	term.typeLine("y")
+	term.waitFor("Wrote the greeting.")
+	assert.Equal(t, exitCompleted, term.exitCode())
 }
 
 func TestRunWithoutModelSaysHowToConfigure(t *testing.T) {
