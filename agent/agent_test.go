@@ -135,6 +135,14 @@ func TestEventLogToleratesTornLine(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, int64(2), evs[0].Seq)
 	assert.Equal(t, int64(3), st.lastSeq("r_1"))
+
+	// Opened again after the crash, the log ends the torn line, so the
+	// next event is a line of its own.
+	f, err = st.openEventLog("r_1")
+	require.NoError(t, err)
+	require.NoError(t, appendLine(f, Event{Seq: 4, Kind: EventUpdate, Params: json.RawMessage(`{}`)}))
+	f.Close()
+	assert.Equal(t, int64(4), st.lastSeq("r_1"))
 }
 
 // TestEventLogReadsTheOldFormat: logs written before events had kinds

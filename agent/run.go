@@ -326,7 +326,7 @@ func (r *run) pauseUnsaved(err error) {
 // asked. An error means the run pauses again.
 func (r *run) catchUpLocked() error {
 	if r.unsaved {
-		if err := r.persistLocked(r.ending != nil); err != nil {
+		if err := r.persistLocked(false); err != nil {
 			return err
 		}
 	}

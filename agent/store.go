@@ -116,13 +116,34 @@ func loadAll(dir string, decode func([]byte) error) error {
 	return nil
 }
 
-// openEventLog opens a run's event log for appending.
+// openEventLog opens a run's event log for appending. A torn last line (a
+// crash in the middle of a write) is ended, so that it stays one line the
+// reader skips rather than swallowing the next.
 func (s *store) openEventLog(id string) (*os.File, error) {
-	f, err := os.OpenFile(s.eventsPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(s.eventsPath(id), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening event log: %w", err)
 	}
+	if err := endTornLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening event log: %w", err)
+	}
 	return f, nil
+}
+
+func endTornLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return err
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte{'\n'})
+	}
+	return err
 }
 
 // loadMessages reads the first n messages of a run's message journal, as
