@@ -222,8 +222,8 @@ func (r *run) expire(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o, err := r.findLocked(id)
-	if err != nil || o.resolution() != nil {
-		return
+	if err != nil || o.resolution() != nil || r.journal == nil {
+		return // gone, closed, or the daemon is shutting down: a restart expires it
 	}
 	if err := r.resolveLocked(o, &resolution{Outcome: OutcomeTimeout, By: ByTimeout}); err != nil {
 		r.logger().Error("the request stays open: its expiry could not be saved", "request_id", id, "err", err)
