@@ -1,12 +1,12 @@
 package acp
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentd/agentd/rpc/rpctest"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -23,25 +23,23 @@ func TestTurnEndsWhenTheRunCannotBeSaved(t *testing.T) {
 	state := t.TempDir()
 	h := start(t, config{stateDir: state, modelURL: script(t, shortCommandScript), policy: tools.ModeFullAuto})
 	id := h.newSession(t.TempDir())
+	ended := make(chan error, 1)
 	go func() {
-		waitFor(t, "the command to run", func() bool {
-			for _, u := range h.client.of(id) {
-				if u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusInProgress {
-					return true
-				}
-			}
-			return false
-		})
-		if out, err := exec.Command("chattr", "-R", "+i", state).CombinedOutput(); err != nil {
-			t.Logf("chattr: %v %s", err, out)
-		}
+		_, err := h.conn.Prompt(h.ctx(), acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("build it")}})
+		ended <- err
 	}()
-	t.Cleanup(func() { _ = exec.Command("chattr", "-R", "-i", state).Run() })
-	_, err := h.conn.Prompt(h.ctx(), acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("build it")}})
-	if err == nil {
-		t.Skip("the state directory could not be made unwritable here (chattr +i, on a file system that honours it for open files)")
-	}
-	if !strings.Contains(err.Error(), "state not saved") {
+	waitFor(t, "the command to run", func() bool {
+		for _, u := range h.client.of(id) {
+			if u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusInProgress {
+				return true
+			}
+		}
+		return false
+	})
+	thaw := rpctest.FreezeTree(t, state)
+	err := <-ended
+	thaw()
+	if err == nil || !strings.Contains(err.Error(), "state not saved") {
 		t.Fatalf("the turn ended with %v, not the reason the run stopped", err)
 	}
 }

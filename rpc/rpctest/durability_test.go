@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -146,7 +144,7 @@ func TestAnswerNotSavedStaysOpen(t *testing.T) {
 		run := e.Run(agent.RunParams{Prompt: "what is the meaning?"})
 		req := e.Requests(run.RunID, 1)[0]
 
-		thaw := freezeTree(t, env.State)
+		thaw := FreezeTree(t, env.State)
 		msg := e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: req.RequestID, Text: ptr("42")}, wire.CodeNotSaved)
 		assert.Contains(t, msg, "state not saved")
 		assert.Contains(t, msg, env.State, "the message names the file")
@@ -183,7 +181,7 @@ func TestRunPausesWhenItsStateCannotBeSaved(t *testing.T) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "read the files"})
 		awaitModelRequests(t, env, 4)
-		thaw := freezeTree(t, env.State)
+		thaw := FreezeTree(t, env.State)
 
 		st := e.RunState(run.RunID, agent.StatePaused)
 		assert.Contains(t, st.Error, "state not saved")
@@ -271,40 +269,4 @@ func (e *Editor) runStates(runID string) []agent.RunState {
 		}
 	}
 	return out
-}
-
-// freezeTree makes dir and everything under it immutable (chattr -R +i):
-// as root, permissions do not stop a write, and a read-only remount is
-// refused while the daemon holds files open for writing, but an immutable
-// file refuses writes from anyone, through files already open too, on
-// file systems that honour it (ext4 does; tmpfs lets open files be
-// written, so the test is skipped there). The returned func undoes it;
-// so does the test's cleanup.
-func freezeTree(t *testing.T, dir string) func() {
-	t.Helper()
-	probe := filepath.Join(t.TempDir(), "probe")
-	require.NoError(t, os.WriteFile(probe, nil, 0o600))
-	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_APPEND, 0)
-	require.NoError(t, err)
-	defer f.Close()
-	if out, err := exec.Command("chattr", "+i", probe).CombinedOutput(); err != nil {
-		t.Skipf("chattr +i is not available here: %v %s", err, out)
-	}
-	_, werr := f.WriteString("x")
-	_ = exec.Command("chattr", "-i", probe).Run()
-	if werr == nil {
-		t.Skip("chattr +i does not stop writes to open files on this file system")
-	}
-	var once sync.Once
-	thaw := func() {
-		once.Do(func() {
-			if out, err := exec.Command("chattr", "-R", "-i", dir).CombinedOutput(); err != nil {
-				t.Errorf("chattr -R -i: %v %s", err, out)
-			}
-		})
-	}
-	t.Cleanup(thaw)
-	out, err := exec.Command("chattr", "-R", "+i", dir).CombinedOutput()
-	require.NoError(t, err, "chattr -R +i: %s", out)
-	return thaw
 }
