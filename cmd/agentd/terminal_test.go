@@ -56,13 +56,13 @@ type terminal struct {
 
 func startTerminal(t *testing.T, model string, args ...string) (*terminal, string) {
 	t.Helper()
-	return startTerminalIn(t, model, t.TempDir(), args...)
+	return startTerminalIn(t, model, t.TempDir(), t.TempDir(), args...)
 }
 
-// startTerminalIn is startTerminal with the state directory state.
-func startTerminalIn(t *testing.T, model, state string, args ...string) (*terminal, string) {
+// startTerminalIn is startTerminal with the state directory state, in the
+// workspace root.
+func startTerminalIn(t *testing.T, model, state, root string, args ...string) (*terminal, string) {
 	t.Helper()
-	root := t.TempDir()
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
 		"AGENTD_STATE_DIR="+state, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
@@ -168,7 +168,7 @@ func TestRunCtrlCCancels(t *testing.T) {
 func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
 	srv := startModel(t)
 	state := t.TempDir()
-	term, _ := startTerminalIn(t, srv.URL, state, "write a greeting")
+	term, _ := startTerminalIn(t, srv.URL, state, t.TempDir(), "write a greeting")
 	term.waitFor("Whom should I greet?")
 	term.waitFor("> ")
 	thaw := rpctest.FreezeTree(t, state)
@@ -181,6 +181,27 @@ func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	term.typeLine("Ada")
+	term.waitFor("Allow?")
+	term.typeLine("y")
+	term.waitFor("Wrote the greeting.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+}
+
+// TestRunAfterAKilledRun: a run killed in the middle of a step comes back
+// paused when the next agent run starts in the workspace; the new run is
+// not mistaken for it and goes on to its own end.
+func TestRunAfterAKilledRun(t *testing.T) {
+	srv := startModel(t)
+	state, root := t.TempDir(), t.TempDir()
+	first, _ := startTerminalIn(t, srv.URL, state, root, "talk forever")
+	first.waitFor("keep talking")
+	require.NoError(t, first.cmd.Process.Kill())
+	first.exitCode()
+
+	term, _ := startTerminalIn(t, srv.URL, state, root, "write a greeting")
+	term.waitFor("Whom should I greet?")
+	term.waitFor("> ")
 	term.typeLine("Ada")
 	term.waitFor("Allow?")
 	term.typeLine("y")
