@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,7 +63,8 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // load restores sessions and every unfinished run. A run that was waiting on
-// people waits again; one cut off mid-step is paused until resumed.
+// people waits again; one cut off mid-step is paused until resumed. A
+// command a restart cut off is not run again (interruptedLocked).
 func (a *Agent) load() error {
 	sessions, serr := a.store.loadSessions()
 	for _, s := range sessions {
@@ -72,40 +72,59 @@ func (a *Agent) load() error {
 	}
 	recs, rerr := a.store.loadRuns()
 	for _, rec := range recs {
-		if rec.State.Finished() {
-			continue
+		if !rec.State.Finished() {
+			a.restore(rec)
 		}
-		msgs, err := a.store.loadMessages(rec.ID, rec.MessageCount)
-		if err != nil {
-			a.log.Error("loading run", "run_id", rec.ID, "err", err)
-			continue
-		}
-		rec.Messages = msgs
-		r := a.newRun(rec)
-		r.saved = len(msgs)
-		if seq := a.store.lastSeq(rec.ID); seq > rec.Seq {
-			rec.Seq = seq
-		}
-		a.runs[rec.ID] = r
-		if r.openLog() != nil {
-			continue
-		}
-		open := r.openLocked() // not started yet: nothing else holds r
-		for _, o := range open {
-			a.opened(o.req, r)
-		}
-		waiting := len(open) > 0
-		if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
-			r.start()
-			continue
-		}
-		r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
-		r.checkpoint()
 	}
 	if serr != nil {
 		return serr
 	}
 	return rerr
+}
+
+// restore brings back an unfinished run from its header and journal.
+func (a *Agent) restore(rec *runRecord) {
+	fresh, err := a.store.restoreRun(rec)
+	if err != nil {
+		a.log.Error("loading run", "run_id", rec.ID, "err", err)
+		return
+	}
+	if rec.State.Finished() {
+		// It ended, but its header missed the news.
+		if err := a.store.saveRun(rec, false); err != nil {
+			a.log.Warn("mending a run's header", "run_id", rec.ID, "err", err)
+		}
+		return
+	}
+	r := a.newRun(rec)
+	r.headed = true
+	if !fresh {
+		r.saved = len(rec.Messages)
+	} else {
+		for p := range rec.Baseline {
+			r.newBase = append(r.newBase, p)
+		}
+	}
+	if seq := a.store.lastSeq(rec.ID); seq > rec.Seq {
+		rec.Seq = seq
+	}
+	a.runs[rec.ID] = r
+	if r.openLog() != nil {
+		return
+	}
+	// Not started yet: nothing else holds r.
+	r.interruptedLocked()
+	open := r.openLocked()
+	for _, o := range open {
+		a.opened(o.req, r)
+	}
+	waiting := len(open) > 0
+	if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
+		r.start()
+		return
+	}
+	r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+	r.checkpoint()
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
@@ -119,31 +138,32 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	return r
 }
 
-// openLog opens the run's event log and message journal for appending.
+// openLog opens the run's event log and journal for appending.
 func (r *run) openLog() error {
 	f, err := r.a.store.openEventLog(r.rec.ID)
 	if err != nil {
 		r.logger().Error("opening event log", "err", err)
-		return err
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
-	m, err := r.a.store.openMessageLog(r.rec.ID)
+	j, err := r.a.store.openJournal(r.rec.ID)
 	if err != nil {
 		f.Close()
-		r.logger().Error("opening message journal", "err", err)
-		return err
+		r.logger().Error("opening the run's journal", "err", err)
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
-	r.log, r.msgLog = f, m
+	r.log, r.journal = f, j
 	return nil
 }
 
 // closeLogLocked closes the run's files.
 func (r *run) closeLogLocked() {
-	for _, f := range []*os.File{r.log, r.msgLog} {
-		if f != nil {
-			f.Close()
-		}
+	if r.log != nil {
+		r.log.Close()
 	}
-	r.log, r.msgLog = nil, nil
+	if r.journal != nil {
+		r.journal.close()
+	}
+	r.log, r.journal = nil, nil
 }
 
 // SetModel replaces the model endpoint (from initialize options).
@@ -248,7 +268,10 @@ func (r *run) reviewConfirms() {
 		}
 		call := r.prepared[o.call.Call.ID]
 		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
-			r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce})
+			if err := r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
+				r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", o.req.RequestID, "err", err)
+				continue
+			}
 			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule})
 		}
 	}

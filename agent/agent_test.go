@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +135,14 @@ func TestEventLogToleratesTornLine(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, int64(2), evs[0].Seq)
 	assert.Equal(t, int64(3), st.lastSeq("r_1"))
+
+	// Opened again after the crash, the log ends the torn line, so the
+	// next event is a line of its own.
+	f, err = st.openEventLog("r_1")
+	require.NoError(t, err)
+	require.NoError(t, appendLine(f, Event{Seq: 4, Kind: EventUpdate, Params: json.RawMessage(`{}`)}))
+	f.Close()
+	assert.Equal(t, int64(4), st.lastSeq("r_1"))
 }
 
 // TestEventLogReadsTheOldFormat: logs written before events had kinds
@@ -168,20 +175,20 @@ func (a *Agent) newRunForTest(rec *runRecord) *run {
 	return r
 }
 
-func TestMessageJournalTrimsAfterACrash(t *testing.T) {
+// TestLegacyMessageJournalTrimsAfterACrash: a run checkpointed before the
+// run journal kept its messages in a journal of their own, counted by its
+// record; lines the record does not count are cut off.
+func TestLegacyMessageJournalTrimsAfterACrash(t *testing.T) {
 	st, err := openStore(t.TempDir())
 	require.NoError(t, err)
-	a := &Agent{store: st, log: slog.New(slog.DiscardHandler)}
-	rec := &runRecord{ID: "r_1", Messages: []Message{{Role: RoleUser, Content: "one"}, {Role: RoleAssistant, Content: "two"}}}
-	r := a.newRunForTest(rec)
-	r.persistLocked(true)
-	assert.Equal(t, 2, rec.MessageCount)
-	// A crash after the journal write but before the record write: the
-	// journal holds a message the record does not count.
-	require.NoError(t, appendMessages(r.msgLog, []Message{{Role: RoleUser, Content: "lost"}}))
-	msgs, err := st.loadMessages("r_1", rec.MessageCount)
+	lines := `{"role":"user","content":"one"}
+{"role":"assistant","content":"two"}
+{"role":"user","content":"lost"}
+`
+	require.NoError(t, os.WriteFile(st.messagesPath("r_1"), []byte(lines), 0o600))
+	msgs, err := st.loadMessages("r_1", 2)
 	require.NoError(t, err)
-	assert.Equal(t, rec.Messages, msgs)
+	assert.Equal(t, []Message{{Role: RoleUser, Content: "one"}, {Role: RoleAssistant, Content: "two"}}, msgs)
 	again, err := st.loadMessages("r_1", 2)
 	require.NoError(t, err)
 	assert.Len(t, again, 2, "the uncounted line was cut off")

@@ -102,8 +102,8 @@ func BenchmarkRunFixedCost(b *testing.B) {
 }
 
 // BenchmarkPersistPausedRun reports the cost of durably saving a run as it
-// pauses on two questions, after 40 messages of history: the step's new
-// messages are appended to the journal and synced, then the record.
+// pauses on two questions, after 40 messages of history: one line of the
+// run's journal (the step's new messages and the run's state), synced.
 func BenchmarkPersistPausedRun(b *testing.B) {
 	st, err := openStore(b.TempDir())
 	if err != nil {
@@ -115,7 +115,9 @@ func BenchmarkPersistPausedRun(b *testing.B) {
 	for i := 0; i < 40; i++ {
 		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, Content: strings.Repeat("words of a reply ", 30)})
 	}
-	r.persistLocked(true)
+	if err := r.persistLocked(true); err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; i < 2; i++ {
 		rec.Pending = append(rec.Pending, &pendingCall{Call: ToolCall{ID: fmt.Sprint("c", i), Name: askToolName, Args: json.RawMessage(`{"question":"?"}`)},
 			Request: &InputRequest{RequestID: newID("q"), Kind: KindQuestion, Message: "Which port?"}})
@@ -123,6 +125,8 @@ func BenchmarkPersistPausedRun(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rec.Messages = append(rec.Messages, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: askToolName, Args: json.RawMessage(`{}`)}}})
-		r.persistLocked(true)
+		if err := r.persistLocked(true); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

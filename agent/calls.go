@@ -52,23 +52,32 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 		r.mu.Unlock()
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.rec.Step++
 	if len(requests) > 0 {
-		// Synced to disk before anyone is asked.
-		r.rec.State = StateRequiresAction
-		r.durableLocked()
-	} else {
-		// Written (not synced) so a restart redoes exactly these calls.
-		r.checkpointLocked()
+		return r.askLocked(requests)
 	}
-	if len(requests) > 0 {
-		r.setStateLocked(StateRequiresAction, "", "")
-		for _, req := range requests {
-			r.a.opened(req, r)
-			r.sendRequestLocked(req)
-		}
+	// Not saved: a restart before the step commits asks the model again,
+	// and a call that must not run twice is saved as it starts.
+	return nil
+}
+
+// askLocked saves the step, synced, and only then registers and sends its
+// requests. If the step cannot be saved nobody is asked: the requests wait
+// in unsent for the run to be resumed.
+func (r *run) askLocked(requests []*InputRequest) error {
+	state := r.rec.State
+	r.rec.State = StateRequiresAction
+	if err := r.persistLocked(true); err != nil {
+		r.rec.State, r.unsent = state, requests
+		return err
 	}
-	r.mu.Unlock()
+	r.unsent = nil
+	r.sendStateLocked()
+	for _, req := range requests {
+		r.a.opened(req, r)
+		r.sendRequestLocked(req)
+	}
 	return nil
 }
 
@@ -225,16 +234,22 @@ func (r *run) settle(ctx context.Context) error {
 			continue
 		}
 		var res *callResult
+		var err error
 		if approved {
-			res = r.execute(ctx, pc)
+			res, err = r.execute(ctx, pc)
 		} else {
 			res = r.resultOfResolution(ctx, pc)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if err != nil {
+			return err
+		}
 		if res != nil {
-			r.finishCall(pc, res)
+			if err := r.finishCall(pc, res); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -261,6 +276,10 @@ func (r *run) nextActionable() (*pendingCall, bool) {
 func (r *run) stepComplete() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.stepCompleteLocked()
+}
+
+func (r *run) stepCompleteLocked() bool {
 	for _, pc := range r.rec.Pending {
 		if pc.Result == nil {
 			return false
@@ -269,20 +288,23 @@ func (r *run) stepComplete() bool {
 	return true
 }
 
-// finishCall records a call's result. The result of a call a person decided
-// on is persisted at once, so a restart never runs an approved command
-// twice; the others are persisted when the step commits.
-func (r *run) finishCall(pc *pendingCall, res *callResult) {
+// finishCall records a call's result. The result of a call someone decided
+// on, or of one that must not run twice, is saved at once unless the step
+// commits now anyway: a restart then reads it back instead of running the
+// call again, or telling the model a finished command was interrupted. The
+// others are saved when the step commits.
+func (r *run) finishCall(pc *pendingCall, res *callResult) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	pc.Result = res
-	if pc.Request != nil {
-		r.checkpointLocked()
+	if (pc.Request != nil || pc.Started != nil) && !r.stepCompleteLocked() {
+		return r.persistLocked(false)
 	}
-	r.mu.Unlock()
+	return nil
 }
 
 // commitStep appends the step's results to the conversation, in the order the
-// model asked, and checks the error guard.
+// model asked, saves the step, and checks the error guard.
 func (r *run) commitStep() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -300,7 +322,9 @@ func (r *run) commitStep() error {
 	if r.rec.State != StateRunning {
 		r.setStateLocked(StateRunning, "", "")
 	}
-	r.checkpointLocked()
+	if err := r.persistLocked(false); err != nil {
+		return err
+	}
 	if r.rec.ToolErrors >= toolErrorStop {
 		return stopError{reason: StopToolErrors, msg: fmt.Sprintf("%d tool calls in a row failed; the last: %s", r.rec.ToolErrors, lastToolError(r.rec.Messages))}
 	}

@@ -15,4 +15,9 @@ var (
 	ErrNoModel         = errors.New("no model configured")
 	ErrRunNotPaused    = errors.New("run not paused")
 	ErrInvalid         = errors.New("invalid params")
+	// ErrNotSaved is a change the state directory could not take (disk
+	// full, read-only, permission denied); the error names the file and
+	// the cause. Nothing was applied: the request stays open, the run
+	// stays where its last checkpoint left it.
+	ErrNotSaved = errors.New("state not saved")
 )

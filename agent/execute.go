@@ -26,19 +26,27 @@ const baselineCap = 512 * 1024
 // which is made when the run's own context may already be over.
 const finalReadTimeout = 10 * time.Second
 
-// execute runs an approved call and returns what the model reads.
-func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
+// execute runs an approved call and returns what the model reads. A call
+// that must not run twice is first recorded as started, synced: an error
+// (ErrNotSaved) means it could not be, and the call did not run.
+func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error) {
 	call, edited, res := r.callToRun(ctx, pc)
 	if res != nil {
 		r.reportSimple(pc.Call.ID, res)
-		return res
+		return res, nil
 	}
 	r.keepBaseline(ctx, call.Writes)
+	if runsOnce(call) {
+		if err := r.markStarted(pc); err != nil {
+			return nil, err
+		}
+	}
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusInProgress})
 	live := r.newLiveOutput(pc.Call.ID)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
 	r.env.Output = live.write
+	r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -72,7 +80,67 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	if edited {
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
 	}
-	return &callResult{Content: content, IsError: out.IsError}
+	return &callResult{Content: content, IsError: out.IsError}, nil
+}
+
+// runsOnce says whether running a call a second time could repeat what it
+// did: a command, or a tool that may do anything. Reads and edits are
+// prepared again after a restart, and an edit whose files changed since is
+// refused, so they need no record.
+func runsOnce(call *tools.Call) bool {
+	return call.Command != nil || call.Effect != tools.EffectRead && call.Effect != tools.EffectEdit
+}
+
+// markStarted records that a call is about to run, synced before it does.
+func (r *run) markStarted(pc *pendingCall) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now().UTC()
+	pc.Started = &now
+	if err := r.persistLocked(true); err != nil {
+		pc.Started = nil
+		return err
+	}
+	return nil
+}
+
+// noteProc records the process a call started, for a restart to reap. The
+// write is not synced: a process outlives only a daemon's crash, not the
+// machine's.
+func (r *run) noteProc(pc *pendingCall, id tools.ProcID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pc.Proc = &id
+	if err := r.persistLocked(false); err != nil {
+		r.logger().Warn("the process a command started is not saved: a crash now would leave it running", "pid", id.Pid, "err", err)
+	}
+}
+
+// interruptedText is what the model reads of a call a restart cut off.
+const interruptedText = "Interrupted: the daemon restarted while this call was running, and its output is lost. " +
+	"It was not run again: it may have done some or all of its work, so check what it did before running it again."
+
+// interruptedLocked ends each call of the step that a restart cut off while
+// it ran: whatever it left running is killed, and the model reads that it
+// was interrupted, instead of its running a second time.
+func (r *run) interruptedLocked() {
+	for _, pc := range r.rec.Pending {
+		if pc.Started == nil || pc.Result != nil {
+			continue
+		}
+		if pc.Proc != nil {
+			killed, err := tools.Reap(*pc.Proc)
+			switch {
+			case err != nil:
+				r.logger().Warn("reaping what an interrupted command left", "pid", pc.Proc.Pid, "err", err)
+			case killed:
+				r.logger().Info("reaped what an interrupted command left", "pid", pc.Proc.Pid)
+			}
+		}
+		pc.Result = &callResult{IsError: true, Content: interruptedText}
+		r.updateLocked(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusFailed,
+			Output: interruptedText, IsError: true})
+	}
 }
 
 // callToRun returns the prepared call, preparing it again after a restart
@@ -142,6 +210,7 @@ func (r *run) keepBaseline(ctx context.Context, writes []tools.FileDiff) {
 	for p, img := range got {
 		if _, seen := r.rec.Baseline[p]; !seen {
 			r.rec.Baseline[p] = img
+			r.newBase = append(r.newBase, p)
 		}
 	}
 }

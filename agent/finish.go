@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -37,20 +38,46 @@ func (r *run) finishCancelled() {
 	r.finish(StateCancelled, StopCancelled, "")
 }
 
-// finish records the final state durably and hands the conversation back to
-// the session before the editor hears the run is over, so a prompt sent the
-// moment it ends continues the whole conversation.
+// ending is how a run ends, kept while its end cannot be saved.
+type ending struct {
+	state State
+	stop  StopReason
+	err   string
+}
+
+// finish ends the run: the conversation goes back to its session, then
+// the final state is saved, synced, and only then does the editor hear the
+// run is over, so a prompt sent the moment it ends continues the whole
+// conversation, and no end is claimed that a restart would not find. An
+// end that cannot be saved pauses the run instead (pauseUnsaved); resuming
+// it ends it.
 func (r *run) finish(state State, stop StopReason, errText string) {
 	r.mu.Lock()
+	r.ending = &ending{state, stop, errText}
 	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
-	r.durableLocked()
 	r.mu.Unlock()
-	r.a.finishRun(r)
+	err := r.a.finishRun(r)
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if err == nil {
+		err = r.persistLocked(true)
+	}
+	if err != nil {
+		r.mu.Unlock()
+		r.pauseUnsaved(err)
+		return
+	}
+	r.ending = nil
 	r.sendStateLocked()
-	r.persistLocked(false) // the final seq
+	if err := r.flushEventsLocked(); err != nil {
+		r.logger().Warn("the event log lacks the run's end", "err", err)
+	}
+	// The header says how the run ended to those who read it without
+	// replaying its journal; a restart mends it if this write is lost.
+	if err := r.a.store.saveRun(r.rec, false); err != nil {
+		r.logger().Warn("writing the run's header", "err", err)
+	}
 	r.closeLogLocked()
+	r.mu.Unlock()
 }
 
 func (r *run) reportFiles() {
@@ -61,7 +88,7 @@ func (r *run) reportFiles() {
 
 // finishRun hands the run's conversation back to its session, closing any
 // tool call left without a result so the history stays valid for the model.
-func (a *Agent) finishRun(r *run) {
+func (a *Agent) finishRun(r *run) error {
 	r.mu.Lock()
 	msgs := closeDanglingCalls(r.rec.Messages, r.rec.State)
 	state, sid, rid := r.rec.State, r.rec.SessionID, r.rec.ID
@@ -73,11 +100,13 @@ func (a *Agent) finishRun(r *run) {
 		s.Messages, s.State, s.UpdatedAt = msgs, state, time.Now().UTC()
 	}
 	a.mu.Unlock()
-	if ok {
-		if err := a.saveSession(s, true); err != nil {
-			a.log.Error("persisting session", "err", err)
-		}
+	if !ok {
+		return nil
 	}
+	if err := a.saveSession(s, true); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	return nil
 }
 
 // closeDanglingCalls adds a result for every tool call that has none (the

@@ -122,10 +122,12 @@ func (r *run) reply(p ReplyParams) error {
 	if err != nil {
 		return err
 	}
+	if err := r.resolveLocked(o, res); err != nil {
+		return err
+	}
 	if rule.secret && o.call != nil {
 		r.secrets[secretName(o.call.Call)] = res.Text
 	}
-	r.resolveLocked(o, res)
 	return nil
 }
 
@@ -144,8 +146,11 @@ func (r *run) confirm(p ConfirmParams) error {
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
 	call := r.prepared[o.call.Call.ID]
-	r.resolveLocked(o, res)
+	err = r.resolveLocked(o, res)
 	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason})
 	if call != nil && p.Decision.Lasts() {
 		if rule, err := r.a.policy.Grant(r.rec.SessionID, call, p.Decision); err != nil {
@@ -171,18 +176,35 @@ func checkDecision(req *InputRequest, p ConfirmParams) error {
 	return nil
 }
 
-// resolveLocked closes a request: persists the resolution before anything
-// else, tells every view, and wakes whoever waits on it. A secret's value
-// is never persisted.
-func (r *run) resolveLocked(o openRequest, res *resolution) {
+// resolveLocked closes a request: persists the resolution, synced, before
+// anything else, tells every view, and wakes whoever waits on it. A secret's
+// value is never persisted. A resolution that cannot be saved is an error
+// wrapping ErrNotSaved, and the request stays open.
+func (r *run) resolveLocked(o openRequest, res *resolution) error {
 	if o.call != nil {
-		stored := *res
-		if requestRules[o.req.Kind].secret {
-			stored.Text = ""
+		o.call.Resolved = storedResolution(o.req, res)
+		if err := r.persistLocked(true); err != nil {
+			o.call.Resolved = nil
+			return err
 		}
-		o.call.Resolved = &stored
-		r.durableLocked()
 	}
+	r.closeLocked(o, res)
+	return nil
+}
+
+// storedResolution is the resolution as the run keeps it: without a
+// secret's value.
+func storedResolution(req *InputRequest, res *resolution) *resolution {
+	stored := *res
+	if requestRules[req.Kind].secret {
+		stored.Text = ""
+	}
+	return &stored
+}
+
+// closeLocked tells every view the request is closed and wakes whoever
+// waits on it.
+func (r *run) closeLocked(o openRequest, res *resolution) {
 	r.a.closed(o.req.RequestID, res.Outcome)
 	r.sendResolvedLocked(o.req.RequestID, res)
 	if o.answer != nil {
@@ -192,21 +214,33 @@ func (r *run) resolveLocked(o openRequest, res *resolution) {
 	r.signal()
 }
 
+// expireRetry is how soon an expiry that could not be saved is tried again.
+const expireRetry = 5 * time.Second
+
 // expire resolves a request whose time ran out.
 func (r *run) expire(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if o, err := r.findLocked(id); err == nil && o.resolution() == nil {
-		r.resolveLocked(o, &resolution{Outcome: OutcomeTimeout, By: ByTimeout})
+	o, err := r.findLocked(id)
+	if err != nil || o.resolution() != nil || r.journal == nil {
+		return // gone, closed, or the daemon is shutting down: a restart expires it
+	}
+	if err := r.resolveLocked(o, &resolution{Outcome: OutcomeTimeout, By: ByTimeout}); err != nil {
+		r.logger().Error("the request stays open: its expiry could not be saved", "request_id", id, "err", err)
+		time.AfterFunc(expireRetry, func() { r.expire(id) })
 	}
 }
 
 // cancelOpenLocked resolves every open request of the run as cancelled and
 // closes every call of the step that has no result, so no view keeps a
-// pending tool call.
+// pending tool call. The run's end, which follows, saves it all.
 func (r *run) cancelOpenLocked() {
 	for _, o := range r.openLocked() {
-		r.resolveLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
+		res := &resolution{Outcome: OutcomeCancelled, By: ByCancel}
+		if o.call != nil {
+			o.call.Resolved = storedResolution(o.req, res)
+		}
+		r.closeLocked(o, res)
 	}
 	for _, pc := range r.rec.Pending {
 		if pc.Result == nil {
@@ -243,7 +277,7 @@ func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
 	case <-ctx.Done():
 		r.mu.Lock()
 		if _, open := r.live[req.RequestID]; open {
-			r.resolveLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
+			r.closeLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
 		}
 		r.mu.Unlock()
 		return tools.Answer{Cancelled: true}, ctx.Err()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,8 +26,8 @@ type runRecord struct {
 	Class      string      `json:"class"`
 	Prompt     string      `json:"prompt"`
 	Context    *RunContext `json:"context,omitempty"`
-	// Messages live in the run's journal; MessageCount says how many of
-	// its lines this checkpoint stands for.
+	// Messages and Baseline go to the run's journal as they grow;
+	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message          `json:"-"`
 	MessageCount int                `json:"messageCount"`
 	Plan         []PlanEntry        `json:"plan,omitempty"`
@@ -34,7 +36,7 @@ type runRecord struct {
 	Pending      []*pendingCall     `json:"pending,omitempty"`
 	Seq          int64              `json:"seq"`
 	Usage        Usage              `json:"usage"`
-	Baseline     map[string]*string `json:"baseline,omitempty"`
+	Baseline     map[string]*string `json:"-"`
 	Changed      []string           `json:"changed,omitempty"`
 	LastCalls    []string           `json:"lastCalls,omitempty"`
 	Repeats      int                `json:"repeats,omitempty"`
@@ -52,8 +54,15 @@ type pendingCall struct {
 	Request  *InputRequest `json:"request,omitempty"`
 	Resolved *resolution   `json:"resolved,omitempty"`
 	// Approved means the call may run: the policy allowed it or a user did.
-	Approved bool        `json:"approved,omitempty"`
-	Result   *callResult `json:"result,omitempty"`
+	Approved bool `json:"approved,omitempty"`
+	// Started is when a call that must not run twice (a command) was
+	// about to start: it is persisted, synced, before the call runs, so
+	// a restart that finds it without a Result knows the call was cut
+	// off and does not run it again. Proc is the process it started, to
+	// be reaped then.
+	Started *time.Time    `json:"started,omitempty"`
+	Proc    *tools.ProcID `json:"proc,omitempty"`
+	Result  *callResult   `json:"result,omitempty"`
 }
 
 // resolution is how an input request was closed. A secret's value is never
@@ -81,11 +90,17 @@ type callResult struct {
 type run struct {
 	a *Agent
 
-	mu       sync.Mutex // guards rec, log, msgLog, saved, prepared, live, cancel, cause
+	mu       sync.Mutex // guards every field below but env, wake and done
 	rec      *runRecord
 	log      *os.File
-	msgLog   *os.File
-	saved    int                    // messages already in the journal
+	backlog  []byte // event lines the log could not take yet, in order
+	journal  *journal
+	saved    int      // messages already in the journal
+	newBase  []string // baseline files not yet in the journal
+	headed   bool     // the run's header is written
+	unsaved  bool     // a checkpoint failed: memory is ahead of the disk
+	unsent   []*InputRequest
+	ending   *ending                // the end a failed checkpoint kept from being final
 	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
 	live     map[string]openRequest // a running tool's questions, by request id
 	cancel   context.CancelCauseFunc
@@ -117,9 +132,10 @@ func (r *run) update(u Update) {
 }
 
 func (r *run) updateLocked(u Update) {
-	p := UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), Update: u}
-	r.logEventLocked(EventUpdate, p.Seq, p)
-	r.a.listener.Update(p)
+	p := UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Update: u}
+	if r.sendLocked(EventUpdate, &p, &p.Seq) {
+		r.a.listener.Update(p)
+	}
 }
 
 func (r *run) setState(state State, stop StopReason, errText string) {
@@ -135,90 +151,189 @@ func (r *run) setStateLocked(state State, stop StopReason, errText string) {
 
 // sendStateLocked reports the run's state as its record holds it.
 func (r *run) sendStateLocked() {
-	p := RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), State: r.rec.State,
+	p := RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, State: r.rec.State,
 		StopReason: r.rec.StopReason, Error: r.rec.Error}
-	r.logEventLocked(EventRunState, p.Seq, p)
-	r.a.listener.RunState(p)
+	if r.sendLocked(EventRunState, &p, &p.Seq) {
+		r.a.listener.RunState(p)
+	}
 }
 
 // sendRequestLocked sends an open request, stamping its seq and the number
 // of requests open.
 func (r *run) sendRequestLocked(req *InputRequest) {
-	req.Seq = r.nextSeqLocked()
 	req.PendingCount = r.a.openCount()
-	r.logEventLocked(EventInputRequest, req.Seq, req)
-	r.a.listener.InputRequest(*req)
+	if r.sendLocked(EventInputRequest, req, &req.Seq) {
+		r.a.listener.InputRequest(*req)
+	}
 }
 
 func (r *run) sendResolvedLocked(requestID string, res *resolution) {
-	p := InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, Seq: r.nextSeqLocked(), RequestID: requestID,
+	p := InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: requestID,
 		Outcome: res.Outcome, By: res.By}
-	r.logEventLocked(EventInputResolved, p.Seq, p)
-	r.a.listener.InputResolved(p)
+	if r.sendLocked(EventInputResolved, &p, &p.Seq) {
+		r.a.listener.InputResolved(p)
+	}
 }
 
-func (r *run) nextSeqLocked() int64 {
-	r.rec.Seq++
-	return r.rec.Seq
-}
-
-// logEventLocked appends a notification to the run's event log. A failure
-// is logged: the front ends still hear of it, but a replay will lack it.
-func (r *run) logEventLocked(kind EventKind, seq int64, v any) {
-	if r.log == nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = appendLine(r.log, Event{Seq: seq, Kind: kind, Params: data})
-	}
+// sendLocked stamps the next seq on a notification (p, whose seq field is
+// seq) and logs it; the caller then hands it to the listener. The seq is
+// taken only once the notification is encoded, so one that cannot be is
+// dropped whole (and the daemon's log says so) instead of leaving a gap.
+// A line the event log cannot take waits in the backlog, in order, and
+// goes in with the next one that can: the notification is sent all the
+// same, and the run's next checkpoint fails until the log has it.
+func (r *run) sendLocked(kind EventKind, p any, seq *int64) bool {
+	*seq = r.rec.Seq + 1
+	data, err := json.Marshal(p)
 	if err != nil {
-		r.logger().Warn("appending event", "kind", kind, "err", err)
+		*seq = 0
+		r.logger().Error("dropping a notification that does not encode", "kind", kind, "err", err)
+		return false
 	}
+	r.rec.Seq = *seq
+	r.backlog = appendEventLine(r.backlog, *seq, kind, data)
+	if err := r.flushEventsLocked(); err != nil {
+		r.logger().Warn("appending to the event log", "kind", kind, "seq", *seq, "err", err)
+	}
+	return true
 }
 
-// checkpointLocked persists the record after a step. A failure is logged:
-// the run goes on in memory, and the log says its durability is lost.
-func (r *run) checkpointLocked() { r.persistLocked(false) }
-
-// durableLocked persists the record and syncs it: before a person is asked,
-// after they answer, and when the run ends.
-func (r *run) durableLocked() { r.persistLocked(true) }
-
-func (r *run) persistLocked(durable bool) {
-	r.rec.UpdatedAt = time.Now().UTC()
-	if err := r.journalLocked(durable); err != nil {
-		r.logger().Error("persisting run messages", "err", err)
-		return // the record must not claim messages the journal lacks
-	}
-	if err := r.a.store.saveRun(r.rec, durable); err != nil {
-		r.logger().Error("persisting run", "err", err)
-	}
+// appendEventLine appends an event log line (an Event) to buf.
+func appendEventLine(buf []byte, seq int64, kind EventKind, params []byte) []byte {
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = append(buf, `,"kind":`...)
+	buf = strconv.AppendQuote(buf, string(kind))
+	buf = append(buf, `,"params":`...)
+	buf = append(buf, params...)
+	return append(buf, "}\n"...)
 }
 
-// journalLocked appends the messages added since the last checkpoint.
-func (r *run) journalLocked(durable bool) error {
-	if r.msgLog == nil || len(r.rec.Messages) == r.saved {
-		r.rec.MessageCount = r.saved
+// flushEventsLocked writes the backlog to the event log. What a failed
+// write did take is not written again.
+func (r *run) flushEventsLocked() error {
+	if len(r.backlog) == 0 {
 		return nil
 	}
-	if err := appendMessages(r.msgLog, r.rec.Messages[r.saved:]); err != nil {
+	if r.log == nil {
+		return fmt.Errorf("%w: the event log of run %s is not open", ErrNotSaved, r.rec.ID)
+	}
+	n, err := r.log.Write(r.backlog)
+	r.backlog = r.backlog[n:]
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	r.backlog = nil
+	return nil
+}
+
+// persistLocked checkpoints the run: one line appended to its journal with
+// one write, holding the messages and baseline files added since the last
+// checkpoint and the rest of the run's state; durable syncs it, before a
+// person is asked, after they answer, before a command starts and when the
+// run ends. A failed checkpoint leaves the journal as it was and is an
+// error wrapping ErrNotSaved that names the file and the cause; the next
+// checkpoint writes everything this one would have.
+func (r *run) persistLocked(durable bool) error {
+	if err := r.flushEventsLocked(); err != nil {
+		r.unsaved = true
 		return err
 	}
-	if durable {
-		if err := r.msgLog.Sync(); err != nil {
-			return err
+	if r.journal == nil {
+		r.unsaved = true
+		return fmt.Errorf("%w: the journal of run %s is not open", ErrNotSaved, r.rec.ID)
+	}
+	r.rec.UpdatedAt = time.Now().UTC()
+	r.rec.MessageCount = len(r.rec.Messages)
+	e := journalEntry{Run: r.rec, Messages: r.rec.Messages[r.saved:]}
+	if len(r.newBase) > 0 {
+		e.Baseline = make(map[string]*string, len(r.newBase))
+		for _, p := range r.newBase {
+			e.Baseline[p] = r.rec.Baseline[p]
 		}
 	}
-	r.saved = len(r.rec.Messages)
-	r.rec.MessageCount = r.saved
+	line, err := encodeEntry(&e)
+	if err != nil {
+		r.unsaved = true
+		return fmt.Errorf("%w: encoding run %s: %w", ErrNotSaved, r.rec.ID, err)
+	}
+	if err := r.journal.append(line, durable); err != nil {
+		r.unsaved = true
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	r.saved, r.newBase = len(r.rec.Messages), nil
+	if !r.headed {
+		// A new run: its header makes it found again after a restart.
+		if err := r.a.store.saveRun(r.rec, false); err != nil {
+			r.unsaved = true
+			return fmt.Errorf("%w: %w", ErrNotSaved, err)
+		}
+		r.headed = true
+	}
+	r.unsaved = false
 	return nil
+}
+
+// checkpointLocked persists the run after a step. A failure is logged and
+// left for the next checkpoint, or for whoever must know (drive pauses).
+func (r *run) checkpointLocked() {
+	if err := r.persistLocked(false); err != nil {
+		r.logger().Error("persisting run", "err", err)
+	}
 }
 
 func (r *run) checkpoint() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.checkpointLocked()
+}
+
+// begin persists a new run before anyone hears of it: a run that cannot be
+// saved is not started.
+func (r *run) begin() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.persistLocked(false); err != nil {
+		return err
+	}
+	r.sendStateLocked()
+	return nil
+}
+
+// abandon forgets a run that could not begin.
+func (a *Agent) abandon(r *run) {
+	a.mu.Lock()
+	delete(a.runs, r.rec.ID)
+	a.mu.Unlock()
+	r.mu.Lock()
+	r.closeLogLocked()
+	r.mu.Unlock()
+}
+
+// pauseUnsaved stops a run whose state could not be saved: it is paused,
+// in memory, where it stands, and the editor is told which file could not
+// be written and why. Nothing is lost: agent/resume saves it and goes on,
+// and a restart before that finds it at its last checkpoint.
+func (r *run) pauseUnsaved(err error) {
+	r.logger().Error("run paused: its state could not be saved", "err", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setStateLocked(StatePaused, "", err.Error()+" (agent/resume goes on once the state directory can be written)")
+}
+
+// catchUpLocked is what a resumed run does first: save what a failed
+// checkpoint left unsaved, then send the requests it kept from being
+// asked. An error means the run pauses again.
+func (r *run) catchUpLocked() error {
+	if r.unsaved {
+		if err := r.persistLocked(false); err != nil {
+			return err
+		}
+	}
+	if len(r.unsent) > 0 {
+		return r.askLocked(r.unsent)
+	}
+	return nil
 }
 
 func (r *run) signal() {
@@ -266,14 +381,25 @@ func (r *run) stop(cause error) {
 
 // drive runs the loop until the run finishes or is stopped: settle the
 // current step's calls (waiting on people if need be), then ask the model
-// for the next step.
+// for the next step. A checkpoint that cannot be written pauses the run.
 func (r *run) drive(ctx context.Context) {
+	r.mu.Lock()
+	err := r.catchUpLocked()
+	end := r.ending
+	r.mu.Unlock()
+	if err != nil {
+		r.pauseUnsaved(err)
+		return
+	}
+	if end != nil {
+		r.finish(end.state, end.stop, end.err)
+		return
+	}
 	for {
 		if ctx.Err() != nil {
 			r.stopped(ctx)
 			return
 		}
-		var err error
 		if r.hasPending() {
 			err = r.settle(ctx)
 		} else {
@@ -283,14 +409,17 @@ func (r *run) drive(ctx context.Context) {
 				return
 			}
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				r.stopped(ctx)
-			} else {
-				r.fail(stopFor(err), err.Error())
-			}
-			return
+		switch {
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			r.stopped(ctx)
+		case errors.Is(err, ErrNotSaved):
+			r.pauseUnsaved(err)
+		default:
+			r.fail(stopFor(err), err.Error())
 		}
+		return
 	}
 }
 

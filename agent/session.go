@@ -56,15 +56,16 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	a.mu.Unlock()
 
 	if err := r.openLog(); err != nil {
-		return RunResult{}, fmt.Errorf("opening run log: %w", err)
+		a.abandon(r)
+		return RunResult{}, err
 	}
 	if err := a.saveSession(sess, false); err != nil {
 		a.log.Error("persisting session", "err", err)
 	}
-	r.mu.Lock()
-	r.setStateLocked(StateRunning, "", "")
-	r.checkpointLocked()
-	r.mu.Unlock()
+	if err := r.begin(); err != nil {
+		a.abandon(r)
+		return RunResult{}, err
+	}
 	r.start()
 	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
 }

@@ -14,17 +14,19 @@ import (
 // store keeps sessions and runs under the state directory:
 //
 //	sessions/<id>.json       a session and its conversation
-//	runs/<id>.json           a run's checkpoint: messages, plan, open requests, seq
+//	runs/<id>.json           a run's header: who it is, and its final state once over
+//	runs/<id>.journal.jsonl  the run's checkpoints, appended one line each
 //	runs/<id>.events.jsonl   every notification of the run, one per line
-//	runs/<id>.messages.jsonl the run's conversation, appended as it grows
 //
 // Records are written whole and atomically (temp file, fsync, rename), so a
-// crash leaves either the old or the new version. The event log is appended
-// one line per notification with a single write, so a process crash loses
-// nothing that was sent; a torn last line is skipped on read. A run's
-// messages only ever grow, so a checkpoint appends the new ones to their
-// journal and the record keeps the count known good: checkpoints cost what
-// changed, not the whole history.
+// crash leaves either the old or the new version. A run changes at every
+// step, so it is not rewritten: each checkpoint is one line appended to its
+// journal with a single write (synced when a person is about to be asked or
+// a command is about to start), holding the messages and baseline files
+// added since the line before and the rest of the run's state. A
+// checkpoint costs what changed, not the whole history; the last whole line
+// is the run's state, and a torn last line is cut off on load. The event
+// log is appended the same way, one line per notification.
 type store struct {
 	dir string
 }
@@ -41,13 +43,19 @@ func openStore(dir string) (*store, error) {
 func (s *store) runPath(id string) string     { return filepath.Join(s.dir, "runs", id+".json") }
 func (s *store) eventsPath(id string) string  { return filepath.Join(s.dir, "runs", id+".events.jsonl") }
 func (s *store) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id+".json") }
+func (s *store) journalPath(id string) string {
+	return filepath.Join(s.dir, "runs", id+".journal.jsonl")
+}
+
+// messagesPath is where runs checkpointed before the journal kept their
+// messages (the record, runs/<id>.json, held the rest).
 func (s *store) messagesPath(id string) string {
 	return filepath.Join(s.dir, "runs", id+".messages.jsonl")
 }
 
-// saveRun writes a run's checkpoint. durable syncs it to disk first: that is
-// needed before a person is asked (and after they answer), not for every
-// step, whose loss a resume redoes.
+// saveRun writes a run's header: written when the run starts, so that it
+// is found again, and when it ends, for those who read a finished run's
+// state; the journal holds everything in between.
 func (s *store) saveRun(rec *runRecord, durable bool) error {
 	return writeJSONAtomic(s.runPath(rec.ID), rec, durable)
 }
@@ -108,38 +116,38 @@ func loadAll(dir string, decode func([]byte) error) error {
 	return nil
 }
 
-// openEventLog opens a run's event log for appending.
+// openEventLog opens a run's event log for appending. A torn last line (a
+// crash in the middle of a write) is ended, so that it stays one line the
+// reader skips rather than swallowing the next.
 func (s *store) openEventLog(id string) (*os.File, error) {
-	f, err := os.OpenFile(s.eventsPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(s.eventsPath(id), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("opening event log: %w", err)
+	}
+	if err := endTornLine(f); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("opening event log: %w", err)
 	}
 	return f, nil
 }
 
-// openMessageLog opens a run's message journal for appending.
-func (s *store) openMessageLog(id string) (*os.File, error) {
-	f, err := os.OpenFile(s.messagesPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening message journal: %w", err)
+func endTornLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
 	}
-	return f, nil
-}
-
-// appendMessages writes messages as JSON lines with one write.
-func appendMessages(f *os.File, msgs []Message) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, m := range msgs {
-		if err := enc.Encode(m); err != nil {
-			return err
-		}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return err
 	}
-	_, err := f.Write(buf.Bytes())
+	if last[0] != '\n' {
+		_, err = f.Write([]byte{'\n'})
+	}
 	return err
 }
 
-// loadMessages reads the first n messages of a run's journal and cuts off
+// loadMessages reads the first n messages of a run's message journal, as
+// runs checkpointed before the run journal kept them, and cuts off
 // anything after them (written after the last good checkpoint).
 func (s *store) loadMessages(id string, n int) ([]Message, error) {
 	data, err := os.ReadFile(s.messagesPath(id))

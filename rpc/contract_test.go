@@ -92,7 +92,7 @@ var codeNames = map[int]string{
 	wire.CodeAlreadyResolved: "AlreadyResolved", wire.CodeWrongKind: "WrongKind", wire.CodeExpired: "Expired",
 	wire.CodeIndexUnavailable: "IndexUnavailable", wire.CodeSessionBusy: "SessionBusy",
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
-	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown",
+	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown", wire.CodeNotSaved: "NotSaved",
 	wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",

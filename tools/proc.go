@@ -19,6 +19,7 @@ func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Dura
 	cmd.Dir = dir
 	cmd.Env = ChildEnv(os.Environ(), env.Secrets, nil)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithDaemon(cmd)
 	cmd.WaitDelay = time.Second // a daemonised grandchild holding stdout must not hang us
 	capt := newCapture(env.Output)
 	cmd.Stdout, cmd.Stderr = capt, capt
@@ -26,6 +27,7 @@ func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Dura
 	if err := cmd.Start(); err != nil {
 		return *Errorf("starting the command: %v", err)
 	}
+	env.started(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)

@@ -36,10 +36,12 @@ func runPTY(ctx context.Context, env *Env, line, dir string, timeout time.Durati
 	cmd := exec.Command(shellPath(), "-c", line)
 	cmd.Dir = dir
 	cmd.Env = append(ChildEnv(os.Environ(), env.Secrets, nil), "TERM=xterm")
+	dieWithDaemon(cmd)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		return *Errorf("starting the command in a terminal: %v", err)
 	}
+	env.started(cmd.Process.Pid)
 	defer f.Close()
 	s := &ptySession{env: env, line: line, f: f, capt: newCapture(env.Output)}
 	start := time.Now()

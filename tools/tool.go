@@ -114,6 +114,9 @@ type Env struct {
 	Searcher Searcher
 	// Output receives a running command's output as it comes, for the editor.
 	Output func(chunk string)
+	// Started is told of each process a call starts, as soon as it runs,
+	// so that a daemon killed meanwhile reaps it on its next start (Reap).
+	Started func(ProcID)
 	// Files reads and writes file content through the editor; nil means the
 	// disk.
 	Files FileSystem

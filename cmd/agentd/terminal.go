@@ -115,6 +115,9 @@ func (u *termUI) wait(ctx context.Context, res agent.RunResult) int {
 		case <-ctx.Done():
 			_ = u.agent.Cancel(context.Background(), res.RunID)
 		case st := <-u.final:
+			if st.RunID != res.RunID {
+				continue // another run of the workspace, found paused on start
+			}
 			fmt.Fprintf(u.err, "\nsession %s, run %s: %s\n", res.SessionID, res.RunID, st.State)
 			switch st.State {
 			case agent.StateCompleted:

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc/rpctest"
 )
 
 var (
@@ -55,10 +56,16 @@ type terminal struct {
 
 func startTerminal(t *testing.T, model string, args ...string) (*terminal, string) {
 	t.Helper()
-	root := t.TempDir()
+	return startTerminalIn(t, model, t.TempDir(), t.TempDir(), args...)
+}
+
+// startTerminalIn is startTerminal with the state directory state, in the
+// workspace root.
+func startTerminalIn(t *testing.T, model, state, root string, args ...string) (*terminal, string) {
+	t.Helper()
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
-		"AGENTD_STATE_DIR="+t.TempDir(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
+		"AGENTD_STATE_DIR="+state, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
 	tty, err := pty.Start(cmd)
 	require.NoError(t, err)
 	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
@@ -153,6 +160,53 @@ func TestRunCtrlCCancels(t *testing.T) {
 	require.NoError(t, err)
 	term.waitFor("cancelled")
 	assert.Equal(t, exitCancelled, term.exitCode())
+}
+
+// TestRunAnswerNotSavedIsAskedAgain: the state directory stops taking
+// writes while a question waits; the answer is refused, the terminal says
+// why and asks again, and once the directory is writable the run goes on.
+func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
+	srv := startModel(t)
+	state := t.TempDir()
+	term, _ := startTerminalIn(t, srv.URL, state, t.TempDir(), "write a greeting")
+	term.waitFor("Whom should I greet?")
+	term.waitFor("> ")
+	thaw := rpctest.FreezeTree(t, state)
+	term.typeLine("Ada")
+	term.waitFor("state not saved")
+	thaw()
+	for deadline := time.Now().Add(15 * time.Second); strings.Count(term.screen(), "Whom should I greet?") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the question was not asked again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	term.typeLine("Ada")
+	term.waitFor("Allow?")
+	term.typeLine("y")
+	term.waitFor("Wrote the greeting.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+}
+
+// TestRunAfterAKilledRun: a run killed in the middle of a step comes back
+// paused when the next agent run starts in the workspace; the new run is
+// not mistaken for it and goes on to its own end.
+func TestRunAfterAKilledRun(t *testing.T) {
+	srv := startModel(t)
+	state, root := t.TempDir(), t.TempDir()
+	first, _ := startTerminalIn(t, srv.URL, state, root, "talk forever")
+	first.waitFor("keep talking")
+	require.NoError(t, first.cmd.Process.Kill())
+	first.exitCode()
+
+	term, _ := startTerminalIn(t, srv.URL, state, root, "write a greeting")
+	term.waitFor("Whom should I greet?")
+	term.waitFor("> ")
+	term.typeLine("Ada")
+	term.waitFor("Allow?")
+	term.typeLine("y")
+	term.waitFor("Wrote the greeting.")
+	assert.Equal(t, exitCompleted, term.exitCode())
 }
 
 func TestRunWithoutModelSaysHowToConfigure(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -94,23 +95,31 @@ func (u *termUI) state(st agent.RunState) {
 		fmt.Fprintln(u.err, "agentd: run paused: "+st.Error)
 	}
 	switch st.State {
-	case agent.StateCompleted, agent.StateFailed, agent.StateCancelled:
+	case agent.StateCompleted, agent.StateFailed, agent.StateCancelled, agent.StatePaused:
+		// Paused, live, is a run whose state could not be saved: nothing
+		// here can resume it, so the command ends.
 		u.final <- st
 	}
 }
 
-// ask puts an input request to the user and sends the answer.
+// ask puts an input request to the user and sends the answer. An answer
+// that could not be saved leaves the request open: it is asked again.
 func (u *termUI) ask(req agent.InputRequest) {
 	ctx := context.Background()
-	var err error
-	switch req.Kind {
-	case agent.KindConfirmWrite, agent.KindConfirmCommand:
-		err = u.confirm(ctx, req)
-	default:
-		err = u.question(ctx, req)
-	}
-	if err != nil {
-		fmt.Fprintln(u.err, "agentd:", err)
+	for {
+		var err error
+		switch req.Kind {
+		case agent.KindConfirmWrite, agent.KindConfirmCommand:
+			err = u.confirm(ctx, req)
+		default:
+			err = u.question(ctx, req)
+		}
+		if err != nil {
+			fmt.Fprintln(u.err, "agentd:", err)
+		}
+		if !errors.Is(err, agent.ErrNotSaved) {
+			return
+		}
 	}
 }
 

@@ -132,9 +132,10 @@ func (s *session) later(d time.Duration, flush func() []acpsdk.SessionUpdate) *t
 	})
 }
 
-// onRunState ends the turn waiting on a run that finished.
+// onRunState ends the turn waiting on a run that finished, or that paused
+// because its state could not be saved (ACP has no resume to go on with).
 func (s *session) onRunState(p agent.RunState) {
-	if !p.State.Finished() {
+	if !p.State.Finished() && p.State != agent.StatePaused {
 		return
 	}
 	s.mu.Lock()
@@ -166,6 +167,8 @@ func (s *session) endOf(p agent.RunState) turnEnd {
 	switch p.State {
 	case agent.StateCancelled:
 		return turnEnd{stop: acpsdk.StopReasonCancelled}
+	case agent.StatePaused:
+		return turnEnd{err: &acpsdk.RequestError{Code: -32603, Message: "agentd: the run stopped: " + p.Error}}
 	case agent.StateFailed:
 		if p.StopReason == agent.StopError {
 			return turnEnd{err: &acpsdk.RequestError{Code: -32603, Message: "agentd: the run failed: " + p.Error}}

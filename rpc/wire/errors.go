@@ -22,4 +22,5 @@ const (
 	CodeNoModel          = -32018
 	CodeRunNotPaused     = -32019
 	CodeShuttingDown     = -32020
+	CodeNotSaved         = -32021
 )

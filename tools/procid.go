@@ -1,0 +1,22 @@
+package tools
+
+import "github.com/agentd/agentd/tools/sandbox"
+
+// ProcID names a process a call started, across a daemon restart: its pid
+// and its start time, so that a recycled pid is never mistaken for it.
+type ProcID = sandbox.ProcID
+
+// Reap kills what is left of a process a call started before the daemon
+// died: its whole process group, unless the pid now names another
+// process. It reports whether anything was signalled.
+func Reap(id ProcID) (bool, error) { return sandbox.Reap(id) }
+
+// started tells env.Started of the process a call just started.
+func (env *Env) started(pid int) {
+	if env.Started == nil {
+		return
+	}
+	if id, err := sandbox.Identify(pid); err == nil {
+		env.Started(id)
+	}
+}
