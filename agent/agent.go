@@ -25,10 +25,14 @@ type Agent struct {
 	rmap     repoMapper
 	wg       sync.WaitGroup
 	open     atomic.Int64
+	index    *sessionIndex
+	saveMu   sync.Mutex // serializes session saves
+	models   modelListCache
 
-	modelMu sync.Mutex // guards mdl, mcfg
+	modelMu sync.Mutex // guards mdl, mcfg, named
 	mdl     Model
 	mcfg    ModelConfig
+	named   map[string]Model // sessions' other models of the endpoint
 
 	mu          sync.Mutex // guards runs, sessions, requests, resolvedIDs, openFiles
 	runs        map[string]*run
@@ -52,7 +56,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
-		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
+		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger)}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
@@ -63,18 +67,12 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// load restores sessions and every unfinished run. A run that was waiting on
-// people waits again; one cut off mid-step is paused until resumed.
+// load restores every unfinished run, and nothing else: sessions are read
+// when first used. A run that was waiting on people waits again; one cut off
+// mid-step is paused until resumed.
 func (a *Agent) load() error {
-	sessions, serr := a.store.loadSessions()
-	for _, s := range sessions {
-		a.sessions[s.ID] = s
-	}
-	recs, rerr := a.store.loadRuns()
+	recs, err := a.store.loadOpenRuns()
 	for _, rec := range recs {
-		if rec.State.Finished() {
-			continue
-		}
 		msgs, err := a.store.loadMessages(rec.ID, rec.MessageCount)
 		if err != nil {
 			a.log.Error("loading run", "run_id", rec.ID, "err", err)
@@ -87,6 +85,7 @@ func (a *Agent) load() error {
 			rec.Seq = seq
 		}
 		a.runs[rec.ID] = r
+		a.restoreSettings(r)
 		if r.openLog() != nil {
 			continue
 		}
@@ -102,10 +101,7 @@ func (a *Agent) load() error {
 		r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
 		r.checkpoint()
 	}
-	if serr != nil {
-		return serr
-	}
-	return rerr
+	return err
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
@@ -150,7 +146,7 @@ func (r *run) closeLogLocked() {
 func (a *Agent) SetModel(cfg ModelConfig) {
 	a.modelMu.Lock()
 	defer a.modelMu.Unlock()
-	a.mcfg, a.mdl = cfg, nil
+	a.mcfg, a.mdl, a.named = cfg, nil, nil
 }
 
 // ModelConfig returns the endpoint in use.
@@ -274,4 +270,5 @@ func (a *Agent) Shutdown() {
 		r.mu.Unlock()
 	}
 	a.rec.close()
+	a.index.close()
 }

@@ -67,16 +67,22 @@ func (a *Agent) finishRun(r *run) {
 	state, sid, rid := r.rec.State, r.rec.SessionID, r.rec.ID
 	r.mu.Unlock()
 
+	s, err := a.sessionRec(sid) // a run restored at start-up finds its session here
+	if err != nil {
+		a.log.Error("finishing run", "run_id", rid, "err", err)
+		return
+	}
 	a.mu.Lock()
-	s, ok := a.sessions[sid]
-	if ok && s.LastRunID == rid {
+	if s.LastRunID == rid {
 		s.Messages, s.State, s.UpdatedAt = msgs, state, time.Now().UTC()
 	}
 	a.mu.Unlock()
-	if ok {
-		if err := a.saveSession(s, true); err != nil {
-			a.log.Error("persisting session", "err", err)
-		}
+	if err := a.saveSession(s, true); err != nil {
+		a.log.Error("persisting session", "err", err)
+		return // the marker stays: the next start settles the run again
+	}
+	if err := a.store.markClosed(rid); err != nil {
+		a.log.Warn("closing run", "err", err)
 	}
 }
 
