@@ -282,7 +282,7 @@ func (a *Agent) infoOf(s sessionSummary) SessionInfo {
 	}
 	return SessionInfo{SessionID: s.ID, Title: s.Title, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, State: state,
 		LastRunID: s.LastRunID, RunCount: s.Runs,
-		Settings: a.effective(SessionSettings{Model: s.Model, ReasoningEffort: s.Effort, ApprovalPolicy: s.Policy})}
+		Settings: a.Effective(SessionSettings{Model: s.Model, ReasoningEffort: s.Effort, ApprovalPolicy: s.Policy})}
 }
 
 // titleLength is the most a session's title shows of its first prompt.

@@ -54,7 +54,7 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 		a.mu.Unlock()
 		return RunResult{}, err
 	}
-	set := a.effective(sess.settings())
+	set := a.Effective(sess.settings())
 	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
 		Model: set.Model, Effort: set.ReasoningEffort,
 		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}

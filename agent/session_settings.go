@@ -76,9 +76,9 @@ func (s *sessionRecord) apply(set SessionSettings) {
 	}
 }
 
-// effective fills what a session did not choose from the daemon's
+// Effective fills what a session did not choose from the daemon's
 // configuration.
-func (a *Agent) effective(s SessionSettings) SessionSettings {
+func (a *Agent) Effective(s SessionSettings) SessionSettings {
 	mc := a.ModelConfig()
 	s.Model = firstNonEmpty(s.Model, mc.Name)
 	s.ReasoningEffort = firstNonEmpty(s.ReasoningEffort, mc.ReasoningEffort)
@@ -119,7 +119,7 @@ func (a *Agent) Configure(ctx context.Context, p ConfigureParams) (ConfigureResu
 	if p.ApprovalPolicy != nil {
 		s.Policy = want.ApprovalPolicy
 	}
-	set := a.effective(s.settings())
+	set := a.Effective(s.settings())
 	live := a.runs[s.LastRunID]
 	a.mu.Unlock()
 	if err := a.saveSession(s, true); err != nil {
@@ -154,7 +154,7 @@ func (a *Agent) restoreSettings(r *run) {
 		return
 	}
 	a.mu.Lock()
-	set := a.effective(s.settings())
+	set := a.Effective(s.settings())
 	a.mu.Unlock()
 	r.use(set)
 }
