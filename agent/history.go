@@ -339,3 +339,21 @@ func (s *store) scanEvents(id string, after int64, fn func(Event) bool) error {
 	}
 	return sc.Err()
 }
+
+// ReadSessions lists a workspace's sessions as Sessions does, from its state
+// directory, without opening the workspace: no run is restored or started,
+// and nothing is written but the session index. A run another process is
+// driving shows the state it last saved.
+func ReadSessions(cfg Config) ([]SessionInfo, error) {
+	cfg.defaults()
+	if _, err := os.Stat(cfg.StateDir); errors.Is(err, fs.ErrNotExist) {
+		return []SessionInfo{}, nil
+	}
+	st, err := openStore(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, store: st, index: newSessionIndex(st, cfg.Logger), mcfg: cfg.Model, runs: map[string]*run{}}
+	defer a.index.close()
+	return a.Sessions(), nil
+}
