@@ -51,9 +51,9 @@ func summaryOf(s *sessionRecord) sessionSummary {
 
 // sessionIndex keeps the summaries of a workspace's sessions.
 type sessionIndex struct {
-	path     string
-	sessions string // the directory of the session records, to rebuild from
-	log      *slog.Logger
+	path string
+	st   *store // to rebuild from the session records
+	log  *slog.Logger
 
 	mu     sync.Mutex // guards the fields below
 	loaded bool
@@ -63,8 +63,7 @@ type sessionIndex struct {
 }
 
 func newSessionIndex(st *store, log *slog.Logger) *sessionIndex {
-	dir := filepath.Join(st.dir, "sessions")
-	return &sessionIndex{path: filepath.Join(dir, "index.jsonl"), sessions: dir, log: log}
+	return &sessionIndex{path: filepath.Join(st.dir, "sessions", "index.jsonl"), st: st, log: log}
 }
 
 // put records a session's new summary.
@@ -159,18 +158,14 @@ func (x *sessionIndex) parseLocked(data []byte) {
 // rebuildLocked indexes the session records of a state directory written
 // before the index existed (or whose index is unreadable).
 func (x *sessionIndex) rebuildLocked() {
-	err := loadAll(x.sessions, func(data []byte) error {
-		rec := &sessionRecord{}
-		if err := json.Unmarshal(data, rec); err != nil {
-			return err
-		}
+	recs, err := x.st.loadSessions()
+	if err != nil {
+		x.log.Warn("indexing sessions", "err", err)
+	}
+	for _, rec := range recs {
 		if validID(rec.ID) {
 			x.byID[rec.ID] = summaryOf(rec)
 		}
-		return nil
-	})
-	if err != nil {
-		x.log.Warn("indexing sessions", "err", err)
 	}
 	x.rewriteLocked()
 }
