@@ -129,11 +129,22 @@ func (a *Agent) sessionRec(id string) (*sessionRecord, error) {
 	}
 	a.sessions[id] = rec
 	a.mu.Unlock()
-	// The index may lag its record after a crash between the two writes.
-	if sum, ok := a.index.get(id); !ok || sum != summaryOf(rec) {
-		a.index.put(summaryOf(rec))
-	}
+	a.healIndex(rec)
 	return rec, nil
+}
+
+// healIndex brings a session's index line up to its record, which a crash
+// between the two writes may have left behind. It runs as a save does, so
+// it never puts back an older summary than a save's.
+func (a *Agent) healIndex(s *sessionRecord) {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	a.mu.Lock()
+	sum := summaryOf(s)
+	a.mu.Unlock()
+	if cur, ok := a.index.get(sum.ID); !ok || !cur.same(sum) {
+		a.index.put(sum)
+	}
 }
 
 // saveSession writes a session's record, then its line in the index.

@@ -49,6 +49,16 @@ func summaryOf(s *sessionRecord) sessionSummary {
 		LastRunID: s.LastRunID, Runs: len(s.RunIDs), Model: s.Model, Effort: s.Effort, Policy: s.Policy}
 }
 
+// same reports whether two summaries say the same, times compared as
+// instants.
+func (s sessionSummary) same(o sessionSummary) bool {
+	if !s.CreatedAt.Equal(o.CreatedAt) || !s.UpdatedAt.Equal(o.UpdatedAt) {
+		return false
+	}
+	s.CreatedAt, s.UpdatedAt, o.CreatedAt, o.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	return s == o
+}
+
 // sessionIndex keeps the summaries of a workspace's sessions.
 type sessionIndex struct {
 	path string
