@@ -63,18 +63,21 @@ type RunHistory struct {
 	MoreEvents bool    `json:"moreEvents,omitempty"`
 }
 
-// Paging bounds: runs per page, and the bytes of events a page carries, so
-// that restoring a long session sends a screenful, not megabytes.
+// Paging bounds: runs per page, and about the bytes a page carries (prompts
+// and events), so that restoring a long session sends a screenful, not
+// megabytes.
 const (
 	DefaultHistoryRuns = 20
 	MaxHistoryRuns     = 100
-	historyEventBytes  = 256 << 10
+	historyBytes       = 256 << 10
 	AnswerPreview      = 1000
 )
 
-// History returns a page of a session's runs with their events, the newest
-// run's first: when the page's budget runs out, older runs of the page come
-// with fewer events (or none) and MoreEvents set.
+// History returns a page of a session's runs with their events, filled from
+// the newest run backwards within a budget: the runs' own fields (a prompt
+// may quote whole files) end the page early when they no longer fit, and
+// once the events no longer do, older runs come with fewer of them (or
+// none) and MoreEvents set.
 func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 	if p.SessionID == "" {
 		return History{}, fmt.Errorf("%w: sessionId is required", ErrInvalid)
@@ -98,18 +101,28 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 		}
 	}
 	start := max(0, end-limit)
-	h := History{Session: a.infoOf(sum), EarlierRuns: start, Runs: make([]RunHistory, end-start), Pending: a.sessionPending(s.ID)}
-	budget := historyEventBytes
+	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID)}
+	budget := historyBytes
+	first := end
 	for i := end - 1; i >= start; i-- {
 		if err := ctx.Err(); err != nil {
 			return History{}, err
 		}
-		run, err := a.runHistory(ids[i], &budget)
+		run, err := a.runHistory(ids[i], &budget, first == end)
 		if err != nil {
 			return History{}, err
 		}
-		h.Runs[i-start] = run
+		if run == nil {
+			break // the page is full: this run starts the next one
+		}
+		h.Runs = append(h.Runs, *run)
+		first = i
 	}
+	slices.Reverse(h.Runs)
+	if h.Runs == nil {
+		h.Runs = []RunHistory{}
+	}
+	h.EarlierRuns = first
 	return h, nil
 }
 
@@ -120,13 +133,20 @@ func cmpOr(n, def int) int {
 	return n
 }
 
-// runHistory reads one run and as many of its events as the budget allows.
-func (a *Agent) runHistory(id string, budget *int) (RunHistory, error) {
+// runHistory reads one run and as many of its events as the budget allows,
+// or nil when the run itself (its prompt, context and answer) no longer
+// fits; the first run of a page always does.
+func (a *Agent) runHistory(id string, budget *int, first bool) (*RunHistory, error) {
 	sum, err := a.runSummary(id)
 	if err != nil {
-		return RunHistory{}, err
+		return nil, err
 	}
-	h := RunHistory{RunSummary: sum, Events: []Event{}}
+	size := sum.size()
+	if size > *budget && !first {
+		return nil, nil
+	}
+	*budget = max(0, *budget-size)
+	h := &RunHistory{RunSummary: sum, Events: []Event{}}
 	err = a.store.scanEvents(id, 0, func(ev Event) bool {
 		size := len(ev.Params) + 64
 		if size > *budget {
@@ -139,6 +159,20 @@ func (a *Agent) runHistory(id string, budget *int) (RunHistory, error) {
 		return true
 	})
 	return h, err
+}
+
+// size is about what the run takes on the wire, events aside.
+func (s RunSummary) size() int {
+	n := len(s.Prompt) + len(s.Answer) + len(s.Error) + 512
+	if s.Context != nil {
+		for _, f := range s.Context.Files {
+			n += len(f) + 4
+		}
+		if s.Context.Selection != nil {
+			n += len(s.Context.Selection.Text) + len(s.Context.Selection.Path)
+		}
+	}
+	return n
 }
 
 // runSummary reads a run as it is now: from memory while it is live, else

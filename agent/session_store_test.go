@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -192,4 +193,41 @@ func TestTitleOf(t *testing.T) {
 	} {
 		assert.Equal(t, want, titleOf(prompt), "%q", prompt)
 	}
+}
+
+// TestHistoryPageHoldsWholePrompts: prompts that quote whole files end a
+// page early rather than swell it; the next page starts where it ended.
+func TestHistoryPageHoldsWholePrompts(t *testing.T) {
+	w := newSessionWorld(t)
+	a, l := w.open(t)
+	ctx := context.Background()
+	session := ""
+	var ids []string
+	for i := range 5 {
+		prompt := fmt.Sprintf("review %d\n%s", i, strings.Repeat("x", 80<<10))
+		run, err := a.Run(ctx, RunParams{Prompt: prompt, SessionID: session})
+		require.NoError(t, err)
+		l.await(t, run.RunID, StateCompleted)
+		session, ids = run.SessionID, append(ids, run.RunID)
+	}
+	page, err := a.History(ctx, HistoryParams{SessionID: session})
+	require.NoError(t, err)
+	require.Len(t, page.Runs, 3, "three 80 KB prompts fit a page, four do not")
+	assert.Equal(t, 2, page.EarlierRuns)
+	for i, r := range page.Runs {
+		assert.Equal(t, ids[2+i], r.RunID)
+		assert.Len(t, r.Prompt, len(fmt.Sprintf("review %d\n", 2+i))+80<<10, "whole")
+	}
+	rest, err := a.History(ctx, HistoryParams{SessionID: session, BeforeRunID: page.Runs[0].RunID})
+	require.NoError(t, err)
+	assert.Len(t, rest.Runs, 2)
+	assert.Equal(t, 0, rest.EarlierRuns)
+
+	huge, err := a.Run(ctx, RunParams{Prompt: strings.Repeat("y", 300<<10), SessionID: session})
+	require.NoError(t, err)
+	l.await(t, huge.RunID, StateCompleted)
+	page, err = a.History(ctx, HistoryParams{SessionID: session})
+	require.NoError(t, err)
+	require.Len(t, page.Runs, 1, "a page always holds one run")
+	assert.True(t, page.Runs[0].MoreEvents)
 }
