@@ -73,11 +73,11 @@ const (
 	AnswerPreview      = 1000
 )
 
-// History returns a page of a session's runs with their events, filled from
-// the newest run backwards within a budget: the runs' own fields (a prompt
-// may quote whole files) end the page early when they no longer fit, and
-// once the events no longer do, older runs come with fewer of them (or
-// none) and MoreEvents set.
+// History returns a page of a session's runs with their events, within a
+// budget: the runs themselves, newest first, as many as fit (a prompt may
+// quote whole files: a page ends early rather than swell), then their events
+// in what is left, newest run first, older runs coming with fewer of them
+// (or none) and MoreEvents set.
 func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 	if p.SessionID == "" {
 		return History{}, fmt.Errorf("%w: sessionId is required", ErrInvalid)
@@ -101,27 +101,33 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 		}
 	}
 	start := max(0, end-limit)
-	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID)}
+	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID), Runs: []RunHistory{}}
+	// First the runs themselves, newest first, as many as fit; then their
+	// events, newest run first, in what is left.
 	budget := historyBytes
 	first := end
 	for i := end - 1; i >= start; i-- {
 		if err := ctx.Err(); err != nil {
 			return History{}, err
 		}
-		run, err := a.runHistory(ids[i], &budget, first == end)
+		run, err := a.runSummary(ids[i])
 		if err != nil {
 			return History{}, err
 		}
-		if run == nil {
-			break // the page is full: this run starts the next one
+		if size := run.size(); size <= budget || first == end {
+			budget = max(0, budget-size)
+		} else {
+			break // this run starts the next page
 		}
-		h.Runs = append(h.Runs, *run)
+		h.Runs = append(h.Runs, RunHistory{RunSummary: run, Events: []Event{}})
 		first = i
 	}
-	slices.Reverse(h.Runs)
-	if h.Runs == nil {
-		h.Runs = []RunHistory{}
+	for i := range h.Runs {
+		if err := a.fillEvents(&h.Runs[i], &budget); err != nil {
+			return History{}, err
+		}
 	}
+	slices.Reverse(h.Runs)
 	h.EarlierRuns = first
 	return h, nil
 }
@@ -133,21 +139,9 @@ func cmpOr(n, def int) int {
 	return n
 }
 
-// runHistory reads one run and as many of its events as the budget allows,
-// or nil when the run itself (its prompt, context and answer) no longer
-// fits; the first run of a page always does.
-func (a *Agent) runHistory(id string, budget *int, first bool) (*RunHistory, error) {
-	sum, err := a.runSummary(id)
-	if err != nil {
-		return nil, err
-	}
-	size := sum.size()
-	if size > *budget && !first {
-		return nil, nil
-	}
-	*budget = max(0, *budget-size)
-	h := &RunHistory{RunSummary: sum, Events: []Event{}}
-	err = a.store.scanEvents(id, 0, func(ev Event) bool {
+// fillEvents adds as many of the run's events as the budget allows.
+func (a *Agent) fillEvents(h *RunHistory, budget *int) error {
+	return a.store.scanEvents(h.RunID, 0, func(ev Event) bool {
 		size := len(ev.Params) + 64
 		if size > *budget {
 			h.MoreEvents = true
@@ -158,7 +152,6 @@ func (a *Agent) runHistory(id string, budget *int, first bool) (*RunHistory, err
 		h.Events = append(h.Events, ev)
 		return true
 	})
-	return h, err
 }
 
 // size is about what the run takes on the wire, events aside.
