@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,7 +86,7 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 	if p.Limit < 0 {
 		return History{}, fmt.Errorf("%w: limit must not be negative", ErrInvalid)
 	}
-	limit := min(cmpOr(p.Limit, DefaultHistoryRuns), MaxHistoryRuns)
+	limit := min(cmp.Or(p.Limit, DefaultHistoryRuns), MaxHistoryRuns)
 	s, err := a.sessionRec(p.SessionID)
 	if err != nil {
 		return History{}, err
@@ -130,13 +131,6 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 	slices.Reverse(h.Runs)
 	h.EarlierRuns = first
 	return h, nil
-}
-
-func cmpOr(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }
 
 // fillEvents adds as many of the run's events as the budget allows.
