@@ -24,10 +24,14 @@ type Agent struct {
 	rmap     repoMapper
 	wg       sync.WaitGroup
 	open     atomic.Int64
+	index    *sessionIndex
+	saveMu   sync.Mutex // serializes session saves
+	models   modelListCache
 
-	modelMu sync.Mutex // guards mdl, mcfg
+	modelMu sync.Mutex // guards mdl, mcfg, named
 	mdl     Model
 	mcfg    ModelConfig
+	named   map[string]Model // sessions' other models of the endpoint
 
 	mu          sync.Mutex // guards runs, sessions, requests, resolvedIDs, openFiles
 	runs        map[string]*run
@@ -51,7 +55,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
-		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
+		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger)}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
@@ -62,24 +66,18 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// load restores sessions and every unfinished run. A run that was waiting on
-// people waits again; one cut off mid-step is paused until resumed. A
-// command a restart cut off is not run again (interruptedLocked).
+// load restores every unfinished run, and nothing else: sessions are read
+// when first used. A run that was waiting on people waits again; one cut off
+// mid-step is paused until resumed. A command a restart cut off is not run
+// again (interruptedLocked).
 func (a *Agent) load() error {
-	sessions, serr := a.store.loadSessions()
-	for _, s := range sessions {
-		a.sessions[s.ID] = s
-	}
-	recs, rerr := a.store.loadRuns()
+	recs, err := a.store.loadOpenRuns()
 	for _, rec := range recs {
 		if !rec.State.Finished() {
 			a.restore(rec)
 		}
 	}
-	if serr != nil {
-		return serr
-	}
-	return rerr
+	return err
 }
 
 // restore brings back an unfinished run from its header and journal.
@@ -93,6 +91,10 @@ func (a *Agent) restore(rec *runRecord) {
 		// It ended, but its header missed the news.
 		if err := a.store.saveRun(rec, false); err != nil {
 			a.log.Warn("mending a run's header", "run_id", rec.ID, "err", err)
+			return
+		}
+		if err := a.store.markClosed(rec.ID); err != nil {
+			a.log.Warn("closing run", "run_id", rec.ID, "err", err)
 		}
 		return
 	}
@@ -109,6 +111,7 @@ func (a *Agent) restore(rec *runRecord) {
 		rec.Seq = seq
 	}
 	a.runs[rec.ID] = r
+	a.restoreSettings(r)
 	if r.openLog() != nil {
 		return
 	}
@@ -170,7 +173,7 @@ func (r *run) closeLogLocked() {
 func (a *Agent) SetModel(cfg ModelConfig) {
 	a.modelMu.Lock()
 	defer a.modelMu.Unlock()
-	a.mcfg, a.mdl = cfg, nil
+	a.mcfg, a.mdl, a.named = cfg, nil, nil
 }
 
 // ModelConfig returns the endpoint in use.
@@ -297,4 +300,5 @@ func (a *Agent) Shutdown() {
 		r.mu.Unlock()
 	}
 	a.rec.close()
+	a.index.close()
 }

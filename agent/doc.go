@@ -18,7 +18,13 @@
 // outcomes. It reports through the [Listener] each front end implements, as
 // values: it neither names protocol methods nor encodes for a wire. Every
 // notification is also appended to the run's event log ([Event]), which
-// [Agent.Events] and [Agent.SessionHistory] replay.
+// [Agent.Events], [Agent.History] and [Agent.SessionHistory] replay.
+//
+// Start-up reads no history: it restores the unfinished runs, found by their
+// markers, and reads a session when it is first used; the sessions are
+// listed from a small index (session_store.go). Each session keeps its
+// settings, the model, reasoning effort and approval mode its runs use
+// ([Agent.Configure]).
 //
 // agent talks to the model over plain net/http (model_openai.go reads the
 // event stream itself, bounding every line and telling a clean end from a

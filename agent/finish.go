@@ -67,14 +67,18 @@ func (r *run) finish(state State, stop StopReason, errText string) {
 		return
 	}
 	r.ending = nil
+	// The header says how the run ended to those who read it without
+	// replaying its journal (agent/history, agent/sessions), so it is
+	// written before anyone hears of the end; the open-run marker goes only
+	// after it, so a restart between the two mends the header.
+	if err := r.a.store.saveRun(r.rec, false); err != nil {
+		r.logger().Warn("writing the run's header", "err", err)
+	} else if err := r.a.store.markClosed(r.rec.ID); err != nil {
+		r.logger().Warn("closing run", "err", err)
+	}
 	r.sendStateLocked()
 	if err := r.flushEventsLocked(); err != nil {
 		r.logger().Warn("the event log lacks the run's end", "err", err)
-	}
-	// The header says how the run ended to those who read it without
-	// replaying its journal; a restart mends it if this write is lost.
-	if err := r.a.store.saveRun(r.rec, false); err != nil {
-		r.logger().Warn("writing the run's header", "err", err)
 	}
 	r.closeLogLocked()
 	r.mu.Unlock()
@@ -94,16 +98,18 @@ func (a *Agent) finishRun(r *run) error {
 	state, sid, rid := r.rec.State, r.rec.SessionID, r.rec.ID
 	r.mu.Unlock()
 
+	s, err := a.sessionRec(sid) // a run restored at start-up finds its session here
+	if err != nil {
+		a.log.Error("finishing run", "run_id", rid, "err", err)
+		return nil // the marker stays: the next start settles the run again
+	}
 	a.mu.Lock()
-	s, ok := a.sessions[sid]
-	if ok && s.LastRunID == rid {
+	if s.LastRunID == rid {
 		s.Messages, s.State, s.UpdatedAt = msgs, state, time.Now().UTC()
 	}
 	a.mu.Unlock()
-	if !ok {
-		return nil
-	}
 	if err := a.saveSession(s, true); err != nil {
+		// The marker stays: the next start settles the run again.
 		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	return nil

@@ -36,7 +36,7 @@ func (r *run) callModel(ctx context.Context, req ModelRequest) (ModelReply, erro
 			r.update(Update{Kind: UpdateThoughtChunk, Text: s})
 		}}
 		start := time.Now()
-		reply, err := r.a.model().Complete(ctx, req, out)
+		reply, err := r.model().Complete(ctx, req, out) // the session's model, which may change mid-run
 		r.a.trace(traceModel(r.rec, req, reply, err, attempt, time.Since(start)))
 		if err == nil {
 			r.addUsage(reply.Usage)

@@ -16,6 +16,10 @@ type RunParams struct {
 	SessionID      string      `json:"sessionId,omitempty"`
 	Context        *RunContext `json:"context,omitempty"`
 	ApprovalPolicy tools.Mode  `json:"approvalPolicy,omitempty"`
+	// Model and ReasoningEffort, like ApprovalPolicy, become the session's
+	// from this run on (see Agent.Configure).
+	Model           string `json:"model,omitempty"`
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
 }
 
 // RunContext is what the editor knows that the prompt does not say.
@@ -63,4 +67,7 @@ type SessionInfo struct {
 	// State is the state of the session's latest run, or StateIdle.
 	State     State  `json:"state"`
 	LastRunID string `json:"lastRunId,omitempty"`
+	RunCount  int    `json:"runCount"`
+	// Settings are the ones the session's next step uses.
+	Settings SessionSettings `json:"settings"`
 }

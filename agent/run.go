@@ -23,6 +23,8 @@ type runRecord struct {
 	StopReason StopReason  `json:"stopReason,omitempty"`
 	Error      string      `json:"error,omitempty"`
 	Policy     tools.Mode  `json:"policy,omitempty"`
+	Model      string      `json:"model,omitempty"`           // the session's model now
+	Effort     string      `json:"reasoningEffort,omitempty"` // and its reasoning effort
 	Class      string      `json:"class"`
 	Prompt     string      `json:"prompt"`
 	Context    *RunContext `json:"context,omitempty"`

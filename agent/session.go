@@ -14,13 +14,17 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// sessionRecord is a conversation: its turns across runs.
+// sessionRecord is a conversation: its turns across runs, and the settings
+// its runs use.
 type sessionRecord struct {
-	ID        string     `json:"id"`
-	Title     string     `json:"title"`
-	CreatedAt time.Time  `json:"createdAt"`
-	UpdatedAt time.Time  `json:"updatedAt"`
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The session's own choices; "" follows the daemon's configuration.
 	Policy    tools.Mode `json:"policy,omitempty"`
+	Model     string     `json:"model,omitempty"`
+	Effort    string     `json:"reasoningEffort,omitempty"`
 	LastRunID string     `json:"lastRunId,omitempty"`
 	RunIDs    []string   `json:"runIds,omitempty"`
 	State     State      `json:"state"`
@@ -32,11 +36,16 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	if strings.TrimSpace(p.Prompt) == "" {
 		return RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
 	}
-	if p.ApprovalPolicy != "" && !slices.Contains(tools.Modes, p.ApprovalPolicy) {
-		return RunResult{}, fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, p.ApprovalPolicy, tools.ModeList())
+	if err := checkSettings(p.Model, p.ReasoningEffort, p.ApprovalPolicy); err != nil {
+		return RunResult{}, err
 	}
 	if err := a.checkModel(); err != nil {
 		return RunResult{}, err
+	}
+	if p.SessionID != "" {
+		if _, err := a.sessionRec(p.SessionID); err != nil {
+			return RunResult{}, err
+		}
 	}
 	now := time.Now().UTC()
 	a.mu.Lock()
@@ -45,8 +54,9 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 		a.mu.Unlock()
 		return RunResult{}, err
 	}
-	policy := firstNonEmpty(p.ApprovalPolicy, sess.Policy, a.cfg.Policy)
-	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: policy,
+	set := a.Effective(sess.settings())
+	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
+		Model: set.Model, Effort: set.ReasoningEffort,
 		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
 	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: userMessage(a.cfg.Root, p)})
 	r := a.newRun(rec)
@@ -58,6 +68,9 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	if err := r.openLog(); err != nil {
 		a.abandon(r)
 		return RunResult{}, err
+	}
+	if err := a.store.markOpen(rec.ID); err != nil {
+		a.log.Error("persisting run", "err", err)
 	}
 	if err := a.saveSession(sess, false); err != nil {
 		a.log.Error("persisting session", "err", err)
@@ -77,10 +90,12 @@ func (a *Agent) checkModel() error {
 	return c.CheckModel()
 }
 
-// sessionFor returns the session to run in, new or continued. a.mu is held.
+// sessionFor returns the session to run in, new or continued (already
+// read by sessionRec), with the run's settings applied to it. a.mu is held.
 func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, error) {
 	if p.SessionID == "" {
-		s := &sessionRecord{ID: newID("s"), Title: titleOf(p.Prompt), CreatedAt: now, UpdatedAt: now, Policy: p.ApprovalPolicy}
+		s := &sessionRecord{ID: newID("s"), Title: titleOf(p.Prompt), CreatedAt: now, UpdatedAt: now,
+			Policy: p.ApprovalPolicy, Model: strings.TrimSpace(p.Model), Effort: p.ReasoningEffort}
 		a.sessions[s.ID] = s
 		return s, nil
 	}
@@ -91,19 +106,63 @@ func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, error) {
 	if r, ok := a.runs[s.LastRunID]; ok && !r.state().Finished() {
 		return nil, fmt.Errorf("%w: session %s has run %s in state %s; cancel it or wait for it to finish", ErrSessionBusy, s.ID, r.rec.ID, r.state())
 	}
-	if p.ApprovalPolicy != "" {
-		s.Policy = p.ApprovalPolicy
-	}
+	s.apply(SessionSettings{Model: strings.TrimSpace(p.Model), ReasoningEffort: p.ReasoningEffort, ApprovalPolicy: p.ApprovalPolicy})
 	return s, nil
 }
 
+// sessionRec returns a session's record, reading it on first use: start-up
+// reads none.
+func (a *Agent) sessionRec(id string) (*sessionRecord, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	a.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	rec, err := a.store.loadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if s, ok := a.sessions[id]; ok {
+		a.mu.Unlock()
+		return s, nil
+	}
+	a.sessions[id] = rec
+	a.mu.Unlock()
+	a.healIndex(rec)
+	return rec, nil
+}
+
+// healIndex brings a session's index line up to its record, which a crash
+// between the two writes may have left behind. It runs as a save does, so
+// it never puts back an older summary than a save's.
+func (a *Agent) healIndex(s *sessionRecord) {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	a.mu.Lock()
+	sum := summaryOf(s)
+	a.mu.Unlock()
+	if cur, ok := a.index.get(sum.ID); !ok || !cur.same(sum) {
+		a.index.put(sum)
+	}
+}
+
+// saveSession writes a session's record, then its line in the index.
+// Saves are serialized so the last written is the latest.
 func (a *Agent) saveSession(s *sessionRecord, durable bool) error {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
 	a.mu.Lock()
 	cp := *s
 	cp.Messages = slices.Clone(s.Messages)
 	cp.RunIDs = slices.Clone(s.RunIDs)
 	a.mu.Unlock()
-	return a.store.saveSession(&cp, durable)
+	if err := a.store.saveSession(&cp, durable); err != nil {
+		return err
+	}
+	a.index.put(summaryOf(&cp))
+	return nil
 }
 
 func (r *run) state() State {
@@ -200,11 +259,14 @@ func (r *run) openRequests() []InputRequest {
 }
 
 // Events returns a run's notifications after a sequence number, in order,
-// and the run's state.
-func (a *Agent) Events(runID string, after int64) ([]Event, State, error) {
+// at most limit of them (0: all), whether more follow, and the run's state.
+func (a *Agent) Events(runID string, after int64, limit int) ([]Event, State, bool, error) {
+	if limit < 0 {
+		return nil, "", false, fmt.Errorf("%w: limit must not be negative", ErrInvalid)
+	}
 	r, err := a.liveRun(runID)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	var state State
 	if r != nil {
@@ -212,11 +274,20 @@ func (a *Agent) Events(runID string, after int64) ([]Event, State, error) {
 	} else {
 		state = a.diskState(runID)
 	}
-	evs, err := a.store.readEvents(runID, after)
+	evs := []Event{}
+	more := false
+	err = a.store.scanEvents(runID, after, func(ev Event) bool {
+		if limit > 0 && len(evs) == limit {
+			more = true
+			return false
+		}
+		evs = append(evs, ev)
+		return true
+	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
-	return evs, state, nil
+	return evs, state, more, nil
 }
 
 func (a *Agent) diskState(runID string) State {
@@ -231,69 +302,6 @@ func (a *Agent) diskState(runID string) State {
 	return rec.State
 }
 
-// SessionRun is one run of a session as the editor saw it.
-type SessionRun struct {
-	RunID  string
-	Prompt string
-	State  State
-	Events []Event
-}
-
-// SessionHistory returns a session's runs, oldest first, each with every
-// notification it sent, so a front end can replay the conversation.
-func (a *Agent) SessionHistory(sessionID string) ([]SessionRun, error) {
-	a.mu.Lock()
-	s, ok := a.sessions[sessionID]
-	var ids []string
-	if ok {
-		ids = slices.Clone(s.RunIDs)
-	}
-	a.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, sessionID)
-	}
-	out := make([]SessionRun, 0, len(ids))
-	for _, id := range ids {
-		evs, err := a.store.readEvents(id, 0)
-		if err != nil {
-			return nil, err
-		}
-		run := SessionRun{RunID: id, Events: evs}
-		if data, err := os.ReadFile(a.store.runPath(id)); err == nil {
-			var rec struct {
-				Prompt string `json:"prompt"`
-				State  State  `json:"state"`
-			}
-			_ = json.Unmarshal(data, &rec)
-			run.Prompt, run.State = rec.Prompt, rec.State
-		}
-		if r, err := a.liveRun(id); err == nil && r != nil {
-			run.State = r.state()
-		}
-		out = append(out, run)
-	}
-	return out, nil
-}
-
-// Sessions lists the workspace's sessions, newest first.
-func (a *Agent) Sessions() []SessionInfo {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]SessionInfo, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		state := s.State
-		if r, ok := a.runs[s.LastRunID]; ok {
-			state = r.state()
-		}
-		if state == "" {
-			state = StateIdle
-		}
-		out = append(out, SessionInfo{SessionID: s.ID, Title: s.Title, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, State: state, LastRunID: s.LastRunID})
-	}
-	slices.SortFunc(out, func(x, y SessionInfo) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
-	return out
-}
-
 // newID makes a sortable, unique id with a prefix.
 func newID(prefix string) string {
 	var b [6]byte
@@ -304,11 +312,6 @@ func newID(prefix string) string {
 // validID guards file lookups against ids that are paths.
 func validID(id string) bool {
 	return id != "" && !strings.ContainsAny(id, `/\.`) && len(id) < 100
-}
-
-func titleOf(prompt string) string {
-	t := strings.Join(strings.Fields(prompt), " ")
-	return truncate(t, 80)
 }
 
 func firstNonEmpty[T ~string](s ...T) T {

@@ -13,6 +13,7 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.mu.Lock()
 	limit := r.rec.Step >= r.a.cfg.MaxSteps
 	req := r.a.buildRequest(r.rec, r.secrets, limit)
+	req.ReasoningEffort = r.rec.Effort // the session's, which may change mid-run
 	r.mu.Unlock()
 
 	reply, err := r.callModel(ctx, req)

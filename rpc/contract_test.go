@@ -41,6 +41,7 @@ type contract struct {
 	ResolvedBy          []string       `json:"resolvedBy"`
 	ToolKinds           []string       `json:"toolKinds"`
 	Statuses            []string       `json:"statuses"`
+	ReasoningEfforts    []string       `json:"reasoningEfforts"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
@@ -58,6 +59,7 @@ func currentContract(t *testing.T) contract {
 		ResolvedBy:          strs(agent.Resolvers),
 		ToolKinds:           strs(tools.Kinds),
 		Statuses:            strs(agent.Statuses),
+		ReasoningEfforts:    agent.ReasoningEfforts,
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,

@@ -26,17 +26,20 @@ type PendingResult struct {
 	Requests []agent.InputRequest `json:"requests"`
 }
 
-// EventsParams asks for a run's notifications after a sequence number.
+// EventsParams asks for a run's notifications after a sequence number, at
+// most Limit of them (0: all).
 type EventsParams struct {
 	RunID    string `json:"runId"`
 	AfterSeq int64  `json:"afterSeq"`
+	Limit    int    `json:"limit,omitempty"`
 }
 
 // EventsResult holds the run's notifications with seq > afterSeq, in order,
-// and the run's current state.
+// and the run's current state; More says the limit left some out.
 type EventsResult struct {
 	Events []Event     `json:"events"`
 	State  agent.State `json:"state"`
+	More   bool        `json:"more,omitempty"`
 }
 
 // Event is one notification as it was sent.
@@ -49,4 +52,28 @@ type Event struct {
 // SessionsResult lists the sessions of this workspace, newest first.
 type SessionsResult struct {
 	Sessions []agent.SessionInfo `json:"sessions"`
+}
+
+// HistoryResult is agent/history's answer: agent.History with each run's
+// events as agent/events shows them.
+type HistoryResult struct {
+	Session     agent.SessionInfo    `json:"session"`
+	Runs        []HistoryRun         `json:"runs"`
+	EarlierRuns int                  `json:"earlierRuns"`
+	Pending     []agent.InputRequest `json:"pending"`
+}
+
+// HistoryRun is one run of a history page.
+type HistoryRun struct {
+	agent.RunSummary
+	Events     []Event `json:"events"`
+	MoreEvents bool    `json:"moreEvents,omitempty"`
+}
+
+func wireHistory(h agent.History) HistoryResult {
+	out := HistoryResult{Session: h.Session, EarlierRuns: h.EarlierRuns, Pending: h.Pending, Runs: make([]HistoryRun, 0, len(h.Runs))}
+	for _, r := range h.Runs {
+		out.Runs = append(out.Runs, HistoryRun{RunSummary: r.RunSummary, Events: wireEvents(r.Events), MoreEvents: r.MoreEvents})
+	}
+	return out
 }

@@ -32,6 +32,9 @@ func init() {
 		wire.MethodPending:    pendingHandler,
 		wire.MethodEvents:     eventsHandler,
 		wire.MethodSessions:   sessionsHandler,
+		wire.MethodHistory:    historyHandler,
+		wire.MethodConfigure:  configureHandler,
+		wire.MethodModels:     modelsHandler,
 		wire.MethodIndexStat:  indexStatusHandler,
 		wire.MethodIndexQuery: indexSearchHandler,
 	}
@@ -83,14 +86,27 @@ var (
 		return PendingResult{Requests: a.Pending(p.RunID)}, nil
 	})
 	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p EventsParams) (any, error) {
-		evs, state, err := a.Events(p.RunID, p.AfterSeq)
+		evs, state, more, err := a.Events(p.RunID, p.AfterSeq, p.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return EventsResult{Events: wireEvents(evs), State: state}, nil
+		return EventsResult{Events: wireEvents(evs), State: state, More: more}, nil
 	})
 	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
 		return SessionsResult{Sessions: a.Sessions()}, nil
+	})
+	historyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.HistoryParams) (any, error) {
+		h, err := a.History(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return wireHistory(h), nil
+	})
+	configureHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfigureParams) (any, error) {
+		return a.Configure(ctx, p)
+	})
+	modelsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+		return a.ModelList(ctx)
 	})
 )
 

@@ -92,6 +92,8 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 		Policies:    strs(tools.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
+
+		ReasoningEfforts: agent.ReasoningEfforts,
 	}
 	return res
 }

@@ -91,6 +91,12 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if !ui.tty {
 		fmt.Fprintln(stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
 	}
+	if *session != "" {
+		if err := printEarlierRuns(ctx, stdout, a, *session); err != nil {
+			fmt.Fprintln(stderr, "agentd:", err)
+			return exitUsage
+		}
+	}
 	res, err := a.Run(ctx, agent.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: tools.Mode(*policy)})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)

@@ -24,8 +24,10 @@
 // the disk, since ACP has no delete.
 //
 // One agent.Agent serves each workspace root (a session's cwd), created on
-// first use. Requests that were open when agentd stopped are asked again
-// when their session is loaded. `/search query` answers from the workspace
+// first use. session/load replays every run of the session; requests that
+// were open when agentd stopped are asked again when their session is
+// loaded. The session's approval mode, model and reasoning effort are
+// config options (config.go), the mode also a session mode. `/search query` answers from the workspace
 // index without the model.
 //
 // The SDK's form elicitation type has no field for the session scope the

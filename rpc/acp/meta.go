@@ -16,10 +16,13 @@ import (
 
 // sessionMeta is what ACP knows of a session that agentd does not: the id
 // the client was given before the first run created the agent session, and
-// the session's mode.
+// the settings chosen before it (the first run takes them; after it, the
+// agent session keeps them).
 type sessionMeta struct {
 	AgentID string     `json:"agentId,omitempty"`
 	Mode    tools.Mode `json:"mode,omitempty"`
+	Model   string     `json:"model,omitempty"`
+	Effort  string     `json:"reasoningEffort,omitempty"`
 }
 
 // metaStore persists sessionMeta by ACP session id in the workspace's state

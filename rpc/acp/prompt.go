@@ -50,12 +50,18 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) 
 	ws.routeMu.Lock()
 	defer ws.routeMu.Unlock()
 	s.mu.Lock()
-	busy, agentID, mode := s.turn != nil, s.agentID, s.mode
+	busy, agentID, first := s.turn != nil, s.agentID, s.first
 	s.mu.Unlock()
 	if busy {
 		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
 	}
-	res, err := ws.agent.Run(ctx, agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, ApprovalPolicy: mode})
+	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc}
+	if agentID == "" {
+		// The first run creates the agent session with what was chosen
+		// before it; from then on the agent session keeps the settings.
+		p.ApprovalPolicy, p.Model, p.ReasoningEffort = first.Mode, first.Model, first.Effort
+	}
+	res, err := ws.agent.Run(ctx, p)
 	if err != nil {
 		return nil, agentErr(err)
 	}
@@ -65,7 +71,8 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) 
 	s.mu.Unlock()
 	if agentID == "" {
 		ws.byAgent[res.SessionID] = s // under routeMu: the run's events wait for it
-		ws.meta.set(s.id, sessionMeta{AgentID: res.SessionID, Mode: mode})
+		first.AgentID = res.SessionID
+		ws.meta.set(s.id, first)
 	}
 	return t, nil
 }

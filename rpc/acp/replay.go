@@ -17,11 +17,7 @@ func (s *session) replay(ctx context.Context) error {
 	if agentID == "" {
 		return nil // created, never prompted
 	}
-	history, err := s.ws.agent.SessionHistory(agentID)
-	if err != nil {
-		return agentErr(err)
-	}
-	for _, run := range history {
+	err := s.ws.agent.SessionHistory(agentID, func(run agent.SessionRun) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -36,8 +32,12 @@ func (s *session) replay(ctx context.Context) error {
 			s.runs[run.RunID] = tr // the live run goes on from here
 			s.mu.Unlock()
 		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return agentErr(err)
 	}
-	return nil
+	return err
 }
 
 func (s *session) replayRun(run agent.SessionRun) *translator {

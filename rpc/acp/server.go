@@ -136,11 +136,6 @@ func (s *server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest)
 	return acpsdk.AuthenticateResponse{}, nil
 }
 
-// SetSessionConfigOption is not offered: modes carry the approval policy.
-func (s *server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound("session/set_config_option")
-}
-
 // client is the connection to the editor. Handlers can run before Serve
 // has stored it, hence the wait.
 func (s *server) client() *acpsdk.AgentSideConnection {

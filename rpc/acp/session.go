@@ -8,7 +8,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/tools"
 )
 
 // session is an ACP session open in this connection.
@@ -21,9 +20,9 @@ type session struct {
 	// and sent, by the notification and by a deferred running output.
 	sendMu sync.Mutex
 
-	mu      sync.Mutex // guards the fields below
-	agentID string     // "" until the first run creates the agent session
-	mode    tools.Mode
+	mu      sync.Mutex  // guards the fields below
+	agentID string      // "" until the first run creates the agent session
+	first   sessionMeta // the settings the first run takes, until it has
 	turn    *turn
 	asking  []agent.InputRequest          // free-text questions the next prompts answer
 	asks    map[string]context.CancelFunc // client requests in flight, by input request id
@@ -44,8 +43,8 @@ type turnEnd struct {
 
 func newTurn(runID string) *turn { return &turn{runID: runID, done: make(chan turnEnd, 1)} }
 
-func newSession(s *server, ws *workspace, id, agentID string, mode tools.Mode) *session {
-	return &session{srv: s, ws: ws, id: id, agentID: agentID, mode: mode,
+func newSession(s *server, ws *workspace, id string, m sessionMeta) *session {
+	return &session{srv: s, ws: ws, id: id, agentID: m.AgentID, first: m,
 		asks: map[string]context.CancelFunc{}, runs: map[string]*translator{}}
 }
 
@@ -79,14 +78,6 @@ func (s *session) close() {
 	}
 	s.ws.detach(s)
 	s.srv.forget(s)
-}
-
-func (s *session) setMode(mode tools.Mode) {
-	s.mu.Lock()
-	s.mode = mode
-	agentID := s.agentID
-	s.mu.Unlock()
-	s.ws.meta.set(s.id, sessionMeta{AgentID: agentID, Mode: mode})
 }
 
 // send writes one session/update.

@@ -41,14 +41,17 @@ func (s *server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (ac
 		return acpsdk.NewSessionResponse{}, err
 	}
 	id := newSessionID()
-	ws.meta.set(id, sessionMeta{Mode: s.opts.Agent.Policy})
-	sess := s.open(ws, id, "", s.opts.Agent.Policy)
+	m := sessionMeta{Mode: s.opts.Agent.Policy}
+	ws.meta.set(id, m)
+	sess := s.open(ws, id, m)
 	time.AfterFunc(afterResponse, sess.announceCommands)
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: modeState(sess.mode)}, nil
+	set := sess.settings()
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: modeState(set.ApprovalPolicy),
+		ConfigOptions: sess.configOptions(ctx), Models: sess.modelState(ctx, set.Model)}, nil
 }
 
-// LoadSession replays the session's history as session/update, then asks
-// again whatever the session's runs still wait for.
+// LoadSession replays every run of the session as session/update, then
+// asks again whatever the session's runs still wait for.
 func (s *server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
 	sess, err := s.reopen(p.Cwd, string(p.SessionId))
 	if err != nil {
@@ -62,7 +65,9 @@ func (s *server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 		sess.announceCommands()
 		sess.askPending()
 	})
-	return acpsdk.LoadSessionResponse{Modes: modeState(sess.mode)}, nil
+	set := sess.settings()
+	return acpsdk.LoadSessionResponse{Modes: modeState(set.ApprovalPolicy), ConfigOptions: sess.configOptions(ctx),
+		Models: sess.modelState(ctx, set.Model)}, nil
 }
 
 // ResumeSession reopens a session without replaying it.
@@ -76,7 +81,9 @@ func (s *server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 		sess.announceCommands()
 		sess.askPending()
 	})
-	return acpsdk.ResumeSessionResponse{Modes: modeState(sess.mode)}, nil
+	set := sess.settings()
+	return acpsdk.ResumeSessionResponse{Modes: modeState(set.ApprovalPolicy), ConfigOptions: sess.configOptions(ctx),
+		Models: sess.modelState(ctx, set.Model)}, nil
 }
 
 // reopen finds a session by the id the client kept: an ACP id from
@@ -89,10 +96,10 @@ func (s *server) reopen(cwd, id string) (*session, error) {
 	}
 	m, ok := ws.meta.get(id)
 	if !ok {
-		if _, known := ws.sessionState(id); !known {
+		if _, known := ws.agent.SessionInfo(id); !known {
 			return nil, notFound("unknown session %s in %s", id, ws.root)
 		}
-		m = sessionMeta{AgentID: id, Mode: s.opts.Agent.Policy}
+		m = sessionMeta{AgentID: id}
 		ws.meta.set(id, m)
 	}
 	if m.Mode == "" {
@@ -101,7 +108,7 @@ func (s *server) reopen(cwd, id string) (*session, error) {
 	if old := s.lookup(id); old != nil {
 		old.close()
 	}
-	return s.open(ws, id, m.AgentID, m.Mode), nil
+	return s.open(ws, id, m), nil
 }
 
 // ListSessions lists the sessions of the workspace at cwd, or of every
@@ -155,20 +162,6 @@ func (s *server) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest)
 	return acpsdk.CloseSessionResponse{}, nil
 }
 
-// SetSessionMode sets the approval policy of the session's next runs.
-func (s *server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	sess, err := s.session(p.SessionId)
-	if err != nil {
-		return acpsdk.SetSessionModeResponse{}, err
-	}
-	id := tools.Mode(p.ModeId)
-	if !slices.Contains(tools.Modes, id) {
-		return acpsdk.SetSessionModeResponse{}, invalidParams("unknown mode %q: one of %s", id, tools.ModeList())
-	}
-	sess.setMode(id)
-	return acpsdk.SetSessionModeResponse{}, nil
-}
-
 // Cancel stops the session's run: the prompt in flight ends cancelled. It
 // stops the run in the background: the SDK holds every response behind the
 // notifications received before it, and a stopping run may still ask the
@@ -182,8 +175,8 @@ func (s *server) Cancel(ctx context.Context, p acpsdk.CancelNotification) error 
 	return nil
 }
 
-func (s *server) open(ws *workspace, id, agentID string, mode tools.Mode) *session {
-	sess := newSession(s, ws, id, agentID, mode)
+func (s *server) open(ws *workspace, id string, m sessionMeta) *session {
+	sess := newSession(s, ws, id, m)
 	s.mu.Lock()
 	s.sessions[id] = sess
 	s.mu.Unlock()

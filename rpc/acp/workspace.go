@@ -102,12 +102,7 @@ func (ws *workspace) detach(sess *session) {
 
 // sessionState returns the state and last run of an agent session.
 func (ws *workspace) sessionState(agentID string) (agent.SessionInfo, bool) {
-	for _, si := range ws.agent.Sessions() {
-		if si.SessionID == agentID {
-			return si, true
-		}
-	}
-	return agent.SessionInfo{}, false
+	return ws.agent.SessionInfo(agentID)
 }
 
 func (ws *workspace) contextWindow() int {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/wire"
 )
 
 // The speed targets, measured against an instant scripted model. Compare the
@@ -40,7 +43,10 @@ func BenchmarkStartToInitialize(b *testing.B) {
 	}
 }
 
-func startAndInitialize(b *testing.B, args, env []string, frame string) {
+// startAndInitialize starts the process, sends the frame, and returns how
+// long the answer took from the start; the process is ended off the clock.
+func startAndInitialize(b *testing.B, args, env []string, frame string) time.Duration {
+	begin := time.Now()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
@@ -54,11 +60,13 @@ func startAndInitialize(b *testing.B, args, env []string, frame string) {
 	if err := readFrame(bufio.NewReader(stdout)); err != nil {
 		b.Fatal(err)
 	}
+	took := time.Since(begin)
 	b.StopTimer()
 	stdin.Close()
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	b.StartTimer()
+	return took
 }
 
 func readFrame(r *bufio.Reader) error {
@@ -124,4 +132,75 @@ func BenchmarkAgentRunCommand(b *testing.B) {
 	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "ms/run")
 	b.ReportMetric(float64(maxRSS)/1024, "MB-maxrss")
 	_ = os.Getpid
+}
+
+// BenchmarkInitializeWithSessions is process start to the initialize answer
+// with no stored session and with 1,000 (three runs each, made by the real
+// daemon): start-up must not grow with history (issue 12). The two are
+// measured in turn, one start each, so that a busy machine weighs on both
+// alike; it reports each one's mean and their ratio (target: under 1.2):
+//
+//	go test ./rpc/rpctest -run '^$' -bench InitializeWithSessions -benchtime 200x -count 3
+func BenchmarkInitializeWithSessions(b *testing.B) {
+	const runsPerSession = 3
+	type world struct {
+		n     int
+		vars  []string
+		frame string
+		took  time.Duration
+	}
+	var worlds []*world
+	for _, n := range []int{0, 1000} {
+		env := NewEnv(b, Binary, Config{Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Repeat: true, Reply: modeltest.Reply{Text: "Done.", Chunks: 1}}}}})
+		seedSessions(b, env, n, runsPerSession)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file://%s","capabilities":{}}}`, env.Root)
+		worlds = append(worlds, &world{n: n, vars: append(cleanEnv(), env.binaryEnv()...),
+			frame: fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)})
+	}
+	// Measured after all seeding, with the seeding's memory returned:
+	// starting a process costs more from a bigger parent.
+	debug.FreeOSMemory()
+	args := []string{BuildAgentd(b), "serve", "--no-index"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, w := range worlds {
+			w.took += startAndInitialize(b, args, w.vars, w.frame)
+		}
+	}
+	mean := func(w *world) float64 { return float64(w.took.Microseconds()) / 1000 / float64(b.N) }
+	for _, w := range worlds {
+		b.ReportMetric(mean(w), fmt.Sprintf("ms/init-%d-sessions", w.n))
+	}
+	b.ReportMetric(mean(worlds[1])/mean(worlds[0]), "ratio")
+}
+
+// seedSessions makes n sessions of runs runs each through a daemon, then
+// shuts it down. Sessions run side by side; each waits for its last run.
+func seedSessions(b *testing.B, env *Env, n, runs int) {
+	if n == 0 {
+		return
+	}
+	e := env.StartInitialized()
+	sessions := make([]string, n)
+	for r := 0; r < runs; r++ {
+		ids := make([]string, n)
+		for i := range n {
+			res := e.Run(agent.RunParams{Prompt: fmt.Sprintf("task %d, step %d", i, r), SessionID: sessions[i]})
+			sessions[i], ids[i] = res.SessionID, res.RunID
+		}
+		for _, id := range ids {
+			e.RunState(id, agent.StateCompleted)
+		}
+	}
+	var list rpc.SessionsResult
+	e.MustCall(wire.MethodSessions, nil, &list)
+	if len(list.Sessions) != n || list.Sessions[0].RunCount != runs {
+		b.Fatalf("seeded %d sessions, the first with %d runs", len(list.Sessions), list.Sessions[0].RunCount)
+	}
+	e.MustCall(wire.MethodShutdown, nil, nil)
+	e.Notify(wire.MethodExit, nil)
+	if code := e.Close(false); code != 0 {
+		b.Fatalf("daemon exit code %d", code)
+	}
 }

@@ -393,6 +393,9 @@ wrong kind, a busy session; then the runs go on undisturbed.`, func(g *golden) {
 		g.call(wire.MethodRun, map[string]any{"prompt": "again", "sessionId": "s_nope"})
 		g.call(wire.MethodResume, map[string]any{"runId": asking})
 		g.call(wire.MethodIndexStat, nil)
+		g.call(wire.MethodHistory, nil)
+		g.call(wire.MethodHistory, map[string]any{"sessionId": askingSession, "beforeRunId": "r_nope"})
+		g.call(wire.MethodConfigure, map[string]any{"sessionId": askingSession, "reasoningEffort": "max"})
 
 		g.mustCall(wire.MethodReply, map[string]any{"requestId": q.RequestID, "optionId": "1"}, nil)
 		g.call(wire.MethodReply, map[string]any{"requestId": q.RequestID, "optionId": "1"})
@@ -408,9 +411,10 @@ func TestGoldenRun(t *testing.T) {
 	goldenScenario(t, "run", `
 One whole run: the model publishes a plan, asks the user a question, writes
 a file the user approves, and answers. Then the run's event log, the open
-requests and the sessions, as an editor reconnecting would read them.`, func(g *golden) {
+requests, the sessions and the session's history, as an editor reconnecting
+would read them; then the session's settings changed, and the model list.`, func(g *golden) {
 		g.initialize()
-		run, _ := g.run("write a greeting file")
+		run, session := g.run("write a greeting file")
 		q := g.until(run, "the question", isRequest("question"))
 		g.mustCall(wire.MethodReply, map[string]any{"requestId": q.RequestID, "text": "World"}, nil)
 		w := g.until(run, "the write confirmation", isRequest("confirm_write"))
@@ -421,6 +425,9 @@ requests and the sessions, as an editor reconnecting would read them.`, func(g *
 		g.mustCall(wire.MethodEvents, map[string]any{"runId": run, "afterSeq": 20}, nil)
 		g.mustCall(wire.MethodPending, map[string]any{"runId": run}, nil)
 		g.mustCall(wire.MethodSessions, nil, nil)
+		g.mustCall(wire.MethodHistory, map[string]any{"sessionId": session}, nil)
+		g.mustCall(wire.MethodConfigure, map[string]any{"sessionId": session, "model": "fake-large", "reasoningEffort": "low"}, nil)
+		g.mustCall(wire.MethodModels, nil, nil)
 		g.exit()
 	})
 }

@@ -16,6 +16,9 @@ const (
 	MethodPending    = "agent/pending"
 	MethodEvents     = "agent/events"
 	MethodSessions   = "agent/sessions"
+	MethodHistory    = "agent/history"
+	MethodConfigure  = "agent/configure"
+	MethodModels     = "agent/models"
 	MethodIndexStat  = "index/status"
 	MethodIndexQuery = "index/search"
 )

@@ -35,4 +35,7 @@ type ServerAgentCapabilities struct {
 	Policies    []string `json:"policies"`
 	Tools       []string `json:"tools"`
 	Index       bool     `json:"index"`
+	// ReasoningEfforts are the efforts a session may choose
+	// (agent/configure).
+	ReasoningEfforts []string `json:"reasoningEfforts"`
 }

@@ -22,7 +22,7 @@ export async function startModel(script) {
     proc.once("exit", (code) => reject(new Error(`fakemodel exited with ${code}`)));
     lines.once("line", (line) => resolve(line.replace(/^listening on /, "").trim()));
   });
-  return { url, stop: () => proc.kill() };
+  return { url, stop: () => proc.kill(), requests: async () => (await fetch(`${url}/_requests`)).json() };
 }
 
 export function tempDir(prefix) {
@@ -97,6 +97,10 @@ export class Agent {
 
   newSession(cwd) {
     return this.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  }
+
+  setOption(sessionId, configId, value) {
+    return this.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value });
   }
 
   prompt(sessionId, text) {

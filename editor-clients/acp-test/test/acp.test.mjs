@@ -149,3 +149,70 @@ test("session/load after a restart replays and asks the open permission again", 
   await second.waitFor("the run to finish", () => /Wrote the file\./.test(second.text(sessionId)));
   assert.equal(readFileSync(join(ws, "persist.txt"), "utf8"), "kept across restarts\n");
 });
+
+// replayOf groups a session's updates by user message: what the agent said
+// and thought after each.
+function replayOf(updates) {
+  const turns = [];
+  for (const u of updates) {
+    if (u.sessionUpdate === "user_message_chunk") turns.push({ user: u.content.text, said: "", thought: "" });
+    else if (u.sessionUpdate === "agent_message_chunk" && turns.length) turns.at(-1).said += u.content.text;
+    else if (u.sessionUpdate === "agent_thought_chunk" && turns.length) turns.at(-1).thought += u.content.text;
+  }
+  return turns;
+}
+
+const values = (opts) => Object.fromEntries(opts.map((o) => [o.id, o.currentValue]));
+
+test("session/load after a restart replays every run, thinking included", async (t) => {
+  const stateDir = tempDir("agentd-acp-state-");
+  const ws = tempDir("agentd-acp-ws-");
+  const first = await started({ stateDir });
+  const { sessionId } = await first.newSession(ws);
+  assert.equal((await first.prompt(sessionId, "first question")).stopReason, "end_turn");
+  assert.equal((await first.prompt(sessionId, "second question")).stopReason, "end_turn");
+  await first.stop();
+
+  const second = await started({ stateDir });
+  t.after(() => second.stop());
+  const listed = await second.agent.request("session/list", { cwd: ws });
+  assert.deepEqual(listed.sessions.map((s) => [s.sessionId, s.title]), [[sessionId, "first question"]]);
+  await second.agent.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  assert.deepEqual(replayOf(second.of(sessionId)), [
+    { user: "first question", said: "Hello there.", thought: "Greet them." },
+    { user: "second question", said: "Goodbye now.", thought: "" },
+  ]);
+});
+
+test("config options choose the model, the effort and the mode, and outlive a restart", async (t) => {
+  const stateDir = tempDir("agentd-acp-state-");
+  const ws = tempDir("agentd-acp-ws-");
+  const first = await started({ stateDir });
+  const created = await first.newSession(ws);
+  const { sessionId } = created;
+  assert.deepEqual(created.configOptions.map((o) => [o.id, o.category, o.currentValue]),
+    [["mode", "mode", "ask"], ["model", "model", "fake"], ["reasoning_effort", "thought_level", "default"]]);
+  assert.deepEqual(created.configOptions[1].options.map((o) => o.value), ["fake", "big"], "the endpoint's models");
+
+  assert.equal(values((await first.setOption(sessionId, "model", "big")).configOptions).model, "big");
+  assert.equal(values((await first.setOption(sessionId, "reasoning_effort", "high")).configOptions).reasoning_effort, "high");
+  assert.equal((await first.prompt(sessionId, "first question")).stopReason, "end_turn");
+  const asked = (await model.requests()).filter((r) => r.messages.at(-1)?.content === "first question").at(-1);
+  assert.deepEqual([asked.model, asked.reasoningEffort], ["big", "high"], "the run used the session's model and effort");
+
+  const changed = await first.setOption(sessionId, "mode", "full-auto");
+  assert.equal(values(changed.configOptions).mode, "full-auto");
+  await first.waitFor("the mode update", () =>
+    first.of(sessionId).some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "full-auto"));
+  assert.equal((await first.prompt(sessionId, "write without asking")).stopReason, "end_turn");
+  assert.equal(first.permissions.length, 0, "full-auto wrote without a permission prompt");
+  assert.equal(readFileSync(join(ws, "auto.txt"), "utf8"), "no one asked\n");
+  await assert.rejects(first.setOption(sessionId, "reasoning_effort", "extreme"));
+  await first.stop();
+
+  const second = await started({ stateDir });
+  t.after(() => second.stop());
+  const loaded = await second.agent.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  assert.deepEqual(values(loaded.configOptions), { mode: "full-auto", model: "big", reasoning_effort: "high" });
+  assert.equal(loaded.modes.currentModeId, "full-auto");
+});
