@@ -61,7 +61,11 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	if r != nil {
 		return nil, r
 	}
-	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode}
+	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode,
+		rebase: func(cur string) (string, *Result) {
+			out, _, r := applyEdit(cur, p)
+			return out, r
+		}}
 	locs := make([]Location, 0, len(er.Lines))
 	for _, l := range er.Lines {
 		locs = append(locs, Location{Path: rel, Line: l})

@@ -118,42 +118,17 @@ func findLines(lines, needle []string, norm func(string) string) []int {
 	return starts
 }
 
-// replaceLines swaps each matched window for repl, re-indented by the
-// difference between the old block's indentation and the file's.
+// replaceLines swaps each matched window for repl, re-indented to the
+// file's indentation (reindentBlock).
 func replaceLines(lines, oldLines, repl []string, starts []int) []string {
 	var out []string
 	prev := 0
 	for _, s := range starts {
 		out = append(out, lines[prev:s]...)
-		out = append(out, reindent(repl, indentOf(oldLines), indentOf(lines[s:s+len(oldLines)]))...)
+		out = append(out, reindentBlock(repl, oldLines, lines[s:s+len(oldLines)], lines)...)
 		prev = s + len(oldLines)
 	}
 	return append(out, lines[prev:]...)
-}
-
-// indentOf is the leading whitespace of the first non-blank line.
-func indentOf(lines []string) string {
-	for _, l := range lines {
-		if strings.TrimSpace(l) != "" {
-			return l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		}
-	}
-	return ""
-}
-
-func reindent(repl []string, from, to string) []string {
-	if from == to {
-		return repl
-	}
-	out := make([]string, len(repl))
-	for i, l := range repl {
-		if strings.TrimSpace(l) == "" {
-			out[i] = l
-			continue
-		}
-		out[i] = to + strings.TrimPrefix(l, from)
-	}
-	return out
 }
 
 func occurrenceLines(content, old string) []int {

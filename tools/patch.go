@@ -162,7 +162,7 @@ func applyChunks(content string, chunks []patchChunk) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("hunk %d: these lines were not found:\n%s\n%s", ci+1, strings.Join(ch.Old, "\n"), noMatch(lines, ch.Old))
 		}
-		repls = append(repls, repl{start, len(old), reindent(new, indentOf(old), indentOf(lines[start:start+len(old)]))})
+		repls = append(repls, repl{start, len(old), reindentBlock(new, old, lines[start:start+len(old)], lines)})
 		cursor = start + len(old)
 	}
 	for k := len(repls) - 1; k >= 0; k-- {

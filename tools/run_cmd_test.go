@@ -57,7 +57,7 @@ func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Contains(t, r.Output, "\n1\n2\n"[1:])
 	assert.Contains(t, r.Output, "5000\n[exit code 0")
-	assert.Contains(t, r.Output, "omitted; the full output was kept")
+	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again piped through sed -n '65,164p'`, r.Output)
 	assert.Contains(t, r.Full, "\n2500\n")
 	assert.NotContains(t, r.Output, "\n2500\n")
 }
@@ -161,6 +161,32 @@ func TestCapOutput(t *testing.T) {
 	long := strings.Repeat("x\n", 1000)
 	s, cut = capOutput(long)
 	assert.True(t, cut)
-	assert.Equal(t, 128*2+1, strings.Count(s, "\n"))
-	assert.Contains(t, s, "744 lines")
+	assert.Equal(t, 256+1, strings.Count(s, "\n"))
+	assert.Contains(t, s, "\n[… lines 86-829 of 1000 omitted (1.5 KB). Narrow the search to see them.]\n")
+}
+
+// TestRunCmdPipefail: a failing stage fails the pipeline, so
+// `go test ./... 2>&1 | tail` reports the tests' failure.
+func TestRunCmdPipefail(t *testing.T) {
+	env := newEnv(t)
+	r := mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "echo out; exit 3 | tail -1"}))
+	require.NotNil(t, r.ExitCode)
+	assert.Equal(t, 3, *r.ExitCode)
+	r = mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "(echo FAIL; exit 1) 2>&1 | tail -80"}))
+	assert.Contains(t, r.Output, "FAIL\n[exit code 1, ")
+	assert.Equal(t, []string{"-o", "pipefail", "-c", "x"}, shellArgv("x")[1:], "every command is spawned from shellArgv")
+}
+
+// TestRunCmdKeepsFailuresFromTheMiddle: long test output with the
+// failures in the middle keeps them, numbered, in the note.
+func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
+	env := newEnv(t)
+	script := `for i in $(seq 1 2000); do echo "=== RUN   TestCase$i"; echo "--- PASS: TestCase$i (0.00s)";` +
+		` if [ $i = 1000 ]; then echo "--- FAIL: TestBroken (0.00s)"; echo "    broken_test.go:12: got 1, want 2"; fi; done; echo FAIL; exit 1`
+	r := mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: script}))
+	assert.True(t, r.Truncated)
+	assert.LessOrEqual(t, len(r.Output), 11<<10)
+	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
+		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see them, run the command again piped through sed -n '\d+,\d+p'`, r.Output)
+	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
 }
