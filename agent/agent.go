@@ -23,6 +23,7 @@ type Agent struct {
 	order    []tools.Tool
 	rec      *recorder
 	rmap     repoMapper
+	pfx      prefixes
 	wg       sync.WaitGroup
 	open     atomic.Int64
 
@@ -178,12 +179,6 @@ func (a *Agent) SetOpenFiles(paths []string) {
 	a.openFiles = slices.Clone(paths)
 }
 
-func (a *Agent) openFileList() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.openFiles)
-}
-
 // ToolNames lists every tool the model can call.
 func (a *Agent) ToolNames() []string { return append(a.toolNames(), askToolName, planToolName) }
 
@@ -267,6 +262,7 @@ func (a *Agent) Shutdown() {
 	for _, r := range runs {
 		r.stop(errShutdown)
 	}
+	a.rmap.stop()
 	a.wg.Wait()
 	for _, r := range runs {
 		r.mu.Lock()

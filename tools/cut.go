@@ -192,3 +192,10 @@ func sumLen(lines []string) int {
 	}
 	return n
 }
+
+// Fit cuts s to about limit bytes at line boundaries, with a note naming
+// the lines left out: the last guard for a result too long for the model.
+func Fit(s string, limit int) (string, bool) {
+	return cutLines(s, cutOptions{maxBytes: limit, maxLines: max(limit/16, 64),
+		more: func(int, int) string { return "The result was too long to show whole; ask for less at once." }})
+}

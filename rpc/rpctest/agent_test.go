@@ -123,7 +123,9 @@ func TestStepLimit(t *testing.T) {
 		assert.Equal(t, agent.StopMaxSteps, st.StopReason)
 		assert.Equal(t, "I ran out of steps; the workspace has a README.", e.Text(run.RunID))
 		reqs := env.Model.Requests()
-		assert.Empty(t, reqs[len(reqs)-1].Tools, "the tools are withdrawn at the limit")
+		last := reqs[len(reqs)-1]
+		assert.Equal(t, "none", last.ToolChoice, "the tools are withdrawn at the limit")
+		assert.Equal(t, string(reqs[0].ToolsJSON), string(last.ToolsJSON), "by tool_choice, not by changing the prompt's prefix")
 	})
 }
 
