@@ -33,7 +33,7 @@ const (
 	repoMapCap = 6000
 	// maxMapFiles bounds the files given to ctags and scanned for
 	// references.
-	maxMapFiles = 1500
+	maxMapFiles = 1000
 	// maxScanBytes skips bigger files when counting references.
 	maxScanBytes = 256 << 10
 	// maxSymbolsShown per file; the others are counted.
@@ -174,8 +174,14 @@ type fileTags struct {
 type symbol struct {
 	name, shown string
 	line        int
+	rank        int // 0 a type, 1 a function, 2 a method
 	refs        int // files other than its own that mention it
 }
+
+// typeKinds are the tags that declare types; methods are tags with a type
+// scope. Method names (String, text) are too common to say which file
+// another one uses: only types and functions count as references.
+var typeKinds = []string{"type", "struct", "interface", "class", "module", "enum", "trait", "talias"}
 
 // buildRepoTags lists the workspace's source files, runs ctags on the first
 // maxMapFiles of them and ranks files and symbols by references.
@@ -229,14 +235,16 @@ func parseTags(out []byte) map[string][]symbol {
 			continue
 		}
 		p := strings.TrimPrefix(filepath.ToSlash(tag.Path), "./")
-		shown := tag.Name
-		switch tag.ScopeKind {
-		case "", "package", "namespace", "module", "file":
+		sym := symbol{name: tag.Name, shown: tag.Name, line: tag.Line, rank: 1}
+		switch {
+		case slices.Contains(typeKinds, tag.Kind):
+			sym.rank = 0
+		case tag.ScopeKind == "" || slices.Contains([]string{"package", "namespace", "module", "file"}, tag.ScopeKind):
 		default: // a method: show its type
-			scope := tag.Scope[strings.LastIndexAny(tag.Scope, ".:")+1:]
-			shown = scope + "." + tag.Name
+			sym.shown = tag.Scope[strings.LastIndexAny(tag.Scope, ".:")+1:] + "." + tag.Name
+			sym.rank = 2
 		}
-		byPath[p] = append(byPath[p], symbol{name: tag.Name, shown: shown, line: tag.Line})
+		byPath[p] = append(byPath[p], sym)
 	}
 	return byPath
 }
@@ -254,16 +262,22 @@ func isTestSymbol(name string) bool {
 	return false
 }
 
-// countReferences scores each file by the other files that mention one of
-// its symbols, and each symbol by the files that mention it. A name many
-// files define tells nothing and is not counted.
+// countReferences scores each file by the other files of its language
+// that mention one of its types or functions, and each symbol by the files
+// that mention it. A name many files define tells nothing and is not
+// counted.
 func countReferences(ctx context.Context, root string, files []fileTags) {
-	definers := map[string][]int{}
+	definers := map[string][]int{} // distinctive names, by the files defining them
+	scoring := map[string]bool{}   // names that are a type or function somewhere
 	for i, f := range files {
 		for _, s := range f.syms {
-			if len(s.name) >= 3 && !slices.Contains(definers[s.name], i) {
+			if !distinctive(s.name) {
+				continue
+			}
+			if !slices.Contains(definers[s.name], i) {
 				definers[s.name] = append(definers[s.name], i)
 			}
+			scoring[s.name] = scoring[s.name] || s.rank < 2
 		}
 	}
 	words := (len(files) + 63) / 64
@@ -280,15 +294,19 @@ func countReferences(ctx context.Context, root string, files []fileTags) {
 		if err != nil {
 			continue
 		}
+		lang := langOf(f.path)
 		for name := range identifiers(data, definers) {
 			ds := definers[name]
-			if len(ds) > maxDefiners {
+			if len(ds) > maxDefiners || slices.Contains(ds, i) {
 				continue
 			}
-			mentions[name]++
 			for _, d := range ds {
-				if d != i {
-					usedBy[d][i/64] |= 1 << (i % 64)
+				if langOf(files[d].path) == lang {
+					mentions[name]++
+					if scoring[name] {
+						usedBy[d][i/64] |= 1 << (i % 64)
+					}
+					break
 				}
 			}
 		}
@@ -300,11 +318,32 @@ func countReferences(ctx context.Context, root string, files []fileTags) {
 		}
 		files[i].score = n
 		for k := range files[i].syms {
-			s := &files[i].syms[k]
-			if len(definers[s.name]) <= maxDefiners {
-				s.refs = max(0, mentions[s.name]-len(definers[s.name]))
-			}
+			files[i].syms[k].refs = mentions[files[i].syms[k].name]
 		}
+	}
+}
+
+// distinctive says a name is unlikely to be an everyday word: plain
+// lowercase words (run, value, one) also appear in comments and as local
+// names everywhere, so only names with a capital, a digit or an underscore
+// count as references.
+func distinctive(name string) bool {
+	return len(name) >= 3 && strings.ContainsFunc(name, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' })
+}
+
+// langOf groups files whose code can refer to each other's names.
+func langOf(p string) string {
+	switch ext := path.Ext(p); ext {
+	case ".js", ".jsx", ".ts", ".tsx", ".mjs", ".vue", ".svelte":
+		return ".js"
+	case ".c", ".h", ".cc", ".cpp", ".hpp":
+		return ".c"
+	case ".java", ".kt", ".scala":
+		return ".java"
+	case ".ex", ".exs":
+		return ".ex"
+	default:
+		return ext
 	}
 }
 
@@ -385,7 +424,15 @@ func (t *repoTags) format(budget int) string {
 // line is one file's line of the map: its symbols, most mentioned first.
 func (f fileTags) line() string {
 	syms := slices.Clone(f.syms)
-	slices.SortStableFunc(syms, func(a, b symbol) int { return b.refs - a.refs })
+	slices.SortStableFunc(syms, func(a, b symbol) int {
+		if ta, tb := a.rank == 0, b.rank == 0; ta != tb { // types first
+			if ta {
+				return -1
+			}
+			return 1
+		}
+		return b.refs - a.refs
+	})
 	names := make([]string, 0, min(len(syms), maxSymbolsShown))
 	for _, s := range syms {
 		if len(names) == maxSymbolsShown {

@@ -146,11 +146,12 @@ func (a *Agent) systemPrompt(tools []string, ins []instruction, repoMap string, 
 		b.WriteString(rulesNoAsk)
 	}
 	b.WriteString(rulesRest)
-	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)\n", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
-	b.WriteString(instructionsSection(ins))
+	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
+	if s := instructionsSection(ins); s != "" {
+		b.WriteString("\n\n" + s)
+	}
 	if repoMap != "" {
-		b.WriteString("\n\n## Repository map\n")
-		b.WriteString(repoMap)
+		b.WriteString("\n\n## Repository map\n" + repoMap)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -166,16 +166,20 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 	if id != "" {
 		fmt.Fprintf(&out, "checkpoint %s (undo_patch restores the files as they were before it)\n", id)
 	}
+	var views []string
 	for _, c := range chs {
 		var shown []span
 		if tool != WriteFileToolName && c.Before != nil && c.After != nil {
 			var text string
 			text, shown = showChange(c.Rel, *c.After, changedSpans(*c.Before, *c.After))
 			if text != "" {
-				out.WriteString("\n" + text)
+				views = append(views, strings.TrimRight(text, "\n"))
 			}
 		}
 		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
+	}
+	if len(views) > 0 {
+		out.WriteString("\n" + strings.Join(views, "\n\n"))
 	}
 	out.WriteString(verify(ctx, env, chs))
 	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs)}, nil

@@ -18,9 +18,9 @@ type cutOptions struct {
 	// failures (FAIL, panic, error, file:line:), numbered, since a test
 	// run's verdict is often neither at its start nor at its end.
 	failures bool
-	// more tells how to see the omitted lines [from, to) (0-based); it ends
-	// the note.
-	more func(from, to int) string
+	// more tells how to see the omitted lines [from, to) (0-based), given
+	// the failure lines kept from them (failures set); it ends the note.
+	more func(from, to int, kept []int) string
 }
 
 // failureLine matches a line worth keeping from an omitted middle: test
@@ -116,7 +116,7 @@ func cutNote(lines []string, from, to int, kept []int, o cutOptions) string {
 	}
 	var b strings.Builder
 	if !o.failures {
-		fmt.Fprintf(&b, "[… %s omitted (%s). %s]\n", span, sizeOf(omitted), o.more(from, to))
+		fmt.Fprintf(&b, "[… %s omitted (%s). %s]\n", span, sizeOf(omitted), o.more(from, to, kept))
 		return b.String()
 	}
 	all := 0
@@ -127,7 +127,7 @@ func cutNote(lines []string, from, to int, kept []int, o cutOptions) string {
 	}
 	switch {
 	case all == 0:
-		fmt.Fprintf(&b, "[… %s omitted (%s); none of them looks like an error or a failure. %s]\n", span, sizeOf(omitted), o.more(from, to))
+		fmt.Fprintf(&b, "[… %s omitted (%s); none of them looks like an error or a failure. %s]\n", span, sizeOf(omitted), o.more(from, to, kept))
 		return b.String()
 	case len(kept) == all:
 		fmt.Fprintf(&b, "[… %s omitted (%s). %s in them look like errors or failures; here they are, numbered by output line:]\n", span, sizeOf(omitted), countOf(all, "line", "lines"))
@@ -140,7 +140,7 @@ func cutNote(lines []string, from, to int, kept []int, o cutOptions) string {
 			b.WriteString("\n")
 		}
 	}
-	fmt.Fprintf(&b, "[… end of the omitted lines. %s]\n", o.more(from, to))
+	fmt.Fprintf(&b, "[… end of the omitted lines. %s]\n", o.more(from, to, kept))
 	return b.String()
 }
 
@@ -197,5 +197,5 @@ func sumLen(lines []string) int {
 // the lines left out: the last guard for a result too long for the model.
 func Fit(s string, limit int) (string, bool) {
 	return cutLines(s, cutOptions{maxBytes: limit, maxLines: max(limit/16, 64),
-		more: func(int, int) string { return "The result was too long to show whole; ask for less at once." }})
+		more: func(int, int, []int) string { return "The result was too long to show whole; ask for less at once." }})
 }

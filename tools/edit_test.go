@@ -213,10 +213,12 @@ func TestEditShowsTheChangedLines(t *testing.T) {
 	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.txt", Limit: 5}))
 	r := mustOK(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "line 20\n", NewString: "line 20\nline 20b\n"}))
 	assert.Contains(t, r.Output, "Lines 19-23 of f.txt now read:\n    19\tline 19\n    20\tline 20\n    21\tline 20b\n    22\tline 21\n    23\tline 22")
-	assert.Equal(t, "you have seen only lines 1-5, 19-23 of its 31", env.Reads.unseen("f.txt"))
+	unseen, next := env.Reads.unseen("f.txt")
+	assert.Equal(t, "you have seen only lines 1-5, 19-23 of its 31", unseen)
+	assert.Equal(t, 6, next)
 
 	r = mustErr(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "f.txt", Content: "all new\n"}))
-	assert.Contains(t, r.Output, "not written: write_file replaces the whole of f.txt, but you have seen only lines 1-5, 19-23 of its 31 lines")
+	assert.Contains(t, r.Output, "Not written: write_file would replace the whole of f.txt, but you have seen only lines 1-5, 19-23 of its 31 lines. Change only what you need with edit_file, or read the rest first (read_file with offset 6).")
 }
 
 func TestReindentToTheFile(t *testing.T) {

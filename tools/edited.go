@@ -25,6 +25,7 @@ const (
 type hunk struct {
 	span
 	removed, added int
+	old            string // the lines removed
 }
 
 // changedSpans returns the lines of after (1-based, inclusive) that differ
@@ -54,7 +55,7 @@ func changedHunks(before, after string) []hunk {
 		}
 		first := oldFirst + delta + 1
 		last := first + max(newN, 1) - 1
-		out = append(out, hunk{span{first, last}, oldN, newN})
+		out = append(out, hunk{span{first, last}, oldN, newN, before[e.Start:e.End]})
 		delta += newN - oldN
 	}
 	return out

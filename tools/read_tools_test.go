@@ -53,7 +53,9 @@ func TestReadFile(t *testing.T) {
 	assert.NotContains(t, r.Output, fmt.Sprintf("line %d\n", last+1))
 	_, seen := env.Reads.Seen("big.txt")
 	assert.True(t, seen)
-	assert.Equal(t, fmt.Sprintf("you have seen only lines 1-%d of its 2500", last), env.Reads.unseen("big.txt"), "the tracker knows which lines were shown")
+	unseen, next := env.Reads.unseen("big.txt")
+	assert.Equal(t, fmt.Sprintf("you have seen only lines 1-%d of its 2500", last), unseen, "the tracker knows which lines were shown")
+	assert.Equal(t, last+1, next)
 
 	r = mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "big.txt", Offset: 2490, Limit: 5}))
 	assert.Contains(t, r.Output, "  2490\tline 2490")

@@ -95,23 +95,30 @@ func (r *ReadTracker) Seen(path string) (time.Time, bool) {
 	return st.mtime, true
 }
 
-// unseen describes the lines of path the model has not been shown, "" when
-// it saw them all (or the tracker cannot tell).
-func (r *ReadTracker) unseen(path string) string {
+// unseen describes the lines of path the model has not been shown ("" when
+// it saw them all, or the tracker cannot tell) and the first of them.
+func (r *ReadTracker) unseen(path string) (string, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.files[path]
 	if !ok || st.total == 0 || len(st.seen) == 0 {
-		return ""
+		return "", 0
 	}
-	if len(st.seen) == 1 && st.seen[0].first <= 1 && st.seen[0].last >= st.total {
-		return ""
+	first := 1
+	for _, s := range st.seen {
+		if s.first > first {
+			break
+		}
+		first = s.last + 1
+	}
+	if first > st.total {
+		return "", 0
 	}
 	parts := make([]string, len(st.seen))
 	for i, s := range st.seen {
 		parts[i] = s.String()
 	}
-	return fmt.Sprintf("you have seen only lines %s of its %d", strings.Join(parts, ", "), st.total)
+	return fmt.Sprintf("you have seen only lines %s of its %d", strings.Join(parts, ", "), st.total), first
 }
 
 // ownWrite reports whether content is what this run last wrote to path.

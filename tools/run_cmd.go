@@ -124,7 +124,11 @@ func finish(env *Env, out string, o cmdOutcome) Result {
 func capCommand(env *Env, out string) (string, bool) {
 	limit := min(maxOutputBytes, env.outputLimit())
 	return cutLines(out, cutOptions{maxBytes: limit, maxLines: min(maxOutputLines, limit/40), failures: true,
-		more: func(from, to int) string {
+		more: func(from, to int, kept []int) string {
+			if len(kept) > 0 { // the lines around the first failure
+				first, last := max(from, kept[0]-20), min(to, kept[0]+20)
+				return fmt.Sprintf("To see the lines around them, run the command again piped through sed -n '%d,%dp'; or run less at once (one package, one test).", first+1, last)
+			}
 			return fmt.Sprintf("To see them, run the command again piped through sed -n '%d,%dp' (up to 100 lines at a time), grep -n PATTERN or tail -n 100; or run less at once (one package, one test).",
 				from+1, min(to, from+100))
 		}})

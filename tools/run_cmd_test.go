@@ -187,6 +187,6 @@ func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
 	assert.True(t, r.Truncated)
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
-		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see them, run the command again piped through sed -n '\d+,\d+p'`, r.Output)
+		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around them, run the command again piped through sed -n '1981,2020p'`, r.Output)
 	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
 }

@@ -185,8 +185,20 @@ func gateSnippet(c fileChange, pos token.Position) string {
 			c.Rel, from, to, what, errorWindow(after, from, to, line, pos.Column))
 	}
 	to = min(change.last+1, change.first+gateMaxWindow/2)
+	if change.added == 0 && change.removed <= gateContext {
+		what += ":\n" + removedLines(change.old) + "so that it now reads"
+	}
 	return fmt.Sprintf("\nYour change to %s %s:\n%s\nWhere the parser stopped, line %d:\n%s",
 		c.Rel, what, errorWindow(after, change.first-1, to, 0, 0), line, errorWindow(after, line-gateContext, line+gateContext, line, pos.Column))
+}
+
+// removedLines shows lines a change removed, as a diff shows them.
+func removedLines(old string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(old, "\n"), "\n") {
+		b.WriteString("-" + strings.TrimSuffix(l, "\n") + "\n")
+	}
+	return b.String()
 }
 
 // gateMaxWindow bounds the lines of one window of the gate's snippet.

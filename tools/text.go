@@ -41,7 +41,7 @@ func isBinary(b []byte) bool {
 // capOutput keeps the head and the tail of s, whole lines, when it is over
 // the byte or line limit, with a note naming the lines left out.
 func capOutput(s string) (string, bool) {
-	return cutLines(s, cutOptions{maxBytes: maxOutputBytes, maxLines: maxOutputLines, more: func(int, int) string { return "Narrow the search to see them." }})
+	return cutLines(s, cutOptions{maxBytes: maxOutputBytes, maxLines: maxOutputLines, more: func(int, int, []int) string { return "Narrow the search to see them." }})
 }
 
 // truncateLine shortens one very long line (minified files) for the model.

@@ -52,8 +52,8 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 			return nil, Errorf("%s already has exactly this content; nothing to write", rel)
 		}
 		if env.Reads != nil {
-			if unseen := env.Reads.unseen(rel); unseen != "" {
-				return nil, Errorf("not written: write_file replaces the whole of %s, but %s lines. Change only what you need with edit_file, or read the rest first", rel, unseen)
+			if unseen, next := env.Reads.unseen(rel); unseen != "" {
+				return nil, Errorf("Not written: write_file would replace the whole of %s, but %s lines. Change only what you need with edit_file, or read the rest first (read_file with offset %d).", rel, unseen, next)
 			}
 		}
 	}

@@ -218,8 +218,8 @@ func TestCommandsAllowedDeniedTimedOut(t *testing.T) {
 		assert.FileExists(t, filepath.Join(env.Root, "made.txt"))
 		results := toolResults(env)
 		assert.Contains(t, results["call_c2"], "git push")
-		assert.Contains(t, results["call_c2"], "Denied")
-		assert.Contains(t, results["call_c3"], "Denied")
+		assert.Contains(t, results["call_c2"], "the policy denies it")
+		assert.Contains(t, results["call_c3"], "the policy denies it")
 		assert.Contains(t, strings.ToLower(results["call_c4"]), "timed out")
 	})
 }
