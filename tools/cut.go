@@ -23,10 +23,18 @@ type cutOptions struct {
 	more func(from, to int, kept []int) string
 }
 
-// failureLine matches a line worth keeping from an omitted middle: test
-// verdicts, panics and errors, and compiler or test messages that start
-// with a position (file.go:12: or file.go:12:5:).
-var failureLine = regexp.MustCompile(`\bFAIL|\bpanic\b|[Ee]rror\b|\bERROR\b|\bERR!|Traceback|Exception\b|^\s*[\w./\\-]+\.\w+:\d+(:\d+)?:`)
+// failureLine matches a line that says something failed: a test verdict,
+// a panic, an error. positionLine matches one that starts with a position
+// (file.go:12: or file.go:12:5:): a compiler error or a test's message,
+// but also any test's log line, so it counts only near a failure line, or
+// when the omitted lines have none (a compiler's errors).
+var (
+	failureLine  = regexp.MustCompile(`\bFAIL|\bpanic\b|[Ee]rror\b|\bERROR\b|\bERR!|Traceback|Exception\b`)
+	positionLine = regexp.MustCompile(`^\s*[\w./\\-]+\.\w+:\d+(:\d+)?:`)
+)
+
+// nearFailure is how many lines from a failure line a position line counts.
+const nearFailure = 3
 
 // cutLines keeps the head and the tail of s within the options' bounds,
 // whole lines only, with a note naming the omitted line range in place of
@@ -50,6 +58,7 @@ func cutLines(s string, o cutOptions) (string, bool) {
 	}
 	bytes, count := o.maxBytes, o.maxLines
 	var kept []int // indexes of failure lines, chosen after head and tail
+	all := 0
 	if o.failures {
 		bytes, count = bytes*3/4, count*3/4 // a quarter is for failures
 	}
@@ -60,7 +69,7 @@ func cutLines(s string, o cutOptions) (string, bool) {
 	tail = min(tail, len(lines)-head)
 	from, to := head, len(lines)-tail // the omitted lines: [from, to)
 	if o.failures {
-		kept = failuresIn(lines, from, to, o.maxBytes/4, o.maxLines/4)
+		kept, all = failuresIn(lines, from, to, o.maxBytes/4, o.maxLines/4)
 	}
 	var b strings.Builder
 	for _, l := range lines[:from] {
@@ -69,7 +78,7 @@ func cutLines(s string, o cutOptions) (string, bool) {
 	if from > 0 && !strings.HasSuffix(lines[from-1], "\n") {
 		b.WriteString("\n")
 	}
-	b.WriteString(cutNote(lines, from, to, kept, o))
+	b.WriteString(cutNote(lines, from, to, kept, all, o))
 	for _, l := range lines[to:] {
 		b.WriteString(l)
 	}
@@ -90,25 +99,52 @@ func takeLines(lines []string, start, step, maxBytes, maxLines int) int {
 	return n
 }
 
-// failuresIn returns the indexes in [from, to) of lines that look like
-// failures, at most maxLines of them within maxBytes.
-func failuresIn(lines []string, from, to, maxBytes, maxLines int) []int {
+// failuresIn returns the indexes in [from, to) of the lines that look like
+// failures (failureLines), at most maxLines of them within maxBytes, and
+// how many there are in all.
+func failuresIn(lines []string, from, to, maxBytes, maxLines int) ([]int, int) {
+	all := failureLines(lines[from:to])
 	var out []int
 	size := 0
-	for i := from; i < to && len(out) < maxLines; i++ {
-		if !failureLine.MatchString(lines[i]) {
-			continue
-		}
-		if size+len(lines[i])+8 > maxBytes {
+	for _, k := range all {
+		i := from + k
+		if len(out) == maxLines || size+len(lines[i])+8 > maxBytes {
 			break
 		}
 		size += len(lines[i]) + 8
 		out = append(out, i)
 	}
+	return out, len(all)
+}
+
+// failureLines returns the indexes of the lines that look like failures:
+// failure lines, and position lines near one; position lines alone when
+// there is no failure line.
+func failureLines(lines []string) []int {
+	var strong []int
+	for i, l := range lines {
+		if failureLine.MatchString(l) {
+			strong = append(strong, i)
+		}
+	}
+	var out []int
+	k := 0 // strong[k] is the first failure line not before i-nearFailure
+	for i, l := range lines {
+		for k < len(strong) && strong[k] < i-nearFailure {
+			k++
+		}
+		switch {
+		case k < len(strong) && strong[k] == i:
+			out = append(out, i)
+		case !positionLine.MatchString(l):
+		case len(strong) == 0, k < len(strong) && strong[k] <= i+nearFailure:
+			out = append(out, i)
+		}
+	}
 	return out
 }
 
-func cutNote(lines []string, from, to int, kept []int, o cutOptions) string {
+func cutNote(lines []string, from, to int, kept []int, all int, o cutOptions) string {
 	omitted := sumLen(lines[from:to])
 	span := fmt.Sprintf("lines %d-%d of %d", from+1, to, len(lines))
 	if to-from == 1 {
@@ -118,12 +154,6 @@ func cutNote(lines []string, from, to int, kept []int, o cutOptions) string {
 	if !o.failures {
 		fmt.Fprintf(&b, "[… %s omitted (%s). %s]\n", span, sizeOf(omitted), o.more(from, to, kept))
 		return b.String()
-	}
-	all := 0
-	for i := from; i < to; i++ {
-		if failureLine.MatchString(lines[i]) {
-			all++
-		}
 	}
 	switch {
 	case all == 0:

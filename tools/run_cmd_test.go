@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -189,4 +190,29 @@ func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
 	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
 		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around them, run the command again piped through sed -n '1981,2020p'`, r.Output)
 	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
+}
+
+// TestFailureLinesNotLogs: a test's log lines (file:line: …) count as
+// failures only near a failure line, or when there is none (compiler
+// errors).
+func TestFailureLinesNotLogs(t *testing.T) {
+	var lines []string
+	for i := 0; i < 300; i++ {
+		lines = append(lines, fmt.Sprintf("=== RUN   TestCase%d", i), fmt.Sprintf("    case_test.go:%d: called: child", i+10), fmt.Sprintf("--- PASS: TestCase%d (0.00s)", i))
+		if i == 150 {
+			lines = append(lines, "=== RUN   TestTotal", "    cart_test.go:42: Total() = 9, want 10", "--- FAIL: TestTotal (0.00s)")
+		}
+	}
+	var got []string
+	for _, i := range failureLines(lines) {
+		got = append(got, lines[i])
+	}
+	// The failure and its message, and at most the log line of the test
+	// after it (within nearFailure lines): not the 300 other log lines.
+	assert.LessOrEqual(t, len(got), 3, got)
+	assert.Contains(t, got, "    cart_test.go:42: Total() = 9, want 10")
+	assert.Contains(t, got, "--- FAIL: TestTotal (0.00s)")
+
+	compiler := []string{"# shop/cart", "./cart.go:12:5: undefined: totl", "./cart.go:20:2: missing return"}
+	assert.Equal(t, []int{1, 2}, failureLines(compiler))
 }
