@@ -51,25 +51,29 @@ func (a *Agent) prefixPath(sessionID string) string {
 }
 
 // sessionPrefix returns the session's prefix, making it at the session's
-// first step; made says it was made now.
-func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) (pfx *sessionPrefix, made bool) {
+// first step. One made while the run was being stopped is not kept: the
+// next step makes it again.
+func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) *sessionPrefix {
 	a.pfx.mu.Lock()
-	pfx = a.pfx.bySession[sessionID]
+	pfx := a.pfx.bySession[sessionID]
 	a.pfx.mu.Unlock()
 	if pfx != nil {
-		return pfx, false
+		return pfx
 	}
 	if data, err := os.ReadFile(a.prefixPath(sessionID)); err == nil {
 		p := &sessionPrefix{}
 		if err := json.Unmarshal(data, p); err == nil && p.System != "" {
 			a.rememberPrefix(sessionID, p)
-			return p, false
+			return p
 		}
 		a.log.Warn("unreadable session prefix; making a new one", "session_id", sessionID)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		a.log.Warn("reading session prefix", "session_id", sessionID, "err", err)
 	}
 	pfx = a.makePrefix(ctx)
+	if ctx.Err() != nil {
+		return pfx
+	}
 	if err := os.MkdirAll(filepath.Dir(a.prefixPath(sessionID)), 0o700); err == nil {
 		err = writeJSONAtomic(a.prefixPath(sessionID), pfx, false)
 		if err != nil {
@@ -77,7 +81,7 @@ func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) (pfx *sessi
 		}
 	}
 	a.rememberPrefix(sessionID, pfx)
-	return pfx, true
+	return pfx
 }
 
 func (a *Agent) rememberPrefix(sessionID string, p *sessionPrefix) {

@@ -81,8 +81,7 @@ func (a *Agent) repoMapFor(ctx context.Context, budget int) string {
 		case <-timer.C:
 			a.log.Warn("the repository map was not ready in time; sessions go without it", "waited", repoMapWait)
 			m.abandon(b)
-		case <-ctx.Done():
-			m.abandon(b)
+		case <-ctx.Done(): // the run stopped; the build goes on for the next (Shutdown kills it)
 		}
 	}
 	m.mu.Lock()

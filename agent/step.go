@@ -83,7 +83,7 @@ func (e stopError) Error() string { return e.msg }
 // editor which instruction files the model was given and, once per agent,
 // warns when the model's context window leaves little room.
 func (r *run) prefix(ctx context.Context) *sessionPrefix {
-	pfx, _ := r.a.sessionPrefix(ctx, r.rec.SessionID)
+	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID)
 	r.mu.Lock()
 	first := r.rec.Step == 0
 	r.mu.Unlock()
