@@ -22,6 +22,7 @@ type Agent struct {
 	order    []tools.Tool
 	rec      *recorder
 	rmap     repoMapper
+	pfx      prefixes
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	index    *sessionIndex
@@ -201,12 +202,6 @@ func (a *Agent) SetOpenFiles(paths []string) {
 	a.openFiles = slices.Clone(paths)
 }
 
-func (a *Agent) openFileList() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.openFiles)
-}
-
 // ToolNames lists every tool the model can call.
 func (a *Agent) ToolNames() []string { return append(a.toolNames(), askToolName, planToolName) }
 
@@ -293,6 +288,7 @@ func (a *Agent) Shutdown() {
 	for _, r := range runs {
 		r.stop(errShutdown)
 	}
+	a.rmap.stop()
 	a.wg.Wait()
 	for _, r := range runs {
 		r.mu.Lock()

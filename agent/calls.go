@@ -172,14 +172,24 @@ func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *InputRequest
 		return nil, nil, true
 	case tools.Deny:
 		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Reason: d.Reason})
-		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Denied by policy (%s). %s Do not retry it; find another way or tell the user.", d.Rule, d.Reason)}, nil, false
+		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
 	}
 	req := r.confirmRequest(c, call, d.Rule)
 	if !r.a.renders(req.Kind) {
 		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditRejected, By: ByPolicy, Rule: d.Rule, Reason: "the editor cannot show this confirmation"})
-		return &callResult{IsError: true, Rejected: true, Content: "Not run: it needs the user's approval and the editor cannot show that kind of confirmation."}, nil, false
+		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: this %s needs the user's approval, and no one can give it in this session. Do not retry it; do what you can without it, and tell the user what to run or change themselves.", requestRules[req.Kind].what)}, nil, false
 	}
 	return nil, req, false
+}
+
+// deniedText is what the model reads of a call the policy denies: why, and
+// that retrying will not help.
+func deniedText(d tools.Verdict) string {
+	why := d.Reason
+	if !strings.Contains(d.Reason, strings.TrimPrefix(d.Rule, "built-in: ")) {
+		why = d.Rule + ": " + d.Reason
+	}
+	return fmt.Sprintf("Not run: the policy denies it (%s). Do not retry it; find another way, or tell the user what you need.", why)
 }
 
 func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *InputRequest {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,27 +30,84 @@ func sumTokens(msgs []Message) int {
 	return t
 }
 
-// compact keeps the conversation inside the model's window: older turns go
-// first (cut at a user message), then the oldest steps of the current run
-// (cut before an assistant message), so tool call/result pairs and the
-// user/assistant alternation stay intact. What was dropped comes back as a
-// summary for the system prompt.
-func compact(msgs []Message, window, systemChars int) ([]Message, string) {
+// cut is how a conversation was compacted: the messages from from on are
+// kept, after the user message at user when it comes before from (the
+// current run's prompt, whose oldest steps were dropped). summary lists
+// what was dropped.
+type cut struct {
+	user, from int
+	summary    string
+}
+
+func (c cut) kept(msgs []Message) []Message {
+	switch {
+	case c.user < 0:
+		return msgs[c.from:]
+	case c.user < c.from-1:
+		return append([]Message{msgs[c.user]}, msgs[c.from:]...)
+	}
+	return msgs[c.user:]
+}
+
+// budgetFor is the tokens the conversation may take: three quarters of the
+// window, less what the system message and the tool schemas take (fixed,
+// in bytes) and room for a summary.
+func budgetFor(window, fixed int) int {
 	if window <= 0 {
 		window = defaultWindow
 	}
-	budget := window*3/4 - systemChars/4 - summaryCap/4
+	return window*3/4 - fixed/4 - summaryCap/4
+}
+
+// compactedLocked is the conversation the next request sends. Once it no
+// longer fits, older turns are dropped down to two thirds of the budget,
+// and that cut is kept while it fits: the requests after it extend each
+// other again, so a prompt cache keeps serving them. The summary of what
+// was dropped heads the first kept user message. r.mu is held.
+func (r *run) compactedLocked(window, fixed int) []Message {
+	msgs := r.rec.Messages
+	budget := budgetFor(window, fixed)
+	c := r.cut
+	if c == nil || c.from > len(msgs) || sumTokens(c.kept(msgs)) > budget {
+		if sumTokens(msgs) <= budget {
+			r.cut = nil
+			return msgs
+		}
+		next := planCut(msgs, budget*2/3)
+		c = &next
+		r.cut = c
+	}
+	kept := slices.Clone(c.kept(msgs))
+	if c.summary != "" && len(kept) > 0 {
+		kept[0].Content = "[agentd: earlier turns of this conversation were dropped to fit the model's context window. What they did:\n" +
+			c.summary + "]\n\n" + kept[0].Content
+	}
+	return kept
+}
+
+// compact keeps the conversation inside the model's window (see planCut);
+// fixed is what the system message and tools take, in bytes.
+func compact(msgs []Message, window, fixed int) ([]Message, string) {
+	budget := budgetFor(window, fixed)
 	if sumTokens(msgs) <= budget {
 		return msgs, ""
 	}
+	c := planCut(msgs, budget)
+	return c.kept(msgs), c.summary
+}
+
+// planCut drops older turns first (cut at a user message), then the oldest
+// steps of the current run (cut before an assistant message), so tool
+// call/result pairs and the user/assistant alternation stay intact.
+func planCut(msgs []Message, budget int) cut {
 	p := lastUser(msgs)
 	for i := 1; i <= p; i++ {
 		if msgs[i].Role == RoleUser && sumTokens(msgs[i:]) <= budget {
-			return msgs[i:], summarize(msgs[:i])
+			return cut{user: -1, from: i, summary: summarize(msgs[:i])}
 		}
 	}
 	if p < 0 {
-		return msgs, ""
+		return cut{user: -1}
 	}
 	head := estimateTokens(msgs[p])
 	k := len(msgs)
@@ -62,9 +120,8 @@ func compact(msgs []Message, window, systemChars int) ([]Message, string) {
 	if k == len(msgs) {
 		k = lastAssistant(msgs, p) // even the last step alone is too big: keep it anyway
 	}
-	kept := append([]Message{msgs[p]}, msgs[k:]...)
 	dropped := append(append([]Message{}, msgs[:p]...), msgs[p+1:k]...)
-	return kept, summarize(dropped)
+	return cut{user: p, from: k, summary: summarize(dropped)}
 }
 
 func lastUser(msgs []Message) int {

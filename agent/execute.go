@@ -14,9 +14,9 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// maxModelOutput caps what one tool result feeds back to the model; the
-// editor gets the full output.
-const maxModelOutput = 16 * 1024
+// fitSlack is how far over the run's output limit a tool's own result may
+// go (its notes and checks) before the loop cuts it.
+const fitSlack = 4 << 10
 
 // baselineCap is the largest file whose original content is kept for the
 // run's final diff.
@@ -43,10 +43,12 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	}
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusInProgress})
 	live := r.newLiveOutput(pc.Call.ID)
+	limit := tools.OutputLimitFor(r.a.ContextWindow())
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
 	r.env.Output = live.write
 	r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
+	r.env.OutputLimit = limit
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -74,8 +76,11 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
-	if len(content) > maxModelOutput {
-		content = content[:maxModelOutput/2] + "\n[… output cut for length …]\n" + content[len(content)-maxModelOutput/2:]
+	if len(content) > limit+fitSlack {
+		content, _ = tools.Fit(content, limit)
+	}
+	if !out.IsError {
+		content += r.nestedInstructions(call)
 	}
 	if edited {
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content

@@ -96,6 +96,9 @@ type ModelRequest struct {
 	Tools    []ToolSpec
 	// ReasoningEffort overrides ModelConfig.ReasoningEffort when set.
 	ReasoningEffort string
+	// ToolChoice, when set, is sent as tool_choice: "none" keeps the tools
+	// in the request (its prefix unchanged) but lets the model call none.
+	ToolChoice string
 }
 
 // ToolSpec describes a tool to the model.

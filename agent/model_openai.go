@@ -192,6 +192,7 @@ type chatRequest struct {
 	Stream          bool          `json:"stream"`
 	StreamOptions   *streamOpts   `json:"stream_options,omitempty"`
 	ReasoningEffort string        `json:"reasoning_effort,omitempty"`
+	ToolChoice      string        `json:"tool_choice,omitempty"`
 }
 
 type streamOpts struct {
@@ -233,6 +234,9 @@ type chatToolDef struct {
 func (m *openaiModel) encode(req ModelRequest) ([]byte, error) {
 	cr := chatRequest{Model: m.cfg.Name, Messages: make([]chatMessage, 0, len(req.Messages)), Stream: true,
 		StreamOptions: &streamOpts{IncludeUsage: true}, ReasoningEffort: firstNonEmpty(req.ReasoningEffort, m.cfg.ReasoningEffort)}
+	if len(req.Tools) > 0 {
+		cr.ToolChoice = req.ToolChoice
+	}
 	for _, msg := range req.Messages {
 		cr.Messages = append(cr.Messages, toChatMessage(msg))
 	}

@@ -257,6 +257,7 @@ func (m *openaiModel) knownWindow() int { return int(m.window.tokens.Load()) }
 // reportWindow logs what the probe found, warning when the window is
 // unknown on a local server or too small for agentd's prompt.
 func (a *Agent) reportWindow(cfg ModelConfig, info ContextWindowInfo, err error) {
+	a.pfx.noteProbe(info)
 	switch {
 	case info.Tokens > 0 && info.Tokens < smallWindow:
 		a.log.Warn("the model's context window is small for agentd's prompt; raise it on the server", "model", cfg.Name, "tokens", info.Tokens, "source", info.Source)

@@ -34,18 +34,25 @@ const (
 	UpdateUsage          UpdateKind = "usage"
 	UpdateFilesChanged   UpdateKind = "files_changed"
 	UpdateResult         UpdateKind = "result"
+	// UpdateInstructions names the instruction files (AGENTS.md and
+	// friends) the model was given: at a run's first step those of the
+	// session, later a nested one when the run first reaches its directory.
+	UpdateInstructions UpdateKind = "instructions"
+	// UpdateNotice is something agentd tells the user, not the model's
+	// answer: a warning such as a context window too small for the model.
+	UpdateNotice UpdateKind = "notice"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it)
+	// never sent back to it), notice
 	Text string `json:"text,omitempty"`
 
 	// plan
@@ -72,6 +79,9 @@ type Update struct {
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`
+
+	// instructions
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 
 	// result
 	StopReason StopReason `json:"stopReason,omitempty"`

@@ -108,6 +108,7 @@ type run struct {
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
+	cut      *cut // how the conversation is compacted, kept while it fits
 
 	env  *tools.Env
 	wake chan struct{}

@@ -58,7 +58,7 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
 		Model: set.Model, Effort: set.ReasoningEffort,
 		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
-	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: userMessage(a.cfg.Root, p)})
+	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(p)})
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
 	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, StateRunning, now

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // step asks the model for the next move and either finishes the run (a
@@ -10,10 +11,17 @@ import (
 // that the run is over.
 func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.a.probeWindow(ctx)
+	pfx := r.prefix(ctx)
 	r.mu.Lock()
 	limit := r.rec.Step >= r.a.cfg.MaxSteps
-	req := r.a.buildRequest(r.rec, r.secrets, limit)
+	if limit && r.rec.Messages[len(r.rec.Messages)-1].Content != limitNote {
+		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: limitNote})
+	}
+	req := r.buildRequestLocked(pfx)
 	req.ReasoningEffort = r.rec.Effort // the session's, which may change mid-run
+	if limit {
+		req.ToolChoice = "none"
+	}
 	r.mu.Unlock()
 
 	reply, err := r.callModel(ctx, req)
@@ -30,7 +38,10 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 		}
 	}
 	if limit {
-		calls = nil // the tools were withdrawn; whatever the model says is its answer
+		calls = nil // the tools were withdrawn (limitNote); whatever the model says is its answer
+		if strings.TrimSpace(text) == "" {
+			text = "(agentd: the step limit was reached and the model gave no answer.)"
+		}
 	}
 	r.mu.Lock()
 	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleAssistant, Content: reply.Text, ToolCalls: calls})
@@ -68,3 +79,23 @@ type stopError struct {
 }
 
 func (e stopError) Error() string { return e.msg }
+
+// prefix returns the session's prefix. At a run's first step it tells the
+// editor which instruction files the model was given and, once per agent,
+// warns when the model's context window leaves little room.
+func (r *run) prefix(ctx context.Context) *sessionPrefix {
+	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID)
+	r.mu.Lock()
+	first := r.rec.Step == 0
+	r.mu.Unlock()
+	if !first {
+		return pfx
+	}
+	if len(pfx.Instructions) > 0 {
+		r.update(Update{Kind: UpdateInstructions, Instructions: pfx.Instructions})
+	}
+	if text := r.a.windowNotice(len(pfx.System) + specsSize(r.a.specsFor(pfx.Tools))); text != "" {
+		r.update(Update{Kind: UpdateNotice, Text: text})
+	}
+	return pfx
+}

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/tools"
 )
 
-// Request classes: planning and tools are waste for a greeting.
+// Request classes: a task is hinted to plan first.
 const (
 	classChat     = "chat"
 	classQuestion = "question"
@@ -20,8 +23,8 @@ var taskVerbs = []string{"add", "fix", "implement", "refactor", "rename", "write
 
 var chatWords = []string{"hi", "hello", "hey", "thanks", "thank you", "good morning", "bye", "ok", "okay", "cool"}
 
-// classify is a cheap first look at the request (no model call): a greeting
-// needs no tools, a question needs no plan, a task gets both.
+// classify is a cheap first look at the request (no model call): a task
+// gets the hint to plan. It never changes the tools offered.
 func classify(prompt string) string {
 	p := strings.ToLower(strings.TrimSpace(prompt))
 	words := strings.FieldsFunc(p, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
@@ -42,18 +45,18 @@ func classify(prompt string) string {
 	return classQuestion
 }
 
-// buildRequest assembles what the model sees for the next step.
-func (a *Agent) buildRequest(rec *runRecord, secrets map[string]string, limit bool) ModelRequest {
-	specs := a.toolSpecs(rec.Class)
-	if limit {
-		specs = nil
+// buildRequest assembles what the model sees for the next step: the
+// session's prefix (the system message and the tools, the same bytes in
+// every request of the session, so a provider's prompt cache serves them),
+// then the conversation, compacted if it no longer fits. r.mu is held.
+func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
+	a := r.a
+	specs := a.specsFor(pfx.Tools)
+	system := pfx.System
+	if a.textMode() {
+		system += textToolInstructions(specs)
 	}
-	system := a.systemPrompt(rec, specs, secrets, limit)
-	window := a.ContextWindow()
-	msgs, summary := compact(rec.Messages, window, len(system))
-	if summary != "" {
-		system += "\n\n## Earlier in this conversation (compacted)\n" + summary
-	}
+	msgs := r.compactedLocked(a.ContextWindow(), len(system)+specsSize(specs))
 	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
 	if a.textMode() {
 		out = textModeMessages(out)
@@ -62,79 +65,130 @@ func (a *Agent) buildRequest(rec *runRecord, secrets map[string]string, limit bo
 	return ModelRequest{Messages: out, Tools: specs}
 }
 
-func (a *Agent) toolSpecs(class string) []ToolSpec {
-	if class == classChat {
-		return nil
-	}
-	specs := make([]ToolSpec, 0, len(a.order)+2)
+// offeredTools names the tools a session offers, every request the same:
+// the workspace tools that can work here (search_semantic needs an index),
+// ask_user when someone can answer, update_plan always.
+func (a *Agent) offeredTools() []string {
+	names := make([]string, 0, len(a.order)+2)
 	for _, t := range a.order {
-		in := t.Info()
-		specs = append(specs, ToolSpec{Name: in.Name, Description: in.Description, Parameters: in.Parameters})
+		if n := t.Info().Name; n != tools.SearchSemanticToolName || a.cfg.Searcher != nil {
+			names = append(names, n)
+		}
 	}
-	specs = append(specs, ToolSpec{Name: askToolName, Description: askDescription, Parameters: askSchema})
-	if class == classTask {
-		specs = append(specs, ToolSpec{Name: planToolName, Description: planDescription, Parameters: planSchema})
+	if a.canAsk() {
+		names = append(names, askToolName)
+	}
+	return append(names, planToolName)
+}
+
+// canAsk says whether the front end shows questions of some kind.
+func (a *Agent) canAsk() bool {
+	return a.renders(KindQuestion) || a.renders(KindChoice) || a.renders(KindSecret)
+}
+
+// specsFor describes the named tools to the model; a name this agentd no
+// longer knows is left out.
+func (a *Agent) specsFor(names []string) []ToolSpec {
+	specs := make([]ToolSpec, 0, len(names))
+	for _, n := range names {
+		switch n {
+		case askToolName:
+			specs = append(specs, ToolSpec{Name: n, Description: askDescription, Parameters: askSchema})
+		case planToolName:
+			specs = append(specs, ToolSpec{Name: n, Description: planDescription, Parameters: planSchema})
+		default:
+			if t, ok := a.tools[n]; ok {
+				in := t.Info()
+				specs = append(specs, ToolSpec{Name: in.Name, Description: in.Description, Parameters: in.Parameters})
+			}
+		}
 	}
 	return specs
 }
 
-const rules = `You are agentd, a coding agent working inside the user's editor.
+// specsSize is about what the tool list adds to each request, in bytes.
+func specsSize(specs []ToolSpec) int {
+	n := 0
+	for _, s := range specs {
+		n += len(s.Name) + len(s.Description) + len(s.Parameters) + 48 // {"type":"function","function":{...}}
+	}
+	return n
+}
+
+const rulesIntro = `You are agentd, a coding agent working inside the user's editor.
 
 Rules:
 - Look before you change: list, search and read the relevant code first. A file must be read before you edit it.
 - For a task with several steps, publish a short plan with update_plan first and keep it current: one step in_progress, completed steps marked, a failed step marked failed and then retried or the plan revised.
-- When the request is ambiguous or a decision belongs to the user, ask with ask_user instead of guessing; offer options when there are clear choices.
-- Writes and commands may need the user's approval. A rejection is the user's decision: read the reason and adapt; never retry the same call unchanged.
+`
+
+const rulesAsk = `- When the request is ambiguous or a decision belongs to the user, ask with ask_user instead of guessing; offer options when there are clear choices.
+`
+
+const rulesNoAsk = `- No one can answer questions in this session: when the request is ambiguous, make the most reasonable assumption, say which one, and go on.
+`
+
+const rulesRest = `- Writes and commands may need the user's approval. A rejection is the user's decision: read the reason and adapt; never retry the same call unchanged.
 - Paths are relative to the workspace root. Never touch anything outside the workspace.
 - Prefer small, targeted edits (edit_file) over rewriting whole files. After changing code, check it (build, vet or tests) when a command for that exists.
+- A result that was cut says which lines are missing and how to get them: follow that instead of guessing what they said.
 - Finish with a short, plain answer: what you did or found, and anything left for the user. Do not invent results you did not see.`
 
-func (a *Agent) systemPrompt(rec *runRecord, specs []ToolSpec, secrets map[string]string, limit bool) string {
+// systemPrompt is a session's system message, made once when the session
+// starts: the rules for the tools offered, the workspace, the instruction
+// files and the repository map.
+func (a *Agent) systemPrompt(tools []string, ins []instruction, repoMap string, now time.Time) string {
 	var b strings.Builder
-	b.WriteString(rules)
-	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s\n", a.cfg.Root, runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"))
-	if open := a.openFileList(); len(open) > 0 {
-		fmt.Fprintf(&b, "- Open in the editor: %s\n", strings.Join(open, ", "))
+	b.WriteString(rulesIntro)
+	if slices.Contains(tools, askToolName) {
+		b.WriteString(rulesAsk)
+	} else {
+		b.WriteString(rulesNoAsk)
 	}
-	if len(secrets) > 0 {
-		names := make([]string, 0, len(secrets))
-		for k := range secrets {
-			names = append(names, "$"+k)
-		}
-		fmt.Fprintf(&b, "- Secrets available to commands as environment variables: %s\n", strings.Join(names, ", "))
+	b.WriteString(rulesRest)
+	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
+	if s := instructionsSection(ins); s != "" {
+		b.WriteString("\n\n" + s)
 	}
-	if rec.Class == classTask && len(rec.Plan) == 0 {
-		b.WriteString("\nThis looks like a task: start with update_plan unless it is a single small change.\n")
+	if repoMap != "" {
+		b.WriteString("\n\n## Repository map\n" + repoMap)
 	}
-	if m := a.repoMap(); m != "" {
-		b.WriteString("\n## Repository map (symbols by file, from ctags)\n")
-		b.WriteString(m)
-	}
-	if limit {
-		b.WriteString("\n\n## Step limit reached\nYou have used all your steps; tools are no longer available. Answer now with what you have: say what is done and what is left.\n")
-	}
-	if a.textMode() && len(specs) > 0 {
-		b.WriteString(textToolInstructions(specs))
-	}
-	return b.String()
+	return strings.TrimRight(b.String(), "\n")
 }
 
-// userMessage renders the prompt with the editor's context.
-func userMessage(root string, p RunParams) string {
-	if p.Context == nil {
-		return p.Prompt
-	}
+// limitNote is the user message that withdraws the tools at the step
+// limit: the tools stay in the request (the prefix does not change), and
+// calls the model still makes are not run.
+const limitNote = "[agentd: you have used all your steps; tools are no longer available and calls will not run. Answer now with what you have: say what is done and what is left.]"
+
+// userMessage renders the prompt with the editor's context: the selection,
+// the files the user points at, the files open in the editor, and for a
+// task the hint to plan. It is part of the conversation, so what it says of
+// the editor's state never changes the prompt's prefix. a.mu is held.
+func (a *Agent) userMessageLocked(p RunParams) string {
 	var b strings.Builder
 	b.WriteString(p.Prompt)
-	if sel := p.Context.Selection; sel != nil {
-		fmt.Fprintf(&b, "\n\nSelected in %s, lines %d-%d:\n```\n%s\n```", relPath(root, sel.Path), sel.StartLine, sel.EndLine, sel.Text)
-	}
-	if len(p.Context.Files) > 0 {
-		rel := make([]string, 0, len(p.Context.Files))
-		for _, f := range p.Context.Files {
-			rel = append(rel, relPath(root, f))
+	if p.Context != nil {
+		if sel := p.Context.Selection; sel != nil {
+			fmt.Fprintf(&b, "\n\nSelected in %s, lines %d-%d:\n```\n%s\n```", relPath(a.cfg.Root, sel.Path), sel.StartLine, sel.EndLine, sel.Text)
 		}
-		fmt.Fprintf(&b, "\n\nFiles the user points at: %s", strings.Join(rel, ", "))
+		if len(p.Context.Files) > 0 {
+			rel := make([]string, 0, len(p.Context.Files))
+			for _, f := range p.Context.Files {
+				rel = append(rel, relPath(a.cfg.Root, f))
+			}
+			fmt.Fprintf(&b, "\n\nFiles the user points at: %s", strings.Join(rel, ", "))
+		}
+	}
+	var notes []string
+	if open := a.openFiles; len(open) > 0 {
+		notes = append(notes, "Files open in the editor: "+strings.Join(open, ", ")+".")
+	}
+	if classify(p.Prompt) == classTask {
+		notes = append(notes, "This looks like a task: unless it is a single small change, start with update_plan.")
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n\n[agentd: " + strings.Join(notes, " ") + "]")
 	}
 	return b.String()
 }

@@ -91,7 +91,8 @@ func prepareOp(ctx context.Context, env *Env, op patchOp) (fileChange, *Result) 
 		if before == nil {
 			return fileChange{}, Errorf("cannot delete %s: it does not exist", rel)
 		}
-		return fileChange{Rel: rel, Abs: abs, Before: before, Mode: mode}, nil
+		return fileChange{Rel: rel, Abs: abs, Before: before, Mode: mode,
+			rebase: func(string) (string, *Result) { return "", nil }}, nil
 	}
 	if before == nil {
 		return fileChange{}, Errorf("cannot update %s: it does not exist (use *** Add File)", rel)
@@ -100,7 +101,14 @@ func prepareOp(ctx context.Context, env *Env, op patchOp) (fileChange, *Result) 
 	if err != nil {
 		return fileChange{}, Errorf("in %s: %v", rel, err)
 	}
-	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode}
+	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode,
+		rebase: func(cur string) (string, *Result) {
+			out, err := applyChunks(cur, op.Chunks)
+			if err != nil {
+				return "", Errorf("in %s: %v", rel, err)
+			}
+			return out, nil
+		}}
 	if op.MoveTo == "" {
 		return ch, nil
 	}

@@ -22,6 +22,10 @@ type fileChange struct {
 	Before         *string // nil: the file does not exist yet
 	After          *string // nil: the file is deleted
 	Mode           fs.FileMode
+	// rebase redoes the change on content the run itself wrote since it
+	// was prepared: an earlier call of the same batch changed the file
+	// first. nil: the change cannot be redone (it is refused instead).
+	rebase func(cur string) (string, *Result)
 }
 
 func (c fileChange) moved() bool { return c.OldAbs != "" }
@@ -88,9 +92,11 @@ func sameImage(a, b *string) bool {
 }
 
 // checkUnchanged refuses when a file differs from what Prepare saw (the
-// editor's buffer, when the editor serves the files).
+// editor's buffer, when the editor serves the files), unless the difference
+// is the run's own earlier write in the same batch of calls: then the change
+// is redone on top of it, in the order the model asked.
 func checkUnchanged(ctx context.Context, env *Env, chs []fileChange) *Result {
-	for _, c := range chs {
+	for i, c := range chs {
 		src := c.Abs
 		if c.moved() {
 			src = c.OldAbs
@@ -100,13 +106,34 @@ func checkUnchanged(ctx context.Context, env *Env, chs []fileChange) *Result {
 			return Errorf("reading %s: %v", c.Rel, err)
 		}
 		if !sameImage(cur, c.Before) {
-			return Errorf("%s changed on disk after this change was prepared; read it again and redo the change", c.Rel)
+			r := rebaseChange(env, &chs[i], cur)
+			if r != nil {
+				return r
+			}
 		}
 		if c.moved() {
 			if cur, _, _ := readImage(ctx, env, c.Abs); cur != nil {
 				return Errorf("cannot move %s to %s: the destination exists", c.OldRel, c.Rel)
 			}
 		}
+	}
+	return nil
+}
+
+// rebaseChange redoes c on cur when cur is what this run last wrote to the
+// file; otherwise someone else changed it and the change is refused.
+func rebaseChange(env *Env, c *fileChange, cur *string) *Result {
+	if cur == nil || c.Before == nil || c.rebase == nil || c.moved() || env.Reads == nil || !env.Reads.ownWrite(c.Rel, *cur) {
+		return Errorf("%s changed on disk after this change was prepared; read it again and redo the change", c.Rel)
+	}
+	after, r := c.rebase(*cur)
+	if r != nil {
+		r.Output = fmt.Sprintf("NOT applied: an earlier call of yours in the same reply changed %s first, and on top of it this change no longer applies: %s", c.Rel, r.Output)
+		return r
+	}
+	c.Before = cur
+	if c.After != nil {
+		c.After = &after
 	}
 	return nil
 }
@@ -134,11 +161,25 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 			return *Errorf("writing %s: %v (nothing was changed)", c.Rel, err), nil
 		}
 	}
-	markWritten(env, chs)
 	var out strings.Builder
 	fmt.Fprintf(&out, "%s\n", summarize(chs))
 	if id != "" {
 		fmt.Fprintf(&out, "checkpoint %s (undo_patch restores the files as they were before it)\n", id)
+	}
+	var views []string
+	for _, c := range chs {
+		var shown []span
+		if tool != WriteFileToolName && c.Before != nil && c.After != nil {
+			var text string
+			text, shown = showChange(c.Rel, *c.After, changedSpans(*c.Before, *c.After))
+			if text != "" {
+				views = append(views, strings.TrimRight(text, "\n"))
+			}
+		}
+		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
+	}
+	if len(views) > 0 {
+		out.WriteString("\n" + strings.Join(views, "\n\n"))
 	}
 	out.WriteString(verify(ctx, env, chs))
 	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs)}, nil
@@ -231,19 +272,23 @@ func writeAtomic(abs string, data []byte, mode fs.FileMode) error {
 	return werr
 }
 
-// markWritten records the new mtimes: the model knows what it just wrote,
-// so a follow-up edit needs no fresh read.
+// markWritten records the new mtimes of files the run changed by other
+// means than the model's own content (undo): a follow-up edit needs no
+// fresh read.
 func markWritten(env *Env, chs []fileChange) {
-	if env.Reads == nil {
+	for _, c := range chs {
+		markWrite(env, c, false, nil)
+	}
+}
+
+// markWrite records what the run wrote to one file: its mtime and content,
+// and which lines the model knows of it (all of a file it wrote whole).
+func markWrite(env *Env, c fileChange, whole bool, shown []span) {
+	if env.Reads == nil || c.After == nil {
 		return
 	}
-	for _, c := range chs {
-		if c.After == nil {
-			continue
-		}
-		if fi, err := os.Stat(c.Abs); err == nil {
-			env.Reads.Mark(c.Rel, fi.ModTime())
-		}
+	if fi, err := os.Stat(c.Abs); err == nil {
+		env.Reads.markWrite(c.Rel, fi.ModTime(), *c.After, whole, shown)
 	}
 }
 

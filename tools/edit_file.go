@@ -61,7 +61,11 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	if r != nil {
 		return nil, r
 	}
-	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode}
+	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: &after, Mode: mode,
+		rebase: func(cur string) (string, *Result) {
+			out, _, r := applyEdit(cur, p)
+			return out, r
+		}}
 	locs := make([]Location, 0, len(er.Lines))
 	for _, l := range er.Lines {
 		locs = append(locs, Location{Path: rel, Line: l})
@@ -72,7 +76,11 @@ func (editFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		Run: func(ctx context.Context) (Result, error) {
 			res, err := applyChanges(ctx, env, EditFileToolName, []fileChange{ch})
 			if err == nil && !res.IsError && er.Level != levelExact {
-				res.Output = fmt.Sprintf("note: old_string matched only %s; check the result.\n%s", er.Level, res.Output)
+				note := "check the lines below"
+				if er.Level != levelTrailing {
+					note = "new_string was re-indented to match the file; check the lines below"
+				}
+				res.Output = fmt.Sprintf("note: old_string matched only %s; %s.\n%s", er.Level, note, res.Output)
 			}
 			return res, err
 		},

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +22,7 @@ func TestReplaceTextLevels(t *testing.T) {
 		{"trailing whitespace", "\tx := 1\n\treturn x", "\tx := 2\n\treturn x", levelTrailing,
 			"func a() {\n\tx := 2\n\treturn x\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
 		{"indentation, re-indented", "    x := 1\n    return x\n", "    x := 3\n    if x > 0 {\n        return x\n    }\n", levelIndent,
-			"func a() {\n\tx := 3\n\tif x > 0 {\n\t    return x\n\t}\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
+			"func a() {\n\tx := 3\n\tif x > 0 {\n\t\treturn x\n\t}\n}\n\nfunc b() {\n\ty := “hi”\n}\n"},
 		{"unicode", "\ty := \"hi\"", "\ty := \"bye\"", levelUnicode,
 			"func a() {\n\tx := 1   \n\treturn x\n}\n\nfunc b() {\n\ty := \"bye\"\n}\n"},
 	}
@@ -154,4 +156,79 @@ func TestVerifyGoAfterEdit(t *testing.T) {
 
 	r = mustOK(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "p/q.go", Content: "package p\nfunc G( ) {}\n"}))
 	assert.Contains(t, r.Output, "gofmt: not formatted: p/q.go")
+}
+
+// TestEditsOfOneFileInABatch: the model's three edits of one file in one
+// reply are all prepared before any runs; each runs on top of the ones
+// before it, instead of failing as "changed on disk".
+func TestEditsOfOneFileInABatch(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "f.go", "package f\n\nfunc A() int { return 1 }\n\nfunc B() int { return 2 }\n\nfunc C() int { return 3 }\n")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.go"}))
+	var calls []*Call
+	for _, e := range [][2]string{{"return 1", "return 10"}, {"return 2", "return 20"}, {"return 3", "return 30"}} {
+		c, r := prepare(t, env, EditFileToolName, EditFileParams{Path: "f.go", OldString: e[0], NewString: e[1]})
+		require.Nil(t, r)
+		calls = append(calls, c)
+	}
+	for i, c := range calls {
+		res, err := c.Run(t.Context())
+		require.NoError(t, err)
+		require.False(t, res.IsError, "edit %d: %s", i+1, res.Output)
+	}
+	assert.Equal(t, "package f\n\nfunc A() int { return 10 }\n\nfunc B() int { return 20 }\n\nfunc C() int { return 30 }\n", readBack(t, env, "f.go"))
+
+	// Someone else's change is still refused.
+	c, r := prepare(t, env, EditFileToolName, EditFileParams{Path: "f.go", OldString: "return 10", NewString: "return 11"})
+	require.Nil(t, r)
+	writeFile(t, env, "f.go", "package f\n\nfunc A() int { return 10 }\n// edited in the editor\n")
+	res, err := c.Run(t.Context())
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Output, "changed on disk after this change was prepared")
+
+	// An earlier edit of the batch that removes what a later one needs:
+	// the later one says why.
+	writeFile(t, env, "g.txt", "one\ntwo\n")
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "g.txt"}))
+	c1, r := prepare(t, env, EditFileToolName, EditFileParams{Path: "g.txt", OldString: "two", NewString: "deux"})
+	require.Nil(t, r)
+	c2, r := prepare(t, env, EditFileToolName, EditFileParams{Path: "g.txt", OldString: "two\n", NewString: "three\n"})
+	require.Nil(t, r)
+	_, err = c1.Run(t.Context())
+	require.NoError(t, err)
+	res, err = c2.Run(t.Context())
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Output, "NOT applied: an earlier call of yours in the same reply changed g.txt first")
+}
+
+func TestEditShowsTheChangedLines(t *testing.T) {
+	env := newEnv(t)
+	var b strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	writeFile(t, env, "f.txt", b.String())
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "f.txt", Limit: 5}))
+	r := mustOK(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "line 20\n", NewString: "line 20\nline 20b\n"}))
+	assert.Contains(t, r.Output, "Lines 19-23 of f.txt now read:\n    19\tline 19\n    20\tline 20\n    21\tline 20b\n    22\tline 21\n    23\tline 22")
+	unseen, next := env.Reads.unseen("f.txt")
+	assert.Equal(t, "you have seen only lines 1-5, 19-23 of its 31", unseen)
+	assert.Equal(t, 6, next)
+
+	r = mustErr(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "f.txt", Content: "all new\n"}))
+	assert.Contains(t, r.Output, "Not written: write_file would replace the whole of f.txt, but you have seen only lines 1-5, 19-23 of its 31 lines. Change only what you need with edit_file, or read the rest first (read_file with offset 6).")
+}
+
+func TestReindentToTheFile(t *testing.T) {
+	file := []string{"func f() {", "\tif x {", "\t\treturn 1", "\t}", "}"}
+	got := reindentBlock(
+		[]string{"    if y {", "        for {", "            return 2", "        }", "    }", "    // after"},
+		[]string{"    if x {", "        return 1", "    }"}, file[1:4], file)
+	assert.Equal(t, []string{"\tif y {", "\t\tfor {", "\t\t\treturn 2", "\t\t}", "\t}", "\t// after"}, got)
+
+	py := []string{"def f():", "    if x:", "        return 1"}
+	got = reindentBlock([]string{"  if y:", "    return 2", "  return 3"}, []string{"  if x:", "    return 1"}, py[1:3], py)
+	assert.Equal(t, []string{"    if y:", "        return 2", "    return 3"}, got)
 }

@@ -79,7 +79,7 @@ func replaceText(content, old, new string, all bool) (editResult, string) {
 		out := replaceLines(lines, oldLines, splitBlock(new), starts)
 		return editResult{Content: strings.Join(out, "\n"), Level: lv.name, Count: len(starts), Lines: plusOne(starts)}, ""
 	}
-	return editResult{}, noMatch(lines, oldLines)
+	return editResult{}, noMatch(lines, oldLines, "old_string was not found in the file")
 }
 
 // splitBlock splits a block into lines, ignoring one trailing newline, since
@@ -118,42 +118,17 @@ func findLines(lines, needle []string, norm func(string) string) []int {
 	return starts
 }
 
-// replaceLines swaps each matched window for repl, re-indented by the
-// difference between the old block's indentation and the file's.
+// replaceLines swaps each matched window for repl, re-indented to the
+// file's indentation (reindentBlock).
 func replaceLines(lines, oldLines, repl []string, starts []int) []string {
 	var out []string
 	prev := 0
 	for _, s := range starts {
 		out = append(out, lines[prev:s]...)
-		out = append(out, reindent(repl, indentOf(oldLines), indentOf(lines[s:s+len(oldLines)]))...)
+		out = append(out, reindentBlock(repl, oldLines, lines[s:s+len(oldLines)], lines)...)
 		prev = s + len(oldLines)
 	}
 	return append(out, lines[prev:]...)
-}
-
-// indentOf is the leading whitespace of the first non-blank line.
-func indentOf(lines []string) string {
-	for _, l := range lines {
-		if strings.TrimSpace(l) != "" {
-			return l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		}
-	}
-	return ""
-}
-
-func reindent(repl []string, from, to string) []string {
-	if from == to {
-		return repl
-	}
-	out := make([]string, len(repl))
-	for i, l := range repl {
-		if strings.TrimSpace(l) == "" {
-			out[i] = l
-			continue
-		}
-		out[i] = to + strings.TrimPrefix(l, from)
-	}
-	return out
 }
 
 func occurrenceLines(content, old string) []int {
@@ -188,14 +163,16 @@ func ambiguous(level string, lines []int) string {
 
 // noMatch describes the window of the file most like the needle, so the
 // model can copy the real text instead of guessing again.
-func noMatch(lines, needle []string) string {
+// what says what was not found ("old_string was not found in the file").
+func noMatch(lines, needle []string, what string) string {
 	start, score := closest(lines, needle)
 	if start < 0 || score < 0.5 {
-		return "old_string was not found in the file and no similar lines were found; read the file again and copy the text exactly"
+		return what + ", and no similar lines were found; read the file again and copy the text exactly"
 	}
 	end := min(start+len(needle), len(lines))
-	return fmt.Sprintf("old_string was not found in the file (not even %s). The most similar lines are %d-%d (similarity %.2f):\n%s",
-		levelUnicode, start+1, end, score, numbered(lines[start:end], start+1))
+	return fmt.Sprintf("%s, not even ignoring indentation, trailing spaces and typographic quotes. The most similar lines are %d-%d:\n%s"+
+		"Copy the text from these lines exactly as they are (without the line numbers) and try again.",
+		what, start+1, end, numbered(lines[start:end], start+1))
 }
 
 // closest scores every window of len(needle) lines by the mean per-line

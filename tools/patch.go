@@ -160,9 +160,9 @@ func applyChunks(content string, chunks []patchChunk) (string, error) {
 		}
 		start, old, new, ok := findChunk(lines, cursor, ch)
 		if !ok {
-			return "", fmt.Errorf("hunk %d: these lines were not found:\n%s\n%s", ci+1, strings.Join(ch.Old, "\n"), noMatch(lines, ch.Old))
+			return "", fmt.Errorf("hunk %d: these lines were not found:\n%s\n%s", ci+1, strings.Join(ch.Old, "\n"), noMatch(lines, ch.Old, "They are not in the file"))
 		}
-		repls = append(repls, repl{start, len(old), reindent(new, indentOf(old), indentOf(lines[start:start+len(old)]))})
+		repls = append(repls, repl{start, len(old), reindentBlock(new, old, lines[start:start+len(old)], lines)})
 		cursor = start + len(old)
 	}
 	for k := len(repls) - 1; k >= 0; k-- {

@@ -105,7 +105,7 @@ func TestApplyChunksTolerance(t *testing.T) {
 		New: []string{"    if y {", "        return \"b\"", "    }"},
 	}})
 	require.NoError(t, err)
-	assert.Equal(t, "func f() {\n\tif y {\n\t    return \"b\"\n\t}\n}\n", out)
+	assert.Equal(t, "func f() {\n\tif y {\n\t\treturn \"b\"\n\t}\n}\n", out, "re-indented to the file's tabs")
 
 	out, err = applyChunks("a\nb\na\n", []patchChunk{{Old: []string{"a"}, New: []string{"z"}, AtEOF: true}})
 	require.NoError(t, err)

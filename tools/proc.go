@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,7 +14,7 @@ import (
 // fails fast, the command gets its own process group so a timeout or a
 // cancel kills everything it started.
 func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Duration) Result {
-	cmd := exec.Command(shellPath(), "-c", line)
+	cmd := shellCommand(line)
 	cmd.Dir = dir
 	cmd.Env = ChildEnv(os.Environ(), env.Secrets, nil)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -51,7 +50,7 @@ func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Dura
 	if o.stopped == "" {
 		o.exitCode = exitCode(cmd.ProcessState)
 	}
-	return finish(capt.String(), o)
+	return finish(env, capt.String(), o)
 }
 
 func killGroup(pid int) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -33,7 +32,7 @@ type ptySession struct {
 // process group). Time spent waiting for the user does not count against
 // the timeout.
 func runPTY(ctx context.Context, env *Env, line, dir string, timeout time.Duration) Result {
-	cmd := exec.Command(shellPath(), "-c", line)
+	cmd := shellCommand(line)
 	cmd.Dir = dir
 	cmd.Env = append(ChildEnv(os.Environ(), env.Secrets, nil), "TERM=xterm")
 	dieWithDaemon(cmd)
@@ -53,7 +52,7 @@ func runPTY(ctx context.Context, env *Env, line, dir string, timeout time.Durati
 	if o.stopped == "" {
 		o.exitCode = exitCode(cmd.ProcessState)
 	}
-	return finish(s.capt.String(), o)
+	return finish(env, s.capt.String(), o)
 }
 
 func readChunks(f *os.File) <-chan []byte {

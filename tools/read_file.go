@@ -21,15 +21,17 @@ var readFileDescription string
 type ReadFileParams struct {
 	Path   string `json:"path" jsonschema:"File relative to the workspace root."`
 	Offset int    `json:"offset,omitempty" min:"1" jsonschema:"First line to read (1-based); default 1."`
-	Limit  int    `json:"limit,omitempty" min:"1" jsonschema:"Number of lines to read; default and maximum 2000."`
+	Limit  int    `json:"limit,omitempty" min:"1" jsonschema:"Number of lines to read; default: as many as fit in one result (about 16 KB)."`
 }
 
 var readFileSchema = SchemaOf(ReadFileParams{})
 
 const (
 	maxReadLines = 2000
-	maxReadBytes = 256 << 10 // of output, per call
-	maxFileBytes = 20 << 20  // files bigger than this are refused
+	maxFileBytes = 20 << 20 // files bigger than this are refused
+	// readFooterRoom is kept free of lines for the footer that says
+	// which lines were shown and how to read on.
+	readFooterRoom = 256
 )
 
 type readFileTool struct{}
@@ -82,24 +84,31 @@ func readFile(ctx context.Context, env *Env, abs, rel string, p ReadFileParams) 
 	if isBinary(b) {
 		return *Errorf("%s looks like a binary file (%d bytes); not shown", rel, len(b))
 	}
-	if env.Reads != nil {
-		env.Reads.Mark(rel, fi.ModTime())
-	}
 	text := strings.ReplaceAll(string(b), "\r\n", "\n")
 	if text == "" {
+		if env.Reads != nil {
+			env.Reads.Mark(rel, fi.ModTime())
+		}
 		return Result{Output: fmt.Sprintf("(%s is empty)", rel)}
 	}
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	return sliceLines(rel, lines, p.Offset, p.Limit)
+	res, first, last := sliceLines(rel, lines, p.Offset, p.Limit, env.outputLimit()-readFooterRoom)
+	if env.Reads != nil && !res.IsError {
+		env.Reads.MarkLines(rel, fi.ModTime(), first, last, len(lines))
+	}
+	return res
 }
 
-// sliceLines numbers the requested range and says what was left out, so
-// the model knows to page on.
-func sliceLines(rel string, lines []string, offset, limit int) Result {
+// sliceLines numbers the lines from offset: limit of them, or as many whole
+// lines as fit in budget bytes, whichever is fewer. When lines are left
+// out, the footer says which lines were shown and which offset reads on, so
+// nothing is silently missing. It returns the lines shown (1-based).
+func sliceLines(rel string, lines []string, offset, limit, budget int) (Result, int, int) {
 	first := max(offset, 1)
 	if first > len(lines) {
-		return *Errorf("%s has %d lines; offset %d is past the end", rel, len(lines), offset)
+		return *Errorf("%s has %d lines; offset %d is past the end", rel, len(lines), offset), 0, 0
 	}
+	asked := limit > 0
 	if limit <= 0 || limit > maxReadLines {
 		limit = maxReadLines
 	}
@@ -108,19 +117,31 @@ func sliceLines(rel string, lines []string, offset, limit int) Result {
 	end := first - 1
 	for i := first - 1; i < last; i++ {
 		l := fmt.Sprintf("%6d\t%s\n", i+1, truncateLine(lines[i]))
-		if b.Len()+len(l) > maxReadBytes {
+		if b.Len()+len(l) > budget && end >= first {
 			break
 		}
 		b.WriteString(l)
 		end = i + 1
 	}
-	out := b.String()
-	cut := end < len(lines) || first > 1
-	if cut {
-		out += fmt.Sprintf("[showing lines %d-%d of %d; use offset %d to read on]", first, end, len(lines), end+1)
-		if end == len(lines) {
-			out = strings.TrimSuffix(out, fmt.Sprintf("; use offset %d to read on]", end+1)) + "]"
-		}
+	out := strings.TrimRight(b.String(), "\n")
+	if footer := readFooter(first, end, len(lines), asked && end == last); footer != "" {
+		out += "\n" + footer
 	}
-	return Result{Output: strings.TrimRight(out, "\n"), Truncated: end < len(lines)}
+	return Result{Output: out, Truncated: end < len(lines)}, first, end
+}
+
+// readFooter says which lines were shown when not all were, and how to read
+// on: by offset, or with grep for a big file. byLimit says the model's own
+// limit, not the size of a result, ended the window.
+func readFooter(first, end, total int, byLimit bool) string {
+	switch {
+	case first == 1 && end == total:
+		return ""
+	case end == total:
+		return fmt.Sprintf("[lines %d-%d of %d; this is the end of the file]", first, end, total)
+	case byLimit:
+		return fmt.Sprintf("[lines %d-%d of %d; to read on, call read_file with offset %d]", first, end, total, end+1)
+	}
+	return fmt.Sprintf("[lines %d-%d of %d: one result holds no more. Lines %d-%d are not shown; to read on, call read_file with offset %d, or grep for what you need and read around it]",
+		first, end, total, end+1, total, end+1)
 }

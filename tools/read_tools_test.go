@@ -47,19 +47,25 @@ func TestReadFile(t *testing.T) {
 	r := mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "big.txt"}))
 	assert.True(t, r.Truncated)
 	assert.Contains(t, r.Output, "     1\tline 1\n")
-	assert.Contains(t, r.Output, "showing lines 1-2000 of 2500; use offset 2001")
-	assert.NotContains(t, r.Output, "line 2001")
+	assert.LessOrEqual(t, len(r.Output), defaultOutputLimit, "a window fits in one result")
+	last := strings.Count(r.Output, "\n") // the footer is the last line
+	assert.Contains(t, r.Output, fmt.Sprintf("\n[lines 1-%d of 2500: one result holds no more. Lines %d-2500 are not shown; to read on, call read_file with offset %d", last, last+1, last+1))
+	assert.NotContains(t, r.Output, fmt.Sprintf("line %d\n", last+1))
 	_, seen := env.Reads.Seen("big.txt")
 	assert.True(t, seen)
+	unseen, next := env.Reads.unseen("big.txt")
+	assert.Equal(t, fmt.Sprintf("you have seen only lines 1-%d of its 2500", last), unseen, "the tracker knows which lines were shown")
+	assert.Equal(t, last+1, next)
 
 	r = mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "big.txt", Offset: 2490, Limit: 5}))
 	assert.Contains(t, r.Output, "  2490\tline 2490")
 	assert.Contains(t, r.Output, "  2494\tline 2494")
 	assert.NotContains(t, r.Output, "line 2495")
+	assert.Contains(t, r.Output, "[lines 2490-2494 of 2500; to read on, call read_file with offset 2495]")
 
 	r = mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "big.txt", Offset: 2499}))
 	assert.False(t, r.Truncated)
-	assert.Contains(t, r.Output, "[showing lines 2499-2500 of 2500]")
+	assert.Contains(t, r.Output, "[lines 2499-2500 of 2500; this is the end of the file]")
 
 	r = mustErr(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "bin.dat"}))
 	assert.Contains(t, r.Output, "binary")

@@ -71,12 +71,15 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	}, nil
 }
 
-// shellPath prefers bash, which models write for, and falls back to sh.
-func shellPath() string {
+// shellArgv is the process a command line runs as: bash (which models
+// write for) with pipefail, so `go test ./... 2>&1 | tail -80` fails when
+// the tests fail, not when tail does; sh when there is no bash. Every
+// command is spawned from this one argv.
+func shellArgv(line string) []string {
 	if p, err := exec.LookPath("bash"); err == nil {
-		return p
+		return []string{p, "-o", "pipefail", "-c", line}
 	}
-	return "/bin/sh"
+	return []string{"/bin/sh", "-c", line}
 }
 
 // cmdOutcome is how a command ended, for the line the model reads last.
@@ -86,15 +89,17 @@ type cmdOutcome struct {
 	stopped  string // why the command was killed: "timed out after …", "cancelled", a prompt message
 }
 
-// finish caps the output and appends the outcome line.
-func finish(out string, o cmdOutcome) Result {
+// finish caps the output for the model and appends the outcome line.
+func finish(env *Env, out string, o cmdOutcome) Result {
 	out = cleanTerminal(out)
-	capped, cut := capOutput(out)
+	capped, cut := capCommand(env, out)
 	var tail string
 	dur := o.elapsed.Round(10 * time.Millisecond)
 	switch {
 	case o.stopped != "":
 		tail = fmt.Sprintf("[%s after %s; the process group was killed]", o.stopped, dur)
+	case o.exitCode != nil && *o.exitCode == 141:
+		tail = fmt.Sprintf("[exit code 141 (SIGPIPE: a stage of the pipeline wrote after its reader, such as head, had stopped), %s]", dur)
 	case o.exitCode != nil:
 		tail = fmt.Sprintf("[exit code %d, %s]", *o.exitCode, dur)
 	default:
@@ -111,4 +116,26 @@ func finish(out string, o cmdOutcome) Result {
 		res.Full = out + "\n" + tail
 	}
 	return res
+}
+
+// capCommand fits a command's output in what the model reads: the start
+// and the end, whole lines, and from the omitted middle the lines that look
+// like failures, with the line range left out and a narrower command.
+func capCommand(env *Env, out string) (string, bool) {
+	limit := min(maxOutputBytes, env.outputLimit())
+	return cutLines(out, cutOptions{maxBytes: limit, maxLines: min(maxOutputLines, limit/40), failures: true,
+		more: func(from, to int, kept []int) string {
+			if len(kept) > 0 { // the lines around the first failure
+				first, last := max(from, kept[0]-20), min(to, kept[0]+20)
+				return fmt.Sprintf("To see the lines around them, run the command again piped through sed -n '%d,%dp'; or run less at once (one package, one test).", first+1, last)
+			}
+			return fmt.Sprintf("To see them, run the command again piped through sed -n '%d,%dp' (up to 100 lines at a time), grep -n PATTERN or tail -n 100; or run less at once (one package, one test).",
+				from+1, min(to, from+100))
+		}})
+}
+
+// shellCommand is the unstarted process of a command line (shellArgv).
+func shellCommand(line string) *exec.Cmd {
+	argv := shellArgv(line)
+	return exec.Command(argv[0], argv[1:]...)
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,7 +58,7 @@ func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Contains(t, r.Output, "\n1\n2\n"[1:])
 	assert.Contains(t, r.Output, "5000\n[exit code 0")
-	assert.Contains(t, r.Output, "omitted; the full output was kept")
+	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again piped through sed -n '65,164p'`, r.Output)
 	assert.Contains(t, r.Full, "\n2500\n")
 	assert.NotContains(t, r.Output, "\n2500\n")
 }
@@ -161,6 +162,57 @@ func TestCapOutput(t *testing.T) {
 	long := strings.Repeat("x\n", 1000)
 	s, cut = capOutput(long)
 	assert.True(t, cut)
-	assert.Equal(t, 128*2+1, strings.Count(s, "\n"))
-	assert.Contains(t, s, "744 lines")
+	assert.Equal(t, 256+1, strings.Count(s, "\n"))
+	assert.Contains(t, s, "\n[… lines 86-829 of 1000 omitted (1.5 KB). Narrow the search to see them.]\n")
+}
+
+// TestRunCmdPipefail: a failing stage fails the pipeline, so
+// `go test ./... 2>&1 | tail` reports the tests' failure.
+func TestRunCmdPipefail(t *testing.T) {
+	env := newEnv(t)
+	r := mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "echo out; exit 3 | tail -1"}))
+	require.NotNil(t, r.ExitCode)
+	assert.Equal(t, 3, *r.ExitCode)
+	r = mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "(echo FAIL; exit 1) 2>&1 | tail -80"}))
+	assert.Contains(t, r.Output, "FAIL\n[exit code 1, ")
+	assert.Equal(t, []string{"-o", "pipefail", "-c", "x"}, shellArgv("x")[1:], "every command is spawned from shellArgv")
+}
+
+// TestRunCmdKeepsFailuresFromTheMiddle: long test output with the
+// failures in the middle keeps them, numbered, in the note.
+func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
+	env := newEnv(t)
+	script := `for i in $(seq 1 2000); do echo "=== RUN   TestCase$i"; echo "--- PASS: TestCase$i (0.00s)";` +
+		` if [ $i = 1000 ]; then echo "--- FAIL: TestBroken (0.00s)"; echo "    broken_test.go:12: got 1, want 2"; fi; done; echo FAIL; exit 1`
+	r := mustErr(t, call(t, env, RunCmdToolName, RunCmdParams{Command: script}))
+	assert.True(t, r.Truncated)
+	assert.LessOrEqual(t, len(r.Output), 11<<10)
+	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
+		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around them, run the command again piped through sed -n '1981,2020p'`, r.Output)
+	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
+}
+
+// TestFailureLinesNotLogs: a test's log lines (file:line: …) count as
+// failures only near a failure line, or when there is none (compiler
+// errors).
+func TestFailureLinesNotLogs(t *testing.T) {
+	var lines []string
+	for i := 0; i < 300; i++ {
+		lines = append(lines, fmt.Sprintf("=== RUN   TestCase%d", i), fmt.Sprintf("    case_test.go:%d: called: child", i+10), fmt.Sprintf("--- PASS: TestCase%d (0.00s)", i))
+		if i == 150 {
+			lines = append(lines, "=== RUN   TestTotal", "    cart_test.go:42: Total() = 9, want 10", "--- FAIL: TestTotal (0.00s)")
+		}
+	}
+	var got []string
+	for _, i := range failureLines(lines) {
+		got = append(got, lines[i])
+	}
+	// The failure and its message, and at most the log line of the test
+	// after it (within nearFailure lines): not the 300 other log lines.
+	assert.LessOrEqual(t, len(got), 3, got)
+	assert.Contains(t, got, "    cart_test.go:42: Total() = 9, want 10")
+	assert.Contains(t, got, "--- FAIL: TestTotal (0.00s)")
+
+	compiler := []string{"# shop/cart", "./cart.go:12:5: undefined: totl", "./cart.go:20:2: missing return"}
+	assert.Equal(t, []int{1, 2}, failureLines(compiler))
 }

@@ -149,23 +149,88 @@ func gateReport(tool string, chs []fileChange, breaks []goBreak) string {
 			}
 			fmt.Fprintf(&b, "%s:%d:%d: %s\n", br.c.Rel, e.Pos.Line, e.Pos.Column, e.Msg)
 		}
-		first := br.added[0].Pos
-		fmt.Fprintf(&b, "\nProposed %s around line %d:\n", br.c.Rel, first.Line)
-		b.WriteString(errorWindow(*br.c.After, first.Line, first.Column))
+		b.WriteString(gateSnippet(br.c, br.added[0].Pos))
 	}
 	fmt.Fprintf(&b, "\nFix the syntax and call %s again with the corrected change.", tool)
 	return b.String()
 }
 
-// errorWindow numbers the lines around line (1-based) as read_file does,
-// marks the error line with ">" and puts a caret under column.
-func errorWindow(content string, line, col int) string {
+// gateSnippet shows the proposed content where the parser stopped and where
+// the change is: the parser often notices a mistake lines after it was
+// made (a missing brace at the end of the function), so the model needs to
+// see both. Near each other they share one window.
+func gateSnippet(c fileChange, pos token.Position) string {
+	after := *c.After
+	n := lineCount(after)
+	line := max(1, pos.Line)
+	var change hunk
+	if c.Before != nil {
+		if hunks := changedHunks(*c.Before, after); len(hunks) > 0 {
+			change = nearest(hunks, line)
+		}
+	}
+	if change.first == 0 {
+		return fmt.Sprintf("\nProposed %s around line %d:\n%s", c.Rel, line, errorWindow(after, line-gateContext, line+gateContext, line, pos.Column))
+	}
+	what := "is line " + change.String()
+	switch {
+	case change.added == 0:
+		what = fmt.Sprintf("removed %s after line %d", plural(change.removed, "line"), change.first-1)
+	case change.first != change.last:
+		what = "is lines " + change.String()
+	}
+	from, to := max(1, min(change.first, line)-gateContext), min(max(n, line), max(change.last, line)+gateContext)
+	if to-from <= gateMaxWindow {
+		return fmt.Sprintf("\nProposed %s, lines %d-%d (your change %s; > marks where the parser stopped):\n%s",
+			c.Rel, from, to, what, errorWindow(after, from, to, line, pos.Column))
+	}
+	to = min(change.last+1, change.first+gateMaxWindow/2)
+	if change.added == 0 && change.removed <= gateContext {
+		what += ":\n" + removedLines(change.old) + "so that it now reads"
+	}
+	return fmt.Sprintf("\nYour change to %s %s:\n%s\nWhere the parser stopped, line %d:\n%s",
+		c.Rel, what, errorWindow(after, change.first-1, to, 0, 0), line, errorWindow(after, line-gateContext, line+gateContext, line, pos.Column))
+}
+
+// removedLines shows lines a change removed, as a diff shows them.
+func removedLines(old string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(old, "\n"), "\n") {
+		b.WriteString("-" + strings.TrimSuffix(l, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// gateMaxWindow bounds the lines of one window of the gate's snippet.
+const gateMaxWindow = 24
+
+// nearest returns the hunk closest to line.
+func nearest(spans []hunk, line int) hunk {
+	best, dist := spans[0], -1
+	for _, s := range spans {
+		d := 0
+		switch {
+		case line < s.first:
+			d = s.first - line
+		case line > s.last:
+			d = line - s.last
+		}
+		if dist < 0 || d < dist {
+			best, dist = s, d
+		}
+	}
+	return best
+}
+
+// errorWindow numbers lines from..to (1-based, clamped to the content) as
+// read_file does, marks the error line with ">" and puts a caret under its
+// column; line 0 marks none.
+func errorWindow(content string, from, to, line, col int) string {
 	lines := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
 	if n := len(lines); n > 1 && lines[n-1] == "" && line < n {
 		lines = lines[:n-1] // the final newline does not start a line
 	}
-	line = max(1, min(line, len(lines)))
-	from, to := max(1, line-gateContext), min(len(lines), line+gateContext)
+	from, to = max(1, from), min(len(lines), to)
 	var b strings.Builder
 	for n := from; n <= to; n++ {
 		l := truncateLine(lines[n-1])

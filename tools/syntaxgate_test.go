@@ -38,7 +38,7 @@ func TestSyntaxGateRefusesEditAddingError(t *testing.T) {
 	assert.Contains(t, res.Output, "p/p.go is unchanged on disk")
 	assert.Contains(t, res.Output, "p/p.go would not parse:\np/p.go:7:6: expected '(', found B\n")
 	assert.Contains(t, res.Output, "more (often follow-on errors of the first)")
-	assert.Contains(t, res.Output, "Proposed p/p.go around line 7:\n     4\t\treturn 1\n     5\t\n     6\t\n")
+	assert.Contains(t, res.Output, "Proposed p/p.go, lines 2-7 (your change is line 5; > marks where the parser stopped):\n     2\t\n     3\tfunc A() int {\n     4\t\treturn 1\n     5\t\n     6\t\n")
 	assert.Contains(t, res.Output, ">    7\tfunc B() int { return 2 }\n      \t     ^\n")
 	assert.Empty(t, res.Files, "nothing was written")
 	assert.Equal(t, cleanGo, readBack(t, env, "p/p.go"))
@@ -161,9 +161,9 @@ func TestAddedErrorsCountsMessages(t *testing.T) {
 func TestErrorWindow(t *testing.T) {
 	content := "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\n"
 	assert.Equal(t, "     2\tl2\n     3\tl3\n     4\tl4\n>    5\tl5\n      \t ^\n     6\tl6\n     7\tl7\n     8\tl8\n",
-		errorWindow(content, 5, 2))
+		errorWindow(content, 2, 8, 5, 2))
 	// An error at EOF, after the final newline.
-	assert.Equal(t, "     7\tl7\n     8\tl8\n     9\tl9\n>   10\t\n      \t^\n", errorWindow(content, 10, 1))
+	assert.Equal(t, "     7\tl7\n     8\tl8\n     9\tl9\n>   10\t\n      \t^\n", errorWindow(content, 7, 13, 10, 1))
 	// Tabs are kept so the caret lines up.
-	assert.Equal(t, ">    1\t\tx := é)\n      \t\t      ^\n", errorWindow("\tx := é)\n", 1, 9))
+	assert.Equal(t, ">    1\t\tx := é)\n      \t\t      ^\n", errorWindow("\tx := é)\n", -2, 4, 1, 9))
 }

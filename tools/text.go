@@ -38,51 +38,10 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(b, 0) >= 0
 }
 
-// capOutput keeps the head and the tail of s when it is over the byte or
-// line limit, with a note in the middle saying what was cut. The model sees
-// both the command that started and how it ended.
+// capOutput keeps the head and the tail of s, whole lines, when it is over
+// the byte or line limit, with a note naming the lines left out.
 func capOutput(s string) (string, bool) {
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(s) <= maxOutputBytes && len(lines) <= maxOutputLines {
-		return s, false
-	}
-	headB, tailB := maxOutputBytes/2, maxOutputBytes/2
-	headL, tailL := maxOutputLines/2, maxOutputLines/2
-	var head, tail []string
-	n := 0
-	for _, l := range lines {
-		if len(head) >= headL || n+len(l) > headB {
-			break
-		}
-		head = append(head, l)
-		n += len(l)
-	}
-	n = 0
-	for i := len(lines) - 1; i >= len(head); i-- {
-		l := lines[i]
-		if len(tail) >= tailL || n+len(l) > tailB {
-			break
-		}
-		tail = append([]string{l}, tail...)
-		n += len(l)
-	}
-	omitted := len(lines) - len(head) - len(tail)
-	omittedBytes := len(s)
-	for _, l := range head {
-		omittedBytes -= len(l)
-	}
-	for _, l := range tail {
-		omittedBytes -= len(l)
-	}
-	h := strings.Join(head, "")
-	if h != "" && !strings.HasSuffix(h, "\n") {
-		h += "\n"
-	}
-	note := fmt.Sprintf("[… %d lines (%d bytes) omitted; the full output was kept for the editor …]\n", omitted, omittedBytes)
-	return h + note + strings.Join(tail, ""), true
+	return cutLines(s, cutOptions{maxBytes: maxOutputBytes, maxLines: maxOutputLines, more: func(int, int, []int) string { return "Narrow the search to see them." }})
 }
 
 // truncateLine shortens one very long line (minified files) for the model.

@@ -120,6 +120,10 @@ type Env struct {
 	// Files reads and writes file content through the editor; nil means the
 	// disk.
 	Files FileSystem
+	// OutputLimit is how many bytes of one result the model reads
+	// (OutputLimitFor its context window); 0 means 16 KiB. read_file and
+	// run_cmd fit their results in it, cutting at line boundaries.
+	OutputLimit int
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

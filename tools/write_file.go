@@ -51,8 +51,14 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 		if *before == p.Content {
 			return nil, Errorf("%s already has exactly this content; nothing to write", rel)
 		}
+		if env.Reads != nil {
+			if unseen, next := env.Reads.unseen(rel); unseen != "" {
+				return nil, Errorf("Not written: write_file would replace the whole of %s, but %s lines. Change only what you need with edit_file, or read the rest first (read_file with offset %d).", rel, unseen, next)
+			}
+		}
 	}
-	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: strp(p.Content), Mode: mode}
+	ch := fileChange{Rel: rel, Abs: abs, Before: before, After: strp(p.Content), Mode: mode,
+		rebase: func(string) (string, *Result) { return p.Content, nil }}
 	title := "write " + rel
 	if before == nil {
 		title = "create " + rel

@@ -87,7 +87,8 @@ type Match struct {
 	AfterTool string `json:"afterTool,omitempty"`
 	// System is a substring of the system messages.
 	System string `json:"system,omitempty"`
-	// HasTools, when set, is whether the request offers any tools.
+	// HasTools, when set, is whether the request offers any tools the
+	// model may call (tools, and a tool_choice other than "none").
 	HasTools *bool `json:"hasTools,omitempty"`
 	// AnyMessage is a substring of the content of any message.
 	AnyMessage string `json:"anyMessage,omitempty"`

@@ -28,6 +28,15 @@ type Request struct {
 	Messages        []Message `json:"messages"`
 	// Tools are the names of the functions the request offered.
 	Tools []string `json:"tools,omitempty"`
+	// ToolsJSON is the request's tools array as it was sent, so a test can
+	// compare the tool lists of requests byte for byte.
+	ToolsJSON json.RawMessage `json:"toolsJson,omitempty"`
+	// ToolChoice is the request's tool_choice as sent ("none", "auto", or
+	// an object), if it sent one.
+	ToolChoice string `json:"toolChoice,omitempty"`
+	// Body is the whole request body, for measuring what a prompt cache
+	// would serve.
+	Body []byte `json:"-"`
 	// Turn labels the turn that answered (see Turn.Name), or the fault
 	// chaos answered with ("chaos:500", "chaos:429", "chaos:cut",
 	// "chaos:stall"); TurnIndex is the turn's index, or -1 when none did.
@@ -300,12 +309,19 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req := in.record()
 	req.Time = time.Now()
+	req.Body = body
+	var raw struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(body, &raw) == nil {
+		req.ToolsJSON = raw.Tools
+	}
 	if fault := s.fault(&req); fault != nil {
 		s.logf("request %d (%s) failed by chaos: %s", req.Seq, summarize(req.Messages), req.Turn)
 		(&answer{w: w, ctx: r.Context(), closed: s.closed, req: &req, reply: *fault, turnIdx: -1}).write()
 		return
 	}
-	turn, ok := s.pick(&req, len(req.Tools) > 0)
+	turn, ok := s.pick(&req, len(req.Tools) > 0 && req.ToolChoice != "none")
 	if !ok {
 		s.logf("%s", req.Error)
 		writeError(w, http.StatusInternalServerError, req.Error)

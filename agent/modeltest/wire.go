@@ -14,10 +14,11 @@ import (
 // client against the format and not against the client's own types.
 
 type wireRequest struct {
-	Model           string        `json:"model"`
-	Messages        []wireMessage `json:"messages"`
-	Stream          bool          `json:"stream"`
-	ReasoningEffort string        `json:"reasoning_effort"`
+	Model           string          `json:"model"`
+	Messages        []wireMessage   `json:"messages"`
+	Stream          bool            `json:"stream"`
+	ReasoningEffort string          `json:"reasoning_effort"`
+	ToolChoice      json.RawMessage `json:"tool_choice"`
 	StreamOptions   *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -61,6 +62,13 @@ func (in *wireRequest) record() Request {
 		ReasoningEffort: in.ReasoningEffort,
 	}
 	req.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+	if len(in.ToolChoice) > 0 {
+		var choice string
+		if json.Unmarshal(in.ToolChoice, &choice) != nil {
+			choice = string(in.ToolChoice)
+		}
+		req.ToolChoice = choice
+	}
 	for _, t := range in.Tools {
 		if t.Function != nil {
 			req.Tools = append(req.Tools, t.Function.Name)

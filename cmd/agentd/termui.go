@@ -84,6 +84,17 @@ func (u *termUI) show(up agent.Update) {
 		}
 	case agent.UpdateResult:
 		fmt.Fprintln(u.out)
+	case agent.UpdateInstructions:
+		names := make([]string, len(up.Instructions))
+		for i, f := range up.Instructions {
+			names[i] = f.Path
+			if f.Truncated {
+				names[i] += " (first 32 KB)"
+			}
+		}
+		fmt.Fprintln(u.err, u.color("2", "agentd: instructions from "+strings.Join(names, ", ")))
+	case agent.UpdateNotice:
+		fmt.Fprintln(u.err, u.color("33", "agentd: warning: "+up.Text))
 	}
 }
 

@@ -2,7 +2,9 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -15,6 +17,7 @@ import (
 // last step, and whether the final answer was already streamed.
 type translator struct {
 	root     string
+	instr    int // instruction updates shown, for their ids
 	window   int
 	total    agent.Usage            // the run's cumulative usage so far
 	streamed bool                   // text came since the last tool call
@@ -48,6 +51,11 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 		return one(t.toolCallUpdate(u))
 	case agent.UpdateUsage:
 		return t.usage(u)
+	case agent.UpdateInstructions:
+		return one(t.instructions(u))
+	case agent.UpdateNotice:
+		// Not the model's answer, so it does not count as streamed text.
+		return one(acpsdk.UpdateAgentMessageText("> agentd: " + u.Text + "\n\n"))
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {
@@ -121,6 +129,27 @@ func (t *translator) usage(u agent.Update) []acpsdk.SessionUpdate {
 		return nil
 	}
 	return one(acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: used, Size: t.window}})
+}
+
+// instructions shows the instruction files the model was given as a read
+// that is already done: ACP has no update of its own for them.
+func (t *translator) instructions(u agent.Update) acpsdk.SessionUpdate {
+	t.instr++
+	names := make([]string, len(u.Instructions))
+	locs := make([]tools.Location, len(u.Instructions))
+	for i, f := range u.Instructions {
+		names[i] = f.Path
+		if f.Truncated {
+			names[i] += " (first 32 KB)"
+		}
+		locs[i] = tools.Location{Path: f.Path}
+	}
+	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKindRead), acpsdk.WithStartStatus(acpsdk.ToolCallStatusCompleted)}
+	if l := t.locations(locs); len(l) > 0 {
+		opts = append(opts, acpsdk.WithStartLocations(l))
+	}
+	id := fmt.Sprintf("agentd_instructions_%p_%d", t, t.instr)
+	return acpsdk.StartToolCall(acpsdk.ToolCallId(id), "Instructions: "+strings.Join(names, ", "), opts...)
 }
 
 func (t *translator) locations(locs []tools.Location) []acpsdk.ToolCallLocation {

@@ -123,7 +123,9 @@ func TestStepLimit(t *testing.T) {
 		assert.Equal(t, agent.StopMaxSteps, st.StopReason)
 		assert.Equal(t, "I ran out of steps; the workspace has a README.", e.Text(run.RunID))
 		reqs := env.Model.Requests()
-		assert.Empty(t, reqs[len(reqs)-1].Tools, "the tools are withdrawn at the limit")
+		last := reqs[len(reqs)-1]
+		assert.Equal(t, "none", last.ToolChoice, "the tools are withdrawn at the limit")
+		assert.Equal(t, string(reqs[0].ToolsJSON), string(last.ToolsJSON), "by tool_choice, not by changing the prompt's prefix")
 	})
 }
 
@@ -216,8 +218,8 @@ func TestCommandsAllowedDeniedTimedOut(t *testing.T) {
 		assert.FileExists(t, filepath.Join(env.Root, "made.txt"))
 		results := toolResults(env)
 		assert.Contains(t, results["call_c2"], "git push")
-		assert.Contains(t, results["call_c2"], "Denied")
-		assert.Contains(t, results["call_c3"], "Denied")
+		assert.Contains(t, results["call_c2"], "the policy denies it")
+		assert.Contains(t, results["call_c3"], "the policy denies it")
 		assert.Contains(t, strings.ToLower(results["call_c4"]), "timed out")
 	})
 }

@@ -436,8 +436,9 @@ func TestOpenDocumentsReachTheModel(t *testing.T) {
 		run := e.Run(agent.RunParams{Prompt: "what am I looking at?"})
 		e.RunState(run.RunID, agent.StateCompleted)
 		assert.Equal(t, "You have cart/cart.go open.", e.Text(run.RunID))
-		system := env.Model.Requests()[0].Messages[0].Content
-		assert.NotContains(t, system, "hostname", "a file outside the workspace is not named")
+		first := env.Model.Requests()[0]
+		assert.NotContains(t, first.Messages[0].Content, "cart.go", "the editor's state is not in the system message")
+		assert.NotContains(t, first.Last().Content, "hostname", "a file outside the workspace is not named")
 	})
 }
 

@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// The session's prefix: what every request of a session begins with, the
+// system message and the tools offered. It is made at the session's first
+// step (the repository map built by then or left out) and stored, so every
+// later request of the session, after a restart too, sends the same bytes
+// and a provider's prompt cache serves them. What changes from step to
+// step (the editor's open files, hints, the step limit, a compaction
+// summary) goes into the conversation instead.
+
+// sessionPrefix is stored as prefixes/<session id>.json in the state
+// directory.
+type sessionPrefix struct {
+	System string   `json:"system"`
+	Tools  []string `json:"tools"`
+	// Instructions are the instruction files the system message holds.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
+	CreatedAt    time.Time         `json:"createdAt"`
+}
+
+// prefixes caches the sessions' prefixes.
+type prefixes struct {
+	mu        sync.Mutex // guards bySession, warned
+	bySession map[string]*sessionPrefix
+	warned    bool // the user was told the context window is small
+	probed    ContextWindowInfo
+}
+
+// noteProbe keeps what the endpoint said of the context window, for the
+// notice.
+func (p *prefixes) noteProbe(info ContextWindowInfo) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.probed = info
+}
+
+func (a *Agent) prefixPath(sessionID string) string {
+	return filepath.Join(a.cfg.StateDir, "prefixes", sessionID+".json")
+}
+
+// sessionPrefix returns the session's prefix, making it at the session's
+// first step. One made while the run was being stopped is not kept: the
+// next step makes it again.
+func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) *sessionPrefix {
+	a.pfx.mu.Lock()
+	pfx := a.pfx.bySession[sessionID]
+	a.pfx.mu.Unlock()
+	if pfx != nil {
+		return pfx
+	}
+	if data, err := os.ReadFile(a.prefixPath(sessionID)); err == nil {
+		p := &sessionPrefix{}
+		if err := json.Unmarshal(data, p); err == nil && p.System != "" {
+			a.rememberPrefix(sessionID, p)
+			return p
+		}
+		a.log.Warn("unreadable session prefix; making a new one", "session_id", sessionID)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		a.log.Warn("reading session prefix", "session_id", sessionID, "err", err)
+	}
+	pfx = a.makePrefix(ctx)
+	if ctx.Err() != nil {
+		return pfx
+	}
+	if err := os.MkdirAll(filepath.Dir(a.prefixPath(sessionID)), 0o700); err == nil {
+		err = writeJSONAtomic(a.prefixPath(sessionID), pfx, false)
+		if err != nil {
+			a.log.Warn("saving session prefix", "session_id", sessionID, "err", err)
+		}
+	}
+	a.rememberPrefix(sessionID, pfx)
+	return pfx
+}
+
+func (a *Agent) rememberPrefix(sessionID string, p *sessionPrefix) {
+	a.pfx.mu.Lock()
+	defer a.pfx.mu.Unlock()
+	if a.pfx.bySession == nil {
+		a.pfx.bySession = map[string]*sessionPrefix{}
+	}
+	a.pfx.bySession[sessionID] = p
+}
+
+// makePrefix makes a new session's system message and tool list.
+func (a *Agent) makePrefix(ctx context.Context) *sessionPrefix {
+	now := time.Now()
+	names := a.offeredTools()
+	ins := a.sessionInstructions()
+	repoMap := a.repoMapFor(ctx, repoMapBudget(a.ContextWindow()))
+	files := make([]InstructionFile, len(ins))
+	for i, in := range ins {
+		files[i] = in.InstructionFile
+	}
+	return &sessionPrefix{System: a.systemPrompt(names, ins, repoMap, now), Tools: names, Instructions: files, CreatedAt: now.UTC()}
+}
+
+// windowNotice is the warning a user gets, once, when the model's context
+// window leaves little room: "" when it does not. Its tokens are estimated
+// from the prefix's bytes.
+func (a *Agent) windowNotice(prefixBytes int) string {
+	window := a.ContextWindow()
+	a.pfx.mu.Lock()
+	defer a.pfx.mu.Unlock()
+	if a.pfx.warned {
+		return ""
+	}
+	var text string
+	switch {
+	case window > 0 && window < smallWindow:
+		text = fmt.Sprintf("The model's context window is %d tokens; agentd's instructions and tools alone take about %d of them, which leaves little room for the code and the conversation. "+
+			"Raise the window on the model's server (Ollama: OLLAMA_CONTEXT_LENGTH or num_ctx; llama.cpp: --ctx-size) or use a model with a larger one.", window, prefixBytes/4)
+	case window == 0 && a.pfx.probed.Max > 0:
+		text = fmt.Sprintf("The model's server does not say the context window it runs the model with (the model allows %d tokens). "+
+			"Ollama then uses its default, as small as 4096 tokens, which agentd's instructions and tools alone nearly fill. "+
+			"Set it on the server (OLLAMA_CONTEXT_LENGTH, or num_ctx in the Modelfile) and in agentd's model.contextWindow.", a.pfx.probed.Max)
+	default:
+		return ""
+	}
+	a.pfx.warned = true
+	a.log.Warn("context window: " + text)
+	return text
+}
