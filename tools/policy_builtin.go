@@ -209,7 +209,9 @@ func outputsOf(p *shellPart) []word {
 		return nil
 	}
 	args := p.words[1:]
-	operands := func() []word {
+	// operandsAfter lists the operands, skipping the value of each option
+	// in valued.
+	operandsAfter := func(valued map[string]bool) []word {
 		var out []word
 		dashes := false
 		for i := 0; i < len(args); i++ {
@@ -219,10 +221,13 @@ func outputsOf(p *shellPart) []word {
 				out = append(out, w)
 			case w.val == "--":
 				dashes = true
+			case valued[w.val]:
+				i++
 			}
 		}
 		return out
 	}
+	operands := func() []word { return operandsAfter(nil) }
 	optArg := func(short string, longs ...string) []word {
 		var out []word
 		for i, w := range args {
@@ -250,9 +255,15 @@ func outputsOf(p *shellPart) []word {
 	case "sort":
 		return optArg("o", "--output")
 	case "uniq", "xxd":
-		if ops := operands(); len(ops) > 1 {
+		valued := setOf("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars")
+		if p.name() == "xxd" {
+			valued = setOf("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o", "-offset", "-n", "-name", "-R")
+		}
+		if ops := operandsAfter(valued); len(ops) > 1 {
 			return ops[1:2]
 		}
+	case "tree":
+		return optArg("o", "--output")
 	case "cp", "mv", "install":
 		if t := optArg("t", "--target-directory"); len(t) > 0 {
 			if p.name() == "mv" {

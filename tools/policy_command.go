@@ -71,6 +71,8 @@ func classOf(an *shellAnalysis) CommandClass {
 			cls.Why = append(cls.Why, p.why)
 		}
 	}
+	cls.Why = dedupe(cls.Why)
+	cls.Unchecked = dedupe(cls.Unchecked)
 	cls.ReadOnly = cls.Denied == "" && len(cls.Unchecked) == 0 && len(cls.Why) == 0
 	if cls.ReadOnly {
 		cls.Exec = safeExec(an)
@@ -249,4 +251,15 @@ func (p *Policy) decideRedirect(rules []Rule, mode Mode, w shellWrite) Verdict {
 		return Verdict{Action: Deny, Rule: "built-in: writes outside the workspace are denied", Reason: err.Error()}
 	}
 	return p.decideWrite(rules, mode, RunCmdToolName, rel)
+}
+
+// dedupe keeps the first of each string, in order.
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -184,6 +184,10 @@ func (a *analyzer) arithWord(x *syntax.Word, fl *flow, what string) {
 		a.unchecked(what + " evaluates a command's output as code")
 		return
 	}
+	if tainting(stripParams(w)) && !strings.Contains(w.val, "$((") {
+		a.unchecked(what + " evaluates " + w.val + ", which may hold code")
+		return
+	}
 	names := slicesConcat(w.params, identRe.FindAllString(stripParams(w), -1))
 	if !a.vars.clean(names) {
 		a.unchecked(what + " evaluates a variable that may hold code (" + w.val + ")")

@@ -48,6 +48,7 @@ type stdinSrc struct {
 	kind  stdinKind
 	text  string
 	roots string // for stdinPaths: the roots, joined by NUL
+	nul   bool   // for stdinPaths: find -print0 separates them with NUL
 }
 
 var stdinNone = stdinSrc{}
@@ -440,13 +441,20 @@ func filterSource(ws []word, in stdinSrc) stdinSrc {
 		if !ok {
 			return unknown
 		}
-		return stdinSrc{kind: stdinPaths, roots: strings.Join(vals(roots), "\x00")}
+		nul := slices.ContainsFunc(ws, func(w word) bool { return w.lit && w.val == "-print0" })
+		for _, r := range roots {
+			if strings.HasPrefix(r.val, "-") {
+				return unknown
+			}
+		}
+		return stdinSrc{kind: stdinPaths, roots: strings.Join(vals(roots), "\x00"), nul: nul}
 	case "cat", "tac", "sort", "uniq", "head", "tail":
 		for _, x := range args {
 			if !strings.HasPrefix(x, "-") && !isNumber(x) {
 				return unknown
 			}
 		}
+		in.nul = false
 		return in
 	case "grep", "egrep", "fgrep":
 		operands := 0
@@ -461,6 +469,7 @@ func filterSource(ws []word, in stdinSrc) stdinSrc {
 		if operands != 1 {
 			return unknown
 		}
+		in.nul = false
 		return in
 	}
 	return unknown

@@ -70,7 +70,8 @@ var readOnlyPrograms = map[string]roSpec{
 		"--no-init --RAW-CONTROL-CHARS --raw-control-chars --chop-long-lines --LINE-NUMBERS --line-numbers " +
 		"--ignore-case --IGNORE-CASE --squeeze-blank-lines --quiet --silent --QUIET --long-prompt --LONG-PROMPT " +
 		"--quit-at-eof --QUIT-AT-EOF --mouse --status-column --help --version", longArg: "--pattern --tabs --shift " +
-		"--jump-target --window --prompt --buffers --wheel-lines", maxOps: -1},
+		"--jump-target --window --prompt --buffers --wheel-lines", maxOps: -1,
+		plus: func(string) bool { return false }}, // +cmd runs a less command, ! included
 	"more": {short: "dlfpcsu", shortArg: "n", digits: true, maxOps: -1,
 		plus: func(s string) bool { return isNumber(s) || strings.HasPrefix(s, "+/") }},
 	"rg": {short: "iIsSwxvclLnNHhqoaUuz0.pFbE", shortArg: "egtTABCmjMrfd", long: "--files --files-with-matches " +
@@ -112,7 +113,17 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	if why := a.procReads(args, fl.cwd); why != "" {
 		return why
 	}
+	if spec := readOnlyPrograms[name]; p.appended && !(spec.any && spec.maxOps < 0) {
+		return name + " gets more arguments from xargs's input"
+	}
 	switch name {
+	case "xargs":
+		u := unwrap(p.words)
+		if fl.stdin.kind == stdinPaths && fl.stdin.nul && u.bad == "" && u.script == nil && u.words != nil &&
+			hasShortFlag(args, '0', "--null") {
+			return "" // NUL-separated paths under find's roots: no option can hide among them
+		}
+		return "xargs takes arguments from its input, which may be options"
 	case "git":
 		return a.gitReadOnly(p, fl)
 	case "go":

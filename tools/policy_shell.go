@@ -29,6 +29,8 @@ type shellPart struct {
 	risky string
 	// unchecked says what hides the part from the built-in denials.
 	unchecked string
+	// appended: xargs adds arguments from its input.
+	appended bool
 	// gitSafe is where git's safe options go in the line, for a read-only
 	// git part written in the line itself.
 	gitSafe *insertion
