@@ -308,10 +308,38 @@ func outputsOf(p *shellPart) []word {
 		return out
 	case "go":
 		return optArg("", "-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace")
+	case "rsync":
+		if ops := operands(); len(ops) > 1 && !strings.Contains(ops[len(ops)-1].val, ":") {
+			return ops[len(ops)-1:]
+		}
+	case "tar":
+		mode := ""
+		if len(args) > 0 && !strings.HasPrefix(args[0].val, "-") {
+			mode = args[0].val // tar xf: the first word holds the mode letters
+		}
+		for _, w := range args {
+			if strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") {
+				mode += w.val
+			}
+			if w.val == "--extract" || w.val == "--get" {
+				mode += "x"
+			}
+			if w.val == "--create" {
+				mode += "c"
+			}
+		}
+		switch {
+		case strings.Contains(mode, "x"):
+			return optArg("C", "--directory")
+		case strings.ContainsAny(mode, "cru"):
+			return optArg("f", "--file")
+		}
+	case "unzip":
+		return optArg("d", "")
 	case "curl":
 		return optArg("o", "--output")
 	case "wget":
-		return optArg("O", "--output-document")
+		return append(optArg("O", "--output-document"), optArg("P", "--directory-prefix")...)
 	}
 	return nil
 }

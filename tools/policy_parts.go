@@ -231,6 +231,8 @@ options:
 			p.unchecked = name + " runs a script not known before the line runs (" + operand.text + ")"
 		case stdinNames[operand.val]:
 			a.fromStdin(p, fl, name)
+		case isFDPath(operand.val):
+			p.unchecked = name + " runs a script from a file descriptor the policy cannot see (" + operand.val + ")"
 		}
 	default:
 		a.fromStdin(p, fl, name)
@@ -278,6 +280,8 @@ func (a *analyzer) source(args []word, fl *flow) {
 		if p.unchecked != "" {
 			a.unchecked(p.unchecked)
 		}
+	case isFDPath(w.val):
+		a.unchecked("source runs a file descriptor the policy cannot see (" + w.val + ")")
 	default:
 		fl.lose() // the sourced file may cd anywhere
 	}
@@ -472,4 +476,12 @@ func joinWord(dir word, base string) word {
 	d := dir
 	d.val = strings.TrimSuffix(dir.val, "/") + "/" + base
 	return d
+}
+
+// isFDPath reports paths that name an open file descriptor or a pipe
+// rather than a file in the workspace.
+func isFDPath(p string) bool {
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") ||
+		strings.HasPrefix(p, "/proc/thread-self/fd/") || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/tcp/") ||
+		strings.HasPrefix(p, "/dev/udp/")
 }

@@ -50,7 +50,7 @@ func safeEnvAssign(as assignment) bool {
 // subcommands listed.
 var networkPrograms = setOf("curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
 	"ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute", "mtr", "npx", "bunx", "pipx", "gh", "aws",
-	"gcloud", "az", "kubectl", "helm", "http", "https", "xh", "aria2c", "rsync")
+	"gcloud", "az", "kubectl", "helm", "http", "https", "xh", "aria2c")
 
 var networkSubcommands = map[string]map[string]bool{
 	"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule"),
@@ -81,6 +81,13 @@ func needsNetwork(p *shellPart) bool {
 	name := p.name()
 	if networkPrograms[name] {
 		return true
+	}
+	if name == "rsync" {
+		for _, w := range p.words[1:] {
+			if !strings.HasPrefix(w.val, "-") && strings.Contains(w.val, ":") {
+				return true // host:path
+			}
+		}
 	}
 	subs, ok := networkSubcommands[name]
 	if !ok {

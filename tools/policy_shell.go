@@ -128,11 +128,12 @@ type analyzer struct {
 	inlining map[string]bool
 	inlined  int
 
-	vars      *varTaint
-	links     map[string]string // links the line makes: path → what it points to
-	linksLost bool              // the line makes a link we cannot follow
-	cdpath    bool              // the line sets CDPATH
-	srcs      []string          // sources being parsed, innermost last
+	vars       *varTaint
+	links      map[string]string // links the line makes: path → what it points to
+	linksLost  bool              // the line makes a link we cannot follow
+	cdpath     bool              // the line sets CDPATH
+	backquotes int               // depth of `…` being analysed
+	srcs       []string          // sources being parsed, innermost last
 }
 
 // analyzeCommand parses line with a real shell parser and collects every
@@ -277,7 +278,7 @@ func (a *analyzer) command(c syntax.Command, fl *flow) {
 	case *syntax.TimeClause:
 		a.stmt(c.Stmt, fl)
 	case *syntax.CoprocClause:
-		a.stmt(c.Stmt, fl.sub())
+		a.stmt(c.Stmt, fl.sub().withStdin(stdinSrc{kind: stdinUnknown})) // the line writes to its stdin
 	default:
 		a.unchecked(fmt.Sprintf("a shell construct the policy does not know (%T)", c))
 	}
@@ -424,10 +425,24 @@ func (a *analyzer) substitutions(n syntax.Node, fl *flow) {
 	syntax.Walk(n, func(m syntax.Node) bool {
 		switch m := m.(type) {
 		case *syntax.CmdSubst:
+			if m.Backquotes {
+				if a.backquotes > 0 {
+					// Escapes inside nested backquotes are read one level short
+					// by the parser; what runs there cannot be trusted to be
+					// what the analysis sees.
+					a.unchecked("backquotes nested in backquotes")
+				}
+				a.backquotes++
+				defer func() { a.backquotes-- }()
+			}
 			a.stmts(m.Stmts, fl.sub().withStdin(fl.stdin))
 			return false
 		case *syntax.ProcSubst:
-			a.stmts(m.Stmts, fl.sub().withStdin(stdinNone))
+			in := stdinNone
+			if m.Op == syntax.CmdOut {
+				in = stdinSrc{kind: stdinUnknown} // >(cmd) reads what the line writes to it
+			}
+			a.stmts(m.Stmts, fl.sub().withStdin(in))
 			return false
 		}
 		return true
@@ -636,6 +651,11 @@ func (a *analyzer) redirect(r *syntax.Redirect, fl *flow) {
 		a.substitutions(r.Hdoc, fl)
 	}
 	w := a.word(r.Word, fl)
+	if r.Word != nil && len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return // > >(cmd) writes to cmd, checked on its own
+		}
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrInOut:
 	case syntax.DplOut:
