@@ -168,6 +168,8 @@ var hostileLines = []hostileLine{
 	{"arithmetic", `declare -n r='a[$(touch /tmp/pwn)]'; echo $r`, unchecked, true},
 	{"arithmetic", `let 'a[$(touch /tmp/pwn)]=1'`, unchecked, false},
 	{"arithmetic", `read 'a[$(touch /tmp/pwn)]' < f`, unchecked, false},
+	{"arithmetic", `read -r -p 'Deploy [y/N]? ' -t 5 answer; echo $answer`, notReadOnly, false},
+	{"arithmetic", `mapfile -d '[' -t lines < f`, notReadOnly, false},
 	{"arithmetic", `for x in *; do echo $((x)); done`, unchecked, false},
 	{"arithmetic", `echo $(( $(cat f) ))`, unchecked, false},
 	{"arithmetic", `PS4='$(touch /tmp/pwn)'; set -x; ls`, unchecked, false},

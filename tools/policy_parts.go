@@ -114,12 +114,10 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 		}
 	case name == "git":
 		a.gitConfigScripts(args, fl)
-	case nameBuiltins[name]:
-		for _, w := range args {
-			if !w.lit || !strings.HasPrefix(w.val, "-") {
-				n, _, _ := strings.Cut(w.val, "=")
-				a.nameOperand(word{val: n, lit: w.lit, params: w.params, subst: w.subst, arith: w.arith}, name)
-			}
+	case nameBuiltins[name] != "" || name == "unset" || name == "getopts":
+		for _, w := range nameOperands(name, args) {
+			n, _, _ := strings.Cut(w.val, "=")
+			a.nameOperand(word{val: n, lit: w.lit, params: w.params, subst: w.subst, arith: w.arith}, name)
 		}
 	case name == "printf" || name == "test" || name == "[":
 		for i, w := range args {
@@ -162,10 +160,44 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 	return []innerCmd{in}
 }
 
-// nameBuiltins take variable names as operands; bash evaluates a
-// subscript in them.
-var nameBuiltins = setOf("read", "mapfile", "readarray", "unset", "getopts", "declare", "typeset", "local",
-	"export", "readonly", "wait")
+// nameBuiltins take variable names as operands (bash evaluates a
+// subscript in them), with the options that take a value: a prompt or a
+// delimiter is not a name.
+var nameBuiltins = map[string]string{
+	"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "declare": "-", "typeset": "-",
+	"local": "-", "export": "-", "readonly": "-", "wait": "-",
+}
+
+// nameOperands are the words a builtin reads as variable names.
+func nameOperands(name string, args []word) []word {
+	valued := nameBuiltins[name]
+	var out []word
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.lit || !strings.HasPrefix(w.val, "-") || w.val == "-" {
+			out = append(out, w)
+			continue
+		}
+		for j := 1; j < len(w.val); j++ {
+			c := w.val[j]
+			if name == "wait" && c == 'p' && j == len(w.val)-1 && i+1 < len(args) {
+				out = append(out, args[i+1]) // wait -p VAR
+				i++
+				break
+			}
+			if strings.IndexByte(valued, c) >= 0 {
+				if j == len(w.val)-1 {
+					i++ // the value is the next word
+				}
+				break
+			}
+		}
+	}
+	if name == "getopts" && len(out) > 0 {
+		out = out[1:] // the option string
+	}
+	return out
+}
 
 // shScripts are the shells whose scripts the policy can read.
 var shScripts = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash")
