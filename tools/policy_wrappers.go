@@ -78,19 +78,6 @@ func unwrap(ws []word) unwrapped {
 	}
 	var u unwrapped
 	rest := ws[1:]
-	takes := func(opt string) (shortArg, known, noRun, script, chdir bool) {
-		if strings.HasPrefix(opt, "--") {
-			n, _, _ := strings.Cut(opt, "=")
-			switch {
-			case wordIn(spec.longArg, n):
-				return !strings.Contains(opt, "="), true, false, n == "--split-string" || n == "--command", n == "--chdir"
-			case wordIn(spec.long, n):
-				return false, true, false, false, false
-			}
-			return false, false, false, false, false
-		}
-		return false, true, false, false, false
-	}
 	for len(rest) > 0 {
 		w := rest[0]
 		if !w.lit {
@@ -105,81 +92,65 @@ func unwrap(ws []word) unwrapped {
 			rest = rest[1:]
 			break
 		}
+		if name == "env" && v == "-" { // env - is env -i
+			rest = rest[1:]
+			continue
+		}
 		if !strings.HasPrefix(v, "-") || v == "-" {
-			if name == "env" && v == "-" {
-				rest = rest[1:]
-				continue
-			}
 			break
 		}
 		rest = rest[1:]
+		var arg *word // the option's value, when it takes one
+		opt := ""     // the option that took it: a short letter or a long name
+		value := func(attached string, has bool) bool {
+			switch {
+			case has:
+				arg = &word{val: attached, lit: true, lead: attached, text: quoteWord(attached)}
+			case len(rest) > 0:
+				arg, rest = &rest[0], rest[1:]
+			default:
+				return false
+			}
+			return true
+		}
 		if strings.HasPrefix(v, "--") {
-			needArg, known, _, script, chdir := takes(v)
-			if !known {
+			n, val, hasVal := strings.Cut(v, "=")
+			switch {
+			case wordIn(spec.longArg, n):
+				if !value(val, hasVal) {
+					return u
+				}
+				opt = n
+			case wordIn(spec.long, n) && !hasVal:
+			default:
 				u.bad = name + " has an option the policy does not know (" + v + ")"
 				return u
 			}
-			arg := ""
-			if _, after, ok := strings.Cut(v, "="); ok {
-				arg = after
-			}
-			if needArg {
-				if len(rest) == 0 {
-					return u
-				}
-				arg = rest[0].val
-				if script || chdir {
-					w := rest[0]
-					if script {
-						u.script = &w
-					} else {
-						u.cwd = &w
-					}
-				}
-				rest = rest[1:]
-			} else if script || chdir {
-				w := word{val: arg, lit: w.lit, text: quoteWord(arg)}
-				if script {
-					u.script = &w
-				} else {
-					u.cwd = &w
-				}
-			}
-			continue
 		}
-		for j := 1; j < len(v); j++ {
+		for j := 1; j < len(v) && !strings.HasPrefix(v, "--"); j++ {
 			c := v[j]
 			switch {
 			case strings.IndexByte(spec.noRun, c) >= 0:
 				return unwrapped{}
 			case strings.IndexByte(spec.shortArg, c) >= 0:
-				var arg word
-				if j+1 < len(v) {
-					arg = word{val: v[j+1:], lit: true, text: quoteWord(v[j+1:])}
-				} else if len(rest) > 0 {
-					arg = rest[0]
-					rest = rest[1:]
-				} else {
+				if !value(v[j+1:], j+1 < len(v)) {
 					return u
 				}
-				switch {
-				case strings.IndexByte(spec.script, c) >= 0:
-					u.script = &arg
-				case strings.IndexByte(spec.chdir, c) >= 0:
-					u.cwd = &arg
-				}
-				j = len(v)
+				opt, j = string(c), len(v)
 			case strings.IndexByte(spec.short, c) >= 0:
-				if strings.IndexByte(spec.script, c) >= 0 && len(rest) > 0 {
-					u.script = &rest[0]
-					rest = rest[1:]
-				}
 			case name == "nice" && c >= '0' && c <= '9':
 				j = len(v) // nice -5
 			default:
 				u.bad = name + " has an option the policy does not know (" + v + ")"
 				return u
 			}
+		}
+		switch {
+		case arg == nil:
+		case opt == spec.script || opt == "--split-string" || opt == "--command":
+			u.script = arg
+		case opt == spec.chdir || opt == "--chdir":
+			u.cwd = arg
 		}
 	}
 	if u.script != nil {
