@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -92,4 +93,34 @@ func FuzzShellAnalysis(f *testing.F) {
 			t.Fatalf("%q (holding %q) allowed in full-auto: %+v", line, den, v)
 		}
 	})
+}
+
+// BenchmarkClassify times the analysis of typical lines and of a line
+// built to make it work hard (many functions calling each other).
+func BenchmarkClassify(b *testing.B) {
+	var funcs strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&funcs, "f%d() { cd sub; f%d; ls; }; ", i, i+1)
+	}
+	funcs.WriteString("f0")
+	lines := map[string]string{
+		"simple":   "git status",
+		"pipeline": `find . -name '*.go' -print0 | xargs -0 grep -n TODO | sort | head -20`,
+		"script":   `cd sub && for f in *.go; do sed -n '1,5p' "$f"; done; git log -p -1 -- a.go | cat`,
+		"denial":   `bash -c 'cd / && eval "rm -rf *"'`,
+		"funcs":    funcs.String(),
+	}
+	root := b.TempDir()
+	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: root})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"simple", "pipeline", "script", "denial", "funcs"} {
+		b.Run(name, func(b *testing.B) {
+			c := &Command{Line: lines[name], Cwd: "."}
+			for b.Loop() {
+				p.Classify(c)
+			}
+		})
+	}
 }
