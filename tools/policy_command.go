@@ -191,30 +191,17 @@ func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
 // that runs programs (part.risky): only an exact rule does.
 func matchPart(rules []Rule, part shellPart) (Verdict, bool) {
 	full, text := part.fullText(), part.text()
-	var best *Rule
-	subject := full
-	for i := range rules {
-		r := &rules[i]
-		if !toolMatches(r.Tool, RunCmdToolName, "") {
-			continue
-		}
+	return strictestRule(rules, full, func(r *Rule) bool {
 		switch {
-		case matchCommand(r.Pattern, full):
-			if r.Action == Allow && hasWildcard(r.Pattern) && part.risky != "" {
-				continue
-			}
-		case matchCommand(r.Pattern, text) && (r.Action != Allow || part.risky == ""):
-		default:
-			continue
+		case !toolMatches(r.Tool, RunCmdToolName, ""):
+			return false
+		case r.Action != Allow:
+			return matchCommand(r.Pattern, full) || matchCommand(r.Pattern, text)
+		case part.risky != "":
+			return !hasWildcard(r.Pattern) && matchCommand(r.Pattern, full)
 		}
-		if best == nil || r.Action.severity() > best.Action.severity() {
-			best = r
-		}
-	}
-	if best == nil {
-		return Verdict{}, false
-	}
-	return Verdict{Action: best.Action, Rule: best.String(), Reason: fmt.Sprintf("%s matches %s", subject, best.patternOrAll())}, true
+		return matchCommand(r.Pattern, full) || matchCommand(r.Pattern, text)
+	})
 }
 
 // hasWildcard reports whether a command pattern matches more than one

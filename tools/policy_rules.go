@@ -109,13 +109,18 @@ func toolMatches(ruleTool, tool, class string) bool {
 
 // matchRules returns the strictest rule matching subject.
 func matchRules(rules []Rule, tool, class, subject string, match func(pattern, subject string) bool) (Verdict, bool) {
+	return strictestRule(rules, subject, func(r *Rule) bool {
+		return toolMatches(r.Tool, tool, class) && match(r.Pattern, subject)
+	})
+}
+
+// strictestRule returns the first of the most severe rules that ok
+// accepts, as a verdict about subject.
+func strictestRule(rules []Rule, subject string, ok func(r *Rule) bool) (Verdict, bool) {
 	var best *Rule
 	for i := range rules {
 		r := &rules[i]
-		if !toolMatches(r.Tool, tool, class) || !match(r.Pattern, subject) {
-			continue
-		}
-		if best == nil || r.Action.severity() > best.Action.severity() {
+		if ok(r) && (best == nil || r.Action.severity() > best.Action.severity()) {
 			best = r
 		}
 	}
