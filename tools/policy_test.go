@@ -128,10 +128,14 @@ func TestPolicyModesByEffect(t *testing.T) {
 		"read-only allows no unknown effect, whatever the rules")
 }
 
-func TestPolicyReadOnlyNeedsNoRedirectOrSubstitution(t *testing.T) {
+// TestPolicyReadOnlyNeedsEveryPartReadOnly: a substitution is judged like
+// any command (its output reaches only programs whose options are checked);
+// a redirect is a write.
+func TestPolicyReadOnlyNeedsEveryPartReadOnly(t *testing.T) {
 	env := newEnv(t)
 	p, _ := newPolicy(t, env, ModeAsk)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("cat a.go | grep foo | wc -l")).Action)
+	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("wc -l $(git ls-files)")).Action)
 	for _, line := range []string{"cat a.go > b.go", "echo $(go run x.go)", "ls `make`", "git -c core.pager=x log",
 		"find . -delete", "git branch -D main", "go test ./...; ls", "ls && rm x", "$CMD"} {
 		assert.Equal(t, Ask, p.Decide("s", "", cmdCall(line)).Action, line)
