@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 )
 
 // Action is what the policy does with a call.
@@ -52,8 +51,8 @@ type Policy struct {
 	mode      Mode
 	root      string
 	grantFile string
-	loaded    time.Time // git configuration changed since was written during the session
-	fixed     []Rule    // built-in, user and workspace rules: read-only after load
+	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
+	fixed     []Rule        // built-in, user and workspace rules: read-only after load
 
 	mu      sync.Mutex // guards grants and session
 	grants  []Rule
@@ -75,7 +74,7 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode, root: root, loaded: time.Now(), fixed: builtinRules(), session: map[string][]Rule{}}
+	p := &Policy{mode: mode, root: root, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if cfg.UserConfigDir != "" {
 		rs, err := loadRules(filepath.Join(cfg.UserConfigDir, "rules.json"), ScopeUser)
 		if err != nil {

@@ -48,7 +48,7 @@ func (p *Policy) Classify(c *Command) CommandClass {
 
 func (p *Policy) analyze(c *Command) *shellAnalysis {
 	cwd := filepath.Join(p.root, filepath.FromSlash(c.Cwd))
-	return analyzeCommandSince(c.Line, p.root, cwd, p.loaded)
+	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust)
 }
 
 func classOf(an *shellAnalysis) CommandClass {
@@ -62,6 +62,7 @@ func classOf(an *shellAnalysis) CommandClass {
 	}
 	cls.Unchecked = an.unchecked()
 	cls.Why = slices.Clone(an.NotRO)
+	cls.Network = an.Network
 	for _, w := range an.Writes {
 		cls.Why = append(cls.Why, "it writes "+w.Target)
 	}
@@ -138,6 +139,11 @@ func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
 	}
 	for _, w := range an.Writes {
 		ds = append(ds, p.decideRedirect(rules, mode, w))
+	}
+	if len(an.NotRO) > 0 { // what no part carries: `export -p`, `PATH=x` alone
+		d := modeDefault(mode, EffectExecute)
+		d.Reason += " (" + an.NotRO[0] + ")"
+		ds = append(ds, d)
 	}
 	d := strictest(ds)
 	if len(cls.Unchecked) > 0 && d.Action != Deny {

@@ -353,30 +353,42 @@ func gitConfigReadOnly(args []word) string {
 	return ""
 }
 
+// gitTrustBase is what the policy knew of the workspace's repositories
+// when it loaded: configuration older than since predates the session,
+// and rootGit (the workspace's git directory then, if any) is trusted,
+// since commands cannot write its configuration.
+type gitTrustBase struct {
+	since   time.Time
+	rootGit string
+}
+
+func newGitTrustBase(root string) *gitTrustBase {
+	return &gitTrustBase{since: time.Now(), rootGit: gitDirOf(root)}
+}
+
 // gitTrust refuses to auto-run git in a repository whose configuration
 // changed since the session began (a repository a command made, or a
 // link to a git directory it wrote): filters and drivers named there run
 // even with git's safe settings.
 func (a *analyzer) gitTrust(cwd dirSet) string {
-	if a.since.IsZero() {
+	if a.trust == nil {
 		return ""
 	}
 	if cwd.unknown {
 		return "git runs in a directory not known before the line runs"
 	}
 	for _, d := range cwd.dirs {
-		if why := gitDirTrust(d, a.root, a.since); why != "" {
+		if why := a.trust.check(d, a.root); why != "" {
 			return why
 		}
 	}
 	return ""
 }
 
-// gitDirTrust finds the repository git would use from dir and checks that
-// its configuration and link files are older than since. The workspace's
-// own git directory is trusted: commands cannot write its configuration.
-func gitDirTrust(dir, root string, since time.Time) string {
-	rootGit := gitDirOf(root)
+// check finds the repository git would use from dir (inside the
+// workspace) and checks that its configuration and link files are older
+// than the session, unless it is the workspace's own as it was then.
+func (t *gitTrustBase) check(dir, root string) string {
 	for d := dir; within(root, d); d = filepath.Dir(d) {
 		dotgit := filepath.Join(d, ".git")
 		fi, err := os.Lstat(dotgit)
@@ -387,7 +399,7 @@ func gitDirTrust(dir, root string, since time.Time) string {
 			continue
 		}
 		gd := gitDirOf(d)
-		if rootGit != "" && (gd == rootGit || within(rootGit, gd)) {
+		if t.rootGit != "" && (gd == t.rootGit || within(t.rootGit, gd)) {
 			return ""
 		}
 		files := []string{filepath.Join(gd, "config"), filepath.Join(gd, "config.worktree"), filepath.Join(gd, "commondir")}
@@ -395,9 +407,8 @@ func gitDirTrust(dir, root string, since time.Time) string {
 			files = append(files, dotgit)
 		}
 		for _, f := range files {
-			if changedSince(f, since) {
-				rel := relPath(root, f)
-				return "git would read " + rel + ", which changed during this session"
+			if changedSince(f, t.since) {
+				return "git would read " + relPath(root, f) + ", which changed during this session"
 			}
 		}
 		return ""

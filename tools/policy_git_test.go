@@ -214,3 +214,25 @@ func TestGitSafeExecShape(t *testing.T) {
 	assert.Equal(t, cls.Exec[:len(prefix)], c.Command.Exec[:len(prefix)], "Decide sets the call's Exec")
 	assert.Equal(t, c.Command.Exec, c.Command.Run())
 }
+
+// TestGitInWorkspaceMadeARepositoryDuringSession: a workspace that was no
+// repository when the policy loaded has no trusted git directory; one a
+// command makes later is judged like any new repository.
+func TestGitInWorkspaceMadeARepositoryDuringSession(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env := newEnv(t)
+	p, _ := newPolicy(t, env, ModeAsk)
+	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("git status")).Action, "no repository: git only fails")
+	gitIn(t, env.Root, "init", "-q")
+	gitIn(t, env.Root, "config", "filter.x.clean", "touch /tmp/pwn")
+	d := p.Decide("s", "", cmdCall("git status"))
+	assert.Equal(t, Ask, d.Action, "%+v", d)
+
+	p2, _ := newPolicy(t, env, ModeAsk) // a new session: the repository predates it
+	assert.Equal(t, Allow, p2.Decide("s", "", cmdCall("git status")).Action)
+	gitIn(t, env.Root, "config", "user.name", "someone")
+	assert.Equal(t, Allow, p2.Decide("s", "", cmdCall("git status")).Action,
+		"the workspace's own repository stays trusted: commands cannot write its configuration")
+}

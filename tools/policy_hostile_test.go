@@ -66,6 +66,8 @@ var hostileLines = []hostileLine{
 	{"env", `LD_LIBRARY_PATH=/tmp ls`, notReadOnly, false},
 	{"env", `PATH=/tmp:$PATH ls`, notReadOnly, false},
 	{"env", `PATH=/tmp; ls`, notReadOnly, false},
+	{"env", `PATH=/tmp`, notReadOnly, false},
+	{"env", `declare -a x`, notReadOnly, false},
 	{"env", `BASH_ENV=/tmp/x bash -c ls`, notReadOnly, false},
 	{"env", `GOFLAGS=-toolexec=/tmp/pwn go vet ./...`, notReadOnly, false},
 	{"env", `RIPGREP_CONFIG_PATH=/tmp/rc rg foo`, notReadOnly, false},
@@ -345,6 +347,11 @@ var hostileLines = []hostileLine{
 	{"proc", `head -c 100 /proc/self/mem`, notReadOnly, false},
 	{"proc", `cd /proc/1 && cat environ`, notReadOnly, false},
 	{"proc", `cat /proc/cpuinfo`, readOnly, false},
+	{"proc", `env`, notReadOnly, false},
+	{"proc", `printenv`, notReadOnly, false},
+	{"proc", `export -p`, notReadOnly, false},
+	{"proc", `printenv PATH`, readOnly, false},
+	{"proc", `cat < /dev/tcp/example.com/80`, notReadOnly, false},
 
 	// What an honest model writes to look around stays free.
 	{"read-only", `git status`, readOnly, false},

@@ -94,7 +94,9 @@ var readOnlyPrograms = map[string]roSpec{
 		"--nofollow --only-matching --null --stats --filename --nofilename --heading --noheading --word-regexp " +
 		"--invert-match --help --version", longArg: "--depth --ignore --max-count --context --after --before " +
 		"--file-search-regex --path-to-ignore", maxOps: -1},
-	"env":     {maxOps: 0}, // alone it prints; with a command it is a wrapper
+	// env alone prints the whole environment, secrets given to the run
+	// included; with a command it is a wrapper.
+	"env":     {maxOps: -1},
 	"command": {short: "pvV", maxOps: -1},
 }
 
@@ -155,6 +157,9 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	spec, ok := readOnlyPrograms[name]
 	if !ok {
 		return name + " is not a known read-only program"
+	}
+	if (name == "env" || name == "printenv") && !hasOperand(args) {
+		return name + " alone prints the whole environment, secrets included"
 	}
 	return checkArgs(name, spec, args)
 }
@@ -477,4 +482,14 @@ func xxdReadOnly(args []word) string {
 		return "xxd with two operands writes the second"
 	}
 	return ""
+}
+
+// hasOperand reports whether some argument is not an option.
+func hasOperand(args []word) bool {
+	for _, w := range args {
+		if !w.lit || !strings.HasPrefix(w.val, "-") {
+			return true
+		}
+	}
+	return false
 }

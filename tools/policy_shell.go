@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -97,8 +96,10 @@ type shellAnalysis struct {
 	NotRO []string
 	// Unchecked lists what hides the line from the built-in denials.
 	Unchecked []string
-	ParseErr  error
-	src       string
+	// Network: the line opens a connection itself (bash's /dev/tcp).
+	Network  bool
+	ParseErr error
+	src      string
 }
 
 // Limits on the work one line may cause: nested strings parsed as code,
@@ -116,9 +117,9 @@ const (
 type analyzer struct {
 	root string
 	home string // "" when the line reassigns HOME
-	// since is when the policy loaded: git configuration changed later was
-	// written during the session (zero skips the check).
-	since time.Time
+	// trust says which git configuration predates the session (nil
+	// skips the check).
+	trust *gitTrustBase
 	out   *shellAnalysis
 	depth int
 
@@ -141,12 +142,12 @@ type analyzer struct {
 // the line runs as code, the files it writes and the built-in denials it
 // trips. root and cwd are absolute.
 func analyzeCommand(line, root, cwd string) *shellAnalysis {
-	return analyzeCommandSince(line, root, cwd, time.Time{})
+	return analyzeCommandTrusting(line, root, cwd, nil)
 }
 
-func analyzeCommandSince(line, root, cwd string, since time.Time) *shellAnalysis {
+func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellAnalysis {
 	a := &analyzer{
-		root: root, home: userHome(), since: since, out: &shellAnalysis{src: line},
+		root: root, home: userHome(), trust: trust, out: &shellAnalysis{src: line},
 		funcs: map[string]*syntax.Stmt{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
 		vars: newVarTaint(), links: map[string]string{},
 	}
@@ -619,7 +620,7 @@ func (a *analyzer) decl(c *syntax.DeclClause, fl *flow) {
 		a.shellVar(arg.Name.Value, v, false)
 		as = append(as, assignment{name: arg.Name.Value, value: v})
 	}
-	if variant == "export" && !nameref {
+	if variant == "export" && !nameref && len(as) > 0 {
 		for _, x := range as {
 			if !safeEnvAssign(x) {
 				a.notRO("it exports " + x.name)
@@ -651,6 +652,10 @@ func (a *analyzer) redirect(r *syntax.Redirect, fl *flow) {
 		a.substitutions(r.Hdoc, fl)
 	}
 	w := a.word(r.Word, fl)
+	if strings.HasPrefix(w.val, "/dev/tcp/") || strings.HasPrefix(w.val, "/dev/udp/") {
+		a.out.Network = true
+		a.notRO("it opens a network connection (" + w.val + ")")
+	}
 	if r.Word != nil && len(r.Word.Parts) == 1 {
 		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
 			return // > >(cmd) writes to cmd, checked on its own
