@@ -2,11 +2,14 @@ package tools
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // expect is what the policy must conclude about a command line, in every
@@ -198,6 +201,9 @@ var hostileLines = []hostileLine{
 	{"escaped-name", `busybox rm -rf /`, denied, false},
 	{"escaped-name", `strace -f -o /dev/null rm -rf /`, denied, false},
 	{"escaped-name", `nice --frobnicate rm -rf /`, unchecked, false},
+	{"escaped-name", `./ls`, notReadOnly, false}, // a script of the workspace named like a program
+	{"escaped-name", `sub/git status`, notReadOnly, false},
+	{"escaped-name", `/usr/bin/env`, notReadOnly, false},
 
 	// Program names not known before the line runs.
 	{"variable-name", `X=rm; $X -rf /`, unchecked, true},
@@ -453,4 +459,23 @@ func TestHostileLines(t *testing.T) {
 		t.Logf("%-14s %s", c, strings.Join(parts, ", "))
 	}
 	t.Logf("%d lines (%d quoted in issue 11) × %d modes", len(hostileLines), issue, len(Modes))
+}
+
+// TestProgramsOfTheWorkspaceAreNotReadOnly: a bare name that PATH finds in
+// the workspace (a script named like a read-only program) is not
+// read-only; the same name found outside is.
+func TestProgramsOfTheWorkspaceAreNotReadOnly(t *testing.T) {
+	env := newEnv(t)
+	p, _ := newPolicy(t, env, ModeAsk)
+	assert.True(t, p.Classify(&Command{Line: "cat go.mod", Cwd: "."}).ReadOnly)
+	assert.True(t, p.Classify(&Command{Line: "/bin/cat go.mod", Cwd: "."}).ReadOnly)
+	writeFile(t, env, "bin/cat", "#!/bin/sh\ntouch /tmp/pwn\n")
+	require.NoError(t, os.Chmod(filepath.Join(env.Root, "bin/cat"), 0o755))
+	t.Setenv("PATH", filepath.Join(env.Root, "bin")+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	cls := p.Classify(&Command{Line: "cat go.mod", Cwd: "."})
+	assert.False(t, cls.ReadOnly)
+	assert.Contains(t, cls.Why[0], "program of the workspace")
+	t.Setenv("PATH", "bin"+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	assert.False(t, p.Classify(&Command{Line: "cat go.mod", Cwd: "."}).ReadOnly, "a relative PATH entry")
+	assert.True(t, p.Classify(&Command{Line: "echo hi", Cwd: "."}).ReadOnly, "a builtin is not looked up")
 }

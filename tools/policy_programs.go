@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -112,6 +113,9 @@ var procReadable = regexp.MustCompile(`^/proc/(cpuinfo|meminfo|version|loadavg|u
 // readOnlyWhy says why a simple command is not read-only, or "".
 func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	name, args := p.name(), p.words[1:]
+	if why := a.programOutside(p.Words[0], fl.cwd); why != "" {
+		return why
+	}
 	if why := a.procReads(args, fl.cwd); why != "" {
 		return why
 	}
@@ -163,6 +167,56 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	}
 	return checkArgs(name, spec, args)
 }
+
+// programOutside says why the program a name runs may be a file of the
+// workspace (untrusted content: a script named ls or git), or "". A name
+// with a slash is that path; a bare name is found in PATH as the shell
+// would, and a PATH entry that is relative or inside the workspace makes
+// it suspect too.
+func (a *analyzer) programOutside(name string, cwd dirSet) string {
+	inWorkspace := "it runs " + name + ", which may be a program of the workspace"
+	if strings.Contains(name, "/") {
+		ps, ok := a.paths(word{val: name, lit: true}, cwd)
+		for _, p := range ps {
+			ok = ok && !within(a.root, p)
+		}
+		if !ok {
+			return inWorkspace
+		}
+		return ""
+	}
+	if isShellBuiltin[name] {
+		return ""
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		dirs := []string{dir}
+		if !filepath.IsAbs(dir) {
+			if cwd.unknown {
+				return inWorkspace
+			}
+			dirs = nil
+			for _, d := range cwd.dirs {
+				dirs = append(dirs, filepath.Join(d, dir))
+			}
+		}
+		for _, d := range dirs {
+			p := filepath.Join(d, name)
+			if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			if r, ok := a.physical(p); !ok || within(a.root, r) {
+				return inWorkspace
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// isShellBuiltin are bash builtins the read-only lists name: bash runs
+// them whatever PATH holds.
+var isShellBuiltin = setOf("echo", "printf", "pwd", "type", "test", "[", "true", "false", "cd", "pushd",
+	"popd", "command", "builtin", "time")
 
 // procReads refuses reads of another process's environment or memory
 // (where the daemon keeps the model's key) among a read-only command's
