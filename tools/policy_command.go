@@ -164,9 +164,11 @@ func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
 func grantNote(rs []Rule) string {
 	var ps []string
 	for _, r := range rs {
-		if r.Tool == RunCmdToolName {
-			ps = append(ps, "`"+r.Pattern+"`")
+		p := "`" + r.Pattern + "`"
+		if r.Tool != RunCmdToolName {
+			p = r.Tool + " " + p
 		}
+		ps = append(ps, p)
 	}
 	if len(ps) == 0 {
 		return ""
