@@ -60,7 +60,6 @@ type flow struct {
 	stack     []dirSet
 	stackLost bool
 	stdin     stdinSrc
-	moved     bool // the working directory changed in this flow
 }
 
 // sub is the flow of a subshell: it starts where fl is; nothing it does
@@ -68,7 +67,6 @@ type flow struct {
 func (fl *flow) sub() *flow {
 	c := *fl
 	c.stack = slices.Clone(fl.stack)
-	c.moved = false
 	return &c
 }
 
@@ -96,25 +94,22 @@ func (fl *flow) join(bs ...*flow) {
 		return
 	}
 	cwd, old := bs[0].cwd, bs[0].old
-	moved := bs[0].moved
 	lost := bs[0].stackLost
 	for _, b := range bs[1:] {
 		cwd, old = cwd.union(b.cwd), old.union(b.old)
-		moved = moved || b.moved
 		lost = lost || b.stackLost || len(b.stack) != len(bs[0].stack)
 	}
-	fl.cwd, fl.old, fl.moved = cwd, old, fl.moved || moved
+	fl.cwd, fl.old = cwd, old
 	fl.stack, fl.stackLost = bs[0].stack, lost
 }
 
 // lose forgets where the flow is.
 func (fl *flow) lose() {
-	fl.cwd, fl.old, fl.stackLost, fl.moved = unknownDirs(), unknownDirs(), true, true
+	fl.cwd, fl.old, fl.stackLost = unknownDirs(), unknownDirs(), true
 }
 
 // chdir follows cd, pushd and popd.
 func (a *analyzer) chdir(name string, args []word, fl *flow) {
-	fl.moved = true
 	var opts []string
 	for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
 		if args[0].val == "--" {

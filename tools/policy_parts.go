@@ -25,7 +25,7 @@ func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) 
 		a.unchecked("the line has too many commands to check")
 		return
 	}
-	p := &shellPart{words: ws, Words: vals(ws), assigns: assigns, cwd: fl.cwd, depth: a.depth, Dynamic: !ws[0].lit,
+	p := &shellPart{words: ws, Words: vals(ws), assigns: assigns, Dynamic: !ws[0].lit,
 		appended: o.xargs}
 	if p.Dynamic {
 		p.why = "the program name " + ws[0].text + " is not known before the line runs"

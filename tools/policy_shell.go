@@ -17,8 +17,6 @@ type shellPart struct {
 	assigns []assignment // environment the command gets from the line (X=1 cmd, env X=1 cmd)
 	// Dynamic: the program name is not known before the line runs.
 	Dynamic bool
-	cwd     dirSet // where it runs
-	depth   int    // 0: written in the line; >0: in a string the line runs as code
 	// why says why the part is not read-only; "" means it only reads.
 	why string
 	// network: the part is known to need the network.
