@@ -514,7 +514,8 @@ func (a *analyzer) movesDir(n syntax.Node) bool {
 				return true
 			}
 			w := decodeWord(m.Args[0], a.src())
-			if !w.lit || a.funcs[w.val] != nil ||
+			_, defined := a.funcs[w.val]
+			if !w.lit || defined ||
 				slices.Contains([]string{"cd", "pushd", "popd", "eval", "source", ".", "builtin", "command"}, w.val) {
 				moves = true
 			}

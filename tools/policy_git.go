@@ -83,7 +83,7 @@ sub:
 		at = rest[0]
 	}
 	if text := gitSafeArgs[subw.val]; text != "" {
-		if a.depth > 0 || !at.located || at.end > len(a.src()) || !strings.Contains(a.src()[at.pos:at.end], at.val) {
+		if a.nested() > 0 || !at.located || at.end > len(a.src()) || !strings.Contains(a.src()[at.pos:at.end], at.val) {
 			return "git's safe options cannot be added here"
 		}
 		p.gitSafe = &insertion{at: at.end, text: text}

@@ -396,6 +396,8 @@ var hostileLines = []hostileLine{
 	{"read-only", `xxd -l 64 main.go`, readOnly, false},
 	{"read-only", `command -v go`, readOnly, false},
 	{"read-only", `stat -c %s main.go`, readOnly, false},
+	{"read-only", `f() { git log -1 --stat; }; f; cd sub && f`, readOnly, false},
+	{"cd", `f() { cat environ; }; cd /proc/1 && f`, notReadOnly, false},
 }
 
 // TestHostileLines checks every line in every mode, and that built-in

@@ -113,6 +113,9 @@ var procReadable = regexp.MustCompile(`^/proc/(cpuinfo|meminfo|version|loadavg|u
 // readOnlyWhy says why a simple command is not read-only, or "".
 func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	name, args := p.name(), p.words[1:]
+	if _, defined := a.funcs[p.Words[0]]; defined {
+		return "" // a function of the line: its body is judged where it runs
+	}
 	if why := a.programOutside(p.Words[0], fl.cwd); why != "" {
 		return why
 	}

@@ -119,9 +119,8 @@ type analyzer struct {
 	// skips the check).
 	trust *gitTrustBase
 	out   *shellAnalysis
-	depth int
 
-	funcs    map[string]*syntax.Stmt
+	funcs    map[string]funcDef
 	calls    map[string]map[string]bool // function → names it calls
 	curFunc  []string
 	inlining map[string]bool
@@ -146,7 +145,7 @@ func analyzeCommand(line, root, cwd string) *shellAnalysis {
 func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellAnalysis {
 	a := &analyzer{
 		root: root, home: userHome(), trust: trust, out: &shellAnalysis{src: line},
-		funcs: map[string]*syntax.Stmt{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
+		funcs: map[string]funcDef{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
 		vars: newVarTaint(), links: map[string]string{},
 	}
 	f, err := parseShell(line)
@@ -168,6 +167,13 @@ func parseShell(s string) (*syntax.File, error) {
 
 func (a *analyzer) src() string { return a.srcs[len(a.srcs)-1] }
 
+// funcDef is a function the line defines, with the source its body's
+// positions refer to.
+type funcDef struct {
+	body *syntax.Stmt
+	src  string
+}
+
 func (a *analyzer) deny(why string) { a.out.Denials = append(a.out.Denials, why) }
 
 func (a *analyzer) notRO(why string) { a.out.NotRO = append(a.out.NotRO, why) }
@@ -179,7 +185,7 @@ func (a *analyzer) unchecked(why string) { a.out.Unchecked = append(a.out.Unchec
 // directory; its cd does not leak out unless the caller passes its own
 // flow (eval, source).
 func (a *analyzer) script(code string, fl *flow, what string) {
-	if a.depth >= maxShellDepth {
+	if a.nested() >= maxShellDepth {
 		a.unchecked(what + " nests code too deeply to check")
 		return
 	}
@@ -189,12 +195,20 @@ func (a *analyzer) script(code string, fl *flow, what string) {
 		return
 	}
 	a.vars.collect(f)
-	a.depth++
-	a.srcs = append(a.srcs, code)
-	a.stmts(f.Stmts, fl)
-	a.srcs = a.srcs[:len(a.srcs)-1]
-	a.depth--
+	a.within(code, func() { a.stmts(f.Stmts, fl) })
 }
+
+// within runs f with src as the source being analysed (word positions
+// refer to it).
+func (a *analyzer) within(src string, f func()) {
+	a.srcs = append(a.srcs, src)
+	f()
+	a.srcs = a.srcs[:len(a.srcs)-1]
+}
+
+// nested is how deep in strings run as code the analysis is: 0 for the
+// line itself.
+func (a *analyzer) nested() int { return len(a.srcs) - 1 }
 
 func (a *analyzer) stmts(ss []*syntax.Stmt, fl *flow) {
 	for _, s := range ss {
@@ -346,7 +360,7 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, fl *flow) {
 		return
 	}
 	name := c.Name.Value
-	a.funcs[name] = c.Body
+	a.funcs[name] = funcDef{body: c.Body, src: a.src()}
 	if a.calls[name] == nil {
 		a.calls[name] = map[string]bool{}
 	}
@@ -462,7 +476,7 @@ func (a *analyzer) call(c *syntax.CallExpr, fl *flow) {
 			}
 		}
 	}
-	if ws[0].lit && a.funcs[ws[0].val] != nil && len(assigns) == 0 {
+	if _, defined := a.funcs[ws[0].val]; ws[0].lit && defined && len(assigns) == 0 {
 		a.inline(ws[0].val, fl)
 	}
 	a.addPart(ws, assigns, fl, origin{})
@@ -496,12 +510,21 @@ func (a *analyzer) recordCall(w word) {
 // inline analyses a function's body where it is called: it runs in the
 // caller's shell, so its cd moves the caller.
 func (a *analyzer) inline(name string, fl *flow) {
-	if a.inlining[name] || a.inlined >= maxInline {
+	if a.inlining[name] {
+		return // recursion: a fork bomb, denied on its own
+	}
+	if a.inlined >= maxInline {
+		a.unchecked("the line calls its functions too many times to check")
 		return
 	}
 	a.inlined++
 	a.inlining[name] = true
-	a.stmt(a.funcs[name], fl)
+	def := a.funcs[name]
+	if def.src == a.src() {
+		a.stmt(def.body, fl)
+	} else {
+		a.within(def.src, func() { a.stmt(def.body, fl) })
+	}
 	delete(a.inlining, name)
 }
 
