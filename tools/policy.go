@@ -51,7 +51,8 @@ type Policy struct {
 	mode      Mode
 	root      string
 	grantFile string
-	fixed     []Rule // built-in, user and workspace rules: read-only after load
+	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
+	fixed     []Rule        // built-in, user and workspace rules: read-only after load
 
 	mu      sync.Mutex // guards grants and session
 	grants  []Rule
@@ -73,7 +74,7 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode, root: root, fixed: builtinRules(), session: map[string][]Rule{}}
+	p := &Policy{mode: mode, root: root, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if cfg.UserConfigDir != "" {
 		rs, err := loadRules(filepath.Join(cfg.UserConfigDir, "rules.json"), ScopeUser)
 		if err != nil {
@@ -219,77 +220,3 @@ func decideByTool(rules []Rule, mode Mode, e Effect, tool string) Verdict {
 // matchAll matches only the patterns that match everything: a rule for a
 // tool that has no subject to match a pattern against.
 func matchAll(pattern, _ string) bool { return pattern == "" || pattern == "*" }
-
-// decideCommand checks every part of a command line: built-in denials
-// first, then each simple command and each file it writes.
-func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
-	cwd := filepath.Join(p.root, filepath.FromSlash(c.Command.Cwd))
-	an := analyzeCommand(c.Command.Line, p.root, cwd)
-	if an.ParseErr != nil {
-		d := Verdict{Action: Ask, Rule: "run_cmd: unparsable command: ask", Reason: "the command could not be parsed (" + an.ParseErr.Error() + "), so it cannot be checked"}
-		if mode == ModeReadOnly {
-			d.Action, d.Rule = Deny, "mode read-only: unparsable command: deny"
-		}
-		return d
-	}
-	if d, ok := builtinDecision(an, p.root, cwd); ok {
-		return d
-	}
-	var ds []Verdict
-	quiet := len(an.Writes) == 0 && !an.Subst
-	for _, part := range an.Parts {
-		ds = append(ds, decidePart(rules, mode, part, quiet))
-	}
-	for _, w := range an.Writes {
-		ds = append(ds, p.decideRedirect(rules, mode, w))
-	}
-	return strictest(ds)
-}
-
-func builtinDecision(an *shellAnalysis, root, cwd string) (Verdict, bool) {
-	for _, d := range an.Denials {
-		return Verdict{Action: Deny, Rule: "built-in: " + d, Reason: d + "; no mode or rule lifts this"}, true
-	}
-	for _, part := range an.Parts {
-		if why := builtinDenial(part, root, cwd); why != "" {
-			return Verdict{Action: Deny, Rule: "built-in: " + why, Reason: why + "; no mode or rule lifts this"}, true
-		}
-	}
-	return Verdict{}, false
-}
-
-// decidePart judges one simple command. quiet says the line has no
-// redirect or substitution, so a read-only command really only reads.
-func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
-	ro := quiet && isReadOnly(part)
-	d, ok := matchRules(rules, RunCmdToolName, "", part.text(), matchCommand)
-	switch {
-	case ok && (d.Action != Allow || mode != ModeReadOnly || ro):
-		return d
-	case ro:
-		return Verdict{Action: Allow, Rule: fmt.Sprintf("run_cmd `%s`: allow (read-only command)", part.name()),
-			Reason: part.name() + " only reads"}
-	}
-	d = modeDefault(mode, EffectExecute)
-	d.Reason += " (" + part.text() + ")"
-	return d
-}
-
-// decideRedirect treats a redirect or tee target as a write: confined to
-// the workspace, then judged like any write.
-func (p *Policy) decideRedirect(rules []Rule, mode Mode, w shellWrite) Verdict {
-	if w.Abs == "" {
-		d := modeDefault(mode, EffectExecute)
-		if d.Action == Allow {
-			d.Action = Ask
-		}
-		d.Rule = "run_cmd: write to an unresolvable path: " + string(d.Action)
-		d.Reason = "the command writes to " + w.Target + ", which cannot be resolved before it runs"
-		return d
-	}
-	_, rel, err := resolvePath(p.root, w.Abs)
-	if err != nil {
-		return Verdict{Action: Deny, Rule: "built-in: writes outside the workspace are denied", Reason: err.Error()}
-	}
-	return p.decideWrite(rules, mode, RunCmdToolName, rel)
-}

@@ -51,12 +51,16 @@ type ruleFile struct {
 }
 
 // builtinRules protect what the agent must not rewrite through its file
-// tools: the repository's history and its own permissions.
+// tools and redirects: every repository's git directory (the workspace's
+// and any nested one, whose configuration can make git run a program) and
+// its own permissions, at any depth and, for case-insensitive file
+// systems, in any case.
 func builtinRules() []Rule {
-	return []Rule{
-		{Tool: "write", Pattern: ".git/**", Action: Deny, Scope: ScopeBuiltin},
-		{Tool: "write", Pattern: ".agentd/**", Action: Deny, Scope: ScopeBuiltin},
+	var rs []Rule
+	for _, p := range []string{"**/.git/**", "**/.agentd/**", "**/.[gG][iI][tT]/**", "**/.[aA][gG][eE][nN][tT][dD]/**"} {
+		rs = append(rs, Rule{Tool: "write", Pattern: p, Action: Deny, Scope: ScopeBuiltin})
 	}
+	return rs
 }
 
 func loadRules(path, scope string) ([]Rule, error) {
@@ -105,13 +109,18 @@ func toolMatches(ruleTool, tool, class string) bool {
 
 // matchRules returns the strictest rule matching subject.
 func matchRules(rules []Rule, tool, class, subject string, match func(pattern, subject string) bool) (Verdict, bool) {
+	return strictestRule(rules, subject, func(r *Rule) bool {
+		return toolMatches(r.Tool, tool, class) && match(r.Pattern, subject)
+	})
+}
+
+// strictestRule returns the first of the most severe rules that ok
+// accepts, as a verdict about subject.
+func strictestRule(rules []Rule, subject string, ok func(r *Rule) bool) (Verdict, bool) {
 	var best *Rule
 	for i := range rules {
 		r := &rules[i]
-		if !toolMatches(r.Tool, tool, class) || !match(r.Pattern, subject) {
-			continue
-		}
-		if best == nil || r.Action.severity() > best.Action.severity() {
+		if ok(r) && (best == nil || r.Action.severity() > best.Action.severity()) {
 			best = r
 		}
 	}
@@ -221,53 +230,81 @@ func (p *Policy) Grant(sessionID string, c *Call, decision Decision) (string, er
 	return strings.Join(names, "; "), nil
 }
 
-// deriveRules picks what a grant covers: for a command, a prefix rule for
-// each part that was not already allowed; for writes, each path.
+// deriveRules picks what a grant covers: for a command, the exact text of
+// each part that was not already allowed (never a wildcard: `git --no-pager
+// log -1` stores itself, not `git *`); for writes, each path.
 func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope string) ([]Rule, error) {
 	var out []Rule
-	add := func(tool, pattern string) {
-		r := Rule{Tool: tool, Pattern: pattern, Action: action, Scope: scope}
-		for _, o := range out {
-			if o.Tool == r.Tool && o.Pattern == r.Pattern {
-				return
-			}
-		}
-		out = append(out, r)
-	}
 	for _, w := range c.Writes {
-		add("write", pathRule(w.Path))
+		out = addRule(out, Rule{Tool: "write", Pattern: pathRule(w.Path), Action: action, Scope: scope})
 		if w.OldPath != "" {
-			add("write", pathRule(w.OldPath))
+			out = addRule(out, Rule{Tool: "write", Pattern: pathRule(w.OldPath), Action: action, Scope: scope})
 		}
 	}
 	if c.Command == nil {
 		return out, nil
 	}
-	cwd := filepath.Join(p.root, filepath.FromSlash(c.Command.Cwd))
-	an := analyzeCommand(c.Command.Line, p.root, cwd)
+	an := p.analyze(c.Command)
 	if an.ParseErr != nil {
 		return nil, fmt.Errorf("the command cannot be parsed: %w", an.ParseErr)
 	}
-	if _, denied := builtinDecision(an, p.root, cwd); denied && action == Allow {
+	if len(an.Denials) > 0 && action == Allow {
 		return nil, errors.New("the built-in policy denies this command; no rule can allow it")
 	}
-	rules := p.rules(sessionID)
-	quiet := len(an.Writes) == 0 && !an.Subst
+	for _, r := range p.grantRules(p.rules(sessionID), an, action, scope) {
+		out = addRule(out, r)
+	}
+	return out, nil
+}
+
+// grantRules are the rules a lasting answer stores for a command line:
+// the exact text of each part that asks (for a rejection: each part not
+// already denied, skipping read-only parts of a chain), and each write.
+// A part the built-in denials cannot check (a program in a variable, rm
+// of "$X") gets none: it asks every time.
+func (p *Policy) grantRules(rules []Rule, an *shellAnalysis, action Action, scope string) []Rule {
+	var out []Rule
+	quiet := len(an.Writes) == 0 && len(an.NotRO) == 0
 	for _, part := range an.Parts {
-		if d := decidePart(rules, ModeAsk, part, quiet); d.Action == Ask || action == Deny && d.Action != Deny {
-			if action == Deny && isReadOnly(part) && len(an.Parts) > 1 {
+		if part.unchecked != "" || part.Dynamic {
+			continue
+		}
+		d := decidePart(rules, ModeAsk, part, quiet)
+		switch {
+		case action == Deny && d.Action != Deny:
+			if part.why == "" && len(an.Parts) > 1 {
 				continue // rejecting `ls && rm x` must not ban ls
 			}
-			add(RunCmdToolName, derivePrefix(part))
+		case d.Action != Ask:
+			continue
 		}
+		out = addRule(out, Rule{Tool: RunCmdToolName, Pattern: grantPattern(part), Action: action, Scope: scope})
 	}
 	for _, w := range an.Writes {
 		if w.Abs == "" {
 			continue
 		}
 		if _, rel, err := resolvePath(p.root, w.Abs); err == nil {
-			add("write", pathRule(rel))
+			out = addRule(out, Rule{Tool: "write", Pattern: pathRule(rel), Action: action, Scope: scope})
 		}
 	}
-	return out, nil
+	return out
+}
+
+// grantPattern is the exact command a grant stores: its environment and
+// words, quoted as the shell needs, with glob characters escaped.
+func grantPattern(part shellPart) string { return escapeGlob(part.fullText()) }
+
+func addRule(rs []Rule, r Rule) []Rule {
+	for _, o := range rs {
+		if o.Tool == r.Tool && o.Pattern == r.Pattern {
+			return rs
+		}
+	}
+	return append(rs, r)
+}
+
+func escapeGlob(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`)
+	return r.Replace(s)
 }

@@ -64,9 +64,9 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 		Locations: []Location{{Path: rel}},
 		Run: func(ctx context.Context) (Result, error) {
 			if p.Interactive {
-				return runPTY(ctx, env, p.Command, dir, timeout), nil
+				return runPTY(ctx, env, c.Run(), dir, timeout), nil
 			}
-			return runPlain(ctx, env, p.Command, dir, timeout), nil
+			return runPlain(ctx, env, c.Run(), dir, timeout), nil
 		},
 	}, nil
 }

@@ -72,6 +72,18 @@ type Command struct {
 	Line        string
 	Cwd         string // workspace-relative; "." is the root
 	Interactive bool
+	// Exec is the line to run in place of Line, set by Policy.Decide when
+	// it judged the line read-only: git's safe settings exported, git's
+	// diff commands given --no-ext-diff --no-textconv. "" runs Line.
+	Exec string
+}
+
+// Run is the line a command's process must run.
+func (c *Command) Run() string {
+	if c.Exec != "" {
+		return c.Exec
+	}
+	return c.Line
 }
 
 // Result is what a tool call produced.
