@@ -361,6 +361,8 @@ var hostileLines = []hostileLine{
 
 	// What an honest model writes to look around stays free.
 	{"read-only", `git status`, readOnly, false},
+	{"read-only", `if [ -f go.mod ]; then echo module; fi`, readOnly, false},
+	{"read-only", `for f in *.go; do [ -s "$f" ] && wc -l "$f"; done`, readOnly, false},
 	{"read-only", `git --no-pager log --oneline -5`, readOnly, false},
 	{"read-only", `git log -p -1 -- main.go`, readOnly, false},
 	{"read-only", `git diff HEAD~1 --stat`, readOnly, false},

@@ -198,7 +198,10 @@ func unescapeBare(s string) (v string, glob int, u string) {
 			}
 			continue
 		}
-		if (c == '*' || c == '?' || c == '[') && glob < 0 {
+		// A [ opens a bracket expression only with a ] after it: the
+		// test command's [ alone is a literal name.
+		bracket := c == '[' && strings.IndexByte(s[i+1:], ']') >= 0
+		if (c == '*' || c == '?' || bracket) && glob < 0 {
 			glob = b.Len()
 		}
 		b.WriteByte(c)
