@@ -24,16 +24,17 @@ const module = "github.com/agentd/agentd"
 // the native protocol alone (methods, codes, initialize, index params) and
 // is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
-	"rpc/wire":        {"rag"},
-	"rag":             {},
-	"tools":           {"rag"},
-	"agent":           {"tools", "rag"},
-	"agent/modeltest": {},
-	"rpc":             {"rpc/wire", "agent", "tools"},
-	"rpc/acp":         {"rpc/wire", "agent", "tools"},
-	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
-	"cmd/fakemodel":   {"agent/modeltest"},
+	"rpc/wire":          {"rag"},
+	"rag":               {},
+	"tools":             {"rag"},
+	"agent":             {"tools", "rag"},
+	"agent/modeltest":   {},
+	"rpc":               {"rpc/wire", "agent", "tools"},
+	"rpc/acp":           {"rpc/wire", "agent", "tools"},
+	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag", "cmd/agentd/termmd"},
+	"cmd/agentd/termmd": {},
+	"cmd/fakemodel":     {"agent/modeltest"},
 }
 
 // owners names the one package that may import each third-party module.
@@ -49,6 +50,8 @@ var owners = map[string]string{
 	"github.com/aymanbagabas/go-udiff":   "tools",
 	"github.com/coder/acp-go-sdk":        "rpc/acp",
 	"golang.org/x/term":                  "cmd/agentd",
+	"github.com/yuin/goldmark":           "cmd/agentd/termmd",
+	"github.com/alecthomas/chroma/v2":    "cmd/agentd/termmd",
 	"golang.org/x/sys":                   "rag",
 	"github.com/stretchr/testify":        "", // tests only
 }
