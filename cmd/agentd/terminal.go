@@ -2,17 +2,21 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -24,27 +28,66 @@ const (
 	exitCancelled = 130
 )
 
+const runAbout = `The agent in a terminal, on the workspace (--dir, default the current directory): it streams the
+answer, shows each tool call with its result, and asks before the writes and commands the policy does not
+allow, showing the diff or the command line.
+
+On a terminal, a status line says what the agent is doing (thinking, running a command, waiting for you)
+and for how long; a running command's last lines show under it, and its whole output if it fails; the
+answer is laid out for the terminal's width (headings, lists, tables, code in colour). NO_COLOR turns the
+colours off.
+
+Prompts take only keys typed after they appear: anything typed before is discarded. A permission prompt
+takes y (yes, once), s (for this session), a (always: saves a rule), n (no), t (no, and tell the agent
+what to do instead) or x (never: saves a rule, after a second y), in either case, or the arrows and
+Enter; a key that is none of these asks again. Ctrl-D answers no (at a question: skips it). Ctrl-C
+cancels the run and exits at once, at a prompt or not.
+
+Without a terminal (stdin or stdout not one) the output is plain text and nothing is asked: questions go
+unanswered and the writes or commands the policy does not allow are rejected. --json prints the run's
+notifications instead, one JSON object a line ({"seq","kind","params"}, the params as the native
+protocol's agent/update, agent/inputRequest, agent/inputResolved and agent/runState, docs/protocol.md),
+and asks nothing either.
+
+The workspace index runs in the background as in the editors, so the model can use search_semantic; it
+stops when the run ends.
+
+Exit status: 0 completed, 1 failed, 2 usage error or no model configured, 130 cancelled.`
+
+// runFlags are `agentd run`'s options.
+type runFlags struct {
+	policy, session, dir, stateDir, logFile, logLevel *string
+	noIndex, json, reasoning                          *bool
+}
+
 func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	policy := fs.String("policy", "", "approval mode: read-only, ask, auto-edit, full-auto")
-	session := fs.String("session", "", "continue this session")
-	dir := fs.String("dir", ".", "the workspace")
-	stateDir := fs.String("state-dir", "", "base directory for state (default: $AGENTD_STATE_DIR, else ~/.local/state)")
-	logFile := fs.String("log-file", "", "log to this file")
-	logLevel := fs.String("log-level", "error", "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	fs := newCommand("run", `agentd run [flags] "prompt"`, runAbout)
+	f := runFlags{
+		policy:    fs.String("policy", "", "approval mode: read-only, ask, auto-edit or full-auto (default: the approvalPolicy setting)"),
+		session:   fs.String("session", "", "continue this session: the model reads its conversation so far"),
+		dir:       fs.String("dir", ".", "the workspace"),
+		stateDir:  fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)"),
+		logFile:   fs.String("log-file", "", "log to this file instead of stderr"),
+		logLevel:  fs.String("log-level", "error", "debug, info, warn or error"),
+		noIndex:   fs.Bool("no-index", false, "do not index the workspace (search_semantic then tells the model to use grep)"),
+		json:      fs.Bool("json", false, "print the run's notifications as JSON lines on stdout, for scripts; asks nothing"),
+		reasoning: fs.Bool("reasoning", false, "show the model's reasoning whole, dimmed, instead of one line per thought"),
 	}
-	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if prompt == "" {
-		fmt.Fprintln(stderr, `agentd run: give a prompt, e.g. agentd run "explain what this repository does"`)
-		return exitUsage
+	pos, code := fs.parse(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	if *stateDir != "" {
-		os.Setenv("AGENTD_STATE_DIR", *stateDir)
+	prompt := strings.TrimSpace(strings.Join(pos, " "))
+	switch {
+	case prompt == "":
+		return fs.fail(stderr, errors.New(`give a prompt, e.g. agentd run "explain what this repository does"`))
+	case *f.policy != "" && !slices.Contains(tools.Modes, tools.Mode(*f.policy)):
+		return fs.fail(stderr, fmt.Errorf("--policy %q: use one of %s", *f.policy, tools.ModeList()))
 	}
-	log, closeLog, err := newLogger(*logFile, *logLevel, stderr)
+	if *f.stateDir != "" {
+		os.Setenv("AGENTD_STATE_DIR", *f.stateDir)
+	}
+	log, closeLog, err := newLogger(*f.logFile, *f.logLevel, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
@@ -62,7 +105,7 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
-	root, err := filepath.Abs(*dir)
+	root, err := filepath.Abs(*f.dir)
 	if err == nil {
 		root, err = filepath.EvalSymlinks(root)
 	}
@@ -70,65 +113,232 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "agentd: workspace:", err)
 		return exitUsage
 	}
-	state, _, err := stateDirs(root)
+	state, cache, err := stateDirs(root)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
+	cfg.Root, cfg.StateDir, cfg.Logger = root, state, log
+	t := &terminalRun{stdout: stdout, stderr: stderr}
+	return t.run(ctx, cfg, f, cache, stdin, agent.RunParams{Prompt: prompt, SessionID: *f.session, ApprovalPolicy: tools.Mode(*f.policy)})
+}
 
-	ui := newTermUI(stdin, stdout, stderr)
-	cfg.Root, cfg.StateDir, cfg.Listener, cfg.Logger = root, state, ui.queue, log
-	if !ui.tty {
+// terminalRun is one `agentd run`: its front end, its agent and its index.
+type terminalRun struct {
+	stdout, stderr io.Writer
+	a              *agent.Agent
+	queue          *agent.Queue
+	final          <-chan agent.RunState
+	sc             *screen // nil with --json
+	printer        *printer
+	pr             *prompter // nil when no one can be asked
+	interrupts     chan struct{}
+}
+
+func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cache string, stdin io.Reader, params agent.RunParams) int {
+	interactive := !*f.json && isTerminal(stdin) && isTerminal(t.stdout)
+	var kb *keyboard
+	if interactive {
+		var err error
+		if kb, err = openKeyboard(stdin.(*os.File)); err != nil {
+			cfg.Logger.Warn("terminal modes", "err", err)
+			interactive = false
+		} else {
+			defer kb.restore()
+		}
+	}
+	var ui *termUI
+	if *f.json {
+		j := newJSONUI(t.stdout)
+		t.queue, t.final = agent.NewQueue(j), j.final
+	} else {
+		live := isTerminal(t.stdout)
+		t.sc = newScreen(t.stdout, live, live && os.Getenv("NO_COLOR") == "")
+		t.sc.errOut = t.stderr
+		defer t.sc.close()
+		t.printer = newPrinter(t.sc, printOptions{render: live, reasoning: *f.reasoning})
+		ui = newTermUI(t.sc, t.printer)
+		t.queue, t.final = agent.NewQueue(ui), ui.final
+	}
+	cfg.Listener = t.queue
+	if !interactive {
 		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
+	}
+	if !*f.noIndex {
+		idx := startRunIndex(cfg, cache)
+		defer idx.close()
+		cfg.Searcher = idx
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
+		fmt.Fprintln(t.stderr, "agentd:", err)
 		return exitFailed
 	}
-	defer a.Shutdown()
-	ui.agent = a
-	if !ui.tty {
-		fmt.Fprintln(stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
+	t.a = a
+	defer within(3*time.Second, a.Shutdown)
+	t.interrupts = make(chan struct{}, 1)
+	if interactive {
+		t.pr = newPrompter(a, kb, t.sc, t.printer, func() {
+			select {
+			case t.interrupts <- struct{}{}:
+			default:
+			}
+		})
+		ui.pr = t.pr
 	}
-	res, err := a.Run(ctx, agent.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: tools.Mode(*policy)})
+	switch {
+	case *f.json:
+	case !interactive:
+		fmt.Fprintln(t.stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
+	default:
+		t.header(cfg, params)
+	}
+	res, err := a.Run(ctx, params)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
+		fmt.Fprintln(t.stderr, "agentd:", err)
 		return exitUsage
 	}
-	return ui.wait(ctx, res)
+	st, code := t.wait(ctx, res)
+	if t.sc != nil {
+		t.sc.close()
+		fmt.Fprintln(t.stderr, t.sc.style("2", t.printer.summary(st)))
+	} else {
+		fmt.Fprintf(t.stderr, "session %s, run %s: %s\n", st.SessionID, st.RunID, st.State)
+	}
+	return code
 }
 
-// wait shows the run until it ends; Ctrl-C cancels it cleanly.
-func (u *termUI) wait(ctx context.Context, res agent.RunResult) int {
-	sigs := make(chan os.Signal, 1)
+// header is the run's first line on a terminal: the model, the policy and
+// the workspace.
+func (t *terminalRun) header(cfg agent.Config, params agent.RunParams) {
+	mode := params.ApprovalPolicy
+	if mode == "" {
+		mode = cfg.Policy
+	}
+	facts := []string{"model " + cfg.Model.Name, "policy " + string(mode), cfg.Root}
+	if params.SessionID != "" {
+		facts = append(facts, "session "+params.SessionID)
+	}
+	t.sc.println(t.sc.style("2", "agentd · "+strings.Join(facts, " · ")))
+	t.sc.setStatus("thinking")
+}
+
+// wait delivers the run's notifications until it ends. Ctrl-C (at a
+// prompt or not) cancels the run and returns as soon as it is cancelled,
+// within a few seconds whatever happens; a second Ctrl-C returns at once.
+func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunState, int) {
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 	quit := make(chan struct{})
 	defer close(quit)
-	go u.queue.Run(quit)
+	go t.queue.Run(quit)
+	if t.pr != nil {
+		go t.pr.run(quit)
+	}
+	cancelled := agent.RunState{RunID: res.RunID, SessionID: res.SessionID, State: agent.StateCancelled}
+	var deadline <-chan time.Time
+	done := ctx.Done()
+	cancel := func() bool {
+		if deadline != nil {
+			return true // the second time: stop waiting
+		}
+		if t.sc != nil {
+			t.sc.setPrompt(nil)
+			t.sc.println(t.sc.style("33", "agentd: cancelling… (Ctrl-C again to quit now)"))
+		}
+		_ = t.a.Cancel(context.Background(), res.RunID)
+		deadline = time.After(3 * time.Second)
+		return false
+	}
 	for {
 		select {
 		case <-sigs:
-			fmt.Fprintln(u.err, "\nagentd: cancelling…")
-			_ = u.agent.Cancel(context.Background(), res.RunID)
-		case <-ctx.Done():
-			_ = u.agent.Cancel(context.Background(), res.RunID)
-		case st := <-u.final:
-			fmt.Fprintf(u.err, "\nsession %s, run %s: %s\n", res.SessionID, res.RunID, st.State)
+			if cancel() {
+				return cancelled, exitCancelled
+			}
+		case <-t.interrupts:
+			if cancel() {
+				return cancelled, exitCancelled
+			}
+		case <-done:
+			done = nil
+			cancel()
+		case <-deadline:
+			return cancelled, exitCancelled
+		case st := <-t.final:
 			switch st.State {
 			case agent.StateCompleted:
-				return exitCompleted
+				return st, exitCompleted
 			case agent.StateCancelled:
-				return exitCancelled
+				return st, exitCancelled
 			}
-			return exitFailed
+			return st, exitFailed
 		}
 	}
 }
 
-func isTerminal(r io.Reader, w io.Writer) bool {
-	in, ok1 := r.(*os.File)
-	out, ok2 := w.(*os.File)
-	return ok1 && ok2 && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd()))
+// within runs f, waiting for it at most d: what is left of it ends with the
+// process.
+func within(d time.Duration, f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// oneShotIndex is the workspace index of one `agentd run`: the daemon's live
+// index (opened, brought up to date, watched), closed when the run ends.
+type oneShotIndex struct {
+	live    *rag.Live
+	built   chan struct{}
+	once    sync.Once
+	waitEnd time.Time
+}
+
+// indexWait is how long after the start a search may wait for the index's
+// first build: a one-shot run's first search on a fresh workspace should
+// find something.
+const indexWait = 10 * time.Second
+
+func startRunIndex(cfg agent.Config, dir string) *oneShotIndex {
+	idx := &oneShotIndex{built: make(chan struct{}), waitEnd: time.Now().Add(indexWait)}
+	idx.live = rag.StartLive(ragOptions(cfg, cfg.Root, dir, cfg.Logger), rag.Progress{
+		End: func(rag.Status, error) { idx.once.Do(func() { close(idx.built) }) },
+	})
+	return idx
+}
+
+// Search implements tools.Searcher: while the index is still being built
+// it waits for the build (until indexWait after the start), then answers.
+func (idx *oneShotIndex) Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, bool, error) {
+	hits, partial, err := idx.live.Search(ctx, query, limit)
+	if err != nil || !partial {
+		return hits, partial, err
+	}
+	wait := time.Until(idx.waitEnd)
+	if wait <= 0 {
+		return hits, partial, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-idx.built:
+	case <-timer.C:
+	case <-ctx.Done():
+		return hits, partial, err
+	}
+	return idx.live.Search(ctx, query, limit)
+}
+
+func (idx *oneShotIndex) close() { within(2*time.Second, func() { _ = idx.live.Close() }) }
+
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }

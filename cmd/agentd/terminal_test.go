@@ -43,82 +43,170 @@ func agentdBinary(t *testing.T) string {
 	return binPath
 }
 
-// terminal is agentd run on a pseudo-terminal, read as a user sees it.
+// Screen size of the tests' terminals.
+const (
+	termCols = 100
+	termRows = 40
+)
+
+// terminal is agentd run on a pseudo-terminal, read through a small VT
+// emulator as a user sees it. On failure the test prints the screen.
 type terminal struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	tty  *os.File
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
+	t      *testing.T
+	cmd    *exec.Cmd
+	tty    *os.File
+	root   string
+	state  string
+	mu     sync.Mutex
+	vt     *vt
+	raw    bytes.Buffer
+	done   chan struct{} // the output is read to its end
+	exited chan struct{} // the process exited
 }
 
-func startTerminal(t *testing.T, model string, args ...string) (*terminal, string) {
+// runEnv is the environment of agentd run against the scripted model.
+func runEnv(t *testing.T, model, state string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "NO_COLOR" && !strings.HasPrefix(name, "AGENTD_") && !strings.HasPrefix(name, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake", "TERM=xterm-256color",
+		"AGENTD_STATE_DIR="+state, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
+}
+
+// startTerminal starts agentd run in a fresh workspace on a terminal.
+func startTerminal(t *testing.T, model string, args ...string) *terminal {
 	t.Helper()
-	root := t.TempDir()
+	return startTerminalIn(t, t.TempDir(), model, args...)
+}
+
+func startTerminalIn(t *testing.T, root, model string, args ...string) *terminal {
+	t.Helper()
+	state := t.TempDir()
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
-		"AGENTD_STATE_DIR="+t.TempDir(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
-	tty, err := pty.Start(cmd)
+	cmd.Env = runEnv(t, model, state)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: termCols, Rows: termRows})
 	require.NoError(t, err)
-	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
+	term := &terminal{t: t, cmd: cmd, tty: tty, root: root, state: state, vt: newVT(termCols, termRows),
+		done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(term.done)
 		buf := make([]byte, 4096)
 		for {
 			n, err := tty.Read(buf)
 			term.mu.Lock()
-			term.out.Write(buf[:n])
+			term.vt.write(buf[:n])
+			term.raw.Write(buf[:n])
 			term.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
+	go func() {
+		_ = cmd.Wait()
+		close(term.exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
+		<-term.exited
 		tty.Close()
 		if t.Failed() {
-			t.Logf("terminal:\n%s", term.screen())
+			t.Logf("screen (%dx%d), the whole session:\n%s\n%s\n%s", termCols, termRows,
+				strings.Repeat("─", termCols), term.text(), strings.Repeat("─", termCols))
 		}
 	})
-	return term, root
+	return term
 }
 
+// text is everything the terminal showed, as it reads now.
+func (term *terminal) text() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.vt.text()
+}
+
+// screen is what the terminal shows now (its last rows).
 func (term *terminal) screen() string {
 	term.mu.Lock()
 	defer term.mu.Unlock()
-	return term.out.String()
+	return term.vt.screen()
 }
 
+func (term *terminal) rawOutput() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.raw.String()
+}
+
+// waitFor awaits s on the terminal.
 func (term *terminal) waitFor(s string) {
 	term.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(term.screen(), s) {
+	term.await("the terminal to show "+quote(s), func() bool { return strings.Contains(term.text(), s) })
+}
+
+// waitForScreen awaits s among the lines the terminal shows now.
+func (term *terminal) waitForScreen(s string) {
+	term.t.Helper()
+	term.await("the screen to show "+quote(s), func() bool { return strings.Contains(term.screen(), s) })
+}
+
+func (term *terminal) await(what string, cond func() bool) {
+	term.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
 		if time.Now().After(deadline) {
-			term.t.Fatalf("timed out waiting for %q on the terminal", s)
+			term.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-term.exited:
+			if !cond() {
+				<-term.done
+				if !cond() {
+					term.t.Fatalf("agentd run exited while waiting for %s", what)
+				}
+			}
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
-func (term *terminal) typeLine(s string) {
+// press types keys as they are (no Enter added).
+func (term *terminal) press(keys string) {
 	term.t.Helper()
-	_, err := io.WriteString(term.tty, s+"\r")
+	_, err := io.WriteString(term.tty, keys)
 	require.NoError(term.t, err)
 }
 
+func (term *terminal) typeLine(s string) { term.t.Helper(); term.press(s + "\r") }
+
+// exitCode waits for agentd run to exit.
 func (term *terminal) exitCode() int {
 	term.t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- term.cmd.Wait() }()
+	return term.exitWithin(20 * time.Second)
+}
+
+// exitWithin fails unless agentd run exits within d.
+func (term *terminal) exitWithin(d time.Duration) int {
+	term.t.Helper()
 	select {
-	case <-errc:
-	case <-time.After(15 * time.Second):
-		term.t.Fatal("agentd run did not exit")
+	case <-term.exited:
+	case <-time.After(d):
+		term.t.Fatalf("agentd run did not exit within %v", d)
 	}
 	<-term.done
 	return term.cmd.ProcessState.ExitCode()
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// scripted starts the scripted model with these turns.
+func scripted(t *testing.T, turns ...modeltest.Turn) *modeltest.Server {
+	srv := modeltest.Start(&modeltest.Script{Turns: turns})
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func startModel(t *testing.T) *modeltest.Server {
@@ -129,30 +217,49 @@ func startModel(t *testing.T) *modeltest.Server {
 	return srv
 }
 
+func call(id, name string, args any) modeltest.Reply {
+	return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: id, Name: name, Arguments: modeltest.Args(args)}}}
+}
+
+func text(s string) modeltest.Reply { return modeltest.Reply{Text: s} }
+
+// firstPrompt is the last user message of the model's first request.
+func firstPrompt(t *testing.T, srv *modeltest.Server) string {
+	t.Helper()
+	reqs := srv.Requests()
+	require.NotEmpty(t, reqs)
+	msgs := reqs[0].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
 func TestRunQuestionTypedAndWriteApproved(t *testing.T) {
 	srv := startModel(t)
-	term, root := startTerminal(t, srv.URL, "write a greeting")
+	term := startTerminal(t, srv.URL, "write a greeting")
 	term.waitFor("Whom should I greet?")
-	term.waitFor("> ")
+	term.waitForScreen("Enter: send")
 	term.typeLine("Ada")
 	term.waitFor("+Hello, Ada")
-	term.waitFor("Allow?")
-	term.typeLine("y")
+	term.waitForScreen("Yes, once")
+	term.press("y")
 	term.waitFor("Wrote the greeting.")
 	assert.Equal(t, exitCompleted, term.exitCode())
-	got, err := os.ReadFile(filepath.Join(root, "greeting.txt"))
+	got, err := os.ReadFile(filepath.Join(term.root, "greeting.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "Hello, Ada\n", string(got))
 }
 
 func TestRunCtrlCCancels(t *testing.T) {
 	srv := startModel(t)
-	term, _ := startTerminal(t, srv.URL, "talk forever")
+	term := startTerminal(t, srv.URL, "talk forever")
 	term.waitFor("keep talking")
-	_, err := term.tty.Write([]byte{3}) // Ctrl-C: the terminal sends SIGINT
-	require.NoError(t, err)
-	term.waitFor("cancelled")
-	assert.Equal(t, exitCancelled, term.exitCode())
+	term.press("\x03") // Ctrl-C: the terminal sends SIGINT
+	assert.Equal(t, exitCancelled, term.exitWithin(5*time.Second))
+	assert.Contains(t, term.text(), "cancelled")
 }
 
 func TestRunWithoutModelSaysHowToConfigure(t *testing.T) {

@@ -1,0 +1,552 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/tools"
+)
+
+var (
+	// errPromptClosed ends a prompt whose request was closed elsewhere
+	// (timed out, cancelled).
+	errPromptClosed = errors.New("the request was closed")
+	// errInterrupted is Ctrl-C read as a key.
+	errInterrupted = errors.New("interrupted")
+	// errSkipped is Ctrl-D at a text prompt.
+	errSkipped = errors.New("skipped")
+)
+
+// prompter puts the run's input requests to the user one at a time, on
+// its own goroutine, so that notifications keep flowing while it waits
+// (and the run's end is seen even with a prompt open).
+type prompter struct {
+	a         *agent.Agent
+	kb        *keyboard
+	sc        *screen
+	p         *printer
+	interrupt func()
+
+	mu      sync.Mutex // guards queue, open
+	queue   []agent.InputRequest
+	open    map[string]chan struct{} // closed when the request is resolved
+	ready   chan struct{}
+	current string
+}
+
+func newPrompter(a *agent.Agent, kb *keyboard, sc *screen, p *printer, interrupt func()) *prompter {
+	return &prompter{a: a, kb: kb, sc: sc, p: p, interrupt: interrupt,
+		open: map[string]chan struct{}{}, ready: make(chan struct{}, 1)}
+}
+
+// add queues a request (called in the order the run sent them).
+func (pr *prompter) add(req agent.InputRequest) {
+	pr.mu.Lock()
+	pr.queue = append(pr.queue, req)
+	pr.open[req.RequestID] = make(chan struct{})
+	pr.mu.Unlock()
+	select {
+	case pr.ready <- struct{}{}:
+	default:
+	}
+}
+
+// resolved closes the request's prompt, or drops it from the queue.
+func (pr *prompter) resolved(id string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if ch, ok := pr.open[id]; ok {
+		close(ch)
+		delete(pr.open, id)
+	}
+}
+
+// pending says how many requests wait, the open one included.
+func (pr *prompter) pending() int {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return len(pr.open)
+}
+
+// run asks the queued requests until quit is closed.
+func (pr *prompter) run(quit <-chan struct{}) {
+	for {
+		pr.mu.Lock()
+		var req *agent.InputRequest
+		var done chan struct{}
+		for len(pr.queue) > 0 && req == nil {
+			r := pr.queue[0]
+			pr.queue = pr.queue[1:]
+			if ch, ok := pr.open[r.RequestID]; ok {
+				req, done = &r, ch
+			}
+		}
+		pr.mu.Unlock()
+		if req == nil {
+			select {
+			case <-pr.ready:
+				continue
+			case <-quit:
+				return
+			}
+		}
+		err := pr.ask(*req, done)
+		pr.sc.setPrompt(nil)
+		switch {
+		case errors.Is(err, errInterrupted):
+			pr.interrupt()
+		case errors.Is(err, errPromptClosed), err == nil:
+		case errors.Is(err, errKeyboardClosed):
+			pr.sc.println("agentd: the terminal closed: " + requestHeadline(*req) + " stays unanswered")
+			<-quit
+			return
+		default:
+			pr.sc.println("agentd: " + err.Error())
+		}
+	}
+}
+
+func (pr *prompter) ask(req agent.InputRequest, done <-chan struct{}) error {
+	switch req.Kind {
+	case agent.KindConfirmWrite, agent.KindConfirmCommand:
+		return pr.confirm(req, done)
+	case agent.KindSecret:
+		return pr.secret(req, done)
+	}
+	if len(req.Options) > 0 {
+		return pr.choice(req, done)
+	}
+	return pr.question(req, done)
+}
+
+// choiceItem is one line of a picker.
+type choiceItem struct {
+	key   rune // the key that picks it; 0: only its number
+	label string
+	id    string // the option's id, or a decision
+}
+
+// confirmItems are a confirmation's answers, from the request's options.
+func confirmItems(req agent.InputRequest) []choiceItem {
+	labels := map[tools.Decision]choiceItem{
+		tools.AllowOnce:    {'y', "Yes, once", ""},
+		tools.AllowSession: {'s', "Yes, for this session", ""},
+		tools.AllowAlways:  {'a', "Always (saves a rule)", ""},
+		tools.RejectOnce:   {'n', "No", ""},
+		tools.RejectAlways: {'x', "Never (saves a rule that rejects it; asks to be sure)", ""},
+	}
+	opts := req.Options
+	if len(opts) == 0 {
+		for _, d := range tools.Decisions {
+			opts = append(opts, tools.Option{OptionID: string(d)})
+		}
+	}
+	var items []choiceItem
+	for _, o := range opts {
+		it, ok := labels[tools.Decision(o.OptionID)]
+		if !ok {
+			it = choiceItem{label: o.Label}
+		}
+		it.id = o.OptionID
+		items = append(items, it)
+		if tools.Decision(o.OptionID) == tools.RejectOnce {
+			items = append(items, choiceItem{'t', "No, and tell the agent what to do instead", tellID})
+		}
+	}
+	return items
+}
+
+// tellID is the picker's "no, and say why" answer.
+const tellID = "reject_with_reason"
+
+func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error {
+	var b strings.Builder
+	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
+	if req.Command != "" {
+		cwd := ""
+		if req.Cwd != "" && req.Cwd != "." {
+			cwd = pr.sc.style("2", "   (in "+req.Cwd+")")
+		}
+		b.WriteString("    " + pr.sc.style("1", "$ "+req.Command) + cwd + "\n")
+	}
+	for _, d := range req.Diff {
+		for _, l := range pr.p.diffLines(d.Diff, 400) {
+			b.WriteString(l + "\n")
+		}
+	}
+	if req.Rule != "" {
+		b.WriteString(pr.sc.style("2", "  ("+req.Rule+")") + "\n")
+	}
+	pr.sc.print(b.String())
+	items := confirmItems(req)
+	for {
+		it, err := pr.pick(items, done, "Ctrl-D: no")
+		if errors.Is(err, errSkipped) {
+			it, err = choiceItem{label: "No"}, nil
+			it.id = string(tools.RejectOnce)
+		}
+		if err != nil {
+			return err
+		}
+		p := agent.ConfirmParams{RequestID: req.RequestID, Decision: tools.Decision(it.id)}
+		switch it.id {
+		case string(tools.RejectAlways):
+			sure, err := pr.yesNo("Never allow this? It saves a rule that rejects it from now on. y: yes, never · any other key: back", done)
+			if err != nil {
+				return err
+			}
+			if !sure {
+				continue
+			}
+		case tellID:
+			reason, err := pr.readLine("Tell the agent what to do instead", "", false, done)
+			if errors.Is(err, errSkipped) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			p.Decision, p.Reason = tools.RejectOnce, reason
+			it.label = "No: " + reason
+		}
+		code := "32"
+		if !p.Decision.Allows() {
+			code = "31"
+		}
+		pr.sc.setPrompt(nil)
+		pr.sc.println("  " + pr.sc.style(code, "→ "+it.label))
+		return pr.a.Confirm(context.Background(), p)
+	}
+}
+
+func (pr *prompter) header(req agent.InputRequest) {
+	var b strings.Builder
+	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
+	if req.Context != "" {
+		for _, l := range wrapPlain(req.Context, pr.p.width()-4) {
+			b.WriteString(pr.sc.style("2", "    "+l) + "\n")
+		}
+	}
+	pr.sc.print(b.String())
+}
+
+func (pr *prompter) question(req agent.InputRequest, done <-chan struct{}) error {
+	pr.header(req)
+	text, err := pr.readLine("", req.Default, false, done)
+	if errors.Is(err, errSkipped) {
+		text, err = "(no answer)", nil
+	}
+	if err != nil {
+		return err
+	}
+	pr.sc.println("  " + pr.sc.style("32", "→ "+text))
+	return pr.a.Reply(context.Background(), agent.ReplyParams{RequestID: req.RequestID, Text: &text})
+}
+
+func (pr *prompter) secret(req agent.InputRequest, done <-chan struct{}) error {
+	pr.header(req)
+	text, err := pr.readLine("hidden; Enter to send", "", true, done)
+	if errors.Is(err, errSkipped) {
+		text, err = "", nil
+	}
+	if err != nil {
+		return err
+	}
+	pr.sc.println("  " + pr.sc.style("32", "→ (given, hidden)"))
+	return pr.a.Reply(context.Background(), agent.ReplyParams{RequestID: req.RequestID, Text: &text})
+}
+
+// otherID is the picker's "type an answer" entry.
+const otherID = "\x00other"
+
+func (pr *prompter) choice(req agent.InputRequest, done <-chan struct{}) error {
+	pr.header(req)
+	items := make([]choiceItem, 0, len(req.Options)+1)
+	for _, o := range req.Options {
+		label := o.Label
+		if o.Description != "" {
+			label += pr.sc.style("2", " — "+o.Description)
+		}
+		items = append(items, choiceItem{label: label, id: o.OptionID})
+	}
+	if req.AllowOther {
+		items = append(items, choiceItem{key: 'o', label: "Other: type an answer", id: otherID})
+	}
+	p := agent.ReplyParams{RequestID: req.RequestID}
+	var shown string
+	for {
+		var err error
+		if req.Multiple {
+			var chosen []choiceItem
+			chosen, err = pr.pickMany(items, done)
+			for _, it := range chosen {
+				p.Answers = append(p.Answers, it.id)
+				shown += ", " + plainLabel(it.label)
+			}
+			shown = strings.TrimPrefix(shown, ", ")
+		} else {
+			var it choiceItem
+			it, err = pr.pick(items, done, "")
+			p.OptionID, shown = it.id, plainLabel(it.label)
+		}
+		if errors.Is(err, errSkipped) {
+			if !req.AllowOther {
+				continue // a closed choice needs one of its options
+			}
+			p.OptionID, p.Answers = "", nil
+			text := "(no answer)"
+			p.Text, shown, err = &text, text, nil
+		}
+		if err != nil {
+			return err
+		}
+		if p.OptionID == otherID || slices.Contains(p.Answers, otherID) {
+			text, err := pr.readLine("Your answer", "", false, done)
+			if errors.Is(err, errSkipped) {
+				p = agent.ReplyParams{RequestID: req.RequestID}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			p.OptionID, p.Answers, p.Text, shown = "", nil, &text, text
+		}
+		pr.sc.setPrompt(nil)
+		pr.sc.println("  " + pr.sc.style("32", "→ "+shown))
+		return pr.a.Reply(context.Background(), p)
+	}
+}
+
+func plainLabel(label string) string {
+	if i := strings.Index(label, "\x1b["); i >= 0 {
+		return label[:i]
+	}
+	return label
+}
+
+// pick shows items with the first highlighted and waits for a choice: the
+// arrows and Enter, an item's key (any case), or its number. A key that
+// picks nothing says so and waits again. Ctrl-D is errSkipped.
+func (pr *prompter) pick(items []choiceItem, done <-chan struct{}, extra string) (choiceItem, error) {
+	cur, warn := 0, ""
+	keys := keyList(items)
+	pr.kb.discard() // only keys typed from now on answer
+	for {
+		pr.sc.setPrompt(pr.pickerLines(items, cur, nil, warn, extra))
+		k, err := pr.kb.next(done)
+		if err != nil {
+			return choiceItem{}, err
+		}
+		warn = ""
+		switch k.kind {
+		case keyUp:
+			cur = (cur + len(items) - 1) % len(items)
+		case keyDown, keyTab:
+			cur = (cur + 1) % len(items)
+		case keyEnter:
+			return items[cur], nil
+		case keyCtrlD:
+			return choiceItem{}, errSkipped
+		case keyCtrlC:
+			return choiceItem{}, errInterrupted
+		case keyRune:
+			if i := itemFor(items, k.r); i >= 0 {
+				return items[i], nil
+			}
+			warn = fmt.Sprintf("%q is not an answer here: press %s", string(k.r), keys)
+		default:
+			warn = "press " + keys
+		}
+	}
+}
+
+// pickMany is pick with several answers: Space (or an item's number)
+// marks, Enter sends the marked ones.
+func (pr *prompter) pickMany(items []choiceItem, done <-chan struct{}) ([]choiceItem, error) {
+	cur, warn := 0, ""
+	marked := make([]bool, len(items))
+	pr.kb.discard()
+	for {
+		pr.sc.setPrompt(pr.pickerLines(items, cur, marked, warn, "Space: mark · Enter: send"))
+		k, err := pr.kb.next(done)
+		if err != nil {
+			return nil, err
+		}
+		warn = ""
+		switch k.kind {
+		case keyUp:
+			cur = (cur + len(items) - 1) % len(items)
+		case keyDown, keyTab:
+			cur = (cur + 1) % len(items)
+		case keyEnter:
+			var out []choiceItem
+			for i, m := range marked {
+				if m {
+					out = append(out, items[i])
+				}
+			}
+			if len(out) == 0 {
+				warn = "mark at least one with Space"
+				continue
+			}
+			return out, nil
+		case keyCtrlD:
+			return nil, errSkipped
+		case keyCtrlC:
+			return nil, errInterrupted
+		case keyRune:
+			if k.r == ' ' {
+				marked[cur] = !marked[cur]
+			} else if i := itemFor(items, k.r); i >= 0 {
+				marked[i], cur = !marked[i], i
+			} else {
+				warn = fmt.Sprintf("%q is not an answer here", string(k.r))
+			}
+		}
+	}
+}
+
+// itemFor finds the item a key picks: its letter in either case, or its
+// number.
+func itemFor(items []choiceItem, r rune) int {
+	for i, it := range items {
+		if it.key != 0 && unicode.ToLower(r) == it.key {
+			return i
+		}
+	}
+	if n, err := strconv.Atoi(string(r)); err == nil && n >= 1 && n <= len(items) {
+		return n - 1
+	}
+	return -1
+}
+
+func keyList(items []choiceItem) string {
+	var keys []string
+	for i, it := range items {
+		if it.key != 0 {
+			keys = append(keys, string(it.key))
+		} else {
+			keys = append(keys, strconv.Itoa(i+1))
+		}
+	}
+	if len(keys) == 1 {
+		return keys[0]
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " or " + keys[len(keys)-1]
+}
+
+func (pr *prompter) pickerLines(items []choiceItem, cur int, marked []bool, warn, extra string) []string {
+	lines := make([]string, 0, len(items)+1)
+	for i, it := range items {
+		k := strconv.Itoa(i + 1)
+		if it.key != 0 {
+			k = string(it.key)
+		}
+		box := ""
+		if marked != nil {
+			box = "[ ] "
+			if marked[i] {
+				box = "[x] "
+			}
+		}
+		line := "  " + k + "  " + box + it.label
+		if i == cur {
+			line = pr.sc.style("1;36", "› "+k+"  "+box+plainLabel(it.label))
+			if !pr.sc.colour {
+				line = "> " + k + "  " + box + it.label
+			}
+		}
+		lines = append(lines, line)
+	}
+	hint := "↑↓ Enter, or a key"
+	if extra != "" {
+		hint += " · " + extra
+	}
+	hint += " · Ctrl-C: cancel the run"
+	if n := pr.pending(); n > 1 {
+		hint = fmt.Sprintf("%d questions wait · ", n) + hint
+	}
+	if warn != "" {
+		return append(lines, pr.sc.style("31", "  "+warn))
+	}
+	return append(lines, pr.sc.style("2", "  "+hint))
+}
+
+// yesNo asks one thing more; only y (any case) says yes.
+func (pr *prompter) yesNo(question string, done <-chan struct{}) (bool, error) {
+	pr.kb.discard()
+	pr.sc.setPrompt([]string{pr.sc.style("33", "  "+question)})
+	k, err := pr.kb.next(done)
+	switch {
+	case err != nil:
+		return false, err
+	case k.kind == keyCtrlC:
+		return false, errInterrupted
+	}
+	return k.kind == keyRune && unicode.ToLower(k.r) == 'y', nil
+}
+
+// readLine reads a line of text: Enter sends it (the default when empty),
+// Backspace, Ctrl-U and Ctrl-W edit it, Ctrl-D skips (errSkipped), and a
+// hidden one shows a dot per character.
+func (pr *prompter) readLine(label, def string, hidden bool, done <-chan struct{}) (string, error) {
+	var text []rune
+	hint := "Enter: send · Ctrl-D: skip · Ctrl-C: cancel the run"
+	if def != "" {
+		hint = "Enter: send (empty: " + def + ") · Ctrl-D: skip · Ctrl-C: cancel the run"
+	}
+	if label != "" {
+		hint = label + " · " + hint
+	}
+	pr.kb.discard()
+	for {
+		shown := string(text)
+		if hidden {
+			shown = strings.Repeat("•", len(text))
+		}
+		width := pr.sc.width() - 3
+		for termmd.Width(shown) > width && shown != "" {
+			_, size := utf8.DecodeRuneInString(shown)
+			shown = shown[size:]
+		}
+		pr.sc.setPrompt([]string{pr.sc.style("2", "  "+hint), pr.sc.style("1;36", "> ") + shown})
+		k, err := pr.kb.next(done)
+		if err != nil {
+			return "", err
+		}
+		switch k.kind {
+		case keyRune:
+			text = append(text, k.r)
+		case keyTab:
+			text = append(text, ' ')
+		case keyBackspace:
+			if len(text) > 0 {
+				text = text[:len(text)-1]
+			}
+		case keyCtrlU:
+			text = text[:0]
+		case keyCtrlW:
+			s := strings.TrimRightFunc(string(text), unicode.IsSpace)
+			i := strings.LastIndexFunc(s, unicode.IsSpace)
+			text = []rune(s[:i+1])
+		case keyEnter:
+			if len(text) == 0 && def != "" {
+				return def, nil
+			}
+			return string(text), nil
+		case keyCtrlD:
+			return "", errSkipped
+		case keyCtrlC:
+			return "", errInterrupted
+		}
+	}
+}
