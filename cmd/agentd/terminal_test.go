@@ -34,7 +34,11 @@ func agentdBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "agentd")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))
 		}

@@ -62,10 +62,11 @@ func newPrinter(sc *screen, opt printOptions) *printer {
 	return &printer{sc: sc, opt: opt, calls: map[string]*callView{}, prompted: map[string]bool{}, started: now, lastAt: now}
 }
 
-// printEvents prints a past run's notifications in short form: the
-// prompt's answer, each tool call on one line with its result, the
-// questions and how they were answered. colour lays markdown out and
-// colours it for a terminal of the given width (0: 80 columns).
+// printEvents prints a past run's notifications (Agent.Events,
+// Agent.SessionHistory) in short form: the answer, each tool call on one
+// line with its result, the questions and how they were answered. With
+// colour, for a terminal, the answer is laid out and coloured for the
+// width of w (80 columns when w is no terminal).
 func printEvents(w io.Writer, events []agent.Event, colour bool) error {
 	sc := newScreen(w, false, colour)
 	p := newPrinter(sc, printOptions{render: colour, past: true})
@@ -515,7 +516,11 @@ func (p *printer) finishCall(c *callView, up agent.Update) {
 	case failed:
 		body = p.outputLines(headTail(lines, 10, 10))
 	case c.kind == tools.KindExecute || up.ExitCode != nil:
-		facts = append(facts, plural(len(lines), "line")+" of output")
+		if len(lines) == 0 {
+			facts = append(facts, "no output")
+		} else {
+			facts = append(facts, plural(len(lines), "line")+" of output")
+		}
 		if !p.opt.past && p.sc.live && len(lines) > 0 {
 			body = p.outputLines(lastN(lines, 3))
 		}

@@ -42,7 +42,7 @@ type screen struct {
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 func newScreen(out io.Writer, live, colour bool) *screen {
-	s := &screen{out: out, fd: -1, live: live, colour: colour && live}
+	s := &screen{out: out, fd: -1, live: live, colour: colour}
 	if f, ok := out.(*os.File); ok {
 		s.fd = int(f.Fd())
 	}
