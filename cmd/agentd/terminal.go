@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -132,6 +133,7 @@ type terminalRun struct {
 	sc             *screen // nil with --json
 	printer        *printer
 	pr             *prompter // nil when no one can be asked
+	kb             *keyboard // nil when no one can be asked
 	interrupts     chan struct{}
 }
 
@@ -148,8 +150,9 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 		}
 	}
 	var ui *termUI
+	var j *jsonUI
 	if *f.json {
-		j := newJSONUI(t.stdout)
+		j = newJSONUI(t.stdout)
 		t.queue, t.final = agent.NewQueue(j), j.final
 	} else {
 		live := isTerminal(t.stdout)
@@ -178,6 +181,7 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 	defer within(3*time.Second, a.Shutdown)
 	t.interrupts = make(chan struct{}, 1)
 	if interactive {
+		t.kb = kb
 		t.pr = newPrompter(a, kb, t.sc, t.printer, func() {
 			select {
 			case t.interrupts <- struct{}{}:
@@ -197,6 +201,13 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 	if err != nil {
 		fmt.Fprintln(t.stderr, "agentd:", err)
 		return exitUsage
+	}
+	// Before the queue delivers anything (wait starts it): only this run is
+	// shown, not an earlier one the agent found paused in the workspace.
+	if ui != nil {
+		ui.runID = res.RunID
+	} else {
+		j.runID = res.RunID
 	}
 	st, code := t.wait(ctx, res)
 	if t.sc != nil {
@@ -230,6 +241,11 @@ func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunS
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
+	stops := make(chan os.Signal, 1)
+	if t.kb != nil {
+		signal.Notify(stops, syscall.SIGTSTP)
+		defer signal.Stop(stops)
+	}
 	quit := make(chan struct{})
 	defer close(quit)
 	go t.queue.Run(quit)
@@ -264,6 +280,8 @@ func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunS
 		case <-done:
 			done = nil
 			cancel()
+		case <-stops:
+			t.suspend()
 		case <-deadline:
 			return cancelled, exitCancelled
 		case st := <-t.final:
@@ -276,6 +294,24 @@ func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunS
 			return st, exitFailed
 		}
 	}
+}
+
+// suspend stops the process for Ctrl-Z, giving the terminal back as it was,
+// and takes it again when the shell continues it (fg). It stops with
+// SIGSTOP: a SIGTSTP it sent itself would come back to the channel.
+func (t *terminalRun) suspend() {
+	conts := make(chan os.Signal, 1)
+	signal.Notify(conts, syscall.SIGCONT)
+	defer signal.Stop(conts)
+	t.sc.pause()
+	t.kb.restore()
+	// kill returns before every thread has stopped: wait for the SIGCONT
+	// that ends the stop.
+	if syscall.Kill(syscall.Getpid(), syscall.SIGSTOP) == nil {
+		<-conts
+	}
+	t.kb.quietAgain()
+	t.sc.resume()
 }
 
 // within runs f, waiting for it at most d: what is left of it ends with the

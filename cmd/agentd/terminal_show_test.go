@@ -259,8 +259,8 @@ func TestRunSearchSemantic(t *testing.T) {
 }
 
 // A one-shot run leaves nothing behind: it exits as soon as the run ends,
-// its index still building, and no process of its session survives it.
-// (A command's own background children are the tools' to reap.)
+// its index still building, and no process of its session survives it,
+// not even a command's background job.
 func TestRunLeavesNothingRunning(t *testing.T) {
 	root := t.TempDir()
 	for i := range 300 {
@@ -270,7 +270,7 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", i)), []byte(src), 0o600))
 	}
 	srv := scripted(t,
-		modeltest.Turn{Match: modeltest.Match{LastUser: "bye"}, Reply: call("c1", "run_cmd", map[string]string{"command": "echo started"})},
+		modeltest.Turn{Match: modeltest.Match{LastUser: "bye"}, Reply: call("c1", "run_cmd", map[string]string{"command": "sleep 30 & echo started"})},
 		modeltest.Turn{Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: text("Bye.")})
 	term := startTerminalIn(t, root, srv.URL, "bye", "--policy", "full-auto")
 	term.waitFor("Bye.")
@@ -278,7 +278,23 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	assert.Equal(t, exitCompleted, term.exitWithin(5*time.Second))
 	t.Logf("exited %v after the answer", time.Since(start).Round(time.Millisecond))
 	sid := term.cmd.Process.Pid // pty.Start makes agentd a session leader
-	term.await("every process of agentd's session to end", func() bool { return len(sessionProcesses(sid)) == 0 })
+	self, err := os.ReadFile("/proc/self/stat")
+	require.NoError(t, err)
+	mine := strings.Fields(string(self)[strings.LastIndexByte(string(self), ')')+1:])[3]
+	require.NotEmpty(t, sessionProcesses(atoi(t, mine)), "sessionProcesses finds nothing, not even this test")
+	deadline := time.Now().Add(5 * time.Second)
+	for left := sessionProcesses(sid); len(left) > 0; left = sessionProcesses(sid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of agentd's session still run: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
 
 // sessionProcesses lists the processes of session sid, from /proc.

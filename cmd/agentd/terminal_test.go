@@ -25,7 +25,7 @@ var (
 	binErr  error
 )
 
-func agentdBinary(t *testing.T) string {
+func agentdBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "agentd-run-test")

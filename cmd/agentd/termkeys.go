@@ -76,6 +76,9 @@ func openKeyboard(f *os.File) (*keyboard, error) {
 // restore gives the terminal back its modes.
 func (k *keyboard) restore() { _ = setTermios(k.fd, k.saved) }
 
+// quietAgain puts the terminal back in quiet mode (after Ctrl-Z and fg).
+func (k *keyboard) quietAgain() { _ = setTermios(k.fd, quiet(k.saved)) }
+
 func (k *keyboard) read(r io.Reader) {
 	buf := make([]byte, 256)
 	var pending []byte

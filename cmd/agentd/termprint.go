@@ -185,7 +185,7 @@ func (p *printer) previewAnswer() {
 	if p.opt.past {
 		return
 	}
-	text := strings.TrimSpace(p.answer.String())
+	text := strings.TrimSpace(lastLines(p.answer.String(), 3))
 	if text == "" {
 		p.sc.setPreview(nil)
 		return
@@ -263,7 +263,7 @@ func (p *printer) thoughtChunk(text string) {
 	if p.opt.past || !p.sc.live {
 		return
 	}
-	lines := wrapPlain(strings.TrimSpace(p.thought.String()), p.width()-2)
+	lines := wrapPlain(strings.TrimSpace(lastLines(p.thought.String(), 2)), p.width()-2)
 	tail := lastN(lines, 2)
 	for i, l := range tail {
 		tail[i] = p.style("2;3", "  "+l)
@@ -662,6 +662,26 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+}
+
+// lastLines is the end of s from its n-th last line, so a preview costs
+// the same however long the text grows.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) > 1000 {
+		s = s[len(s)-1000:]
+		if i := strings.IndexAny(s, " \n"); i >= 0 {
+			s = s[i+1:] // from a whole word on
+		}
+	}
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(s[:i], '\n')
+		if i < 0 {
+			return s
+		}
+	}
+	return s[i+1:]
 }
 
 func lastN(lines []string, n int) []string {

@@ -35,6 +35,7 @@ type screen struct {
 	frame   int
 	stop    chan struct{}
 	hidden  bool // the cursor is hidden
+	paused  bool // the process is stopped (Ctrl-Z): draw nothing live
 	midLine bool // plain output ended without a newline
 }
 
@@ -112,6 +113,20 @@ func (s *screen) close() {
 	s.eraseLocked()
 	s.cursorLocked(true)
 }
+
+// pause clears the live region and shows the cursor while the process is
+// stopped (Ctrl-Z); resume draws it again.
+func (s *screen) pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live {
+		s.eraseLocked()
+		s.cursorLocked(true)
+	}
+	s.paused = true
+}
+
+func (s *screen) resume() { s.set(func() { s.paused = false }) }
 
 // print writes text above the live region. On a terminal the text is made
 // to end in a newline, so the live region always starts a line.
@@ -212,7 +227,7 @@ func (s *screen) eraseLocked() {
 // last line (where a prompt's input goes).
 func (s *screen) drawLocked() {
 	lines := s.liveLinesLocked()
-	if len(lines) == 0 {
+	if len(lines) == 0 || s.paused {
 		return
 	}
 	width := s.width()

@@ -18,6 +18,7 @@ type termUI struct {
 	sc    *screen
 	pr    *prompter // nil: no one can be asked
 	final chan agent.RunState
+	runID string // the run shown; other runs' notifications are not its
 }
 
 func newTermUI(sc *screen, p *printer) *termUI {
@@ -25,11 +26,18 @@ func newTermUI(sc *screen, p *printer) *termUI {
 }
 
 // Update implements agent.Listener.
-func (u *termUI) Update(p agent.UpdateParams) { u.p.Update(p) }
+func (u *termUI) Update(p agent.UpdateParams) {
+	if p.RunID == u.runID {
+		u.p.Update(p)
+	}
+}
 
 // InputRequest implements agent.Listener: what was said before is printed
 // whole, then the prompter asks.
 func (u *termUI) InputRequest(req agent.InputRequest) {
+	if req.RunID != u.runID {
+		return
+	}
 	if u.pr == nil {
 		u.p.InputRequest(req)
 		return
@@ -42,6 +50,9 @@ func (u *termUI) InputRequest(req agent.InputRequest) {
 
 // InputResolved implements agent.Listener.
 func (u *termUI) InputResolved(r agent.InputResolved) {
+	if r.RunID != u.runID {
+		return
+	}
 	if u.pr != nil {
 		u.pr.resolved(r.RequestID)
 	}
@@ -53,6 +64,9 @@ func (u *termUI) InputResolved(r agent.InputResolved) {
 
 // RunState implements agent.Listener.
 func (u *termUI) RunState(st agent.RunState) {
+	if st.RunID != u.runID {
+		return
+	}
 	u.p.RunState(st)
 	if st.State.Finished() {
 		u.final <- st
@@ -67,6 +81,7 @@ type jsonUI struct {
 	mu    sync.Mutex
 	out   io.Writer
 	final chan agent.RunState
+	runID string // the run printed; other runs' notifications are not its
 }
 
 func newJSONUI(out io.Writer) *jsonUI {
@@ -99,16 +114,31 @@ func marshalPlain(v any) ([]byte, error) {
 }
 
 // Update implements agent.Listener.
-func (u *jsonUI) Update(p agent.UpdateParams) { u.write(agent.EventUpdate, p.Seq, p) }
+func (u *jsonUI) Update(p agent.UpdateParams) {
+	if p.RunID == u.runID {
+		u.write(agent.EventUpdate, p.Seq, p)
+	}
+}
 
 // InputRequest implements agent.Listener.
-func (u *jsonUI) InputRequest(p agent.InputRequest) { u.write(agent.EventInputRequest, p.Seq, p) }
+func (u *jsonUI) InputRequest(p agent.InputRequest) {
+	if p.RunID == u.runID {
+		u.write(agent.EventInputRequest, p.Seq, p)
+	}
+}
 
 // InputResolved implements agent.Listener.
-func (u *jsonUI) InputResolved(p agent.InputResolved) { u.write(agent.EventInputResolved, p.Seq, p) }
+func (u *jsonUI) InputResolved(p agent.InputResolved) {
+	if p.RunID == u.runID {
+		u.write(agent.EventInputResolved, p.Seq, p)
+	}
+}
 
 // RunState implements agent.Listener.
 func (u *jsonUI) RunState(p agent.RunState) {
+	if p.RunID != u.runID {
+		return
+	}
 	u.write(agent.EventRunState, p.Seq, p)
 	if p.State.Finished() {
 		u.final <- p
