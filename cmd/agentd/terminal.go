@@ -130,41 +130,31 @@ type terminalRun struct {
 	a              *agent.Agent
 	queue          *agent.Queue
 	final          <-chan agent.RunState
+	front          interface{ show(runID string) }
 	sc             *screen // nil with --json
 	printer        *printer
+	ui             *termUI
 	pr             *prompter // nil when no one can be asked
 	kb             *keyboard // nil when no one can be asked
 	interrupts     chan struct{}
 }
 
 func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cache string, stdin io.Reader, params agent.RunParams) int {
-	interactive := !*f.json && isTerminal(stdin) && isTerminal(t.stdout)
-	var kb *keyboard
-	if interactive {
-		var err error
-		if kb, err = openKeyboard(stdin.(*os.File)); err != nil {
+	if !*f.json && isTerminal(stdin) && isTerminal(t.stdout) {
+		kb, err := openKeyboard(stdin.(*os.File))
+		if err != nil {
 			cfg.Logger.Warn("terminal modes", "err", err)
-			interactive = false
 		} else {
+			t.kb = kb
 			defer kb.restore()
 		}
 	}
-	var ui *termUI
-	var j *jsonUI
-	if *f.json {
-		j = newJSONUI(t.stdout)
-		t.queue, t.final = agent.NewQueue(j), j.final
-	} else {
-		live := isTerminal(t.stdout)
-		t.sc = newScreen(t.stdout, live, live && os.Getenv("NO_COLOR") == "")
-		t.sc.errOut = t.stderr
+	t.frontEnd(*f.json, *f.reasoning)
+	if t.sc != nil {
 		defer t.sc.close()
-		t.printer = newPrinter(t.sc, printOptions{render: live, reasoning: *f.reasoning})
-		ui = newTermUI(t.sc, t.printer)
-		t.queue, t.final = agent.NewQueue(ui), ui.final
 	}
 	cfg.Listener = t.queue
-	if !interactive {
+	if t.kb == nil {
 		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
 	}
 	if !*f.noIndex {
@@ -180,22 +170,13 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 	t.a = a
 	defer within(3*time.Second, a.Shutdown)
 	t.interrupts = make(chan struct{}, 1)
-	if interactive {
-		t.kb = kb
-		t.pr = newPrompter(a, kb, t.sc, t.printer, func() {
-			select {
-			case t.interrupts <- struct{}{}:
-			default:
-			}
-		})
-		ui.pr = t.pr
-	}
 	switch {
-	case *f.json:
-	case !interactive:
-		fmt.Fprintln(t.stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
-	default:
+	case t.kb != nil:
+		t.pr = newPrompter(a, t.kb, t.sc, t.printer, t.interrupt)
+		t.ui.pr = t.pr
 		t.header(cfg, params)
+	case !*f.json:
+		fmt.Fprintln(t.stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
 	}
 	res, err := a.Run(ctx, params)
 	if err != nil {
@@ -204,11 +185,7 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 	}
 	// Before the queue delivers anything (wait starts it): only this run is
 	// shown, not an earlier one the agent found paused in the workspace.
-	if ui != nil {
-		ui.runID = res.RunID
-	} else {
-		j.runID = res.RunID
-	}
+	t.front.show(res.RunID)
 	st, code := t.wait(ctx, res)
 	if t.sc != nil {
 		t.sc.close()
@@ -217,6 +194,30 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 		fmt.Fprintf(t.stderr, "session %s, run %s: %s\n", st.SessionID, st.RunID, st.State)
 	}
 	return code
+}
+
+// frontEnd sets up what shows the run: JSON lines, or the screen (live on a
+// terminal, plain otherwise) with its printer.
+func (t *terminalRun) frontEnd(asJSON, reasoning bool) {
+	if asJSON {
+		j := newJSONUI(t.stdout)
+		t.queue, t.final, t.front = agent.NewQueue(j), j.final, j
+		return
+	}
+	live := isTerminal(t.stdout)
+	t.sc = newScreen(t.stdout, live, live && os.Getenv("NO_COLOR") == "")
+	t.sc.errOut = t.stderr
+	t.printer = newPrinter(t.sc, printOptions{render: live, reasoning: reasoning})
+	t.ui = newTermUI(t.sc, t.printer)
+	t.queue, t.final, t.front = agent.NewQueue(t.ui), t.ui.final, t.ui
+}
+
+// interrupt is Ctrl-C read as a key at a prompt.
+func (t *terminalRun) interrupt() {
+	select {
+	case t.interrupts <- struct{}{}:
+	default:
+	}
 }
 
 // header is the run's first line on a terminal: the model, the policy and

@@ -238,3 +238,58 @@ func TestRunChoicePicker(t *testing.T) {
 	term.waitFor("Green it is.")
 	assert.Equal(t, exitCompleted, term.exitCode())
 }
+
+// Several answers: Space marks, Enter sends the marked ones.
+func TestRunMultipleChoice(t *testing.T) {
+	srv := scripted(t,
+		modeltest.Turn{Match: modeltest.Match{LastUser: "pick"}, Reply: call("q1", "ask_user",
+			map[string]any{"question": "Which fruits?", "options": []string{"apple", "pear", "plum"}, "multiple": true})},
+		modeltest.Turn{Match: modeltest.Match{AfterTool: "ask_user", LastTool: "apple, plum"}, Reply: text("Apple and plum.")})
+	term := startTerminal(t, srv.URL, "pick fruits")
+	term.waitForScreen("[ ] apple")
+	term.press("\r")
+	term.waitForScreen("mark at least one with Space")
+	term.press(" ")
+	term.waitForScreen("[x] apple")
+	term.press("3")
+	term.waitForScreen("[x] plum")
+	term.press("\r")
+	term.waitFor("Apple and plum.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+}
+
+// A secret is typed without showing it; the model never reads it.
+func TestRunSecretIsHidden(t *testing.T) {
+	srv := scripted(t,
+		modeltest.Turn{Match: modeltest.Match{LastUser: "deploy"}, Reply: call("q1", "ask_user",
+			map[string]any{"question": "Your deploy token?", "secret": true, "env_var": "DEPLOY_TOKEN"})},
+		modeltest.Turn{Match: modeltest.Match{AfterTool: "ask_user", LastTool: "DEPLOY_TOKEN"}, Reply: text("Token received.")})
+	term := startTerminal(t, srv.URL, "deploy it")
+	term.waitForScreen("hidden; Enter to send")
+	term.press("hunter2")
+	term.waitForScreen("> •••••••")
+	term.press("\r")
+	term.waitFor("Token received.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.NotContains(t, term.rawOutput(), "hunter2")
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			assert.NotContains(t, m.Content, "hunter2")
+		}
+	}
+}
+
+// A command line cannot hide a part of itself from the prompt with escape
+// sequences: they show as what they are.
+func TestRunPromptShowsEscapesInACommand(t *testing.T) {
+	line := "rm -rf ./build \x1b[2K\r\x1b[1Als"
+	srv := scripted(t,
+		modeltest.Turn{Match: modeltest.Match{LastUser: "clean"}, Reply: call("c1", "run_cmd", map[string]string{"command": line})},
+		modeltest.Turn{Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: text("Left as it is.")})
+	term := startTerminal(t, srv.URL, "clean up")
+	term.waitForScreen("Yes, once")
+	assert.Contains(t, term.screen(), "\n    $ rm -rf ./build \\x1b[2K\\x0d\\x1b[1Als\n", "the prompt shows the whole command")
+	term.press("n")
+	term.waitFor("Left as it is.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+}

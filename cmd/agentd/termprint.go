@@ -81,10 +81,11 @@ func printEvents(w io.Writer, events []agent.Event, colour bool) error {
 }
 
 // Update implements agent.Listener.
-func (p *printer) Update(u agent.UpdateParams) { p.update(u.Update) }
+func (p *printer) Update(u agent.UpdateParams) { p.update(visibleUpdate(u.Update)) }
 
 // InputRequest implements agent.Listener: a past run's question.
 func (p *printer) InputRequest(req agent.InputRequest) {
+	req = visibleRequest(req)
 	p.flush()
 	p.gap("request")
 	line := p.style("33", "? "+requestHeadline(req))
@@ -349,12 +350,12 @@ func callLine(up agent.Update) string {
 	}
 	_ = json.Unmarshal(up.Input, &args)
 	switch {
-	case up.ToolKind == tools.KindExecute && title != "" && title == strings.TrimSpace(args.Command):
+	case up.ToolKind == tools.KindExecute && title != "" && title == strings.TrimSpace(visible(args.Command)):
 		title = "$ " + title
 	case title == "" || !strings.Contains(title, " "):
 		title = strings.TrimSpace(title + " " + compactArgs(up.Input))
 	}
-	return oneLine(title, 200)
+	return oneLine(visible(title), 200)
 }
 
 // compactArgs shows a tool's JSON arguments as key=value pairs, strings
@@ -433,7 +434,7 @@ func (p *printer) outputDelta(c *callView, delta string) {
 		cut := strings.LastIndexByte(text, '\n') + 1
 		c.partial = text[cut:]
 		if cut > 0 {
-			p.sc.print(indent(text[:cut], "    "))
+			p.sc.print(indent(plainLines(text[:cut]), "    "))
 		}
 		return
 	}
@@ -451,10 +452,10 @@ func (p *printer) showTails() {
 		if c.out.Len() == 0 {
 			continue
 		}
-		lines := lastN(splitLines(c.out.String()), 4)
+		lines := lastN(splitLines(lastLines(c.out.String(), 4)), 4)
 		tail := make([]string, len(lines))
 		for i, l := range lines {
-			tail[i] = p.style("2", "  │ "+expandTabs(l))
+			tail[i] = p.style("2", "  │ "+expandTabs(termmd.Plain(l)))
 		}
 		tails = append(tails, tail)
 	}
@@ -465,7 +466,7 @@ func (p *printer) showTails() {
 // command's whole output; a write's diff unless a prompt showed it.
 func (p *printer) finishCall(c *callView, up agent.Update) {
 	if c.partial != "" {
-		p.sc.print(indent(c.partial+"\n", "    "))
+		p.sc.print(indent(plainLines(c.partial+"\n"), "    "))
 		c.partial = ""
 	}
 	failed := up.Status == agent.StatusFailed
@@ -543,7 +544,7 @@ func (p *printer) finishCall(c *callView, up agent.Update) {
 func (p *printer) outputLines(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = p.style("2", "    "+expandTabs(l))
+		out[i] = p.style("2", "    "+expandTabs(termmd.Plain(l)))
 	}
 	return out
 }
@@ -744,4 +745,83 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// visible shows the control characters of text the model wrote as escapes
+// (\x1b), so that it can neither move the cursor nor hide a part of what a
+// prompt shows; newlines and tabs stay.
+func visible(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
+}
+
+// plainLines is a command's output without escape sequences or control
+// characters, line by line.
+func plainLines(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		lines[i] = termmd.Plain(strings.TrimSuffix(l, "\n"))
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// visibleUpdate is up with what the model wrote made visible (see
+// visible); command output is made plain where it is shown.
+func visibleUpdate(up agent.Update) agent.Update {
+	up.Text, up.Title, up.Explanation = visible(up.Text), visible(up.Title), visible(up.Explanation)
+	if len(up.Entries) > 0 {
+		entries := slices.Clone(up.Entries)
+		for i := range entries {
+			entries[i].Content = visible(entries[i].Content)
+		}
+		up.Entries = entries
+	}
+	up.Files = visibleFiles(up.Files)
+	return up
+}
+
+func visibleFiles(files []tools.FileDiff) []tools.FileDiff {
+	if len(files) == 0 {
+		return files
+	}
+	out := slices.Clone(files)
+	for i := range out {
+		out[i].Path, out[i].OldPath, out[i].Diff = visible(out[i].Path), visible(out[i].OldPath), visible(out[i].Diff)
+	}
+	return out
+}
+
+// visibleRequest is req with what the model wrote made visible: a command
+// line or a diff can hide nothing from the person who approves it.
+func visibleRequest(req agent.InputRequest) agent.InputRequest {
+	req.Title, req.Message, req.Context = visible(req.Title), visible(req.Message), visible(req.Context)
+	req.Command, req.Cwd, req.Default = visible(req.Command), visible(req.Cwd), visible(req.Default)
+	if len(req.Options) > 0 {
+		opts := slices.Clone(req.Options)
+		for i := range opts {
+			opts[i].Label, opts[i].Description = visible(opts[i].Label), visible(opts[i].Description)
+		}
+		req.Options = opts
+	}
+	req.Diff = visibleFiles(req.Diff)
+	return req
 }

@@ -176,7 +176,7 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 		if req.Cwd != "" && req.Cwd != "." {
 			cwd = pr.sc.style("2", "   (in "+req.Cwd+")")
 		}
-		b.WriteString("    " + pr.sc.style("1", "$ "+req.Command) + cwd + "\n")
+		b.WriteString(pr.sc.style("1", indent("$ "+req.Command, "    ")) + cwd + "\n")
 	}
 	for _, d := range req.Diff {
 		for _, l := range pr.p.diffLines(d.Diff, 400) {

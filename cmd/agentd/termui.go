@@ -25,6 +25,9 @@ func newTermUI(sc *screen, p *printer) *termUI {
 	return &termUI{p: p, sc: sc, final: make(chan agent.RunState, 1)}
 }
 
+// show names the run to show.
+func (u *termUI) show(runID string) { u.runID = runID }
+
 // Update implements agent.Listener.
 func (u *termUI) Update(p agent.UpdateParams) {
 	if p.RunID == u.runID {
@@ -42,6 +45,7 @@ func (u *termUI) InputRequest(req agent.InputRequest) {
 		u.p.InputRequest(req)
 		return
 	}
+	req = visibleRequest(req)
 	u.p.flush()
 	u.p.prompted[req.ToolCallID] = true
 	u.sc.setStatus("waiting for you")
@@ -112,6 +116,9 @@ func marshalPlain(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
+
+// show names the run to print.
+func (u *jsonUI) show(runID string) { u.runID = runID }
 
 // Update implements agent.Listener.
 func (u *jsonUI) Update(p agent.UpdateParams) {

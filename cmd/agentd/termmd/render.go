@@ -268,7 +268,7 @@ func (r *renderer) inline(b *strings.Builder, n ast.Node, outer string) {
 	case *ast.Link:
 		label := r.inlines(n, with(sLink))
 		span(with(sLink), label)
-		if dest := string(n.Destination); dest != "" && dest != plain(label) {
+		if dest := string(n.Destination); dest != "" && dest != Plain(label) {
 			b.WriteString(" (" + dest + ")")
 		}
 	case *ast.AutoLink:
@@ -299,16 +299,3 @@ func unescape(b []byte) string {
 	return string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(b))))
 }
 
-// plain is s without escape sequences.
-func plain(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if n := escapeLen(s[i:]); n > 0 {
-			i += n
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
-}

@@ -134,3 +134,16 @@ func TestHighlight(t *testing.T) {
 		t.Errorf("multi-line: %q", lines)
 	}
 }
+
+func TestPlain(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b[31mred\x1b[0m text":   "red text",
+		"10%\r50%\r100%":            "100%",
+		"done\r":                    "done",
+		"a\tb\x07c\x1b]0;title\x07": "a\tbc",
+	} {
+		if got := Plain(in); got != want {
+			t.Errorf("Plain(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -42,6 +42,29 @@ func Width(s string) int {
 	return w
 }
 
+// Plain is s without escape sequences and other control characters (tabs
+// kept), as a command's output must be before it goes in a layout: what a
+// terminal shows of a line rewritten with "\r" is what follows the last one.
+func Plain(s string) string {
+	if i := strings.LastIndexByte(strings.TrimRight(s, "\r"), '\r'); i >= 0 {
+		s = s[i+1:]
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if n := escapeLen(s[i:]); n > 0 {
+			i += n
+			continue
+		}
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			i++
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
 // Truncate cuts s to at most width columns, ending it with "…" when cut
 // and closing any style left open.
 func Truncate(s string, width int) string {
