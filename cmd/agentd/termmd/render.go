@@ -298,4 +298,3 @@ func (r *renderer) inline(b *strings.Builder, n ast.Node, outer string) {
 func unescape(b []byte) string {
 	return string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(b))))
 }
-
