@@ -293,3 +293,17 @@ func TestRunPromptShowsEscapesInACommand(t *testing.T) {
 	term.waitFor("Left as it is.")
 	assert.Equal(t, exitCompleted, term.exitCode())
 }
+
+// A confirmation that expires says so, and closes into a rejection while
+// its prompt is open; the run goes on.
+func TestRunConfirmationExpires(t *testing.T) {
+	srv := scripted(t, writeTurns()...)
+	term := startTerminalWith(t, t.TempDir(), srv.URL, []string{"AGENTD_CONFIRM_TIMEOUT=1s"}, "write a note")
+	term.waitForScreen("Yes, once")
+	assert.Regexp(t, `\(without an answer within [01]s, it is rejected\)`, term.screen())
+	term.waitFor("→ no answer in time")
+	term.waitFor("Finished with the note.")
+	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.False(t, noteWritten(term))
+	assert.NotContains(t, term.screen(), "Yes, once", "the closed prompt stays on the screen")
+}

@@ -88,9 +88,15 @@ func startTerminal(t *testing.T, model string, args ...string) *terminal {
 
 func startTerminalIn(t *testing.T, root, model string, args ...string) *terminal {
 	t.Helper()
+	return startTerminalWith(t, root, model, nil, args...)
+}
+
+// startTerminalWith is startTerminalIn with more environment variables.
+func startTerminalWith(t *testing.T, root, model string, env []string, args ...string) *terminal {
+	t.Helper()
 	state := t.TempDir()
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
-	cmd.Env = runEnv(t, model, state)
+	cmd.Env = append(runEnv(t, model, state), env...)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: termCols, Rows: termRows})
 	require.NoError(t, err)
 	term := &terminal{t: t, cmd: cmd, tty: tty, root: root, state: state, vt: newVT(termCols, termRows),

@@ -549,7 +549,7 @@ func (p *printer) outputLines(lines []string) []string {
 	return out
 }
 
-// diffLines colours a unified diff, at most max lines of it.
+// diffLines colours a unified diff, at most max lines of it (-1: all).
 func (p *printer) diffLines(diff string, max int) []string {
 	lines := splitLines(strings.TrimRight(diff, "\n"))
 	var out []string

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -179,12 +180,15 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 		b.WriteString(pr.sc.style("1", indent("$ "+req.Command, "    ")) + cwd + "\n")
 	}
 	for _, d := range req.Diff {
-		for _, l := range pr.p.diffLines(d.Diff, 400) {
+		for _, l := range pr.p.diffLines(d.Diff, -1) { // all of it: nothing is approved unseen
 			b.WriteString(l + "\n")
 		}
 	}
 	if req.Rule != "" {
 		b.WriteString(pr.sc.style("2", "  ("+req.Rule+")") + "\n")
+	}
+	if e := expiry(req, "rejected"); e != "" {
+		b.WriteString(pr.sc.style("2", e) + "\n")
 	}
 	pr.sc.print(b.String())
 	items := confirmItems(req)
@@ -236,7 +240,19 @@ func (pr *prompter) header(req agent.InputRequest) {
 			b.WriteString(pr.sc.style("2", "    "+l) + "\n")
 		}
 	}
+	if e := expiry(req, "left unanswered"); e != "" {
+		b.WriteString(pr.sc.style("2", e) + "\n")
+	}
 	pr.sc.print(b.String())
+}
+
+// expiry says when an unanswered request closes by itself, if it does.
+func expiry(req agent.InputRequest, then string) string {
+	if req.ExpiresAt == nil {
+		return ""
+	}
+	left := time.Until(*req.ExpiresAt).Round(time.Second)
+	return fmt.Sprintf("  (without an answer within %s, it is %s)", max(left, 0), then)
 }
 
 func (pr *prompter) question(req agent.InputRequest, done <-chan struct{}) error {
