@@ -151,9 +151,9 @@ func (p *printer) setStatus() {
 	switch {
 	case len(p.running) > 0:
 		c := p.calls[p.running[len(p.running)-1]]
-		status = "running " + oneLine(c.title, 60)
+		status = "running " + oneLine(c.title, 200)
 		if c.kind != tools.KindExecute {
-			status = oneLine(c.title, 60)
+			status = oneLine(c.title, 200)
 		}
 	case p.thought.Len() > 0:
 		status = "thinking"
@@ -482,7 +482,7 @@ func (p *printer) finishCall(c *callView, up agent.Update) {
 	}
 	var facts []string
 	if p.last != c.id && !p.opt.past {
-		facts = append(facts, oneLine(c.line, 60))
+		facts = append(facts, oneLine(c.line, max(20, p.width()/2)))
 	}
 	if up.ExitCode != nil {
 		facts = append(facts, fmt.Sprintf("exit %d", *up.ExitCode))
@@ -526,7 +526,7 @@ func (p *printer) finishCall(c *callView, up agent.Update) {
 			body = p.outputLines(lastN(lines, 3))
 		}
 	case len(lines) == 1:
-		facts = append(facts, oneLine(lines[0], 100))
+		facts = append(facts, oneLine(lines[0], max(20, p.width()-20)))
 	case len(lines) > 1:
 		facts = append(facts, plural(len(lines), "line"))
 	}

@@ -279,13 +279,15 @@ func (s *screen) liveLinesLocked() []string {
 	return append(append([]string(nil), top...), bottom...)
 }
 
+// statusLineLocked is the spinner, the activity cut to fit, its time and
+// how to cancel.
 func (s *screen) statusLineLocked() string {
-	line := spinnerFrames[s.frame%len(spinnerFrames)] + " " + s.status
+	suffix := " · Ctrl-C to cancel"
 	if d := time.Since(s.since); d >= time.Second {
-		line += " (" + formatDuration(d) + ")"
+		suffix = " (" + formatDuration(d) + ")" + suffix
 	}
-	line += " · Ctrl-C to cancel"
-	return s.style("2", line)
+	activity := termmd.Truncate(s.status, max(10, s.width()-3-termmd.Width(suffix)))
+	return s.style("2", spinnerFrames[s.frame%len(spinnerFrames)]+" "+activity+suffix)
 }
 
 func (s *screen) style(code, text string) string {
