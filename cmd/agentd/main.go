@@ -106,8 +106,7 @@ func (c *command) printUsage() {
 
 // parse reads the flags wherever they are among the arguments and returns
 // the others. A code of 0 or more means stop and exit with it: 0 after
-// -h/--help (the help on stdout), 2 after a usage error (said on stderr,
-// with the help).
+// -h/--help (the help on stdout), 2 after a usage error (said on stderr).
 func (c *command) parse(args []string, stdout, stderr io.Writer) ([]string, int) {
 	c.SetOutput(io.Discard)
 	pos, err := parseInterleaved(c.FlagSet, args)
@@ -123,11 +122,9 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) ([]string, int)
 	return pos, -1
 }
 
-// fail reports a usage error with the help and returns exit code 2.
+// fail reports a usage error and returns exit code 2.
 func (c *command) fail(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "agentd %s: %v\n\n", c.Name(), err)
-	c.SetOutput(stderr)
-	c.Usage()
+	fmt.Fprintf(stderr, "agentd %s: %v\nusage: %s (agentd %s --help for more)\n", c.Name(), err, c.synopsis, c.Name())
 	return 2
 }
 
