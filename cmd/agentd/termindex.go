@@ -54,4 +54,3 @@ func (idx *oneShotIndex) Search(ctx context.Context, query string, limit int) ([
 }
 
 func (idx *oneShotIndex) close() { within(2*time.Second, func() { _ = idx.live.Close() }) }
-
