@@ -48,8 +48,8 @@ notifications instead, one JSON object a line ({"seq","kind","params"}, the para
 protocol's agent/update, agent/inputRequest, agent/inputResolved and agent/runState, docs/protocol.md),
 and asks nothing either.
 
-The workspace index runs in the background as in the editors, so the model can use search_semantic; it
-stops when the run ends.
+The model can use search_semantic: its first search starts the workspace index the editors use (brought
+up to date, then watched) and waits for it, at most 10 s; the index stops when the run ends.
 
 Exit status: 0 completed, 1 failed, 2 usage error or no model configured, 130 cancelled.`
 
@@ -156,7 +156,7 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
 	}
 	if !*f.noIndex {
-		idx := startRunIndex(cfg, cache)
+		idx := newOneShotIndex(cfg, cache)
 		defer idx.close()
 		cfg.Searcher = idx
 	}

@@ -259,8 +259,8 @@ func TestRunSearchSemantic(t *testing.T) {
 }
 
 // A one-shot run leaves nothing behind: it exits as soon as the run ends,
-// its index still building, and no process of its session survives it,
-// not even a command's background job.
+// its index (started by a search) watching the workspace, and no process of
+// its session survives it, not even a command's background job.
 func TestRunLeavesNothingRunning(t *testing.T) {
 	root := t.TempDir()
 	for i := range 300 {
@@ -270,7 +270,8 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", i)), []byte(src), 0o600))
 	}
 	srv := scripted(t,
-		modeltest.Turn{Match: modeltest.Match{LastUser: "bye"}, Reply: call("c1", "run_cmd", map[string]string{"command": "sleep 30 & echo started"})},
+		modeltest.Turn{Match: modeltest.Match{LastUser: "bye"}, Reply: call("s1", "search_semantic", map[string]string{"query": "thing 7"})},
+		modeltest.Turn{Match: modeltest.Match{AfterTool: "search_semantic"}, Reply: call("c1", "run_cmd", map[string]string{"command": "sleep 30 & echo started"})},
 		modeltest.Turn{Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: text("Bye.")})
 	term := startTerminalIn(t, root, srv.URL, "bye", "--policy", "full-auto")
 	term.waitFor("Bye.")
