@@ -360,7 +360,7 @@ func outcomeText(r agent.InputResolved) string {
 	what := strings.ReplaceAll(string(r.Outcome), "_", " ")
 	switch r.By {
 	case agent.ByTimeout:
-		return "no answer in time (" + what + ")"
+		return "no answer in time"
 	case agent.ByCancel:
 		return "cancelled"
 	case agent.ByPolicy:
