@@ -24,17 +24,18 @@ const module = "github.com/agentd/agentd"
 // the native protocol alone (methods, codes, initialize, index params) and
 // is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
-	"rpc/wire":        {"rag"},
-	"rag":             {},
-	"tools":           {"rag", "tools/sandbox"},
-	"tools/sandbox":   {},
-	"agent":           {"tools", "rag"},
-	"agent/modeltest": {},
-	"rpc":             {"rpc/wire", "agent", "tools"},
-	"rpc/acp":         {"rpc/wire", "agent", "tools"},
-	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/sandbox", "rag"},
-	"cmd/fakemodel":   {"agent/modeltest"},
+	"rpc/wire":          {"rag"},
+	"rag":               {},
+	"tools":             {"rag", "tools/sandbox"},
+	"tools/sandbox":     {},
+	"agent":             {"tools", "rag"},
+	"agent/modeltest":   {},
+	"rpc":               {"rpc/wire", "agent", "tools"},
+	"rpc/acp":           {"rpc/wire", "agent", "tools"},
+	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/sandbox", "rag", "cmd/agentd/termmd"},
+	"cmd/agentd/termmd": {},
+	"cmd/fakemodel":     {"agent/modeltest"},
 }
 
 // owners names the one package that may import each third-party module.
@@ -50,6 +51,8 @@ var owners = map[string]string{
 	"github.com/aymanbagabas/go-udiff":   "tools",
 	"github.com/coder/acp-go-sdk":        "rpc/acp",
 	"golang.org/x/term":                  "cmd/agentd",
+	"github.com/yuin/goldmark":           "cmd/agentd/termmd",
+	"github.com/alecthomas/chroma/v2":    "cmd/agentd/termmd",
 	"golang.org/x/sys":                   "rag",
 	// Reserved for the sandbox; not imported today (raw system calls, see
 	// tools/sandbox/landlock_linux.go for why).

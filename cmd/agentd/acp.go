@@ -13,8 +13,9 @@ import (
 // runACP speaks the Agent Client Protocol on stdio: what Zed, JetBrains,
 // CodeCompanion and other ACP editors launch.
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags, log, closeLog, cfg, code := parseDaemonFlags("acp", args, stderr)
-	if code != 0 {
+	flags, log, closeLog, cfg, code := parseDaemonFlags("acp",
+		"Speak the Agent Client Protocol on stdio: what Zed, JetBrains, CodeCompanion and other ACP editors launch\n(docs/acp.md).", args, stdout, stderr)
+	if code >= 0 {
 		return code
 	}
 	defer closeLog()

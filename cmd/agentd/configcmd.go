@@ -11,7 +11,16 @@ import (
 // runConfig is `agentd config`: every setting with the value in effect
 // (keys masked) and where it is read from, then what is missing to call a
 // model, if anything is.
-func runConfig(stdout, stderr io.Writer) int {
+func runConfig(args []string, stdout, stderr io.Writer) int {
+	fs := newCommand("config", "agentd config",
+		"Show every setting with the value in effect (keys masked) and where it is read from, then what is\nmissing to call a model, if anything is.")
+	pos, code := fs.parse(args, stdout, stderr)
+	if code < 0 && len(pos) > 0 {
+		code = fs.fail(stderr, fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	if code >= 0 {
+		return code
+	}
 	cfg, warnings, err := loadConfig()
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd:", err)

@@ -17,16 +17,22 @@ type daemonFlags struct {
 }
 
 // parseDaemonFlags parses the flags of serve or acp, applies the state
-// directory, opens the log and loads the settings. A non-zero code means it
-// failed and said why on stderr.
-func parseDaemonFlags(name string, args []string, stderr io.Writer) (daemonFlags, *slog.Logger, func(), agent.Config, int) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	flags := addDaemonFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return flags, nil, nil, agent.Config{}, 2
+// directory, opens the log and loads the settings. A code of 0 or more means
+// stop and exit with it (0 after --help, printed on stdout).
+func parseDaemonFlags(name, about string, args []string, stdout, stderr io.Writer) (daemonFlags, *slog.Logger, func(), agent.Config, int) {
+	fs := newCommand(name, "agentd "+name+" [flags]", about)
+	flags := addDaemonFlags(fs.FlagSet)
+	pos, code := fs.parse(args, stdout, stderr)
+	if code < 0 && len(pos) > 0 {
+		code = fs.fail(stderr, fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	if code >= 0 {
+		return flags, nil, nil, agent.Config{}, code
 	}
 	log, closeLog, set, code := flags.setup(stderr)
+	if code == 0 {
+		code = -1
+	}
 	return flags, log, closeLog, set, code
 }
 

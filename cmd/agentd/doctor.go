@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,16 +18,20 @@ import (
 // and with --bench what it costs per command. It exits 1 when commands
 // cannot be confined (agentd then asks before every command).
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("doctor", "agentd doctor [flags]",
+		"Say whether the kernel sandbox is active here (Landlock ABI, namespaces, seccomp) and, with --bench,\n"+
+			"what it costs per command. Exit status 1 when commands cannot be confined (agentd then asks before\n"+
+			"every command).")
 	asJSON := fs.Bool("json", false, "print the sandbox status as JSON")
 	bench := fs.Int("bench", 0, "also time `N` runs of `true` per profile, in the current directory")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentd doctor [--json] [--bench N]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *bench < 0 {
-		return usageError(fs, err)
+	pos, code := fs.parse(args, stdout, stderr)
+	switch {
+	case code >= 0:
+		return code
+	case len(pos) > 0:
+		return fs.fail(stderr, fmt.Errorf("unexpected argument %q", pos[0]))
+	case *bench < 0:
+		return fs.fail(stderr, errors.New("--bench must not be negative"))
 	}
 	st := sandbox.Check()
 	report := struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,17 +19,16 @@ import (
 
 // runIndex is `agentd index [--state-dir D] [dir]`: build or refresh the
 // workspace index.
-func runIndex(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newCommand("index", "agentd index [flags] [dir]",
+		"Build or bring up to date the index of the workspace dir (default: the current directory).")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentd index [--state-dir D] [dir]")
-		fs.PrintDefaults()
+	pos, code := fs.parse(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) > 1 {
-		return usageError(fs, err)
+	if len(pos) > 1 {
+		return fs.fail(stderr, errors.New("one workspace at most"))
 	}
 	start := time.Now()
 	root, dir, err := workspaceDirs(dirArg(pos, 0), *stateDir)
@@ -63,24 +61,24 @@ func runIndex(ctx context.Context, args []string, stderr io.Writer) int {
 // (incrementally) and answer; one JSON object a line with --json. It exits
 // 1 when nothing matches, like grep.
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("search", `agentd search [flags] "query" [dir]`,
+		"Search the workspace dir (default: the current directory) for the code a question is about; exit 1 when\nnothing matches.")
 	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, match, kind, text")
 	limit := fs.Int("limit", 10, "maximum number of hits")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: agentd search [--json] [--limit N] [--state-dir D] "query" [dir]`)
-		fs.PrintDefaults()
+	pos, code := fs.parse(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	pos, err := parseInterleaved(fs, args)
-	if err == nil && (len(pos) < 1 || len(pos) > 2 || strings.TrimSpace(pos[0]) == "") {
+	var err error
+	if len(pos) < 1 || len(pos) > 2 || strings.TrimSpace(pos[0]) == "" {
 		err = errors.New("a query is required")
 	}
 	if err == nil && *limit < 1 {
 		err = errors.New("--limit must be positive")
 	}
 	if err != nil {
-		return usageError(fs, err)
+		return fs.fail(stderr, err)
 	}
 	hits, err := searchWorkspace(ctx, dirArg(pos, 1), *stateDir, pos[0], *limit, stderr)
 	if err != nil {
@@ -147,34 +145,6 @@ func searchWorkspace(ctx context.Context, dir, stateDir, query string, limit int
 	}
 	hits, _, err := ix.Search(ctx, query, limit)
 	return hits, err
-}
-
-// parseInterleaved lets flags follow positional arguments
-// (`agentd search "query" --json`), which flag.Parse alone stops at.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func usageError(fs *flag.FlagSet, err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil && !strings.Contains(err.Error(), "flag") {
-		fmt.Fprintf(fs.Output(), "agentd %s: %v\n", fs.Name(), err)
-	}
-	fs.Usage()
-	return 2
 }
 
 func dirArg(pos []string, i int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	}
 
 	var stderr bytes.Buffer
-	if code := runIndex(ctx, []string{root}, &stderr); code != 0 {
+	if code := runIndex(ctx, []string{root}, io.Discard, &stderr); code != 0 {
 		t.Fatalf("index exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "indexed 3 files") || !strings.Contains(stderr.String(), "keyword search") {
@@ -83,7 +84,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 			t.Errorf("search %q: exit %d, want 2", args, code)
 		}
 	}
-	if code := runIndex(ctx, []string{filepath.Join(root, "missing")}, &stderr); code != 1 {
+	if code := runIndex(ctx, []string{filepath.Join(root, "missing")}, io.Discard, &stderr); code != 1 {
 		t.Errorf("index of a missing dir: exit %d, want 1", code)
 	}
 }

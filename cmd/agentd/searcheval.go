@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,19 +19,15 @@ import (
 // module is indexed afresh in a temporary directory, with the embedding
 // endpoint of the user's config if there is one.
 func runSearchEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("search-eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("search-eval", "agentd search-eval [flags] SET.jsonl...",
+		"Score the search on commit sets beside BM25 over whole files (docs/index.md).")
 	corpora := fs.String("corpora", "", "find each module's tree as DIR/MODULE instead of in the Go module cache")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentd search-eval [--corpora DIR] SET.jsonl...")
-		fs.PrintDefaults()
+	sets, code := fs.parse(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	sets, err := parseInterleaved(fs, args)
-	if err == nil && len(sets) == 0 {
-		err = errors.New("name at least one commit set")
-	}
-	if err != nil {
-		return usageError(fs, err)
+	if len(sets) == 0 {
+		return fs.fail(stderr, errors.New("name at least one commit set"))
 	}
 	var mods []evalModule
 	for _, set := range sets {

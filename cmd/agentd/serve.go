@@ -11,8 +11,9 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags, log, closeLog, cfg, code := parseDaemonFlags("serve", args, stderr)
-	if code != 0 {
+	flags, log, closeLog, cfg, code := parseDaemonFlags("serve",
+		"Speak the native protocol (JSON-RPC 2.0 with LSP framing) on stdio: what the editors launch (docs/protocol.md).", args, stdout, stderr)
+	if code >= 0 {
 		return code
 	}
 	defer closeLog()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,17 +19,18 @@ import (
 // UI's look lives in termui.go.
 
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("sessions", "agentd sessions [flags]",
+		"List the workspace's sessions, newest first: when each was last active, its state, its number of runs,\n"+
+			"its title (the first prompt) and its id, for agentd run --session ID.")
 	dir := fs.String("dir", ".", "the workspace")
 	stateDir := fs.String("state-dir", "", "base directory for state (default: $AGENTD_STATE_DIR, else ~/.local/state)")
 	asJSON := fs.Bool("json", false, "print the sessions as agent/sessions does, one JSON object per line")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	pos, code := fs.parse(args, stdout, stderr)
+	if code < 0 && len(pos) > 0 {
+		code = fs.fail(stderr, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentd sessions: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code >= 0 {
+		return code
 	}
 	if *stateDir != "" {
 		os.Setenv("AGENTD_STATE_DIR", *stateDir)
@@ -115,13 +115,6 @@ func printEarlierRuns(ctx context.Context, w io.Writer, a *agent.Agent, sessionI
 	}
 	fmt.Fprintln(w)
 	return nil
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func firstLine(s string) string {

@@ -26,7 +26,7 @@ var (
 	binErr  error
 )
 
-func agentdBinary(t *testing.T) string {
+func agentdBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "agentd-run-test")
@@ -35,7 +35,11 @@ func agentdBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "agentd")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))
 		}
@@ -44,88 +48,179 @@ func agentdBinary(t *testing.T) string {
 	return binPath
 }
 
-// terminal is agentd run on a pseudo-terminal, read as a user sees it.
+// Screen size of the tests' terminals.
+const (
+	termCols = 100
+	termRows = 40
+)
+
+// terminal is agentd run on a pseudo-terminal, read through a small VT
+// emulator as a user sees it. On failure the test prints the screen.
 type terminal struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	tty  *os.File
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
+	t      *testing.T
+	cmd    *exec.Cmd
+	tty    *os.File
+	root   string
+	state  string
+	mu     sync.Mutex
+	vt     *vt
+	raw    bytes.Buffer
+	done   chan struct{} // the output is read to its end
+	exited chan struct{} // the process exited
 }
 
-func startTerminal(t *testing.T, model string, args ...string) (*terminal, string) {
-	t.Helper()
-	return startTerminalIn(t, model, t.TempDir(), t.TempDir(), args...)
-}
-
-// startTerminalIn is startTerminal with the state directory state, in the
-// workspace root.
-func startTerminalIn(t *testing.T, model, state, root string, args ...string) (*terminal, string) {
-	t.Helper()
-	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
+// runEnv is the environment of agentd run against the scripted model.
+func runEnv(t *testing.T, model, state string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "NO_COLOR" && !strings.HasPrefix(name, "AGENTD_") && !strings.HasPrefix(name, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake", "TERM=xterm-256color",
 		"AGENTD_STATE_DIR="+state, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_RETRY_BASE=10ms")
-	tty, err := pty.Start(cmd)
+}
+
+// startTerminal starts agentd run in a fresh workspace on a terminal.
+func startTerminal(t *testing.T, model string, args ...string) *terminal {
+	t.Helper()
+	return startTerminalIn(t, t.TempDir(), model, args...)
+}
+
+func startTerminalIn(t *testing.T, root, model string, args ...string) *terminal {
+	t.Helper()
+	return startTerminalWith(t, root, "", model, nil, args...)
+}
+
+// startTerminalWith is startTerminalIn with the state directory state (a
+// new one if "") and more environment variables.
+func startTerminalWith(t *testing.T, root, state, model string, env []string, args ...string) *terminal {
+	t.Helper()
+	if state == "" {
+		state = t.TempDir()
+	}
+	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
+	cmd.Env = append(runEnv(t, model, state), env...)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: termCols, Rows: termRows})
 	require.NoError(t, err)
-	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
+	term := &terminal{t: t, cmd: cmd, tty: tty, root: root, state: state, vt: newVT(termCols, termRows),
+		done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(term.done)
 		buf := make([]byte, 4096)
 		for {
 			n, err := tty.Read(buf)
 			term.mu.Lock()
-			term.out.Write(buf[:n])
+			term.vt.write(buf[:n])
+			term.raw.Write(buf[:n])
 			term.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
+	go func() {
+		_ = cmd.Wait()
+		close(term.exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
+		<-term.exited
 		tty.Close()
 		if t.Failed() {
-			t.Logf("terminal:\n%s", term.screen())
+			t.Logf("screen (%dx%d), the whole session:\n%s\n%s\n%s", termCols, termRows,
+				strings.Repeat("─", termCols), term.text(), strings.Repeat("─", termCols))
 		}
 	})
-	return term, root
+	return term
 }
 
+// text is everything the terminal showed, as it reads now.
+func (term *terminal) text() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.vt.text()
+}
+
+// screen is what the terminal shows now (its last rows).
 func (term *terminal) screen() string {
 	term.mu.Lock()
 	defer term.mu.Unlock()
-	return term.out.String()
+	return term.vt.screen()
 }
 
+func (term *terminal) rawOutput() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.raw.String()
+}
+
+// waitFor awaits s on the terminal.
 func (term *terminal) waitFor(s string) {
 	term.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(term.screen(), s) {
+	term.await("the terminal to show "+quote(s), func() bool { return strings.Contains(term.text(), s) })
+}
+
+// waitForScreen awaits s among the lines the terminal shows now.
+func (term *terminal) waitForScreen(s string) {
+	term.t.Helper()
+	term.await("the screen to show "+quote(s), func() bool { return strings.Contains(term.screen(), s) })
+}
+
+func (term *terminal) await(what string, cond func() bool) {
+	term.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
 		if time.Now().After(deadline) {
-			term.t.Fatalf("timed out waiting for %q on the terminal", s)
+			term.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-term.exited:
+			if !cond() {
+				<-term.done
+				if !cond() {
+					term.t.Fatalf("agentd run exited while waiting for %s", what)
+				}
+			}
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
-func (term *terminal) typeLine(s string) {
+// press types keys as they are (no Enter added).
+func (term *terminal) press(keys string) {
 	term.t.Helper()
-	_, err := io.WriteString(term.tty, s+"\r")
+	_, err := io.WriteString(term.tty, keys)
 	require.NoError(term.t, err)
 }
 
+func (term *terminal) typeLine(s string) { term.t.Helper(); term.press(s + "\r") }
+
+// exitCode waits for agentd run to exit.
 func (term *terminal) exitCode() int {
 	term.t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- term.cmd.Wait() }()
+	return term.exitWithin(20 * time.Second)
+}
+
+// exitWithin fails unless agentd run exits within d.
+func (term *terminal) exitWithin(d time.Duration) int {
+	term.t.Helper()
 	select {
-	case <-errc:
-	case <-time.After(15 * time.Second):
-		term.t.Fatal("agentd run did not exit")
+	case <-term.exited:
+	case <-time.After(d):
+		term.t.Fatalf("agentd run did not exit within %v", d)
 	}
 	<-term.done
 	return term.cmd.ProcessState.ExitCode()
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// scripted starts the scripted model with these turns.
+func scripted(t *testing.T, turns ...modeltest.Turn) *modeltest.Server {
+	srv := modeltest.Start(&modeltest.Script{Turns: turns})
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func startModel(t *testing.T) *modeltest.Server {
@@ -136,30 +231,49 @@ func startModel(t *testing.T) *modeltest.Server {
 	return srv
 }
 
+func call(id, name string, args any) modeltest.Reply {
+	return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: id, Name: name, Arguments: modeltest.Args(args)}}}
+}
+
+func text(s string) modeltest.Reply { return modeltest.Reply{Text: s} }
+
+// firstPrompt is the last user message of the model's first request.
+func firstPrompt(t *testing.T, srv *modeltest.Server) string {
+	t.Helper()
+	reqs := srv.Requests()
+	require.NotEmpty(t, reqs)
+	msgs := reqs[0].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
 func TestRunQuestionTypedAndWriteApproved(t *testing.T) {
 	srv := startModel(t)
-	term, root := startTerminal(t, srv.URL, "write a greeting")
+	term := startTerminal(t, srv.URL, "write a greeting")
 	term.waitFor("Whom should I greet?")
-	term.waitFor("> ")
+	term.waitForScreen("Enter: send")
 	term.typeLine("Ada")
 	term.waitFor("+Hello, Ada")
-	term.waitFor("Allow?")
-	term.typeLine("y")
+	term.waitForScreen("Yes, once")
+	term.press("y")
 	term.waitFor("Wrote the greeting.")
 	assert.Equal(t, exitCompleted, term.exitCode())
-	got, err := os.ReadFile(filepath.Join(root, "greeting.txt"))
+	got, err := os.ReadFile(filepath.Join(term.root, "greeting.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "Hello, Ada\n", string(got))
 }
 
 func TestRunCtrlCCancels(t *testing.T) {
 	srv := startModel(t)
-	term, _ := startTerminal(t, srv.URL, "talk forever")
+	term := startTerminal(t, srv.URL, "talk forever")
 	term.waitFor("keep talking")
-	_, err := term.tty.Write([]byte{3}) // Ctrl-C: the terminal sends SIGINT
-	require.NoError(t, err)
-	term.waitFor("cancelled")
-	assert.Equal(t, exitCancelled, term.exitCode())
+	term.press("\x03") // Ctrl-C: the terminal sends SIGINT
+	assert.Equal(t, exitCancelled, term.exitWithin(5*time.Second))
+	assert.Contains(t, term.text(), "cancelled")
 }
 
 // TestRunAnswerNotSavedIsAskedAgain: the state directory stops taking
@@ -168,22 +282,20 @@ func TestRunCtrlCCancels(t *testing.T) {
 func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
 	srv := startModel(t)
 	state := t.TempDir()
-	term, _ := startTerminalIn(t, srv.URL, state, t.TempDir(), "write a greeting")
+	term := startTerminalWith(t, t.TempDir(), state, srv.URL, nil, "write a greeting")
 	term.waitFor("Whom should I greet?")
-	term.waitFor("> ")
+	term.waitForScreen("Enter: send")
 	thaw := rpctest.FreezeTree(t, state)
 	term.typeLine("Ada")
 	term.waitFor("state not saved")
 	thaw()
-	for deadline := time.Now().Add(15 * time.Second); strings.Count(term.screen(), "Whom should I greet?") < 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the question was not asked again")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	term.await("the question asked again", func() bool {
+		return strings.Count(term.text(), "Whom should I greet?") >= 2 && strings.Contains(term.screen(), "Enter: send")
+	})
 	term.typeLine("Ada")
-	term.waitFor("Allow?")
-	term.typeLine("y")
+	term.waitFor("+Hello, Ada")
+	term.waitForScreen("Yes, once")
+	term.press("y")
 	term.waitFor("Wrote the greeting.")
 	assert.Equal(t, exitCompleted, term.exitCode())
 }
@@ -194,19 +306,51 @@ func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
 func TestRunAfterAKilledRun(t *testing.T) {
 	srv := startModel(t)
 	state, root := t.TempDir(), t.TempDir()
-	first, _ := startTerminalIn(t, srv.URL, state, root, "talk forever")
+	first := startTerminalWith(t, root, state, srv.URL, nil, "talk forever")
 	first.waitFor("keep talking")
 	require.NoError(t, first.cmd.Process.Kill())
 	first.exitCode()
 
-	term, _ := startTerminalIn(t, srv.URL, state, root, "write a greeting")
+	term := startTerminalWith(t, root, state, srv.URL, nil, "write a greeting")
 	term.waitFor("Whom should I greet?")
-	term.waitFor("> ")
+	term.waitForScreen("Enter: send")
 	term.typeLine("Ada")
-	term.waitFor("Allow?")
-	term.typeLine("y")
+	term.waitForScreen("Yes, once")
+	term.press("y")
 	term.waitFor("Wrote the greeting.")
 	assert.Equal(t, exitCompleted, term.exitCode())
+}
+
+// TestRunPausedWhenItsStateCannotBeSaved: the state directory stops taking
+// writes while the model thinks; the run's next step cannot be saved, so
+// the run pauses where it stands. Nothing in agentd run can resume it: the
+// command says so and exits 1, without claiming an end.
+func TestRunPausedWhenItsStateCannotBeSaved(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	for _, name := range []string{"a.txt", "b.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte("<"+name+">\n"), 0o600))
+	}
+	slow := call("r2", "read_file", map[string]string{"path": "b.txt"})
+	slow.DelayMs = 1500
+	srv := scripted(t,
+		modeltest.Turn{Match: modeltest.Match{LastUser: "read both"}, Reply: call("r1", "read_file", map[string]string{"path": "a.txt"})},
+		modeltest.Turn{Match: modeltest.Match{LastTool: "<a.txt>"}, Reply: slow},
+		modeltest.Turn{Match: modeltest.Match{LastTool: "<b.txt>"}, Reply: text("Read both.")})
+	term := startTerminalWith(t, root, state, srv.URL, nil, "read both", "--policy", "full-auto")
+	term.await("the second model request", func() bool { return len(srv.Requests()) >= 2 })
+	rpctest.FreezeTree(t, state)
+	term.waitFor("run paused")
+	assert.Equal(t, exitFailed, term.exitCode())
+	out := term.rawOutput() // the lines as printed, before the terminal wraps them
+	assert.Contains(t, out, "state not saved")
+	assert.Contains(t, out, "agentd run cannot resume it")
+	assert.Contains(t, out, ": paused")
+	assert.NotContains(t, out, "Read both.")
+	for _, line := range strings.Split(term.text(), "\n") {
+		if strings.Contains(line, "level=") {
+			assert.True(t, strings.HasPrefix(line, "time="), "a log line starts its own line: %q", line)
+		}
+	}
 }
 
 func TestRunWithoutModelSaysHowToConfigure(t *testing.T) {

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/tools"
+)
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+}
+
+// lastLines is the end of s from its n-th last line, so a preview costs
+// the same however long the text grows.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) > 1000 {
+		s = s[len(s)-1000:]
+		if i := strings.IndexAny(s, " \n"); i >= 0 {
+			s = s[i+1:] // from a whole word on
+		}
+	}
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(s[:i], '\n')
+		if i < 0 {
+			return s
+		}
+	}
+	return s[i+1:]
+}
+
+func lastN(lines []string, n int) []string {
+	if len(lines) > n {
+		return append([]string(nil), lines[len(lines)-n:]...)
+	}
+	return append([]string(nil), lines...)
+}
+
+// headTail keeps the first head and last tail lines, saying how many were
+// left out between.
+func headTail(lines []string, head, tail int) []string {
+	if len(lines) <= head+tail {
+		return lines
+	}
+	out := append([]string(nil), lines[:head]...)
+	out = append(out, fmt.Sprintf("… %d lines …", len(lines)-head-tail))
+	return append(out, lines[len(lines)-tail:]...)
+}
+
+func indent(text, prefix string) string {
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
+}
+
+// wrapPlain wraps text without markup at width.
+func wrapPlain(text string, width int) []string {
+	out := strings.Split(strings.TrimSpace(termmd.Render(text, width, false)), "\n")
+	if len(out) == 1 && out[0] == "" {
+		return nil
+	}
+	return out
+}
+
+func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", "    ") }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func compactCount(n int) string {
+	if n < 1000 {
+		return strconv.Itoa(n)
+	}
+	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// visible shows the control characters of text the model wrote as escapes
+// (\x1b), so that it can neither move the cursor nor hide a part of what a
+// prompt shows; newlines and tabs stay.
+func visible(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
+}
+
+// plainLines is a command's output without escape sequences or control
+// characters, line by line.
+func plainLines(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		lines[i] = termmd.Plain(strings.TrimSuffix(l, "\n"))
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// visibleUpdate is up with what the model wrote made visible (see
+// visible); command output is made plain where it is shown.
+func visibleUpdate(up agent.Update) agent.Update {
+	up.Text, up.Title, up.Explanation = visible(up.Text), visible(up.Title), visible(up.Explanation)
+	if len(up.Entries) > 0 {
+		entries := slices.Clone(up.Entries)
+		for i := range entries {
+			entries[i].Content = visible(entries[i].Content)
+		}
+		up.Entries = entries
+	}
+	up.Files = visibleFiles(up.Files)
+	return up
+}
+
+func visibleFiles(files []tools.FileDiff) []tools.FileDiff {
+	if len(files) == 0 {
+		return files
+	}
+	out := slices.Clone(files)
+	for i := range out {
+		out[i].Path, out[i].OldPath, out[i].Diff = visible(out[i].Path), visible(out[i].OldPath), visible(out[i].Diff)
+	}
+	return out
+}
+
+// visibleRequest is req with what the model wrote made visible: a command
+// line or a diff can hide nothing from the person who approves it.
+func visibleRequest(req agent.InputRequest) agent.InputRequest {
+	req.Title, req.Message, req.Context = visible(req.Title), visible(req.Message), visible(req.Context)
+	req.Command, req.Cwd, req.Default = visible(req.Command), visible(req.Cwd), visible(req.Default)
+	if len(req.Options) > 0 {
+		opts := slices.Clone(req.Options)
+		for i := range opts {
+			opts[i].Label, opts[i].Description = visible(opts[i].Label), visible(opts[i].Description)
+		}
+		req.Options = opts
+	}
+	req.Diff = visibleFiles(req.Diff)
+	return req
+}
