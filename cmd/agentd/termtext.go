@@ -168,7 +168,7 @@ func visibleFiles(files []tools.FileDiff) []tools.FileDiff {
 // line or a diff can hide nothing from the person who approves it.
 func visibleRequest(req agent.InputRequest) agent.InputRequest {
 	req.Title, req.Message, req.Context = visible(req.Title), visible(req.Message), visible(req.Context)
-	req.Command, req.Cwd, req.Default = visible(req.Command), visible(req.Cwd), visible(req.Default)
+	req.Command, req.Cwd, req.Default, req.Rule = visible(req.Command), visible(req.Cwd), visible(req.Default), visible(req.Rule)
 	if len(req.Options) > 0 {
 		opts := slices.Clone(req.Options)
 		for i := range opts {

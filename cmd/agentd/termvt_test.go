@@ -17,13 +17,13 @@ import (
 type vt struct {
 	cols, rows int
 	lines      [][]rune
-	styled     []strings.Builder // each line's text with its escape sequences
+	styled     []*strings.Builder // each line's text with its escape sequences
 	row, col   int
 	pending    []byte // an escape sequence or a rune cut by a read
 }
 
 func newVT(cols, rows int) *vt {
-	return &vt{cols: cols, rows: rows, lines: [][]rune{nil}, styled: make([]strings.Builder, 1)}
+	return &vt{cols: cols, rows: rows, lines: [][]rune{nil}, styled: []*strings.Builder{new(strings.Builder)}}
 }
 
 func (v *vt) top() int { return max(0, len(v.lines)-v.rows) }
@@ -87,7 +87,7 @@ func (v *vt) newline() {
 	v.row++
 	for v.row >= len(v.lines) {
 		v.lines = append(v.lines, nil)
-		v.styled = append(v.styled, strings.Builder{})
+		v.styled = append(v.styled, new(strings.Builder))
 	}
 }
 
