@@ -41,11 +41,13 @@ const (
 	// UpdateNotice is something agentd tells the user, not the model's
 	// answer: a warning such as a context window too small for the model.
 	UpdateNotice UpdateKind = "notice"
+	// UpdateHook reports a hook that failed (Update.Hook); the run went on.
+	UpdateHook UpdateKind = "hook"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateHook}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -85,6 +87,9 @@ type Update struct {
 
 	// result
 	StopReason StopReason `json:"stopReason,omitempty"`
+
+	// hook (toolCallId is set for a tool event's hook)
+	Hook *HookReport `json:"hook,omitempty"`
 }
 
 // Status is the state of a tool call or of a plan entry.
