@@ -50,6 +50,15 @@ type Command struct {
 // Runnable says whether "/name" runs this command.
 func (c Command) Runnable() bool { return c.Error == "" && !c.Shadowed }
 
+// Usage is how the command is typed, for a list such as the terminal's
+// /help: "/review <file>".
+func (c Command) Usage() string {
+	if c.ArgumentHint == "" {
+		return "/" + c.Name
+	}
+	return "/" + c.Name + " " + c.ArgumentHint
+}
+
 // Limits on what is read as commands.
 const (
 	maxCommandFile  = 64 << 10

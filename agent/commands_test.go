@@ -64,6 +64,7 @@ func TestLoadCommands(t *testing.T) {
 	assert.Equal(t, CommandsOfWorkspace, review.Source)
 	assert.Equal(t, filepath.Join(root, ".agentd", "commands", "review.md"), review.Path)
 	assert.True(t, review.Runnable())
+	assert.Equal(t, "/review [files]", review.Usage())
 
 	commit := got["git:commit"][0]
 	assert.Equal(t, "Write a commit message", commit.Description, "the first line, when there is no description")

@@ -69,13 +69,19 @@ func newHookRunner(cfg Config) *hookRunner {
 
 // close kills the hooks still running and waits for them.
 func (h *hookRunner) close() {
+	if h == nil {
+		return
+	}
 	h.stop()
 	h.wg.Wait()
 }
 
 // on lists the hooks of an event; for a tool event, those that match the
-// tool.
+// tool. An agent made without New has none.
 func (h *hookRunner) on(e HookEvent, tool string) []Hook {
+	if h == nil {
+		return nil
+	}
 	var out []Hook
 	for _, hook := range h.hooks[e] {
 		if !e.toolEvent() || hook.matches(tool) {

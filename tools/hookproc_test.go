@@ -71,3 +71,24 @@ func TestRunHook(t *testing.T) {
 	res = RunHook(ctx, HookSpec{Args: []string{"true"}, Workspace: ws, Profile: "wide-open", Timeout: time.Second})
 	assert.ErrorContains(t, res.Err, "unknown sandbox profile")
 }
+
+// BenchmarkRunHook is what a hook costs a run: a `true` hook with a small
+// event on stdin, confined (read) and unconfined (full).
+func BenchmarkRunHook(b *testing.B) {
+	if runtime.GOOS != "linux" || !sandbox.Check().Supports(sandbox.Read) {
+		b.Skip("no kernel sandbox here")
+	}
+	ws := b.TempDir()
+	for _, profile := range []string{"read", "full"} {
+		b.Run(profile, func(b *testing.B) {
+			spec := HookSpec{Args: []string{"/bin/true"}, Workspace: ws, Profile: profile, Stdin: []byte(`{"event":"before_tool"}`), Timeout: time.Minute}
+			RunHook(context.Background(), spec) // an entry point warms up
+			b.ResetTimer()
+			for b.Loop() {
+				if res := RunHook(context.Background(), spec); res.ExitCode != 0 {
+					b.Fatalf("%+v", res)
+				}
+			}
+		})
+	}
+}
