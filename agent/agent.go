@@ -286,12 +286,12 @@ func (a *Agent) Shutdown() {
 		runs = append(runs, r)
 	}
 	a.mu.Unlock()
+	a.hooks.close() // a run ending now does not wait for its run_finished hooks
 	for _, r := range runs {
 		r.stop(errShutdown)
 	}
 	a.rmap.stop()
 	a.wg.Wait()
-	a.hooks.close()
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

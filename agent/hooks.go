@@ -55,9 +55,11 @@ type hookRunner struct {
 	userDir string // ~/.config/agentd: its hooks/ directory is readable by every hook
 	log     *slog.Logger
 	// ctx ends at Shutdown, killing the hooks that still run; wg counts
-	// those run in the background.
+	// those run in the background, started only while !closed.
 	ctx      context.Context
 	stop     context.CancelFunc
+	mu       sync.Mutex // guards closed and wg.Add
+	closed   bool
 	wg       sync.WaitGroup
 	finished sync.Map // run id → true once its run_finished hooks ran
 }
@@ -72,8 +74,25 @@ func (h *hookRunner) close() {
 	if h == nil {
 		return
 	}
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
 	h.stop()
 	h.wg.Wait()
+}
+
+// background runs fn on its own goroutine unless the runner is closed.
+func (h *hookRunner) background(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
 }
 
 // on lists the hooks of an event; for a tool event, those that match the
@@ -358,16 +377,14 @@ func (r *run) inputRequestedLocked(req InputRequest) {
 	}
 	p := inputPayload{hookHeader: r.hookHeader(HookInputRequested), Request: req}
 	h := r.a.hooks
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.background(func() {
 		for _, hook := range hooks {
 			res := h.run(h.ctx, hook, HookInputRequested, p)
 			if outcome, why := failure(res, 0); outcome != "" {
 				r.hookFailed(hook, HookInputRequested, req.ToolCallID, outcome, why)
 			}
 		}
-	}()
+	})
 }
 
 // runFinished runs the run_finished hooks as the run ends, before the

@@ -220,11 +220,10 @@ func (h *Hook) setMatch(e HookEvent, raw json.RawMessage) error {
 	if !e.toolEvent() {
 		return fmt.Errorf("match limits hooks on tool calls only (before_tool, after_tool)")
 	}
-	re, err := regexp.Compile("^(?:" + pat + ")$")
-	if err != nil {
+	if _, err := regexp.Compile(pat); err != nil {
 		return fmt.Errorf("match %q is not a regular expression: %w", pat, err)
 	}
-	h.Match = re
+	h.Match = regexp.MustCompile("^(?:" + pat + ")$")
 	return nil
 }
 
