@@ -37,8 +37,10 @@ func TestRunHook(t *testing.T) {
 	assert.Equal(t, "{\"event\":\"x\"} x\n", res.Stdout, "the hook reads the event on stdin and has its variables")
 	assert.Equal(t, "oops\n", res.Stderr)
 
-	res = RunHook(ctx, spec(`true`))
-	assert.Equal(t, 0, res.ExitCode, "a hook that never reads its stdin is fine")
+	big := spec(`true`)
+	big.Stdin = []byte(strings.Repeat("x", 4<<20))
+	res = RunHook(ctx, big)
+	assert.Equal(t, 0, res.ExitCode, "a hook that never reads its stdin, however large, is fine")
 	require.NoError(t, res.Err)
 
 	// read (the default) writes nothing of the workspace; Write grants a
