@@ -187,8 +187,8 @@ func TestHooksDenyAndReceiveEvents(t *testing.T) {
 		e.RunState(run.RunID, agent.StateCompleted)
 
 		got := toolResults(env)
-		assert.Contains(t, got["call_rm"], "Denied by the user's before_tool hook: rm -rf is not allowed here; delete files one by one")
-		assert.Contains(t, got["call_w"], "Denied by the user's before_tool hook: no new files today")
+		assert.Contains(t, got["call_rm"], "Not run: the user's before_tool hook denies it: rm -rf is not allowed here; delete files one by one")
+		assert.Contains(t, got["call_w"], "Not run: the user's before_tool hook denies it: no new files today")
 		assert.Contains(t, got["call_echo"], "hello")
 		assert.Equal(t, "binary", env.WorkspaceFile("build/app"), "the denied command did not run")
 		assert.NoFileExists(t, filepath.Join(env.Root, "new.md"), "the denied write did not happen")
