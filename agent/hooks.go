@@ -17,7 +17,7 @@ import (
 // Hooks run the user's commands on a run's events (Config.Hooks), each in
 // the kernel sandbox with the event as JSON on its standard input. A hook
 // that fails, or runs past its timeout, is reported (a log line and a
-// "hook" update) and changes nothing: the run goes on as if it had no such
+// notice) and changes nothing: the run goes on as if it had no such
 // hook. A before_tool hook may deny a call, never approve one: the policy
 // still decides what it does not deny.
 
@@ -33,8 +33,8 @@ const (
 	HookTimedOut HookOutcome = "timeout"
 )
 
-// HookReport is a "hook" update: a hook that failed. Nothing was decided
-// by it; the run went on.
+// HookReport is a hook that failed, in the notice that reports it.
+// Nothing was decided by it; the run went on.
 type HookReport struct {
 	Event   HookEvent   `json:"event"`
 	Command string      `json:"command"`
@@ -42,9 +42,9 @@ type HookReport struct {
 	Error   string      `json:"error"`
 }
 
-// Message says it in a line for people (the terminal, ACP's chat).
+// Message says it in a line for people: the notice's text.
 func (h HookReport) Message() string {
-	return fmt.Sprintf("the %s hook `%s` %s: %s; the run went on without it", h.Event, h.Command,
+	return fmt.Sprintf("The %s hook `%s` %s: %s; the run went on without it.", h.Event, h.Command,
 		map[HookOutcome]string{HookFailed: "failed", HookTimedOut: "timed out"}[h.Outcome], h.Error)
 }
 
@@ -168,7 +168,7 @@ func lastLine(s string) string {
 	return truncate(s, 300)
 }
 
-// hookFailed reports a failed hook: a log line, and a "hook" update while
+// hookFailed reports a failed hook: a log line, and a notice while
 // the run has not ended (a run that ended says no more). A hook the
 // daemon's shutdown killed is not a failure of the hook.
 func (r *run) hookFailed(hook Hook, e HookEvent, callID string, outcome HookOutcome, why string) {
@@ -181,8 +181,8 @@ func (r *run) hookFailed(hook Hook, e HookEvent, callID string, outcome HookOutc
 	if r.rec.State.Finished() {
 		return
 	}
-	r.updateLocked(Update{Kind: UpdateHook, ToolCallID: callID,
-		Hook: &HookReport{Event: e, Command: hook.label(), Outcome: outcome, Error: why}})
+	report := HookReport{Event: e, Command: hook.label(), Outcome: outcome, Error: why}
+	r.updateLocked(Update{Kind: UpdateNotice, Text: report.Message(), ToolCallID: callID, Hook: &report})
 }
 
 // The payloads: what each hook reads on its standard input.

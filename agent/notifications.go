@@ -41,13 +41,11 @@ const (
 	// UpdateNotice is something agentd tells the user, not the model's
 	// answer: a warning such as a context window too small for the model.
 	UpdateNotice UpdateKind = "notice"
-	// UpdateHook reports a hook that failed (Update.Hook); the run went on.
-	UpdateHook UpdateKind = "hook"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateHook}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -88,7 +86,8 @@ type Update struct {
 	// result
 	StopReason StopReason `json:"stopReason,omitempty"`
 
-	// hook (toolCallId is set for a tool event's hook)
+	// notice of a hook that failed (toolCallId is set for a tool event's
+	// hook)
 	Hook *HookReport `json:"hook,omitempty"`
 }
 

@@ -56,11 +56,6 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 	case agent.UpdateNotice:
 		// Not the model's answer, so it does not count as streamed text.
 		return one(acpsdk.UpdateAgentMessageText("> agentd: " + u.Text + "\n\n"))
-	case agent.UpdateHook:
-		// ACP has no update for it: a line in the chat, not the answer.
-		if u.Hook != nil {
-			return one(acpsdk.UpdateAgentMessageText("\n> agentd: " + u.Hook.Message() + "\n\n"))
-		}
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {

@@ -82,6 +82,10 @@ func TestCustomCommands(t *testing.T) {
 		var sessions rpc.SessionsResult
 		e.MustCall(wire.MethodSessions, nil, &sessions)
 		assert.Equal(t, "/review cart.go", sessions.Sessions[0].Title, "the run keeps what the user typed")
+		var hist rpc.HistoryResult
+		e.MustCall(wire.MethodHistory, agent.HistoryParams{SessionID: run.SessionID}, &hist)
+		require.Len(t, hist.Runs, 1)
+		assert.Equal(t, "/review cart.go", hist.Runs[0].Prompt, "and so does its history")
 
 		run = e.Run(agent.RunParams{Prompt: "/deploy staging", SessionID: run.SessionID})
 		e.RunState(run.RunID, agent.StateCompleted)
@@ -193,7 +197,7 @@ func TestHooksDenyAndReceiveEvents(t *testing.T) {
 		assert.Equal(t, "binary", env.WorkspaceFile("build/app"), "the denied command did not run")
 		assert.NoFileExists(t, filepath.Join(env.Root, "new.md"), "the denied write did not happen")
 		for _, u := range e.Updates(run.RunID) {
-			assert.NotEqual(t, agent.UpdateHook, u.Kind, "no hook failed")
+			assert.Nil(t, u.Hook, "no hook failed")
 		}
 
 		var after struct {
@@ -306,7 +310,9 @@ func TestHookFailuresAreReportedAndQuestionsNotMissed(t *testing.T) {
 
 		var reports []agent.Update
 		for _, u := range e.Updates(run.RunID) {
-			if u.Kind == agent.UpdateHook {
+			if u.Hook != nil {
+				assert.Equal(t, agent.UpdateNotice, u.Kind)
+				assert.Equal(t, u.Hook.Message(), u.Text)
 				reports = append(reports, u)
 			}
 		}
