@@ -23,6 +23,7 @@ type Agent struct {
 	rec      *recorder
 	rmap     repoMapper
 	pfx      prefixes
+	hooks    *hookRunner
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	index    *sessionIndex
@@ -56,7 +57,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
-		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger)}
+		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg)}
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
@@ -285,6 +286,7 @@ func (a *Agent) Shutdown() {
 		runs = append(runs, r)
 	}
 	a.mu.Unlock()
+	a.hooks.close() // a run ending now does not wait for its run_finished hooks
 	for _, r := range runs {
 		r.stop(errShutdown)
 	}

@@ -165,6 +165,9 @@ func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *InputRequest
 	r.prepared[c.ID] = call
 	policy := r.rec.Policy
 	r.mu.Unlock()
+	if res := r.beforeTool(ctx, c, call); res != nil {
+		return res, nil, false
+	}
 	d := r.a.policy.Decide(r.rec.SessionID, policy, call)
 	switch d.Action {
 	case tools.Allow:

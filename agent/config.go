@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -33,6 +34,9 @@ type Config struct {
 	// Embeddings is the index's embedding endpoint; the agent only carries
 	// it to the front ends that start the index.
 	Embeddings EmbeddingsConfig
+	// Hooks are the user's commands run on a run's events (trusted: from
+	// config.json only; docs/extensions.md).
+	Hooks Hooks
 
 	// UserConfigDir holds the user's config.json and rules.json
 	// (~/.config/agentd).
@@ -90,6 +94,9 @@ type Setting struct {
 	Editor bool
 	// Secret values are never shown.
 	Secret bool
+	// Object settings take a whole JSON object (mcpServers): config.json's
+	// keys below them belong to the setting, not to the table.
+	Object bool
 	field  func(*Config) value
 }
 
@@ -136,6 +143,8 @@ var settings = []Setting{
 		Doc: "the embeddings model"},
 	{Key: "embeddings.apiKey", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },
 		Doc: "the embeddings endpoint's key (default: the model's)"},
+	{Key: "hooks", Object: true, field: func(c *Config) value { return hooksValue(&c.Hooks) },
+		Doc: "commands run on `before_tool` (may deny a call), `after_tool`, `input_requested` and `run_finished`, with the event as JSON on stdin, in the sandbox; config.json only, see docs/extensions.md"},
 }
 
 // Settings lists every setting, in the order they are documented.
@@ -190,7 +199,7 @@ func (c *Config) LoadJSON(data []byte, where string, editorOnly bool) (warnings 
 		return nil, nil
 	}
 	leaves := map[string]json.RawMessage{}
-	if err := flatten("", data, leaves); err != nil {
+	if err := flatten("", data, leaves, objectKeys()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	keys := make([]string, 0, len(leaves))
@@ -208,7 +217,11 @@ func (c *Config) LoadJSON(data []byte, where string, editorOnly bool) (warnings 
 		case editorOnly && !settings[i].Editor:
 			warnings = append(warnings, fmt.Sprintf("%s: %q cannot be set here (ignored); set it in config.json or the environment", where, k))
 		default:
-			if err := settings[i].field(c).setJSON(leaves[k]); err != nil {
+			more, err := settings[i].field(c).setJSON(leaves[k])
+			for _, w := range more {
+				warnings = append(warnings, where+": "+w)
+			}
+			if err != nil {
 				return warnings, fmt.Errorf("%s: %s: %w", where, k, err)
 			}
 		}
@@ -217,9 +230,10 @@ func (c *Config) LoadJSON(data []byte, where string, editorOnly bool) (warnings 
 	return warnings, nil
 }
 
-// flatten maps each leaf of a JSON object to its dotted path; null leaves
-// are left out (unset).
-func flatten(prefix string, data []byte, out map[string]json.RawMessage) error {
+// flatten maps each leaf of a JSON object to its dotted path, and each
+// object setting's key to its whole object; null leaves are left out
+// (unset).
+func flatten(prefix string, data []byte, out map[string]json.RawMessage, objects []string) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		if prefix == "" {
@@ -234,8 +248,10 @@ func flatten(prefix string, data []byte, out map[string]json.RawMessage) error {
 		}
 		switch t := bytes.TrimSpace(v); {
 		case string(t) == "null":
+		case slices.Contains(objects, path):
+			out[path] = t
 		case len(t) > 0 && t[0] == '{':
-			if err := flatten(path, t, out); err != nil {
+			if err := flatten(path, t, out, objects); err != nil {
 				return err
 			}
 		default:
@@ -243,6 +259,17 @@ func flatten(prefix string, data []byte, out map[string]json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// objectKeys lists the keys of the object settings.
+func objectKeys() []string {
+	var out []string
+	for _, s := range settings {
+		if s.Object {
+			out = append(out, s.Key)
+		}
+	}
+	return out
 }
 
 // derive fills the settings that follow from others: a key alone means
@@ -317,7 +344,9 @@ func (c *Config) whereSet(key string) string {
 // or from JSON.
 type value interface {
 	set(string) error
-	setJSON(json.RawMessage) error
+	// setJSON may return warnings: keys inside an object setting that it
+	// ignored.
+	setJSON(json.RawMessage) ([]string, error)
 	String() string
 }
 
@@ -330,17 +359,29 @@ func (v textValue) set(s string) error { return v.parse(s) }
 func (v textValue) String() string     { return v.get() }
 
 // setJSON takes a JSON string, or a number for the numeric settings.
-func (v textValue) setJSON(raw json.RawMessage) error {
+func (v textValue) setJSON(raw json.RawMessage) ([]string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return v.parse(s)
+		return nil, v.parse(s)
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err == nil {
-		return v.parse(n.String())
+		return nil, v.parse(n.String())
 	}
-	return fmt.Errorf("must be a string, not %s", raw)
+	return nil, fmt.Errorf("must be a string, not %s", raw)
 }
+
+// objectValue is a setting whose value is a JSON object, parsed whole.
+type objectValue struct {
+	get   func() string
+	parse func(json.RawMessage) ([]string, error)
+}
+
+func (v objectValue) set(string) error {
+	return errors.New("is an object: set it in config.json")
+}
+func (v objectValue) setJSON(raw json.RawMessage) ([]string, error) { return v.parse(raw) }
+func (v objectValue) String() string                                { return v.get() }
 
 func str(p *string) value {
 	return textValue{get: func() string { return *p }, parse: func(s string) error { *p = s; return nil }}

@@ -85,7 +85,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	if edited {
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
 	}
-	return &callResult{Content: content, IsError: out.IsError}, nil
+	res = &callResult{Content: content, IsError: out.IsError}
+	r.afterTool(ctx, pc, call, out, res, status, dur.Milliseconds())
+	return res, nil
 }
 
 // runsOnce says whether running a call a second time could repeat what it

@@ -52,6 +52,7 @@ type ending struct {
 // end that cannot be saved pauses the run instead (pauseUnsaved); resuming
 // it ends it.
 func (r *run) finish(state State, stop StopReason, errText string) {
+	r.runFinished(state, stop, errText)
 	r.mu.Lock()
 	r.ending = &ending{state, stop, errText}
 	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText

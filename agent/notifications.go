@@ -85,6 +85,10 @@ type Update struct {
 
 	// result
 	StopReason StopReason `json:"stopReason,omitempty"`
+
+	// notice of a hook that failed (toolCallId is set for a tool event's
+	// hook)
+	Hook *HookReport `json:"hook,omitempty"`
 }
 
 // Status is the state of a tool call or of a plan entry.

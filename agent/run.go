@@ -167,6 +167,7 @@ func (r *run) sendRequestLocked(req *InputRequest) {
 	req.PendingCount = r.a.openCount()
 	if r.sendLocked(EventInputRequest, req, &req.Seq) {
 		r.a.listener.InputRequest(*req)
+		r.inputRequestedLocked(*req)
 	}
 }
 

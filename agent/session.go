@@ -47,6 +47,12 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 			return RunResult{}, err
 		}
 	}
+	// The run keeps what the user typed; the model reads the expansion.
+	toModel := p
+	var err error
+	if toModel.Prompt, err = a.expandPrompt(p.Prompt); err != nil {
+		return RunResult{}, err
+	}
 	now := time.Now().UTC()
 	a.mu.Lock()
 	sess, err := a.sessionFor(p, now)
@@ -57,8 +63,8 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	set := a.Effective(sess.settings())
 	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
 		Model: set.Model, Effort: set.ReasoningEffort,
-		Class: classify(p.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
-	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(p)})
+		Class: classify(toModel.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
+	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(toModel)})
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
 	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, StateRunning, now

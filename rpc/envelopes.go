@@ -49,6 +49,13 @@ type Event struct {
 	Params json.RawMessage `json:"params"`
 }
 
+// CommandsResult lists the custom commands, and the directories they are
+// read from, the one that wins first.
+type CommandsResult struct {
+	Commands    []agent.Command    `json:"commands"`
+	Directories []agent.CommandDir `json:"directories"`
+}
+
 // SessionsResult lists the sessions of this workspace, newest first.
 type SessionsResult struct {
 	Sessions []agent.SessionInfo `json:"sessions"`

@@ -35,6 +35,7 @@ func init() {
 		wire.MethodHistory:    historyHandler,
 		wire.MethodConfigure:  configureHandler,
 		wire.MethodModels:     modelsHandler,
+		wire.MethodCommands:   commandsHandler,
 		wire.MethodIndexStat:  indexStatusHandler,
 		wire.MethodIndexQuery: indexSearchHandler,
 	}
@@ -107,6 +108,9 @@ var (
 	})
 	modelsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
 		return a.ModelList(ctx)
+	})
+	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+		return CommandsResult{Commands: a.Commands(), Directories: a.CommandDirs()}, nil
 	})
 )
 

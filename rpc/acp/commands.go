@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -20,7 +21,34 @@ var commands = []acpsdk.AvailableCommand{{
 
 func (s *session) announceCommands() {
 	s.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
-		SessionUpdate: "available_commands_update", AvailableCommands: commands}})
+		SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}})
+}
+
+// availableCommands are agentd's own slash commands, then the user's and
+// the workspace's custom commands (agent.Commands), which a prompt
+// "/name args" runs. Ours come first: a custom command named like one of
+// them is not listed, since ours would answer. A broken command file is
+// listed with why, so the user sees it; running it says the same.
+func (s *session) availableCommands() []acpsdk.AvailableCommand {
+	out := append([]acpsdk.AvailableCommand(nil), commands...)
+	for _, c := range s.ws.agent.Commands() {
+		if c.Shadowed || slices.ContainsFunc(commands, func(b acpsdk.AvailableCommand) bool { return b.Name == c.Name }) {
+			continue
+		}
+		desc := c.Description
+		if c.Error != "" {
+			desc = "broken: " + c.Error
+		}
+		if desc == "" {
+			desc = "custom command"
+		}
+		ac := acpsdk.AvailableCommand{Name: c.Name, Description: fmt.Sprintf("%s (%s command)", desc, c.Source)}
+		if c.ArgumentHint != "" {
+			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: c.ArgumentHint}}
+		}
+		out = append(out, ac)
+	}
+	return out
 }
 
 // slashCommand recognizes "/name arg" for a command of ours; any other text,

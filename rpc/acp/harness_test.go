@@ -37,6 +37,10 @@ type config struct {
 	fs       acpsdk.FileSystemCapabilities
 	index    IndexStarter
 	policy   tools.Mode
+	// userConfigDir is ~/.config/agentd (custom commands); hooks the
+	// user's hooks.
+	userConfigDir string
+	hooks         agent.Hooks
 }
 
 func start(t *testing.T, c config) *harness {
@@ -46,7 +50,7 @@ func start(t *testing.T, c config) *harness {
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
 		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-			Policy: c.policy}, OpenIndex: c.index, Logger: testLogger(t)}
+			Policy: c.policy, UserConfigDir: c.userConfigDir, Hooks: c.hooks}, OpenIndex: c.index, Logger: testLogger(t)}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)

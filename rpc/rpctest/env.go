@@ -54,6 +54,9 @@ type Config struct {
 	// values are the daemon's defaults.
 	StreamIdleTimeout, ModelTimeout, RetryMaxWait time.Duration
 	ReasoningEffort                               string
+	// UserConfig is the user's config.json (e.g. its mcpServers), read by
+	// the daemon in either mode.
+	UserConfig string
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -88,7 +91,17 @@ func NewEnv(t testing.TB, mode Mode, cfg Config) *Env {
 	}
 	srv := modeltest.Start(script)
 	t.Cleanup(srv.Close)
-	return &Env{T: t, Mode: mode, Root: root, State: t.TempDir(), Model: srv, cfg: cfg}
+	env := &Env{T: t, Mode: mode, Root: root, State: t.TempDir(), Model: srv, cfg: cfg}
+	if cfg.UserConfig != "" {
+		dir := filepath.Join(env.State, "config", "agentd")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg.UserConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return env
 }
 
 // Start launches a daemon on the env's state and returns its editor, not
@@ -144,6 +157,11 @@ func (env *Env) options() rpc.Options {
 	}
 	cfg := agent.DefaultConfig()
 	cfg.UserConfigDir = filepath.Join(vars["XDG_CONFIG_HOME"], "agentd")
+	if env.cfg.UserConfig != "" {
+		if _, err := cfg.LoadJSON([]byte(env.cfg.UserConfig), "config.json", false); err != nil {
+			env.T.Fatal(err)
+		}
+	}
 	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }); err != nil {
 		env.T.Fatal(err)
 	}

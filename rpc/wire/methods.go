@@ -19,6 +19,7 @@ const (
 	MethodHistory    = "agent/history"
 	MethodConfigure  = "agent/configure"
 	MethodModels     = "agent/models"
+	MethodCommands   = "agent/commands"
 	MethodIndexStat  = "index/status"
 	MethodIndexQuery = "index/search"
 )
