@@ -1,0 +1,527 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Action is what a restore does to one path.
+type Action string
+
+// Actions of a restore step.
+const (
+	// ActionRestore puts the path back as it was.
+	ActionRestore Action = "restore"
+	// ActionNone: the path is already as it was.
+	ActionNone Action = "none"
+	// ActionConflict: the path changed after the checkpoints (the user, or
+	// another session); it is left alone unless the caller overwrites.
+	ActionConflict Action = "conflict"
+	// ActionMissing: the content to put back is not kept (over the size
+	// cap, unreadable when captured, or damaged in the store); the path is
+	// never guessed at.
+	ActionMissing Action = "missing"
+)
+
+// Step is one path of a restore.
+type Step struct {
+	Path     string
+	Action   Action
+	Current  *State // on disk now
+	Expected *State // what the last undone checkpoint left
+	Target   *State // what the restore puts back
+	Reason   string // for a conflict or a missing content
+}
+
+// Plan is a restore worked out before anything is written: which
+// checkpoints it undoes and, per path, what it would do.
+type Plan struct {
+	Session string
+	// Undoes lists the selected checkpoints, oldest first.
+	Undoes []string
+	Steps  []Step
+	// Partial: only some paths were asked for.
+	Partial bool
+}
+
+// Count returns how many steps have the action.
+func (p *Plan) Count(a Action) int {
+	n := 0
+	for _, s := range p.Steps {
+		if s.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// OnConflict says what a restore does with conflicts and missing contents.
+type OnConflict string
+
+// What to do with conflicts.
+const (
+	// Stop: write nothing, report them (the default).
+	Stop OnConflict = "stop"
+	// Skip: restore the rest, leave them as they are.
+	Skip OnConflict = "skip"
+	// Overwrite: restore them too; their current content goes into the
+	// restore's own checkpoint, so undoing the restore brings it back.
+	// Missing contents are still never guessed.
+	Overwrite OnConflict = "overwrite"
+)
+
+// Select names the checkpoints to undo: From and every later checkpoint
+// of the session (From empty: the latest checkpoint that is neither undone
+// nor itself a restore), limited to Paths when given.
+type Select struct {
+	Session string
+	From    string
+	Paths   []string
+}
+
+// Preview works out a restore without writing anything.
+func (w *Workspace) Preview(sel Select) (*Plan, error) {
+	defer w.lock()()
+	return w.planLocked(sel)
+}
+
+// Restored is what a restore did.
+type Restored struct {
+	Plan *Plan
+	// Checkpoint is the restore's own checkpoint (undo it to redo); nil
+	// when it stopped.
+	Checkpoint *Checkpoint
+	// Stopped: conflicts or missing contents under Stop; nothing written.
+	Stopped bool
+	// Notes say what was left in place (a directory that still holds
+	// files the checkpoints do not cover).
+	Notes []string
+}
+
+// ErrChanged: the files changed between the preview the user saw and the
+// restore.
+var ErrChanged = errors.New("the files changed since the restore was previewed")
+
+// Restore puts the selected paths back as they were before the selected
+// checkpoints, under the workspace lock: it plans again, and when expect is
+// given refuses if the plan differs from it (the user approved that one).
+// The restore is journaled first as a checkpoint of its own (tool and title
+// from meta), then written; a failure half-way puts back what was written.
+func (w *Workspace) Restore(sel Select, on OnConflict, meta Checkpoint, expect *Plan) (*Restored, error) {
+	defer w.lock()()
+	p, err := w.planLocked(sel)
+	if err != nil {
+		return nil, err
+	}
+	if expect != nil && !samePlan(p, expect) {
+		return &Restored{Plan: p, Stopped: true}, ErrChanged
+	}
+	res := &Restored{Plan: p}
+	var write []Step
+	for _, s := range p.Steps {
+		switch {
+		case s.Action == ActionRestore:
+			write = append(write, s)
+		case s.Action == ActionConflict && on == Overwrite && keptOrAbsent(s.Current):
+			write = append(write, s)
+		case (s.Action == ActionConflict || s.Action == ActionMissing) && on != Skip && on != Overwrite:
+			res.Stopped = true
+		}
+	}
+	if res.Stopped {
+		return res, nil
+	}
+	cp := meta
+	cp.Session, cp.Undoes, cp.ID, cp.UndoneBy, cp.Changes = sel.Session, p.Undoes, "", "", nil
+	for _, s := range write {
+		cp.Changes = append(cp.Changes, Change{Path: s.Path, Before: s.Current, After: s.Target})
+	}
+	for _, s := range p.Steps {
+		if s.Action == ActionConflict || s.Action == ActionMissing {
+			if !containsPath(write, s.Path) {
+				cp.Notes = append(cp.Notes, fmt.Sprintf("%s left as it is: %s", s.Path, s.Reason))
+			}
+		}
+	}
+	if err := w.recordLocked(&cp); err != nil {
+		return nil, err
+	}
+	notes, err := w.applyLocked(write)
+	if err != nil {
+		_ = os.Remove(filepath.Join(w.sessionDir(cp.Session), cp.ID+".json"))
+		return nil, err
+	}
+	res.Notes = notes
+	res.Checkpoint = &cp
+	if !p.Partial && len(cp.Notes) == 0 {
+		w.markUndoneLocked(sel.Session, p.Undoes, cp.ID)
+	}
+	return res, nil
+}
+
+func keptOrAbsent(s *State) bool { return s == nil || s.Kind == KindDir || !s.Hash.IsZero() }
+
+func containsPath(steps []Step, p string) bool {
+	for _, s := range steps {
+		if s.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+func samePlan(a, b *Plan) bool {
+	if len(a.Steps) != len(b.Steps) || strings.Join(a.Undoes, ",") != strings.Join(b.Undoes, ",") {
+		return false
+	}
+	for i := range a.Steps {
+		x, y := a.Steps[i], b.Steps[i]
+		if x.Path != y.Path || x.Action != y.Action || !Same(x.Current, y.Current) && (x.Current != nil || y.Current != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *Workspace) markUndoneLocked(session string, ids []string, by string) {
+	list, err := w.listLocked(session)
+	if err != nil {
+		return
+	}
+	for _, cp := range list {
+		for _, id := range ids {
+			if cp.ID == id && cp.UndoneBy == "" {
+				cp.UndoneBy = by
+				_ = w.writeLocked(cp)
+			}
+		}
+	}
+}
+
+// planLocked selects the checkpoints and works out each path.
+func (w *Workspace) planLocked(sel Select) (*Plan, error) {
+	list, err := w.listLocked(sel.Session)
+	if err != nil {
+		return nil, err
+	}
+	from, err := w.pickLocked(sel.Session, list, sel.From)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Session: sel.Session, Partial: len(sel.Paths) > 0}
+	want := map[string]bool{}
+	for _, q := range sel.Paths {
+		want[strings.TrimPrefix(path.Clean("/"+filepathToSlash(q)), "/")] = true
+	}
+	target := map[string]*State{}
+	expected := map[string]*State{}
+	var order []string
+	for _, cp := range list {
+		if cp.n < from {
+			continue
+		}
+		p.Undoes = append(p.Undoes, cp.ID)
+		for _, c := range cp.Changes {
+			if len(want) > 0 && !want[c.Path] {
+				continue
+			}
+			if _, seen := target[c.Path]; !seen {
+				target[c.Path] = c.Before
+				order = append(order, c.Path)
+			}
+			expected[c.Path] = c.After
+		}
+	}
+	for _, rel := range order {
+		if !validRel(rel) {
+			return nil, fmt.Errorf("checkpoint journal names %q, which is not a workspace path", rel)
+		}
+		p.Steps = append(p.Steps, w.stepLocked(rel, expected[rel], target[rel]))
+	}
+	sort.SliceStable(p.Steps, func(i, j int) bool { return p.Steps[i].Path < p.Steps[j].Path })
+	return p, nil
+}
+
+// pickLocked finds the first selected checkpoint's number.
+func (w *Workspace) pickLocked(session string, list []*Checkpoint, from string) (int, error) {
+	if from == "" {
+		for i := len(list) - 1; i >= 0; i-- {
+			cp := list[i]
+			if cp.UndoneBy == "" && cp.Tool != ToolUndo && cp.Tool != ToolRewind {
+				return cp.n, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: nothing to undo in this session", ErrUnknownCheckpoint)
+	}
+	n, err := ParseID(from)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnknownCheckpoint, err)
+	}
+	for _, cp := range list {
+		if cp.n == n {
+			return n, nil
+		}
+	}
+	if n <= w.expiredLocked(session) {
+		return 0, fmt.Errorf("%w: %s was dropped to keep this session's undo history within its bounds (%d checkpoints, %d MiB); its files cannot be restored",
+			ErrExpired, from, w.lim.SessionCount, w.lim.SessionBytes>>20)
+	}
+	return 0, fmt.Errorf("%w: no checkpoint %s in this session", ErrUnknownCheckpoint, from)
+}
+
+func filepathToSlash(p string) string { return filepath.ToSlash(p) }
+
+// validRel refuses a journal path that is not a plain workspace path.
+func validRel(rel string) bool {
+	return rel != "" && rel != "." && !path.IsAbs(rel) && path.Clean(rel) == rel && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// stepLocked decides what to do with one path.
+func (w *Workspace) stepLocked(rel string, expected, target *State) Step {
+	s := Step{Path: rel, Expected: expected, Target: target}
+	cur, err := w.currentLocked(rel)
+	if err != nil {
+		s.Action, s.Reason = ActionConflict, "cannot read it now: "+errText(err)
+		return s
+	}
+	s.Current = cur
+	switch {
+	case Same(cur, target) && (target == nil || cur.Mode == target.Mode):
+		s.Action = ActionNone
+	case target != nil && target.Kind != KindDir && target.Hash.IsZero():
+		s.Action, s.Reason = ActionMissing, "its earlier content was not kept ("+target.NotKept+")"
+	case target != nil && target.Kind != KindDir && !w.intact(target.Hash):
+		s.Action, s.Reason = ActionMissing, "its earlier content is missing or damaged in the checkpoint store"
+	case Same(cur, expected) || Same(cur, target):
+		s.Action = ActionRestore
+	default:
+		s.Action, s.Reason = ActionConflict, conflictReason(cur, expected)
+	}
+	return s
+}
+
+func conflictReason(cur, expected *State) string {
+	switch {
+	case cur == nil:
+		return "it was deleted after the checkpoint"
+	case expected == nil:
+		return "it was created again after the checkpoint"
+	case cur.Hash.IsZero() && cur.Kind != KindDir:
+		return "it changed after the checkpoint, and its content now cannot be kept (" + cur.NotKept + ")"
+	}
+	return "it was changed after the checkpoint"
+}
+
+func (w *Workspace) intact(h Hash) bool {
+	_, err := w.store.Get(h)
+	return err == nil
+}
+
+// currentLocked reads what a path holds now and keeps its content in the
+// store, so a restore that overwrites it can be undone.
+func (w *Workspace) currentLocked(rel string) (*State, error) {
+	local := filepath.FromSlash(rel)
+	fi, err := w.fsys.Lstat(local)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := statOf(fi)
+	s := &State{Kind: st.kind(), Mode: st.perm()}
+	var data []byte
+	switch s.Kind {
+	case KindDir:
+		return s, nil
+	case KindSymlink:
+		t, err := w.fsys.Readlink(local)
+		if err != nil {
+			return nil, err
+		}
+		data = []byte(t)
+	case KindFile:
+		if fi.Size() > w.lim.MaxFileSize {
+			s.Size, s.NotKept = fi.Size(), fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))
+			return s, nil
+		}
+		f, err := w.fsys.Open(local)
+		if err != nil {
+			return nil, err
+		}
+		data, err = io.ReadAll(io.LimitReader(f, w.lim.MaxFileSize+1))
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	default:
+		s.Kind, s.NotKept = KindFile, "not a regular file"
+		return s, nil
+	}
+	s.Size = int64(len(data))
+	s.Hash = HashOf(data)
+	if _, err := w.store.PutHashed(s.Hash, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Content returns the content a state names (a symlink's target), from the
+// store.
+func (w *Workspace) Content(s *State) ([]byte, error) {
+	if s == nil || s.Kind == KindDir {
+		return nil, nil
+	}
+	if s.Hash.IsZero() {
+		return nil, fmt.Errorf("%w: %s", ErrMissing, s.NotKept)
+	}
+	return w.store.Get(s.Hash)
+}
+
+// applyLocked writes the steps: deletions deepest first, then directories
+// shallowest first, then files and links. A failure puts back what was
+// written, from the restore's own before states.
+func (w *Workspace) applyLocked(steps []Step) ([]string, error) {
+	ordered := append([]Step(nil), steps...)
+	rank := func(s Step) int {
+		switch {
+		case s.Target == nil:
+			return 0
+		case s.Target.Kind == KindDir:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(ordered, func(i, j int) bool {
+		a, b := ordered[i], ordered[j]
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
+		}
+		if rank(a) == 0 {
+			return depth(a.Path) > depth(b.Path)
+		}
+		return depth(a.Path) < depth(b.Path)
+	})
+	var notes []string
+	for i, s := range ordered {
+		err := w.put(s.Path, s.Target)
+		if errors.Is(err, errNotEmpty) {
+			notes = append(notes, fmt.Sprintf("%s/ was left in place: it holds files the checkpoints do not cover", s.Path))
+			continue
+		}
+		if err != nil {
+			for j := i - 1; j >= 0; j-- {
+				_ = w.put(ordered[j].Path, ordered[j].Current)
+			}
+			return nil, fmt.Errorf("restoring %s: %w (what was already restored was put back)", s.Path, err)
+		}
+	}
+	return notes, nil
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+var errNotEmpty = errors.New("directory not empty")
+
+// put makes a path hold a state (nil: absent), never following a link out
+// of the workspace.
+func (w *Workspace) put(rel string, s *State) error {
+	local := filepath.FromSlash(rel)
+	fi, err := w.fsys.Lstat(local)
+	exists := err == nil
+	isDir := exists && fi.IsDir()
+	removeCur := func() error {
+		if !exists {
+			return nil
+		}
+		if err := w.fsys.Remove(local); err != nil {
+			if isDir && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) {
+				return errNotEmpty
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	if s == nil {
+		return removeCur()
+	}
+	if s.Kind == KindDir {
+		if isDir {
+			return w.fsys.Chmod(local, s.Mode)
+		}
+		if err := removeCur(); err != nil {
+			return err
+		}
+		if err := w.mkdirParent(rel); err != nil {
+			return err
+		}
+		if err := w.fsys.Mkdir(local, s.Mode|0o700); err != nil {
+			return err
+		}
+		return w.fsys.Chmod(local, s.Mode)
+	}
+	data, err := w.Content(s)
+	if err != nil {
+		return err
+	}
+	if isDir || (exists && s.Kind == KindSymlink) || (exists && fi.Mode()&fs.ModeSymlink != 0) {
+		if err := removeCur(); err != nil {
+			return err
+		}
+	}
+	if err := w.mkdirParent(rel); err != nil {
+		return err
+	}
+	if s.Kind == KindSymlink {
+		return w.fsys.Symlink(string(data), local)
+	}
+	return w.writeFile(local, data, s.Mode)
+}
+
+func (w *Workspace) mkdirParent(rel string) error {
+	if d := path.Dir(rel); d != "." {
+		return w.fsys.MkdirAll(filepath.FromSlash(d), 0o755)
+	}
+	return nil
+}
+
+// writeFile writes through a temporary file in the same directory and a
+// rename, so no one sees half a file.
+func (w *Workspace) writeFile(local string, data []byte, mode fs.FileMode) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(local), ".agentd-restore-"+hex.EncodeToString(rnd[:]))
+	if mode == 0 {
+		mode = 0o644
+	}
+	f, err := w.fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = w.fsys.Chmod(tmp, mode)
+	}
+	if werr == nil {
+		werr = w.fsys.Rename(tmp, local)
+	}
+	if werr != nil {
+		_ = w.fsys.Remove(tmp)
+	}
+	return werr
+}

@@ -1,0 +1,759 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/rag"
+)
+
+// Limits bound what checkpoints cover and keep. Zero fields take the
+// defaults.
+type Limits struct {
+	// MaxFileSize: larger files are covered by stat only; a command's change
+	// to one is reported and cannot be undone.
+	MaxFileSize int64
+	// MaxFiles and MaxBytes: a workspace whose covered files are more, or
+	// hold more, gets no command checkpoints (the result says so).
+	MaxFiles int
+	MaxBytes int64
+	// SessionBytes and SessionCount bound one session's checkpoints: past
+	// either, its oldest checkpoints expire.
+	SessionBytes int64
+	SessionCount int
+}
+
+// DefaultLimits are the limits of a workspace nobody configured.
+var DefaultLimits = Limits{MaxFileSize: 8 << 20, MaxFiles: 100_000, MaxBytes: 1 << 30,
+	SessionBytes: 256 << 20, SessionCount: 1000}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxFileSize > 0 {
+		d.MaxFileSize = l.MaxFileSize
+	}
+	if l.MaxFiles > 0 {
+		d.MaxFiles = l.MaxFiles
+	}
+	if l.MaxBytes > 0 {
+		d.MaxBytes = l.MaxBytes
+	}
+	if l.SessionBytes > 0 {
+		d.SessionBytes = l.SessionBytes
+	}
+	if l.SessionCount > 0 {
+		d.SessionCount = l.SessionCount
+	}
+	return d
+}
+
+// Workspace keeps the checkpoints of one workspace under its state
+// directory (<state>/checkpoints): the store of contents, the manifest of
+// the covered paths as last scanned (whose contents are in the store, so
+// they are the pre-images of whatever changes next), and each session's
+// checkpoints. One Workspace per state directory serves the whole process;
+// a lock file keeps other processes (agentd undo) in step.
+type Workspace struct {
+	root  string
+	dir   string
+	store *Store
+	fsys  *os.Root
+	ig    *rag.RepoIgnore
+
+	mu       sync.Mutex // guards everything below, and the files under dir
+	lim      Limits
+	lockf    *os.File
+	man      map[string]*entry
+	loaded   bool
+	unsaved  bool   // man differs from the manifest file
+	gen      uint32 // scans so far
+	skip     map[string]bool
+	excl     fstat // .git/info/exclude as last seen
+	version  uint64
+	changes  []logged
+	inflight []uint64 // versions of the commands between Begin and End
+	begins   uint64
+	tooLarge string
+	garbage  int64
+	lastGC   time.Time
+	lastSave time.Time
+	lastFull time.Time
+	watch    *watcher
+	noWatch  bool // the watcher was tried (nil: none could be had)
+	watching bool // every change since the last full scan is in the watcher's queue
+	fullScans int
+	usage    map[string]*sessionUsage
+}
+
+// logged is one change the scans found, kept while a command that may own
+// it is running.
+type logged struct {
+	v    uint64
+	path string
+	old  *entry // nil: the path did not exist
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]*Workspace{}
+)
+
+// Open returns the process's Workspace for a workspace root and its state
+// directory.
+func Open(root, stateDir string) (*Workspace, error) {
+	if root == "" || stateDir == "" {
+		return nil, errors.New("checkpoints need a workspace and a state directory")
+	}
+	dir := filepath.Join(stateDir, "checkpoints")
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if w, ok := registry[dir]; ok {
+		return w, nil
+	}
+	st, err := NewStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	lockf, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		fsys.Close()
+		return nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	w := &Workspace{root: root, dir: dir, store: st, fsys: fsys, ig: rag.NewRepoIgnore(root),
+		lim: DefaultLimits, lockf: lockf, man: map[string]*entry{}, skip: map[string]bool{},
+		usage: map[string]*sessionUsage{}}
+	registry[dir] = w
+	return w, nil
+}
+
+// Close forgets the Workspace in this process (the next Open reads the
+// manifest again, as after a restart) and closes its files.
+func (w *Workspace) Close() error {
+	registryMu.Lock()
+	if registry[w.dir] == w {
+		delete(registry, w.dir)
+	}
+	registryMu.Unlock()
+	defer w.lock()()
+	_ = w.saveLocked()
+	w.watch.close()
+	w.fsys.Close()
+	return w.lockf.Close()
+}
+
+// SetLimits changes the limits (the agent's settings).
+func (w *Workspace) SetLimits(l Limits) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lim = l.withDefaults()
+}
+
+// Root is the workspace.
+func (w *Workspace) Root() string { return w.root }
+
+// Store is where contents are kept.
+func (w *Workspace) Store() *Store { return w.store }
+
+// lock takes the in-process lock and the lock file.
+func (w *Workspace) lock() func() {
+	w.mu.Lock()
+	lockFile(w.lockf)
+	return func() {
+		unlockFile(w.lockf)
+		w.mu.Unlock()
+	}
+}
+
+func (w *Workspace) manifestPath() string { return filepath.Join(w.dir, "manifest") }
+
+// loadLocked reads the manifest once.
+func (w *Workspace) loadLocked() {
+	if w.loaded {
+		return
+	}
+	w.loaded = true
+	data, err := os.ReadFile(w.manifestPath())
+	if err != nil {
+		return
+	}
+	if man, err := decodeManifest(data); err == nil {
+		w.man = man
+	}
+}
+
+func (w *Workspace) saveLocked() error {
+	if !w.unsaved {
+		return nil
+	}
+	if err := writeFileAtomic(w.manifestPath(), encodeManifest(w.man)); err != nil {
+		return err
+	}
+	w.unsaved, w.lastSave = false, time.Now()
+	return nil
+}
+
+// saveSoonLocked saves the manifest if the last save is old. The manifest
+// file is a cache (a restart without it, or with an old one, scans and
+// hashes again what differs, and the store already has the contents), so a
+// command does not pay for writing it each time.
+func (w *Workspace) saveSoonLocked() {
+	if w.unsaved && time.Since(w.lastSave) > saveEvery {
+		_ = w.saveLocked()
+	}
+}
+
+// saveEvery bounds how stale the manifest file may be while the daemon runs;
+// Close and Maintain save it too.
+const saveEvery = time.Minute
+
+// fullScanEvery bounds how long Begin trusts the watcher alone: a change
+// the watcher cannot see (a write through a memory mapping by a process
+// that outlived its command, a network file system) is caught by a full
+// scan within this time. Maintain, when a run starts, scans everything too.
+const fullScanEvery = 5 * time.Minute
+
+// Warm brings the manifest and the store up to date with the workspace: the
+// first time, it reads every covered file (the one-time fill); later, what
+// changed since. The agent calls it in the background when a session
+// starts, so the first command does not wait for the fill.
+func (w *Workspace) Warm(ctx context.Context) error {
+	defer w.lock()()
+	w.loadLocked()
+	if err := w.syncLocked(ctx); err != nil {
+		return err
+	}
+	return w.saveLocked()
+}
+
+// Token is a command's checkpoint in progress, from Begin to End.
+type Token struct {
+	v        uint64
+	begins   uint64
+	overlaps bool
+	err      error
+}
+
+// Err says why the command's changes will not be recorded, if they won't.
+func (t *Token) Err() error { return t.err }
+
+// ErrTooLarge: the workspace is over the limits for command checkpoints.
+var ErrTooLarge = errors.New("the workspace is too large for command checkpoints")
+
+// Begin brings the manifest up to date just before a command runs, so the
+// content of every covered path is in the store: whatever the command
+// changes, its pre-image is kept. With the watcher healthy it looks only at
+// the paths that changed since the last scan (and reads those); otherwise,
+// and when the last full scan is older than fullScanEvery, it stats every
+// covered path.
+func (w *Workspace) Begin(ctx context.Context) *Token {
+	defer w.lock()()
+	w.loadLocked()
+	tok := &Token{}
+	if err := w.quickSyncLocked(ctx, fullScanEvery); err != nil {
+		tok.err = err
+		return tok
+	}
+	w.saveSoonLocked()
+	w.begins++
+	tok.v, tok.begins, tok.overlaps = w.version, w.begins, len(w.inflight) > 0
+	w.inflight = append(w.inflight, tok.v)
+	return tok
+}
+
+// End looks again after the command (the watcher's events, or a full scan
+// when they cannot be trusted) and returns every covered path that changed
+// in between, with its state before and after; the contents of both are in
+// the store. Changes made by anyone while the command ran are included
+// (neither a scan nor inotify can tell who wrote a file); notes say what
+// could not be captured and whether another command ran at the same time.
+func (w *Workspace) End(ctx context.Context, tok *Token) ([]Change, []string, error) {
+	if tok == nil || tok.err != nil {
+		return nil, nil, tok.Err()
+	}
+	defer w.lock()()
+	defer w.release(tok)
+	err := w.quickSyncLocked(ctx, 0)
+	w.saveSoonLocked()
+	chs := w.changesSinceLocked(tok.v)
+	var notes []string
+	if tok.overlaps || len(w.inflight) > 1 || w.begins != tok.begins {
+		notes = append(notes, "another command ran in this workspace at the same time: its changes may be part of this checkpoint")
+	}
+	for _, c := range chs {
+		if c.Before != nil && c.Before.NotKept != "" {
+			notes = append(notes, fmt.Sprintf("%s: its content before the command was not kept (%s), so this change cannot be undone", c.Path, c.Before.NotKept))
+		}
+	}
+	return chs, notes, err
+}
+
+func (w *Workspace) release(tok *Token) {
+	for i, v := range w.inflight {
+		if v == tok.v {
+			w.inflight = append(w.inflight[:i], w.inflight[i+1:]...)
+			break
+		}
+	}
+	keep := w.version
+	for _, v := range w.inflight {
+		keep = min(keep, v)
+	}
+	i := sort.Search(len(w.changes), func(i int) bool { return w.changes[i].v > keep })
+	w.changes = append(w.changes[:0], w.changes[i:]...)
+}
+
+// changesSinceLocked folds the logged changes after v into one change per
+// path, from its state at v to its state now, and pairs deletes with adds
+// of the same content as renames.
+func (w *Workspace) changesSinceLocked(v uint64) []Change {
+	first := map[string]*entry{}
+	var order []string
+	for _, l := range w.changes {
+		if l.v <= v {
+			continue
+		}
+		if _, seen := first[l.path]; !seen {
+			first[l.path] = l.old
+			order = append(order, l.path)
+		}
+	}
+	var out []Change
+	for _, p := range order {
+		before, after := first[p].state(), w.man[p].state()
+		if before == nil && after == nil {
+			continue
+		}
+		if before != nil && after != nil && Same(before, after) && before.Mode == after.Mode {
+			continue
+		}
+		out = append(out, Change{Path: p, Before: before, After: after})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	pairRenames(out)
+	return out
+}
+
+// pairRenames marks an added file whose content a deleted file held as
+// renamed from it.
+func pairRenames(chs []Change) {
+	gone := map[Hash][]string{}
+	for _, c := range chs {
+		if c.After == nil && c.Before != nil && c.Before.Kind != KindDir && !c.Before.Hash.IsZero() {
+			gone[c.Before.Hash] = append(gone[c.Before.Hash], c.Path)
+		}
+	}
+	for i, c := range chs {
+		if c.Before != nil || c.After == nil || c.After.Kind == KindDir {
+			continue
+		}
+		if src := gone[c.After.Hash]; len(src) > 0 {
+			chs[i].From = src[0]
+			gone[c.After.Hash] = src[1:]
+		}
+	}
+}
+
+// setLocked replaces a path's entry, logging the old one while a command
+// may own the change.
+func (w *Workspace) setLocked(rel string, e *entry) {
+	old := w.man[rel]
+	if old != nil && !old.hash.IsZero() && (e == nil || e.hash != old.hash) {
+		w.garbage += old.st.size
+	}
+	w.version++
+	if len(w.inflight) > 0 {
+		var cp *entry
+		if old != nil {
+			c := *old
+			cp = &c
+		}
+		w.changes = append(w.changes, logged{v: w.version, path: rel, old: cp})
+	}
+	if e == nil {
+		delete(w.man, rel)
+	} else {
+		w.man[rel] = e
+	}
+	w.unsaved = true
+}
+
+// dirtyPath is a path the scan found new or changed.
+type dirtyPath struct {
+	rel string
+	st  fstat
+	e   *entry // the captured entry; nil: gone before it could be read
+}
+
+// syncLocked scans the whole workspace and brings the manifest and the
+// store up to date: new and changed paths are read and stored, vanished ones
+// dropped. It drains the watcher first: everything it would report is seen
+// by the scan, and every change after that is queued for the next Begin.
+// A cancelled scan keeps what it captured and drops nothing.
+func (w *Workspace) syncLocked(ctx context.Context) error {
+	if w.watch == nil && !w.noWatch {
+		w.watch, w.noWatch = newWatcher(w.root), true
+	}
+	w.watching = false
+	w.fullScans++
+	w.watch.drain()
+	w.watch.watch("")
+	if err := w.syncTreeLocked(ctx, ""); err != nil {
+		return err
+	}
+	w.watching, w.lastFull = w.watch != nil, time.Now()
+	return nil
+}
+
+// quickSyncLocked brings the manifest up to date from the watcher's events
+// alone: only the paths that changed since the last scan are looked at. It
+// falls back to a full scan when events were lost, there are too many, or
+// (maxAge > 0) the last full scan is older than maxAge.
+func (w *Workspace) quickSyncLocked(ctx context.Context, maxAge time.Duration) error {
+	if !w.watching || maxAge > 0 && time.Since(w.lastFull) > maxAge {
+		return w.syncLocked(ctx)
+	}
+	paths, newDirs, ok := w.watch.drain()
+	if !ok || len(paths)+len(newDirs) > quickLimit {
+		return w.syncLocked(ctx)
+	}
+	w.checkRulesLocked()
+	isNew := map[string]bool{}
+	for _, d := range newDirs {
+		isNew[d] = true
+	}
+	all := append(paths, newDirs...)
+	sort.Strings(all) // parents first
+	for _, rel := range all {
+		if err := w.refreshLocked(ctx, rel, isNew[rel]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quickLimit is how many changed paths Begin looks at one by one before a
+// full scan is cheaper.
+const quickLimit = 2000
+
+// refreshLocked brings one path the watcher named up to date; a directory
+// that appeared is scanned whole.
+func (w *Workspace) refreshLocked(ctx context.Context, rel string, newDir bool) error {
+	if rel == "" {
+		return nil // the root itself is not a covered path
+	}
+	e := w.man[rel]
+	fi, err := w.fsys.Lstat(filepath.FromSlash(rel))
+	var st fstat
+	if err == nil {
+		st = statOf(fi)
+	}
+	if err != nil || st.kind() == "" {
+		if e != nil {
+			w.dropTreeLocked(rel)
+		}
+		return nil
+	}
+	isDir := st.kind() == KindDir
+	if e == nil {
+		if parent := parentOf(rel); parent != "" && w.man[parent] == nil {
+			return nil // under an ignored (or not yet known) directory
+		}
+		if w.ignoredLocked(rel, isDir) {
+			return nil
+		}
+	}
+	if e != nil && e.st.kind() == KindDir && !isDir {
+		w.dropTreeLocked(rel)
+		e = nil
+	}
+	if !isDir {
+		if e != nil && e.st.unchanged(st) {
+			return nil
+		}
+		if ne := w.capture(rel, st); ne != nil {
+			w.setLocked(rel, ne)
+		} else if e != nil {
+			w.setLocked(rel, nil)
+		}
+		return nil
+	}
+	if e == nil || !e.st.unchanged(st) {
+		w.setLocked(rel, &entry{st: st})
+	}
+	w.watch.watch(rel)
+	if newDir || e == nil {
+		return w.syncTreeLocked(ctx, rel)
+	}
+	return nil
+}
+
+// dropTreeLocked forgets a path and everything under it.
+func (w *Workspace) dropTreeLocked(rel string) {
+	w.setLocked(rel, nil)
+	for p := range w.man {
+		if strings.HasPrefix(p, rel+"/") {
+			w.setLocked(p, nil)
+		}
+	}
+	w.watch.forgetUnder(rel)
+}
+
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// syncTreeLocked scans the tree under sub ("" is the workspace).
+func (w *Workspace) syncTreeLocked(ctx context.Context, sub string) error {
+	if sub == "" {
+		w.checkRulesLocked()
+	}
+	w.gen++
+	gen := w.gen
+	var dirty []dirtyPath
+	count, over := 0, false
+	var unreadable []string // directories whose entries cannot be listed now
+	err := walkTree(w.root, sub, func(rel string, st fstat) bool {
+		if ctx.Err() != nil || over {
+			return false
+		}
+		k := st.kind()
+		if k == "" {
+			return false
+		}
+		e := w.man[rel]
+		if e == nil && w.ignoredLocked(rel, k == KindDir) {
+			return false
+		}
+		if count++; count > w.lim.MaxFiles {
+			over = true
+			return false
+		}
+		if k == KindDir {
+			w.watch.watch(rel) // before its entries are listed
+		}
+		if e != nil && e.st.unchanged(st) {
+			e.gen = gen
+		} else {
+			dirty = append(dirty, dirtyPath{rel: rel, st: st})
+		}
+		return k == KindDir
+	}, func(rel string, err error) {
+		unreadable = append(unreadable, strings.TrimSuffix(rel, "/")+"/")
+	})
+	if err != nil {
+		return fmt.Errorf("scanning the workspace: %w", err)
+	}
+	if over {
+		w.tooLarge = fmt.Sprintf("%s: more than %d files and directories are covered", ErrTooLarge, w.lim.MaxFiles)
+		return errors.New(w.tooLarge)
+	}
+	if ctx.Err() == nil && sub == "" {
+		var total int64
+		for _, e := range w.man {
+			if e.gen == gen && e.st.kind() != KindDir {
+				total += e.st.size
+			}
+		}
+		for _, d := range dirty {
+			if d.st.kind() == KindFile {
+				total += d.st.size
+			}
+		}
+		if total > w.lim.MaxBytes {
+			w.tooLarge = fmt.Sprintf("%s: its covered files hold %d MiB, over the %d MiB limit", ErrTooLarge, total>>20, w.lim.MaxBytes>>20)
+			return errors.New(w.tooLarge)
+		}
+	}
+	w.captureAll(dirty)
+	rulesChanged := false
+	for _, d := range dirty {
+		if d.e == nil {
+			continue
+		}
+		d.e.gen = gen
+		w.setLocked(d.rel, d.e)
+		if strings.HasSuffix("/"+d.rel, "/.gitignore") {
+			rulesChanged = true
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for rel, e := range w.man {
+		if e.gen == gen || sub != "" && !strings.HasPrefix(rel, sub+"/") {
+			continue
+		}
+		if under(rel, unreadable) {
+			e.gen = gen // not seen, not gone: a directory could not be read
+			continue
+		}
+		if strings.HasSuffix("/"+rel, "/.gitignore") {
+			rulesChanged = true
+		}
+		w.setLocked(rel, nil)
+	}
+	if rulesChanged {
+		w.forgetRulesLocked()
+	}
+	if sub == "" {
+		w.tooLarge = ""
+	}
+	return nil
+}
+
+// under reports whether rel is inside one of the directories (each with a
+// trailing slash; "/" is the root).
+func under(rel string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "/" || strings.HasPrefix(rel, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// captureAll reads and stores the dirty paths, several at a time when there
+// are many (the first fill).
+func (w *Workspace) captureAll(dirty []dirtyPath) {
+	workers := 1
+	if len(dirty) > 64 {
+		workers = max(1, runtime.GOMAXPROCS(0))
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				dirty[i].e = w.capture(dirty[i].rel, dirty[i].st)
+			}
+		}()
+	}
+	for i := range dirty {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// capture reads one path's content into the store. nil: it is gone.
+func (w *Workspace) capture(rel string, st fstat) *entry {
+	local := filepath.FromSlash(rel)
+	switch st.kind() {
+	case KindDir:
+		return &entry{st: st}
+	case KindSymlink:
+		target, err := w.fsys.Readlink(local)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return &entry{st: st, why: "unreadable: " + errText(err)}
+		}
+		e := &entry{st: st}
+		e.hash = HashOf([]byte(target))
+		if _, err := w.store.PutHashed(e.hash, []byte(target)); err != nil {
+			return &entry{st: st, why: "not stored: " + errText(err)}
+		}
+		return e
+	}
+	if st.size > w.lim.MaxFileSize {
+		return &entry{st: st, why: fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))}
+	}
+	f, err := w.fsys.Open(local)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &entry{st: st, why: "unreadable: " + errText(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, w.lim.MaxFileSize+1))
+	fi, serr := f.Stat()
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return &entry{st: st, why: "unreadable: " + errText(err)}
+	}
+	// The open file's own stat matches the content read; a write during the
+	// read shows up as a change at the next scan.
+	if now := statOf(fi); now.mode&sIFMT == sIFREG {
+		st = now
+	}
+	if int64(len(data)) > w.lim.MaxFileSize {
+		return &entry{st: st, why: fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))}
+	}
+	e := &entry{st: st, hash: HashOf(data)}
+	if _, err := w.store.PutHashed(e.hash, data); err != nil {
+		return &entry{st: st, why: "not stored: " + errText(err)}
+	}
+	return e
+}
+
+// ignoredLocked says whether a path the manifest does not know is left
+// out by the repository's rules. Answers are cached until a rule changes.
+func (w *Workspace) ignoredLocked(rel string, isDir bool) bool {
+	if ign, ok := w.skip[rel]; ok {
+		return ign
+	}
+	ign := w.ig.Ignored(rel, isDir)
+	if ign {
+		w.skip[rel] = true
+	}
+	return ign
+}
+
+// checkRulesLocked notices a change of .git/info/exclude, which is not a
+// covered file.
+func (w *Workspace) checkRulesLocked() {
+	var st fstat
+	if fi, err := os.Lstat(filepath.Join(w.root, ".git", "info", "exclude")); err == nil {
+		st = statOf(fi)
+	}
+	if st != w.excl {
+		w.excl = st
+		w.forgetRulesLocked()
+	}
+}
+
+func (w *Workspace) forgetRulesLocked() {
+	clear(w.skip)
+	w.ig = rag.NewRepoIgnore(w.root)
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%d B", n)
+}
