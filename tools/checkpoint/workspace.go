@@ -70,29 +70,29 @@ type Workspace struct {
 	fsys  *os.Root
 	ig    *rag.RepoIgnore
 
-	mu       sync.Mutex // guards everything below, and the files under dir
-	lim      Limits
-	lockf    *os.File
-	man      map[string]*entry
-	loaded   bool
-	unsaved  bool   // man differs from the manifest file
-	gen      uint32 // scans so far
-	skip     map[string]bool
-	excl     fstat // .git/info/exclude as last seen
-	version  uint64
-	changes  []logged
-	inflight []uint64 // versions of the commands between Begin and End
-	begins   uint64
-	tooLarge string
-	garbage  int64
-	lastGC   time.Time
-	lastSave time.Time
-	lastFull time.Time
-	watch    *watcher
-	noWatch  bool // the watcher was tried (nil: none could be had)
-	watching bool // every change since the last full scan is in the watcher's queue
+	mu        sync.Mutex // guards everything below, and the files under dir
+	lim       Limits
+	lockf     *os.File
+	man       map[string]*entry
+	loaded    bool
+	unsaved   bool   // man differs from the manifest file
+	gen       uint32 // scans so far
+	skip      map[string]bool
+	excl      fstat // .git/info/exclude as last seen
+	version   uint64
+	changes   []logged
+	inflight  []uint64 // versions of the commands between Begin and End
+	begins    uint64
+	tooLarge  string
+	garbage   int64
+	lastGC    time.Time
+	lastSave  time.Time
+	lastFull  time.Time
+	watch     *watcher
+	noWatch   bool // the watcher was tried (nil: none could be had)
+	watching  bool // every change since the last full scan is in the watcher's queue
 	fullScans int
-	usage    map[string]*sessionUsage
+	usage     map[string]*sessionUsage
 }
 
 // logged is one change the scans found, kept while a command that may own
