@@ -24,16 +24,17 @@ const module = "github.com/agentd/agentd"
 // the native protocol alone (methods, codes, initialize, index params) and
 // is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
-	"rpc/wire":        {"rag"},
-	"rag":             {},
-	"tools":           {"rag"},
-	"agent":           {"tools", "rag"},
-	"agent/modeltest": {},
-	"rpc":             {"rpc/wire", "agent", "tools"},
-	"rpc/acp":         {"rpc/wire", "agent", "tools"},
-	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
-	"cmd/fakemodel":   {"agent/modeltest"},
+	"rpc/wire":         {"rag"},
+	"rag":              {},
+	"tools":            {"rag", "tools/checkpoint"},
+	"tools/checkpoint": {"rag"},
+	"agent":            {"tools", "tools/checkpoint", "rag"},
+	"agent/modeltest":  {},
+	"rpc":              {"rpc/wire", "agent", "tools"},
+	"rpc/acp":          {"rpc/wire", "agent", "tools"},
+	"rpc/rpctest":      {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"cmd/agentd":       {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
+	"cmd/fakemodel":    {"agent/modeltest"},
 }
 
 // owners names the one package that may import each third-party module.

@@ -141,7 +141,7 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		fmt.Fprintf(&out, "checkpoint %s (undo_patch restores the files as they were before it)\n", id)
 	}
 	out.WriteString(verify(ctx, env, chs))
-	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs)}, nil
+	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs), Checkpoint: id}, nil
 }
 
 func summarize(chs []fileChange) string {

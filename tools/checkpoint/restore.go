@@ -87,6 +87,18 @@ type Select struct {
 	Session string
 	From    string
 	Paths   []string
+	// Files reads and writes the contents of regular files; nil is the
+	// disk. An editor that serves unsaved buffers (ACP's fs methods) plugs
+	// in here, so a restore compares with and sets what the user sees.
+	// Whether a path exists, links, directories and deletions are the
+	// disk's.
+	Files Files
+}
+
+// Files is an editor's view of file contents, by workspace-relative path.
+type Files interface {
+	ReadFile(rel string) ([]byte, error)
+	WriteFile(rel string, data []byte, mode fs.FileMode) error
 }
 
 // Preview works out a restore without writing anything.
@@ -156,7 +168,7 @@ func (w *Workspace) Restore(sel Select, on OnConflict, meta Checkpoint, expect *
 	if err := w.recordLocked(&cp); err != nil {
 		return nil, err
 	}
-	notes, err := w.applyLocked(write)
+	notes, err := w.applyLocked(write, sel.Files)
 	if err != nil {
 		_ = os.Remove(filepath.Join(w.sessionDir(cp.Session), cp.ID+".json"))
 		return nil, err
@@ -246,7 +258,7 @@ func (w *Workspace) planLocked(sel Select) (*Plan, error) {
 		if !validRel(rel) {
 			return nil, fmt.Errorf("checkpoint journal names %q, which is not a workspace path", rel)
 		}
-		p.Steps = append(p.Steps, w.stepLocked(rel, expected[rel], target[rel]))
+		p.Steps = append(p.Steps, w.stepLocked(rel, expected[rel], target[rel], sel.Files))
 	}
 	sort.SliceStable(p.Steps, func(i, j int) bool { return p.Steps[i].Path < p.Steps[j].Path })
 	return p, nil
@@ -287,9 +299,9 @@ func validRel(rel string) bool {
 }
 
 // stepLocked decides what to do with one path.
-func (w *Workspace) stepLocked(rel string, expected, target *State) Step {
+func (w *Workspace) stepLocked(rel string, expected, target *State, files Files) Step {
 	s := Step{Path: rel, Expected: expected, Target: target}
-	cur, err := w.currentLocked(rel)
+	cur, err := w.currentLocked(rel, files)
 	if err != nil {
 		s.Action, s.Reason = ActionConflict, "cannot read it now: "+errText(err)
 		return s
@@ -329,7 +341,7 @@ func (w *Workspace) intact(h Hash) bool {
 
 // currentLocked reads what a path holds now and keeps its content in the
 // store, so a restore that overwrites it can be undone.
-func (w *Workspace) currentLocked(rel string) (*State, error) {
+func (w *Workspace) currentLocked(rel string, files Files) (*State, error) {
 	local := filepath.FromSlash(rel)
 	fi, err := w.fsys.Lstat(local)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -354,6 +366,12 @@ func (w *Workspace) currentLocked(rel string) (*State, error) {
 		if fi.Size() > w.lim.MaxFileSize {
 			s.Size, s.NotKept = fi.Size(), fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))
 			return s, nil
+		}
+		if files != nil {
+			if data, err = files.ReadFile(rel); err != nil {
+				return nil, err
+			}
+			break
 		}
 		f, err := w.fsys.Open(local)
 		if err != nil {
@@ -391,7 +409,7 @@ func (w *Workspace) Content(s *State) ([]byte, error) {
 // applyLocked writes the steps: deletions deepest first, then directories
 // shallowest first, then files and links. A failure puts back what was
 // written, from the restore's own before states.
-func (w *Workspace) applyLocked(steps []Step) ([]string, error) {
+func (w *Workspace) applyLocked(steps []Step, files Files) ([]string, error) {
 	ordered := append([]Step(nil), steps...)
 	rank := func(s Step) int {
 		switch {
@@ -414,14 +432,14 @@ func (w *Workspace) applyLocked(steps []Step) ([]string, error) {
 	})
 	var notes []string
 	for i, s := range ordered {
-		err := w.put(s.Path, s.Target)
+		err := w.put(s.Path, s.Target, files)
 		if errors.Is(err, errNotEmpty) {
 			notes = append(notes, fmt.Sprintf("%s/ was left in place: it holds files the checkpoints do not cover", s.Path))
 			continue
 		}
 		if err != nil {
 			for j := i - 1; j >= 0; j-- {
-				_ = w.put(ordered[j].Path, ordered[j].Current)
+				_ = w.put(ordered[j].Path, ordered[j].Current, files)
 			}
 			return nil, fmt.Errorf("restoring %s: %w (what was already restored was put back)", s.Path, err)
 		}
@@ -435,7 +453,7 @@ var errNotEmpty = errors.New("directory not empty")
 
 // put makes a path hold a state (nil: absent), never following a link out
 // of the workspace.
-func (w *Workspace) put(rel string, s *State) error {
+func (w *Workspace) put(rel string, s *State, files Files) error {
 	local := filepath.FromSlash(rel)
 	fi, err := w.fsys.Lstat(local)
 	exists := err == nil
@@ -486,6 +504,9 @@ func (w *Workspace) put(rel string, s *State) error {
 	}
 	if s.Kind == KindSymlink {
 		return w.fsys.Symlink(string(data), local)
+	}
+	if files != nil {
+		return files.WriteFile(rel, data, s.Mode)
 	}
 	return w.writeFile(local, data, s.Mode)
 }
