@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -25,6 +26,13 @@ type Agent struct {
 	rmap     repoMapper
 	wg       sync.WaitGroup
 	open     atomic.Int64
+
+	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
+	// Shutdown.
+	undoOnce    sync.Once
+	maintaining atomic.Bool
+	stopCtx     context.Context
+	stopWork    context.CancelFunc
 
 	modelMu sync.Mutex // guards mdl, mcfg
 	mdl     Model
@@ -53,6 +61,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model}
+	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
@@ -267,7 +276,9 @@ func (a *Agent) Shutdown() {
 	for _, r := range runs {
 		r.stop(errShutdown)
 	}
+	a.stopWork()
 	a.wg.Wait()
+	a.closeCheckpoints()
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

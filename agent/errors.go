@@ -16,3 +16,7 @@ var (
 	ErrRunNotPaused    = errors.New("run not paused")
 	ErrInvalid         = errors.New("invalid params")
 )
+
+// ErrUnknownCheckpoint: no such checkpoint in the session, or it expired
+// (undo.go).
+var ErrUnknownCheckpoint = errors.New("unknown checkpoint")

@@ -65,6 +65,7 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	r.setStateLocked(StateRunning, "", "")
 	r.checkpointLocked()
 	r.mu.Unlock()
+	a.maintainCheckpoints() // undo.go: the store is current before the first command
 	r.start()
 	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
 }
@@ -236,6 +237,8 @@ type SessionRun struct {
 	Prompt string
 	State  State
 	Events []Event
+	// Rewound: a rewind cut this run from the conversation (rewind.go).
+	Rewound bool
 }
 
 // SessionHistory returns a session's runs, oldest first, each with every
@@ -252,12 +255,13 @@ func (a *Agent) SessionHistory(sessionID string) ([]SessionRun, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, sessionID)
 	}
 	out := make([]SessionRun, 0, len(ids))
+	rewound := a.RewoundRuns(sessionID)
 	for _, id := range ids {
 		evs, err := a.store.readEvents(id, 0)
 		if err != nil {
 			return nil, err
 		}
-		run := SessionRun{RunID: id, Events: evs}
+		run := SessionRun{RunID: id, Events: evs, Rewound: rewound[id]}
 		if data, err := os.ReadFile(a.store.runPath(id)); err == nil {
 			var rec struct {
 				Prompt string `json:"prompt"`

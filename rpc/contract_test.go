@@ -41,6 +41,9 @@ type contract struct {
 	ResolvedBy          []string       `json:"resolvedBy"`
 	ToolKinds           []string       `json:"toolKinds"`
 	Statuses            []string       `json:"statuses"`
+	UndoStatuses        []string       `json:"undoStatuses"`
+	OnConflict          []string       `json:"onConflict"`
+	ConflictKinds       []string       `json:"conflictKinds"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
@@ -58,6 +61,9 @@ func currentContract(t *testing.T) contract {
 		ResolvedBy:          strs(agent.Resolvers),
 		ToolKinds:           strs(tools.Kinds),
 		Statuses:            strs(agent.Statuses),
+		UndoStatuses:        strs(agent.UndoStatuses),
+		OnConflict:          agent.OnConflicts,
+		ConflictKinds:       agent.ConflictKinds,
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,
@@ -93,7 +99,8 @@ var codeNames = map[int]string{
 	wire.CodeIndexUnavailable: "IndexUnavailable", wire.CodeSessionBusy: "SessionBusy",
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
 	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown",
-	wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
+	wire.CodeUnknownCheckpoint: "UnknownCheckpoint",
+	wire.CodeMethodNotFound:    "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",
 }

@@ -43,6 +43,7 @@ var codes = []struct {
 	{agent.ErrUnknownSession, wire.CodeUnknownSession},
 	{agent.ErrNoModel, wire.CodeNoModel},
 	{agent.ErrRunNotPaused, wire.CodeRunNotPaused},
+	{agent.ErrUnknownCheckpoint, wire.CodeUnknownCheckpoint},
 }
 
 // toWire is the one place an error gets its JSON-RPC code. The message is

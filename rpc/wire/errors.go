@@ -23,3 +23,6 @@ const (
 	CodeRunNotPaused     = -32019
 	CodeShuttingDown     = -32020
 )
+
+// CodeUnknownCheckpoint: no such checkpoint in the session, or it expired.
+const CodeUnknownCheckpoint = -32021
