@@ -106,8 +106,15 @@ type UndoConflict struct {
 // ConflictKinds are the kinds of UndoConflict.
 var ConflictKinds = []string{"changed", "missing"}
 
+// What an undo does with conflicts (UndoParams.OnConflict).
+const (
+	OnConflictStop      = string(checkpoint.Stop)
+	OnConflictSkip      = string(checkpoint.Skip)
+	OnConflictOverwrite = string(checkpoint.Overwrite)
+)
+
 // OnConflicts are the answers to a conflict an undo accepts.
-var OnConflicts = []string{string(checkpoint.Stop), string(checkpoint.Skip), string(checkpoint.Overwrite)}
+var OnConflicts = []string{OnConflictStop, OnConflictSkip, OnConflictOverwrite}
 
 // checkpoints opens the workspace's checkpoints with the configured bounds.
 func (a *Agent) checkpoints() (*checkpoint.Workspace, error) {
