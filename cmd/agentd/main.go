@@ -22,6 +22,7 @@ Usage:
   agentd serve   [--state-dir D] [--log-file F] [--log-level L]   speak JSON-RPC on stdio (what editors launch)
   agentd acp     [--state-dir D] [--log-file F] [--log-level L]   speak the Agent Client Protocol on stdio (Zed, JetBrains, …)
   agentd run     [--policy MODE] [--session ID] [--dir D] "prompt"  the agent in a terminal
+  agentd undo    [--session S] [cN | --run R | --rewind [N] | --list] undo the agent's changes, commands' included
   agentd index   [--state-dir D] [dir]                             build the workspace index
   agentd search  [--json] [--limit N] [--state-dir D] "query" [dir] search the workspace index
   agentd config                                                    the settings in effect and where they come from
@@ -50,6 +51,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runACP(ctx, args[1:], stdin, stdout, stderr)
 	case "run":
 		return runTerminal(ctx, args[1:], stdin, stdout, stderr)
+	case "undo":
+		return runUndo(ctx, args[1:], stdin, stdout, stderr)
 	case "index":
 		return runIndex(ctx, args[1:], stderr)
 	case "search":
