@@ -92,6 +92,7 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 		Policies:    strs(tools.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
+		Undo:        true,
 	}
 	return res
 }

@@ -35,4 +35,6 @@ type ServerAgentCapabilities struct {
 	Policies    []string `json:"policies"`
 	Tools       []string `json:"tools"`
 	Index       bool     `json:"index"`
+	// Undo: agent/checkpoints, agent/undo and agent/rewind are served.
+	Undo bool `json:"undo"`
 }
