@@ -263,6 +263,10 @@ func (w *Workspace) Begin(ctx context.Context) *Token {
 	defer w.lock()()
 	w.loadLocked()
 	tok := &Token{}
+	if w.tooLarge != "" && time.Since(w.lastFull) < fullScanEvery {
+		tok.err = errors.New(w.tooLarge) // no scan of a tree known to be too large, for a while
+		return tok
+	}
 	if err := w.quickSyncLocked(ctx, fullScanEvery); err != nil {
 		tok.err = err
 		return tok
@@ -407,7 +411,7 @@ func (w *Workspace) syncLocked(ctx context.Context) error {
 	if w.watch == nil && !w.noWatch {
 		w.watch, w.noWatch = newWatcher(w.root), true
 	}
-	w.watching = false
+	w.watching, w.lastFull = false, time.Now()
 	w.fullScans++
 	w.watch.drain()
 	w.watch.watch("")

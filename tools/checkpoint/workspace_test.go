@@ -327,3 +327,19 @@ func testChangesBetweenCommands(t *testing.T, w *Workspace) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }
+
+// A workspace over the limits gets no command checkpoints, says why, and is
+// not scanned again at every command.
+func TestTooLargeWorkspace(t *testing.T) {
+	w := newTestWorkspace(t, map[string]string{"a.txt": "a", "b.txt": "b", "c/d.txt": "d"})
+	w.SetLimits(Limits{MaxFiles: 2})
+	tok := w.Begin(t.Context())
+	require.Error(t, tok.Err())
+	assert.Contains(t, tok.Err().Error(), "more than 2 files and directories")
+	scans := w.fullScans
+	tok = w.Begin(t.Context())
+	require.Error(t, tok.Err())
+	assert.Equal(t, scans, w.fullScans, "not scanned again")
+	_, _, err := w.End(t.Context(), tok)
+	require.Error(t, err)
+}
