@@ -371,11 +371,8 @@ func (a *Agent) ForgetCheckpoints(sessionID string) error {
 
 // closeCheckpoints releases the checkpoint watcher and files at shutdown.
 func (a *Agent) closeCheckpoints() {
-	if a.cfg.StateDir == "" || a.cfg.Root == "" {
-		return
-	}
-	if ws, err := checkpoint.Open(a.cfg.Root, a.cfg.StateDir); err == nil {
-		ws.Close()
+	if a.cfg.StateDir != "" {
+		checkpoint.Release(a.cfg.StateDir)
 	}
 }
 
