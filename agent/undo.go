@@ -406,6 +406,11 @@ func (r *run) keepCheckpointBaseline(res tools.Result) {
 		if c.Before != nil && c.Before.Kind == checkpoint.KindDir || c.After != nil && c.After.Kind == checkpoint.KindDir {
 			continue
 		}
+		if len(got) >= baselineFiles {
+			t := fmt.Sprintf("(not kept for the run's diff: the command changed more than %d files)\n", baselineFiles)
+			got[c.Path] = &t
+			continue
+		}
 		got[c.Path] = baselineOf(ws, c.Before)
 	}
 	r.mu.Lock()
@@ -419,6 +424,10 @@ func (r *run) keepCheckpointBaseline(res tools.Result) {
 		}
 	}
 }
+
+// baselineFiles bounds how many of a command's files get their earlier
+// content read back for the run's final diff.
+const baselineFiles = 1000
 
 // baselineOf is a state's content as the run's final diff starts from.
 func baselineOf(ws *checkpoint.Workspace, s *checkpoint.State) *string {
