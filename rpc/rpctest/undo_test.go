@@ -77,6 +77,20 @@ func TestUndoCommandChanges(t *testing.T) {
 		assert.Equal(t, map[string]string{"main.go": "modified", "notes.txt": "deleted", "made.txt": "added",
 			"b/name.txt": "moved", "run.sh": "modified"}, statuses)
 
+		// The run's final diff starts from the files as they were before the
+		// command, which the run could not read itself.
+		final := map[string]string{}
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == agent.UpdateFilesChanged {
+				for _, f := range u.Files {
+					final[f.Path] = f.Status
+				}
+			}
+		}
+		assert.Equal(t, "modified", final["main.go"])
+		assert.Equal(t, "deleted", final["notes.txt"])
+		assert.Equal(t, "added", final["made.txt"])
+
 		var cps rpc.CheckpointsResult
 		e.MustCall(wire.MethodCheckpoints, rpc.SessionRef{SessionID: run.SessionID}, &cps)
 		require.Len(t, cps.Checkpoints, 1)
