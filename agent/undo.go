@@ -52,6 +52,9 @@ type UndoParams struct {
 	Checkpoint string   `json:"checkpoint,omitempty"`
 	RunID      string   `json:"runId,omitempty"`
 	Paths      []string `json:"paths,omitempty"`
+	// Only undoes that checkpoint (or that run's checkpoints) alone, not the
+	// later ones; a path a later change touched again is then a conflict.
+	Only bool `json:"only,omitempty"`
 	// OnConflict is stop (default: nothing is written when a file changed
 	// after the checkpoint or its earlier content is not kept), skip
 	// (restore the rest) or overwrite (restore changed files too; their
@@ -218,7 +221,16 @@ func (a *Agent) Undo(ctx context.Context, p UndoParams) (UndoResult, error) {
 		title = "undo run " + p.RunID
 	}
 	meta := checkpoint.Checkpoint{Tool: checkpoint.ToolUndo, Title: title}
-	return a.restore(ws, checkpoint.Select{Session: s.ID, From: from, Paths: p.Paths}, on, meta, p.DryRun)
+	sel := checkpoint.Select{Session: s.ID, From: from, Paths: p.Paths}
+	if p.Only && p.RunID == "" {
+		sel.Until = from
+	}
+	if p.Only && p.RunID != "" {
+		if sel.Until, err = lastCheckpointOf(ws, s.ID, p.RunID); err != nil {
+			return UndoResult{}, err
+		}
+	}
+	return a.restore(ws, sel, on, meta, p.DryRun)
 }
 
 func onConflict(s string) (checkpoint.OnConflict, error) {
@@ -301,6 +313,21 @@ func firstCheckpointOf(ws *checkpoint.Workspace, session string, runs []string) 
 		}
 	}
 	return "", nil
+}
+
+// lastCheckpointOf finds the last checkpoint a run made.
+func lastCheckpointOf(ws *checkpoint.Workspace, session, run string) (string, error) {
+	list, err := ws.List(session)
+	if err != nil {
+		return "", err
+	}
+	last := ""
+	for _, cp := range list {
+		if cp.Run == run {
+			last = cp.ID
+		}
+	}
+	return last, nil
 }
 
 func (a *Agent) sessionRuns(s *sessionRecord) []string {

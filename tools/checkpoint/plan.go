@@ -84,6 +84,10 @@ type Select struct {
 	Session string
 	From    string
 	Paths   []string
+	// Until, when set, is the last checkpoint undone instead of the
+	// latest: the later ones stay, and a path one of them changed again is
+	// a conflict (it no longer holds what Until left).
+	Until string
 	// Files reads and writes the contents of regular files; nil is the
 	// disk. An editor that serves unsaved buffers (ACP's fs methods) plugs
 	// in here, so a restore compares with and sets what the user sees.
@@ -114,6 +118,12 @@ func (w *Workspace) planLocked(sel Select) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	until := 0
+	if sel.Until != "" {
+		if until, err = w.pickLocked(sel.Session, list, sel.Until); err != nil {
+			return nil, err
+		}
+	}
 	p := &Plan{Session: sel.Session, Partial: len(sel.Paths) > 0}
 	want := map[string]bool{}
 	for _, q := range sel.Paths {
@@ -123,7 +133,7 @@ func (w *Workspace) planLocked(sel Select) (*Plan, error) {
 	expected := map[string]*State{}
 	var order []string
 	for _, cp := range list {
-		if cp.n < from {
+		if cp.n < from || until > 0 && cp.n > until {
 			continue
 		}
 		p.Undoes = append(p.Undoes, cp.ID)

@@ -343,3 +343,27 @@ func TestTooLargeWorkspace(t *testing.T) {
 	_, _, err := w.End(t.Context(), tok)
 	require.Error(t, err)
 }
+
+// Undoing one checkpoint alone (Until) leaves the later ones; a path a
+// later checkpoint changed again is a conflict.
+func TestUndoOneCheckpointAlone(t *testing.T) {
+	w := newTestWorkspace(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n"})
+	command(t, w, "s1", "echo a1 > a.txt && echo b1 > b.txt")
+	command(t, w, "s1", "echo b2 > b.txt")
+	plan, err := w.Preview(Select{Session: "s1", From: "c1", Until: "c1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1"}, plan.Undoes)
+	actions := map[string]Action{}
+	for _, s := range plan.Steps {
+		actions[s.Path] = s.Action
+	}
+	assert.Equal(t, map[string]Action{"a.txt": ActionRestore, "b.txt": ActionConflict}, actions)
+	res, err := w.Restore(Select{Session: "s1", From: "c1", Until: "c1"}, Skip, Checkpoint{Tool: ToolUndo}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "a0\n", read(t, w.root, "a.txt"))
+	assert.Equal(t, "b2\n", read(t, w.root, "b.txt"), "the later change stays")
+	list, err := w.List("s1")
+	require.NoError(t, err)
+	assert.Empty(t, list[1].UndoneBy)
+	assert.NotNil(t, res.Checkpoint)
+}
