@@ -148,7 +148,14 @@ func TestRewindTwoRunsBack(t *testing.T) {
 		e.RunState(r3.RunID, agent.StateCompleted)
 		assert.Equal(t, "one\ntwo\nthree\n", env.WorkspaceFile("f.txt"))
 
+		// The second run alone cannot be undone cleanly: the third changed
+		// f.txt again.
 		var res agent.UndoResult
+		e.MustCall(wire.MethodUndo, agent.UndoParams{SessionID: r1.SessionID, RunID: r2.RunID, Only: true, DryRun: true}, &res)
+		assert.Equal(t, []string{"c2"}, res.Undone)
+		require.Len(t, res.Conflicts, 1)
+		assert.Equal(t, "f.txt", res.Conflicts[0].Path)
+
 		e.MustCall(wire.MethodRewind, agent.RewindParams{SessionID: r1.SessionID, RunID: r2.RunID, DryRun: true}, &res)
 		assert.Equal(t, agent.UndoPreview, res.Status)
 		assert.Equal(t, "one\ntwo\nthree\n", env.WorkspaceFile("f.txt"), "a dry run writes nothing")
