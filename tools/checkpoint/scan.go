@@ -341,6 +341,10 @@ func (w *Workspace) ignoredLocked(rel string, isDir bool) bool {
 	if ign, ok := w.skip[rel]; ok {
 		return ign
 	}
+	if w.stateRel == "." || w.stateRel != "" && (rel == w.stateRel || strings.HasPrefix(rel, w.stateRel+"/")) {
+		w.skip[rel] = true
+		return true
+	}
 	ign := w.ig.Ignored(rel, isDir)
 	if ign {
 		w.skip[rel] = true

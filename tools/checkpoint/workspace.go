@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,8 +65,12 @@ type Workspace struct {
 	root  string
 	dir   string
 	store *Store
-	fsys  *os.Root
-	ig    *rag.RepoIgnore
+	// stateRel is the state directory's path in the workspace when it is
+	// inside it (a --state-dir in the project): never covered, or every
+	// scan would find the store's own writes.
+	stateRel string
+	fsys     *os.Root
+	ig       *rag.RepoIgnore
 
 	mu        sync.Mutex // guards everything below, and the files under dir
 	lim       Limits
@@ -130,7 +135,7 @@ func Open(root, stateDir string) (*Workspace, error) {
 		fsys.Close()
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	w := &Workspace{root: root, dir: dir, store: st, fsys: fsys, ig: rag.NewRepoIgnore(root),
+	w := &Workspace{root: root, dir: dir, store: st, fsys: fsys, ig: rag.NewRepoIgnore(root), stateRel: inside(root, stateDir),
 		lim: DefaultLimits, lockf: lockf, man: map[string]*entry{}, skip: map[string]bool{},
 		usage: map[string]*sessionUsage{}}
 	registry[dir] = w
@@ -161,6 +166,25 @@ func (w *Workspace) Close() error {
 	w.watch.close()
 	w.fsys.Close()
 	return w.lockf.Close()
+}
+
+// inside returns dir's workspace-relative path if it is inside root, "".
+func inside(root, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel == "." {
+			return "."
+		}
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // SetLimits changes the limits (the agent's settings).

@@ -367,3 +367,18 @@ func TestUndoOneCheckpointAlone(t *testing.T) {
 	assert.Empty(t, list[1].UndoneBy)
 	assert.NotNil(t, res.Checkpoint)
 }
+
+// A state directory inside the workspace is never covered: the store's own
+// writes are not a command's changes.
+func TestStateDirInsideTheWorkspace(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	writeFiles(t, root, map[string]string{"a.txt": "a\n"})
+	w, err := Open(root, filepath.Join(root, ".state"))
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Close() })
+	cp := command(t, w, "s1", "echo b > a.txt")
+	assert.Equal(t, map[string]string{"a.txt": "modified"}, statuses(cp.Changes))
+	cp = command(t, w, "s1", "true")
+	assert.Empty(t, cp.Changes, "the checkpoint files written by the last command are not changes")
+}
