@@ -24,17 +24,24 @@ const module = "github.com/agentd/agentd"
 // the native protocol alone (methods, codes, initialize, index params) and
 // is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
-	"rpc/wire":         {"rag"},
-	"rag":              {},
-	"tools":            {"rag", "tools/checkpoint"},
-	"tools/checkpoint": {"rag"},
-	"agent":            {"tools", "tools/checkpoint", "rag"},
-	"agent/modeltest":  {},
-	"rpc":              {"rpc/wire", "agent", "tools"},
-	"rpc/acp":          {"rpc/wire", "agent", "tools"},
-	"rpc/rpctest":      {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":       {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
-	"cmd/fakemodel":    {"agent/modeltest"},
+	"rpc/wire":        {"rag"},
+	"rag":             {},
+	"tools":           {"rag"},
+	"agent":           {"tools", "rag"},
+	"agent/modeltest": {},
+	"rpc":             {"rpc/wire", "agent", "tools"},
+	"rpc/acp":         {"rpc/wire", "agent", "tools"},
+	"rpc/rpctest":     {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"cmd/agentd":      {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "rag"},
+	"cmd/fakemodel":   {"agent/modeltest"},
+}
+
+// tools/checkpoint (undo's store and checkpoints) sits under tools and
+// beside it for the agent; it reads the repository's ignore rules from rag.
+func init() {
+	allowed["tools/checkpoint"] = []string{"rag"}
+	allowed["tools"] = append(allowed["tools"], "tools/checkpoint")
+	allowed["agent"] = append(allowed["agent"], "tools/checkpoint")
 }
 
 // owners names the one package that may import each third-party module.
