@@ -269,7 +269,7 @@ func (a *Agent) restore(ws *checkpoint.Workspace, sel checkpoint.Select, on chec
 	for _, st := range plan.Steps {
 		switch {
 		case st.Action == checkpoint.ActionRestore,
-			st.Action == checkpoint.ActionConflict && on == checkpoint.Overwrite && st.Current != nil && (st.Current.Kind == checkpoint.KindDir || !st.Current.Hash.IsZero()):
+			st.Action == checkpoint.ActionConflict && on == checkpoint.Overwrite && st.Overwritable():
 			restored = append(restored, st)
 		case st.Action == checkpoint.ActionConflict, st.Action == checkpoint.ActionMissing:
 			blocked = append(blocked, st)

@@ -51,7 +51,7 @@ func (w *Workspace) Restore(sel Select, on OnConflict, meta Checkpoint, expect *
 		switch {
 		case s.Action == ActionRestore:
 			write = append(write, s)
-		case s.Action == ActionConflict && on == Overwrite && keptOrAbsent(s.Current):
+		case s.Action == ActionConflict && on == Overwrite && s.Overwritable():
 			write = append(write, s)
 		case (s.Action == ActionConflict || s.Action == ActionMissing) && on != Skip && on != Overwrite:
 			res.Stopped = true
@@ -88,7 +88,13 @@ func (w *Workspace) Restore(sel Select, on OnConflict, meta Checkpoint, expect *
 	return res, nil
 }
 
-func keptOrAbsent(s *State) bool { return s == nil || s.Kind == KindDir || !s.Hash.IsZero() }
+// Overwritable says whether a conflict may be overwritten: what the path
+// holds now can be kept first (absent, a directory, or a content the store
+// has), so the overwrite can be undone.
+func (s Step) Overwritable() bool {
+	c := s.Current
+	return c == nil || c.Kind == KindDir || !c.Hash.IsZero()
+}
 
 func containsPath(steps []Step, p string) bool {
 	for _, s := range steps {

@@ -110,6 +110,9 @@ func (w *Workspace) refreshLocked(ctx context.Context, rel string, newDir bool) 
 		if e != nil && e.st.unchanged(st) {
 			return nil
 		}
+		if strings.HasSuffix("/"+rel, "/.gitignore") {
+			w.forgetRulesLocked() // for the paths met from now on
+		}
 		if ne := w.capture(rel, st); ne != nil {
 			w.setLocked(rel, ne)
 		} else if e != nil {
