@@ -210,7 +210,7 @@ func (w *Workspace) syncTreeLocked(ctx context.Context, sub string) error {
 			return errors.New(w.tooLarge)
 		}
 	}
-	w.captureAll(dirty)
+	w.captureAll(ctx, dirty)
 	rulesChanged := false
 	for _, d := range dirty {
 		if d.e == nil {
@@ -259,8 +259,9 @@ func under(rel string, dirs []string) bool {
 }
 
 // captureAll reads and stores the dirty paths, several at a time when there
-// are many (the first fill).
-func (w *Workspace) captureAll(dirty []dirtyPath) {
+// are many (the first fill). A cancel stops it; what was not read keeps its
+// old entry.
+func (w *Workspace) captureAll(ctx context.Context, dirty []dirtyPath) {
 	workers := 1
 	if len(dirty) > 64 {
 		workers = max(1, runtime.GOMAXPROCS(0))
@@ -272,7 +273,9 @@ func (w *Workspace) captureAll(dirty []dirtyPath) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				dirty[i].e = w.capture(dirty[i].rel, dirty[i].st)
+				if ctx.Err() == nil {
+					dirty[i].e = w.capture(dirty[i].rel, dirty[i].st)
+				}
 			}
 		}()
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -381,4 +382,18 @@ func TestStateDirInsideTheWorkspace(t *testing.T) {
 	assert.Equal(t, map[string]string{"a.txt": "modified"}, statuses(cp.Changes))
 	cp = command(t, w, "s1", "true")
 	assert.Empty(t, cp.Changes, "the checkpoint files written by the last command are not changes")
+}
+
+// A cancelled fill stops, drops nothing, and the next scan completes it.
+func TestCancelledFillLosesNothing(t *testing.T) {
+	w := newTestWorkspace(t, seed)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	require.ErrorIs(t, w.Warm(ctx), context.Canceled)
+	require.NoError(t, w.Warm(t.Context()))
+	cp := command(t, w, "s1", "rm gone.txt")
+	assert.Equal(t, map[string]string{"gone.txt": "deleted"}, statuses(cp.Changes))
+	_, err := w.Restore(Select{Session: "s1"}, Stop, Checkpoint{Tool: ToolUndo}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, seed["gone.txt"], read(t, w.root, "gone.txt"))
 }
