@@ -94,6 +94,7 @@ type Workspace struct {
 	noWatch   bool // the watcher was tried (nil: none could be had)
 	watching  bool // every change since the last full scan is in the watcher's queue
 	fullScans int
+	closed    bool
 	usage     map[string]*sessionUsage
 }
 
@@ -161,9 +162,17 @@ func (w *Workspace) Close() error {
 		delete(registry, w.dir)
 	}
 	registryMu.Unlock()
-	defer w.lock()()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	lockFile(w.lockf)
 	_ = w.saveLocked()
+	unlockFile(w.lockf)
 	w.watch.close()
+	w.watch, w.watching = nil, false
 	w.fsys.Close()
 	return w.lockf.Close()
 }
