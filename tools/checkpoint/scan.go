@@ -73,7 +73,7 @@ func (w *Workspace) quickSyncLocked(ctx context.Context, maxAge time.Duration) e
 
 // quickLimit is how many changed paths Begin looks at one by one before a
 // full scan is cheaper.
-const quickLimit = 2000
+var quickLimit = 2000
 
 // refreshLocked brings one path the watcher named up to date; a directory
 // that appeared is scanned whole.

@@ -397,3 +397,22 @@ func TestCancelledFillLosesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, seed["gone.txt"], read(t, w.root, "gone.txt"))
 }
+
+// More changes than Begin looks at one by one: a full scan, same result.
+func TestManyChangesFallBackToAScan(t *testing.T) {
+	old := quickLimit
+	quickLimit = 3
+	t.Cleanup(func() { quickLimit = old })
+	w := newTestWorkspace(t, seed)
+	command(t, w, "s1", "true")
+	scans := w.fullScans
+	sh(t, w.root, "for i in 1 2 3 4 5 6; do echo $i > user$i.txt; done")
+	cp := command(t, w, "s1", "for i in 1 2 3 4 5 6; do echo agent >> user$i.txt; done")
+	if w.watch != nil {
+		assert.Greater(t, w.fullScans, scans, "too many events: scanned")
+	}
+	require.Len(t, cp.Changes, 6)
+	_, err := w.Restore(Select{Session: "s1", From: cp.ID}, Stop, Checkpoint{Tool: ToolUndo}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "3\n", read(t, w.root, "user3.txt"), "the user's version before the command")
+}
