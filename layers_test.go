@@ -38,6 +38,14 @@ var allowed = map[string][]string{
 	"cmd/fakemodel":     {"agent/modeltest"},
 }
 
+// tools/checkpoint (undo's store and checkpoints) sits under tools and
+// beside it for the agent; it reads the repository's ignore rules from rag.
+func init() {
+	allowed["tools/checkpoint"] = []string{"rag"}
+	allowed["tools"] = append(allowed["tools"], "tools/checkpoint")
+	allowed["agent"] = append(allowed["agent"], "tools/checkpoint")
+}
+
 // owners names the one package that may import each third-party module.
 var owners = map[string]string{
 	"go.lsp.dev/jsonrpc2":                "rpc",

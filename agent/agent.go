@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -30,6 +31,13 @@ type Agent struct {
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
 
+	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
+	// Shutdown.
+	undoOnce    sync.Once
+	maintaining atomic.Bool
+	stopCtx     context.Context
+	stopWork    context.CancelFunc
+
 	modelMu sync.Mutex // guards mdl, mcfg, named
 	mdl     Model
 	mcfg    ModelConfig
@@ -58,6 +66,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg)}
+	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
@@ -291,7 +300,9 @@ func (a *Agent) Shutdown() {
 		r.stop(errShutdown)
 	}
 	a.rmap.stop()
+	a.stopWork()
 	a.wg.Wait()
+	a.closeCheckpoints()
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

@@ -369,7 +369,8 @@ func (r *run) reportResult(id string, res tools.Result, status Status, dur time.
 		out = res.Full
 	}
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
-		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files})
+		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files,
+		Checkpoint: res.Checkpoint})
 }
 
 // redact replaces every secret value the user gave with its name, so it

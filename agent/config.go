@@ -37,6 +37,10 @@ type Config struct {
 	// Hooks are the user's commands run on a run's events (trusted: from
 	// config.json only; docs/extensions.md).
 	Hooks Hooks
+	// Undo bounds the checkpoints (tools/checkpoint, docs/undo.md): the
+	// store a session's checkpoints may use, and the largest file whose
+	// content is kept.
+	UndoSessionMB, UndoMaxFileMB int
 
 	// UserConfigDir holds the user's config.json and rules.json
 	// (~/.config/agentd).
@@ -137,6 +141,10 @@ var settings = []Setting{
 		Doc: "step limit per run; at the limit the model must answer with what it has"},
 	{Key: "retryBase", Env: "AGENTD_RETRY_BASE", Default: defaultRetryBase.String(), field: func(c *Config) value { return duration(&c.RetryBase) },
 		Doc: "the first wait before a failed model call is tried again; each retry doubles it"},
+	{Key: "undo.sessionLimit", Env: "AGENTD_UNDO_SESSION_MB", Default: "256", field: func(c *Config) value { return count(&c.UndoSessionMB) },
+		Doc: "MiB of stored contents one session's checkpoints may use; past it (or 1000 checkpoints) its oldest checkpoints expire and can no longer be undone (docs/undo.md)"},
+	{Key: "undo.maxFileSize", Env: "AGENTD_UNDO_MAX_FILE_MB", Default: "8", field: func(c *Config) value { return count(&c.UndoMaxFileMB) },
+		Doc: "MiB: a larger file's content is not kept, so a command's change to it is reported and cannot be undone"},
 	{Key: "embeddings.baseUrl", Env: "AGENTD_EMBED_BASE_URL", field: func(c *Config) value { return str(&c.Embeddings.BaseURL) },
 		Doc: "optional embeddings endpoint: adds vector similarity to the search. Without one (the default) search is keyword-based; `agentd search-eval` says whether a model helps"},
 	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },

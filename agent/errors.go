@@ -21,3 +21,7 @@ var (
 	// stays where its last checkpoint left it.
 	ErrNotSaved = errors.New("state not saved")
 )
+
+// ErrUnknownCheckpoint: no such checkpoint in the session, or it expired
+// (undo.go).
+var ErrUnknownCheckpoint = errors.New("unknown checkpoint")

@@ -71,6 +71,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		status = StatusFailed
 	}
 	r.reportResult(pc.Call.ID, out, status, dur)
+	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
 	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))

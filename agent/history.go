@@ -52,6 +52,9 @@ type RunSummary struct {
 	// Settings are the ones the run uses (used, once finished).
 	Settings SessionSettings `json:"settings"`
 	Usage    *Usage          `json:"usage,omitempty"`
+	// Rewound: a rewind cut this run from the conversation the model sees
+	// (agent/rewind); it stays here as history.
+	Rewound bool `json:"rewound,omitempty"`
 }
 
 // RunHistory is a run and what it reported.
@@ -102,6 +105,7 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 		}
 	}
 	start := max(0, end-limit)
+	rewound := a.RewoundRuns(s.ID)
 	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID), Runs: []RunHistory{}}
 	// First the runs themselves, newest first, as many as fit; then their
 	// events, newest run first, in what is left.
@@ -115,6 +119,7 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 		if err != nil {
 			return History{}, err
 		}
+		run.Rewound = rewound[run.RunID]
 		if size := run.size(); size <= budget || first == end {
 			budget = max(0, budget-size)
 		} else {
@@ -242,11 +247,13 @@ func (a *Agent) SessionHistory(sessionID string, each func(SessionRun) error) er
 	a.mu.Lock()
 	ids := slices.Clone(s.RunIDs)
 	a.mu.Unlock()
+	rewound := a.RewoundRuns(sessionID)
 	for _, id := range ids {
 		sum, err := a.runSummary(id)
 		if err != nil {
 			return err
 		}
+		sum.Rewound = rewound[id]
 		run := SessionRun{RunSummary: sum}
 		if err := a.store.scanEvents(id, 0, func(ev Event) bool { run.Events = append(run.Events, ev); return true }); err != nil {
 			return err

@@ -76,6 +76,9 @@ type Update struct {
 
 	// tool_call_update (an edit), files_changed
 	Files []tools.FileDiff `json:"files,omitempty"`
+	// tool_call_update of a call that changed the workspace: its
+	// checkpoint in the session's undo history (agent/undo).
+	Checkpoint string `json:"checkpoint,omitempty"`
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`

@@ -85,6 +85,7 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 		a.abandon(r)
 		return RunResult{}, err
 	}
+	a.maintainCheckpoints() // undo.go: the store is current before the first command
 	r.start()
 	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
 }

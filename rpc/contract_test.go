@@ -42,6 +42,9 @@ type contract struct {
 	ToolKinds           []string       `json:"toolKinds"`
 	Statuses            []string       `json:"statuses"`
 	ReasoningEfforts    []string       `json:"reasoningEfforts"`
+	UndoStatuses        []string       `json:"undoStatuses"`
+	OnConflict          []string       `json:"onConflict"`
+	ConflictKinds       []string       `json:"conflictKinds"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
@@ -60,6 +63,9 @@ func currentContract(t *testing.T) contract {
 		ToolKinds:           strs(tools.Kinds),
 		Statuses:            strs(agent.Statuses),
 		ReasoningEfforts:    agent.ReasoningEfforts,
+		UndoStatuses:        strs(agent.UndoStatuses),
+		OnConflict:          agent.OnConflicts,
+		ConflictKinds:       agent.ConflictKinds,
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,
@@ -95,7 +101,8 @@ var codeNames = map[int]string{
 	wire.CodeIndexUnavailable: "IndexUnavailable", wire.CodeSessionBusy: "SessionBusy",
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
 	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown", wire.CodeNotSaved: "NotSaved",
-	wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
+	wire.CodeUnknownCheckpoint: "UnknownCheckpoint",
+	wire.CodeMethodNotFound:    "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",
 }

@@ -56,6 +56,16 @@ type CommandsResult struct {
 	Directories []agent.CommandDir `json:"directories"`
 }
 
+// SessionRef names a session (agent/checkpoints).
+type SessionRef struct {
+	SessionID string `json:"sessionId"`
+}
+
+// CheckpointsResult lists a session's checkpoints, oldest first.
+type CheckpointsResult struct {
+	Checkpoints []agent.CheckpointInfo `json:"checkpoints"`
+}
+
 // SessionsResult lists the sessions of this workspace, newest first.
 type SessionsResult struct {
 	Sessions []agent.SessionInfo `json:"sessions"`

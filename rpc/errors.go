@@ -44,6 +44,7 @@ var codes = []struct {
 	{agent.ErrNoModel, wire.CodeNoModel},
 	{agent.ErrRunNotPaused, wire.CodeRunNotPaused},
 	{agent.ErrNotSaved, wire.CodeNotSaved},
+	{agent.ErrUnknownCheckpoint, wire.CodeUnknownCheckpoint},
 }
 
 // toWire is the one place an error gets its JSON-RPC code. The message is

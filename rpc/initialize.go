@@ -94,6 +94,7 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 		Index:       s.opts.OpenIndex != nil,
 
 		ReasoningEfforts: agent.ReasoningEfforts,
+		Undo:             true,
 	}
 	return res
 }

@@ -182,7 +182,7 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		out.WriteString("\n" + strings.Join(views, "\n\n"))
 	}
 	out.WriteString(verify(ctx, env, chs))
-	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs)}, nil
+	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs), Checkpoint: id}, nil
 }
 
 func summarize(chs []fileChange) string {

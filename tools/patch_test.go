@@ -151,6 +151,6 @@ func TestUndoCheckpoints(t *testing.T) {
 	mustErr(t, call(t, env, UndoPatchToolName, UndoPatchParams{Checkpoint: "c9"}))
 
 	// Journals are per session and outside the workspace.
-	assert.DirExists(t, filepath.Join(env.StateDir, "undo", "s1"))
+	assert.DirExists(t, filepath.Join(env.StateDir, "checkpoints", "sessions", "s1"))
 	assert.NoDirExists(t, filepath.Join(env.Root, ".agentd"))
 }

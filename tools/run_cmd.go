@@ -63,10 +63,14 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 		Title: p.Command, Command: c,
 		Locations: []Location{{Path: rel}},
 		Run: func(ctx context.Context) (Result, error) {
+			cp := beginCommandCheckpoint(ctx, env, p.Command) // undo_cmd.go
+			var res Result
 			if p.Interactive {
-				return runPTY(ctx, env, c.Run(), dir, timeout), nil
+				res = runPTY(ctx, env, c.Run(), dir, timeout)
+			} else {
+				res = runPlain(ctx, env, c.Run(), dir, timeout)
 			}
-			return runPlain(ctx, env, c.Run(), dir, timeout), nil
+			return cp.end(ctx, res), nil
 		},
 	}, nil
 }

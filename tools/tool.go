@@ -97,6 +97,9 @@ type Result struct {
 	ExitCode  *int
 	// Files lists the files the call changed, with their diffs.
 	Files []FileDiff
+	// Checkpoint names the change in the session's undo history (c3), when
+	// the call changed something.
+	Checkpoint string
 }
 
 // Errorf builds a refusal or failure the model reads.

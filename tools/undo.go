@@ -1,170 +1,128 @@
 package tools
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
+
+	"github.com/agentd/agentd/tools/checkpoint"
 )
 
-// journal keeps, per session, the pre-image of every file each change
-// touched: <StateDir>/undo/<session>/c<N>/{meta.json,<blob>}. It lives
-// outside the user's .git so undo works in any directory and never touches
-// the user's history.
+// journal records the file tools' changes as checkpoints of the session
+// (package checkpoint: the contents before and after, by hash, in a store
+// under the state directory, outside the user's .git), beside the
+// checkpoints of commands (undo_cmd.go), so undo_patch and the user's undo
+// treat both alike.
 type journal struct {
-	dir string // empty: no state directory, undo disabled
+	env *Env
+	ws  *checkpoint.Workspace // nil: no state directory, undo disabled
 }
-
-type journalEntry struct {
-	ID    string        `json:"id"`
-	Tool  string        `json:"tool"`
-	Time  time.Time     `json:"time"`
-	Files []journalFile `json:"files"`
-	n     int
-}
-
-type journalFile struct {
-	Path    string      `json:"path"`
-	Existed bool        `json:"existed"`
-	Mode    fs.FileMode `json:"mode,omitempty"`
-	Blob    string      `json:"blob,omitempty"`
-}
-
-// journalLocks serialises writers of one session's journal.
-var journalLocks sync.Map // dir → *sync.Mutex
 
 func journalFor(env *Env) *journal {
-	if env.StateDir == "" {
-		return &journal{}
-	}
-	sid := filepath.Base(filepath.Clean("/" + env.SessionID))
-	if sid == "/" || sid == "." {
-		sid = "default"
-	}
-	return &journal{dir: filepath.Join(env.StateDir, "undo", sid)}
+	ws, _ := Checkpoints(env)
+	return &journal{env: env, ws: ws}
 }
 
-func (j *journal) lock() func() {
-	m, _ := journalLocks.LoadOrStore(j.dir, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+// Checkpoints returns the workspace's checkpoints, or nil without a state
+// directory.
+func Checkpoints(env *Env) (*checkpoint.Workspace, error) {
+	if env == nil || env.StateDir == "" || env.Root == "" {
+		return nil, errors.New("undo is not available: no state directory")
+	}
+	return checkpoint.Open(env.Root, env.StateDir)
 }
 
-// record stores the before images of chs and returns the checkpoint id.
+// record stores the before and after contents of chs and returns the
+// checkpoint id. Directories the change will create (write_file makes the
+// parents it needs) are part of it, so an undo removes them again.
 func (j *journal) record(tool string, chs []fileChange) (string, error) {
-	if j.dir == "" {
+	if j.ws == nil {
 		return "", nil
 	}
-	defer j.lock()()
-	entries, err := j.entries()
-	if err != nil {
-		return "", err
-	}
-	n := 1
-	if len(entries) > 0 {
-		n = entries[len(entries)-1].n + 1
-	}
-	e := journalEntry{ID: "c" + strconv.Itoa(n), Tool: tool, Time: time.Now().UTC()}
-	tmp := filepath.Join(j.dir, e.ID+".tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return "", err
-	}
-	add := func(rel string, before *string, mode fs.FileMode) error {
-		f := journalFile{Path: rel, Existed: before != nil, Mode: mode}
-		if before != nil {
-			f.Blob = strconv.Itoa(len(e.Files))
-			if err := os.WriteFile(filepath.Join(tmp, f.Blob), []byte(*before), 0o600); err != nil {
-				return err
-			}
-		}
-		e.Files = append(e.Files, f)
-		return nil
-	}
+	cp := &checkpoint.Checkpoint{Session: j.env.SessionID, Run: j.env.RunID, Tool: tool, Title: summarize(chs)}
+	dirs := map[string]bool{}
 	for _, c := range chs {
-		var err error
 		if c.moved() {
-			err = add(c.OldRel, c.Before, c.Mode)
-			if err == nil {
-				err = add(c.Rel, nil, 0)
+			before, err := j.state(c.Before, c.Mode)
+			if err != nil {
+				return "", err
 			}
-		} else {
-			err = add(c.Rel, c.Before, c.Mode)
+			cp.Changes = append(cp.Changes, checkpoint.Change{Path: c.OldRel, Before: before})
 		}
+		before, err := j.state(c.Before, c.Mode)
 		if err != nil {
-			_ = os.RemoveAll(tmp)
 			return "", err
 		}
-	}
-	meta, _ := json.Marshal(e)
-	if err := os.WriteFile(filepath.Join(tmp, "meta.json"), meta, 0o600); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, filepath.Join(j.dir, e.ID)); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", err
-	}
-	return e.ID, nil
-}
-
-func (j *journal) drop(id string) error {
-	if j.dir == "" || id == "" {
-		return nil
-	}
-	return os.RemoveAll(filepath.Join(j.dir, id))
-}
-
-// entries lists the recorded changes, oldest first.
-func (j *journal) entries() ([]journalEntry, error) {
-	des, err := os.ReadDir(j.dir)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	var out []journalEntry
-	for _, de := range des {
-		n, ok := checkpointNumber(de.Name())
-		if !ok || !de.IsDir() {
-			continue
+		if c.moved() {
+			before = nil // checked free before a move
 		}
-		b, err := os.ReadFile(filepath.Join(j.dir, de.Name(), "meta.json"))
+		after, err := j.state(c.After, afterMode(c))
 		if err != nil {
-			continue // a half-written entry: ignore it
+			return "", err
 		}
-		var e journalEntry
-		if err := json.Unmarshal(b, &e); err != nil {
-			continue
+		if before == nil && after != nil {
+			for _, d := range missingParents(j.env.Root, c.Rel) {
+				if !dirs[d] {
+					dirs[d] = true
+					cp.Changes = append(cp.Changes, checkpoint.Change{Path: d, After: &checkpoint.State{Kind: checkpoint.KindDir, Mode: 0o755}})
+				}
+			}
 		}
-		e.n = n
-		out = append(out, e)
+		cp.Changes = append(cp.Changes, checkpoint.Change{Path: c.Rel, Before: before, After: after, From: oldPath(c)})
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].n < out[b].n })
-	return out, nil
+	if err := j.ws.Record(cp); err != nil {
+		return "", err
+	}
+	return cp.ID, nil
 }
 
-func checkpointNumber(name string) (int, bool) {
-	if !strings.HasPrefix(name, "c") {
-		return 0, false
+func afterMode(c fileChange) fs.FileMode {
+	if c.Mode == 0 {
+		return 0o644
 	}
-	n, err := strconv.Atoi(name[1:])
-	return n, err == nil && n > 0
+	return c.Mode
 }
 
-// preimage reads the stored content of f in entry e (nil: did not exist).
-func (j *journal) preimage(e journalEntry, f journalFile) (*string, error) {
-	if !f.Existed {
+// state stores a content and describes it; nil content is an absent file.
+func (j *journal) state(content *string, mode fs.FileMode) (*checkpoint.State, error) {
+	if content == nil {
 		return nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(j.dir, e.ID, f.Blob))
+	h, _, err := j.ws.Store().Put([]byte(*content))
 	if err != nil {
-		return nil, fmt.Errorf("reading undo blob: %w", err)
+		return nil, fmt.Errorf("recording undo: %w", err)
 	}
-	s := string(b)
-	return &s, nil
+	return &checkpoint.State{Kind: checkpoint.KindFile, Mode: mode.Perm(), Size: int64(len(*content)), Hash: h}, nil
+}
+
+// missingParents lists the directories above rel that do not exist yet,
+// outermost first.
+func missingParents(root, rel string) []string {
+	var out []string
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(d))); err == nil {
+			break
+		}
+		out = append([]string{d}, out...)
+	}
+	return out
+}
+
+// drop forgets a checkpoint whose change was rolled back.
+func (j *journal) drop(id string) error {
+	if j.ws == nil || id == "" {
+		return nil
+	}
+	return j.ws.Drop(j.env.SessionID, id)
+}
+
+// entries lists the session's checkpoints, oldest first.
+func (j *journal) entries() ([]*checkpoint.Checkpoint, error) {
+	if j.ws == nil {
+		return nil, nil
+	}
+	return j.ws.List(j.env.SessionID)
 }

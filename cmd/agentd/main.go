@@ -24,6 +24,7 @@ const usage = `agentd — a coding agent for your editor and your terminal
 Usage:
   agentd run      [flags] "prompt"          the agent in a terminal (agentd run --help for its flags and keys)
   agentd sessions [flags]                   the workspace's sessions, newest first
+  agentd undo     [flags] [cN]              undo the agent's changes, commands' included; rewind a session
   agentd serve    [flags]                   speak JSON-RPC on stdio (what editors launch)
   agentd acp      [flags]                   speak the Agent Client Protocol on stdio (Zed, JetBrains, …)
   agentd index    [flags] [dir]             build the workspace index
@@ -59,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runTerminal(ctx, args[1:], stdin, stdout, stderr)
 	case "sessions":
 		return runSessions(ctx, args[1:], stdout, stderr)
+	case "undo":
+		return runUndo(ctx, args[1:], stdin, stdout, stderr)
 	case "index":
 		return runIndex(ctx, args[1:], stdout, stderr)
 	case "search":

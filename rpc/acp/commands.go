@@ -13,11 +13,11 @@ import (
 const searchLimit = 8
 
 // commands are the slash commands agentd answers itself, without the model.
-var commands = []acpsdk.AvailableCommand{{
+var commands = append([]acpsdk.AvailableCommand{{
 	Name:        "search",
 	Description: "Search the workspace index (semantic code search, no model call)",
 	Input:       &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "what you are looking for"}},
-}}
+}}, undoCommands...)
 
 func (s *session) announceCommands() {
 	s.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
@@ -69,6 +69,9 @@ func slashCommand(text string) (name, arg string, ok bool) {
 
 // command runs a slash command as a turn of its own.
 func (s *session) command(ctx context.Context, name, arg string) (acpsdk.PromptResponse, error) {
+	if name != "search" {
+		return s.undoCommand(ctx, name, arg), nil // undo.go
+	}
 	if arg == "" {
 		s.say("Usage: `/" + name + " <what you are looking for>`")
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil

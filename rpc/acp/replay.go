@@ -22,6 +22,9 @@ func (s *session) replay(ctx context.Context) error {
 			return ctx.Err()
 		}
 		tr := s.replayRun(run)
+		if run.Rewound {
+			s.say("_(This turn was rewound: the agent no longer sees it.)_")
+		}
 		if !run.State.Finished() {
 			// What its running commands printed so far, then live.
 			for _, u := range tr.pending() {

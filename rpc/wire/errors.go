@@ -24,3 +24,6 @@ const (
 	CodeShuttingDown     = -32020
 	CodeNotSaved         = -32021
 )
+
+// CodeUnknownCheckpoint: no such checkpoint in the session, or it expired.
+const CodeUnknownCheckpoint = -32022

@@ -45,3 +45,11 @@ const (
 	MethodProgress       = "$/progress"
 	MethodProgressCreate = "window/workDoneProgress/create"
 )
+
+// Editor → daemon requests of undo (docs/protocol.md#undo): a session's
+// checkpoints, undoing them, rewinding the conversation.
+const (
+	MethodCheckpoints = "agent/checkpoints"
+	MethodUndo        = "agent/undo"
+	MethodRewind      = "agent/rewind"
+)

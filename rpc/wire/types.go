@@ -38,4 +38,6 @@ type ServerAgentCapabilities struct {
 	// ReasoningEfforts are the efforts a session may choose
 	// (agent/configure).
 	ReasoningEfforts []string `json:"reasoningEfforts"`
+	// Undo: agent/checkpoints, agent/undo and agent/rewind are served.
+	Undo bool `json:"undo"`
 }
