@@ -30,7 +30,8 @@ const (
 
 const runAbout = `The agent in a terminal, on the workspace (--dir, default the current directory): it streams the
 answer, shows each tool call with its result, and asks before the writes and commands the policy does not
-allow, showing the diff or the command line.
+allow, showing the diff or the command line. A prompt "/name args" runs a custom command (docs/extensions.md);
+agentd run /help lists them.
 
 On a terminal, a status line says what the agent is doing (thinking, running a command, waiting for you)
 and for how long; a running command's last lines show under it, and its whole output if it fails; the
@@ -106,16 +107,21 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "agentd: warning:", w)
 	}
-	if err := cfg.CheckModel(); err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return exitUsage
-	}
 	root, err := filepath.Abs(*f.dir)
 	if err == nil {
 		root, err = filepath.EvalSymlinks(root)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd: workspace:", err)
+		return exitUsage
+	}
+	if prompt == "/help" {
+		// Answered here, without a model: the prompts agentd run knows.
+		printCommandHelp(stdout, agent.LoadCommands(root, cfg.UserConfigDir))
+		return exitCompleted
+	}
+	if err := cfg.CheckModel(); err != nil {
+		fmt.Fprintln(stderr, "agentd:", err)
 		return exitUsage
 	}
 	state, cache, err := stateDirs(root)

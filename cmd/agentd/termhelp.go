@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentd/agentd/agent"
+)
+
+// printCommandHelp answers `agentd run /help`: the custom commands a prompt
+// may start with (docs/extensions.md), each as it is typed, with its
+// description and where it comes from; shadowed and broken ones are named
+// so a user sees why theirs does not run.
+func printCommandHelp(w io.Writer, cmds []agent.Command) {
+	fmt.Fprintln(w, "A prompt that starts with /name runs that custom command: its prompt file, with the rest of the line as its arguments.")
+	fmt.Fprintln(w, `  agentd run "/review cart.go"`)
+	fmt.Fprintln(w)
+	if len(cmds) == 0 {
+		fmt.Fprintln(w, "No custom commands: add Markdown prompt files to .agentd/commands/ in the workspace or ~/.config/agentd/commands/.")
+		return
+	}
+	fmt.Fprintln(w, "Custom commands:")
+	for _, c := range cmds {
+		switch {
+		case c.Error != "":
+			fmt.Fprintf(w, "  /%-24s broken: %s (%s)\n", c.Name, c.Error, c.Path)
+		case c.Shadowed:
+			fmt.Fprintf(w, "  /%-24s not used: the user's command of that name wins (%s)\n", c.Name, c.Path)
+		default:
+			fmt.Fprintf(w, "  %-25s %s (%s)\n", c.Usage(), c.Description, c.Source)
+		}
+	}
+}
