@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -37,6 +38,7 @@ type config struct {
 	fs       acpsdk.FileSystemCapabilities
 	index    IndexStarter
 	policy   tools.Mode
+	log      *slog.Logger // nil: testLogger
 }
 
 func start(t *testing.T, c config) *harness {
@@ -46,7 +48,7 @@ func start(t *testing.T, c config) *harness {
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
 		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-			Policy: c.policy}, OpenIndex: c.index, Logger: testLogger(t)}
+			Policy: c.policy}, OpenIndex: c.index, Logger: cmp.Or(c.log, testLogger(t))}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)
