@@ -251,3 +251,21 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// Locations are files: a directory (list_dir's) is left out, a file that
+// does not exist yet (about to be written) stays.
+func TestLocationsAreFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "src", "a.go"), []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTranslator(root, 1000, nil)
+	got := tr.locations([]tools.Location{{Path: "src"}, {Path: "src/a.go", Line: 3}, {Path: "new.txt"}, {Path: "."}})
+	if len(got) != 2 || got[0].Path != filepath.Join(root, "src", "a.go") || got[0].Line == nil || *got[0].Line != 3 ||
+		got[1].Path != filepath.Join(root, "new.txt") {
+		t.Fatalf("locations %+v", got)
+	}
+}
