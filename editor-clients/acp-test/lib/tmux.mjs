@@ -49,14 +49,14 @@ export class Tmux {
     const s = this.screen(pane);
     const mark = this.marks?.[pane];
     if (!mark) return s;
-    const lines = s.split("\n");
+    const lines = s.split("\n").map((l) => l.trimEnd());
     const i = lines.lastIndexOf(mark);
     return i < 0 ? "" : lines.slice(i + 1).join("\n");
   }
 
   // waitFor awaits text matching re on the pane since its last step mark,
   // and returns that text.
-  async waitFor(what, re, { pane = "t:0", ms = 20000 } = {}) {
+  async waitFor(what, re, { pane = "t:0", ms = 30000 } = {}) {
     const end = Date.now() + ms;
     for (;;) {
       const s = this.since(pane);
