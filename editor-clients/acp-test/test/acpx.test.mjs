@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bin, startModel, tempDir } from "../lib/harness.mjs";
@@ -36,6 +36,13 @@ function terminal(t) {
       // no session
     }
     term.kill();
+    for (const d of [dir, ws]) { // agentd may still be closing its log: best effort
+      try {
+        rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch {
+        // left in the temp directory
+      }
+    }
   });
   return { term, ws, acpx, log: () => readFileSync(join(dir, "agentd.log"), "utf8") };
 }
