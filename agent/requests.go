@@ -225,10 +225,30 @@ func (r *run) expire(id string) {
 	if err != nil || o.resolution() != nil || r.journal == nil {
 		return // gone, closed, or the daemon is shutting down: a restart expires it
 	}
-	if err := r.resolveLocked(o, &resolution{Outcome: OutcomeTimeout, By: ByTimeout}); err != nil {
+	res := &resolution{Outcome: OutcomeTimeout, By: ByTimeout}
+	if err := r.resolveLocked(o, res); err != nil {
 		r.logger().Error("the request stays open: its expiry could not be saved", "request_id", id, "err", err)
 		time.AfterFunc(expireRetry, func() { r.expire(id) })
+		return
 	}
+	r.auditUndecidedLocked(o, res)
+}
+
+// auditUndecidedLocked records a confirmation closed without a decision
+// (cancelled, timed out), as every decision is recorded. After a restart
+// the call is not prepared yet: the request says what it was.
+func (r *run) auditUndecidedLocked(o openRequest, res *resolution) {
+	if o.call == nil || !requestRules[o.req.Kind].decision {
+		return
+	}
+	call := r.prepared[o.call.Call.ID]
+	if call == nil {
+		call = &tools.Call{Tool: o.call.Call.Name, Title: o.req.Title, Writes: o.req.Diff}
+		if o.req.Command != "" {
+			call.Command = &tools.Command{Line: o.req.Command, Cwd: o.req.Cwd}
+		}
+	}
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(res.Outcome), By: res.By, Rule: o.req.Rule})
 }
 
 // cancelOpenLocked resolves every open request of the run as cancelled and
@@ -241,6 +261,7 @@ func (r *run) cancelOpenLocked() {
 			o.call.Resolved = storedResolution(o.req, res)
 		}
 		r.closeLocked(o, res)
+		r.auditUndecidedLocked(o, res)
 	}
 	for _, pc := range r.rec.Pending {
 		if pc.Result == nil {

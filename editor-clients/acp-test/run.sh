@@ -1,14 +1,18 @@
 #!/bin/sh
-# End-to-end test of `agentd acp` with the official ACP TypeScript client.
-# Installs the npm dependencies if missing, builds agentd and fakemodel, runs
-# the node tests; exits non-zero on failure.
+# End-to-end test of `agentd acp` with two real ACP clients from npm: the
+# official TypeScript client library (test/acp.test.mjs) and acpx, typed into
+# a terminal in tmux (test/acpx.test.mjs). Installs the npm dependencies if
+# missing, builds agentd and fakemodel, runs the node tests; exits non-zero
+# on failure.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$here"
-if [ ! -d node_modules/@agentclientprotocol/sdk ]; then
-	npm install --no-audit --no-fund
+command -v tmux >/dev/null || { echo "run.sh: tmux is required (apt-get install tmux)" >&2; exit 1; }
+if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ ! -x node_modules/.bin/acpx ]; then
+	# acpx declares node >= 22 but runs on node 20.
+	npm install --no-audit --no-fund --engine-strict=false
 fi
 mkdir -p bin
 (cd "$repo" && go build -o "$here/bin/agentd" ./cmd/agentd && go build -o "$here/bin/fakemodel" ./cmd/fakemodel)
-exec node --test --test-concurrency=1 --test-reporter=spec test/
+exec node --test --test-concurrency=1 --test-timeout=120000 --test-reporter=spec test/

@@ -167,29 +167,6 @@ func TestQuestionAsForm(t *testing.T) {
 	t.Fatal("no elicitation/create sent")
 }
 
-const choiceScript = `{"turns": [
-  {"name": "ask", "match": {"lastUser": "colour"}, "reply": {"toolCalls": [
-    {"id": "call_ask_1", "name": "ask_user", "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]}},
-  {"name": "chose-blue", "match": {"afterTool": "ask_user", "lastTool": "blue"}, "reply": {"text": "You chose blue."}}
-]}`
-
-func TestChoiceAsPermissionOptions(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, choiceScript)})
-	h.client.setPermission(func(p acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
-		for _, o := range p.Options {
-			if o.Name == "blue" {
-				return selected(string(o.OptionId))
-			}
-		}
-		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{}}}
-	})
-	id := h.newSession(t.TempDir())
-	h.prompt(id, "pick a colour")
-	if !strings.Contains(h.client.text(id), "You chose blue.") {
-		t.Fatalf("choice not taken: %q", h.client.text(id))
-	}
-}
-
 const sleepScript = `{"turns": [
   {"name": "sleep", "match": {"lastUser": "sleep"}, "reply": {"toolCalls": [
     {"id": "call_s", "name": "run_cmd", "arguments": {"command": "sleep 30"}}]}}

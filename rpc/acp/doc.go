@@ -12,10 +12,11 @@
 //   - agent/update becomes session/update (agent_message_chunk, plan,
 //     tool_call, tool_call_update with kind, locations and diffs, and the
 //     unstable usage_update);
-//   - a confirmation becomes session/request_permission, the diff inside the
-//     tool call; a question becomes elicitation/create when the client
-//     offers form elicitation, a permission prompt for a choice, or else a
-//     message whose answer is the next prompt;
+//   - a confirmation becomes session/request_permission, the diff or the
+//     command inside the tool call; a question or a choice becomes
+//     elicitation/create when the client offers form elicitation, or else a
+//     message (a choice as numbered options) whose answer is the next
+//     prompt;
 //   - agent/runState ends the turn with a stop reason.
 //
 // When the client offers fs/read_text_file and fs/write_text_file, the
@@ -29,6 +30,9 @@
 // loaded. The session's approval mode, model and reasoning effort are
 // config options (config.go), the mode also a session mode. `/search query` answers from the workspace
 // index without the model.
+//
+// At debug level every message is logged both ways (wireLog), clipped, the
+// answer to a secret question hidden.
 //
 // The SDK's form elicitation type has no field for the session scope the
 // schema requires (sessionId, toolCallId); scopeWriter adds it on the way

@@ -123,18 +123,24 @@ func scopeMeta(sessionID, toolCallID string) map[string]any {
 
 // scopeWriter is the connection's output. The SDK writes each message with
 // one Write; an elicitation/create gets its scope moved from _meta to the
-// params, every other message passes untouched.
+// params, every other message passes untouched. Each message is logged as
+// it goes out.
 type scopeWriter struct {
-	w io.Writer
+	w   io.Writer
+	log *wireLog // nil: not logged
 }
 
 var elicitMethod = []byte(`"method":"elicitation/create"`)
 
 func (sw *scopeWriter) Write(b []byte) (int, error) {
-	if !bytes.Contains(b, elicitMethod) {
-		return sw.w.Write(b)
+	out := b
+	if bytes.Contains(b, elicitMethod) {
+		out = withScope(b)
 	}
-	if _, err := sw.w.Write(withScope(b)); err != nil {
+	if sw.log != nil {
+		sw.log.record(false, out)
+	}
+	if _, err := sw.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(b), nil

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -41,6 +42,7 @@ type config struct {
 	// user's hooks.
 	userConfigDir string
 	hooks         agent.Hooks
+	log           *slog.Logger // nil: testLogger
 }
 
 func start(t *testing.T, c config) *harness {
@@ -50,7 +52,7 @@ func start(t *testing.T, c config) *harness {
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
 		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-			Policy: c.policy, UserConfigDir: c.userConfigDir, Hooks: c.hooks}, OpenIndex: c.index, Logger: testLogger(t)}
+			Policy: c.policy, UserConfigDir: c.userConfigDir, Hooks: c.hooks}, OpenIndex: c.index, Logger: cmp.Or(c.log, testLogger(t))}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)

@@ -1,8 +1,11 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -13,26 +16,25 @@ import (
 
 // ask puts an input request to the client in the best form it offers.
 // Called by the workspace worker, so whatever waits runs in a goroutine.
+//
+// A choice goes into a form when the client offers one, else into the chat
+// as numbered options, like a question: ACP's permission options have four
+// kinds (allow or reject, once or always) and clients show or answer them
+// by kind — CodeCompanion labels each option after its kind, acpx's y/N
+// picks the first allow or the first reject option — so a choice's own
+// options cannot be told apart there. Secrets never go into a form (the
+// schema forbids it); in the chat the answer still reaches only the
+// command, not the model.
 func (s *session) ask(req agent.InputRequest) {
 	form := s.srv.formElicitation()
-	switch req.Kind {
-	case agent.KindConfirmWrite, agent.KindConfirmCommand:
+	switch {
+	case req.Kind == agent.KindConfirmWrite || req.Kind == agent.KindConfirmCommand:
+		s.srv.log.Debug("acp ask", "as", "session/request_permission", "session", s.id, "request", req.RequestID, "kind", req.Kind, "toolCall", req.ToolCallID)
 		go s.askPermission(req)
-	case agent.KindChoice:
-		if form {
-			go s.elicit(req)
-		} else {
-			go s.askChoice(req)
-		}
-	case agent.KindQuestion:
-		if form {
-			go s.elicit(req)
-		} else {
-			s.askInChat(req)
-		}
+	case form && (req.Kind == agent.KindChoice || req.Kind == agent.KindQuestion):
+		s.srv.log.Debug("acp ask", "as", "elicitation/create", "session", s.id, "request", req.RequestID, "kind", req.Kind, "toolCall", req.ToolCallID)
+		go s.elicit(req)
 	default:
-		// Secrets never go into a form (the schema forbids it); in the chat
-		// the answer still reaches only the command, not the model.
 		s.askInChat(req)
 	}
 }
@@ -78,10 +80,13 @@ func (s *session) askPermission(req agent.InputRequest) {
 	if err != nil {
 		if ctx.Err() == nil {
 			s.srv.log.Warn("session/request_permission failed", "request", req.RequestID, "err", err)
+		} else {
+			s.srv.log.Debug("acp permission withdrawn", "request", req.RequestID, "why", "resolved elsewhere")
 		}
 		return
 	}
 	if resp.Outcome.Selected == nil {
+		s.srv.log.Info("permission cancelled in the editor: the turn stops", "session", s.id, "request", req.RequestID, "run", req.RunID)
 		s.cancelRun(req.RunID)
 		return
 	}
@@ -89,45 +94,38 @@ func (s *session) askPermission(req agent.InputRequest) {
 	if !p.Decision.Allows() {
 		p.Reason = "rejected in the editor"
 	}
+	s.srv.log.Debug("acp permission answered", "session", s.id, "request", req.RequestID, "decision", p.Decision)
 	if err := s.ws.agent.Confirm(context.Background(), p); err != nil {
-		s.srv.log.Info("confirmation not applied", "request", req.RequestID, "err", err)
+		s.srv.log.Info("confirmation not applied", "request", req.RequestID, "decision", p.Decision, "err", err)
 	}
 }
 
-// askChoice offers a choice's options as permission options, for clients
-// without form elicitation.
-func (s *session) askChoice(req agent.InputRequest) {
-	ctx, ok := s.track(req.RequestID)
-	if !ok {
-		return
+// secretAsked says whether the session's next prompt answers a secret
+// question (the wire log must not show it).
+func (s *server) secretAsked(sessionID string) bool {
+	sess := s.lookup(sessionID)
+	if sess == nil {
+		return false
 	}
-	defer s.untrack(req.RequestID)
-	opts := make([]acpsdk.PermissionOption, 0, len(req.Options))
-	for _, o := range req.Options {
-		opts = append(opts, acpsdk.PermissionOption{OptionId: acpsdk.PermissionOptionId(o.OptionID), Name: o.Label,
-			Kind: acpsdk.PermissionOptionKindAllowOnce})
-	}
-	resp, err := s.srv.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
-		ToolCall: questionCall(req), Options: opts})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.srv.log.Warn("choice as session/request_permission failed", "request", req.RequestID, "err", err)
-		}
-		return
-	}
-	if resp.Outcome.Selected == nil {
-		s.cancelRun(req.RunID)
-		return
-	}
-	p := agent.ReplyParams{RequestID: req.RequestID, OptionID: string(resp.Outcome.Selected.OptionId)}
-	if err := s.ws.agent.Reply(context.Background(), p); err != nil {
-		s.srv.log.Info("choice not applied", "request", req.RequestID, "err", err)
-	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.turn == nil && len(sess.asking) > 0 && sess.asking[0].Kind == agent.KindSecret
 }
 
 // askInChat writes the question as an agent message and ends the turn; the
 // next prompt is the answer.
-func (s *session) askInChat(req agent.InputRequest) {
+func (s *session) askInChat(req agent.InputRequest) { s.askInChatNote(req, "") }
+
+// reask asks again a question whose typed answer did not fit.
+func (s *session) reask(req agent.InputRequest, answer string) {
+	note := "That answer does not fit the question."
+	if req.Kind == agent.KindChoice {
+		note = fmt.Sprintf("%s is not one of the options.", codeSpan(clipLine(answer, 80)))
+	}
+	s.askInChatNote(req, note)
+}
+
+func (s *session) askInChatNote(req agent.InputRequest, note string) {
 	s.mu.Lock()
 	for _, q := range s.asking {
 		if q.RequestID == req.RequestID {
@@ -143,30 +141,104 @@ func (s *session) askInChat(req agent.InputRequest) {
 		t = nil
 	}
 	s.mu.Unlock()
-	s.say(chatQuestion(req))
+	s.srv.log.Debug("acp ask", "as", "chat", "session", s.id, "request", req.RequestID, "kind", req.Kind, "options", len(req.Options), "endsTurn", t != nil)
+	text := chatQuestion(req)
+	if note != "" {
+		text = "\n\n_" + note + "_" + text
+	}
+	s.say(text)
 	if t != nil {
 		t.done <- turnEnd{stop: acpsdk.StopReasonEndTurn}
 	}
 }
 
+// chatQuestion is a request as a message: its title, its text, the
+// numbered options of a choice, and how to answer.
 func chatQuestion(req agent.InputRequest) string {
 	var b strings.Builder
 	b.WriteString("\n\n**" + firstNonEmpty(req.Title, "Question") + "**\n\n" + req.Message + "\n")
+	if req.Context != "" {
+		b.WriteString("\n" + req.Context + "\n")
+	}
 	for i, o := range req.Options {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, o.Label)
 		if o.Description != "" {
 			b.WriteString(" — " + o.Description)
 		}
 	}
+	if req.Default != "" {
+		b.WriteString("\n\nSuggested answer: " + codeSpan(req.Default))
+	}
+	b.WriteString("\n\n_" + howToAnswer(req) + "_")
+	return b.String()
+}
+
+func howToAnswer(req agent.InputRequest) string {
 	switch {
 	case req.Kind == agent.KindSecret:
-		b.WriteString("\n\n_Send the value as your next message. It goes to the command only, never to the model; your editor keeps it in this chat._")
-	case len(req.Options) > 0:
-		b.WriteString("\n\n_Answer with a number or an option in your next message._")
-	default:
-		b.WriteString("\n\n_Your next message is the answer._")
+		return "Send the value as your next message. It goes to the command only, never to the model; your editor keeps it in this chat."
+	case len(req.Options) == 0:
+		return "Your next message is the answer."
 	}
-	return b.String()
+	what := "the number or the name of an option"
+	if req.Multiple {
+		what = "the numbers or names of one or more options, separated by commas"
+	}
+	if req.AllowOther {
+		what += ", or with your own words"
+	}
+	return "Answer in your next message with " + what + "."
+}
+
+// chatReply makes a reply of a typed answer: a choice's option (or
+// options, for a choice that takes several) when the text names them by
+// number, id or label, otherwise free text.
+func chatReply(q agent.InputRequest, text string) agent.ReplyParams {
+	text = strings.TrimSpace(text)
+	p := agent.ReplyParams{RequestID: q.RequestID}
+	if q.Kind == agent.KindChoice {
+		if id, ok := optionNamed(q, text); ok {
+			p.OptionID = id
+			return p
+		}
+		if ids, ok := optionsNamed(q, text); ok && q.Multiple {
+			p.Answers = ids
+			return p
+		}
+	}
+	p.Text = &text
+	return p
+}
+
+// optionNamed finds the option the text names: its number, id or label.
+func optionNamed(q agent.InputRequest, text string) (string, bool) {
+	text = strings.TrimSuffix(strings.TrimSpace(text), ".")
+	for i, o := range q.Options {
+		if text == strconv.Itoa(i+1) || strings.EqualFold(text, o.OptionID) || strings.EqualFold(text, o.Label) {
+			return o.OptionID, true
+		}
+	}
+	return "", false
+}
+
+// optionsNamed reads a list of options, separated by commas or semicolons
+// (numbers may also be separated by spaces); false unless each names one.
+func optionsNamed(q agent.InputRequest, text string) ([]string, bool) {
+	parts := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ';' })
+	if len(parts) == 1 {
+		parts = strings.Fields(text)
+	}
+	var ids []string
+	for _, part := range parts {
+		id, ok := optionNamed(q, part)
+		if !ok {
+			return nil, false
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, len(ids) > 0
 }
 
 // cancelRun ends a run whose request the client cancelled: in ACP that is
@@ -178,15 +250,19 @@ func (s *session) cancelRun(runID string) {
 }
 
 // permissionCall is the tool call a confirmation is about, with the diff of
-// every file it writes or the command it runs.
+// every file it writes or the command it runs. A command's title is its
+// command line (the tool call's too, see commandCall), and its cwd is in the
+// raw input, not a location: locations are files to follow.
 func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	kind, status := acpsdk.ToolKindEdit, acpsdk.ToolCallStatusPending
 	title := firstNonEmpty(req.Title, req.Message)
+	if req.Kind == agent.KindConfirmCommand {
+		kind, title = acpsdk.ToolKindExecute, commandTitle(req.Command, req.Cwd)
+	}
 	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
 	if req.Kind == agent.KindConfirmCommand {
-		kind = acpsdk.ToolKindExecute
-		tc.RawInput = map[string]any{"command": req.Command, "cwd": req.Cwd}
-		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock("```sh\n"+req.Command+"\n```")))
+		tc.RawInput = map[string]any{"command": req.Command, "cwd": absPath(root, cmp.Or(req.Cwd, "."))}
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(codeBlock("sh", req.Command))))
 	}
 	for _, d := range req.Diff {
 		tc.Content = append(tc.Content, diffContent(root, d))
@@ -196,13 +272,6 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 		tc.Meta = map[string]any{"agentd": map[string]any{"rule": req.Rule, "requestId": req.RequestID}}
 	}
 	return tc
-}
-
-func questionCall(req agent.InputRequest) acpsdk.ToolCallUpdate {
-	kind, status := acpsdk.ToolKindOther, acpsdk.ToolCallStatusPending
-	title := firstNonEmpty(req.Message, req.Title)
-	return acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status,
-		Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(req.Message))}}
 }
 
 // toolCallID names the tool call a request belongs to; a request outside

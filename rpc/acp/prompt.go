@@ -114,13 +114,13 @@ func (s *session) answer(ctx context.Context, text string) (*turn, bool) {
 	s.turn = t
 	more := len(s.asking) > 0
 	s.mu.Unlock()
-	if err := s.ws.agent.Reply(ctx, replyFromText(q, text)); err != nil {
+	if err := s.ws.agent.Reply(ctx, chatReply(q, text)); err != nil {
 		s.mu.Lock()
 		s.turn = nil
 		s.mu.Unlock()
 		s.srv.log.Info("prompt not taken as an answer", "request", q.RequestID, "err", err)
 		if errors.Is(err, agent.ErrWrongKind) || errors.Is(err, agent.ErrInvalid) {
-			s.askInChat(q) // ask again: the answer did not fit
+			s.reask(q, text) // the answer did not fit
 			return s.endedTurn(q.RunID), true
 		}
 		return nil, false
@@ -142,23 +142,6 @@ func (s *session) endedTurn(runID string) *turn {
 	t := newTurn(runID)
 	t.done <- turnEnd{stop: acpsdk.StopReasonEndTurn}
 	return t
-}
-
-// replyFromText makes a reply of a typed answer: a choice's option when the
-// text names one, otherwise free text.
-func replyFromText(q agent.InputRequest, text string) agent.ReplyParams {
-	text = strings.TrimSpace(text)
-	p := agent.ReplyParams{RequestID: q.RequestID}
-	if q.Kind == agent.KindChoice {
-		for i, o := range q.Options {
-			if strings.EqualFold(text, o.OptionID) || strings.EqualFold(text, o.Label) || text == fmt.Sprint(i+1) {
-				p.OptionID = o.OptionID
-				return p
-			}
-		}
-	}
-	p.Text = &text
-	return p
 }
 
 // wait holds the prompt until its run ends. A cancelled prompt cancels the

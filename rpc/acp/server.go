@@ -78,7 +78,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		workspaces: map[string]*workspace{}, sessions: map[string]*session{}}
 	// The SDK's diagnostics go to slog's default logger: SetLogger would race
 	// with the reader the constructor starts.
-	conn := acpsdk.NewAgentSideConnection(s, &scopeWriter{w: w}, r)
+	wire := newWireLog(s.log, s.secretAsked)
+	conn := acpsdk.NewAgentSideConnection(s, &scopeWriter{w: w, log: wire}, wire.reader(r))
 	s.conn.Store(conn)
 	close(s.ready)
 	select {

@@ -1,8 +1,10 @@
 package acp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -22,6 +24,7 @@ type translator struct {
 	total    agent.Usage            // the run's cumulative usage so far
 	streamed bool                   // text came since the last tool call
 	live     map[string]*liveOutput // running commands' output, by tool call id
+	commands map[string]bool        // the tool calls that run a command
 	later    laterFunc              // nil while replaying
 }
 
@@ -81,15 +84,45 @@ func planUpdate(u agent.Update) acpsdk.SessionUpdate {
 }
 
 func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
+	title, input, locs := u.Title, json.RawMessage(u.Input), t.locations(u.Locations)
+	if u.ToolKind == tools.KindExecute {
+		title, input = t.commandCall(u)
+		locs = nil // the command's cwd: a directory, not a file to follow
+		if t.commands == nil {
+			t.commands = map[string]bool{}
+		}
+		t.commands[u.ToolCallID] = true
+	}
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKind(u.ToolKind)),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)}
-	if len(u.Input) > 0 {
-		opts = append(opts, acpsdk.WithStartRawInput(json.RawMessage(u.Input)))
+	if len(input) > 0 {
+		opts = append(opts, acpsdk.WithStartRawInput(input))
 	}
-	if locs := t.locations(u.Locations); len(locs) > 0 {
+	if len(locs) > 0 {
 		opts = append(opts, acpsdk.WithStartLocations(locs))
 	}
-	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), u.Title, opts...)
+	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), title, opts...)
+}
+
+// commandCall is the title and raw input of a command's tool call: the
+// command line, in a code span (clients that shorten titles at a colon keep
+// a code span whole), and the arguments with the cwd made absolute.
+func (t *translator) commandCall(u agent.Update) (string, json.RawMessage) {
+	var in map[string]any
+	if json.Unmarshal(u.Input, &in) != nil {
+		return u.Title, json.RawMessage(u.Input)
+	}
+	line, _ := in["command"].(string)
+	if strings.TrimSpace(line) == "" {
+		return u.Title, json.RawMessage(u.Input)
+	}
+	cwd, _ := in["cwd"].(string)
+	in["cwd"] = absPath(t.root, cmp.Or(cwd, "."))
+	raw, err := json.Marshal(in)
+	if err != nil {
+		raw = u.Input
+	}
+	return commandTitle(line, cwd), raw
 }
 
 func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
@@ -104,7 +137,7 @@ func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	if len(content) > 0 {
 		opts = append(opts, acpsdk.WithUpdateContent(content))
 	}
-	if locs := t.locations(u.Locations); len(locs) > 0 {
+	if locs := t.locations(u.Locations); len(locs) > 0 && !t.commands[u.ToolCallID] {
 		opts = append(opts, acpsdk.WithUpdateLocations(locs))
 	}
 	if u.Output != "" || u.ExitCode != nil {
@@ -152,10 +185,15 @@ func (t *translator) instructions(u agent.Update) acpsdk.SessionUpdate {
 	return acpsdk.StartToolCall(acpsdk.ToolCallId(id), "Instructions: "+strings.Join(names, ", "), opts...)
 }
 
+// locations are the files a tool call is about, absolute as ACP requires.
+// A directory (list_dir's) is left out: clients open locations as files.
 func (t *translator) locations(locs []tools.Location) []acpsdk.ToolCallLocation {
 	out := make([]acpsdk.ToolCallLocation, 0, len(locs))
 	for _, l := range locs {
 		loc := acpsdk.ToolCallLocation{Path: absPath(t.root, l.Path)}
+		if fi, err := os.Stat(loc.Path); err == nil && fi.IsDir() {
+			continue
+		}
 		if l.Line > 0 {
 			line := l.Line
 			loc.Line = &line
@@ -179,7 +217,64 @@ func diffContent(root string, d tools.FileDiff) acpsdk.ToolCallContent {
 	return c
 }
 
-func fenced(s string) string { return "```\n" + s + "\n```" }
+func fenced(s string) string { return codeBlock("", s) }
+
+// titleMax bounds a command's title, in characters; the raw input and the
+// content carry the whole command.
+const titleMax = 160
+
+// commandTitle is a command's title: its first line in a code span, and the
+// workspace-relative cwd unless it is the root.
+func commandTitle(line, cwd string) string {
+	t := codeSpan(clipLine(line, titleMax))
+	if cwd != "" && cwd != "." {
+		t += " in " + cwd
+	}
+	return t
+}
+
+// clipLine is the first line of s, at most n characters, marked when cut.
+func clipLine(s string, n int) string {
+	first, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	first = strings.TrimSpace(first)
+	cut := strings.TrimSpace(rest) != ""
+	if r := []rune(first); len(r) > n {
+		first, cut = string(r[:n]), true
+	}
+	if cut {
+		first += " …"
+	}
+	return first
+}
+
+// codeSpan is s as Markdown inline code, its fence longer than any run of
+// backticks inside.
+func codeSpan(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// codeBlock is s as a fenced Markdown code block.
+func codeBlock(lang, s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + lang + "\n" + s + "\n" + fence
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
 
 // absPath makes a workspace-relative path absolute, as ACP requires.
 func absPath(root, p string) string {

@@ -2,7 +2,7 @@
 // library (@agentclientprotocol/sdk) against the scripted model.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Agent, startModel, tempDir } from "../lib/harness.mjs";
 
@@ -106,6 +106,57 @@ test("a choice is asked as a form when the client offers elicitation", async (t)
   assert.equal(form.sessionId, sessionId);
   assert.equal(form.toolCallId, "call_c");
   assert.match(agent.text(sessionId), /You chose blue\./);
+});
+
+test("a choice without elicitation is asked in the chat as numbered options", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  agent.answerPermission = () => ({ outcome: "cancelled" }); // a choice asked as a permission would end the turn
+  assert.equal((await agent.prompt(sessionId, "pick a shade")).stopReason, "end_turn");
+  const asked = agent.text(sessionId);
+  assert.match(asked, /Which shade\?/);
+  assert.match(asked, /\n1\. light\n2\. dark\n/);
+  assert.equal(agent.permissions.length, 0, "a choice is not a permission");
+  assert.equal((await agent.prompt(sessionId, "2")).stopReason, "end_turn");
+  assert.match(agent.text(sessionId), /You chose dark\.$/);
+});
+
+test("a command's tool call is titled with its command line and has no location", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const ws = realpathSync(tempDir("agentd-acp-ws-"));
+  mkdirSync(join(ws, "sub"));
+  const { sessionId } = await agent.newSession(ws);
+  assert.equal((await agent.prompt(sessionId, "greet the world")).stopReason, "end_turn");
+  const call = agent.of(sessionId).find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_g");
+  assert.equal(call.title, "`echo hello: world` in sub");
+  assert.equal(call.kind, "execute");
+  assert.deepEqual(call.rawInput, { command: "echo hello: world", cwd: join(ws, "sub") });
+  assert.equal(call.locations, undefined);
+  assert.ok(!agent.of(sessionId).some((u) => u.toolCallId === "call_g" && u.locations?.length), "no update adds the cwd");
+  assert.match(agent.text(sessionId), /Greeted\./);
+});
+
+test("a permission answered cancelled ends the turn, is audited, and every message is in the debug log", async (t) => {
+  const stateDir = tempDir("agentd-acp-state-");
+  const agent = await started({ stateDir });
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.newSession(tempDir("agentd-acp-ws-"));
+  agent.answerPermission = () => ({ outcome: "cancelled" });
+  assert.equal((await agent.prompt(sessionId, "write and cancel")).stopReason, "cancelled");
+  const audit = () => readdirSync(stateDir, { withFileTypes: true }).filter((d) => d.isDirectory())
+    .map((d) => join(stateDir, d.name, "audit.jsonl")).filter(existsSync)
+    .flatMap((f) => readFileSync(f, "utf8").trim().split("\n")).map((l) => JSON.parse(l));
+  await agent.waitFor("the audit line", () => audit().some((l) => l.decision === "cancelled"));
+  const line = audit().find((l) => l.decision === "cancelled");
+  assert.deepEqual([line.tool, line.by, line.paths], ["write_file", "cancel", ["cancel.txt"]]);
+  for (const re of [/msg="acp recv" kind=request method=session\/prompt id=\S+ params=.*write and cancel/,
+    /msg="acp send" kind=request method=session\/request_permission/,
+    /msg="acp recv" kind=response method=session\/request_permission id=\S+ result=.*cancelled/,
+    /msg="acp send" kind=response method=session\/prompt id=\S+ result=.*"stopReason\\":\\"cancelled/]) {
+    assert.match(agent.stderr, re);
+  }
 });
 
 test("cancel ends the turn as cancelled", async (t) => {

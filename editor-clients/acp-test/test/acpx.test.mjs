@@ -1,0 +1,142 @@
+// `agentd acp` driven by a second real ACP client from npm, acpx, typed
+// into a terminal (tmux) as a person would: acpx asks its y/N permission
+// questions only on a terminal.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { bin, startModel, tempDir } from "../lib/harness.mjs";
+import { Tmux } from "../lib/tmux.mjs";
+
+const acpxBin = join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", ".bin", "acpx");
+
+let model;
+before(async () => { model = await startModel("acpx.json"); });
+after(() => model?.stop());
+
+// terminal opens a shell in a fresh workspace with acpx at hand: acpx(args)
+// is the command line that runs acpx on agentd there.
+function terminal(t) {
+  const dir = realpathSync(tempDir("agentd-acpx-"));
+  const ws = realpathSync(tempDir("agentd-acpx-ws-"));
+  const state = join(dir, "state");
+  const env = { HOME: dir, PATH: process.env.PATH, TERM: "xterm-256color", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "x",
+    AGENTD_MODEL: "fake", AGENTD_STATE_DIR: state, XDG_CONFIG_HOME: state, AGENTD_RETRY_BASE: "10ms" };
+  const agent = `${join(bin, "agentd")} acp --log-level debug --log-file ${join(dir, "agentd.log")}`;
+  const args = ["--ttl", "5", "--agent", agent];
+  const acpx = (rest) => `${acpxBin} --ttl 5 --agent '${agent}' ${rest}`;
+  const term = new Tmux(dir, env);
+  term.type(`cd ${ws}`);
+  t.after(() => {
+    try { // stops the session's queue owner and its agentd, if a test made one
+      execFileSync(acpxBin, [...args, "sessions", "close"], { cwd: ws, env, stdio: "ignore" });
+    } catch {
+      // no session
+    }
+    term.kill();
+    for (const d of [dir, ws]) { // agentd may still be closing its log: best effort
+      try {
+        rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch {
+        // left in the temp directory
+      }
+    }
+  });
+  return { term, ws, acpx, log: () => readFileSync(join(dir, "agentd.log"), "utf8") };
+}
+
+test("acpx: a choice is asked in the chat and answered by the next prompt", async (t) => {
+  const { term, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+
+  term.step();
+  term.type(acpx("'pick a colour'"));
+  let s = await term.waitFor("the question", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Which colour\?/);
+  assert.match(s, /^1\. red$/m);
+  assert.match(s, /^2\. blue$/m);
+  assert.doesNotMatch(s, /\[permission\]/, "a choice is not a permission");
+
+  term.step();
+  term.type(acpx("2"));
+  s = await term.waitFor("the answer taken", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /You chose blue\./);
+});
+
+test("acpx: a write rejected at agentd's prompt lets the run go on", async (t) => {
+  const { term, ws, acpx, log } = terminal(t);
+  term.step();
+  term.type(acpx("exec 'write notes'"));
+  let s = await term.waitFor("agentd's permission", /\(y\/N\)/);
+  assert.match(s, /\[permission\] Allow create notes\.txt \[edit\]\? \(y\/N\)/);
+  term.type("n");
+  s = await term.waitFor("the end of the turn", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Understood, I left notes\.txt alone\./);
+  assert.equal(existsSync(join(ws, "notes.txt")), false);
+  assert.match(log(), /msg="acp recv" kind=response method=session\/request_permission id=\S+ result=.*reject_once/,
+    "the outcome is in agentd's debug log");
+});
+
+test("acpx: with fs it confirms each write again; a refusal there lets the run go on; --no-fs asks once", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("exec 'write notes'"));
+  await term.waitFor("agentd's permission", /Allow create notes\.txt \[edit\]\? \(y\/N\)/);
+  term.type("y");
+  let s = await term.waitFor("acpx's own confirmation", /Allow write\? \(y\/N\)/);
+  assert.match(s, new RegExp(`Allow write to ${join(ws, "notes.txt").replaceAll(".", "\\.")}\\?`));
+  term.type("n");
+  s = await term.waitFor("the end of the turn", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /The editor refused the write; notes\.txt is unchanged\./);
+  assert.equal(existsSync(join(ws, "notes.txt")), false);
+
+  term.step();
+  term.type(acpx("--no-fs exec 'write notes'"));
+  await term.waitFor("agentd's permission", /Allow create notes\.txt \[edit\]\? \(y\/N\)/);
+  term.type("y");
+  s = await term.waitFor("the end of the turn", /\[done\] \w+/);
+  assert.match(s, /Wrote notes\.txt\./);
+  assert.equal(s.match(/\(y\/N\)/g).length, 1, "one confirmation without fs");
+  assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
+});
+
+test("acpx: a command is titled with its command line; rejecting it lets the run go on", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("exec 'make a file'"));
+  let s = await term.waitFor("agentd's permission", /\(y\/N\)/);
+  assert.match(s, /\[tool\] `touch made\.txt` \(pending\)/);
+  assert.match(s, /\[permission\] Allow `touch made\.txt` \[execute\]\? \(y\/N\)/);
+  assert.doesNotMatch(s, /files: /, "the cwd is not shown as a file");
+  term.type("n");
+  s = await term.waitFor("the end of the turn", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Fine, I did not run it\./);
+  assert.equal(existsSync(join(ws, "made.txt")), false);
+});
+
+test("acpx: cancel stops a running command and ends the turn cancelled", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+
+  term.step();
+  term.type(acpx("'sleep a while'")); // sleep is allowed without asking
+  await term.waitFor("the command to run", /\[tool\] `sleep 30`/);
+  const other = term.newPane();
+  term.type(`cd ${ws} && ${acpx("cancel")}`, other);
+  const began = Date.now();
+  const s = await term.waitFor("the cancelled turn", /\[done\] \w+/, { ms: 15000 });
+  assert.match(s, /\[done\] cancelled/);
+  assert.ok(Date.now() - began < 10000, "the 30 s command was stopped");
+  await term.waitFor("acpx cancel to finish", /cancel requested|cancelled/, { pane: other });
+});
