@@ -3,10 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -34,11 +32,13 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 		return res
 	}
 	r.keepBaseline(ctx, call.Writes)
+	confine := r.confineToRun(pc, call)
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusInProgress})
 	live := r.newLiveOutput(pc.Call.ID)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
 	r.env.Output = live.write
+	r.env.Started = func(id tools.ProcID) { r.procStarted(pc, id) }
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -62,7 +62,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) *callResult {
 	}
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
@@ -187,24 +187,19 @@ func (r *run) changedFiles() []tools.FileDiff {
 // comes through the editor when it serves the run's files, so the diff shows
 // what the editor has; the disk answers when the editor does not.
 func (r *run) readSmall(ctx context.Context, rel string) *string {
-	path := filepath.Join(r.env.Root, filepath.FromSlash(rel))
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) || err != nil {
+	data, fi, err := tools.ReadWorkspaceFile(r.env.Root, rel, baselineCap)
+	if err != nil {
 		return nil
 	}
 	if fi.Size() > baselineCap {
 		s := fmt.Sprintf("(file too large to diff: %d bytes)\n", fi.Size())
 		return &s
 	}
-	var data []byte
 	if r.env.Files != nil {
-		data, err = r.env.Files.ReadFile(ctx, path)
-	}
-	if r.env.Files == nil || err != nil {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return nil
+		path := filepath.Join(r.env.Root, filepath.FromSlash(rel))
+		if b, err := r.env.Files.ReadFile(ctx, path); err == nil {
+			data = b
+		}
 	}
 	s := string(data)
 	return &s

@@ -34,18 +34,21 @@ const (
 	UpdateUsage          UpdateKind = "usage"
 	UpdateFilesChanged   UpdateKind = "files_changed"
 	UpdateResult         UpdateKind = "result"
+	// UpdateWarning is something the user must know that is not part of
+	// the answer (the kernel sandbox is not available); Text says it.
+	UpdateWarning UpdateKind = "warning"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateWarning}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it)
+	// never sent back to it), warning
 	Text string `json:"text,omitempty"`
 
 	// plan
@@ -144,6 +147,12 @@ type InputRequest struct {
 	Diff       []tools.FileDiff `json:"diff,omitempty"`
 	Command    string           `json:"command,omitempty"`
 	Cwd        string           `json:"cwd,omitempty"`
+	// Profile is the kernel sandbox profile a confirm_command runs in once
+	// allowed (full: without the sandbox), Network whether it gets the
+	// network, Secrets the secrets it uses (names only).
+	Profile tools.Profile `json:"profile,omitempty"`
+	Network bool          `json:"network,omitempty"`
+	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
 	Rule         string     `json:"rule,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`

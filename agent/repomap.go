@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // repoMapCap bounds the repository map in the system prompt (~1.5k tokens).
@@ -26,23 +28,23 @@ type repoMapper struct {
 // background with universal-ctags when installed; a run never waits for it.
 func (a *Agent) repoMap() string {
 	m := &a.rmap
-	m.once.Do(func() { go m.build(a.cfg.Root) })
+	m.once.Do(func() { go m.build(a.sandbox, a.cfg.Root) })
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.text
 }
 
-func (m *repoMapper) build(root string) {
+// build runs ctags like every process agentd starts: in the kernel
+// sandbox's read profile, and never following a link (out of the workspace).
+func (m *repoMapper) build(sb *tools.Sandbox, root string) {
 	bin, err := exec.LookPath("ctags")
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-R", "--output-format=json", "--fields=+n",
+	out, err := sb.Output(ctx, root, root, bin, "-R", "--links=no", "--output-format=json", "--fields=+n",
 		"--exclude=.git", "--exclude=node_modules", "--exclude=vendor", "--exclude=dist", "--exclude=build", "-f", "-", ".")
-	cmd.Dir = root
-	out, err := cmd.Output()
 	if err != nil {
 		return // not universal-ctags, or it failed: no map
 	}

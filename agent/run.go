@@ -52,8 +52,11 @@ type pendingCall struct {
 	Request  *InputRequest `json:"request,omitempty"`
 	Resolved *resolution   `json:"resolved,omitempty"`
 	// Approved means the call may run: the policy allowed it or a user did.
-	Approved bool        `json:"approved,omitempty"`
-	Result   *callResult `json:"result,omitempty"`
+	Approved bool `json:"approved,omitempty"`
+	// Confine is how a command runs (its sandbox profile and network), as
+	// the policy decided it and the user approved it.
+	Confine *tools.Confine `json:"confine,omitempty"`
+	Result  *callResult    `json:"result,omitempty"`
 }
 
 // resolution is how an input request was closed. A secret's value is never
@@ -91,6 +94,9 @@ type run struct {
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
+	// red hides the secrets the user gave the run in everything that is
+	// shown, sent or persisted: live output, results, messages.
+	red *tools.Redactor
 
 	env  *tools.Env
 	wake chan struct{}

@@ -72,6 +72,24 @@ type Command struct {
 	Line        string
 	Cwd         string // workspace-relative; "." is the root
 	Interactive bool
+	// Network: the model said the command needs the network (run_cmd's
+	// network parameter). The policy also recognises network programs.
+	Network bool
+	// Secrets names the run's secrets (Env.Secrets) the line uses; only
+	// these reach the command's environment, and such a command is never
+	// allowed without the user.
+	Secrets []string
+	// Confine is how the command runs: set, before Run, by whoever let it
+	// run (from the policy's Verdict, or the user's decision). The zero
+	// value is the narrowest: the read profile without network.
+	Confine Confine
+}
+
+// Confine is what the kernel lets a command do: its profile, and whether
+// it may use the network.
+type Confine struct {
+	Profile Profile `json:"profile,omitempty"`
+	Network bool    `json:"network,omitempty"`
 }
 
 // Result is what a tool call produced.
@@ -117,6 +135,15 @@ type Env struct {
 	// Files reads and writes file content through the editor; nil means the
 	// disk.
 	Files FileSystem
+	// Sandbox confines every process the tools start; nil means the
+	// machine's sandbox with the default settings (DefaultSandbox).
+	Sandbox *Sandbox
+	// Started is told each process's id as soon as it started, before it
+	// can do anything, so that it can be reaped after a crash (Reap).
+	Started func(ProcID)
+	// Redactor hides the run's secrets in command output, live and whole;
+	// nil hides only the secrets typed at an interactive prompt.
+	Redactor *Redactor
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

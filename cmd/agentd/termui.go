@@ -81,6 +81,8 @@ func (u *termUI) show(up agent.Update) {
 		for _, f := range up.Files {
 			fmt.Fprintf(u.out, "  %s %s\n", f.Status, f.Path)
 		}
+	case agent.UpdateWarning:
+		fmt.Fprintln(u.out, u.color("33", "\n⚠ "+up.Text))
 	case agent.UpdateResult:
 		fmt.Fprintln(u.out)
 	}

@@ -48,6 +48,9 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 		return one(t.toolCallUpdate(u))
 	case agent.UpdateUsage:
 		return t.usage(u)
+	case agent.UpdateWarning:
+		// ACP has no warning: it goes into the chat, apart from the answer.
+		return one(acpsdk.UpdateAgentMessageText("\n> ⚠ " + u.Text + "\n\n"))
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {
