@@ -25,7 +25,7 @@ func readContent(ctx context.Context, env *Env, abs string) ([]byte, error) {
 	if env.Files == nil {
 		return diskRead(env.Root, abs)
 	}
-	if err := checkBeneath(env.Root, abs); err != nil {
+	if err := checkBeneath(env.Root, abs, false); err != nil {
 		return nil, err
 	}
 	b, err := env.Files.ReadFile(ctx, abs)
@@ -43,7 +43,7 @@ func writeContent(ctx context.Context, env *Env, abs string, data []byte, mode f
 	if env.Files == nil {
 		return diskWrite(env.Root, abs, data, mode)
 	}
-	if err := checkBeneath(env.Root, abs); err != nil {
+	if err := checkBeneath(env.Root, abs, true); err != nil {
 		return err
 	}
 	if err := env.Files.WriteFile(ctx, abs, data); err != nil {

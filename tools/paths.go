@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/tools/sandbox"
@@ -162,6 +163,18 @@ func diskStat(root, abs string) (fs.FileInfo, error) {
 	return r.Stat(rel)
 }
 
+// errProtected refuses a file tool's write into a repository's own files
+// or the agent's settings, at the moment of use, whatever the policy said.
+var errProtected = errors.New("the file tools never write inside a .git directory (of the workspace or a nested repository) or .agentd/; the repository changes only through git")
+
+// protectedName reports whether a workspace-relative name is inside a git
+// directory (any .git component: a nested repository's config or hooks
+// would run code the next time git runs there) or the root's .agentd/.
+func protectedName(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return slices.Contains(parts, ".git") || parts[0] == ".agentd"
+}
+
 // diskWrite replaces abs beneath the workspace root atomically, making its
 // missing parent directories; an existing file keeps its permissions.
 func diskWrite(root, abs string, data []byte, mode fs.FileMode) error {
@@ -170,6 +183,9 @@ func diskWrite(root, abs string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	defer r.Close()
+	if protectedName(rel) {
+		return errProtected
+	}
 	if dir := path.Dir(rel); dir != "." {
 		if err := r.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -186,20 +202,27 @@ func diskRemove(root, abs string) error {
 		return err
 	}
 	defer r.Close()
+	if protectedName(rel) {
+		return errProtected
+	}
 	if err := r.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-// checkBeneath says whether abs still resolves inside the workspace now:
-// the check before a write goes through the editor, which writes by path.
-func checkBeneath(root, abs string) error {
+// checkBeneath says whether abs still resolves inside the workspace now
+// (and, for a write, is not protected): the check before the editor reads
+// or writes, which it does by path.
+func checkBeneath(root, abs string, write bool) error {
 	r, rel, err := inWorkspace(root, abs)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	if write && protectedName(rel) {
+		return errProtected
+	}
 	if _, err := r.Stat(path.Dir(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -129,7 +129,7 @@ func stopsBeating(t *testing.T, path string) {
 	}, 3*time.Second, 10*time.Millisecond, "background child survived")
 }
 
-const heartbeat = "(while :; do date +%s%N > beat; sleep 0.05; done) & "
+const heartbeat = "(while :; do date +%s%N > .b; mv .b beat; sleep 0.05; done) & "
 
 func TestRunCmdTimeoutKillsGroup(t *testing.T) {
 	t.Run("sandboxed", func(t *testing.T) {

@@ -108,3 +108,25 @@ func TestGrepStaysInside(t *testing.T) {
 	assert.NotContains(t, res.Output, "outside")
 	assert.Equal(t, 1, strings.Count(res.Output, "NEEDLE"))
 }
+
+// TestFileToolsNeverWriteGitDirs: whatever the policy allowed, the file
+// tools refuse at the moment of use to write a nested repository's
+// configuration or hooks (which git would run) or .agentd/.
+func TestFileToolsNeverWriteGitDirs(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "sub/.git/config", "[core]\n")
+	writeFile(t, env, "sub/.git/HEAD", "ref: refs/heads/main\n")
+	for _, p := range []string{"sub/.git/config", "sub/.git/hooks/pre-commit", ".git/config", ".agentd/rules.json", "a/b/.git/x"} {
+		c, r := prepare(t, env, WriteFileToolName, WriteFileParams{Path: p, Content: "[core]\n\tfsmonitor = touch pwned\n"})
+		if r != nil {
+			continue // refused when prepared: fine too
+		}
+		res, err := c.Run(context.Background())
+		require.NoError(t, err)
+		mustErr(t, res)
+		assert.Contains(t, res.Output, "never write inside a .git directory", p)
+	}
+	assert.Equal(t, "[core]\n", readBack(t, env, "sub/.git/config"))
+	assert.NoFileExists(t, filepath.Join(env.Root, "sub/.git/hooks/pre-commit"))
+	mustOK(t, call(t, env, WriteFileToolName, WriteFileParams{Path: "sub/.gitignore", Content: "x\n"}))
+}
