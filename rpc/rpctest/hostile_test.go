@@ -58,9 +58,9 @@ type trick struct {
 	// kernel: where the policy lets it run (every mode but read-only, with
 	// every confirmation approved), the command runs and the kernel refuses.
 	kernel bool
-	tool  string
-	args  map[string]any
-	check func(t *testing.T, w *world, mode tools.Mode, read string, reqs []agent.InputRequest)
+	tool   string
+	args   map[string]any
+	check  func(t *testing.T, w *world, mode tools.Mode, read string, reqs []agent.InputRequest)
 }
 
 func cmd(line string) map[string]any { return map[string]any{"command": line} }
