@@ -218,8 +218,13 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full,
 		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec)}
 	if kp != sandbox.Full {
-		if cache := s.goCache(); cache != "" {
-			ss.Write = append(ss.Write, cache)
+		if dir := s.cacheDir(); dir != "" {
+			ss.Write = append(ss.Write, dir)
+		}
+		if m := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); m != "" {
+			if _, err := os.Stat(m); err == nil {
+				ss.Read = append(ss.Read, m) // the file:// proxy in front of GOPROXY reads it
+			}
 		}
 	}
 	if kp == sandbox.WorkspaceWrite {
@@ -313,9 +318,7 @@ func (p *Proc) Describe() string {
 func (s *Sandbox) childEnv(spec ProcSpec) []string {
 	env := ChildEnv(os.Environ(), spec.Secrets, s.cfg.EnvAllow)
 	if spec.Confine.Profile != ProfileFull {
-		if cache := s.goCache(); cache != "" {
-			env = setEnv(env, "GOCACHE", cache)
-		}
+		env = s.confinedCaches(env)
 	}
 	for _, kv := range spec.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -330,24 +333,86 @@ func setEnv(env []string, k, v string) []string {
 	return append(out, k+"="+v)
 }
 
-// goCache is the Go build cache of confined commands, made if missing; ""
-// when there is nowhere to put it (the command then uses none it can write,
-// and go says so).
-func (s *Sandbox) goCache() string {
-	dir := s.cfg.CacheDir
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(base, "agentd", "sandbox")
+// cacheDir is where the caches only confined commands share live.
+func (s *Sandbox) cacheDir() string {
+	if s.cfg.CacheDir != "" {
+		return s.cfg.CacheDir
 	}
-	cache := filepath.Join(dir, "go-build")
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "agentd", "sandbox")
+}
+
+// sharedCache is one of those caches, made if missing; "" when there is
+// nowhere to put it (the tool then has none it can write, and says so).
+func (s *Sandbox) sharedCache(name string) string {
+	dir := s.cacheDir()
+	if dir == "" {
+		return ""
+	}
+	cache := filepath.Join(dir, name)
 	if err := os.MkdirAll(cache, 0o700); err != nil {
-		s.cfg.Logger.Warn("sandbox: no Go build cache for confined commands", "dir", cache, "err", err)
+		s.cfg.Logger.Warn("sandbox: no cache for confined commands", "dir", cache, "err", err)
 		return ""
 	}
 	return cache
+}
+
+func (s *Sandbox) goCache() string { return s.sharedCache("go-build") }
+
+// confinedCaches points the toolchains' caches, which live under HOME
+// where a confined command cannot write, at caches only confined commands
+// share: Go's build cache and module cache (the user's modules still
+// serve, through a file:// proxy in front of the user's GOPROXY), npm's and
+// pip's caches. The user's own caches are never written: a command could
+// otherwise poison what the user later runs unconfined.
+func (s *Sandbox) confinedCaches(env []string) []string {
+	if c := s.goCache(); c != "" {
+		env = setEnv(env, "GOCACHE", c)
+	}
+	if m := s.sharedCache("go-mod"); m != "" {
+		proxy := envValue(env, "GOPROXY")
+		if proxy == "" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+		if user := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); user != "" {
+			proxy = "file://" + filepath.ToSlash(filepath.Join(user, "cache", "download")) + "," + proxy
+		}
+		env = setEnv(setEnv(env, "GOMODCACHE", m), "GOPROXY", proxy)
+	}
+	if c := s.sharedCache("npm"); c != "" {
+		env = setEnv(env, "npm_config_cache", c)
+	}
+	if c := s.sharedCache("pip"); c != "" {
+		env = setEnv(env, "PIP_CACHE_DIR", c)
+	}
+	return env
+}
+
+// userModCache is the user's Go module cache, as go finds it.
+func userModCache(env []string) string {
+	if m := envValue(env, "GOMODCACHE"); filepath.IsAbs(m) {
+		return m
+	}
+	if gp := filepath.SplitList(envValue(env, "GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, "go", "pkg", "mod")
+	}
+	return ""
+}
+
+func envValue(env []string, k string) string {
+	v := ""
+	for _, kv := range env {
+		if name, val, ok := strings.Cut(kv, "="); ok && name == k {
+			v = val
+		}
+	}
+	return v
 }
 
 // nestedWalkBudget bounds the walk for nested repositories before a
