@@ -141,3 +141,7 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 func (r *run) procStarted(pc *pendingCall, id tools.ProcID) {
 	r.logger().Debug("process started", "tool_call_id", pc.Call.ID, "pid", id.Pid, "start", id.Start)
 }
+
+// Sandbox is the kernel sandbox every process the agent starts goes
+// through (tools.Sandbox.Command): hooks and MCP servers use it too.
+func (a *Agent) Sandbox() *tools.Sandbox { return a.sandbox }
