@@ -249,3 +249,18 @@ func TestConfinedGoUsesTheUserModules(t *testing.T) {
 	assert.Contains(t, r.Output, "loaded")
 	assert.DirExists(t, filepath.Join(env.Sandbox.cacheDir(), "go-mod", "github.com", "stretchr", "testify@v1.12.1"))
 }
+
+func TestNeedsNetwork(t *testing.T) {
+	env := newEnv(t)
+	for line, want := range map[string]bool{
+		"curl -s https://x": true, "git -C sub fetch origin": true, "git push": true, "go get example.com/m@v1": true,
+		"go install golang.org/x/tools/gopls@latest": true, "go mod download": true, "npm ci": true, "pip3 install x": true,
+		"env A=1 wget x": true, "xargs curl": true,
+		"go install ./cmd/x": false, "go build ./...": false, "git status": false, "npm test": false, "npm run build": false,
+		"make": false, "ls": false, "cargo build": false, "$PROG fetch": false,
+	} {
+		an := analyzeCommand(line, env.Root, env.Root)
+		require.NoError(t, an.ParseErr, line)
+		assert.Equal(t, want, len(networkParts(an, false)) > 0, line)
+	}
+}

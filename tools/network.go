@@ -28,7 +28,7 @@ var networkPrograms = setOf("curl", "wget", "ssh", "scp", "sftp", "ftp", "rsync"
 // module, cargo build): the model says so with network: true.
 var networkSubcommands = map[string]map[string]bool{
 	"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule", "remote-https", "archive"),
-	"go":       setOf("get", "install", "download"),
+	"go":       setOf("get"),
 	"npm":      setOf("install", "i", "ci", "add", "update", "upgrade", "publish", "view", "info", "outdated", "audit", "login", "exec", "create", "init", "dlx"),
 	"pnpm":     setOf("install", "i", "add", "update", "up", "publish", "dlx", "fetch", "outdated", "audit", "create"),
 	"yarn":     setOf("install", "add", "upgrade", "up", "publish", "dlx", "create", "npm", "outdated", "audit"),
@@ -66,15 +66,24 @@ func needsNetwork(p shellPart) bool {
 	if !ok {
 		return false
 	}
-	for _, w := range p.Words[1:] {
+	args := p.Words[1:]
+	for i := 0; i < len(args); i++ {
+		w := args[i]
 		if strings.HasPrefix(w, "-") {
-			continue // git -C dir fetch: the first word that is not an option
+			if name == "git" && (w == "-C" || w == "-c") {
+				i++ // git -C dir fetch: the option's value is not the subcommand
+			}
+			continue
 		}
 		if subs[w] {
 			return true
 		}
-		if name == "go" && w == "mod" {
+		switch {
+		case name == "go" && w == "mod":
 			return slices.Contains(p.Words, "download") || slices.Contains(p.Words, "tidy")
+		case name == "go" && (w == "install" || w == "run"):
+			// go install pkg@version downloads; go install ./cmd/x does not.
+			return slices.ContainsFunc(p.Words, func(a string) bool { return strings.Contains(a, "@") })
 		}
 		return false
 	}
