@@ -264,3 +264,15 @@ func TestNeedsNetwork(t *testing.T) {
 		assert.Equal(t, want, len(networkParts(an, false)) > 0, line)
 	}
 }
+
+// TestCommandEnvFromSettings: a name the user adds (commandEnv) reaches
+// commands; without it, the allow-list keeps it with the daemon.
+func TestCommandEnvFromSettings(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://u:pw@db/app")
+	env := newEnv(t)
+	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "env"}))
+	assert.NotContains(t, r.Output, "DATABASE_URL")
+	env.Sandbox = NewSandbox(SandboxConfig{EnvAllow: []string{"DATABASE_URL"}})
+	r = mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "env"}))
+	assert.Contains(t, r.Output, "DATABASE_URL=postgres://u:pw@db/app")
+}
