@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -55,8 +56,9 @@ type SandboxConfig struct {
 type Sandbox struct {
 	cfg SandboxConfig
 
-	once   sync.Once
+	smu    sync.Mutex // guards status, known
 	status sandbox.Status
+	known  bool
 
 	mu     sync.Mutex          // guards nested
 	nested map[string][]string // workspace → nested .git entries; absent: to walk again
@@ -91,16 +93,20 @@ func (e *Env) sandbox() *Sandbox {
 }
 
 func (s *Sandbox) machine() sandbox.Status {
-	s.once.Do(func() {
-		switch {
-		case s.cfg.status != nil:
-			s.status = *s.cfg.status
-		case s.cfg.Off:
-			s.status = sandbox.Status{OS: sandbox.Check().OS, Problems: []string{"switched off in the settings (sandbox: off)"}}
-		default:
-			s.status = sandbox.Check()
-		}
-	})
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.known {
+		return s.status
+	}
+	switch {
+	case s.cfg.status != nil:
+		s.status = *s.cfg.status
+	case s.cfg.Off:
+		s.status = sandbox.Status{OS: runtime.GOOS, Problems: []string{"switched off in the settings (sandbox: off)"}}
+	default:
+		s.status = s.check()
+	}
+	s.known = true
 	return s.status
 }
 

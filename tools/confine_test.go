@@ -1,11 +1,13 @@
 package tools
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -275,4 +277,32 @@ func TestCommandEnvFromSettings(t *testing.T) {
 	env.Sandbox = NewSandbox(SandboxConfig{EnvAllow: []string{"DATABASE_URL"}})
 	r = mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "env"}))
 	assert.Contains(t, r.Output, "DATABASE_URL=postgres://u:pw@db/app")
+}
+
+// TestSandboxStatusIsKept: the machine's answer is kept in the user's
+// cache, outside what confined commands write; a daemon starts with the
+// kept answer and replaces it with the machine's shortly after.
+func TestSandboxStatusIsKept(t *testing.T) {
+	if !sandbox.Check().Supports(sandbox.Read) {
+		t.Skip("no kernel sandbox here")
+	}
+	dir := filepath.Join(t.TempDir(), "sandbox")
+	assert.True(t, NewSandbox(SandboxConfig{CacheDir: dir}).Status().Active)
+	file := dir + "-status.json"
+	require.FileExists(t, file)
+
+	// A stale answer (here: nothing available) serves at once, then the
+	// machine's replaces it.
+	stale, err := json.Marshal(cachedStatus{Key: statusKey(), Status: sandbox.Status{OS: "linux", Problems: []string{"stale"}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, stale, 0o600))
+	sb := NewSandbox(SandboxConfig{CacheDir: dir})
+	assert.False(t, sb.Status().Active, "the kept answer, at once")
+	require.Eventually(t, func() bool { return sb.Status().Active }, 10*time.Second, 20*time.Millisecond, "then the machine's")
+
+	// Another kernel or binary: the kept answer does not apply.
+	other, err := json.Marshal(cachedStatus{Key: "other", Status: sandbox.Status{OS: "linux", Problems: []string{"other"}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, other, 0o600))
+	assert.True(t, NewSandbox(SandboxConfig{CacheDir: dir}).Status().Active)
 }
