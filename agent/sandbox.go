@@ -101,14 +101,10 @@ func withFull(c tools.Confine) []tools.Option {
 // confineOnApproval is how an approved command runs: as the confirmation
 // said, or with the user's own rights when the user chose so.
 func confineOnApproval(pc *pendingCall, d tools.Decision) *tools.Confine {
-	var c tools.Confine
-	if pc.Confine != nil {
-		c = *pc.Confine
-	}
 	if d == tools.AllowFull {
-		c = tools.Confine{Profile: tools.ProfileFull, Network: true}
+		return &tools.Confine{Profile: tools.ProfileFull, Network: true}
 	}
-	return &c
+	return pc.Confine // nil for a request persisted before profiles: judged again when it runs
 }
 
 // confineToRun sets how an approved command runs: as decided when it was

@@ -577,3 +577,51 @@ func playWithoutSandbox(t *testing.T, env *Env, mode tools.Mode) {
 		assert.NotEqual(t, agent.UpdateWarning, u.Kind, "once per session")
 	}
 }
+
+// TestAllowFull: "Allow without the sandbox" runs that one command with the
+// user's rights (it can write outside the workspace), is audited as such,
+// and grants nothing: the same command asks again.
+func TestAllowFull(t *testing.T) {
+	both(t, hostileConfig(tools.ModeAsk, nil), func(t *testing.T, env *Env) {
+		outside := t.TempDir()
+		touch := "touch " + filepath.Join(outside, "full")
+		env.Model.Append(
+			modeltest.Turn{Match: modeltest.Match{LastUser: "«full»"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_full", Name: "run_cmd", Arguments: modeltest.Args(cmd(touch))}}}},
+			modeltest.Turn{Match: modeltest.Match{LastUser: "«again»"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_again", Name: "run_cmd", Arguments: modeltest.Args(cmd(touch))}}}},
+			modeltest.Turn{Match: modeltest.Match{MinToolResults: 1}, Repeat: true, Reply: modeltest.Reply{Text: "done"}},
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«full»"})
+		req := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, tools.ProfileWorkspaceWrite, req.Profile)
+		e.Answer(Decide(req.RequestID, tools.AllowFull, ""))
+		e.RunState(run.RunID, agent.StateCompleted)
+		assert.FileExists(t, filepath.Join(outside, "full"))
+
+		run = e.Run(agent.RunParams{Prompt: "«again»", SessionID: run.SessionID})
+		req = e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, agent.KindConfirmCommand, req.Kind, "allow_full grants nothing")
+		e.Answer(Decide(req.RequestID, tools.RejectOnce, ""))
+		e.RunState(run.RunID, agent.StateCompleted)
+
+		var audit []map[string]any
+		_ = filepath.Walk(env.State, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Name() == "audit.jsonl" {
+				data, _ := os.ReadFile(p)
+				for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+					var l map[string]any
+					if json.Unmarshal([]byte(line), &l) == nil {
+						audit = append(audit, l)
+					}
+				}
+			}
+			return nil
+		})
+		var decisions []string
+		for _, l := range audit {
+			decisions = append(decisions, fmt.Sprintf("%v/%v/%v", l["decision"], l["by"], l["profile"]))
+		}
+		assert.Contains(t, decisions, "allow_full/user/full")
+		assert.Contains(t, decisions, "executed/<nil>/full")
+	})
+}
