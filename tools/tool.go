@@ -125,8 +125,9 @@ type Env struct {
 	Reads *ReadTracker
 	// Asker puts an interactive command's prompt to the user.
 	Asker Asker
-	// Secrets are environment variables the user supplied for commands; they
-	// never reach the model.
+	// Secrets are environment variables the user supplied for commands:
+	// each reaches only a command whose line names it (Command.Secrets),
+	// never the model.
 	Secrets map[string]string
 	// Searcher answers search_semantic; nil when no index is available.
 	Searcher Searcher
