@@ -181,15 +181,25 @@ func (u *termUI) confirm(ctx context.Context, req agent.InputRequest) error {
 	if req.Rule != "" {
 		fmt.Fprintln(u.out, u.color("2", "  rule: "+req.Rule))
 	}
-	fmt.Fprint(u.out, "Allow? [y]es once, [s]ession, [a]lways, [n]o, [N]ever > ")
-	line, err := u.in.ReadString('\n')
-	if err != nil && line == "" {
-		return err
+	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
+		fmt.Fprintln(u.out, "  "+req.Message) // the sandbox it runs in, the network, the secrets
 	}
-	decision := map[string]tools.Decision{"y": tools.AllowOnce, "yes": tools.AllowOnce, "s": tools.AllowSession, "a": tools.AllowAlways,
-		"N": tools.RejectAlways}[strings.TrimSpace(line)]
-	if decision == "" {
-		decision = tools.RejectOnce
+	var decision tools.Decision
+	for decision == "" {
+		fmt.Fprint(u.out, "Allow? [y]es once, [s]ession, [a]lways, [f]ull (no sandbox, once), [n]o, [N]ever > ")
+		line, err := u.in.ReadString('\n')
+		if err != nil && line == "" {
+			return err
+		}
+		decision = map[string]tools.Decision{"y": tools.AllowOnce, "yes": tools.AllowOnce, "s": tools.AllowSession, "a": tools.AllowAlways,
+			"f": tools.AllowFull, "N": tools.RejectAlways}[strings.TrimSpace(line)]
+		if decision == "" {
+			decision = tools.RejectOnce
+		}
+		if !offers(req, decision) {
+			fmt.Fprintln(u.out, "  not offered here")
+			decision = ""
+		}
 	}
 	p := agent.ConfirmParams{RequestID: req.RequestID, Decision: decision}
 	if decision == tools.RejectOnce || decision == tools.RejectAlways {
@@ -198,6 +208,19 @@ func (u *termUI) confirm(ctx context.Context, req agent.InputRequest) error {
 		p.Reason = strings.TrimSpace(reason)
 	}
 	return u.agent.Confirm(ctx, p)
+}
+
+// offers reports whether a confirmation offers decision (all when it lists none).
+func offers(req agent.InputRequest, d tools.Decision) bool {
+	if len(req.Options) == 0 {
+		return true
+	}
+	for _, o := range req.Options {
+		if o.OptionID == string(d) {
+			return true
+		}
+	}
+	return false
 }
 
 func (u *termUI) printDiff(diff string) {

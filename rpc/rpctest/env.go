@@ -54,6 +54,9 @@ type Config struct {
 	// values are the daemon's defaults.
 	StreamIdleTimeout, ModelTimeout, RetryMaxWait time.Duration
 	ReasoningEffort                               string
+	// Env adds to (or replaces in) the daemon's environment: settings such
+	// as AGENTD_SANDBOX=off in both modes, any variable in binary mode.
+	Env map[string]string
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -188,6 +191,8 @@ func (d *inproc) stop(kill bool) int {
 
 func (d *inproc) stderr() string { return d.out.String() }
 
+func (d *inproc) pid() int { return os.Getpid() }
+
 func (env *Env) startInProcess() *Editor {
 	toServer, fromEditor := io.Pipe()
 	toEditor, fromServer := io.Pipe()
@@ -228,6 +233,8 @@ func (p *proc) stop(kill bool) int {
 }
 
 func (p *proc) stderr() string { return p.out.String() }
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
 
 func (env *Env) startBinary() *Editor {
 	bin := BuildAgentd(env.T)
@@ -285,6 +292,9 @@ func (env *Env) binaryEnv() []string {
 		if d != 0 {
 			set(name, d.String())
 		}
+	}
+	for name, v := range c.Env {
+		vars = append(vars, name+"="+v) // after the defaults: the last value wins
 	}
 	return vars
 }
