@@ -70,8 +70,11 @@ func decideNetwork(rules []Rule, mode Mode, an *shellAnalysis, parts []shellPart
 		return Verdict{Action: Allow, Rule: allowRule, Reason: "the network is granted for this command"}
 	}
 	d := modeDefault(mode, EffectNetwork)
-	what, texts := "the line", "a /dev/tcp or /dev/udp redirect"
-	if len(parts) > 0 {
+	what, texts := "the line", "the model said so"
+	switch {
+	case an.Network && len(parts) == 0:
+		texts = "a /dev/tcp or /dev/udp redirect"
+	case len(parts) > 0:
 		what, texts = parts[0].name(), partsText(parts)
 	}
 	d.Rule = fmt.Sprintf("network: %s needs the network: %s (mode %s)", what, d.Action, mode)

@@ -264,7 +264,8 @@ func (p *Policy) confine(rules []Rule, mode Mode, c *Call, an *shellAnalysis, cl
 		d.Confine.Profile = ProfileRead
 	}
 	if an.ParseErr == nil {
-		if parts := networkParts(an, c.Command.Network); len(parts) > 0 || an.Network {
+		if cls.Network || c.Command.Network {
+			parts := networkParts(an, c.Command.Network)
 			nd := decideNetwork(rules, mode, an, parts)
 			if nd.Action == Deny {
 				return nd
