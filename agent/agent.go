@@ -19,12 +19,14 @@ type Agent struct {
 	listener Listener
 	store    *store
 	policy   *tools.Policy
+	sandbox  *tools.Sandbox
 	tools    map[string]tools.Tool
 	order    []tools.Tool
 	rec      *recorder
 	rmap     repoMapper
 	pfx      prefixes
 	hooks    *hookRunner
+	warned   sync.Map // session id → told the sandbox cannot confine commands
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	index    *sessionIndex
@@ -59,11 +61,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := tools.LoadPolicy(tools.PolicyConfig{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir, UserConfigDir: cfg.UserConfigDir})
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger})
+	pol, err := tools.LoadPolicy(tools.PolicyConfig{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
+		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, tools: map[string]tools.Tool{},
+	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
@@ -143,9 +147,9 @@ func (a *Agent) restore(rec *runRecord) {
 
 func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]openRequest{},
-		secrets: map[string]string{}, wake: make(chan struct{}, 1)}
+		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -276,11 +280,15 @@ func (r *run) reviewConfirms() {
 		}
 		call := r.prepared[o.call.Call.ID]
 		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
+			if call.Command != nil {
+				conf := d.Confine
+				o.call.Confine = &conf
+			}
 			if err := r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
 				r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", o.req.RequestID, "err", err)
 				continue
 			}
-			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule})
+			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule, Confine: o.call.Confine})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -119,7 +120,7 @@ func (r *run) route(ctx context.Context, pc *pendingCall) error {
 	case askToolName:
 		pc.Result, pc.Request = r.askRequest(c)
 	default:
-		pc.Result, pc.Request, pc.Approved = r.judge(ctx, c)
+		pc.Result, pc.Request, pc.Approved = r.judge(ctx, pc)
 	}
 	return nil
 }
@@ -151,12 +152,17 @@ func (r *run) repetition(c ToolCall) (*callResult, bool) {
 		"Not run: this is the same %s call %d times in a row and its result will not change. Use what you already have, try something different, or ask the user with ask_user.", c.Name, repeatLimit)}, false
 }
 
-// judge prepares a workspace tool call and asks the policy about it.
-func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *InputRequest, bool) {
+// judge prepares a workspace tool call and asks the policy about it. A
+// command carries how it will run (pc.Confine), decided here.
+func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRequest, bool) {
+	c := pc.Call
 	t, ok := r.a.tools[c.Name]
 	if !ok {
 		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.a.toolNames(), ", "))}, nil, false
 	}
+	r.mu.Lock()
+	r.env.Secrets = maps.Clone(r.secrets) // what a command may use is known when it is judged
+	r.mu.Unlock()
 	call, refusal := tools.Prepare(ctx, t, r.env, c.Args)
 	if refusal != nil {
 		return &callResult{IsError: true, Content: refusal.Output}, nil, false
@@ -169,17 +175,27 @@ func (r *run) judge(ctx context.Context, c ToolCall) (*callResult, *InputRequest
 		return res, nil, false
 	}
 	d := r.a.policy.Decide(r.rec.SessionID, policy, call)
+	if call.Command != nil {
+		r.warnUnconfined()
+		if d.Action != tools.Deny {
+			conf := d.Confine
+			pc.Confine = &conf
+		}
+	}
+	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
 	case tools.Allow:
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule})
+		r.a.audit(e)
 		return nil, nil, true
 	case tools.Deny:
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Reason: d.Reason})
+		e.Reason = d.Reason
+		r.a.audit(e)
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
 	}
-	req := r.confirmRequest(c, call, d.Rule)
+	req := r.confirmRequest(c, call, d)
 	if !r.a.renders(req.Kind) {
-		r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditRejected, By: ByPolicy, Rule: d.Rule, Reason: "the editor cannot show this confirmation"})
+		e.Decision, e.Reason = auditRejected, "the editor cannot show this confirmation"
+		r.a.audit(e)
 		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: this %s needs the user's approval, and no one can give it in this session. Do not retry it; do what you can without it, and tell the user what to run or change themselves.", requestRules[req.Kind].what)}, nil, false
 	}
 	return nil, req, false
@@ -195,15 +211,15 @@ func deniedText(d tools.Verdict) string {
 	return fmt.Sprintf("Not run: the policy denies it (%s). Do not retry it; find another way, or tell the user what you need.", why)
 }
 
-func (r *run) confirmRequest(c ToolCall, call *tools.Call, rule string) *InputRequest {
+func (r *run) confirmRequest(c ToolCall, call *tools.Call, d tools.Verdict) *InputRequest {
 	req := r.newRequest(c.ID)
 	req.Options = confirmOptions
-	req.Rule = rule
+	req.Rule = d.Rule
 	if call.Command != nil {
 		req.Kind = KindConfirmCommand
 		req.Title = "Run " + call.Command.Line
-		req.Message = "The agent wants to run a command."
 		req.Command, req.Cwd = call.Command.Line, call.Command.Cwd
+		r.describeConfinement(req, d)
 	} else {
 		req.Kind = KindConfirmWrite
 		req.Title = call.Title
@@ -373,18 +389,10 @@ func (r *run) reportResult(id string, res tools.Result, status Status, dur time.
 		Checkpoint: res.Checkpoint})
 }
 
-// redact replaces every secret value the user gave with its name, so it
-// reaches neither the model nor the editor nor the logs.
-func (r *run) redact(s string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name, v := range r.secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, "[secret $"+name+"]")
-		}
-	}
-	return s
-}
+// redact replaces every secret value the user gave, verbatim or encoded
+// (tools.Redactor), with its name, so it reaches neither the model nor the
+// editor nor the logs.
+func (r *run) redact(s string) string { return r.red.Redact(s) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,6 +42,13 @@ type Config struct {
 	// store a session's checkpoints may use, and the largest file whose
 	// content is kept.
 	UndoSessionMB, UndoMaxFileMB int
+	// CommandEnv names more of the daemon's variables (globs) that commands
+	// inherit, over the allow-list (tools.ChildEnv).
+	CommandEnv []string
+	// Sandbox is "auto" (the kernel sandbox where the machine offers it) or
+	// "off" (no command is confined: each asks, and runs with the user's
+	// rights).
+	Sandbox string
 
 	// UserConfigDir holds the user's config.json and rules.json
 	// (~/.config/agentd).
@@ -149,8 +157,12 @@ var settings = []Setting{
 		Doc: "optional embeddings endpoint: adds vector similarity to the search. Without one (the default) search is keyword-based; `agentd search-eval` says whether a model helps"},
 	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },
 		Doc: "the embeddings model"},
-	{Key: "embeddings.apiKey", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },
-		Doc: "the embeddings endpoint's key (default: the model's)"},
+	{Key: "embeddings.apiKey", Env: "AGENTD_EMBED_API_KEY", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },
+		Doc: "the embeddings endpoint's key. Unset, the model's key is sent only when the endpoint is on the model's host (same scheme, host and port); otherwise none"},
+	{Key: "commandEnv", Env: "AGENTD_COMMAND_ENV", field: func(c *Config) value { return list(&c.CommandEnv) },
+		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
+	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off") },
+		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
 	{Key: "hooks", Object: true, field: func(c *Config) value { return hooksValue(&c.Hooks) },
 		Doc: "commands run on `before_tool` (may deny a call), `after_tool`, `input_requested` and `run_finished`, with the event as JSON on stdin, in the sandbox; config.json only, see docs/extensions.md"},
 }
@@ -286,6 +298,36 @@ func (c *Config) derive() {
 	if c.Model.BaseURL == "" && c.Model.APIKey != "" {
 		c.Model.BaseURL = defaultOpenAIURL
 	}
+}
+
+// EmbeddingsKey is the key sent to the embeddings endpoint: its own, or
+// the model's when the endpoint is on the model's host; otherwise none, so
+// the model's key never goes to another host.
+func (c *Config) EmbeddingsKey() string {
+	if c.Embeddings.APIKey != "" {
+		return c.Embeddings.APIKey
+	}
+	if sameOrigin(c.Embeddings.BaseURL, c.Model.BaseURL) {
+		return c.Model.APIKey
+	}
+	return ""
+}
+
+// sameOrigin reports whether two URLs have the same scheme, host and port.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Host == "" {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	return map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
 }
 
 // ConfigFile is where the user's config.json is read from.
@@ -425,6 +467,38 @@ func duration(p *time.Duration) value {
 		return nil
 	}}
 }
+
+// listValue is a list of names: a JSON array of strings, or a
+// comma-separated string (the environment).
+type listValue struct{ p *[]string }
+
+func list(p *[]string) value { return listValue{p} }
+
+func (v listValue) set(s string) error {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	*v.p = out
+	return nil
+}
+
+func (v listValue) setJSON(raw json.RawMessage) ([]string, error) {
+	var xs []string
+	if err := json.Unmarshal(raw, &xs); err == nil {
+		*v.p = xs
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return nil, v.set(s)
+	}
+	return nil, fmt.Errorf("must be a list of strings, not %s", raw)
+}
+
+func (v listValue) String() string { return strings.Join(*v.p, ",") }
 
 func count(p *int) value {
 	return textValue{get: func() string { return strconv.Itoa(*p) }, parse: func(s string) error {

@@ -130,3 +130,41 @@ func TestLoopToolSchemas(t *testing.T) {
 	assert.Contains(t, askDescription, "Ask the user a question")
 	assert.Contains(t, planDescription, "Publish or revise your plan")
 }
+
+// TestEmbeddingsKeyStaysWithItsHost: the model's key goes to the
+// embeddings endpoint only when it is on the model's host.
+func TestEmbeddingsKeyStaysWithItsHost(t *testing.T) {
+	for _, c := range []struct {
+		model, embed, own, want string
+	}{
+		{"https://api.openai.com/v1", "https://api.openai.com/v1", "", "model-key"},
+		{"https://api.openai.com/v1", "https://api.openai.com:443/v1/embeddings", "", "model-key"},
+		{"https://api.openai.com/v1", "https://embed.example.com/v1", "", ""},
+		{"http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1", "", ""},
+		{"https://api.openai.com/v1", "http://api.openai.com/v1", "", ""},
+		{"https://api.openai.com/v1", "https://embed.example.com/v1", "own", "own"},
+	} {
+		cfg := Config{Model: ModelConfig{BaseURL: c.model, APIKey: "model-key"}, Embeddings: EmbeddingsConfig{BaseURL: c.embed, APIKey: c.own}}
+		assert.Equal(t, c.want, cfg.EmbeddingsKey(), "%s → %s", c.model, c.embed)
+	}
+}
+
+func TestCommandSettings(t *testing.T) {
+	cfg := DefaultConfig()
+	assert.Equal(t, "auto", cfg.Sandbox)
+	require.NoError(t, cfg.LoadEnv(func(k string) (string, bool) {
+		v, ok := map[string]string{"AGENTD_COMMAND_ENV": "DATABASE_URL, MY_*", "AGENTD_SANDBOX": "off"}[k]
+		return v, ok
+	}))
+	assert.Equal(t, []string{"DATABASE_URL", "MY_*"}, cfg.CommandEnv)
+	assert.Equal(t, "off", cfg.Sandbox)
+	_, err := cfg.LoadJSON([]byte(`{"commandEnv":["A","B_*"],"sandbox":"auto"}`), "config.json", false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A", "B_*"}, cfg.CommandEnv)
+	_, err = cfg.LoadJSON([]byte(`{"sandbox":"maybe"}`), "config.json", false)
+	assert.ErrorContains(t, err, "sandbox")
+	warnings, err := cfg.LoadJSON([]byte(`{"sandbox":"off"}`), "initializationOptions", true)
+	require.NoError(t, err)
+	assert.NotEmpty(t, warnings, "an editor cannot switch the sandbox off")
+	assert.Equal(t, "auto", cfg.Sandbox)
+}

@@ -3,10 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -36,6 +34,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		return res, nil
 	}
 	r.keepBaseline(ctx, call.Writes)
+	confine := r.confineToRun(pc, call)
 	if runsOnce(call) {
 		if err := r.markStarted(pc); err != nil {
 			return nil, err
@@ -47,7 +46,10 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets)
 	r.env.Output = live.write
-	r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
+	r.env.Started = nil // reads and edits start only their checks, which need no record
+	if runsOnce(call) {
+		r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
+	}
 	r.env.OutputLimit = limit
 	r.mu.Unlock()
 
@@ -73,7 +75,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
@@ -168,6 +170,9 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 		call, refusal = tools.Prepare(ctx, t, r.env, pc.Call.Args)
 		if refusal != nil {
 			return nil, false, &callResult{IsError: true, Content: refusal.Output}
+		}
+		if call.Command != nil { // how the line must run, as deciding would have set it
+			call.Command.Exec = r.a.policy.Classify(call.Command).Exec
 		}
 		if pc.Request != nil && !sameDiffs(pc.Request.Diff, call.Writes) {
 			return nil, false, &callResult{IsError: true, Content: "Not run: the files changed since the user approved this change. Read them again and propose the change anew."}
@@ -264,24 +269,19 @@ func (r *run) changedFiles() []tools.FileDiff {
 // comes through the editor when it serves the run's files, so the diff shows
 // what the editor has; the disk answers when the editor does not.
 func (r *run) readSmall(ctx context.Context, rel string) *string {
-	path := filepath.Join(r.env.Root, filepath.FromSlash(rel))
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) || err != nil {
+	data, fi, err := tools.ReadWorkspaceFile(r.env.Root, rel, baselineCap)
+	if err != nil {
 		return nil
 	}
 	if fi.Size() > baselineCap {
 		s := fmt.Sprintf("(file too large to diff: %d bytes)\n", fi.Size())
 		return &s
 	}
-	var data []byte
 	if r.env.Files != nil {
-		data, err = r.env.Files.ReadFile(ctx, path)
-	}
-	if r.env.Files == nil || err != nil {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return nil
+		path := filepath.Join(r.env.Root, filepath.FromSlash(rel))
+		if b, err := r.env.Files.ReadFile(ctx, path); err == nil {
+			data = b
+		}
 	}
 	s := string(data)
 	return &s

@@ -39,7 +39,9 @@ const (
 	// session, later a nested one when the run first reaches its directory.
 	UpdateInstructions UpdateKind = "instructions"
 	// UpdateNotice is something agentd tells the user, not the model's
-	// answer: a warning such as a context window too small for the model.
+	// answer, shown apart from it: a warning such as a context window too
+	// small for the model, or the kernel sandbox unable to confine
+	// commands here.
 	UpdateNotice UpdateKind = "notice"
 )
 
@@ -161,6 +163,12 @@ type InputRequest struct {
 	Diff       []tools.FileDiff `json:"diff,omitempty"`
 	Command    string           `json:"command,omitempty"`
 	Cwd        string           `json:"cwd,omitempty"`
+	// Profile is the kernel sandbox profile a confirm_command runs in once
+	// allowed (full: without the sandbox), Network whether it gets the
+	// network, Secrets the secrets it uses (names only).
+	Profile tools.Profile `json:"profile,omitempty"`
+	Network bool          `json:"network,omitempty"`
+	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
 	Rule         string     `json:"rule,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`

@@ -77,6 +77,8 @@ type auditEntry struct {
 	Reason   string
 	Outcome  string
 	Duration time.Duration
+	// Confine is a command's sandbox profile and network.
+	Confine *tools.Confine
 }
 
 type auditLine struct {
@@ -94,6 +96,10 @@ type auditLine struct {
 	Reason     string     `json:"reason,omitempty"`
 	Outcome    string     `json:"outcome,omitempty"`
 	DurationMs int64      `json:"durationMs,omitempty"`
+	// Profile and Network: how a command runs (or would have run).
+	Profile tools.Profile `json:"profile,omitempty"`
+	Network bool          `json:"network,omitempty"`
+	Secrets []string      `json:"secrets,omitempty"`
 }
 
 // audit records decisions about calls that change something; reads are not
@@ -105,7 +111,10 @@ func (a *Agent) audit(e auditEntry) {
 	l := auditLine{Time: time.Now().UTC(), RunID: e.Run.ID, SessionID: e.Run.SessionID, Tool: e.Call.Tool, Title: e.Call.Title,
 		Decision: e.Decision, By: e.By, Rule: e.Rule, Reason: e.Reason, Outcome: e.Outcome, DurationMs: e.Duration.Milliseconds()}
 	if e.Call.Command != nil {
-		l.Command, l.Cwd = e.Call.Command.Line, e.Call.Command.Cwd
+		l.Command, l.Cwd, l.Secrets = e.Call.Command.Line, e.Call.Command.Cwd, e.Call.Command.Secrets
+	}
+	if e.Confine != nil {
+		l.Profile, l.Network = e.Confine.Profile, e.Confine.Network
 	}
 	for _, w := range e.Call.Writes {
 		l.Paths = append(l.Paths, w.Path)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/rag"
+	"github.com/agentd/agentd/tools"
 )
 
 // The repository map: the workspace's files with their main symbols, from
@@ -73,7 +74,7 @@ type mapBuild struct {
 // most for a build; "" when there is none.
 func (a *Agent) repoMapFor(ctx context.Context, budget int) string {
 	m := &a.rmap
-	if b := m.start(a.cfg.Root, a.log.Warn); b != nil {
+	if b := m.start(a.sandbox, a.cfg.Root, a.log.Warn); b != nil {
 		timer := time.NewTimer(repoMapWait)
 		defer timer.Stop()
 		select {
@@ -95,7 +96,7 @@ func (a *Agent) repoMapFor(ctx context.Context, budget int) string {
 
 // start begins a build unless a fresh map exists or maps failed here; it
 // returns the build to wait for, nil when there is nothing to wait for.
-func (m *repoMapper) start(root string, warn func(string, ...any)) *mapBuild {
+func (m *repoMapper) start(sb *tools.Sandbox, root string, warn func(string, ...any)) *mapBuild {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -117,7 +118,7 @@ func (m *repoMapper) start(root string, warn func(string, ...any)) *mapBuild {
 	go func() {
 		defer close(b.done)
 		defer cancel()
-		tags, err := buildRepoTags(ctx, bin, root)
+		tags, err := buildRepoTags(ctx, sb, bin, root)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.build == b {
@@ -183,8 +184,11 @@ type symbol struct {
 var typeKinds = []string{"type", "struct", "interface", "class", "module", "enum", "trait", "talias"}
 
 // buildRepoTags lists the workspace's source files, runs ctags on the first
-// maxMapFiles of them and ranks files and symbols by references.
-func buildRepoTags(ctx context.Context, bin, root string) (*repoTags, error) {
+// maxMapFiles of them and ranks files and symbols by references. ctags runs
+// like every process agentd starts: in the kernel sandbox's read profile
+// (which ends it with the daemon), never following a link out of the
+// workspace.
+func buildRepoTags(ctx context.Context, sb *tools.Sandbox, bin, root string) (*repoTags, error) {
 	files, sources, tests, err := mapFiles(ctx, root)
 	if err != nil {
 		return nil, err
@@ -193,12 +197,8 @@ func buildRepoTags(ctx context.Context, bin, root string) (*repoTags, error) {
 	if len(files) == 0 {
 		return out, nil
 	}
-	cmd := exec.CommandContext(ctx, bin, "--output-format=json", "--fields=-P+nKsZ", "--sort=no", "-L", "-", "-f", "-")
-	cmd.Dir = root
-	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
-	cmd.SysProcAttr = childProcAttr()
-	cmd.WaitDelay = time.Second
-	data, err := cmd.Output()
+	data, err := sb.Output(ctx, root, root, strings.NewReader(strings.Join(files, "\n")+"\n"),
+		bin, "--links=no", "--output-format=json", "--fields=-P+nKsZ", "--sort=no", "-L", "-", "-f", "-")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/tools"
 )
 
 func TestRepoMapRankedSourceFirst(t *testing.T) {
@@ -32,7 +33,7 @@ func TestRepoMapRankedSourceFirst(t *testing.T) {
 		files[fmt.Sprintf("cmd/c%d/main.go", i)] = "package main\n\nimport \"x/store\"\n\nfunc main() { store.OpenStore().SaveItem() }\n"
 	}
 	writeTree(t, root, files)
-	a := &Agent{cfg: Config{Root: root}, log: slog.New(slog.DiscardHandler)}
+	a := &Agent{cfg: Config{Root: root}, log: slog.New(slog.DiscardHandler), sandbox: tools.DefaultSandbox()}
 	m := a.repoMapFor(context.Background(), repoMapCap)
 	lines := strings.Split(strings.TrimSpace(m), "\n")
 	require.GreaterOrEqual(t, len(lines), 5, m)
@@ -48,71 +49,99 @@ func TestRepoMapRankedSourceFirst(t *testing.T) {
 	assert.Regexp(t, `\[… and \d+ source files? and 1 test file not shown; list_dir, glob_file_search and grep find them\]\n$`, small)
 }
 
-// fakeCtags puts a ctags on PATH that records its pid and hangs, and
-// returns the file the pid goes to.
-func fakeCtags(t *testing.T) string {
+// fakeCtags puts a ctags on PATH that hangs; it returns the script's path
+// (in the command line of the process running it) and the file each start
+// appends to. ctags runs in the kernel sandbox's read profile, where the
+// only place outside it a command can write is the cache confined commands
+// share (GOCACHE's parent), made the test's own here.
+func fakeCtags(t *testing.T) (script, started string) {
 	t.Helper()
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "ctags.pid")
-	script := "#!/bin/sh\necho $$ > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nexec sleep 60\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ctags"), []byte(script), 0o755))
+	dir, cache := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	script = filepath.Join(dir, "ctags")
+	body := "#!/bin/sh\necho started >> \"$(dirname \"$GOCACHE\")/ctags.started\"\nsleep 60\n"
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return pidFile
+	return script, filepath.Join(cache, "agentd", "sandbox", "ctags.started")
 }
 
-// awaitGone waits until the process of the pid in pidFile no longer exists.
-func awaitGone(t *testing.T, pidFile string) {
+// awaitStarted waits until the fake ctags has started.
+func awaitStarted(t *testing.T, started string) {
 	t.Helper()
-	data, err := os.ReadFile(pidFile)
-	require.NoError(t, err, "ctags was never started")
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
+		require.True(t, time.Now().Before(deadline), "ctags never started")
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitGone waits until no process runs script. The sandbox runs ctags in
+// its own PID namespace; the daemon's /proc still shows it.
+func awaitGone(t *testing.T, script string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
+		pids := running(script)
+		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ctags (pid %d) is still running", pid)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("ctags (pids %v) is still running", pids)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// running lists the processes whose command line names script.
+func running(script string) []int {
+	var pids []int
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmdlines {
+		data, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(data), script) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestRepoMapAbandonedInTime: a map not ready when the first request is
 // due is given up, its ctags killed, and not tried again.
 func TestRepoMapAbandonedInTime(t *testing.T) {
-	pidFile := fakeCtags(t)
+	script, started := fakeCtags(t)
 	old := repoMapWait
 	repoMapWait = 300 * time.Millisecond
 	t.Cleanup(func() { repoMapWait = old })
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
-	a := &Agent{cfg: Config{Root: root}, log: slog.New(slog.DiscardHandler)}
+	a := &Agent{cfg: Config{Root: root}, log: slog.New(slog.DiscardHandler), sandbox: tools.DefaultSandbox()}
 	start := time.Now()
 	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
 	assert.Less(t, time.Since(start), 5*time.Second)
-	awaitGone(t, pidFile)
-	require.NoError(t, os.Remove(pidFile))
+	awaitStarted(t, started)
+	awaitGone(t, script)
+	require.NoError(t, os.Remove(started))
 	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
-	assert.NoFileExists(t, pidFile, "no second build")
+	assert.NoFileExists(t, started, "no second build")
 }
 
 // TestRepoMapStoppedWithTheAgent: Shutdown kills a build under way.
 func TestRepoMapStoppedWithTheAgent(t *testing.T) {
-	pidFile := fakeCtags(t)
+	script, started := fakeCtags(t)
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	a, err := New(Config{Root: root, StateDir: t.TempDir()})
 	require.NoError(t, err)
-	b := a.rmap.start(root, a.log.Warn)
+	b := a.rmap.start(a.sandbox, root, a.log.Warn)
 	require.NotNil(t, b)
-	deadline := time.Now().Add(10 * time.Second)
-	for _, err := os.Stat(pidFile); err != nil; _, err = os.Stat(pidFile) {
-		require.True(t, time.Now().Before(deadline), "ctags never started")
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitStarted(t, started)
+	require.NotEmpty(t, running(script), "ctags runs")
 	a.Shutdown()
-	awaitGone(t, pidFile)
+	awaitGone(t, script)
 }

@@ -82,7 +82,7 @@ func answeredChoice(c ToolCall, res *resolution) string {
 
 func answeredSecret(c ToolCall, _ *resolution) string {
 	name := secretName(c)
-	return fmt.Sprintf("The user provided the secret. It is available to run_cmd commands as the environment variable %s; its value is not shown to you. Refer to it as $%s.", name, name)
+	return fmt.Sprintf("The user provided the secret. It is available to run_cmd commands that name it, as the environment variable %s; its value is not shown to you. Refer to it as $%s in the command line (a command that does not name it does not get it); each such command asks the user first.", name, name)
 }
 
 // resultOfResolution turns a closed request into what the model reads. An

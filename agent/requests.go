@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/tools"
@@ -126,7 +127,9 @@ func (r *run) reply(p ReplyParams) error {
 		return err
 	}
 	if rule.secret && o.call != nil {
-		r.secrets[secretName(o.call.Call)] = res.Text
+		name := secretName(o.call.Call)
+		r.secrets[name] = res.Text
+		r.red.AddNamed(name, res.Text)
 	}
 	return nil
 }
@@ -146,21 +149,47 @@ func (r *run) confirm(p ConfirmParams) error {
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
 	call := r.prepared[o.call.Call.ID]
+	prev := o.call.Confine
+	if p.Decision.Allows() && o.req.Kind == KindConfirmCommand {
+		o.call.Confine = confineOnApproval(o.call, p.Decision) // saved with the resolution
+	}
 	err = r.resolveLocked(o, res)
+	if err != nil {
+		o.call.Confine = prev
+	}
+	confine := o.call.Confine
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason, Confine: confine})
 	if call != nil && p.Decision.Lasts() {
-		if rule, err := r.a.policy.Grant(r.rec.SessionID, call, p.Decision); err != nil {
-			r.logger().Warn("storing rule", "err", err)
-		} else {
-			r.logger().Info("rule stored", "rule", rule, "decision", p.Decision)
-			r.a.reviewOpenConfirms(r.rec.SessionID)
-		}
+		r.grant(call, p.Decision, o.req.Network)
 	}
 	return nil
+}
+
+// grant stores the rules a lasting decision makes: the command's or the
+// write's, and, when the confirmation asked for the network, the network's.
+func (r *run) grant(call *tools.Call, d tools.Decision, network bool) {
+	stored := false
+	if rule, err := r.a.policy.Grant(r.rec.SessionID, call, d); err != nil {
+		r.logger().Warn("storing rule", "err", err)
+	} else {
+		r.logger().Info("rule stored", "rule", rule, "decision", d)
+		stored = true
+	}
+	if network {
+		if rule, err := r.a.policy.GrantNetwork(r.rec.SessionID, call, d); err != nil {
+			r.logger().Warn("storing network rule", "err", err)
+		} else if rule != "" {
+			r.logger().Info("network rule stored", "rule", rule, "decision", d)
+			stored = true
+		}
+	}
+	if stored {
+		r.a.reviewOpenConfirms(r.rec.SessionID)
+	}
 }
 
 // checkDecision checks a Confirm against the request it answers.
@@ -169,11 +198,23 @@ func checkDecision(req *InputRequest, p ConfirmParams) error {
 	case !requestRules[req.Kind].decision:
 		return fmt.Errorf("%w: request %s is a %s; answer it with agent/reply", ErrWrongKind, req.RequestID, req.Kind)
 	case !slices.Contains(tools.Decisions, p.Decision):
-		return fmt.Errorf("%w: decision %q is not one of allow_once, allow_session, allow_always, reject_once, reject_always", ErrWrongKind, p.Decision)
+		return fmt.Errorf("%w: decision %q is not one of %s", ErrWrongKind, p.Decision, decisionList())
+	case len(req.Options) > 0 && !slices.ContainsFunc(req.Options, func(o tools.Option) bool { return o.OptionID == string(p.Decision) }):
+		// The answer must be one the user was shown: allow_full only on a
+		// command, no lasting grant where the sandbox cannot confine it.
+		return fmt.Errorf("%w: decision %q is not offered by request %s", ErrWrongKind, p.Decision, req.RequestID)
 	case p.EditedContent != nil && len(req.Diff) != 1:
 		return fmt.Errorf("%w: editedContent needs a confirm_write of exactly one file", ErrWrongKind)
 	}
 	return nil
+}
+
+func decisionList() string {
+	names := make([]string, len(tools.Decisions))
+	for i, d := range tools.Decisions {
+		names[i] = string(d)
+	}
+	return strings.Join(names, ", ")
 }
 
 // resolveLocked closes a request: persists the resolution, synced, before

@@ -64,7 +64,10 @@ type pendingCall struct {
 	// be reaped then.
 	Started *time.Time    `json:"started,omitempty"`
 	Proc    *tools.ProcID `json:"proc,omitempty"`
-	Result  *callResult   `json:"result,omitempty"`
+	// Confine is how a command runs (its sandbox profile and network), as
+	// the policy decided it and the user approved it.
+	Confine *tools.Confine `json:"confine,omitempty"`
+	Result  *callResult    `json:"result,omitempty"`
 }
 
 // resolution is how an input request was closed. A secret's value is never
@@ -109,6 +112,9 @@ type run struct {
 	driving  bool
 	secrets  map[string]string
 	cut      *cut // how the conversation is compacted, kept while it fits
+	// red hides the secrets the user gave the run in everything that is
+	// shown, sent or persisted: live output, results, messages.
+	red *tools.Redactor
 
 	env  *tools.Env
 	wake chan struct{}

@@ -35,6 +35,7 @@ type contract struct {
 	PromptKinds         []string       `json:"promptKinds"`
 	Decisions           []string       `json:"decisions"`
 	Policies            []string       `json:"policies"`
+	Profiles            []string       `json:"profiles"`
 	UpdateKinds         []string       `json:"updateKinds"`
 	RunStates           []string       `json:"runStates"`
 	StopReasons         []string       `json:"stopReasons"`
@@ -56,6 +57,7 @@ func currentContract(t *testing.T) contract {
 		PromptKinds:         strs(agent.RequestKinds),
 		Decisions:           strs(tools.Decisions),
 		Policies:            strs(tools.Modes),
+		Profiles:            strs(tools.Profiles),
 		UpdateKinds:         strs(agent.UpdateKinds),
 		RunStates:           strs(agent.States),
 		StopReasons:         strs(agent.StopReasons),

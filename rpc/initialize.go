@@ -77,7 +77,7 @@ func initialize(ctx context.Context, s *Server, params json.RawMessage) (any, er
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	s.log.Info("initialized", "client", client, "root", root, "model", a.ModelConfig().String())
+	s.log.Info("initialized", "client", client, "root", root, "model", a.ModelConfig().String(), "sandbox", a.SandboxStatus().Summary)
 	return s.initializeResult(a), nil
 }
 
@@ -92,11 +92,17 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 		Policies:    strs(tools.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
+		Sandbox:     sandboxCapability(a.SandboxStatus()),
 
 		ReasoningEfforts: agent.ReasoningEfforts,
 		Undo:             true,
 	}
 	return res
+}
+
+func sandboxCapability(st tools.SandboxStatus) wire.SandboxCapability {
+	return wire.SandboxCapability{Active: st.Active, Profiles: strs(st.Profiles), Landlock: st.Landlock, Off: st.Off,
+		Summary: st.Summary, Problems: st.Problems}
 }
 
 // agentConfig is the daemon's configuration with the initialize options

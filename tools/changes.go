@@ -62,7 +62,7 @@ func oldPath(c fileChange) string {
 // when there is one, so a change is made against the editor's unsaved
 // buffer rather than a stale disk copy.
 func readImage(ctx context.Context, env *Env, abs string) (*string, fs.FileMode, error) {
-	fi, err := os.Stat(abs)
+	fi, err := diskStat(env.Root, abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -203,10 +203,7 @@ func summarize(chs []fileChange) string {
 // disk, since ACP has no delete.
 func writeChange(ctx context.Context, env *Env, c fileChange) error {
 	if c.After == nil {
-		if err := os.Remove(c.Abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+		return diskRemove(env.Root, c.Abs)
 	}
 	mode := c.Mode
 	if mode == 0 {
@@ -216,7 +213,7 @@ func writeChange(ctx context.Context, env *Env, c fileChange) error {
 		return err
 	}
 	if c.moved() {
-		return os.Remove(c.OldAbs)
+		return diskRemove(env.Root, c.OldAbs)
 	}
 	return nil
 }
@@ -229,12 +226,12 @@ func rollback(ctx context.Context, env *Env, chs []fileChange) {
 	defer cancel()
 	for _, c := range chs {
 		if c.moved() {
-			_ = os.Remove(c.Abs)
+			_ = diskRemove(env.Root, c.Abs)
 			_ = writeContent(ctx, env, c.OldAbs, []byte(*c.Before), c.Mode)
 			continue
 		}
 		if c.Before == nil {
-			_ = os.Remove(c.Abs)
+			_ = diskRemove(env.Root, c.Abs)
 			continue
 		}
 		_ = writeContent(ctx, env, c.Abs, []byte(*c.Before), c.Mode)
@@ -287,7 +284,7 @@ func markWrite(env *Env, c fileChange, whole bool, shown []span) {
 	if env.Reads == nil || c.After == nil {
 		return
 	}
-	if fi, err := os.Stat(c.Abs); err == nil {
+	if fi, err := diskStat(env.Root, c.Abs); err == nil {
 		env.Reads.markWrite(c.Rel, fi.ModTime(), *c.After, whole, shown)
 	}
 }
@@ -302,7 +299,7 @@ func checkFresh(env *Env, abs, rel string) *Result {
 	if !ok {
 		return Errorf("read %s with read_file before changing it", rel)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := diskStat(env.Root, abs)
 	if err != nil {
 		return Errorf("stat %s: %v", rel, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 )
 
 // FileSystem reads and writes workspace files through the editor, so unsaved
@@ -20,10 +19,14 @@ type FileSystem interface {
 	WriteFile(ctx context.Context, abs string, data []byte) error
 }
 
-// readContent reads a file's content through env.Files, or from the disk.
+// readContent reads a file's content through env.Files, or from the disk
+// beneath the workspace handle.
 func readContent(ctx context.Context, env *Env, abs string) ([]byte, error) {
-	if env == nil || env.Files == nil {
-		return os.ReadFile(abs)
+	if env.Files == nil {
+		return diskRead(env.Root, abs)
+	}
+	if err := checkBeneath(env.Root, abs, false); err != nil {
+		return nil, err
 	}
 	b, err := env.Files.ReadFile(ctx, abs)
 	if err != nil {
@@ -33,11 +36,15 @@ func readContent(ctx context.Context, env *Env, abs string) ([]byte, error) {
 }
 
 // writeContent writes a file's content through env.Files, or atomically to
-// the disk. The editor keeps the mode of a file it rewrites and picks its
-// own for one it creates.
+// the disk beneath the workspace handle. The editor keeps the mode of a
+// file it rewrites and picks its own for one it creates. The editor writes
+// by path: the path is checked beneath the handle just before it is asked.
 func writeContent(ctx context.Context, env *Env, abs string, data []byte, mode fs.FileMode) error {
-	if env == nil || env.Files == nil {
-		return writeAtomic(abs, data, mode)
+	if env.Files == nil {
+		return diskWrite(env.Root, abs, data, mode)
+	}
+	if err := checkBeneath(env.Root, abs, true); err != nil {
+		return err
 	}
 	if err := env.Files.WriteFile(ctx, abs, data); err != nil {
 		return fmt.Errorf("through the editor: %w", err)
@@ -45,18 +52,16 @@ func writeContent(ctx context.Context, env *Env, abs string, data []byte, mode f
 	return nil
 }
 
-// Disk is the FileSystem of the disk itself, for an editor that serves only
-// reads or only writes. A rewritten file keeps its mode.
-var Disk FileSystem = disk{}
+// DiskAt is the FileSystem of the disk itself under the workspace root, for
+// an editor that serves only reads or only writes: paths resolve beneath
+// the workspace handle at the moment of use, and a rewritten file keeps its
+// mode.
+func DiskAt(root string) FileSystem { return disk{root: root} }
 
-type disk struct{}
+type disk struct{ root string }
 
-func (disk) ReadFile(ctx context.Context, abs string) ([]byte, error) { return os.ReadFile(abs) }
+func (d disk) ReadFile(ctx context.Context, abs string) ([]byte, error) { return diskRead(d.root, abs) }
 
-func (disk) WriteFile(ctx context.Context, abs string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return writeAtomic(abs, data, mode)
+func (d disk) WriteFile(ctx context.Context, abs string, data []byte) error {
+	return diskWrite(d.root, abs, data, 0o644)
 }

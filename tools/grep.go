@@ -6,7 +6,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -68,8 +67,8 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 			if err != nil {
 				return *Errorf("%v", err), nil
 			}
-			if rg, err := exec.LookPath("rg"); err == nil {
-				return grepRipgrep(ctx, rg, root, abs, p), nil
+			if rg, err := exec.LookPath("rg"); err == nil && env.sandbox().Supports(ProfileRead) {
+				return grepRipgrep(ctx, env, rg, root, abs, p), nil
 			}
 			return grepGo(ctx, root, abs, re, p.Glob), nil
 		},
@@ -92,8 +91,9 @@ func compileGrep(p GrepParams) (*regexp.Regexp, *Result) {
 }
 
 // grepRipgrep runs rg, which honours .gitignore itself, relative to root
-// so the paths it prints are workspace-relative.
-func grepRipgrep(ctx context.Context, rg, root, abs string, p GrepParams) Result {
+// so the paths it prints are workspace-relative, in the read profile of
+// the kernel sandbox like every process agentd starts.
+func grepRipgrep(ctx context.Context, env *Env, rg, root, abs string, p GrepParams) Result {
 	args := []string{"--line-number", "--no-heading", "--color", "never", "--no-require-git", "--sort", "path", "--max-columns", "500", "--max-columns-preview"}
 	if p.CaseInsensitive {
 		args = append(args, "-i")
@@ -105,16 +105,19 @@ func grepRipgrep(ctx context.Context, rg, root, abs string, p GrepParams) Result
 		args = append(args, "--glob", p.Glob)
 	}
 	args = append(args, "-e", p.Pattern, "--", relPath(root, abs))
-	cmd := exec.CommandContext(ctx, rg, args...)
-	cmd.Dir = root
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+	var stdout, stderr bytes.Buffer
+	proc, err := env.sandbox().Command(ctx, ProcSpec{Args: append([]string{rg}, args...), Workspace: root, Dir: root,
+		Confine: Confine{Profile: ProfileRead}, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second, Started: env.Started})
+	if err == nil {
+		err = proc.Wait()
+	}
+	if err == nil && proc.ExitCode() == 1 {
 		return Result{Output: "no matches"}
 	}
+	if err == nil && proc.ExitCode() != 0 {
+		err = fmt.Errorf("exit status %d", proc.ExitCode())
+	}
+	out := stdout.Bytes()
 	if err != nil && len(out) == 0 {
 		return *Errorf("grep failed: %v %s", err, strings.TrimSpace(stderr.String()))
 	}

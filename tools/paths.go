@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // errOutside is wrapped by every confinement refusal so callers can tell it
@@ -111,4 +115,136 @@ func confine(env *Env, p string) (abs, rel string, res *Result) {
 		return "", "", Errorf("%v", err)
 	}
 	return abs, rel, nil
+}
+
+// Workspace files are read and written at the moment of use relative to a
+// handle on the workspace directory (sandbox.Root: openat2 with
+// RESOLVE_BENEATH, or one O_NOFOLLOW component at a time), not by the path
+// Prepare resolved: a directory swapped for a symlink between the user's
+// approval and the write makes the write fail (ErrEscapes) instead of
+// landing outside.
+
+// inWorkspace opens root and names abs beneath it. abs is a path confine
+// resolved (absolute, inside root); the caller closes the handle.
+func inWorkspace(root, abs string) (*sandbox.Root, string, error) {
+	croot, err := canonicalRoot(root)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := filepath.Rel(croot, abs)
+	if err != nil || !within(croot, abs) {
+		return nil, "", fmt.Errorf("path %q is %w (%s)", abs, errOutside, croot)
+	}
+	r, err := sandbox.OpenRoot(croot)
+	if err != nil {
+		return nil, "", fmt.Errorf("workspace root: %w", err)
+	}
+	return r, filepath.ToSlash(rel), nil
+}
+
+// diskRead reads abs beneath the workspace root.
+func diskRead(root, abs string) ([]byte, error) {
+	r, rel, err := inWorkspace(root, abs)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(rel)
+}
+
+// diskStat describes abs beneath the workspace root, following symlinks
+// that stay inside.
+func diskStat(root, abs string) (fs.FileInfo, error) {
+	r, rel, err := inWorkspace(root, abs)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Stat(rel)
+}
+
+// errProtected refuses a file tool's write into a repository's own files
+// or the agent's settings, at the moment of use, whatever the policy said.
+var errProtected = errors.New("the file tools never write inside a .git directory (of the workspace or a nested repository) or .agentd/; the repository changes only through git")
+
+// protectedName reports whether a workspace-relative name is inside a git
+// directory (any .git component: a nested repository's config or hooks
+// would run code the next time git runs there) or the root's .agentd/.
+func protectedName(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return slices.Contains(parts, ".git") || parts[0] == ".agentd"
+}
+
+// diskWrite replaces abs beneath the workspace root atomically, making its
+// missing parent directories; an existing file keeps its permissions.
+func diskWrite(root, abs string, data []byte, mode fs.FileMode) error {
+	r, rel, err := inWorkspace(root, abs)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if protectedName(rel) {
+		return errProtected
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return r.WriteFile(rel, data, mode)
+}
+
+// diskRemove removes abs beneath the workspace root (a symlink itself,
+// never its target); a missing file is fine.
+func diskRemove(root, abs string) error {
+	r, rel, err := inWorkspace(root, abs)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if protectedName(rel) {
+		return errProtected
+	}
+	if err := r.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// checkBeneath says whether abs still resolves inside the workspace now
+// (and, for a write, is not protected): the check before the editor reads
+// or writes, which it does by path.
+func checkBeneath(root, abs string, write bool) error {
+	r, rel, err := inWorkspace(root, abs)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if write && protectedName(rel) {
+		return errProtected
+	}
+	if _, err := r.Stat(path.Dir(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ReadWorkspaceFile reads the workspace file rel (slash-separated) beneath
+// the workspace handle, with its description: for the agent's own reads
+// (a run's final diff), which must not follow a link out either.
+func ReadWorkspaceFile(root, rel string, limit int64) ([]byte, fs.FileInfo, error) {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	croot, err := canonicalRoot(root)
+	if err == nil {
+		abs = filepath.Join(croot, filepath.FromSlash(rel))
+	}
+	fi, err := diskStat(root, abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() > limit {
+		return nil, fi, nil
+	}
+	b, err := diskRead(root, abs)
+	return b, fi, err
 }

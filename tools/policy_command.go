@@ -117,11 +117,18 @@ func safeExec(an *shellAnalysis) string {
 
 // decideCommand checks every part of a command line: built-in denials
 // first, then what cannot be checked, then each simple command and each
-// file it writes. Deciding also sets c.Command.Exec: how the line runs.
+// file it writes; then how it runs (confine: the profile, the network,
+// secrets). Deciding also sets c.Command.Exec: the line the process runs.
 func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
 	an := p.analyze(c.Command)
 	cls := classOf(an)
 	c.Command.Exec = cls.Exec
+	return p.confine(rules, mode, c, an, cls, p.judgeLine(rules, mode, an, cls))
+}
+
+// judgeLine is the verdict on what the line does, before how it runs
+// (confine) is added.
+func (p *Policy) judgeLine(rules []Rule, mode Mode, an *shellAnalysis, cls CommandClass) Verdict {
 	if an.ParseErr != nil {
 		d := Verdict{Action: Ask, Rule: "run_cmd: unparsable command: ask", Reason: "the command could not be parsed (" + an.ParseErr.Error() + "), so it cannot be checked"}
 		if mode == ModeReadOnly {
@@ -198,10 +205,16 @@ func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
 // rule with a wildcard never covers a part with an option or variable
 // that runs programs (part.risky): only an exact rule does.
 func matchPart(rules []Rule, part shellPart) (Verdict, bool) {
+	return matchPartBy(rules, part, func(tool string) bool { return toolMatches(tool, RunCmdToolName, "") })
+}
+
+// matchPartBy is matchPart over the rules whose tool ok accepts (network
+// rules are command patterns too).
+func matchPartBy(rules []Rule, part shellPart, ok func(tool string) bool) (Verdict, bool) {
 	full, text := part.fullText(), part.text()
 	return strictestRule(rules, full, func(r *Rule) bool {
 		switch {
-		case !toolMatches(r.Tool, RunCmdToolName, ""):
+		case !ok(r.Tool):
 			return false
 		case r.Action != Allow:
 			return matchCommand(r.Pattern, full) || matchCommand(r.Pattern, text)

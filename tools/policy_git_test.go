@@ -90,7 +90,10 @@ func TestGitRunsWithSafeSettings(t *testing.T) {
 		os.Remove(marker)
 		c, refusal := prepare(t, env, RunCmdToolName, RunCmdParams{Command: line})
 		require.Nil(t, refusal)
-		// As written, without the policy's settings.
+		// As written, without the policy's settings. Unconfined here and
+		// below: the safe settings alone must stop it (the kernel sandbox
+		// would also keep the marker from being written).
+		c.Command.Confine = Confine{Profile: ProfileFull}
 		res, err := c.Run(t.Context())
 		require.NoError(t, err)
 		if _, err := os.Stat(marker); err == nil {
@@ -101,6 +104,7 @@ func TestGitRunsWithSafeSettings(t *testing.T) {
 		d := p.Decide("s", ModeReadOnly, c)
 		require.Equal(t, Allow, d.Action, "%s: %+v", line, d)
 		require.NotEmpty(t, c.Command.Exec, line)
+		assert.Equal(t, ProfileRead, d.Confine.Profile, line)
 		res, err = c.Run(t.Context())
 		require.NoError(t, err)
 		assert.False(t, res.IsError, "%s fails with the safe settings: %s", line, res.Output)
@@ -136,6 +140,7 @@ func TestGitRefusesBareRepositoryInWorkspace(t *testing.T) {
 	c, refusal := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "git log -1; git config --list", Cwd: "fixtures/repo"})
 	require.Nil(t, refusal)
 	require.Equal(t, Allow, p.Decide("s", "", c).Action)
+	c.Command.Confine = Confine{Profile: ProfileFull} // the safe settings alone
 	res, err := c.Run(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, res.Output, "cannot use bare repository")

@@ -58,11 +58,15 @@ func TestWildcardRulesNeverAdmitProgramRunningOptions(t *testing.T) {
 		{"tool":"run_cmd","pattern":"go test -exec ./runner ./...","action":"allow"},
 		{"tool":"run_cmd","pattern":"rm *","action":"deny"}]}`), 0o600))
 	p, _ := newPolicy(t, env, ModeAsk)
-	allowed := []string{"go test ./...", "go test -run X -v ./pkg", "git commit -m x", "git push", "rg -n foo",
+	allowed := []string{"go test ./...", "go test -run X -v ./pkg", "git commit -m x", "rg -n foo",
 		"make build", "sort -u f", "go test -exec ./runner ./...", "CGO_ENABLED=0 go test ./..."}
 	for _, l := range allowed {
 		assert.Equal(t, Allow, p.Decide("s", ModeAsk, cmdCall(l)).Action, l)
 	}
+	// A command rule never grants the network: git push asks for it.
+	d := p.Decide("s", ModeAsk, cmdCall("git push"))
+	assert.Equal(t, Ask, d.Action, "%+v", d)
+	assert.Contains(t, d.Rule, "needs the network")
 	asks := []string{"go test -toolexec /tmp/x ./...", "go test -exec=/tmp/x ./...", "go test -c -o bin/x ./pkg",
 		"go test -vettool=/tmp/x ./...", "go test --toolexec=/tmp/x ./...", "go test $FLAGS ./...",
 		"LD_PRELOAD=/tmp/x.so go test ./...", "GOFLAGS=-toolexec=/tmp/x go test ./...",

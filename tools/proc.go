@@ -2,33 +2,32 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agentd/agentd/tools/sandbox"
 )
 
-// runPlain runs line without a terminal: stdin is /dev/null so a prompt
-// fails fast, the command gets its own process group so a timeout or a
-// cancel kills everything it started.
-func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Duration) Result {
-	cmd := shellCommand(line)
-	cmd.Dir = dir
-	cmd.Env = ChildEnv(os.Environ(), env.Secrets, nil)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithDaemon(cmd)
-	cmd.WaitDelay = time.Second // a daemonised grandchild holding stdout must not hang us
-	capt := newCapture(env.Output)
-	cmd.Stdout, cmd.Stderr = capt, capt
+// runPlain runs cmd without a terminal, in the kernel sandbox's profile
+// cmd.Confine names: stdin is /dev/null so a prompt fails fast; a timeout or
+// a cancel kills everything the command started, and so does its end
+// (background jobs do not outlive it). The sandbox's init dies with the
+// daemon and takes the command's namespace or group with it; the process
+// is named to env.Started before it can do anything, for reaping.
+func runPlain(ctx context.Context, env *Env, cmd *Command, dir string, timeout time.Duration) Result {
+	capt := newCapture(env, cmd)
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return *Errorf("starting the command: %v", err)
+	p, err := env.sandbox().Command(ctx, commandSpec(env, cmd, dir, capt, capt, nil))
+	if err != nil {
+		return notStarted(cmd, err)
 	}
-	env.started(cmd.Process.Pid)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- p.Wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var o cmdOutcome
@@ -36,63 +35,130 @@ func runPlain(ctx context.Context, env *Env, line, dir string, timeout time.Dura
 	case <-done:
 	case <-timer.C:
 		o.stopped = "timed out after " + timeout.String()
-		killGroup(cmd.Process.Pid)
+		_ = p.Kill()
 		<-done
 	case <-ctx.Done():
 		o.stopped = "cancelled"
-		killGroup(cmd.Process.Pid)
+		_ = p.Kill()
 		<-done
 	}
-	// Background jobs the command left behind would outlive the call with
-	// no one to stop them.
-	killGroup(cmd.Process.Pid)
 	o.elapsed = time.Since(start)
 	if o.stopped == "" {
-		o.exitCode = exitCode(cmd.ProcessState)
+		code := p.ExitCode()
+		o.exitCode = &code
 	}
-	return finish(env, capt.String(), o)
+	return finishConfined(env, capt.String(), o, cmd.Confine)
 }
 
-func killGroup(pid int) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+// commandSpec is the process spec of a command the model runs: the one
+// shell argv (shellArgv) of the line as it must run (Command.Run: git's
+// safe settings for a read-only line) in dir, confined as cmd.Confine says,
+// with only the secrets the line names.
+func commandSpec(env *Env, cmd *Command, dir string, stdout, stderr io.Writer, tty *os.File) ProcSpec {
+	secrets := map[string]string{}
+	for _, name := range cmd.Secrets {
+		if v, ok := env.Secrets[name]; ok {
+			secrets[name] = v
+		}
 	}
+	return ProcSpec{Args: shellArgv(cmd.Run()), Workspace: env.Root, Dir: dir, Confine: cmd.Confine,
+		Secrets: secrets, Stdout: stdout, Stderr: stderr, TTY: tty, WaitDelay: time.Second, Started: env.Started}
 }
 
-func exitCode(ps *os.ProcessState) *int {
-	if ps == nil {
-		return nil
+// notStarted is the result of a command the sandbox did not start: the
+// model reads why, and that nothing ran.
+func notStarted(cmd *Command, err error) Result {
+	var se *sandbox.SetupError
+	switch {
+	case errors.As(err, &se) && se.Step == "exec":
+		return *Errorf("not run: %s", se.Msg)
+	case errors.Is(err, ErrNotConfined):
+		return *Errorf("not run: %v. Nothing ran; ask the user to run it, or to approve it without the sandbox.", err)
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		c := 128 + int(ws.Signal())
-		return &c
+	return *Errorf("not run: the command could not be started in the %s sandbox: %v", profileName(cmd.Confine.Profile), err)
+}
+
+// finishConfined is finish, with a word for the model when a confined
+// command failed the way the sandbox makes commands fail, so that a
+// "Permission denied" or "Network is unreachable" is understood rather
+// than worked around.
+func finishConfined(env *Env, out string, o cmdOutcome, c Confine) Result {
+	res := finish(env, out, o)
+	if res.IsError && o.stopped == "" && c.Profile != ProfileFull && refusedLike(out) {
+		res.Output += "\n" + sandboxNote(c)
+		if res.Full != "" {
+			res.Full += "\n" + sandboxNote(c)
+		}
 	}
-	c := ps.ExitCode()
-	return &c
+	return res
+}
+
+// refusals are what commands print when the kernel refused them something.
+var refusals = []string{"Permission denied", "Read-only file system", "Operation not permitted",
+	"Network is unreachable", "Could not resolve", "Temporary failure in name resolution", "Name or service not known",
+	"network is unreachable", "no such host", "dial tcp", "Address family not supported", "Connection refused"}
+
+func refusedLike(out string) bool {
+	for _, r := range refusals {
+		if strings.Contains(out, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxNote says what a confined command could not do.
+func sandboxNote(c Confine) string {
+	var what string
+	switch c.Profile {
+	case ProfileWorkspaceWrite:
+		what = "[sandbox: this command ran in the workspace-write profile: it could write the workspace (not .git/config, .git/hooks, nested .git directories or .agentd/) and a private temporary directory, nothing else"
+	default:
+		what = "[sandbox: this command ran in the read profile, because it looked read-only: it could write only a private temporary directory"
+	}
+	if c.Network {
+		return what + "; it had the network]"
+	}
+	return what + "; it had no network (if it needs the network, run it again with network: true, which asks the user)]"
 }
 
 // capture keeps a command's output: the first maxFullBytes and a rolling
 // tail, so a runaway command cannot exhaust memory yet the model still sees
-// how it ended. Each chunk is also streamed to the editor.
+// how it ended. Each chunk is also streamed to the editor, through the
+// redactor's stream, so a secret split across two chunks is still hidden.
 type capture struct {
 	mu      sync.Mutex // guards the fields below
 	head    []byte
 	tail    []byte
 	dropped int
-	secrets []string // typed secrets, redacted in case the terminal echoed them
-	live    func(string)
+	red     *Redactor
+	live    *RedactStream // nil without a listener
 }
 
 const captureTail = 64 << 10
 
-func newCapture(live func(string)) *capture { return &capture{live: live} }
+// newCapture captures the output of cmd, whose secrets it hides (the
+// run's redactor, when there is one, already knows them).
+func newCapture(env *Env, cmd *Command) *capture {
+	c := &capture{red: env.Redactor}
+	if c.red == nil {
+		c.red = NewRedactor()
+	}
+	for _, name := range cmd.Secrets {
+		c.red.AddNamed(name, env.Secrets[name])
+	}
+	if env.Output != nil {
+		c.live = c.red.Stream(env.Output)
+	}
+	return c
+}
 
 func (c *capture) Write(p []byte) (int, error) {
 	n0 := len(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.live != nil {
-		c.live(c.redact(string(p)))
+		_, _ = c.live.Write(p)
 	}
 	if room := maxFullBytes - len(c.head); room > 0 {
 		n := min(room, len(p))
@@ -109,27 +175,22 @@ func (c *capture) Write(p []byte) (int, error) {
 	return n0, nil
 }
 
+// String is the whole output kept, redacted; it passes on what the live
+// stream held back.
 func (c *capture) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.live != nil {
+		c.live.Flush()
+	}
 	s := string(c.head)
 	if c.dropped > 0 {
 		s += fmt.Sprintf("\n[… %d bytes dropped …]\n", c.dropped)
 	}
-	return c.redact(s + string(c.tail))
+	return c.red.Redact(s + string(c.tail))
 }
 
-func (c *capture) addSecret(s string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(s) >= 3 {
-		c.secrets = append(c.secrets, s)
-	}
-}
+// addSecret hides a value typed at a prompt, in case the terminal echoed it.
+func (c *capture) addSecret(s string) { c.red.Add(s) }
 
-func (c *capture) redact(s string) string {
-	for _, sec := range c.secrets {
-		s = strings.ReplaceAll(s, sec, "********")
-	}
-	return s
-}
+func (c *capture) redact(s string) string { return c.red.Redact(s) }

@@ -10,13 +10,3 @@ type ProcID = sandbox.ProcID
 // died: its whole process group, unless the pid now names another
 // process. It reports whether anything was signalled.
 func Reap(id ProcID) (bool, error) { return sandbox.Reap(id) }
-
-// started tells env.Started of the process a call just started.
-func (env *Env) started(pid int) {
-	if env.Started == nil {
-		return
-	}
-	if id, err := sandbox.Identify(pid); err == nil {
-		env.Started(id)
-	}
-}

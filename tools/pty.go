@@ -28,31 +28,35 @@ type ptySession struct {
 	autoUsed int
 }
 
-// runPTY runs line in a pseudo-terminal (its own session, so its own
-// process group). Time spent waiting for the user does not count against
-// the timeout.
-func runPTY(ctx context.Context, env *Env, line, dir string, timeout time.Duration) Result {
-	cmd := shellCommand(line)
-	cmd.Dir = dir
-	cmd.Env = append(ChildEnv(os.Environ(), env.Secrets, nil), "TERM=xterm")
-	dieWithDaemon(cmd)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+// runPTY runs cmd in a pseudo-terminal (its own session, so its own
+// process group), in the kernel sandbox's profile cmd.Confine names. Time
+// spent waiting for the user does not count against the timeout.
+func runPTY(ctx context.Context, env *Env, cmd *Command, dir string, timeout time.Duration) Result {
+	ptmx, tty, err := pty.Open()
 	if err != nil {
 		return *Errorf("starting the command in a terminal: %v", err)
 	}
-	env.started(cmd.Process.Pid)
-	defer f.Close()
-	s := &ptySession{env: env, line: line, f: f, capt: newCapture(env.Output)}
+	defer ptmx.Close()
+	_ = pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120})
+	s := &ptySession{env: env, line: cmd.Line, f: ptmx, capt: newCapture(env, cmd)}
+	spec := commandSpec(env, cmd, dir, nil, nil, tty)
+	spec.Env = append(spec.Env, "TERM=xterm")
 	start := time.Now()
-	chunks := readChunks(f)
+	p, err := env.sandbox().Command(ctx, spec)
+	tty.Close() // the command has its own copy; the reader sees EOF when it ends
+	if err != nil {
+		return notStarted(cmd, err)
+	}
+	chunks := readChunks(ptmx)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	o := s.loop(ctx, chunks, done, cmd.Process.Pid, start.Add(timeout), timeout)
+	go func() { done <- p.Wait() }()
+	o := s.loop(ctx, chunks, done, p, start.Add(timeout), timeout)
 	o.elapsed = time.Since(start)
 	if o.stopped == "" {
-		o.exitCode = exitCode(cmd.ProcessState)
+		code := p.ExitCode()
+		o.exitCode = &code
 	}
-	return finish(env, s.capt.String(), o)
+	return finishConfined(env, s.capt.String(), o, cmd.Confine)
 }
 
 func readChunks(f *os.File) <-chan []byte {
@@ -75,12 +79,12 @@ func readChunks(f *os.File) <-chan []byte {
 
 // loop pumps output until the command exits, is killed, or a prompt
 // cannot be answered.
-func (s *ptySession) loop(ctx context.Context, chunks <-chan []byte, done <-chan error, pid int, deadline time.Time, timeout time.Duration) cmdOutcome {
+func (s *ptySession) loop(ctx context.Context, chunks <-chan []byte, done <-chan error, p *Proc, deadline time.Time, timeout time.Duration) cmdOutcome {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	last, fresh := time.Now(), false
 	stop := func(why string) cmdOutcome {
-		killGroup(pid)
+		_ = p.Kill()
 		<-done
 		return cmdOutcome{stopped: why}
 	}
@@ -95,7 +99,6 @@ func (s *ptySession) loop(ctx context.Context, chunks <-chan []byte, done <-chan
 			last, fresh = time.Now(), true
 		case <-done:
 			s.drain(chunks)
-			killGroup(pid)
 			return cmdOutcome{}
 		case <-ctx.Done():
 			return stop("cancelled")

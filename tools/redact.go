@@ -31,7 +31,8 @@ const (
 // uses a secret is never auto-allowed.
 type Redactor struct {
 	mu     sync.Mutex
-	forms  []string // every form of every secret, longest first
+	forms  []string          // every form of every secret, longest first
+	marks  map[string]string // form → what replaces it, when not RedactMark
 	maxLen int
 }
 
@@ -45,7 +46,12 @@ func NewRedactor(secrets ...string) *Redactor {
 }
 
 // Add hides one more secret from now on.
-func (r *Redactor) Add(secret string) {
+func (r *Redactor) Add(secret string) { r.AddNamed("", secret) }
+
+// AddNamed hides a secret the user gave under a name: its every form is
+// replaced by "[secret $NAME]", so the model knows what was there without
+// seeing it. An empty name uses RedactMark.
+func (r *Redactor) AddNamed(name, secret string) {
 	if len(secret) < minSecretLen {
 		return
 	}
@@ -55,6 +61,12 @@ func (r *Redactor) Add(secret string) {
 		if !slices.Contains(r.forms, f) {
 			r.forms = append(r.forms, f)
 			r.maxLen = max(r.maxLen, len(f))
+		}
+		if name != "" {
+			if r.marks == nil {
+				r.marks = map[string]string{}
+			}
+			r.marks[f] = "[secret $" + name + "]"
 		}
 	}
 	slices.SortStableFunc(r.forms, func(a, b string) int { return len(b) - len(a) })
@@ -79,7 +91,7 @@ func (r *Redactor) redactUpTo(s string, limit int) (string, string) {
 			break
 		}
 		b.WriteString(s[i:start])
-		b.WriteString(RedactMark)
+		b.WriteString(r.mark(s[start : start+n]))
 		i = start + n
 	}
 	if i < limit {
@@ -87,6 +99,13 @@ func (r *Redactor) redactUpTo(s string, limit int) (string, string) {
 		i = limit
 	}
 	return b.String(), s[i:]
+}
+
+func (r *Redactor) mark(form string) string {
+	if m, ok := r.marks[form]; ok {
+		return m
+	}
+	return RedactMark
 }
 
 // next finds the leftmost match at or after from, the longest on a tie.

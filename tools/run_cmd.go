@@ -23,6 +23,7 @@ type RunCmdParams struct {
 	Cwd         string `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace root; default the root."`
 	Timeout     int    `json:"timeout,omitempty" min:"1" max:"600" jsonschema:"Seconds before the command is killed; default 120, maximum 600."`
 	Interactive bool   `json:"interactive,omitempty" jsonschema:"Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."`
+	Network     bool   `json:"network,omitempty" jsonschema:"The command needs the network (downloads, fetches, API calls). Commands run without it unless this is set or the program is a known network one; the user is asked."`
 }
 
 var runCmdSchema = SchemaOf(RunCmdParams{})
@@ -58,7 +59,8 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	if p.Timeout > 0 {
 		timeout = min(time.Duration(p.Timeout)*time.Second, maxCmdTimeout)
 	}
-	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive}
+	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive, Network: p.Network,
+		Secrets: secretsUsed(p.Command, env.Secrets)}
 	return &Call{
 		Title: p.Command, Command: c,
 		Locations: []Location{{Path: rel}},
@@ -66,9 +68,9 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 			cp := beginCommandCheckpoint(ctx, env, p.Command) // undo_cmd.go
 			var res Result
 			if p.Interactive {
-				res = runPTY(ctx, env, c.Run(), dir, timeout)
+				res = runPTY(ctx, env, c, dir, timeout)
 			} else {
-				res = runPlain(ctx, env, c.Run(), dir, timeout)
+				res = runPlain(ctx, env, c, dir, timeout)
 			}
 			return cp.end(ctx, res), nil
 		},
@@ -136,10 +138,4 @@ func capCommand(env *Env, out string) (string, bool) {
 			return fmt.Sprintf("To see them, run the command again piped through sed -n '%d,%dp' (up to 100 lines at a time), grep -n PATTERN or tail -n 100; or run less at once (one package, one test).",
 				from+1, min(to, from+100))
 		}})
-}
-
-// shellCommand is the unstarted process of a command line (shellArgv).
-func shellCommand(line string) *exec.Cmd {
-	argv := shellArgv(line)
-	return exec.Command(argv[0], argv[1:]...)
 }

@@ -41,14 +41,21 @@ func TestRunCmdEnvIsClean(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-leak")
 	t.Setenv("MY_SERVICE_TOKEN", "tok-leak")
 	t.Setenv("AGENTD_TEST_PLAIN", "visible")
-	env.Secrets = map[string]string{"DEPLOY_KEY": "given"}
+	env.Secrets = map[string]string{"DEPLOY_KEY": "given-d3ploy"}
 	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: "env"}))
 	assert.NotContains(t, r.Output, "sk-leak")
 	assert.NotContains(t, r.Output, "tok-leak")
-	assert.Contains(t, r.Output, "DEPLOY_KEY=given")
+	assert.NotContains(t, r.Output, "DEPLOY_KEY", "a secret reaches only a command that names it")
 	for _, kv := range []string{"CI=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true"} {
 		assert.Contains(t, r.Output, kv+"\n")
 	}
+	c, res := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "printenv DEPLOY_KEY | rev; env | grep -c DEPLOY_KEY"})
+	require.Nil(t, res)
+	assert.Equal(t, []string{"DEPLOY_KEY"}, c.Command.Secrets)
+	r, err := c.Run(t.Context())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(r.Output, "[secret $DEPLOY_KEY]\n1\n[exit code 0"),
+		"the command got the value; the output hides it, reversed too: %q", r.Output)
 }
 
 func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
@@ -92,32 +99,73 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
+// runConfined prepares a command and runs it with confine, as the agent
+// does once the policy or the user decided.
+func runConfined(t *testing.T, ctx context.Context, env *Env, confine Confine, p RunCmdParams) Result {
+	t.Helper()
+	c, r := prepare(t, env, RunCmdToolName, p)
+	require.Nil(t, r)
+	c.Command.Confine = confine
+	res, err := c.Run(ctx)
+	require.NoError(t, err)
+	return res
+}
+
+// stopsBeating waits until the file a background loop rewrites every 50ms
+// stops changing: the loop is dead. In the sandbox the loop's pid is in the
+// command's own PID namespace, so the file is what the test can see.
+func stopsBeating(t *testing.T, path string) {
+	t.Helper()
+	read := func() string { b, _ := os.ReadFile(path); return string(b) }
+	require.Eventually(t, func() bool { return read() != "" }, 5*time.Second, 20*time.Millisecond, "the loop never beat")
+	last := read()
+	assert.Eventually(t, func() bool {
+		now := read()
+		if now == last {
+			time.Sleep(300 * time.Millisecond) // six beats: still the same means dead
+			return read() == now
+		}
+		last = now
+		return false
+	}, 3*time.Second, 10*time.Millisecond, "background child survived")
+}
+
+const heartbeat = "(while :; do date +%s%N > .b; mv .b beat; sleep 0.05; done) & "
+
 func TestRunCmdTimeoutKillsGroup(t *testing.T) {
-	env := newEnv(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	start := time.Now()
-	r := call(t, env, RunCmdToolName, RunCmdParams{Command: "sleep 30 & echo $! > " + pidFile + "; echo started; wait", Timeout: 1})
-	assert.Less(t, time.Since(start), 5*time.Second)
-	mustErr(t, r)
-	assert.Contains(t, r.Output, "started")
-	assert.Contains(t, r.Output, "timed out after 1s")
-	assert.Nil(t, r.ExitCode)
-	pid := startedPID(t, pidFile)
-	assert.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond, "background child survived")
+	t.Run("sandboxed", func(t *testing.T) {
+		env := newEnv(t)
+		start := time.Now()
+		r := runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite},
+			RunCmdParams{Command: heartbeat + "echo started; wait", Timeout: 1})
+		assert.Less(t, time.Since(start), 5*time.Second)
+		mustErr(t, r)
+		assert.Contains(t, r.Output, "started")
+		assert.Contains(t, r.Output, "timed out after 1s")
+		assert.Nil(t, r.ExitCode)
+		stopsBeating(t, filepath.Join(env.Root, "beat"))
+	})
+	t.Run("full", func(t *testing.T) {
+		env := newEnv(t)
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		r := runConfined(t, t.Context(), env, Confine{Profile: ProfileFull},
+			RunCmdParams{Command: "sleep 30 & echo $! > " + pidFile + "; echo started; wait", Timeout: 1})
+		mustErr(t, r)
+		assert.Contains(t, r.Output, "timed out after 1s")
+		pid := startedPID(t, pidFile)
+		assert.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond, "background child survived")
+	})
 }
 
 func TestRunCmdCancelStopsWithinASecond(t *testing.T) {
 	env := newEnv(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	c, r := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "sleep 30 & echo $! > " + pidFile + "; wait"})
-	require.Nil(t, r)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan Result, 1)
 	go func() {
-		res, _ := c.Run(ctx)
-		done <- res
+		done <- runConfined(t, ctx, env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: heartbeat + "wait"})
 	}()
-	pid := startedPID(t, pidFile)
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Root, "beat")); return err == nil },
+		5*time.Second, 20*time.Millisecond)
 	cancel()
 	start := time.Now()
 	select {
@@ -128,7 +176,7 @@ func TestRunCmdCancelStopsWithinASecond(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("run_cmd did not stop after cancel")
 	}
-	assert.Eventually(t, func() bool { return !alive(pid) }, time.Second, 20*time.Millisecond)
+	stopsBeating(t, filepath.Join(env.Root, "beat"))
 }
 
 func TestChildEnv(t *testing.T) {

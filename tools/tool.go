@@ -76,6 +76,17 @@ type Command struct {
 	// it judged the line read-only: git's safe settings exported, git's
 	// diff commands given --no-ext-diff --no-textconv. "" runs Line.
 	Exec string
+	// Network: the model said the command needs the network (run_cmd's
+	// network parameter). The policy also recognises network programs.
+	Network bool
+	// Secrets names the run's secrets (Env.Secrets) the line uses; only
+	// these reach the command's environment, and such a command is never
+	// allowed without the user.
+	Secrets []string
+	// Confine is how the command runs: set, before Run, by whoever let it
+	// run (from the policy's Verdict, or the user's decision). The zero
+	// value is the narrowest: the read profile without network.
+	Confine Confine
 }
 
 // Run is the line a command's process must run.
@@ -84,6 +95,13 @@ func (c *Command) Run() string {
 		return c.Exec
 	}
 	return c.Line
+}
+
+// Confine is what the kernel lets a command do: its profile, and whether
+// it may use the network.
+type Confine struct {
+	Profile Profile `json:"profile,omitempty"`
+	Network bool    `json:"network,omitempty"`
 }
 
 // Result is what a tool call produced.
@@ -122,8 +140,9 @@ type Env struct {
 	Reads *ReadTracker
 	// Asker puts an interactive command's prompt to the user.
 	Asker Asker
-	// Secrets are environment variables the user supplied for commands; they
-	// never reach the model.
+	// Secrets are environment variables the user supplied for commands:
+	// each reaches only a command whose line names it (Command.Secrets),
+	// never the model.
 	Secrets map[string]string
 	// Searcher answers search_semantic; nil when no index is available.
 	Searcher Searcher
@@ -139,6 +158,12 @@ type Env struct {
 	// (OutputLimitFor its context window); 0 means 16 KiB. read_file and
 	// run_cmd fit their results in it, cutting at line boundaries.
 	OutputLimit int
+	// Sandbox confines every process the tools start; nil means the
+	// machine's sandbox with the default settings (DefaultSandbox).
+	Sandbox *Sandbox
+	// Redactor hides the run's secrets in command output, live and whole;
+	// nil hides only the secrets typed at an interactive prompt.
+	Redactor *Redactor
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

@@ -9,9 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// runCmd runs a command line as an approved one runs: in the
+// workspace-write profile of the kernel sandbox.
 func runCmd(t *testing.T, env *Env, line string) Result {
 	t.Helper()
-	return call(t, env, RunCmdToolName, RunCmdParams{Command: line})
+	return runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: line})
 }
 
 // A real shell line that edits, deletes, creates, renames and chmods; its

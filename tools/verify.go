@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +36,9 @@ func verify(ctx context.Context, env *Env, chs []fileChange) string {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return ""
+	}
+	if !env.sandbox().Supports(ProfileRead) {
+		return "\n\n(gofmt and go vet were not run: the kernel sandbox is not available to confine them)"
 	}
 	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
 	defer cancel()
@@ -93,13 +98,23 @@ func hasGoMod(root, dir string) bool {
 	return false
 }
 
+// checkCmd runs a check in the read profile without network: gofmt and
+// go vet only read (go vet writes the confined commands' build cache).
+// A failure to start, or a non-zero exit, is an error with the output.
 func checkCmd(ctx context.Context, env *Env, dir, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = ChildEnv(os.Environ(), nil, nil)
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	var out bytes.Buffer
+	p, err := env.sandbox().Command(ctx, ProcSpec{Args: append([]string{name}, args...), Workspace: env.Root, Dir: dir,
+		Confine: Confine{Profile: ProfileRead}, Stdout: &out, Stderr: &out, WaitDelay: time.Second, Started: env.Started})
+	if err != nil {
+		return "", err
+	}
+	if err := p.Wait(); err != nil {
+		return out.String(), err
+	}
+	if code := p.ExitCode(); code != 0 {
+		return out.String(), fmt.Errorf("exit status %d", code)
+	}
+	return out.String(), nil
 }
 
 func relativize(root, s string) string {

@@ -95,17 +95,44 @@ const (
 	AllowAlways  Decision = "allow_always"
 	RejectOnce   Decision = "reject_once"
 	RejectAlways Decision = "reject_always"
+	// AllowFull runs a command once outside the kernel sandbox, with the
+	// user's own rights (ProfileFull). It is the only way to that profile
+	// and is never stored as a rule.
+	AllowFull Decision = "allow_full"
 )
 
 // Decisions lists the decisions in the order editors show them.
-var Decisions = []Decision{AllowOnce, AllowSession, AllowAlways, RejectOnce, RejectAlways}
+var Decisions = []Decision{AllowOnce, AllowSession, AllowAlways, RejectOnce, RejectAlways, AllowFull}
 
 // Allows reports whether the decision lets the call run.
-func (d Decision) Allows() bool { return d == AllowOnce || d == AllowSession || d == AllowAlways }
+func (d Decision) Allows() bool {
+	return d == AllowOnce || d == AllowSession || d == AllowAlways || d == AllowFull
+}
 
 // Lasts reports whether the decision outlives the call: it becomes a rule
 // (Policy.Grant).
 func (d Decision) Lasts() bool { return d == AllowSession || d == AllowAlways || d == RejectAlways }
+
+// Profile is what the kernel lets a command do (docs/security.md): the
+// policy picks one for every command it allows or asks about.
+type Profile string
+
+// Sandbox profiles, from the narrowest.
+const (
+	// ProfileRead reads the workspace, the system and the toolchains and
+	// writes only a private temporary directory.
+	ProfileRead Profile = "read"
+	// ProfileWorkspaceWrite also writes the workspace, except the git
+	// configuration and hooks, nested git directories and .agentd/.
+	ProfileWorkspaceWrite Profile = "workspace-write"
+	// ProfileFull is the user's own rights: no confinement. Only the
+	// user's explicit choice (AllowFull) gives it, or an approval that
+	// says the sandbox is not available.
+	ProfileFull Profile = "full"
+)
+
+// Profiles lists the profiles, from the narrowest.
+var Profiles = []Profile{ProfileRead, ProfileWorkspaceWrite, ProfileFull}
 
 // ModeList names the modes for a message: "read-only, ask, auto-edit, full-auto".
 func ModeList() string {

@@ -34,10 +34,15 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fs.fail(stderr, errors.New("--bench must not be negative"))
 	}
 	st := sandbox.Check()
+	off := false
+	if cfg, _, err := loadConfig(); err == nil {
+		off = cfg.Sandbox == "off"
+	}
 	report := struct {
 		Sandbox sandbox.Status     `json:"sandbox"`
+		Off     bool               `json:"off,omitempty"`    // the settings switch the sandbox off
 		Cost    map[string]float64 `json:"costMs,omitempty"` // mean per command, in milliseconds
-	}{Sandbox: st}
+	}{Sandbox: st, Off: off}
 	if *bench > 0 {
 		cost, err := spawnCost(ctx, st, *bench)
 		if err != nil {
@@ -52,6 +57,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		_ = enc.Encode(report)
 	} else {
 		fmt.Fprint(stdout, st.String())
+		if off {
+			fmt.Fprintln(stdout, "SWITCHED OFF in the settings (sandbox: off, AGENTD_SANDBOX): every command asks, and runs with your full rights")
+		}
 		if report.Cost != nil {
 			fmt.Fprintf(stdout, "cost per command (spawning true, mean of %d):\n  plain: %.2f ms\n", *bench, report.Cost["plain"])
 			for _, p := range []sandbox.Profile{sandbox.Full, sandbox.Read, sandbox.WorkspaceWrite} {
@@ -61,7 +69,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 		}
 	}
-	if !st.Supports(sandbox.Read) {
+	if !st.Supports(sandbox.Read) || off {
 		return 1
 	}
 	return 0

@@ -177,7 +177,7 @@ func configuredEmbedder(stderr io.Writer) rag.Embedder {
 		return nil
 	}
 	if e := cfg.Embeddings; e.BaseURL != "" && e.Model != "" {
-		return rag.NewOpenAIEmbedder(e.BaseURL, e.APIKey, e.Model)
+		return rag.NewOpenAIEmbedder(e.BaseURL, cfg.EmbeddingsKey(), e.Model)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,48 +21,82 @@ import (
 // (its first request needs it) and leaves no ctags behind: not when the map
 // is given up, not when agentd is killed.
 
-// hangingCtags puts a ctags on PATH that records its pid and hangs; it
-// returns PATH and the pid file.
+// hangingCtags puts a ctags on PATH that hangs; it returns PATH and the
+// script's path (in the command line of the process running it). ctags
+// runs in the kernel sandbox's read profile, where the only place outside
+// it a command can write is the cache confined commands share (GOCACHE's
+// parent, under the state directory here): each start appends to
+// ctags.started there (startedFile).
 func hangingCtags(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "ctags.pid")
-	script := "#!/bin/sh\necho $$ > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nexec sleep 60\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ctags"), []byte(script), 0o755))
-	return dir + string(os.PathListSeparator) + os.Getenv("PATH"), pidFile
+	script := filepath.Join(dir, "ctags")
+	body := "#!/bin/sh\necho started >> \"$(dirname \"$GOCACHE\")/ctags.started\"\nsleep 60\n"
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	return dir + string(os.PathListSeparator) + os.Getenv("PATH"), script
 }
 
-func ctagsPid(t *testing.T, pidFile string) int {
+// startedFile is where the hanging ctags of a daemon with this state
+// directory records its starts.
+func startedFile(state string) string {
+	return filepath.Join(state, "cache", "agentd", "sandbox", "ctags.started")
+}
+
+// awaitStarted waits until the hanging ctags has started.
+func awaitStarted(t *testing.T, started string) {
 	t.Helper()
-	data, err := os.ReadFile(pidFile)
-	require.NoError(t, err, "ctags was never started")
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	require.NoError(t, err)
-	return pid
+	deadline := time.Now().Add(20 * time.Second)
+	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
+		require.True(t, time.Now().Before(deadline), "ctags never started")
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
-// awaitExit waits until pid no longer exists.
-func awaitExit(t *testing.T, pid int) {
+// awaitExit waits until no process runs script (the sandbox's PID
+// namespace hides nothing from the test's /proc).
+func awaitExit(t *testing.T, script string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+	for {
+		pids := runningScript(script)
+		if len(pids) == 0 {
+			return
+		}
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("ctags (pid %d) outlived agentd", pid)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("ctags (pids %v) outlived agentd", pids)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
+// runningScript lists the processes whose command line names script.
+func runningScript(script string) []int {
+	var pids []int
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmdlines {
+		data, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(data), script) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 func oneShot(t *testing.T, path, model, state, root string, args ...string) *exec.Cmd {
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+path, "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
-		"AGENTD_STATE_DIR="+state, "HOME="+state, "XDG_CONFIG_HOME="+filepath.Join(state, "config"), "AGENTD_RETRY_BASE=10ms")
+		"AGENTD_STATE_DIR="+state, "HOME="+state, "XDG_CONFIG_HOME="+filepath.Join(state, "config"), "XDG_CACHE_HOME="+filepath.Join(state, "cache"), "AGENTD_RETRY_BASE=10ms")
 	return cmd
 }
 
 func TestOneShotLeavesNoCtags(t *testing.T) {
-	path, pidFile := hangingCtags(t)
+	path, script := hangingCtags(t)
 	srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{
 		{Match: modeltest.Match{LastUser: "first"}, Reply: modeltest.Reply{Text: "Hello."}},
 		{Match: modeltest.Match{LastUser: "second"}, Reply: modeltest.Reply{Text: "Again."}},
@@ -76,34 +109,32 @@ func TestOneShotLeavesNoCtags(t *testing.T) {
 	out, err := oneShot(t, path, srv.URL, state, root, "first").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Hello.")
-	awaitExit(t, ctagsPid(t, pidFile))
+	awaitStarted(t, startedFile(state))
+	awaitExit(t, script)
 	session := regexp.MustCompile(`session (s_\w+)`).FindStringSubmatch(string(out))
 	require.Len(t, session, 2, "%s", out)
 
 	// The session goes on: its prompt's prefix is stored, no map is made.
-	require.NoError(t, os.Remove(pidFile))
+	require.NoError(t, os.Remove(startedFile(state)))
 	out, err = oneShot(t, path, srv.URL, state, root, "--session", session[1], "second").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Again.")
-	assert.NoFileExists(t, pidFile, "a continued session starts no ctags")
+	assert.NoFileExists(t, startedFile(state), "a continued session starts no ctags")
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, reqs[0].Messages[0].Content, reqs[1].Messages[0].Content, "the same system message in the next process")
 }
 
 func TestKilledOneShotLeavesNoCtags(t *testing.T) {
-	path, pidFile := hangingCtags(t)
+	path, script := hangingCtags(t)
 	srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Reply: modeltest.Reply{Text: "Hello."}}}})
 	root, state := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
 	cmd := oneShot(t, path, srv.URL, state, root, "hello")
 	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(20 * time.Second)
-	for _, err := os.Stat(pidFile); err != nil; _, err = os.Stat(pidFile) {
-		require.True(t, time.Now().Before(deadline), "ctags never started")
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitStarted(t, startedFile(state))
+	require.NotEmpty(t, runningScript(script), "ctags runs")
 	require.NoError(t, cmd.Process.Kill()) // kill -9 while the map is being made
 	_ = cmd.Wait()
-	awaitExit(t, ctagsPid(t, pidFile))
+	awaitExit(t, script)
 }

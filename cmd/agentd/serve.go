@@ -33,15 +33,12 @@ func indexStarter(cfg agent.Config, log *slog.Logger) rpc.IndexStarter {
 }
 
 // ragOptions are the index's options for root: its embeddings endpoint,
-// if one is configured, with the model's key unless it has its own.
+// if one is configured, with its own key (the model's only on the model's
+// host: cfg.EmbeddingsKey).
 func ragOptions(cfg agent.Config, root, dir string, log *slog.Logger) rag.Options {
 	opts := rag.Options{Root: root, StateDir: dir, Logger: log}
 	if e := cfg.Embeddings; e.BaseURL != "" && e.Model != "" {
-		key := e.APIKey
-		if key == "" {
-			key = cfg.Model.APIKey
-		}
-		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, key, e.Model)
+		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, cfg.EmbeddingsKey(), e.Model)
 	}
 	return opts
 }

@@ -157,6 +157,7 @@ func confirmItems(req agent.InputRequest) []choiceItem {
 		tools.AllowOnce:    {'y', "Yes, once", ""},
 		tools.AllowSession: {'s', "Yes, for this session", ""},
 		tools.AllowAlways:  {'a', "Always (saves a rule)", ""},
+		tools.AllowFull:    {'f', "Yes, once, without the sandbox (with your full rights)", ""},
 		tools.RejectOnce:   {'n', "No", ""},
 		tools.RejectAlways: {'x', "Never (saves a rule that rejects it; asks to be sure)", ""},
 	}
@@ -198,6 +199,10 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 		for _, l := range pr.p.diffLines(d.Diff, -1) { // all of it: nothing is approved unseen
 			b.WriteString(l + "\n")
 		}
+	}
+	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
+		// Where it would run: the sandbox profile, the network, the secrets.
+		b.WriteString(indent(req.Message, "  ") + "\n")
 	}
 	if req.Rule != "" {
 		b.WriteString(pr.sc.style("2", "  ("+req.Rule+")") + "\n")

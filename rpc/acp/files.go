@@ -47,7 +47,7 @@ func (f *editorFiles) sessionID() (acpsdk.SessionId, bool) {
 func (f *editorFiles) ReadFile(ctx context.Context, abs string) ([]byte, error) {
 	id, ok := f.sessionID()
 	if !f.read || !ok { // no session of this client to ask under: the disk
-		return tools.Disk.ReadFile(ctx, abs)
+		return tools.DiskAt(f.ws.root).ReadFile(ctx, abs)
 	}
 	resp, err := f.ws.srv.client().ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: id, Path: abs})
 	if err != nil {
@@ -65,7 +65,7 @@ func (f *editorFiles) WriteFile(ctx context.Context, abs string, data []byte) er
 	// An empty file goes to the disk: clients built on the Go SDK refuse an
 	// empty content as missing.
 	if !f.write || !ok || len(data) == 0 {
-		return tools.Disk.WriteFile(ctx, abs, data)
+		return tools.DiskAt(f.ws.root).WriteFile(ctx, abs, data)
 	}
 	_, err := f.ws.srv.client().WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: id, Path: abs, Content: string(data)})
 	if err != nil {

@@ -67,6 +67,30 @@ func permission(d tools.Decision, name string, kind acpsdk.PermissionOptionKind)
 	return acpsdk.PermissionOption{OptionId: acpsdk.PermissionOptionId(d), Name: name, Kind: kind}
 }
 
+// permissionKinds are the ACP kinds of the decisions ACP can express;
+// allow_session has none (ACP's "always" is the workspace's).
+var permissionKinds = map[tools.Decision]acpsdk.PermissionOptionKind{
+	tools.AllowOnce: acpsdk.PermissionOptionKindAllowOnce, tools.AllowFull: acpsdk.PermissionOptionKindAllowOnce,
+	tools.AllowAlways: acpsdk.PermissionOptionKindAllowAlways, tools.RejectOnce: acpsdk.PermissionOptionKindRejectOnce,
+	tools.RejectAlways: acpsdk.PermissionOptionKindRejectAlways,
+}
+
+// permissionOptions are the decisions the request offers that ACP can
+// express (a command the sandbox cannot confine offers fewer; one it can
+// also offers to run without it).
+func permissionOptions(req agent.InputRequest) []acpsdk.PermissionOption {
+	if len(req.Options) == 0 {
+		return confirmOptions
+	}
+	var out []acpsdk.PermissionOption
+	for _, o := range req.Options {
+		if kind, ok := permissionKinds[tools.Decision(o.OptionID)]; ok {
+			out = append(out, permission(tools.Decision(o.OptionID), o.Label, kind))
+		}
+	}
+	return out
+}
+
 // askPermission asks for a confirmation. A rejection lets the run go on;
 // the outcome cancelled means the user stopped the turn.
 func (s *session) askPermission(req agent.InputRequest) {
@@ -76,7 +100,7 @@ func (s *session) askPermission(req agent.InputRequest) {
 	}
 	defer s.untrack(req.RequestID)
 	resp, err := s.srv.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
-		ToolCall: permissionCall(s.ws.root, req), Options: confirmOptions})
+		ToolCall: permissionCall(s.ws.root, req), Options: permissionOptions(req)})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.srv.log.Warn("session/request_permission failed", "request", req.RequestID, "err", err)
@@ -268,8 +292,18 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 		tc.Content = append(tc.Content, diffContent(root, d))
 		tc.Locations = append(tc.Locations, acpsdk.ToolCallLocation{Path: absPath(root, d.Path)})
 	}
+	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(req.Message)))
+	}
 	if req.Rule != "" {
-		tc.Meta = map[string]any{"agentd": map[string]any{"rule": req.Rule, "requestId": req.RequestID}}
+		meta := map[string]any{"rule": req.Rule, "requestId": req.RequestID}
+		if req.Profile != "" {
+			meta["profile"], meta["network"] = req.Profile, req.Network
+		}
+		if len(req.Secrets) > 0 {
+			meta["secrets"] = req.Secrets
+		}
+		tc.Meta = map[string]any{"agentd": meta}
 	}
 	return tc
 }

@@ -116,7 +116,13 @@ func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (ac
 	}
 	s.log.Info("acp client", "name", name, "protocolVersion", p.ProtocolVersion)
 	title := "agentd"
+	// The kernel sandbox's status, as the native protocol's initialize
+	// gives it (docs/security.md): a client that reads _meta can warn at
+	// once; every client also gets a warning in the chat at the first
+	// command when commands cannot be confined.
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: s.opts.Agent.Sandbox == "off"}).Status()
 	return acpsdk.InitializeResponse{
+		Meta:            map[string]any{"agentd": map[string]any{"sandbox": sb}},
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: "agentd", Title: &title, Version: s.opts.Version},
 		AuthMethods:     []acpsdk.AuthMethod{},

@@ -57,7 +57,9 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 	case agent.UpdateInstructions:
 		return one(t.instructions(u))
 	case agent.UpdateNotice:
-		// Not the model's answer, so it does not count as streamed text.
+		// Not the model's answer (a small context window, the sandbox not
+		// available): ACP has no such update, so it goes into the chat, apart
+		// from the answer, and does not count as streamed text.
 		return one(acpsdk.UpdateAgentMessageText("> agentd: " + u.Text + "\n\n"))
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.

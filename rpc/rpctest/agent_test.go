@@ -300,8 +300,10 @@ func TestPausedByRestartThenResumed(t *testing.T) {
 }
 
 // TestSecretReachesOnlyTheCommand gives a secret through ask_user: the
-// command gets it, and neither the model, the editor's notifications nor any
-// file under the state directory ever holds it.
+// command that names it asks first, even in full-auto, and its confirmation
+// names the secret; the command gets it, and neither the model, the
+// editor's notifications nor any file under the state directory ever holds
+// it.
 func TestSecretReachesOnlyTheCommand(t *testing.T) {
 	const secret = "s3cr3t-Value-42"
 	both(t, func(t *testing.T) Config {
@@ -312,6 +314,11 @@ func TestSecretReachesOnlyTheCommand(t *testing.T) {
 		q := e.Requests(run.RunID, 1)[0]
 		assert.Equal(t, agent.KindSecret, q.Kind)
 		e.Answer(ReplyText(q.RequestID, secret))
+		c := e.Requests(run.RunID, 2)[1]
+		assert.Equal(t, agent.KindConfirmCommand, c.Kind, "a command that uses a secret never runs unasked")
+		assert.Equal(t, []string{"REGISTRY_TOKEN"}, c.Secrets)
+		assert.Contains(t, c.Message, "$REGISTRY_TOKEN")
+		e.Answer(Decide(c.RequestID, tools.AllowOnce, ""))
 		e.RunState(run.RunID, agent.StateCompleted)
 
 		results := toolResults(env)

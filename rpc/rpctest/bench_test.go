@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // The speed targets, measured against an instant scripted model. Compare the
@@ -203,4 +204,66 @@ func seedSessions(b *testing.B, env *Env, n, runs int) {
 	if code := e.Close(false); code != 0 {
 		b.Fatalf("daemon exit code %d", code)
 	}
+}
+
+// BenchmarkCommandTurn is agent/run to the completed run state for a turn
+// that runs one `true` command and then answers, over the real binary's
+// stdio: unasked in the read profile (ask mode, a read-only command) and in
+// workspace-write (full-auto); approved by the editor in workspace-write,
+// and approved without the sandbox (sandbox: off, where every command runs
+// with the user's rights once approved). The sandbox's cost is the
+// difference between the two approved cases. A pause that is not timed
+// stands for the model's thinking between turns, when the sandbox starts
+// its next entry point.
+func BenchmarkCommandTurn(b *testing.B) {
+	for _, c := range []struct {
+		name, line string
+		policy     tools.Mode
+		env        map[string]string
+	}{
+		{"read-unasked", "true", tools.ModeAsk, nil},
+		{"workspace-write-unasked", "true", tools.ModeFullAuto, nil},
+		{"workspace-write-approved", "X=1 true", tools.ModeAsk, nil},
+		{"no-sandbox-approved", "X=1 true", tools.ModeAsk, map[string]string{"AGENTD_SANDBOX": "off"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			env := NewEnv(b, Binary, Config{Policy: c.policy, Env: c.env, Script: &modeltest.Script{Turns: []modeltest.Turn{
+				{Match: modeltest.Match{AfterTool: "run_cmd"}, Repeat: true, Reply: modeltest.Reply{Text: "Ran it."}},
+				{Repeat: true, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "run_cmd", Arguments: modeltest.Args(map[string]string{"command": c.line})}}}},
+			}}})
+			e := env.StartInitialized()
+			e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) {
+				return Decide(req.RequestID, tools.AllowOnce, "")
+			})
+			cpu0 := processCPU(b, e.DaemonPID())
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(30 * time.Millisecond)
+				b.StartTimer()
+				run := e.Run(agent.RunParams{Prompt: "run it"})
+				e.RunState(run.RunID, agent.StateCompleted)
+			}
+			b.StopTimer()
+			time.Sleep(100 * time.Millisecond) // the last entry point started and was reaped
+			b.ReportMetric(float64((processCPU(b, e.DaemonPID())-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// processCPU is the CPU time pid and its reaped children used: the daemon,
+// the commands and the sandbox's entry points. On a loaded machine it is
+// steadier than the latency.
+func processCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	var ticks int64
+	for _, i := range []int{11, 12, 13, 14} { // utime, stime, cutime, cstime
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }

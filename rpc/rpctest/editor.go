@@ -49,7 +49,13 @@ type daemon interface {
 	// stop ends the daemon and returns its exit code.
 	stop(kill bool) int
 	stderr() string
+	// pid is the daemon's process: the test's own in process.
+	pid() int
 }
+
+// DaemonPID is the daemon's process id (the test process in process), for
+// scenarios that try to reach it from a command.
+func (e *Editor) DaemonPID() int { return e.daemon.pid() }
 
 func newEditor(t testing.TB, conn rwc, d daemon) *Editor {
 	e := &Editor{t: t, daemon: d, responders: map[agent.RequestKind]Responder{}}

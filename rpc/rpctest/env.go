@@ -57,6 +57,9 @@ type Config struct {
 	// UserConfig is the user's config.json (e.g. its mcpServers), read by
 	// the daemon in either mode.
 	UserConfig string
+	// Env adds to (or replaces in) the daemon's environment: settings such
+	// as AGENTD_SANDBOX=off in both modes, any variable in binary mode.
+	Env map[string]string
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -206,6 +209,8 @@ func (d *inproc) stop(kill bool) int {
 
 func (d *inproc) stderr() string { return d.out.String() }
 
+func (d *inproc) pid() int { return os.Getpid() }
+
 func (env *Env) startInProcess() *Editor {
 	toServer, fromEditor := io.Pipe()
 	toEditor, fromServer := io.Pipe()
@@ -246,6 +251,8 @@ func (p *proc) stop(kill bool) int {
 }
 
 func (p *proc) stderr() string { return p.out.String() }
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
 
 func (env *Env) startBinary() *Editor {
 	bin := BuildAgentd(env.T)
@@ -303,6 +310,9 @@ func (env *Env) binaryEnv() []string {
 		if d != 0 {
 			set(name, d.String())
 		}
+	}
+	for name, v := range c.Env {
+		vars = append(vars, name+"="+v) // after the defaults: the last value wins
 	}
 	return vars
 }

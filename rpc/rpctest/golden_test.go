@@ -226,6 +226,13 @@ func (g *golden) walk(key string, v any) any {
 		if key == "serverInfo" {
 			x["version"] = "<version>"
 		}
+		if key == "sandbox" {
+			// What the kernel offers depends on the machine: the shape is
+			// the contract.
+			x["active"], x["profiles"], x["landlock"], x["summary"] = "<bool>", "<profiles>", "<abi>", "<summary>"
+			delete(x, "problems")
+			delete(x, "off")
+		}
 		return x
 	case []any:
 		for i := range x {

@@ -85,7 +85,10 @@ func TestCommandRunsOnceAcrossKill(t *testing.T) {
 // recycled pid is not mistaken for it.
 type osProc struct{ pid, start string }
 
-// awaitPids waits for the command to write its pids.
+// awaitPids waits for the command to write its pids, and names the
+// processes they are. The command runs in the kernel sandbox's own PID
+// namespace, so the pids it sees are not the daemon's: each is the process
+// whose innermost pid (NSpid) it is and whose directory is the workspace.
 func awaitPids(t *testing.T, env *Env) []osProc {
 	t.Helper()
 	var pids []osProc
@@ -96,13 +99,37 @@ func awaitPids(t *testing.T, env *Env) []osProc {
 		}
 		pids = nil
 		for _, f := range strings.Fields(string(b)) {
-			if start, ok := procStart(f); ok {
-				pids = append(pids, osProc{f, start})
+			host := hostPid(f, env.Root)
+			if start, ok := procStart(host); ok && host != "" {
+				pids = append(pids, osProc{host, start})
 			}
 		}
 		return len(pids) == 2
 	})
 	return pids
+}
+
+// hostPid is the pid, as this process sees it, of the process that sees
+// itself as nsPid and runs in dir; "" when there is none.
+func hostPid(nsPid, dir string) string {
+	statuses, _ := filepath.Glob("/proc/[0-9]*/status")
+	for _, st := range statuses {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 || f[0] != "NSpid:" || f[len(f)-1] != nsPid {
+				continue
+			}
+			pid := filepath.Base(filepath.Dir(st))
+			if cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd")); err == nil && cwd == dir {
+				return pid
+			}
+		}
+	}
+	return ""
 }
 
 // awaitGone waits for p to be gone (or a zombie, which runs nothing).

@@ -40,4 +40,21 @@ type ServerAgentCapabilities struct {
 	ReasoningEfforts []string `json:"reasoningEfforts"`
 	// Undo: agent/checkpoints, agent/undo and agent/rewind are served.
 	Undo bool `json:"undo"`
+	// Sandbox is what the kernel sandbox offers on the daemon's machine.
+	Sandbox SandboxCapability `json:"sandbox"`
+}
+
+// SandboxCapability says whether commands run confined by the kernel.
+// When Active is false every command asks, and an approved one runs with
+// the user's own rights; an editor shows Summary once, prominently.
+type SandboxCapability struct {
+	Active bool `json:"active"`
+	// Profiles lists the profiles commands can run in: read,
+	// workspace-write, full (always).
+	Profiles []string `json:"profiles"`
+	Landlock int      `json:"landlock"`
+	// Off: the user switched the sandbox off in the settings.
+	Off      bool     `json:"off,omitempty"`
+	Summary  string   `json:"summary"`
+	Problems []string `json:"problems,omitempty"`
 }

@@ -72,13 +72,24 @@ export const ErrorCode = {
 export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
 export type PromptKind = (typeof PROMPT_KINDS)[number];
 
-export const DECISIONS = ['allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always'] as const;
+export const DECISIONS = ['allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always', 'allow_full'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
 export type ApprovalPolicy = (typeof POLICIES)[number];
 
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result'] as const;
+export const UPDATE_KINDS = [
+  'message_chunk',
+  'thought_chunk',
+  'plan',
+  'tool_call',
+  'tool_call_update',
+  'usage',
+  'files_changed',
+  'result',
+  'instructions',
+  'notice',
+] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;
@@ -190,6 +201,8 @@ export interface Update {
   files?: FileDiff[];
   usage?: Usage;
   stopReason?: string;
+  /** instructions: the instruction files the model was given. */
+  instructions?: { path: string; scope: string; bytes: number; truncated?: boolean }[];
 }
 
 export interface RunNotification {

@@ -358,6 +358,8 @@ function renderRun(run: RunView, ctx: RenderContext): string {
       if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
     } else if (item.type === 'thinking') {
       if (item.text.trim()) parts.push(`<details class="thinking"><summary>Thinking</summary><div class="thinking-text">${esc(item.text)}</div></details>`);
+    } else if (item.type === 'notice') {
+      parts.push(`<div class="notice">agentd: ${esc(item.text)}</div>`);
     } else if (item.type === 'tool') {
       const t = run.tools[item.toolCallId];
       if (t) parts.push(renderTool(run, t, ctx));

@@ -61,6 +61,8 @@ export type TimelineItem =
   | { type: 'text'; text: string }
   /** The model's streamed reasoning: shown folded, never sent back to it. */
   | { type: 'thinking'; text: string }
+  /** agentd speaking, not the model: a notice, or the instruction files it gave the model. */
+  | { type: 'notice'; text: string }
   | { type: 'tool'; toolCallId: string }
   | { type: 'request'; requestId: string };
 
@@ -377,6 +379,14 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       run.resultText = u.text;
       if (u.stopReason) run.stopReason = u.stopReason;
       break;
+    case 'notice':
+      run.timeline.push({ type: 'notice', text: u.text ?? '' });
+      break;
+    case 'instructions': {
+      const paths = (u.instructions ?? []).map((f) => (f.truncated ? `${f.path} (first 32 KB)` : f.path));
+      if (paths.length) run.timeline.push({ type: 'notice', text: `Instructions: ${paths.join(', ')}` });
+      break;
+    }
   }
 }
 

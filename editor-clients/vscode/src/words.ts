@@ -40,16 +40,20 @@ export const DECISION_LABELS: Record<Decision, string> = {
   allow_always: 'Always accept',
   reject_once: 'Reject',
   reject_always: 'Always reject',
+  allow_full: 'Accept without the sandbox',
 };
 
 export function isAllow(decision: string): boolean {
   return decision.startsWith('allow_');
 }
 
-/** The decisions a confirmation offers: its options when it has any, else all of them. */
+/**
+ * The decisions a confirmation offers: its options when it has any, else all of them but `allow_full`
+ * (running a command without the sandbox is offered only where the request says so).
+ */
 export function decisionsOf(req: Pick<InputRequest, 'options'>): { decision: Decision; label: string }[] {
   const offered = (req.options ?? []).map((o) => o.optionId).filter((id): id is Decision => (DECISIONS as readonly string[]).includes(id));
-  const list = offered.length > 0 ? offered : [...DECISIONS];
+  const list = offered.length > 0 ? offered : DECISIONS.filter((d) => d !== 'allow_full');
   return list.map((decision) => ({ decision, label: DECISION_LABELS[decision] }));
 }
 
@@ -69,6 +73,8 @@ export function outcomeText(outcome: string, by?: string, kind?: string): { text
       return { text: byRule ? 'accepted by a rule' : 'accepted for this session', tone: 'ok' };
     case 'allow_always':
       return { text: byRule ? 'accepted by a rule' : 'always accepted', tone: 'ok' };
+    case 'allow_full':
+      return { text: 'accepted without the sandbox', tone: 'ok' };
     case 'reject_once':
       return { text: byRule ? 'rejected by a rule' : 'rejected by you', tone: 'declined' };
     case 'reject_always':

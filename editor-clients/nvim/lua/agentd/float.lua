@@ -111,7 +111,11 @@ local function card_content(o)
     lines[#lines + 1] = l
   end
   for _, d in ipairs(spec and spec.details(req) or {}) do
-    lines[#lines + 1] = d
+    -- wrapped here, so that the card's height counts every screen line
+    -- (a command's rule says what a grant stores and how it runs)
+    for _, l in ipairs(vim.fn.strdisplaywidth(d) > w and wrap(d, w) or { d }) do
+      lines[#lines + 1] = l
+    end
   end
   F.option_at = {}
   if req.kind == 'choice' then

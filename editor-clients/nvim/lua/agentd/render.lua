@@ -180,6 +180,14 @@ local function render_item(out, item, open, max)
     render_tool(out, item, max)
   elseif item.type == 'request' then
     render_request(out, item, open)
+  elseif item.type == 'notice' then
+    push(out, 'agentd: ' .. one_line(item.text))
+  elseif item.type == 'instructions' then
+    local paths = {}
+    for _, f in ipairs(item.files) do
+      paths[#paths + 1] = tostring(f.path) .. (f.truncated and ' (first 32 KB)' or '')
+    end
+    push(out, 'Instructions: ' .. table.concat(paths, ', '))
   elseif item.type == 'files' then
     push(out, 'Files changed:')
     for _, f in ipairs(item.files or {}) do

@@ -221,6 +221,12 @@ function Store:apply(method, p)
     elseif k == 'files_changed' then
       run.files = u.files
       run.items[#run.items + 1] = { type = 'files', files = u.files }
+    elseif k == 'instructions' then
+      -- the instruction files the model was given (AGENTS.md and friends)
+      run.items[#run.items + 1] = { type = 'instructions', files = u.instructions or {} }
+    elseif k == 'notice' then
+      -- agentd speaking, not the model: a small context window, no sandbox
+      run.items[#run.items + 1] = { type = 'notice', text = u.text or '' }
     elseif k == 'result' then
       run.result = u.text
       run.stop_reason = u.stopReason

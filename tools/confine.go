@@ -1,0 +1,470 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentd/agentd/tools/sandbox"
+)
+
+// Every process the tools start (run_cmd, interactive commands, the checks
+// after an edit, rg) and every process the daemon starts later for the user
+// (hooks, MCP servers) goes through Sandbox.Command: it runs in the kernel
+// sandbox's profile the policy (or the user) chose, with the child
+// environment, and its id is reported before it can do anything.
+
+// SandboxConfig is the daemon's sandbox setup.
+type SandboxConfig struct {
+	// Off confines no command: every command asks and, approved, runs with
+	// the user's own rights. The status says it was switched off.
+	Off bool
+	// EnvAllow are more variable names (path.Match globs, from the user's
+	// settings) that commands inherit from the daemon.
+	EnvAllow []string
+	// CacheDir holds what only confined commands share: the Go build cache
+	// (the user's own would let a command poison what the user later runs
+	// unconfined). "" is <user cache dir>/agentd/sandbox.
+	CacheDir string
+	// Logger reports what the sandbox could not do (nil: slog's default).
+	Logger *slog.Logger
+	// status replaces the machine's answer, for tests.
+	status *sandbox.Status
+}
+
+// Sandbox starts processes in the kernel sandbox. Safe for concurrent use.
+type Sandbox struct {
+	cfg SandboxConfig
+
+	smu    sync.Mutex // guards status, known
+	status sandbox.Status
+	known  bool
+
+	mu     sync.Mutex          // guards nested
+	nested map[string][]string // workspace → nested .git entries; absent: to walk again
+}
+
+// NewSandbox returns a sandbox with cfg. The machine is probed once, at the
+// first need.
+func NewSandbox(cfg SandboxConfig) *Sandbox {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Sandbox{cfg: cfg, nested: map[string][]string{}}
+}
+
+var (
+	defaultOnce    sync.Once
+	defaultSandbox *Sandbox
+)
+
+// DefaultSandbox is the sandbox of an Env that names none: the machine's,
+// no extra variables, the default cache directory.
+func DefaultSandbox() *Sandbox {
+	defaultOnce.Do(func() { defaultSandbox = NewSandbox(SandboxConfig{}) })
+	return defaultSandbox
+}
+
+func (e *Env) sandbox() *Sandbox {
+	if e != nil && e.Sandbox != nil {
+		return e.Sandbox
+	}
+	return DefaultSandbox()
+}
+
+func (s *Sandbox) machine() sandbox.Status {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.known {
+		return s.status
+	}
+	switch {
+	case s.cfg.status != nil:
+		s.status = *s.cfg.status
+	case s.cfg.Off:
+		s.status = sandbox.Status{OS: runtime.GOOS, Problems: []string{"switched off in the settings (sandbox: off)"}}
+	default:
+		s.status = s.check()
+	}
+	s.known = true
+	return s.status
+}
+
+// Supports reports whether commands can run in p here; full always can.
+func (s *Sandbox) Supports(p Profile) bool {
+	kp, err := sandboxProfile(p)
+	return err == nil && s.machine().Supports(kp)
+}
+
+// SandboxStatus is what the kernel sandbox offers here, as the editor
+// (initialize's capabilities), `agentd doctor` and the logs are told.
+type SandboxStatus struct {
+	// Active: commands run confined, in the read profile at least. When it
+	// is false every command asks, and an approved one runs with the
+	// user's own rights.
+	Active bool `json:"active"`
+	// Profiles lists the profiles commands can run in here; full always.
+	Profiles []Profile `json:"profiles"`
+	// Landlock is the kernel's Landlock ABI version, 0 when missing.
+	Landlock int `json:"landlock"`
+	// Off: the user switched the sandbox off in the settings.
+	Off bool `json:"off,omitempty"`
+	// Summary is one line for a person.
+	Summary string `json:"summary"`
+	// Problems say, one line each, what is missing and why.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Status reports what the sandbox offers.
+func (s *Sandbox) Status() SandboxStatus {
+	m := s.machine()
+	st := SandboxStatus{Landlock: m.Landlock, Off: s.cfg.Off, Problems: m.Problems}
+	for _, p := range Profiles {
+		if s.Supports(p) {
+			st.Profiles = append(st.Profiles, p)
+		}
+	}
+	st.Active = s.Supports(ProfileRead)
+	switch {
+	case st.Active && s.Supports(ProfileWorkspaceWrite):
+		st.Summary = fmt.Sprintf("commands run in the kernel sandbox (Landlock ABI %d)", m.Landlock)
+	case st.Active:
+		st.Summary = fmt.Sprintf("read-only commands run in the kernel sandbox (Landlock ABI %d); other commands cannot be confined here, so each asks and runs with your full rights", m.Landlock)
+	case s.cfg.Off:
+		st.Summary = "the kernel sandbox is switched off: every command asks, and runs with your full rights"
+	default:
+		st.Summary = "the kernel sandbox is not available: every command asks, and runs with your full rights"
+	}
+	return st
+}
+
+func sandboxProfile(p Profile) (sandbox.Profile, error) {
+	switch p {
+	case ProfileRead, "":
+		return sandbox.Read, nil
+	case ProfileWorkspaceWrite:
+		return sandbox.WorkspaceWrite, nil
+	case ProfileFull:
+		return sandbox.Full, nil
+	}
+	return 0, fmt.Errorf("unknown sandbox profile %q", p)
+}
+
+// ProcSpec is a process the daemon starts: a command the model runs, a
+// check after an edit, a hook, an MCP server.
+type ProcSpec struct {
+	// Args is the program and its arguments; a name without a slash is
+	// looked up in the child environment's PATH.
+	Args []string
+	// Workspace is the workspace root (absolute); Dir the working
+	// directory, absolute and inside it ("" is the root).
+	Workspace, Dir string
+	// Confine is the profile and the network; the zero value is the read
+	// profile without network.
+	Confine Confine
+	// Env adds variables (NAME=value) over the child environment
+	// (ChildEnv: the allow-list and the user's extra names).
+	Env []string
+	// Secrets are given to this process only, by name.
+	Secrets map[string]string
+	// The standard streams, as exec.Cmd's (nil stdin reads /dev/null), or
+	// TTY, the follower end of a pseudo-terminal, for all three.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	TTY            *os.File
+	// WaitDelay bounds the wait for the output after the process ended.
+	WaitDelay time.Duration
+	// Started is told the process's id as soon as it started.
+	Started func(ProcID)
+}
+
+// Proc is a process started by Sandbox.Command.
+type Proc struct {
+	c       *sandbox.Cmd
+	confine Confine
+	ended   func()
+}
+
+// Command starts spec's process. Cancelling ctx kills it and everything it
+// started. A profile the machine cannot confine is refused (an error
+// wrapping ErrNotConfined), never run unconfined: only ProfileFull runs
+// without the sandbox.
+func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
+	kp, err := sandboxProfile(spec.Confine.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Supports(spec.Confine.Profile) {
+		return nil, fmt.Errorf("%w: the %s profile: %s", ErrNotConfined, profileName(spec.Confine.Profile), strings.Join(s.machine().Problems, "; "))
+	}
+	ws := spec.Workspace
+	if !filepath.IsAbs(ws) {
+		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
+	}
+	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full,
+		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec)}
+	if kp != sandbox.Full {
+		if dir := s.cacheDir(); dir != "" {
+			ss.Write = append(ss.Write, dir)
+		}
+		if m := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); m != "" {
+			if _, err := os.Stat(m); err == nil {
+				ss.Read = append(ss.Read, m) // the file:// proxy in front of GOPROXY reads it
+			}
+		}
+	}
+	if kp == sandbox.WorkspaceWrite {
+		ss.Protect = s.nestedGit(ctx, ws)
+	}
+	c, err := sandbox.Command(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	c.Stdin, c.Stdout, c.Stderr, c.WaitDelay = spec.Stdin, spec.Stdout, spec.Stderr, spec.WaitDelay
+	if spec.TTY != nil {
+		c.SetTerminal(spec.TTY)
+	}
+	if err := c.Start(); err != nil {
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			return nil, fmt.Errorf("%w: %v", ErrNotConfined, err)
+		}
+		return nil, err
+	}
+	proc := &Proc{c: c, confine: spec.Confine}
+	if kp != sandbox.Read {
+		// It may make a nested repository while it runs: the next
+		// workspace-write command walks the tree again.
+		s.treeMayChange(ws)
+		proc.ended = func() { s.treeMayChange(ws) }
+	}
+	if spec.Started != nil {
+		spec.Started(c.ID())
+	}
+	return proc, nil
+}
+
+// ErrNotConfined means the kernel cannot confine a process in the profile
+// asked for here. Nothing ran.
+var ErrNotConfined = errors.New("the kernel sandbox cannot confine this command here")
+
+func profileName(p Profile) string {
+	if p == "" {
+		return string(ProfileRead)
+	}
+	return string(p)
+}
+
+// Wait waits for the process to end and for its output (at most WaitDelay),
+// and kills whatever it left running.
+func (p *Proc) Wait() error {
+	err := p.c.Wait()
+	if p.ended != nil {
+		p.ended()
+	}
+	return err
+}
+
+// ExitCode is the status as a shell shows it (128 + signal when killed);
+// -1 before Wait.
+func (p *Proc) ExitCode() int { return p.c.ExitCode() }
+
+// Kill kills the process and everything it started.
+func (p *Proc) Kill() error { return p.c.Kill() }
+
+// Signal sends sig to the process's whole group.
+func (p *Proc) Signal(sig syscall.Signal) error { return p.c.Signal(sig) }
+
+// ID names the process for Reap.
+func (p *Proc) ID() ProcID { return p.c.ID() }
+
+// Confine is the profile and network the process runs with.
+func (p *Proc) Confine() Confine { return p.confine }
+
+// Describe says what the kernel applied, for logs and tests: the profile,
+// the Landlock ABI, the namespaces and the network.
+func (p *Proc) Describe() string {
+	c := p.c.Confinement()
+	if c.Profile == sandbox.Full {
+		return "full (no sandbox)"
+	}
+	s := fmt.Sprintf("%s, Landlock ABI %d", c.Profile, c.Landlock)
+	if c.Namespaces {
+		s += ", namespaces"
+	}
+	if c.Network {
+		return s + ", network"
+	}
+	return s + ", no network"
+}
+
+// childEnv is the process's environment: the allow-list of the daemon's
+// variables and the user's extra names, the forced non-interactive
+// settings, the process's own secrets and variables, and, when it is
+// confined, the build cache only confined commands share.
+func (s *Sandbox) childEnv(spec ProcSpec) []string {
+	env := ChildEnv(os.Environ(), spec.Secrets, s.cfg.EnvAllow)
+	if spec.Confine.Profile != ProfileFull {
+		env = s.confinedCaches(env)
+	}
+	for _, kv := range spec.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env = setEnv(env, k, v)
+		}
+	}
+	return env
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+	return append(out, k+"="+v)
+}
+
+// cacheDir is where the caches only confined commands share live.
+func (s *Sandbox) cacheDir() string {
+	if s.cfg.CacheDir != "" {
+		return s.cfg.CacheDir
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "agentd", "sandbox")
+}
+
+// sharedCache is one of those caches, made if missing; "" when there is
+// nowhere to put it (the tool then has none it can write, and says so).
+func (s *Sandbox) sharedCache(name string) string {
+	dir := s.cacheDir()
+	if dir == "" {
+		return ""
+	}
+	cache := filepath.Join(dir, name)
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		s.cfg.Logger.Warn("sandbox: no cache for confined commands", "dir", cache, "err", err)
+		return ""
+	}
+	return cache
+}
+
+func (s *Sandbox) goCache() string { return s.sharedCache("go-build") }
+
+// confinedCaches points the toolchains' caches, which live under HOME
+// where a confined command cannot write, at caches only confined commands
+// share: Go's build cache and module cache (the user's modules still
+// serve, through a file:// proxy in front of the user's GOPROXY), npm's and
+// pip's caches. The user's own caches are never written: a command could
+// otherwise poison what the user later runs unconfined.
+func (s *Sandbox) confinedCaches(env []string) []string {
+	if c := s.goCache(); c != "" {
+		env = setEnv(env, "GOCACHE", c)
+	}
+	if m := s.sharedCache("go-mod"); m != "" {
+		proxy := envValue(env, "GOPROXY")
+		if proxy == "" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+		if user := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); user != "" {
+			proxy = "file://" + filepath.ToSlash(filepath.Join(user, "cache", "download")) + "," + proxy
+		}
+		env = setEnv(setEnv(env, "GOMODCACHE", m), "GOPROXY", proxy)
+	}
+	if c := s.sharedCache("npm"); c != "" {
+		env = setEnv(env, "npm_config_cache", c)
+	}
+	if c := s.sharedCache("pip"); c != "" {
+		env = setEnv(env, "PIP_CACHE_DIR", c)
+	}
+	return env
+}
+
+// userModCache is the user's Go module cache, as go finds it.
+func userModCache(env []string) string {
+	if m := envValue(env, "GOMODCACHE"); filepath.IsAbs(m) {
+		return m
+	}
+	if gp := filepath.SplitList(envValue(env, "GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	if home := envValue(env, "HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, "go", "pkg", "mod")
+	}
+	return ""
+}
+
+func envValue(env []string, k string) string {
+	v := ""
+	for _, kv := range env {
+		if name, val, ok := strings.Cut(kv, "="); ok && name == k {
+			v = val
+		}
+	}
+	return v
+}
+
+// nestedWalkBudget bounds the walk for nested repositories before a
+// workspace-write command; a tree too large to walk in time keeps what was
+// found (auto-allowed git runs with safe settings anyway).
+const nestedWalkBudget = 5 * time.Second
+
+// nestedGit lists the repositories nested in the workspace, whose
+// configuration a workspace-write command must not rewrite. The list is
+// kept until a command that could write has run, or a file tool wrote
+// under a .git component (treeMayChange).
+func (s *Sandbox) nestedGit(ctx context.Context, ws string) []string {
+	s.mu.Lock()
+	list, ok := s.nested[ws]
+	s.mu.Unlock()
+	if ok {
+		return list
+	}
+	wctx, cancel := context.WithTimeout(ctx, nestedWalkBudget)
+	defer cancel()
+	list, err := sandbox.NestedGitDirs(wctx, ws)
+	if err != nil {
+		s.cfg.Logger.Warn("sandbox: listing nested repositories", "workspace", ws, "found", len(list), "err", err)
+		return list
+	}
+	s.mu.Lock()
+	s.nested[ws] = list
+	s.mu.Unlock()
+	return list
+}
+
+// treeMayChange forgets the nested repositories of ws: a process that
+// could write there ran, so the next workspace-write command walks again.
+func (s *Sandbox) treeMayChange(ws string) {
+	s.mu.Lock()
+	delete(s.nested, ws)
+	s.mu.Unlock()
+}
+
+// Output runs args in the read profile without network, in dir (inside
+// the workspace root), with stdin (nil: /dev/null), and returns its
+// standard output; a status other than 0 is an error carrying its standard
+// error. For the daemon's own helpers (the repo map's ctags).
+func (s *Sandbox) Output(ctx context.Context, root, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	p, err := s.Command(ctx, ProcSpec{Args: args, Workspace: root, Dir: dir, Confine: Confine{Profile: ProfileRead},
+		Stdin: stdin, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Wait(); err != nil {
+		return stdout.Bytes(), err
+	}
+	if code := p.ExitCode(); code != 0 {
+		return stdout.Bytes(), fmt.Errorf("%s: exit status %d: %s", args[0], code, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
