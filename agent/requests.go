@@ -10,23 +10,28 @@ import (
 )
 
 // openRequest is an input request of a run: the request of one of the
-// step's calls (persisted with the run; call is set), or a question a
-// running tool asks (live; answer is set: it lasts as long as the tool, and
-// a restart cancels it). What each kind accepts and what the model reads
-// once it is closed is in requestRules.
+// step's calls (persisted with the run; call is set), a held request
+// (persisted; held is set: see heldRequest), or a question a running tool
+// asks (live; answer is set: it lasts as long as the tool, and a restart
+// cancels it). What each kind accepts and what the model reads once it is
+// closed is in requestRules.
 type openRequest struct {
 	req    *InputRequest
 	call   *pendingCall
+	held   *heldRequest
 	answer chan *resolution
 }
 
 // resolution says how the request was closed, nil while it is open. A
 // live request is forgotten when it closes, so it is always open.
 func (o openRequest) resolution() *resolution {
-	if o.call == nil {
-		return nil
+	switch {
+	case o.call != nil:
+		return o.call.Resolved
+	case o.held != nil:
+		return o.held.Resolved
 	}
-	return o.call.Resolved
+	return nil
 }
 
 // closedErr refuses an answer to a request that is already closed.
@@ -84,6 +89,11 @@ func (r *run) findLocked(id string) (openRequest, error) {
 			return openRequest{req: pc.Request, call: pc}, nil
 		}
 	}
+	for _, h := range r.rec.Held {
+		if h.Request.RequestID == id {
+			return openRequest{req: h.Request, held: h}, nil
+		}
+	}
 	if o, ok := r.live[id]; ok {
 		return o, nil
 	}
@@ -96,6 +106,11 @@ func (r *run) openLocked() []openRequest {
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Resolved == nil {
 			out = append(out, openRequest{req: pc.Request, call: pc})
+		}
+	}
+	for _, h := range r.rec.Held {
+		if h.Resolved == nil {
+			out = append(out, openRequest{req: h.Request, held: h})
 		}
 	}
 	for _, o := range r.live {
@@ -145,7 +160,10 @@ func (r *run) confirm(p ConfirmParams) error {
 		return err
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
-	call := r.prepared[o.call.Call.ID]
+	var call *tools.Call
+	if o.call != nil {
+		call = r.prepared[o.call.Call.ID]
+	}
 	err = r.resolveLocked(o, res)
 	r.mu.Unlock()
 	if err != nil {
@@ -181,10 +199,17 @@ func checkDecision(req *InputRequest, p ConfirmParams) error {
 // value is never persisted. A resolution that cannot be saved is an error
 // wrapping ErrNotSaved, and the request stays open.
 func (r *run) resolveLocked(o openRequest, res *resolution) error {
-	if o.call != nil {
+	switch {
+	case o.call != nil:
 		o.call.Resolved = storedResolution(o.req, res)
 		if err := r.persistLocked(true); err != nil {
 			o.call.Resolved = nil
+			return err
+		}
+	case o.held != nil:
+		o.held.Resolved = storedResolution(o.req, res)
+		if err := r.persistLocked(true); err != nil {
+			o.held.Resolved = nil
 			return err
 		}
 	}
@@ -205,6 +230,7 @@ func storedResolution(req *InputRequest, res *resolution) *resolution {
 // closeLocked tells every view the request is closed and wakes whoever
 // waits on it.
 func (r *run) closeLocked(o openRequest, res *resolution) {
+	r.wakeLocked(o.req.RequestID)
 	r.a.closed(o.req.RequestID, res.Outcome)
 	r.sendResolvedLocked(o.req.RequestID, res)
 	if o.answer != nil {
@@ -257,8 +283,11 @@ func (r *run) auditUndecidedLocked(o openRequest, res *resolution) {
 func (r *run) cancelOpenLocked() {
 	for _, o := range r.openLocked() {
 		res := &resolution{Outcome: OutcomeCancelled, By: ByCancel}
-		if o.call != nil {
+		switch {
+		case o.call != nil:
 			o.call.Resolved = storedResolution(o.req, res)
+		case o.held != nil:
+			o.held.Resolved = storedResolution(o.req, res)
 		}
 		r.closeLocked(o, res)
 		r.auditUndecidedLocked(o, res)
@@ -274,6 +303,9 @@ func (r *run) cancelOpenLocked() {
 // Ask implements tools.Asker: a running tool (an interactive command)
 // puts a question to the user and waits for the answer.
 func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
+	if q.Key != "" && !q.Secret {
+		return r.askHeld(ctx, q)
+	}
 	kind := KindQuestion
 	switch {
 	case q.Secret:

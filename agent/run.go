@@ -36,6 +36,12 @@ type runRecord struct {
 	Explanation  string             `json:"explanation,omitempty"`
 	Step         int                `json:"step"`
 	Pending      []*pendingCall     `json:"pending,omitempty"`
+	// Held are the run's durable requests that are not a call's
+	// confirmation (heldRequest).
+	Held []*heldRequest `json:"held,omitempty"`
+	// mcp is the MCP tools the run took at its start (not persisted: taken
+	// again after a restart).
+	mcp *toolSet
 	Seq          int64              `json:"seq"`
 	Usage        Usage              `json:"usage"`
 	Baseline     map[string]*string `json:"-"`
@@ -105,6 +111,7 @@ type run struct {
 	ending   *ending                // the end a failed checkpoint kept from being final
 	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
 	live     map[string]openRequest // a running tool's questions, by request id
+	waiters  map[string]chan struct{} // closed when a held request is resolved
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
