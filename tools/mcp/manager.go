@@ -269,7 +269,7 @@ type Status struct {
 
 // Status reports every server the session sees ("" for none).
 func (m *Manager) Status(sessionID string) []Status {
-	var out []Status
+	out := []Status{}
 	for _, s := range m.Servers(sessionID) {
 		st := Status{State: StateIdle}
 		if c := m.existing(s); c != nil {
