@@ -174,8 +174,8 @@ type Question struct {
 // Answer is the human's reply. TimedOut or Cancelled report that no one
 // answered.
 type Answer struct {
-	Text      string
-	OptionID  string
+	Text     string
+	OptionID string
 	// OptionIDs are the options picked when the question took several.
 	OptionIDs []string
 	TimedOut  bool
