@@ -375,3 +375,14 @@ func TestWorkspaceApproval(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Ask, m.Approval("s2", changed[0]), "a changed command line is asked about again")
 }
+
+// TestCIInstallsTheNPMPackages: .ci/test installs the versions the tests
+// run, where they look for them.
+func TestCIInstallsTheNPMPackages(t *testing.T) {
+	data, err := os.ReadFile("../../.ci/test")
+	require.NoError(t, err)
+	for _, spec := range []string{mcptest.Everything, mcptest.Inspector} {
+		assert.Contains(t, string(data), spec)
+	}
+	assert.Contains(t, string(data), `${XDG_CACHE_HOME:-$HOME/.cache}/agentd-test/mcp-npm`)
+}
