@@ -71,11 +71,13 @@ type conn struct {
 	callers   []*caller // calls in flight, the latest last: who a question goes to
 }
 
-// caller is a call in flight that a server's question may go to.
+// caller is a call in flight that a server's question may go to. Its
+// timeout stops while the user is being asked.
 type caller struct {
 	ctx   context.Context
 	asker tools.Asker
 	tool  string
+	clock *deadline
 }
 
 func newConn(m *Manager, s Server) *conn { return &conn{m: m, srv: s, state: StateIdle} }
@@ -308,7 +310,11 @@ func (c *conn) call(ctx context.Context, tool string, args json.RawMessage, aske
 	if err != nil {
 		return failure("MCP server %s is not available: %v. Tell the user, or do without it.", name, err)
 	}
-	cl := &caller{ctx: ctx, asker: asker, tool: tool}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := startDeadline(c.srv.callTimeout(), func() { cancel(errCallTimeout) })
+	defer clock.stop()
+	cl := &caller{ctx: ctx, asker: asker, tool: tool, clock: clock}
 	c.mu.Lock()
 	c.callers = append(c.callers, cl)
 	c.mu.Unlock()
@@ -321,7 +327,7 @@ func (c *conn) call(ctx context.Context, tool string, args json.RawMessage, aske
 	switch {
 	case err == nil:
 		return resultOf(res)
-	case ctx.Err() == context.DeadlineExceeded:
+	case errors.Is(context.Cause(ctx), errCallTimeout):
 		return failure("The call to %s of MCP server %s timed out after %s; it was cancelled.", tool, name, c.srv.callTimeout())
 	case ctx.Err() != nil:
 		return failure("The call to %s of MCP server %s was cancelled.", tool, name)
@@ -417,4 +423,46 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func failure(format string, args ...any) tools.Result {
 	return tools.Result{Output: fmt.Sprintf(format, args...), IsError: true}
+}
+
+var errCallTimeout = errors.New("the call timed out")
+
+// deadline fires after d of running time; the time the user takes to
+// answer a server's question does not count (pause, resume).
+type deadline struct {
+	mu     sync.Mutex
+	left   time.Duration
+	since  time.Time
+	timer  *time.Timer
+	paused int
+	fire   func()
+}
+
+func startDeadline(d time.Duration, fire func()) *deadline {
+	dl := &deadline{left: d, since: time.Now(), fire: fire}
+	dl.timer = time.AfterFunc(d, fire)
+	return dl
+}
+
+func (dl *deadline) pause() {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	if dl.paused++; dl.paused == 1 && dl.timer.Stop() {
+		dl.left -= time.Since(dl.since)
+	}
+}
+
+func (dl *deadline) resume() {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	if dl.paused--; dl.paused == 0 {
+		dl.since = time.Now()
+		dl.timer = time.AfterFunc(max(dl.left, 0), dl.fire)
+	}
+}
+
+func (dl *deadline) stop() {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	dl.timer.Stop()
 }

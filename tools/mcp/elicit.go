@@ -44,9 +44,11 @@ func (c *conn) elicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.E
 		// where no one answers questions.
 		return &mcpsdk.ElicitResult{Action: "decline"}, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(cl.ctx, cancel)()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(cl.ctx, func() { cancel(context.Cause(cl.ctx)) })()
+	cl.clock.pause() // the user's time does not count against the call's timeout
+	defer cl.clock.resume()
 	f := form{server: c.srv.Name, tool: cl.tool, message: p.Message}
 	if err := f.parse(p.RequestedSchema); err != nil {
 		c.m.log.Warn("MCP server's question has a schema agentd cannot ask", "mcp_server", c.srv.Name, "err", err)

@@ -147,7 +147,7 @@ func TestStdioServer(t *testing.T) {
 	in := echo.Info()
 	assert.Equal(t, tools.EffectUnknown, in.Effect, "an MCP tool's effect is unknown, whatever its annotations say")
 	assert.JSONEq(t, `{"type":"object","properties":{"text":{"type":"string","description":"the text to echo"}},"required":["text"],"additionalProperties":false}`, string(in.Parameters))
-	assert.Equal(t, DefaultCallTimeout, in.Timeout)
+	assert.Equal(t, DefaultCallTimeout+questionWait, in.Timeout, "the call's own timeout excludes the user's answers")
 
 	res := call(t, echo, `{"text":"hi"}`, nil)
 	assert.Equal(t, tools.Result{Output: "echo: hi"}, res)
@@ -261,6 +261,22 @@ func TestCallTimeout(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Output, "timed out after 200ms")
 	assert.Equal(t, "echo: x", call(t, toolsOf(t, m)["mcp__test__echo"], `{"text":"x"}`, nil).Output, "the server is still there")
+}
+
+// TestUserTimeDoesNotCount: a call's timeout counts the server's time,
+// not the time the user takes to answer its question.
+func TestUserTimeDoesNotCount(t *testing.T) {
+	srv := testServer(t, "test")
+	srv.CallTimeout = Duration(300 * time.Millisecond)
+	m, _ := newManager(t, srv)
+	slow := &asker{answer: func(q tools.Question) tools.Answer {
+		time.Sleep(400 * time.Millisecond) // the user thinks for longer than the call may take
+		if len(q.Options) > 0 {
+			return tools.Answer{OptionID: "red"}
+		}
+		return tools.Answer{Text: "Bo"}
+	}}
+	assert.Equal(t, "name=Bo color=red age=30", call(t, toolsOf(t, m)["mcp__test__ask"], `{}`, slow).Output)
 }
 
 // TestHTTPServer: a server on streamable HTTP gets the configured headers.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,9 +71,14 @@ func inputSchema(s any) json.RawMessage {
 	return data
 }
 
+// questionWait bounds how long a call may wait on the user's answers to
+// its server's questions; the call's own timeout (callTimeout) counts only
+// the time the server works, and the questions expire on their own.
+const questionWait = 24 * time.Hour
+
 func (t *tool) Info() tools.Info {
 	return tools.Info{Name: t.name, Description: t.desc, Parameters: t.schema, Kind: tools.KindOther,
-		Effect: tools.EffectUnknown, Timeout: t.c.srv.callTimeout()}
+		Effect: tools.EffectUnknown, Timeout: t.c.srv.callTimeout() + questionWait}
 }
 
 // Prepare checks that the arguments are an object and describes the call
