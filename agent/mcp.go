@@ -41,12 +41,17 @@ func newToolSet(ts []tools.Tool) *toolSet {
 // newMCP opens the workspace's MCP servers: the user's and, once
 // approved, the workspace's.
 func newMCP(cfg Config) *mcp.Manager {
-	ws, warnings, err := mcp.ReadWorkspace(cfg.Root)
-	for _, w := range warnings {
-		cfg.Logger.Warn(w)
-	}
-	if err != nil {
-		cfg.Logger.Warn("the workspace's MCP servers are ignored", "err", err)
+	var ws []mcp.Server
+	if cfg.Root != "" {
+		var warnings []string
+		var err error
+		ws, warnings, err = mcp.ReadWorkspace(cfg.Root)
+		for _, w := range warnings {
+			cfg.Logger.Warn(w)
+		}
+		if err != nil {
+			cfg.Logger.Warn("the workspace's MCP servers are ignored", "err", err)
+		}
 	}
 	return mcp.NewManager(mcp.Options{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger,
 		User: cfg.MCPServers, Workspace: ws})
