@@ -335,8 +335,7 @@ func (c *conn) call(ctx context.Context, tool string, args json.RawMessage, aske
 		return failure("MCP server %s stopped during the call (%s). It will be started again at the next call; "+
 			"the call may or may not have taken effect.", name, c.whyGone())
 	}
-	var werr *jsonrpc.Error
-	if errors.As(err, &werr) {
+	if werr := (*jsonrpc.Error)(nil); errors.As(err, &werr) {
 		return failure("MCP server %s refused the call to %s: %s", name, tool, werr.Message)
 	}
 	return failure("Calling %s of MCP server %s failed: %v", tool, name, err)
@@ -347,7 +346,7 @@ func (c *conn) call(ctx context.Context, tool string, args json.RawMessage, aske
 // connection: the next call starts the server again.
 func (c *conn) gone(cs *mcpsdk.ClientSession, err error) bool {
 	var werr *jsonrpc.Error
-	if errors.As(err, &werr) {
+	if errors.As(err, &werr) && !transportCodes[werr.Code] {
 		return false
 	}
 	c.mu.Lock()
@@ -426,6 +425,11 @@ func failure(format string, args ...any) tools.Result {
 }
 
 var errCallTimeout = errors.New("the call timed out")
+
+// transportCodes are the SDK's own error codes for a request the
+// connection could not carry (the client or server closing, an HTTP
+// request that failed): not the server's answer.
+var transportCodes = map[int64]bool{-32003: true, -32004: true, -32005: true}
 
 // deadline fires after d of running time; the time the user takes to
 // answer a server's question does not count (pause, resume).

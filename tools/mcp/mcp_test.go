@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,6 +292,27 @@ func TestHTTPServer(t *testing.T) {
 	assert.Equal(t, StateFailed, status(m, "nokey").State)
 	assert.Contains(t, status(m, "nokey").Error, "Unauthorized")
 	assert.Equal(t, "http", status(m, "web").Transport)
+}
+
+// TestHTTPServerGoneAndBack: a call to an HTTP server that went away is
+// an error the model reads; once the server is back, the next call
+// connects again.
+func TestHTTPServerGoneAndBack(t *testing.T) {
+	u := mcptest.StartHTTP(t)
+	m, _ := newManager(t, Server{Name: "web", URL: u})
+	echo := toolsOf(t, m)["mcp__web__echo"]
+	assert.Equal(t, "echo: one", call(t, echo, `{"text":"one"}`, nil).Output)
+	resp, err := http.Get(strings.TrimSuffix(u, "/mcp") + "/exit")
+	if err == nil {
+		resp.Body.Close()
+	}
+	gone := call(t, echo, `{"text":"two"}`, nil)
+	assert.True(t, gone.IsError)
+	assert.Contains(t, gone.Output, "MCP server web")
+	mcptest.StartHTTPAt(t, strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp"))
+	assert.Equal(t, "echo: three", call(t, echo, `{"text":"three"}`, nil).Output)
+	assert.Equal(t, StateConnected, status(m, "web").State)
+	assert.GreaterOrEqual(t, status(m, "web").Starts, 2)
 }
 
 // asker answers questions from a script and records them.

@@ -63,7 +63,14 @@ func Server(t testing.TB) string {
 // environment.
 func StartHTTP(t testing.TB, env ...string) string {
 	t.Helper()
-	return startListening(t, exec.Command(Server(t), "-http", "127.0.0.1:0"), env, "listening on ")
+	return StartHTTPAt(t, "127.0.0.1:0", env...)
+}
+
+// StartHTTPAt is StartHTTP on a given address, to start a server again
+// where a client expects it.
+func StartHTTPAt(t testing.TB, addr string, env ...string) string {
+	t.Helper()
+	return startListening(t, exec.Command(Server(t), "-http", addr), env, "listening on ")
 }
 
 // startListening starts cmd and waits for the line that gives its URL.
