@@ -24,9 +24,9 @@ func TestSessionMCPServers(t *testing.T) {
 		{Name: "answer", Match: modeltest.Match{AfterTool: "mcp__test__env"}, Reply: modeltest.Reply{Text: "It is acp."}},
 	}})
 	h := start(t, config{stateDir: t.TempDir(), modelURL: model.URL})
-	if !strings.Contains(h.out.String(), `"mcpCapabilities":{"http":true`) {
-		t.Fatalf("initialize does not offer HTTP MCP servers: %s", h.out.String())
-	}
+	waitFor(t, "initialize to offer HTTP MCP servers", func() bool {
+		return strings.Contains(h.out.String(), `"mcpCapabilities":{"http":true`)
+	})
 	resp, err := h.conn.NewSession(h.ctx(), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
 		{Stdio: &acpsdk.McpServerStdio{Name: "test", Command: mcptest.Server(t), Args: []string{},
 			Env: []acpsdk.EnvVariable{{Name: "GIVEN", Value: "acp"}}}},

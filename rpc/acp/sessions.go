@@ -78,7 +78,9 @@ func (s *server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	sess.useMCP(s.mcpServers(p.McpServers))
+	if p.McpServers != nil { // optional here: left out, the session keeps its servers
+		sess.useMCP(s.mcpServers(p.McpServers))
+	}
 	sess.attach()
 	time.AfterFunc(afterResponse, func() {
 		sess.announceCommands()
