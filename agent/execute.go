@@ -136,6 +136,12 @@ func (r *run) interruptedLocked() {
 		if pc.Started == nil || pc.Result != nil {
 			continue
 		}
+		if r.heldByLocked(pc.Call.ID) {
+			// It was waiting on its MCP server's question: it is made again,
+			// and the server's same question gets the user's answer (held.go).
+			pc.Started = nil
+			continue
+		}
 		if pc.Proc != nil {
 			killed, err := tools.Reap(*pc.Proc)
 			switch {

@@ -88,6 +88,13 @@ func (r *run) openHeldLocked(key, callID string, req *InputRequest) (*heldReques
 	return h, nil
 }
 
+// heldByLocked reports whether a call asked the user through held requests:
+// a restart that cut it off makes it again rather than calling it
+// interrupted (see interruptedLocked).
+func (r *run) heldByLocked(callID string) bool {
+	return slices.ContainsFunc(r.rec.Held, func(h *heldRequest) bool { return h.CallID == callID })
+}
+
 // waiterLocked returns a channel closed when the request is resolved.
 func (r *run) waiterLocked(requestID string) chan struct{} {
 	if r.waiters == nil {
