@@ -381,3 +381,31 @@ func TestMCPEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPAnswerNotSavedStaysOpen: a server's question whose answer cannot
+// be saved stays open (the reply is refused with NotSaved); once the state
+// directory can be written, the same answer goes through to the server.
+func TestMCPAnswerNotSavedStaysOpen(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
+			Script: &modeltest.Script{Turns: []modeltest.Turn{
+				call("ask", "mcp__test__ask", `{}`), after("mcp__test__ask", "Thanks."),
+			}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "ask who I am"})
+		name := e.Requests(run.RunID, 1)[0]
+		thaw := FreezeTree(t, env.State)
+		msg := e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: name.RequestID, Text: ptr("Ada")}, wire.CodeNotSaved)
+		assert.Contains(t, msg, "state not saved")
+		var pending rpc.PendingResult
+		e.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
+		require.Len(t, pending.Requests, 1, "the question is still open")
+		thaw()
+		e.Answer(ReplyText(name.RequestID, "Ada"))
+		color := e.Requests(run.RunID, 2)[1]
+		e.Answer(ReplyOption(color.RequestID, "red"))
+		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Equal(t, "name=Ada color=red age=30", toolResult(t, env.Model, "mcp__test__ask"))
+	})
+}
