@@ -106,4 +106,3 @@ func BenchmarkCall(b *testing.B) {
 		})
 	}
 }
-
