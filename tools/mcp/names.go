@@ -27,9 +27,6 @@ func ToolName(server, tool string) string {
 	return name[:maxToolName-len(tag)-1] + "_" + tag
 }
 
-// IsToolName reports whether a tool name is an MCP tool's.
-func IsToolName(name string) bool { return strings.HasPrefix(name, Prefix) }
-
 func sanitize(s string) string {
 	var b strings.Builder
 	for _, r := range s {
