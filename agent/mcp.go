@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -141,6 +142,9 @@ func (r *run) startTools(ctx context.Context) error {
 	if taken {
 		return nil
 	}
+	// A session whose tool list is fixed would not offer a newly approved
+	// server's tools: the question waits for the next session.
+	ask := !r.a.hasPrefix(sid)
 	var use []mcp.Server
 	for _, s := range r.a.mcp.Servers(sid) {
 		if s.Disabled {
@@ -150,6 +154,9 @@ func (r *run) startTools(ctx context.Context) error {
 		case mcp.Approved:
 			use = append(use, s)
 		case mcp.Ask:
+			if !ask {
+				continue
+			}
 			ok, err := r.approveServer(ctx, sid, s)
 			if err != nil {
 				return err
@@ -231,4 +238,17 @@ func prefixAll(p string, xs []string) []string {
 		out[i] = p + x
 	}
 	return out
+}
+
+// hasPrefix reports whether the session's prompt prefix (and so its tool
+// list) is made already.
+func (a *Agent) hasPrefix(sessionID string) bool {
+	a.pfx.mu.Lock()
+	_, ok := a.pfx.bySession[sessionID]
+	a.pfx.mu.Unlock()
+	if ok {
+		return true
+	}
+	_, err := os.Stat(a.prefixPath(sessionID))
+	return err == nil
 }

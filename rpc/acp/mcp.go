@@ -13,7 +13,8 @@ import (
 
 // The MCP servers a client passes in session/new (and again in
 // session/load and session/resume) are the session's: the model gets
-// their tools as mcp__<server>__<tool> from the session's next prompt on.
+// their tools as mcp__<server>__<tool> from the session's first prompt on
+// (its tool list is then fixed).
 // A stdio server runs in the sandbox like the user's own servers; its
 // `_meta.agentd` may carry agentd's keys (network, sandbox, read, write,
 // startupTimeout, callTimeout), which ACP has no words for.
@@ -131,7 +132,7 @@ func formatMCPStatus(servers []mcp.Status) string {
 			b.WriteString("\n")
 		}
 		if st.ToolsChanged {
-			b.WriteString("_Its tools changed; the next prompt sees them._\n")
+			b.WriteString("_Its tools changed; new sessions offer them._\n")
 		}
 	}
 	return b.String()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,7 +103,7 @@ func TestMCPToolCalledAfterApproval(t *testing.T) {
 
 		assert.Equal(t, "echo: hello", toolResult(t, env.Model, "mcp__test__echo"))
 		first := env.Model.Requests()[0]
-		i := slices.Index(first.Tools, "ask_user")
+		i := slices.Index(first.Tools, "update_plan")
 		require.GreaterOrEqual(t, i, 0)
 		assert.Equal(t, []string{"mcp__test__ask", "mcp__test__crash", "mcp__test__dial", "mcp__test__echo", "mcp__test__env",
 			"mcp__test__fail", "mcp__test__grow", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"},
@@ -224,7 +225,7 @@ func TestMCPWorkspaceServerRejected(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		cfg := serversConfig(t, map[string]any{"ws": stdioServer(t)})
 		return Config{Files: map[string]string{".mcp.json": cfg},
-			Script: &modeltest.Script{Turns: []modeltest.Turn{{Name: "answer", Reply: modeltest.Reply{Text: "No server then."}}}}}
+			Script: &modeltest.Script{Turns: []modeltest.Turn{{Name: "answer", Reply: modeltest.Reply{Text: "No server then."}, Repeat: true}}}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "use the workspace server"})
@@ -235,6 +236,15 @@ func TestMCPWorkspaceServerRejected(t *testing.T) {
 			assert.False(t, strings.HasPrefix(name, "mcp__"), name)
 		}
 		assert.Equal(t, mcp.StateNeedsApproval, mcpStatus(t, e)["ws"].State)
+
+		again := e.Run(agent.RunParams{Prompt: "and now?", SessionID: run.SessionID})
+		e.Finished(again.RunID)
+		assert.Empty(t, e.inputRequests(again.RunID), "the session's tool list is fixed: not asked again in it")
+		fresh := e.Run(agent.RunParams{Prompt: "a new session"})
+		asked := e.Requests(fresh.RunID, 1)[0]
+		assert.Equal(t, "Start MCP server ws", asked.Title, "a new session asks again")
+		e.Answer(Decide(asked.RequestID, tools.RejectOnce, ""))
+		e.Finished(fresh.RunID)
 	})
 }
 
@@ -259,26 +269,30 @@ func TestMCPHTTPServer(t *testing.T) {
 	})
 }
 
-// TestMCPToolsChangeAtTheNextRun: a tool a server adds while a run goes on
-// is offered from the next run on, so the list stays fixed within a run.
-func TestMCPToolsChangeAtTheNextRun(t *testing.T) {
+// TestMCPToolsChangeAtTheNextSession: a tool a server adds is not offered
+// in the session that saw it come (its tool list is part of the session's
+// prefix, the same in every request); a new session offers it.
+func TestMCPToolsChangeAtTheNextSession(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
 			Script: &modeltest.Script{Turns: []modeltest.Turn{
 				call("grow", "mcp__test__grow", `{}`), after("mcp__test__grow", "Grown."),
-				{Name: "next", Match: modeltest.Match{LastUser: "next"}, Reply: modeltest.Reply{Text: "ok"}},
+				{Name: "next", Match: modeltest.Match{LastUser: "next"}, Reply: modeltest.Reply{Text: "ok"}, Repeat: true},
 			}}}
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "grow the server"})
 		e.Finished(run.RunID)
-		require.Eventually(t, func() bool { return mcpStatus(t, e)["test"].ToolsChanged }, DefaultTimeout, 20*1e6)
-		next := e.Run(agent.RunParams{Prompt: "next", SessionID: run.SessionID})
-		e.Finished(next.RunID)
+		require.Eventually(t, func() bool { return mcpStatus(t, e)["test"].ToolsChanged }, DefaultTimeout, 20*time.Millisecond)
+		same := e.Run(agent.RunParams{Prompt: "next", SessionID: run.SessionID})
+		e.Finished(same.RunID)
+		fresh := e.Run(agent.RunParams{Prompt: "next"})
+		e.Finished(fresh.RunID)
 		reqs := env.Model.Requests()
-		require.Len(t, reqs, 3)
-		assert.NotContains(t, reqs[1].Tools, "mcp__test__late", "not within the run that saw the change")
-		assert.Contains(t, reqs[2].Tools, "mcp__test__late", "the next run has it")
+		require.Len(t, reqs, 4)
+		assert.Equal(t, reqs[0].ToolsJSON, reqs[2].ToolsJSON, "the session's tools are the same bytes in every request")
+		assert.NotContains(t, reqs[2].Tools, "mcp__test__late", "not within the session that saw the change")
+		assert.Contains(t, reqs[3].Tools, "mcp__test__late", "a new session has it")
 	})
 }
 
@@ -292,7 +306,7 @@ func TestMCPPolicy(t *testing.T) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "echo"})
 		e.Finished(run.RunID)
-		assert.Contains(t, toolResult(t, env.Model, "mcp__test__echo"), "Denied by policy (mode read-only: calls of unknown effect deny)")
+		assert.Contains(t, toolResult(t, env.Model, "mcp__test__echo"), "the policy denies it (mode read-only: calls of unknown effect deny")
 	})
 	t.Run("grants", func(t *testing.T) {
 		env := NewEnv(t, InProcess, Config{UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),

@@ -35,7 +35,7 @@ const (
 	// next call or run start tries again.
 	StateFailed State = "failed"
 	// StateNeedsApproval: a workspace server the user has not approved
-	// yet; the next run asks.
+	// yet; the next session's first run asks.
 	StateNeedsApproval State = "needs_approval"
 	// StateRejected: a workspace server the user rejected for good.
 	StateRejected State = "rejected"
@@ -251,7 +251,7 @@ func (c *conn) listChanged() {
 	c.mu.Lock()
 	c.stale = true
 	c.mu.Unlock()
-	c.m.log.Info("MCP server's tools changed; the next run sees them", "mcp_server", c.srv.Name)
+	c.m.log.Info("MCP server's tools changed; new sessions offer them", "mcp_server", c.srv.Name)
 }
 
 // refresh lists the tools again if the server said they changed.

@@ -12,8 +12,9 @@
 // tools.Tool values of unknown effect: the policy asks before every call
 // whatever the server claims (its annotations are shown, never trusted).
 // A run takes the tools of the servers connected when it starts, in a
-// fixed order, and keeps them: a server that announces new tools is listed
-// again for the next run. A failure is a result the model reads; a server
+// fixed order (agent offers a session the ones its first run took); a
+// server that announces new tools is listed again when a run next takes
+// them. A failure is a result the model reads; a server
 // that crashed starts again at the next call. A server's questions
 // (elicitation) become the call's durable input requests.
 //

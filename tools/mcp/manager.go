@@ -258,8 +258,8 @@ type Status struct {
 	// it said any (the end of its stderr).
 	Error string     `json:"error,omitempty"`
 	Tools []ToolInfo `json:"tools,omitempty"`
-	// ToolsChanged: the server announced new tools; runs from the next
-	// one on see them.
+	// ToolsChanged: the server announced new tools; they are listed
+	// again when a run next takes the tools (new sessions offer them).
 	ToolsChanged bool       `json:"toolsChanged,omitempty"`
 	ConnectedAt  *time.Time `json:"connectedAt,omitempty"`
 	// Starts counts the start attempts (1 after a clean start; more after
