@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // Agent runs the runs of one workspace.
@@ -27,8 +28,10 @@ type Agent struct {
 	pfx      prefixes
 	hooks    *hookRunner
 	warned   sync.Map // session id → told the sandbox cannot confine commands
+	mcp      *mcp.Manager
 	wg       sync.WaitGroup
 	open     atomic.Int64
+	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
 	index    *sessionIndex
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
@@ -75,6 +78,7 @@ func New(cfg Config) (*Agent, error) {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
 	}
+	a.mcp = newMCP(cfg)
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -297,6 +301,7 @@ func (r *run) reviewConfirms() {
 // waiting on people keep waiting, runs cut off mid-step are paused on the
 // next start.
 func (a *Agent) Shutdown() {
+	a.closing.Store(true)
 	a.mu.Lock()
 	runs := make([]*run, 0, len(a.runs))
 	for _, r := range a.runs {
@@ -311,6 +316,7 @@ func (a *Agent) Shutdown() {
 	a.stopWork()
 	a.wg.Wait()
 	a.closeCheckpoints()
+	a.mcp.Close()
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

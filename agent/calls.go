@@ -86,7 +86,7 @@ func (r *run) askLocked(requests []*InputRequest) error {
 func (r *run) announce(c ToolCall, call *tools.Call) {
 	title, kind := c.Name, tools.KindOther
 	var locations []tools.Location
-	if t, ok := r.a.tools[c.Name]; ok {
+	if t, ok := r.toolNamed(c.Name); ok {
 		kind = t.Info().Kind
 	}
 	if call != nil {
@@ -156,7 +156,7 @@ func (r *run) repetition(c ToolCall) (*callResult, bool) {
 // command carries how it will run (pc.Confine), decided here.
 func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRequest, bool) {
 	c := pc.Call
-	t, ok := r.a.tools[c.Name]
+	t, ok := r.toolNamed(c.Name)
 	if !ok {
 		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.a.toolNames(), ", "))}, nil, false
 	}
@@ -215,12 +215,15 @@ func (r *run) confirmRequest(c ToolCall, call *tools.Call, d tools.Verdict) *Inp
 	req := r.newRequest(c.ID)
 	req.Options = confirmOptions
 	req.Rule = d.Rule
-	if call.Command != nil {
+	switch {
+	case call.Command != nil:
 		req.Kind = KindConfirmCommand
 		req.Title = "Run " + call.Command.Line
 		req.Command, req.Cwd = call.Command.Line, call.Command.Cwd
 		r.describeConfinement(req, d)
-	} else {
+	case len(call.Writes) == 0:
+		confirmTool(req, c, call)
+	default:
 		req.Kind = KindConfirmWrite
 		req.Title = call.Title
 		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
@@ -249,6 +252,9 @@ func (r *run) newRequest(toolCallID string) *InputRequest {
 // waiting for people as long as some call is still open; then it commits the
 // step's results in the order the model asked.
 func (r *run) settle(ctx context.Context) error {
+	if err := r.startTools(ctx); err != nil {
+		return err
+	}
 	for {
 		pc, approved := r.nextActionable()
 		if pc == nil {
@@ -347,6 +353,7 @@ func (r *run) commitStep() error {
 		}
 	}
 	r.rec.Pending = nil
+	r.rec.Held = nil  // all resolved: the step's calls are done
 	clear(r.prepared) // the step's calls are done; they hold file contents
 	if r.rec.State != StateRunning {
 		r.setStateLocked(StateRunning, "", "")
@@ -399,4 +406,18 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// confirmTool fills the confirmation of a call that neither writes nor
+// runs a command (an MCP tool's, effect unknown): a command confirmation
+// whose command is the tool and its arguments, since that is what will
+// run, with what the tool's server claims in the message.
+func confirmTool(req *InputRequest, c ToolCall, call *tools.Call) {
+	req.Kind = KindConfirmCommand
+	req.Title = "Call " + call.Title
+	req.Message = "The agent wants to call a tool whose effect agentd cannot check."
+	if call.Detail != "" {
+		req.Message += " " + call.Detail
+	}
+	req.Command = c.Name + " " + string(c.input())
 }

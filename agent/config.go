@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // Config sets up an Agent. Its settings are declared once, in the settings
@@ -49,6 +50,10 @@ type Config struct {
 	// "off" (no command is confined: each asks, and runs with the user's
 	// rights).
 	Sandbox string
+	// MCPServers are the user's MCP servers (trusted: they start without
+	// asking); the workspace's .mcp.json adds servers that start once
+	// approved (docs/extensions.md).
+	MCPServers []mcp.Server
 
 	// UserConfigDir holds the user's config.json and rules.json
 	// (~/.config/agentd).
@@ -165,6 +170,8 @@ var settings = []Setting{
 		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
 	{Key: "hooks", Object: true, field: func(c *Config) value { return hooksValue(&c.Hooks) },
 		Doc: "commands run on `before_tool` (may deny a call), `after_tool`, `input_requested` and `run_finished`, with the event as JSON on stdin, in the sandbox; config.json only, see docs/extensions.md"},
+	{Key: "mcpServers", Object: true, field: func(c *Config) value { return mcpServers(&c.MCPServers) },
+		Doc: "MCP servers by name: `{\"command\", \"args\", \"env\", \"cwd\"}` (stdio, in the sandbox) or `{\"url\", \"headers\"}` (streamable HTTP); see docs/extensions.md"},
 }
 
 // Settings lists every setting, in the order they are documented.
@@ -419,6 +426,17 @@ func (v textValue) setJSON(raw json.RawMessage) ([]string, error) {
 		return nil, v.parse(n.String())
 	}
 	return nil, fmt.Errorf("must be a string, not %s", raw)
+}
+
+// mcpServers reads config.json's mcpServers, the user's (trusted) servers.
+func mcpServers(p *[]mcp.Server) value {
+	return objectValue{get: func() string { return mcp.Summary(*p) }, parse: func(raw json.RawMessage) ([]string, error) {
+		servers, warnings, err := mcp.ParseServers(raw, mcp.OriginUser)
+		if err == nil {
+			*p = servers
+		}
+		return warnings, err
+	}}
 }
 
 // objectValue is a setting whose value is a JSON object, parsed whole.

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,4 +168,27 @@ func TestCommandSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, warnings, "an editor cannot switch the sandbox off")
 	assert.Equal(t, "auto", cfg.Sandbox)
+}
+
+// TestObjectSetting: mcpServers is taken whole, so its servers' keys are
+// not unknown settings; a key a server entry does not know is warned
+// about with its whole path, and a bad entry is an error naming it.
+func TestObjectSetting(t *testing.T) {
+	c := DefaultConfig()
+	warnings, err := c.LoadJSON([]byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "gh-mcp"], "colour": 1},
+		"docs": {"url": "https://example.com/mcp"}}, "extra": 1}`), "config.json", false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`config.json: unknown key "extra" (ignored)`,
+		`config.json: mcpServers.gh: unknown key "colour" (ignored)`}, warnings)
+	require.Len(t, c.MCPServers, 2)
+	assert.Equal(t, "docs", c.MCPServers[0].Name)
+	assert.Equal(t, "npx -y gh-mcp", c.MCPServers[1].CommandLine())
+	i := slices.IndexFunc(Settings(), func(s Setting) bool { return s.Key == "mcpServers" })
+	assert.Equal(t, "docs (http: https://example.com/mcp); gh (stdio: npx -y gh-mcp (sandbox read, no network))", Settings()[i].Value(&c))
+
+	_, err = c.LoadJSON([]byte(`{"mcpServers": {"bad": {"args": []}}}`), "config.json", false)
+	assert.EqualError(t, err, "config.json: mcpServers: bad: needs a command (a process on stdio) or a url (streamable HTTP)")
+	warnings, err = c.LoadJSON([]byte(`{"mcpServers": {}}`), "initializationOptions", true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`initializationOptions: "mcpServers" cannot be set here (ignored); set it in config.json or the environment`}, warnings)
 }

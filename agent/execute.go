@@ -54,7 +54,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
-	if t, ok := r.a.tools[pc.Call.Name]; ok && t.Info().Timeout > 0 {
+	if t, ok := r.toolNamed(pc.Call.Name); ok && t.Info().Timeout > 0 {
 		timeout = t.Info().Timeout
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
@@ -138,6 +138,12 @@ func (r *run) interruptedLocked() {
 		if pc.Started == nil || pc.Result != nil {
 			continue
 		}
+		if r.heldByLocked(pc.Call.ID) {
+			// It was waiting on its MCP server's question: it is made again,
+			// and the server's same question gets the user's answer (held.go).
+			pc.Started = nil
+			continue
+		}
 		if pc.Proc != nil {
 			killed, err := tools.Reap(*pc.Proc)
 			switch {
@@ -164,7 +170,10 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 		edited = pc.Resolved.Edited
 	}
 	r.mu.Unlock()
-	t := r.a.tools[pc.Call.Name]
+	t, ok := r.toolNamed(pc.Call.Name)
+	if call == nil && !ok {
+		return nil, false, &callResult{IsError: true, Content: fmt.Sprintf("Not run: the tool %s is no longer available (its MCP server is not connected).", pc.Call.Name)}
+	}
 	if call == nil {
 		var refusal *tools.Result
 		call, refusal = tools.Prepare(ctx, t, r.env, pc.Call.Args)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // What a front end asks of the agent: start a run, answer a request. The
@@ -20,6 +21,10 @@ type RunParams struct {
 	// from this run on (see Agent.Configure).
 	Model           string `json:"model,omitempty"`
 	ReasoningEffort string `json:"reasoningEffort,omitempty"`
+	// MCPServers are MCP servers the editor gives the session (ACP's
+	// session/new); they replace the ones it gave before. Not part of the
+	// native protocol.
+	MCPServers []mcp.Server `json:"-"`
 }
 
 // RunContext is what the editor knows that the prompt does not say.

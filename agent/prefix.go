@@ -53,7 +53,7 @@ func (a *Agent) prefixPath(sessionID string) string {
 // sessionPrefix returns the session's prefix, making it at the session's
 // first step. One made while the run was being stopped is not kept: the
 // next step makes it again.
-func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) *sessionPrefix {
+func (a *Agent) sessionPrefix(ctx context.Context, sessionID string, mcpTools []string) *sessionPrefix {
 	a.pfx.mu.Lock()
 	pfx := a.pfx.bySession[sessionID]
 	a.pfx.mu.Unlock()
@@ -70,7 +70,7 @@ func (a *Agent) sessionPrefix(ctx context.Context, sessionID string) *sessionPre
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		a.log.Warn("reading session prefix", "session_id", sessionID, "err", err)
 	}
-	pfx = a.makePrefix(ctx)
+	pfx = a.makePrefix(ctx, mcpTools)
 	if ctx.Err() != nil {
 		return pfx
 	}
@@ -93,10 +93,11 @@ func (a *Agent) rememberPrefix(sessionID string, p *sessionPrefix) {
 	a.pfx.bySession[sessionID] = p
 }
 
-// makePrefix makes a new session's system message and tool list.
-func (a *Agent) makePrefix(ctx context.Context) *sessionPrefix {
+// makePrefix makes a new session's system message and tool list: agentd's
+// own tools, then the MCP tools the session's first run took.
+func (a *Agent) makePrefix(ctx context.Context, mcpTools []string) *sessionPrefix {
 	now := time.Now()
-	names := a.offeredTools()
+	names := append(a.offeredTools(), mcpTools...)
 	ins := a.sessionInstructions()
 	repoMap := a.repoMapFor(ctx, repoMapBudget(a.ContextWindow()))
 	files := make([]InstructionFile, len(ins))

@@ -105,7 +105,7 @@ type auditLine struct {
 // audit records decisions about calls that change something; reads are not
 // audited.
 func (a *Agent) audit(e auditEntry) {
-	if e.Call == nil || (e.Call.Command == nil && len(e.Call.Writes) == 0) {
+	if e.Call == nil || (e.Call.Command == nil && len(e.Call.Writes) == 0 && e.Call.Detail == "") {
 		return
 	}
 	l := auditLine{Time: time.Now().UTC(), RunID: e.Run.ID, SessionID: e.Run.SessionID, Tool: e.Call.Tool, Title: e.Call.Title,

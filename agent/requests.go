@@ -11,23 +11,28 @@ import (
 )
 
 // openRequest is an input request of a run: the request of one of the
-// step's calls (persisted with the run; call is set), or a question a
-// running tool asks (live; answer is set: it lasts as long as the tool, and
-// a restart cancels it). What each kind accepts and what the model reads
-// once it is closed is in requestRules.
+// step's calls (persisted with the run; call is set), a held request
+// (persisted; held is set: see heldRequest), or a question a running tool
+// asks (live; answer is set: it lasts as long as the tool, and a restart
+// cancels it). What each kind accepts and what the model reads once it is
+// closed is in requestRules.
 type openRequest struct {
 	req    *InputRequest
 	call   *pendingCall
+	held   *heldRequest
 	answer chan *resolution
 }
 
 // resolution says how the request was closed, nil while it is open. A
 // live request is forgotten when it closes, so it is always open.
 func (o openRequest) resolution() *resolution {
-	if o.call == nil {
-		return nil
+	switch {
+	case o.call != nil:
+		return o.call.Resolved
+	case o.held != nil:
+		return o.held.Resolved
 	}
-	return o.call.Resolved
+	return nil
 }
 
 // closedErr refuses an answer to a request that is already closed.
@@ -85,6 +90,11 @@ func (r *run) findLocked(id string) (openRequest, error) {
 			return openRequest{req: pc.Request, call: pc}, nil
 		}
 	}
+	for _, h := range r.rec.Held {
+		if h.Request.RequestID == id {
+			return openRequest{req: h.Request, held: h}, nil
+		}
+	}
 	if o, ok := r.live[id]; ok {
 		return o, nil
 	}
@@ -97,6 +107,11 @@ func (r *run) openLocked() []openRequest {
 	for _, pc := range r.rec.Pending {
 		if pc.Request != nil && pc.Resolved == nil {
 			out = append(out, openRequest{req: pc.Request, call: pc})
+		}
+	}
+	for _, h := range r.rec.Held {
+		if h.Resolved == nil {
+			out = append(out, openRequest{req: h.Request, held: h})
 		}
 	}
 	for _, o := range r.live {
@@ -148,16 +163,25 @@ func (r *run) confirm(p ConfirmParams) error {
 		return err
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
-	call := r.prepared[o.call.Call.ID]
-	prev := o.call.Confine
-	if p.Decision.Allows() && o.req.Kind == KindConfirmCommand {
-		o.call.Confine = confineOnApproval(o.call, p.Decision) // saved with the resolution
+	var (
+		call *tools.Call
+		prev *tools.Confine
+	)
+	if o.call != nil { // a step's call; a running tool's question has none
+		call = r.prepared[o.call.Call.ID]
+		prev = o.call.Confine
+		if p.Decision.Allows() && o.req.Kind == KindConfirmCommand {
+			o.call.Confine = confineOnApproval(o.call, p.Decision) // saved with the resolution
+		}
 	}
 	err = r.resolveLocked(o, res)
-	if err != nil {
-		o.call.Confine = prev
+	var confine *tools.Confine
+	if o.call != nil {
+		if err != nil {
+			o.call.Confine = prev
+		}
+		confine = o.call.Confine
 	}
-	confine := o.call.Confine
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -222,10 +246,17 @@ func decisionList() string {
 // value is never persisted. A resolution that cannot be saved is an error
 // wrapping ErrNotSaved, and the request stays open.
 func (r *run) resolveLocked(o openRequest, res *resolution) error {
-	if o.call != nil {
+	switch {
+	case o.call != nil:
 		o.call.Resolved = storedResolution(o.req, res)
 		if err := r.persistLocked(true); err != nil {
 			o.call.Resolved = nil
+			return err
+		}
+	case o.held != nil:
+		o.held.Resolved = storedResolution(o.req, res)
+		if err := r.persistLocked(true); err != nil {
+			o.held.Resolved = nil
 			return err
 		}
 	}
@@ -246,6 +277,7 @@ func storedResolution(req *InputRequest, res *resolution) *resolution {
 // closeLocked tells every view the request is closed and wakes whoever
 // waits on it.
 func (r *run) closeLocked(o openRequest, res *resolution) {
+	r.wakeLocked(o.req.RequestID)
 	r.a.closed(o.req.RequestID, res.Outcome)
 	r.sendResolvedLocked(o.req.RequestID, res)
 	if o.answer != nil {
@@ -298,8 +330,11 @@ func (r *run) auditUndecidedLocked(o openRequest, res *resolution) {
 func (r *run) cancelOpenLocked() {
 	for _, o := range r.openLocked() {
 		res := &resolution{Outcome: OutcomeCancelled, By: ByCancel}
-		if o.call != nil {
+		switch {
+		case o.call != nil:
 			o.call.Resolved = storedResolution(o.req, res)
+		case o.held != nil:
+			o.held.Resolved = storedResolution(o.req, res)
 		}
 		r.closeLocked(o, res)
 		r.auditUndecidedLocked(o, res)
@@ -315,6 +350,9 @@ func (r *run) cancelOpenLocked() {
 // Ask implements tools.Asker: a running tool (an interactive command)
 // puts a question to the user and waits for the answer.
 func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
+	if q.Key != "" && !q.Secret {
+		return r.askHeld(ctx, q)
+	}
 	kind := KindQuestion
 	switch {
 	case q.Secret:

@@ -30,22 +30,28 @@ type runRecord struct {
 	Context    *RunContext `json:"context,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
-	Messages     []Message          `json:"-"`
-	MessageCount int                `json:"messageCount"`
-	Plan         []PlanEntry        `json:"plan,omitempty"`
-	Explanation  string             `json:"explanation,omitempty"`
-	Step         int                `json:"step"`
-	Pending      []*pendingCall     `json:"pending,omitempty"`
-	Seq          int64              `json:"seq"`
-	Usage        Usage              `json:"usage"`
-	Baseline     map[string]*string `json:"-"`
-	Changed      []string           `json:"changed,omitempty"`
-	LastCalls    []string           `json:"lastCalls,omitempty"`
-	Repeats      int                `json:"repeats,omitempty"`
-	ToolErrors   int                `json:"toolErrors,omitempty"`
-	FinalText    string             `json:"finalText,omitempty"`
-	CreatedAt    time.Time          `json:"createdAt"`
-	UpdatedAt    time.Time          `json:"updatedAt"`
+	Messages     []Message      `json:"-"`
+	MessageCount int            `json:"messageCount"`
+	Plan         []PlanEntry    `json:"plan,omitempty"`
+	Explanation  string         `json:"explanation,omitempty"`
+	Step         int            `json:"step"`
+	Pending      []*pendingCall `json:"pending,omitempty"`
+	// Held are the run's durable requests that are not a call's
+	// confirmation (heldRequest).
+	Held []*heldRequest `json:"held,omitempty"`
+	// mcp is the MCP tools the run took at its start (not persisted: taken
+	// again after a restart).
+	mcp        *toolSet
+	Seq        int64              `json:"seq"`
+	Usage      Usage              `json:"usage"`
+	Baseline   map[string]*string `json:"-"`
+	Changed    []string           `json:"changed,omitempty"`
+	LastCalls  []string           `json:"lastCalls,omitempty"`
+	Repeats    int                `json:"repeats,omitempty"`
+	ToolErrors int                `json:"toolErrors,omitempty"`
+	FinalText  string             `json:"finalText,omitempty"`
+	CreatedAt  time.Time          `json:"createdAt"`
+	UpdatedAt  time.Time          `json:"updatedAt"`
 }
 
 // pendingCall is one tool call of the current step, from the model's request
@@ -105,9 +111,10 @@ type run struct {
 	headed   bool     // the run's header is written
 	unsaved  bool     // a checkpoint failed: memory is ahead of the disk
 	unsent   []*InputRequest
-	ending   *ending                // the end a failed checkpoint kept from being final
-	prepared map[string]*tools.Call // by tool call id; lost on restart, prepared again
-	live     map[string]openRequest // a running tool's questions, by request id
+	ending   *ending                  // the end a failed checkpoint kept from being final
+	prepared map[string]*tools.Call   // by tool call id; lost on restart, prepared again
+	live     map[string]openRequest   // a running tool's questions, by request id
+	waiters  map[string]chan struct{} // closed when a held request is resolved
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string

@@ -65,6 +65,9 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 		Model: set.Model, Effort: set.ReasoningEffort,
 		Class: classify(toModel.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
 	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(toModel)})
+	if p.MCPServers != nil {
+		a.mcp.SetSession(sess.ID, p.MCPServers) // before the run takes its tools
+	}
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
 	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, StateRunning, now

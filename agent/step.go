@@ -10,6 +10,9 @@ import (
 // reply without tool calls) or opens the step's tool calls. done reports
 // that the run is over.
 func (r *run) step(ctx context.Context) (done bool, err error) {
+	if err := r.startTools(ctx); err != nil {
+		return false, err
+	}
 	r.a.probeWindow(ctx)
 	pfx := r.prefix(ctx)
 	r.mu.Lock()
@@ -84,7 +87,7 @@ func (e stopError) Error() string { return e.msg }
 // editor which instruction files the model was given and, once per agent,
 // warns when the model's context window leaves little room.
 func (r *run) prefix(ctx context.Context) *sessionPrefix {
-	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID)
+	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID, r.mcpToolNames())
 	r.mu.Lock()
 	first := r.rec.Step == 0
 	r.mu.Unlock()
@@ -94,7 +97,10 @@ func (r *run) prefix(ctx context.Context) *sessionPrefix {
 	if len(pfx.Instructions) > 0 {
 		r.update(Update{Kind: UpdateInstructions, Instructions: pfx.Instructions})
 	}
-	if text := r.a.windowNotice(len(pfx.System) + specsSize(r.a.specsFor(pfx.Tools))); text != "" {
+	r.mu.Lock()
+	specs := r.specsLocked(pfx.Tools)
+	r.mu.Unlock()
+	if text := r.a.windowNotice(len(pfx.System) + specsSize(specs)); text != "" {
 		r.update(Update{Kind: UpdateNotice, Text: text})
 	}
 	return pfx

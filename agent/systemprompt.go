@@ -51,7 +51,7 @@ func classify(prompt string) string {
 // then the conversation, compacted if it no longer fits. r.mu is held.
 func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	a := r.a
-	specs := a.specsFor(pfx.Tools)
+	specs := r.specsLocked(pfx.Tools)
 	system := pfx.System
 	if a.textMode() {
 		system += textToolInstructions(specs)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 var updateContract = flag.Bool("update", false, "rewrite testdata/contract/protocol.json")
@@ -46,6 +47,7 @@ type contract struct {
 	UndoStatuses        []string       `json:"undoStatuses"`
 	OnConflict          []string       `json:"onConflict"`
 	ConflictKinds       []string       `json:"conflictKinds"`
+	MCPStates           []string       `json:"mcpStates"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
@@ -68,6 +70,7 @@ func currentContract(t *testing.T) contract {
 		UndoStatuses:        strs(agent.UndoStatuses),
 		OnConflict:          agent.OnConflicts,
 		ConflictKinds:       agent.ConflictKinds,
+		MCPStates:           strs(mcp.States),
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // The params and results of the agent/* methods that are not the agent's
@@ -64,6 +65,17 @@ type SessionRef struct {
 // CheckpointsResult lists a session's checkpoints, oldest first.
 type CheckpointsResult struct {
 	Checkpoints []agent.CheckpointInfo `json:"checkpoints"`
+}
+
+// MCPStatusParams asks for the MCP servers a session sees; without a
+// session, those every session sees (the user's and the workspace's).
+type MCPStatusParams struct {
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// MCPStatusResult lists the servers by name.
+type MCPStatusResult struct {
+	Servers []mcp.Status `json:"servers"`
 }
 
 // SessionsResult lists the sessions of this workspace, newest first.

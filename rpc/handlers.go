@@ -38,6 +38,7 @@ func init() {
 		wire.MethodCommands:   commandsHandler,
 		wire.MethodIndexStat:  indexStatusHandler,
 		wire.MethodIndexQuery: indexSearchHandler,
+		wire.MethodMCPStatus:  mcpStatusHandler,
 	}
 	notifications = map[string]notificationHandler{
 		wire.MethodInitialized:    initialized,
@@ -111,6 +112,9 @@ var (
 	})
 	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
 		return CommandsResult{Commands: a.Commands(), Directories: a.CommandDirs()}, nil
+	})
+	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (any, error) {
+		return MCPStatusResult{Servers: a.MCPStatus(p.SessionID)}, nil
 	})
 )
 

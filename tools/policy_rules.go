@@ -102,8 +102,13 @@ func saveRules(path string, rules []Rule) error {
 }
 
 // toolMatches says whether a rule for ruleTool covers a call of tool in
-// class ("read", "write" or "" for commands).
+// class ("read", "write" or "" for commands). A rule's tool may end in *
+// to cover every tool with that prefix: mcp__github__* is every tool of
+// the MCP server github.
 func toolMatches(ruleTool, tool, class string) bool {
+	if prefix, ok := strings.CutSuffix(ruleTool, "*"); ok && prefix != "" && strings.HasPrefix(tool, prefix) {
+		return true
+	}
 	return ruleTool == "*" || ruleTool == tool || (class != "" && ruleTool == class)
 }
 
@@ -242,6 +247,10 @@ func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope str
 		}
 	}
 	if c.Command == nil {
+		if len(c.Writes) == 0 && c.Effect != EffectRead {
+			// A tool only its name describes (an MCP tool): the grant names it.
+			out = addRule(out, Rule{Tool: c.Tool, Action: action, Scope: scope})
+		}
 		return out, nil
 	}
 	an := p.analyze(c.Command)

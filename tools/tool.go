@@ -48,6 +48,10 @@ type Call struct {
 	Writes []FileDiff
 	// Command is set for calls that run a process.
 	Command *Command
+	// Detail says, for a call that neither writes files nor runs a
+	// command (an MCP tool's), what the user would approve beside its
+	// arguments: whose tool it is and what its server claims it does.
+	Detail string
 	// Run does the work. Failures the model can act on come back as a Result
 	// with IsError; a non-nil error means the infrastructure broke.
 	Run func(ctx context.Context) (Result, error)
@@ -181,13 +185,24 @@ type Question struct {
 	Options []Option
 	Secret  bool
 	Command string
+	// Key makes the question durable: it is kept with the run, survives a
+	// restart of agentd, and asked again with the same Key by the same
+	// call (made again after the restart) it gets the answer already
+	// given, or waits for it. An MCP server's questions are keyed.
+	Key string
+	// Closed takes only one of Options (no free text); Multiple takes
+	// several (Answer.OptionIDs). Both only for keyed questions.
+	Closed   bool
+	Multiple bool
 }
 
 // Answer is the human's reply. TimedOut or Cancelled report that no one
 // answered.
 type Answer struct {
-	Text      string
-	OptionID  string
+	Text     string
+	OptionID string
+	// OptionIDs are the options picked when the question took several.
+	OptionIDs []string
 	TimedOut  bool
 	Cancelled bool
 }

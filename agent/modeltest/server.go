@@ -28,6 +28,8 @@ type Request struct {
 	Messages        []Message `json:"messages"`
 	// Tools are the names of the functions the request offered.
 	Tools []string `json:"tools,omitempty"`
+	// Schemas are the offered functions' parameters' JSON Schemas, by name.
+	Schemas map[string]json.RawMessage `json:"schemas,omitempty"`
 	// ToolsJSON is the request's tools array as it was sent, so a test can
 	// compare the tool lists of requests byte for byte.
 	ToolsJSON json.RawMessage `json:"toolsJson,omitempty"`

@@ -25,7 +25,8 @@ type wireRequest struct {
 	Tools []struct {
 		Type     string `json:"type"`
 		Function *struct {
-			Name string `json:"name"`
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
 	// Functions is the deprecated form of Tools; a client using it still
@@ -72,6 +73,10 @@ func (in *wireRequest) record() Request {
 	for _, t := range in.Tools {
 		if t.Function != nil {
 			req.Tools = append(req.Tools, t.Function.Name)
+			if req.Schemas == nil {
+				req.Schemas = map[string]json.RawMessage{}
+			}
+			req.Schemas[t.Function.Name] = t.Function.Parameters
 		} else {
 			req.Tools = append(req.Tools, t.Type)
 		}

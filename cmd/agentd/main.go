@@ -29,6 +29,7 @@ Usage:
   agentd acp      [flags]                   speak the Agent Client Protocol on stdio (Zed, JetBrains, …)
   agentd index    [flags] [dir]             build the workspace index
   agentd search   [flags] "query" [dir]     search the workspace index
+  agentd mcp      [flags] [dir]             an MCP server on stdio offering the index (search, outline)
   agentd config                             the settings in effect and where they come from
   agentd search-eval [flags] SET.jsonl...   score the search on commit sets (docs/index.md)
   agentd doctor   [flags]                   is the kernel sandbox active here, and its cost
@@ -66,6 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runIndex(ctx, args[1:], stdout, stderr)
 	case "search":
 		return runSearch(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "config":
 		return runConfig(args[1:], stdout, stderr)
 	case "search-eval":

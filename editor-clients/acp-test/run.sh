@@ -14,5 +14,6 @@ if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ ! -x node_modules/.bin/ac
 	npm install --no-audit --no-fund --engine-strict=false
 fi
 mkdir -p bin
-(cd "$repo" && go build -o "$here/bin/agentd" ./cmd/agentd && go build -o "$here/bin/fakemodel" ./cmd/fakemodel)
+(cd "$repo" && go build -o "$here/bin/agentd" ./cmd/agentd && go build -o "$here/bin/fakemodel" ./cmd/fakemodel &&
+	go build -o "$here/bin/mcpserver" ./tools/mcp/testdata/mcpserver)
 exec node --test --test-concurrency=1 --test-timeout=120000 --test-reporter=spec test/

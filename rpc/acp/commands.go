@@ -17,6 +17,9 @@ var commands = append([]acpsdk.AvailableCommand{{
 	Name:        "search",
 	Description: "Search the workspace index (semantic code search, no model call)",
 	Input:       &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: "what you are looking for"}},
+}, {
+	Name:        "mcp",
+	Description: "The MCP servers of this session: state, tools, why one failed",
 }}, undoCommands...)
 
 func (s *session) announceCommands() {
@@ -69,6 +72,9 @@ func slashCommand(text string) (name, arg string, ok bool) {
 
 // command runs a slash command as a turn of its own.
 func (s *session) command(ctx context.Context, name, arg string) (acpsdk.PromptResponse, error) {
+	if name == "mcp" {
+		return s.mcpCommand(ctx)
+	}
 	if name != "search" {
 		return s.undoCommand(ctx, name, arg), nil // undo.go
 	}

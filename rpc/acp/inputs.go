@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // ask puts an input request to the client in the best form it offers.
@@ -280,12 +281,18 @@ func (s *session) cancelRun(runID string) {
 func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	kind, status := acpsdk.ToolKindEdit, acpsdk.ToolCallStatusPending
 	title := firstNonEmpty(req.Title, req.Message)
-	if req.Kind == agent.KindConfirmCommand {
+	if req.Kind == agent.KindConfirmCommand && !mcpRequest(req) {
 		kind, title = acpsdk.ToolKindExecute, commandTitle(req.Command, req.Cwd)
+	} else if req.Kind == agent.KindConfirmCommand {
+		kind = acpsdk.ToolKindExecute
 	}
 	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
 	if req.Kind == agent.KindConfirmCommand {
 		tc.RawInput = map[string]any{"command": req.Command, "cwd": absPath(root, cmp.Or(req.Cwd, "."))}
+		if mcpRequest(req) {
+			// The message says whose tool it is and what its server claims.
+			tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(req.Message)))
+		}
 		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(codeBlock("sh", req.Command))))
 	}
 	for _, d := range req.Diff {
@@ -306,6 +313,13 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 		tc.Meta = map[string]any{"agentd": meta}
 	}
 	return tc
+}
+
+// mcpRequest says whether a command confirmation is about MCP: a workspace
+// server to start (it belongs to no call) or an MCP tool to call. Its
+// title ("Call github: create_issue") says more than its command line.
+func mcpRequest(req agent.InputRequest) bool {
+	return req.ToolCallID == "" || strings.HasPrefix(req.Command, mcp.Prefix)
 }
 
 // toolCallID names the tool call a request belongs to; a request outside

@@ -50,12 +50,12 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) 
 	ws.routeMu.Lock()
 	defer ws.routeMu.Unlock()
 	s.mu.Lock()
-	busy, agentID, first := s.turn != nil, s.agentID, s.first
+	busy, agentID, first, servers := s.turn != nil, s.agentID, s.first, s.mcp
 	s.mu.Unlock()
 	if busy {
 		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
 	}
-	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc}
+	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, MCPServers: servers}
 	if agentID == "" {
 		// The first run creates the agent session with what was chosen
 		// before it; from then on the agent session keeps the settings.

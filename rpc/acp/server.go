@@ -129,6 +129,7 @@ func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (ac
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},

@@ -8,6 +8,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // session is an ACP session open in this connection.
@@ -27,6 +28,7 @@ type session struct {
 	asking  []agent.InputRequest          // free-text questions the next prompts answer
 	asks    map[string]context.CancelFunc // client requests in flight, by input request id
 	runs    map[string]*translator
+	mcp     []mcp.Server // the servers the client passed; every run gets them
 	closed  bool
 }
 

@@ -44,6 +44,7 @@ func (s *server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (ac
 	m := sessionMeta{Mode: s.opts.Agent.Policy}
 	ws.meta.set(id, m)
 	sess := s.open(ws, id, m)
+	sess.useMCP(s.mcpServers(p.McpServers))
 	time.AfterFunc(afterResponse, sess.announceCommands)
 	set := sess.settings()
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: modeState(set.ApprovalPolicy),
@@ -57,6 +58,7 @@ func (s *server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
+	sess.useMCP(s.mcpServers(p.McpServers))
 	if err := sess.replay(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -75,6 +77,9 @@ func (s *server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	sess, err := s.reopen(p.Cwd, string(p.SessionId))
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
+	}
+	if p.McpServers != nil { // optional here: left out, the session keeps its servers
+		sess.useMCP(s.mcpServers(p.McpServers))
 	}
 	sess.attach()
 	time.AfterFunc(afterResponse, func() {

@@ -22,6 +22,7 @@ const (
 	MethodCommands   = "agent/commands"
 	MethodIndexStat  = "index/status"
 	MethodIndexQuery = "index/search"
+	MethodMCPStatus  = "mcp/status"
 )
 
 // Editor → daemon notifications.

@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Agent, startModel, tempDir } from "../lib/harness.mjs";
+import { Agent, bin, startModel, tempDir } from "../lib/harness.mjs";
 
 let model;
 before(async () => { model = await startModel("scenarios.json"); });
@@ -17,6 +17,7 @@ async function started(opts = {}) {
   assert.equal(init.agentCapabilities.loadSession, true);
   assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
   assert.ok(init.agentCapabilities.sessionCapabilities.list);
+  assert.equal(init.agentCapabilities.mcpCapabilities.http, true, "HTTP MCP servers are taken besides stdio ones");
   return agent;
 }
 
@@ -266,4 +267,21 @@ test("config options choose the model, the effort and the mode, and outlive a re
   const loaded = await second.agent.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
   assert.deepEqual(values(loaded.configOptions), { mode: "full-auto", model: "big", reasoning_effort: "high" });
   assert.equal(loaded.modes.currentModeId, "full-auto");
+});
+
+test("the MCP servers of session/new give the model their tools", async (t) => {
+  const agent = await started();
+  t.after(() => agent.stop());
+  const { sessionId } = await agent.agent.request("session/new", { cwd: tempDir("agentd-acp-ws-"), mcpServers: [
+    { name: "test", command: join(bin, "mcpserver"), args: [], env: [{ name: "GIVEN", value: "from-the-editor" }] },
+  ] });
+  agent.answerPermission = (p) => ({ outcome: "selected", optionId: p.options.find((o) => o.kind === "allow_once").optionId });
+  assert.equal((await agent.prompt(sessionId, "which value did the editor give?")).stopReason, "end_turn");
+  const asked = agent.permissions[0];
+  assert.equal(asked.toolCall.title, "Call test: env");
+  assert.ok(asked.toolCall.content.some((c) => c.type === "content" && /mcp__test__env \{"name":"GIVEN"\}/.test(c.content.text)),
+    "the permission shows the tool and its arguments");
+  assert.equal(agent.text(sessionId), "The editor gave from-the-editor.", "the tool's result reached the model");
+  assert.equal((await agent.prompt(sessionId, "/mcp")).stopReason, "end_turn");
+  assert.match(agent.text(sessionId), /\*\*test\*\* \(session, stdio\): connected/);
 });

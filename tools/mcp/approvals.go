@@ -1,0 +1,108 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// approvals remembers the user's lasting decisions on the workspace's
+// servers, by name, for one exact configuration (its fingerprint): a
+// .mcp.json that changes a server's command line, environment or
+// confinement is asked about again.
+type approvals struct {
+	path string
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	servers map[string]approval
+}
+
+type approval struct {
+	Fingerprint string `json:"fingerprint"`
+	// Command is what was approved, for a person reading the file.
+	Command string `json:"command"`
+	Allow   bool   `json:"allow"`
+}
+
+type approvalFile struct {
+	Servers map[string]approval `json:"servers"`
+}
+
+func loadApprovals(stateDir string, log *slog.Logger) *approvals {
+	a := &approvals{log: log, servers: map[string]approval{}}
+	if stateDir == "" {
+		return a
+	}
+	a.path = filepath.Join(stateDir, "mcp-approvals.json")
+	data, err := os.ReadFile(a.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a
+	}
+	var f approvalFile
+	if err == nil {
+		err = json.Unmarshal(data, &f)
+	}
+	if err != nil {
+		// Unreadable approvals approve nothing: every server asks again.
+		log.Warn("MCP approvals unreadable; workspace servers will be asked about again", "file", a.path, "err", err)
+		return a
+	}
+	if f.Servers != nil {
+		a.servers = f.Servers
+	}
+	return a
+}
+
+// get returns the remembered decision on s, if any.
+func (a *approvals) get(s Server) (allow, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ap, ok := a.servers[s.Name]
+	if !ok || ap.Fingerprint != s.Fingerprint() {
+		return false, false
+	}
+	return ap.Allow, true
+}
+
+// set remembers a decision and writes the file (a temporary file renamed
+// over it, so a crash never leaves half of it).
+func (a *approvals) set(s Server, allow bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.servers[s.Name] = approval{Fingerprint: s.Fingerprint(), Command: s.CommandLine(), Allow: allow}
+	if a.path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(approvalFile{Servers: a.servers}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(a.path), 0o700); err != nil {
+		return fmt.Errorf("saving MCP approvals: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(a.path), ".mcp-approvals-*")
+	if err != nil {
+		return fmt.Errorf("saving MCP approvals: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("saving MCP approvals: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/sandbox"
+)
+
+// process is a stdio server running in the kernel sandbox.
+type process struct {
+	cmd    *sandbox.Cmd
+	stderr *tail
+	done   chan struct{} // closed when the process has been waited for
+	exit   int
+}
+
+// StateDir is where a stdio server keeps what it writes: the only
+// directory it may write besides its private /tmp (and what its profile or
+// its "write" list grants). It lasts across restarts of the server and of
+// agentd.
+func StateDir(stateDir, server string) string {
+	return filepath.Join(stateDir, "mcp", sanitize(server))
+}
+
+// spawn starts a stdio server in its sandbox profile and returns the
+// transport that speaks to it. The process lives until ctx ends or it
+// exits.
+func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transport, error) {
+	profile := s.profile()
+	if st := opts.sandboxStatus(); !st.Supports(profile) {
+		return nil, nil, fmt.Errorf("the kernel sandbox cannot confine MCP servers on this machine (%s); "+
+			"set \"sandbox\": \"full\" in the server's configuration to run it unconfined", strings.Join(st.Problems, "; "))
+	}
+	state := StateDir(opts.StateDir, s.Name)
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("the server's state directory: %w", err)
+	}
+	spec := sandbox.Spec{Profile: profile, Workspace: opts.Root, Network: s.Network,
+		Args: append([]string{s.Command}, s.Args...), Dir: opts.Root, Env: serverEnv(s, opts, state),
+		Write: []string{state}}
+	if s.Cwd != "" {
+		spec.Dir = absPath(s.Cwd, opts.Root)
+		spec.Read = append(spec.Read, spec.Dir)
+	}
+	if strings.Contains(s.Command, "/") {
+		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
+	}
+	for _, p := range s.Read {
+		spec.Read = append(spec.Read, absPath(p, opts.Root))
+	}
+	for _, p := range s.Write {
+		spec.Write = append(spec.Write, absPath(p, opts.Root))
+	}
+	cmd, err := sandbox.Command(ctx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, err
+	}
+	p := &process{cmd: cmd, stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+	err = cmd.Start()
+	inR.Close() // the server's ends: ours are inW and outR
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		var se *sandbox.SetupError
+		if errors.As(err, &se) {
+			return nil, nil, fmt.Errorf("starting %s: %w", s.Command, err)
+		}
+		return nil, nil, fmt.Errorf("starting %s: %w", s.CommandLine(), err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		p.exit = cmd.ExitCode()
+		close(p.done)
+	}()
+	return p, &mcpsdk.IOTransport{Reader: outR, Writer: inW}, nil
+}
+
+// serverEnv is a stdio server's environment: the daemon's, filtered as
+// for commands (no secrets), then where it keeps its state, then the
+// configured variables, which may carry the tokens it needs.
+func serverEnv(s Server, opts Options, state string) []string {
+	env := opts.Environ
+	if env == nil {
+		env = tools.ChildEnv(os.Environ(), nil, nil)
+	}
+	env = append([]string(nil), env...)
+	env = append(env,
+		"XDG_STATE_HOME="+filepath.Join(state, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(state, "cache"),
+		"XDG_DATA_HOME="+filepath.Join(state, "data"),
+		"npm_config_cache="+filepath.Join(state, "npm"),
+		"AGENTD_MCP_STATE_DIR="+state)
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+s.Env[k])
+	}
+	return env
+}
+
+// stop kills the server and whatever it started, and waits for it.
+func (p *process) stop() {
+	_ = p.cmd.Kill()
+	<-p.done
+}
+
+// exited reports how the process ended, with the end of what it wrote to
+// stderr: why it failed, in its own words.
+func (p *process) exited() string {
+	msg := fmt.Sprintf("exited with status %d", p.exit)
+	if p.exit > 128 && p.exit < 160 {
+		msg = fmt.Sprintf("was killed by signal %d", p.exit-128)
+	}
+	if t := strings.TrimSpace(p.stderr.String()); t != "" {
+		msg += ": " + lastLines(t, 5)
+	}
+	return msg
+}
+
+// tail keeps the last bytes written to it: a server's stderr.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
