@@ -111,7 +111,10 @@ local function card_content(o)
     lines[#lines + 1] = l
   end
   for _, d in ipairs(spec and spec.details(req) or {}) do
-    lines[#lines + 1] = d
+    -- wrapped here: the window's height counts these lines, not screen rows
+    for _, l in ipairs(vim.fn.strdisplaywidth(d) <= w and { d } or wrap(d, w)) do
+      lines[#lines + 1] = l
+    end
   end
   F.option_at = {}
   if req.kind == 'choice' then
