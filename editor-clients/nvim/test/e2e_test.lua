@@ -628,7 +628,7 @@ t.test('persistence: a run whose state cannot be saved pauses with the reason; R
   t.ok(conv:find('operation not permitted', 1, true), 'the cause:\n' .. conv)
   t.ok(conv:find(state, 1, true), 'the file:\n' .. conv)
   t.ok(conv:find('\n  R resumes it (:AgentdResume)\n', 1, true), 'the key:\n' .. conv)
-  t.ok(table.concat(h.notes, '\n'):find('is paused: state not saved', 1, true), 'told')
+  t.ok(table.concat(h.notes, '\n'):find('run paused: its state could not be saved', 1, true), 'told')
   t.eq(conv:find('Read both.', 1, true), nil)
   thaw()
   go_to_transcript_line('— paused')

@@ -833,4 +833,18 @@ t.test('health: the daemon\'s model list read as OK, a dead endpoint as ERROR, a
   t.eq(got[1], 'warn')
 end)
 
+t.test('ui: a brief notification is one line that fits the command line', function()
+  local ui = require('agentd.ui')
+  local got
+  local notify = vim.notify
+  vim.notify = function(m)
+    got = m
+  end
+  ui.notify_brief(string.rep('word ', 100) .. '\nsecond line')
+  vim.notify = notify
+  t.eq(got:find('\n', 1, true), nil, 'one line')
+  t.ok(vim.fn.strdisplaywidth(got) <= vim.o.columns - 12, got)
+  t.ok(got:match('…$'), got)
+end)
+
 t.finish()

@@ -30,16 +30,19 @@ local function on_run_state(run, p)
   elseif st == 'cancelled' then
     ui.notify('run cancelled')
   elseif st == 'paused' then
-    local why = type(p.error) == 'string' and p.error ~= '' and p.error or 'the daemon restarted in the middle of a step'
-    ui.notify(('run %s is paused: %s. :AgentdResume continues it'):format(run.id, why), vim.log.levels.WARN)
+    -- the whole reason is in the chat, under the run
+    local why = type(p.error) == 'string' and p.error ~= '' and 'its state could not be saved'
+      or 'the daemon restarted in the middle of a step'
+    ui.notify_brief(('run paused: %s; :AgentdResume continues it'):format(why), vim.log.levels.WARN)
   end
 end
 
--- agentd's own warnings (a notice update) are told as they come.
+-- agentd's own warnings (a notice update) are told as they come, in a
+-- line: the whole is in the chat.
 local function on_update(p)
   local u = p.update or {}
   if u.kind == 'notice' and type(u.text) == 'string' and u.text ~= '' then
-    ui.notify(u.text, vim.log.levels.WARN)
+    ui.notify_brief(u.text, vim.log.levels.WARN)
   end
 end
 
