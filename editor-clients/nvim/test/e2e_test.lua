@@ -339,6 +339,23 @@ t.test('command output: streamed into the chat while the command runs', function
   t.eq(tool.live, nil, 'the live tail is gone')
 end)
 
+t.test('chat: a new conversation (:AgentdChat!) stays new while the previous run goes on', function()
+  h.fresh('stream', { setup = { approval_policy = 'full-auto' } })
+  vim.cmd('Agentd build it')
+  t.wait(function()
+    return h.conversation():find('\n    compiling', 1, true)
+  end, 'the run streams')
+  local old = S.session
+  vim.cmd('AgentdChat!')
+  t.wait(function()
+    return S.runs:get(S.run).state == 'completed'
+  end, 'the previous run completed')
+  vim.cmd('stopinsert')
+  t.eq(S.session, nil, 'the chat did not go back to the running session')
+  t.eq(h.conversation():find('Built.', 1, true), nil, h.conversation())
+  t.ok(old, 'there was a session')
+end)
+
 t.test("selection: :'<,'>Agentd sends the selected lines as context", function()
   local ws = h.fresh('selection', { files = { ['calc.py'] = 'alpha = 1\nbeta = 2\ngamma = 3\n' } })
   vim.cmd('edit ' .. ws .. '/calc.py')

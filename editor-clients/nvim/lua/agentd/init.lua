@@ -60,7 +60,7 @@ function M.run(opts)
   lifecycle.root()
   if not prompt or vim.trim(prompt) == '' then
     if opts.new_session then
-      S.session = nil
+      S.session, S.new_chat = nil, true
       chat.render()
     end
     -- a selection given now goes with the prompt written in the chat
@@ -96,7 +96,7 @@ function M.run(opts)
     local run = S.runs:ensure(res.runId, res.sessionId)
     run.prompt = prompt
     run.context = params.context
-    S.session = res.sessionId
+    S.session, S.new_chat = res.sessionId, false
     local sinfo = S.session_info(res.sessionId)
     sinfo.title = sinfo.title or prompt
     if res.sessionId ~= session or not sinfo.settings then
@@ -120,7 +120,7 @@ end
 function M.chat(new)
   M.setup_once()
   if new then
-    S.session = nil
+    S.session, S.new_chat = nil, true
     chat.render()
   end
   chat.open({ focus = 'compose' })

@@ -86,7 +86,9 @@ function M.apply(method, p, how)
   elseif method == N.update and how ~= 'history' then
     on_update(p)
   end
-  if not S.session and run.session then
+  -- a chat that shows nothing yet follows the run (after a restart of
+  -- the editor), unless the user asked for a new conversation
+  if not S.session and run.session and not S.new_chat then
     S.session = run.session
   end
   if run.session == S.session then

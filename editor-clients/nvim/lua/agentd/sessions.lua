@@ -241,7 +241,7 @@ end
 function M.open(s)
   local sid = type(s) == 'table' and s.sessionId or s
   M.note(type(s) == 'table' and s or nil)
-  S.session = sid
+  S.session, S.new_chat = sid, false
   require('agentd.chat').open({ focus = 'compose' })
   M.load(sid)
 end

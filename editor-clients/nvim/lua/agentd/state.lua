@@ -46,6 +46,7 @@ local requests = require('agentd.requests')
 ---@field runs agentd.RunStore     runs built from notifications
 ---@field requests agentd.RequestSet the open input requests
 ---@field session string|nil       the chat's session (nil: the next send starts one)
+---@field new_chat boolean         the user asked for a new conversation: the chat follows no other run
 ---@field sessions table<string, agentd.SessionInfo>
 ---@field draft agentd.Settings    what a new conversation starts with (:AgentdModel, :AgentdMode, :AgentdEffort without a session)
 ---@field models table|nil         the last agent/models answer
@@ -74,6 +75,7 @@ function S.reset()
   S.runs = runs.new()
   S.requests = requests.new()
   S.session = nil
+  S.new_chat = false
   S.sessions = {}
   S.draft = {}
   S.models = nil
