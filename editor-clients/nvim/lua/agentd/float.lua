@@ -111,8 +111,9 @@ local function card_content(o)
     lines[#lines + 1] = l
   end
   for _, d in ipairs(spec and spec.details(req) or {}) do
-    -- wrapped here: the window's height counts these lines, not screen rows
-    for _, l in ipairs(vim.fn.strdisplaywidth(d) <= w and { d } or wrap(d, w)) do
+    -- wrapped here, so that the card's height counts every screen line
+    -- (a command's rule says what a grant stores and how it runs)
+    for _, l in ipairs(vim.fn.strdisplaywidth(d) > w and wrap(d, w) or { d }) do
       lines[#lines + 1] = l
     end
   end

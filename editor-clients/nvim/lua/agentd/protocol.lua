@@ -50,7 +50,10 @@ M.server_request = {
 M.prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret' }
 M.decisions = { 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always' }
 M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice' }
+M.update_kinds = {
+  'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result',
+  'instructions', 'notice',
+}
 M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
 M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }
 M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
