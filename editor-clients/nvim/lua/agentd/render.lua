@@ -219,6 +219,15 @@ local function render_item(out, item, open, max)
       out.toggles[#out.lines] = item
       hl(out, 'Comment')
     end
+  elseif item.type == 'plan' then
+    push(out, 'Plan:' .. (item.explanation and (' ' .. one_line(item.explanation)) or ''))
+    for _, e in ipairs(item.entries or {}) do
+      push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
+    end
+  elseif item.type == 'tool' then
+    render_tool(out, item, max)
+  elseif item.type == 'request' then
+    render_request(out, item, open)
   elseif item.type == 'instructions' then
     -- quiet: which instruction files the model was given
     local names = {}
@@ -235,15 +244,6 @@ local function render_item(out, item, open, max)
       push(out, '  ' .. lines[i])
       hl(out, 'WarningMsg')
     end
-  elseif item.type == 'plan' then
-    push(out, 'Plan:' .. (item.explanation and (' ' .. one_line(item.explanation)) or ''))
-    for _, e in ipairs(item.entries or {}) do
-      push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
-    end
-  elseif item.type == 'tool' then
-    render_tool(out, item, max)
-  elseif item.type == 'request' then
-    render_request(out, item, open)
   elseif item.type == 'files' then
     push(out, 'Files changed:')
     for _, f in ipairs(item.files or {}) do

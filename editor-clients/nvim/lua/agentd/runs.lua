@@ -234,28 +234,6 @@ function Store:apply(method, p)
       else
         run.items[#run.items + 1] = { type = 'thinking', text = text }
       end
-    elseif k == 'instructions' then
-      -- one line per run: the files of later updates join the first's
-      if not run.instructions then
-        run.instructions = { type = 'instructions', files = {} }
-        run.items[#run.items + 1] = run.instructions
-      end
-      local files = run.instructions.files
-      for _, f in ipairs(type(u.instructions) == 'table' and u.instructions or {}) do
-        if type(f) == 'table' and type(f.path) == 'string' then
-          local known = false
-          for _, g in ipairs(files) do
-            known = known or g.path == f.path
-          end
-          if not known then
-            files[#files + 1] = f
-          end
-        end
-      end
-    elseif k == 'notice' then
-      if type(u.text) == 'string' and u.text ~= '' then
-        run.items[#run.items + 1] = { type = 'notice', text = u.text }
-      end
     elseif k == 'plan' then
       if not run.plan then
         run.plan = { type = 'plan' }
@@ -299,6 +277,28 @@ function Store:apply(method, p)
     elseif k == 'files_changed' then
       run.files = u.files
       run.items[#run.items + 1] = { type = 'files', files = u.files }
+    elseif k == 'instructions' then
+      -- one line per run: the files of later updates join the first's
+      if not run.instructions then
+        run.instructions = { type = 'instructions', files = {} }
+        run.items[#run.items + 1] = run.instructions
+      end
+      local files = run.instructions.files
+      for _, f in ipairs(type(u.instructions) == 'table' and u.instructions or {}) do
+        if type(f) == 'table' and type(f.path) == 'string' then
+          local known = false
+          for _, g in ipairs(files) do
+            known = known or g.path == f.path
+          end
+          if not known then
+            files[#files + 1] = f
+          end
+        end
+      end
+    elseif k == 'notice' then
+      if type(u.text) == 'string' and u.text ~= '' then
+        run.items[#run.items + 1] = { type = 'notice', text = u.text }
+      end
     elseif k == 'result' then
       run.result = u.text
       run.stop_reason = u.stopReason
