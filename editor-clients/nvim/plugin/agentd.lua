@@ -43,15 +43,20 @@ cmd('AgentdSessions', function()
   require('agentd').sessions()
 end, { desc = 'agentd: pick a session to show and continue' })
 
-cmd('AgentdMode', function(o)
-  require('agentd').mode(o.args ~= '' and o.args or nil)
-end, {
-  nargs = '?',
-  complete = function()
-    return vim.deepcopy(require('agentd.protocol').policies)
-  end,
-  desc = "agentd: the approval mode of the conversation's next runs",
-})
+-- The conversation's settings: a value, "default" (the daemon's), or none
+-- for a picker.
+for name, which in pairs({ AgentdModel = 'model', AgentdEffort = 'effort', AgentdMode = 'mode' }) do
+  cmd(name, function(o)
+    require('agentd').configure(which, o.args ~= '' and o.args or nil)
+  end, {
+    nargs = '?',
+    complete = function(lead)
+      return require('agentd.settings').complete(which, lead)
+    end,
+    desc = ("agentd: the conversation's %s (default: the daemon's; no argument: a picker)"):format(
+      which == 'effort' and 'reasoning effort' or which == 'mode' and 'approval mode' or which),
+  })
+end
 
 cmd('AgentdToggle', function()
   require('agentd').toggle()

@@ -317,7 +317,7 @@ t.test('mode: :AgentdMode full-auto runs the next command without asking', funct
   h.wait_conversation('Ran it.')
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
   t.eq(S.requests.arrivals, 0, 'nothing was asked')
-  t.ok(h.conversation():find('\nmode: full-auto\n', 1, true), 'the chat shows the mode')
+  t.ok(h.conversation():find('\nmodel fakemodel · mode full-auto\n', 1, true), 'the chat shows the model and mode')
 end)
 
 t.test('command output: streamed into the chat while the command runs', function()
@@ -337,6 +337,23 @@ t.test('command output: streamed into the chat while the command runs', function
   local _, count = conv:gsub('\n    compiling', '')
   t.eq(count, 1, 'the output is shown once')
   t.eq(tool.live, nil, 'the live tail is gone')
+end)
+
+t.test('chat: a new conversation (:AgentdChat!) stays new while the previous run goes on', function()
+  h.fresh('stream', { setup = { approval_policy = 'full-auto' } })
+  vim.cmd('Agentd build it')
+  t.wait(function()
+    return h.conversation():find('\n    compiling', 1, true)
+  end, 'the run streams')
+  local old = S.session
+  vim.cmd('AgentdChat!')
+  t.wait(function()
+    return S.runs:get(S.run).state == 'completed'
+  end, 'the previous run completed')
+  vim.cmd('stopinsert')
+  t.eq(S.session, nil, 'the chat did not go back to the running session')
+  t.eq(h.conversation():find('Built.', 1, true), nil, h.conversation())
+  t.ok(old, 'there was a session')
 end)
 
 t.test("selection: :'<,'>Agentd sends the selected lines as context", function()
@@ -382,29 +399,282 @@ t.test('restart: the daemon dies, "the daemon is back" is shown, the dismissed q
   h.wait_conversation('Survived the restart.', 15000)
 end)
 
-t.test('sessions: after a restart of the editor, :AgentdSessions lists readable times and brings a session back', function()
-  h.fresh('question')
-  vim.cmd('Agentd What is my favourite colour?')
-  h.wait_requests(1)
-  require('agentd.pump').reply(S.requests:list()[1].req.requestId, { text = 'teal' })
+-- sessions, history and settings -------------------------------------------
+
+local HISTORY_FILES = { ['AGENTS.md'] = 'Answer briefly.\n', ['notes.txt'] = 'remember teal\n' }
+
+-- Two runs in one conversation, typed in the chat: the first thinks (and
+-- its provider served part of the prompt from its cache), the second reads
+-- a file. Returns the transcript as it was shown live, and the session.
+local function two_runs()
+  h.keys(':AgentdChat<CR>first question<C-s>')
+  h.wait_conversation('First answer: teal.')
   h.wait_state('completed')
-  local sid = S.session
-  -- a new "editor": forget everything, same workspace and state dir
+  h.keys('isecond question<Esc><CR>')
+  h.wait_conversation('Second answer: the notes say teal.')
+  h.wait_state('completed')
+  local live = h.conversation()
+  t.ok(live:find('\n▸ Thinking (40 characters): The user wants a colour. Teal fits best.\n', 1, true), live)
+  t.ok(live:find('\nInstructions: AGENTS.md\n', 1, true), 'the instruction file, one quiet line per run:\n' .. live)
+  local _, n = live:gsub('\nInstructions: ', '')
+  t.eq(n, 2, 'one line in each run')
+  t.ok(live:find("\n⚠ The model's context window is 15000 tokens", 1, true), 'the notice:\n' .. live)
+  t.ok(live:find('tokens (512 cached)', 1, true), 'the cached tokens:\n' .. live)
+  t.ok(table.concat(h.notes, '\n'):find("The model's context window is 15000 tokens", 1, true), 'the notice is told too')
+  return live, S.session
+end
+
+-- The picked session's transcript, then a follow-up sent from the chat
+-- that the model answers only if it was given the whole session.
+local function follow_up_continues(sid)
+  local _, cwin = require('agentd.chat').wins()
+  t.ok(cwin, 'the compose window is open')
+  -- the picker left the compose window in Insert mode (a real picker's keys
+  -- would type there): the text goes in as typed, and is sent as <C-s> does
+  api.nvim_buf_set_lines(api.nvim_win_get_buf(cwin), 0, -1, false, { 'third question' })
+  require('agentd.chat').send()
+  h.wait_conversation('Third answer: I remember the whole session.')
+  h.wait_state('completed')
+  t.eq(S.session, sid, 'the same session')
+  local conv = h.conversation()
+  local a = conv:find('## > first question', 1, true)
+  local b = conv:find('## > second question', 1, true)
+  local c = conv:find('## > third question', 1, true)
+  t.ok(a and b and c and a < b and b < c, 'the three runs in order:\n' .. conv)
+end
+
+t.test('sessions: a two-run session comes back whole after a daemon restart and goes on', function()
+  h.fresh('history', { files = HISTORY_FILES })
+  local live, sid = two_runs()
+  local old = agentd.status().pid
+  uv.kill(old, 'sigkill')
+  t.wait(function()
+    local s = agentd.status()
+    return s.ready and s.pid and s.pid ~= old
+  end, 'the daemon restarted', 10000)
+  vim.cmd('AgentdChat!')
+  t.eq(h.conversation():find('first question', 1, true), nil, 'a new conversation')
+  vim.cmd('AgentdSessions')
+  local sel = h.wait_select(1, 'the sessions list')
+  t.ok(sel.labels[1]:find('^first question  ·  completed  ·  2 runs  ·  '), sel.labels[1])
+  h.pick(sel, 'first question')
+  h.wait_conversation_equal(live, 'the conversation as it was shown')
+  follow_up_continues(sid)
+end)
+
+t.test('sessions: after an editor restart, :AgentdSessions brings the whole two-run session back (agent/history)', function()
+  h.fresh('history', { files = HISTORY_FILES })
+  local live, sid = two_runs()
+  -- a new "editor": it knows nothing; same workspace and state dir
   local cfg = vim.deepcopy(require('agentd.config').values)
   agentd._reset()
   require('agentd.chat').render_now()
   agentd.setup(cfg)
   h.ui_reset()
-  vim.cmd('AgentdSessions')
-  local sel = h.wait_select(1, 'the sessions list')
-  local label = sel.labels[1]
-  t.ok(label:find('What is my favourite colour?  ·  completed  ·  ', 1, true), label)
-  t.ok(label:match('just now$') or label:match('min ago$'), 'a readable time: ' .. label)
-  t.eq(label:find('%d%d:%d%d:%d%d'), nil, 'no seconds, no nanoseconds: ' .. label)
-  sel.cb(sel.items[1], 1)
-  h.wait_conversation('You like teal.')
+  t.eq(#S.runs.order, 0, 'nothing known')
+  local asked = {}
+  local lifecycle = require('agentd.lifecycle')
+  local request = lifecycle.request
+  lifecycle.request = function(method, params, cb)
+    asked[#asked + 1] = method
+    return request(method, params, cb)
+  end
+  local ok, err = pcall(function()
+    vim.cmd('AgentdSessions')
+    local sel = h.wait_select(1, 'the sessions list')
+    local label = sel.labels[1]
+    t.ok(label:find('^first question  ·  completed  ·  2 runs  ·  '), label)
+    t.ok(label:match('just now$') or label:match('min ago$'), 'a readable time: ' .. label)
+    t.eq(label:find('%d%d:%d%d:%d%d'), nil, 'no seconds, no nanoseconds: ' .. label)
+    h.pick(sel, 'first question')
+    h.wait_conversation_equal(live, 'the conversation as it was shown live')
+  end)
+  lifecycle.request = request
+  assert(ok, err)
+  t.eq(vim.tbl_filter(function(m)
+    return m == 'agent/history' or m == 'agent/events'
+  end, asked), { 'agent/history' }, 'one request brings it back')
   t.eq(S.session, sid)
-  t.ok(h.conversation():find('# agentd · What is my favourite colour?', 1, true), h.conversation())
+  -- the reasoning unfolds and folds with <CR> on its line
+  go_to_transcript_line('▸ Thinking')
+  h.keys('<CR>')
+  h.wait_conversation('▾ Thinking (40 characters; <CR> folds)\n  The user wants a colour.\n  Teal fits best.\n')
+  h.keys('<CR>')
+  h.wait_conversation('▸ Thinking (40 characters): The user wants a colour. Teal fits best.')
+  follow_up_continues(sid)
+end)
+
+t.test('sessions: a long session comes back page by page; a run the page left without its events fetches them', function()
+  h.fresh('long')
+  vim.cmd('Agentd run one')
+  h.wait_conversation('Answer one.')
+  h.wait_state('completed')
+  -- a prompt that quotes a big file: over the daemon's page budget alone
+  local lines = { 'BIG PROMPT' }
+  for i = 1, 3000 do
+    lines[#lines + 1] = ('%04d %s'):format(i, string.rep('x', 100))
+  end
+  agentd.run({ prompt = table.concat(lines, '\n') })
+  h.wait_conversation('Answer two.', 20000)
+  h.wait_state('completed')
+  vim.cmd('Agentd run three')
+  h.wait_conversation('Answer three.')
+  h.wait_state('completed')
+  local live = h.conversation()
+  t.ok(live:find('## > BIG PROMPT\n   0001 x', 1, true), live:sub(1, 2000))
+  t.ok(live:find('   … 2989 more lines (<CR> unfolds)', 1, true), 'the long prompt is folded')
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  agentd.setup(cfg)
+  h.ui_reset()
+  local methods = require('agentd.methods')
+  local page = methods.EVENTS_PAGE
+  methods.EVENTS_PAGE = 2
+  local asked = {}
+  local lifecycle = require('agentd.lifecycle')
+  local request = lifecycle.request
+  lifecycle.request = function(method, params, cb)
+    asked[#asked + 1] = { method = method, before = type(params) == 'table' and params.beforeRunId or nil,
+      after = type(params) == 'table' and params.afterSeq or nil }
+    return request(method, params, cb)
+  end
+  local ok, err = pcall(function()
+    vim.cmd('AgentdSessions')
+    h.pick(h.wait_select(1, 'the sessions list'), 'run one')
+    h.wait_conversation_equal(live, 'the whole conversation', 20000)
+  end)
+  lifecycle.request = request
+  methods.EVENTS_PAGE = page
+  assert(ok, err)
+  local order = S.runs:of_session(S.session)
+  local histories, events = {}, {}
+  for _, a in ipairs(asked) do
+    if a.method == 'agent/history' then
+      histories[#histories + 1] = a.before or 'latest'
+    elseif a.method == 'agent/events' then
+      events[#events + 1] = a.after
+    end
+  end
+  t.eq(histories, { 'latest', order[3].id, order[2].id }, 'three pages: the latest, then the earlier ones')
+  t.ok(#events >= 2 and events[1] == 0 and events[2] == 2, 'the big run\'s events fetched two at a time: ' .. vim.inspect(events))
+end)
+
+t.test('settings: model, effort and mode changed mid-run are used by its next step and kept by the daemon', function()
+  local ws, m = h.fresh('model')
+  vim.cmd('Agentd switch models')
+  h.wait_requests(1)
+  t.ok(h.chat_status():find('waiting for you · 1 open request · fakemodel · ask', 1, true), h.chat_status())
+  -- the names come from the endpoint, through agent/models
+  t.eq(vim.fn.getcompletion('AgentdModel ', 'cmdline'), { 'default', 'fakemodel', 'bigmodel' })
+  t.eq(vim.fn.getcompletion('AgentdModel b', 'cmdline'), { 'bigmodel' })
+  t.eq(vim.fn.getcompletion('AgentdEffort ', 'cmdline'), { 'default', 'low', 'medium', 'high' })
+  t.eq(vim.fn.getcompletion('AgentdMode f', 'cmdline'), { 'full-auto' })
+  vim.cmd('AgentdModel')
+  local sel = h.wait_select(1, 'the model picker')
+  t.eq(sel.labels, { 'default (fakemodel)', 'fakemodel  ✓', 'bigmodel' })
+  h.pick(sel, 'bigmodel')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('model bigmodel for this conversation (the run going on takes it from its next step)', 1, true)
+  end, 'the change is told')
+  vim.cmd('AgentdEffort high')
+  h.keys(':AgentdMode full-auto<CR>')
+  t.wait(function()
+    return h.chat_status():find('bigmodel (high) · full-auto', 1, true)
+  end, 'the status line shows the new settings')
+  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto\n')
+  -- the answer lets the run go on: its next model call and tool call use them
+  local q = S.requests:list()[1].req.requestId
+  require('agentd.pump').reply(q, { text = 'go' })
+  h.wait_conversation('Switched and ran.')
+  h.wait_state('completed')
+  t.eq(vim.fn.filereadable(ws .. '/switched.txt'), 1, 'full-auto ran the command')
+  t.eq(S.requests.arrivals, 1, 'without asking')
+  local reqs = h.model_requests(m)
+  t.eq(#reqs, 3)
+  t.eq({ reqs[1].model, reqs[1].reasoningEffort }, { 'fakemodel', nil }, 'the first step')
+  t.eq({ reqs[2].model, reqs[2].reasoningEffort }, { 'bigmodel', 'high' }, 'the step after the switch')
+  t.eq({ reqs[3].model, reqs[3].reasoningEffort }, { 'bigmodel', 'high' })
+  vim.cmd('Agentd and again')
+  h.wait_conversation('Still on the big model.')
+  h.wait_state('completed')
+  t.eq(h.model_requests(m)[4].model, 'bigmodel', 'the next run of the session')
+  -- an editor restart: the daemon kept them, not the plugin
+  local sid = S.session
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  agentd.setup(cfg)
+  h.ui_reset()
+  vim.cmd('AgentdSessions')
+  h.pick(h.wait_select(1, 'the sessions list'), 'switch models')
+  h.wait_conversation('Still on the big model.')
+  t.eq(S.session, sid)
+  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto\n')
+  t.ok(h.chat_status():find('bigmodel (high) · full-auto', 1, true), h.chat_status())
+  vim.cmd('AgentdModel default')
+  h.wait_conversation('\nmodel fakemodel · effort high · mode full-auto\n')
+  -- a new conversation starts with what is chosen for it
+  vim.cmd('AgentdChat!')
+  vim.cmd('AgentdModel bigmodel')
+  vim.cmd('AgentdEffort low')
+  h.wait_conversation('\nmodel bigmodel · effort low · mode default\n')
+  t.ok(h.chat_status():find('new · bigmodel (low) · default mode', 1, true), h.chat_status())
+  vim.cmd('Agentd a new conversation')
+  h.wait_conversation('New one started.')
+  t.ok(S.session ~= sid, 'a new session')
+  local last = h.model_requests(m)[5]
+  t.eq({ last.model, last.reasoningEffort }, { 'bigmodel', 'low' }, 'agent/run carried them')
+  h.wait_conversation('\nmodel bigmodel · effort low · mode ask\n')
+end)
+
+t.test('persistence: a run whose state cannot be saved pauses with the reason; R resumes it once it can', function()
+  local ws, m, state = h.fresh('pause', { files = { ['a.txt'] = 'alpha\n', ['b.txt'] = 'beta\n' },
+    setup = { approval_policy = 'full-auto' } })
+  vim.cmd('Agentd read the notes')
+  t.wait(function()
+    return #h.model_requests(m) >= 2
+  end, 'the slow step\'s model call')
+  local thaw, why = h.freeze(state)
+  if not thaw then
+    t.log('     SKIP: ' .. why)
+    return
+  end
+  h.wait_state('paused', 10000)
+  h.wait_conversation('\n  state not saved: ')
+  local conv = h.conversation()
+  t.ok(conv:find('\n— paused · ', 1, true), conv)
+  t.ok(conv:find('operation not permitted', 1, true), 'the cause:\n' .. conv)
+  t.ok(conv:find(state, 1, true), 'the file:\n' .. conv)
+  t.ok(conv:find('\n  R resumes it (:AgentdResume)\n', 1, true), 'the key:\n' .. conv)
+  t.ok(table.concat(h.notes, '\n'):find('run paused: its state could not be saved', 1, true), 'told')
+  t.eq(conv:find('Read both.', 1, true), nil)
+  thaw()
+  go_to_transcript_line('— paused')
+  h.keys('R')
+  h.wait_conversation('Read both.', 15000)
+  h.wait_state('completed')
+  t.eq(vim.fn.filereadable(ws .. '/b.txt'), 1)
+end)
+
+t.test('persistence: an answer the daemon cannot save is refused and its request stays open', function()
+  local _, _, state = h.fresh('question')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_requests(1)
+  local thaw, why = h.freeze(state)
+  if not thaw then
+    t.log('     SKIP: ' .. why)
+    return
+  end
+  local id = S.requests:list()[1].req.requestId
+  require('agentd.pump').reply(id, { text = 'teal' })
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('could not save your answer, so the request stays open', 1, true)
+  end, 'the refusal is told')
+  h.wait_requests(1, 'the request is open again')
+  h.wait_float('Which colour do you like?')
+  thaw()
+  require('agentd.pump').reply(id, { text = 'teal' })
+  h.wait_conversation('You like teal.')
+  h.wait_state('completed')
 end)
 
 -- the editor around it -----------------------------------------------------
@@ -455,9 +725,10 @@ t.test(':checkhealth contacts the model: OK when it answers, ERROR when nobody l
   local text = checkhealth_text()
   -- 0.7 prints "OK: text", 0.10 and later "- OK text"
   t.ok(text:match('OK:? running %(pid'), text)
-  t.ok(text:match('OK:? http://127%.0%.0%.1:%d+/v1/models answers: 1 model %(fakemodel%)'), text)
+  -- the running daemon is asked (agent/models)
+  t.ok(text:match('OK:? the endpoint answers: 1 model %(fakemodel%); default fakemodel'), text)
   t.eq(text:find('ERROR', 1, true), nil, text)
-  -- an endpoint nobody listens on
+  -- an endpoint nobody listens on, as the daemon sees it
   local tcp = uv.new_tcp()
   tcp:bind('127.0.0.1', 0)
   local port = tcp:getsockname().port
@@ -465,7 +736,16 @@ t.test(':checkhealth contacts the model: OK when it answers, ERROR when nobody l
   local cfg = vim.deepcopy(require('agentd.config').values)
   cfg.env.OPENAI_BASE_URL = ('http://127.0.0.1:%d/v1'):format(port)
   require('agentd.config').set(cfg)
+  agentd.restart()
+  t.wait(function()
+    return S.ready
+  end, 'the daemon ready again')
   text = checkhealth_text()
+  t.ok(text:match('ERROR:? nobody answers at the model endpoint: GET http://127%.0%.0%.1:' .. port .. '/v1/models'), text)
+  -- and before the daemon starts, worked out from the configuration
+  agentd.stop()
+  text = checkhealth_text()
+  t.ok(text:match('not started yet'), text)
   t.ok(text:match('ERROR:? nobody answers at http://127%.0%.0%.1:' .. port .. '/v1/models'), text)
 end)
 
@@ -499,4 +779,5 @@ end)
 
 h.stop_models()
 agentd._reset()
+h.thaw_all()
 t.finish()

@@ -43,6 +43,22 @@ function h.start_model(name)
   return m
 end
 
+--- The conversation once it equals want (fails showing both otherwise).
+function h.wait_conversation_equal(want, msg, timeout)
+  local ok = vim.wait(timeout or 10000, function()
+    return h.conversation() == want
+  end, 20)
+  if not ok then
+    t.eq(h.conversation(), want, msg)
+  end
+end
+
+--- The transcript window's status line.
+function h.chat_status()
+  local twin = require('agentd.chat').wins()
+  return twin and vim.api.nvim_win_get_option(twin, 'statusline') or ''
+end
+
 function h.stop_models()
   for _, m in ipairs(children) do
     pcall(function()
@@ -106,7 +122,59 @@ function h.fresh(model_name, opts)
     restart = { max_retries = 3, backoff_ms = 100 },
   }, opts.setup or {}))
   h.ui_reset()
-  return ws, m
+  h.thaw_all()
+  h.state = state
+  return ws, m, state
+end
+
+--- What the scripted model received so far (GET /_requests), in order:
+--- each with model, reasoningEffort, messages.
+function h.model_requests(m)
+  local status, body = require('agentd.http').get(m.url .. '/_requests', { timeout = 5000 })
+  assert(status == 200, 'GET /_requests: ' .. tostring(status) .. ' ' .. tostring(body))
+  return vim.json.decode(body)
+end
+
+local frozen = {}
+
+--- Makes dir and everything in it immutable (chattr +i), so that the
+--- daemon's writes there fail as on a read-only or full disk. Returns a
+--- function that undoes it, or nil (and why) when chattr cannot do that
+--- here.
+function h.freeze(dir)
+  local probe = dir .. '/.freeze-probe'
+  h.write(probe, '')
+  vim.fn.system({ 'chattr', '+i', probe })
+  local ok = vim.v.shell_error == 0
+  local f = ok and io.open(probe, 'ab')
+  local blocked = ok and not f
+  if f then
+    f:close()
+  end
+  vim.fn.system({ 'chattr', '-i', probe })
+  os.remove(probe)
+  if not blocked then
+    return nil, ok and 'chattr +i does not stop writes here' or 'chattr is not available'
+  end
+  vim.fn.system({ 'chattr', '-R', '+i', dir })
+  assert(vim.v.shell_error == 0, 'chattr -R +i ' .. dir)
+  local done = false
+  local function thaw()
+    if not done then
+      done = true
+      vim.fn.system({ 'chattr', '-R', '-i', dir })
+    end
+  end
+  frozen[#frozen + 1] = thaw
+  return thaw
+end
+
+--- Undoes every freeze (a failed test leaves none behind).
+function h.thaw_all()
+  for _, thaw in ipairs(frozen) do
+    thaw()
+  end
+  frozen = {}
 end
 
 -- vim.notify goes to the test log (headless nvim would print it without a newline)
@@ -218,6 +286,10 @@ function h.dump()
   t.log('--- conversation:\n' .. h.conversation())
   t.log('--- daemon stderr (last lines):\n' .. table.concat(vim.list_slice(S.stderr, math.max(1, #S.stderr - 30)), '\n'))
   t.log('--- status: ' .. require('agentd').statusline())
+  for id, o in pairs(S.requests.open) do
+    t.log(('--- open request %s (%s) of run %s, session %s'):format(id, tostring(o.req.kind), tostring(o.req.runId),
+      tostring(o.req.sessionId)))
+  end
 end
 
 return h

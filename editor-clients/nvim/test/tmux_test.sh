@@ -10,7 +10,14 @@
 #      :help agentd;
 #   2. a question that expires in the daemon: its float closes by itself;
 #   3. a question put aside with q, the daemon killed: "the daemon is back"
-#      shows, the question is offered again and answered.
+#      shows, the question is offered again and answered;
+#   4. a two-run conversation (the reasoning folded, the instruction files,
+#      a notice, cached tokens), the editor quit and started again:
+#      :AgentdSessions lists it and brings it back whole; :AgentdModel
+#      completes the endpoint's models, the status line shows the switch,
+#      and the follow-up is sent to the new model;
+#   5. the state directory made read-only while a run works: the run shows
+#      paused with the reason, and R resumes it once it can be written.
 # The screen is captured at each step (AGENTD_TEST_CAPTURES=dir keeps them).
 # Prints "N passed, N failed"; exits non-zero on failure.
 set -u
@@ -39,6 +46,7 @@ fail() {
 }
 cleanup() {
   tmux kill-session -t "$S" 2>/dev/null
+  chattr -R -i "$T" 2>/dev/null
   [ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
   if [ "$failed" -gt 0 ]; then
     echo "--- daemon log:"; tail -20 "$T/agentd.log" 2>/dev/null
@@ -122,6 +130,19 @@ LUA
   tmux new-session -d -s "$S" -x 160 -y 45 \
     "cd '$WS' && TERM=xterm-256color $NVIM -u NONE -i NONE -n --cmd 'set rtp^=$PLUGIN' -c 'luafile $T/$name/init.lua' fruit.txt"
 }
+
+# restart_editor NAME: quit nvim and start it again on the same workspace,
+# state and model (the daemon restarts with it)
+restart_editor() {
+  keys Escape Escape ':qa!' Enter
+  for _ in $(seq 30); do tmux has-session -t "$S" 2>/dev/null || break; sleep 0.1; done
+  tmux kill-session -t "$S" 2>/dev/null
+  tmux new-session -d -s "$S" -x 160 -y 45 \
+    "cd '$WS' && TERM=xterm-256color $NVIM -u NONE -i NONE -n --cmd 'set rtp^=$PLUGIN' -c 'luafile $T/$1/init.lua' fruit.txt"
+}
+
+# model_requests: how many chat requests the model received
+model_requests() { curl -s "$URL/_requests" | grep -o '"seq":' | wc -l; }
 
 stop_session() {
   keys Escape Escape ':qa!' Enter
@@ -233,7 +254,7 @@ fi
 capture follow-up
 
 keys Escape ':checkhealth agentd' Enter
-check_re ':checkhealth: the model answers' 'OK:? http://127\.0\.0\.1:[0-9]+/v1/models answers: 1 model'
+check_re ':checkhealth: the daemon lists the models (agent/models)' 'OK:? the endpoint answers: 1 model \(fakemodel\); default fakemodel'
 check_re ':checkhealth: the daemon runs' 'OK:? running \(pid'
 capture checkhealth
 keys ':tabclose' Enter
@@ -277,5 +298,82 @@ keys Enter
 check 'the answer reaches the restarted daemon' 'Survived the restart.' 15
 capture restart-answered
 stop_session restart
+
+# --- 4 -----------------------------------------------------------------------
+start_session history history || finish
+printf 'Answer briefly.\n' >"$WS/AGENTS.md"
+printf 'remember teal\n' >"$WS/notes.txt"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+check 'the chat shows its settings' 'model default · mode default'
+type_text 'first question'
+keys C-s
+check 'the answer streams in' 'First answer: teal.' 20
+check 'the reasoning, folded to its latest words' '▸ Thinking (40 characters): The user wants a colour. Teal fits best.'
+check 'the instruction files, one quiet line' 'Instructions: AGENTS.md'
+check "agentd's notice, as a warning" "⚠ The model's context window is 15000 tokens"
+check 'the tokens the prompt cache served' 'tokens (512 cached)'
+check 'the status line shows the model and mode' 'completed · fakemodel · ask'
+capture new-kinds
+if screen | grep -qF 'Press ENTER'; then fail 'the notice does not stop the screen'; else ok 'the notice does not stop the screen'; fi
+keys i
+type_text 'second question'
+keys C-s
+check 'the second run' 'Second answer: the notes say teal.' 20
+capture two-runs
+restart_editor history
+check 'the editor is back' 'agentd: idle'
+keys ':AgentdSessions' Enter
+check_re 'the list: title, state, run count, time' '1: first question  ·  completed  ·  2 runs  ·  (just now|[0-9]+ min ago)'
+capture sessions-list
+keys 1 Enter
+check 'the first prompt is back' '## > first question'
+check 'the second prompt too' '## > second question'
+check 'with its answer' 'Second answer: the notes say teal.'
+check 'the restored session shows its model and mode' 'completed · fakemodel · ask'
+capture restored
+keys Escape ':AgentdModel ' Tab
+check "<Tab> completes the endpoint's models" 'bigmodel'
+capture model-completion
+keys C-u Escape
+keys ':AgentdModel bigmodel' Enter
+check 'the status line shows the new model' 'completed · bigmodel · ask'
+keys ':AgentdChat' Enter
+type_text 'third question'
+keys C-s
+check 'the follow-up continues the whole session' 'Third answer: I remember the whole session.' 20
+capture continued
+if curl -s "$URL/_requests" | grep -o '"model":"[a-z]*"' | tail -1 | grep -qF '"model":"bigmodel"'; then
+  ok 'the follow-up was sent to bigmodel'
+else
+  fail 'the follow-up was sent to bigmodel'
+fi
+stop_session history
+
+# --- 5 -----------------------------------------------------------------------
+if command -v chattr >/dev/null && mkdir -p "$T/probe" && touch "$T/probe/f" && chattr +i "$T/probe/f" 2>/dev/null; then
+  chattr -i "$T/probe/f"
+  start_session pause pause "AGENTD_POLICY = 'full-auto'" || finish
+  printf 'alpha\n' >"$WS/a.txt"
+  printf 'beta\n' >"$WS/b.txt"
+  check 'the daemon starts (statusline)' 'agentd: idle'
+  keys ':Agentd read the notes' Enter
+  for _ in $(seq 100); do [ "$(model_requests)" -ge 2 ] && break; sleep 0.1; done
+  chattr -R +i "$T/pause/state"
+  check 'the run pauses' '— paused' 15
+  check 'saying why' 'state not saved: write'
+  check 'and how to go on' 'R resumes it (:AgentdResume)'
+  capture paused
+  if screen | grep -qF 'Press ENTER'; then fail 'the pause does not stop the screen'; else ok 'the pause does not stop the screen'; fi
+  chattr -R -i "$T/pause/state"
+  keys ':AgentdChat' Enter Escape C-w k
+  keys R
+  check 'R resumes it once the state can be saved' 'Read both.' 15
+  check 'the run completes' 'agentd: completed'
+  capture resumed
+  stop_session pause
+else
+  echo "skip 5: chattr +i is not available here"
+fi
 
 finish

@@ -398,6 +398,7 @@ t.test('contract: the kinds, decisions, states and other words are the daemon\'s
     resolvedBy = P.resolved_by,
     toolKinds = P.tool_kinds,
     statuses = P.statuses,
+    reasoningEfforts = P.reasoning_efforts,
   }) do
     t.eq(sorted(mine), sorted(contract[key]), key)
   end
@@ -520,6 +521,10 @@ t.test('sessions: readable times, no nanoseconds', function()
   local label = sessions.label({ sessionId = 's_1', title = 'Rename Total\nto Sum', state = 'completed',
     updatedAt = os.date('!%Y-%m-%dT%H:%M:%S', t0 - 120) .. '.987654321Z' }, t0)
   t.eq(label, 'Rename Total …  ·  completed  ·  2 min ago')
+  label = sessions.label({ sessionId = 's_1', title = 'Fix it', state = 'requires_action', runCount = 2,
+    updatedAt = os.date('!%Y-%m-%dT%H:%M:%S', t0 - 120) .. 'Z' }, t0)
+  t.eq(label, 'Fix it  ·  waiting for you  ·  2 runs  ·  2 min ago', 'the run count, and a state for people')
+  t.eq(sessions.label({ sessionId = 's_2', title = 'New', state = 'idle', runCount = 1 }), 'New  ·  no runs yet  ·  1 run')
 end)
 
 -- http -----------------------------------------------------------------------
@@ -603,6 +608,243 @@ t.test('runs: a request from agent/pending and the same one replayed later appea
   t.eq(#run.items, 2)
   t.eq(run.items[1].type, 'text')
   t.eq(run.items[2].type, 'request')
+end)
+
+-- history, settings and the new update kinds ------------------------------------
+
+t.test('runs: a history page takes its place among the session\'s runs, earlier pages above it', function()
+  local s = runs.new()
+  local function ids(sid)
+    local out = {}
+    for _, r in ipairs(s:of_session(sid)) do
+      out[#out + 1] = r.id
+    end
+    return out
+  end
+  s:ensure('r2', 's1') -- known before the page was asked for: older than it
+  local snap = s:mark()
+  s:ensure('r9', 's1') -- started while the page was on its way: newer
+  s:ensure('x1', 's2')
+  s:ensure('r4', 's1')
+  s:ensure('r5', 's1')
+  s:place('s1', { 'r4', 'r5' }, nil, snap)
+  t.eq(ids('s1'), { 'r2', 'r4', 'r5', 'r9' })
+  -- the page before r4: r1 to r3, r2 among them
+  s:ensure('r1', 's1')
+  s:ensure('r3', 's1')
+  s:place('s1', { 'r1', 'r2', 'r3' }, 'r4', s:mark())
+  t.eq(ids('s1'), { 'r1', 'r2', 'r3', 'r4', 'r5', 'r9' })
+  t.eq(ids('s2'), { 'x1' }, 'another session is untouched')
+end)
+
+t.test('runs: an open request from a history page is placed where the replayed stream puts it', function()
+  local s = runs.new()
+  local q = { runId = 'r1', sessionId = 's1', seq = 2, requestId = 'q1', kind = 'question', message = 'Q?' }
+  -- replayed first (the page's events), then the page's pending list: it stays in place
+  s:apply('agent/inputRequest', q)
+  s:apply('agent/update', { runId = 'r1', seq = 3, update = { kind = 'message_chunk', text = 'after' } })
+  s:add_request(q)
+  local run = s:get('r1')
+  t.eq(#run.items, 2)
+  t.eq(run.items[1].type, 'request')
+  t.eq(run.items[2].type, 'text')
+end)
+
+t.test('runs: instructions fold into one item per run; notices and cached tokens are kept', function()
+  local s = runs.new()
+  local function up(seq, u)
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  up(1, { kind = 'instructions', instructions = { { path = '/home/ada/.config/agentd/AGENTS.md', scope = 'user', bytes = 4 },
+    { path = 'AGENTS.md', scope = 'workspace', bytes = 10 } } })
+  up(2, { kind = 'notice', text = 'The context window is small.' })
+  up(3, { kind = 'message_chunk', text = 'ok' })
+  up(4, { kind = 'instructions', instructions = { { path = 'web/AGENTS.md', scope = 'directory', bytes = 96120, truncated = true },
+    { path = 'AGENTS.md', scope = 'workspace', bytes = 10 } } })
+  up(5, { kind = 'usage', usage = { promptTokens = 5120, completionTokens = 96, totalTokens = 5216, cachedTokens = 4864 } })
+  up(6, { kind = 'notice', text = vim.NIL })
+  local r = s:get('r1')
+  t.eq(#r.items, 3, 'instructions, notice, text')
+  t.eq(r.items[1].type, 'instructions')
+  t.eq(#r.items[1].files, 3, 'the later file joins, the known one is not repeated')
+  t.eq(r.items[2], { type = 'notice', text = 'The context window is small.' })
+  t.eq(r.usage.cachedTokens, 4864)
+end)
+
+local function render_run(run)
+  local out = render.new_lines()
+  render.run(out, run, function() end)
+  return out
+end
+
+local function line_with(out, text)
+  for i, l in ipairs(out.lines) do
+    if l:find(text, 1, true) then
+      return i, l
+    end
+  end
+end
+
+t.test('render: instructions are one quiet line, a notice is a warning, cached tokens are counted', function()
+  local s = runs.new()
+  local function up(seq, u)
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  up(1, { kind = 'instructions', instructions = { { path = vim.env.HOME .. '/.config/agentd/AGENTS.md', scope = 'user', bytes = 4 },
+    { path = 'AGENTS.md', scope = 'workspace', bytes = 10 } } })
+  up(2, { kind = 'instructions', instructions = { { path = 'web/AGENTS.md', scope = 'directory', bytes = 96120, truncated = true } } })
+  up(3, { kind = 'notice', text = "The model's context window is 8192 tokens.\nRaise it." })
+  up(4, { kind = 'usage', usage = { promptTokens = 5120, completionTokens = 96, totalTokens = 5216, cachedTokens = 4864,
+    reasoningTokens = 40 } })
+  s:apply('agent/runState', { runId = 'r1', seq = 5, state = 'completed', stopReason = 'end_turn' })
+  local run = s:get('r1')
+  run.prompt = 'hi'
+  local out = render_run(run)
+  local i, l = line_with(out, 'Instructions: ')
+  t.eq(l, 'Instructions: ~/.config/agentd/AGENTS.md · AGENTS.md · web/AGENTS.md (first 32 KiB)')
+  t.eq(out.hl[i], 'Comment', 'a quiet line')
+  i, l = line_with(out, '⚠ ')
+  t.eq(l, "⚠ The model's context window is 8192 tokens.")
+  t.eq(out.lines[i + 1], '  Raise it.')
+  t.eq(out.hl[i], 'WarningMsg')
+  t.eq(out.hl[i + 1], 'WarningMsg')
+  local _, status = line_with(out, '— completed')
+  t.eq(status, '— completed (end_turn) · 5216 tokens (4864 cached, 40 thinking)')
+end)
+
+t.test('render: reasoning is one folded line of its latest words; the open key unfolds it', function()
+  local s = runs.new()
+  local text = 'First I look at the tests.\nThen ' .. string.rep('é', 70) .. ' the fix is clear.'
+  s:apply('agent/update', { runId = 'r1', seq = 1, update = { kind = 'thought_chunk', text = text } })
+  local run = s:get('r1')
+  run.prompt = 'fix it'
+  local out = render_run(run)
+  local i, l = line_with(out, 'Thinking')
+  t.eq(l, ('▸ Thinking (%d characters): …%s'):format(vim.fn.strchars(text),
+    vim.fn.strcharpart(string.rep('é', 70) .. ' the fix is clear.', 28)))
+  t.ok(vim.fn.strchars(l) < 100, 'one short line')
+  t.ok(out.toggles[i] == run.items[1], 'the line unfolds the reasoning')
+  run.items[1].expanded = true
+  out = render_run(run)
+  i, l = line_with(out, 'Thinking')
+  t.eq(l, ('▾ Thinking (%d characters; <CR> folds)'):format(vim.fn.strchars(text)))
+  t.eq(out.lines[i + 1], '  First I look at the tests.')
+  t.eq(out.hl[i + 1], 'Comment')
+  t.ok(out.toggles[i] == run.items[1], 'and folds it back')
+end)
+
+t.test('render: a run paused because its state could not be saved says why and how to resume', function()
+  local s = runs.new()
+  s:apply('agent/runState', { runId = 'r1', seq = 1, state = 'running' })
+  s:apply('agent/runState', { runId = 'r1', seq = 2, state = 'paused',
+    error = 'state not saved: write /s/runs/r1.journal.jsonl: no space left on device (agent/resume goes on once the state directory can be written)' })
+  local run = s:get('r1')
+  run.prompt = 'read the files'
+  local out = render_run(run)
+  local i = line_with(out, '— paused')
+  t.eq(out.lines[i], '— paused')
+  t.eq(out.lines[i + 1], '  state not saved: write /s/runs/r1.journal.jsonl: no space left on device (agent/resume goes on once the state directory can be written)')
+  t.eq(out.lines[i + 2], '  R resumes it (:AgentdResume)')
+  t.eq(out.hl[i], 'WarningMsg')
+end)
+
+t.test('render: a long prompt is folded to its first lines', function()
+  local s = runs.new()
+  local run = s:ensure('r1', 's1')
+  local lines = {}
+  for n = 1, 40 do
+    lines[n] = 'line ' .. n
+  end
+  run.prompt = table.concat(lines, '\n') .. '\n'
+  local out = render_run(run)
+  local i = line_with(out, '## > line 1')
+  t.eq(out.lines[i + render.PROMPT_LINES - 1], '   line ' .. render.PROMPT_LINES)
+  t.eq(out.lines[i + render.PROMPT_LINES], '   … 28 more lines (<CR> unfolds)')
+  t.ok(out.toggles[i + render.PROMPT_LINES] == run.prompt_fold)
+  run.prompt_fold.expanded = true
+  out = render_run(run)
+  t.ok(line_with(out, '   line 40'), 'unfolded')
+  t.eq(line_with(out, 'more lines'), nil)
+end)
+
+t.test('render: the header says the model, effort and mode; defaults read "default"', function()
+  local out = render.chat({ title = 'T', settings = { model = 'qwen', reasoningEffort = 'high', approvalPolicy = 'ask' },
+    runs = {} }, function() end)
+  t.eq(out.lines[2], 'model qwen · effort high · mode ask')
+  out = render.chat({ settings = {}, runs = {}, loading = 'loading the conversation…' }, function() end)
+  t.eq(out.lines[2], 'model default · mode default')
+  t.ok(line_with(out, '… loading the conversation…'), 'what is still coming')
+end)
+
+t.test('settings: completion, checks, the draft of a new conversation', function()
+  local settings = require('agentd.settings')
+  local S = require('agentd')._state
+  t.eq(settings.complete('mode', 'a'), { 'ask', 'auto-edit' })
+  t.eq(settings.complete('mode', ''), { 'default', 'read-only', 'ask', 'auto-edit', 'full-auto' })
+  t.eq(settings.complete('effort', ''), { 'default', 'low', 'medium', 'high' }, 'before the daemon says')
+  S.models = { default = 'qwen', listed = true, models = { { id = 'qwen' }, { id = 'qwen:32b' }, { id = 'gpt' } } }
+  t.eq(settings.complete('model', 'qw'), { 'qwen', 'qwen:32b' })
+  S.server = { capabilities = { experimental = { agentd = {} } } }
+  t.eq(settings.complete('effort', ''), { 'default' }, 'a daemon without efforts')
+  S.server = { capabilities = { experimental = { agentd = { reasoningEfforts = { 'low', 'high' } } } } }
+  t.eq(settings.efforts(), { 'low', 'high' })
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(m)
+    notes[#notes + 1] = m
+  end
+  settings.set('mode', 'sideways')
+  settings.set('effort', 'medium')
+  t.eq(S.draft, {}, 'refused values change nothing')
+  settings.set('model', 'qwen:32b')
+  settings.set('effort', 'high')
+  settings.set('mode', 'auto-edit')
+  t.eq(settings.for_new_run(), { model = 'qwen:32b', reasoningEffort = 'high', approvalPolicy = 'auto-edit' })
+  settings.set('effort', 'default')
+  t.eq(settings.for_new_run(), { model = 'qwen:32b', approvalPolicy = 'auto-edit' })
+  vim.notify = notify
+  t.ok(notes[1]:find('unknown mode "sideways"', 1, true), notes[1])
+  t.ok(notes[2]:find('unknown effort "medium"', 1, true), notes[2])
+  S.reset()
+end)
+
+t.test('health: the daemon\'s model list read as OK, a dead endpoint as ERROR, a 404 as a warning', function()
+  local health = require('agentd.health')
+  local got
+  local h = {}
+  for _, lvl in ipairs({ 'ok', 'warn', 'error', 'info' }) do
+    h[lvl] = function(msg)
+      got = { lvl, msg }
+    end
+  end
+  health.report_models(h, nil, { default = 'qwen', listed = true, models = { { id = 'qwen' }, { id = 'qwen:32b' } } })
+  t.eq(got, { 'ok', 'the endpoint answers: 2 models (qwen, qwen:32b); default qwen' })
+  health.report_models(h, nil, { default = 'qwen', listed = false, models = { { id = 'qwen' } },
+    error = 'GET http://127.0.0.1:9/v1/models: Get "http://127.0.0.1:9/v1/models": dial tcp 127.0.0.1:9: connect: connection refused' })
+  t.eq(got[1], 'error')
+  t.ok(got[2]:find('^nobody answers at the model endpoint: GET http://127.0.0.1:9/v1/models'), got[2])
+  health.report_models(h, nil, { default = 'gpt', listed = false, models = { { id = 'gpt' } },
+    error = 'GET https://proxy.example/v1/models: 404 Not Found' })
+  t.eq(got, { 'warn', 'the endpoint does not list its models (GET https://proxy.example/v1/models: 404 Not Found); model gpt may still answer' })
+  health.report_models(h, nil, { default = 'gpt', listed = false, models = { { id = 'gpt' } },
+    error = 'GET https://api.example/v1/models: 401 Unauthorized' })
+  t.eq(got[1], 'error')
+  health.report_models(h, { code = -32018, message = 'no model configured: set baseUrl' })
+  t.eq(got[1], 'warn')
+end)
+
+t.test('ui: a brief notification is one line that fits the command line', function()
+  local ui = require('agentd.ui')
+  local got
+  local notify = vim.notify
+  vim.notify = function(m)
+    got = m
+  end
+  ui.notify_brief(string.rep('word ', 100) .. '\nsecond line')
+  vim.notify = notify
+  t.eq(got:find('\n', 1, true), nil, 'one line')
+  t.ok(vim.fn.strdisplaywidth(got) <= vim.o.columns - 12, got)
+  t.ok(got:match('…$'), got)
 end)
 
 t.finish()

@@ -20,8 +20,11 @@ M.COMPOSE = 'agentd compose'
 ---@field tbuf integer|nil      the transcript buffer
 ---@field cbuf integer|nil      the compose buffer
 ---@field marks table<integer, {id: string, option: integer|nil}> transcript line -> request
+---@field toggles table<integer, table> transcript line -> an item the open key folds or unfolds
 ---@field pending_render boolean
-local C = { marks = {}, pending_render = false }
+local C = { marks = {}, toggles = {}, pending_render = false }
+
+local NS = api.nvim_create_namespace('agentd.chat')
 
 local function valid(buf)
   return buf and api.nvim_buf_is_valid(buf)
@@ -95,8 +98,18 @@ local function transcript_keys(buf)
   map(buf, 'n', km.prev_request, function()
     jump_request(-1)
   end, 'previous open request')
+  map(buf, 'n', km.resume, function()
+    agentd().resume()
+  end, 'resume the paused run')
   local k = config.values.keymaps.request
   map(buf, 'n', k.open, function()
+    local line = api.nvim_win_get_cursor(0)[1]
+    local toggle = C.toggles[line]
+    if toggle then
+      -- the model's reasoning: unfold it, or fold it back
+      toggle.expanded = not toggle.expanded or nil
+      return M.render_now()
+    end
     local m = M.request_at_cursor()
     if not m then
       return
@@ -300,33 +313,41 @@ function M.send()
 end
 
 local function view()
-  local title, mode
+  local title, loading
   if S.session then
     local info = S.session_info(S.session)
     title = info.title or ('session ' .. S.session)
-    mode = info.mode
-  else
-    mode = S.draft_mode
+    loading = info.loading
   end
-  return { title = title, mode = mode, runs = S.session and S.runs:of_session(S.session) or {} }
+  return {
+    title = title,
+    settings = require('agentd.settings').current(),
+    loading = loading,
+    runs = S.session and S.runs:of_session(S.session) or {},
+  }
 end
 
--- The transcript's status line: the state first, the title last, cut to
--- what the window has room for.
+-- The transcript's status line: the state, the model and mode, the title
+-- last, cut to what the window has room for.
 local function transcript_status(v, width)
   local runs = v.runs
   local last = runs[#runs]
   local parts = { ' agentd chat' }
   if last then
-    parts[#parts + 1] = last.state
+    parts[#parts + 1] = last.state == 'requires_action' and 'waiting for you' or last.state
+  elseif not S.session then
+    parts[#parts + 1] = 'new'
   end
   local n = S.requests:count()
   if n > 0 then
     parts[#parts + 1] = n .. ' open request' .. (n == 1 and '' or 's')
   end
-  if v.mode then
-    parts[#parts + 1] = 'mode ' .. v.mode
+  local set = v.settings or {}
+  local function val(x)
+    return type(x) == 'string' and x ~= '' and x or nil
   end
+  parts[#parts + 1] = (val(set.model) or 'default model') .. (val(set.reasoningEffort) and (' (' .. set.reasoningEffort .. ')') or '')
+  parts[#parts + 1] = val(set.approvalPolicy) or 'default mode'
   local s = table.concat(parts, ' · ')
   if v.title then
     local title = (v.title:gsub('\n.*', ' …'))
@@ -363,11 +384,16 @@ function M.render_now()
     return S.requests:get(id)
   end)
   C.marks = out.marks
+  C.toggles = out.toggles or {}
   local buf = C.tbuf
   local old_count = api.nvim_buf_line_count(buf)
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, out.lines)
   vim.bo[buf].modifiable = false
+  api.nvim_buf_clear_namespace(buf, NS, 0, -1)
+  for line, group in pairs(out.hl or {}) do
+    api.nvim_buf_add_highlight(buf, NS, group, line - 1, 0, -1)
+  end
   local cur = api.nvim_get_current_win()
   for _, w in ipairs(api.nvim_list_wins()) do
     if valid(C.cbuf) and api.nvim_win_get_buf(w) == C.cbuf then

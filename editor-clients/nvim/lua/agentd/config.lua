@@ -11,9 +11,10 @@ M.defaults = {
   -- The workspace: a path, or a function returning one. Default: the
   -- current directory when the daemon starts.
   root = nil,
-  -- The OpenAI-compatible endpoint: { baseUrl = ..., apiKey = ..., name = ..., toolMode = ... }.
-  -- Unset fields come from the daemon's environment (OPENAI_BASE_URL, OPENAI_API_KEY,
-  -- AGENTD_MODEL) or ~/.config/agentd/config.json.
+  -- The OpenAI-compatible endpoint: { baseUrl = ..., apiKey = ..., name = ..., toolMode = ...,
+  -- reasoningEffort = ... }. Unset fields come from the daemon's environment (OPENAI_BASE_URL,
+  -- OPENAI_API_KEY, AGENTD_MODEL) or ~/.config/agentd/config.json. `name` and `reasoningEffort`
+  -- are the defaults; :AgentdModel and :AgentdEffort choose per conversation.
   model = nil,
   -- read-only | ask | auto-edit | full-auto (the daemon's default is ask).
   approval_policy = nil,
@@ -68,6 +69,7 @@ M.defaults = {
       compose = 'i',
       next_request = ']r',
       prev_request = '[r',
+      resume = 'R', -- resume the conversation's paused run
     },
     -- Buffer-local keys in the compose window (send also works in Insert mode).
     compose = {

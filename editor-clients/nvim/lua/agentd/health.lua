@@ -1,6 +1,11 @@
--- :checkhealth agentd: Neovim, the daemon, the model endpoint (contacted:
--- GET {baseUrl}/models), the request UI.
+-- :checkhealth agentd: Neovim, the daemon, the model endpoint, the request
+-- UI. The endpoint is the running daemon's: it is asked for its models
+-- (agent/models), so what is checked is what the daemon uses, whichever of
+-- setup{}, its environment or its config file set it. Before the daemon
+-- starts, the endpoint is worked out as the daemon would and its /models
+-- asked directly (GET {baseUrl}/models).
 local http = require('agentd.http')
+local P = require('agentd.protocol')
 
 local M = {}
 
@@ -121,6 +126,46 @@ function M.check_endpoint(h, e, opts)
   end
 end
 
+-- The HTTP status a listing failure ends with ("GET …/models: 404 Not
+-- Found"), or nil when nobody answered (a refused connection, a timeout).
+local function http_status(err)
+  return tonumber(err:match(': ([1-5]%d%d) [%w ]*$'))
+end
+
+--- Reports the daemon's agent/models answer (res or its error e).
+function M.report_models(h, e, res)
+  if e then
+    if e.code == P.error_codes.NoModel then
+      return h.warn('no model configured: ' .. tostring(e.message), {
+        'setup{ model = { baseUrl = "http://127.0.0.1:11434/v1", name = "qwen2.5-coder" } }',
+        'or OPENAI_BASE_URL and AGENTD_MODEL in the environment, or ~/.config/agentd/config.json',
+      })
+    end
+    return h.error(('the daemon did not list its models: %s (%s)'):format(tostring(e.message), tostring(e.code)))
+  end
+  local ids = {}
+  for _, m in ipairs(type(res.models) == 'table' and res.models or {}) do
+    if type(m) == 'table' and type(m.id) == 'string' then
+      ids[#ids + 1] = m.id
+    end
+  end
+  local default = type(res.default) == 'string' and res.default or '?'
+  if res.listed == true then
+    local shown = table.concat(vim.list_slice(ids, 1, 5), ', ') .. (#ids > 5 and ', …' or '')
+    return h.ok(('the endpoint answers: %d model%s (%s); default %s'):format(#ids, #ids == 1 and '' or 's', shown, default))
+  end
+  local err = type(res.error) == 'string' and res.error or 'no reason given'
+  local status = http_status(err)
+  if not status then
+    return h.error(('nobody answers at the model endpoint: %s'):format(err), {
+      'start the model server, or fix baseUrl (setup{ model }, OPENAI_BASE_URL or ~/.config/agentd/config.json)',
+    })
+  elseif status == 401 or status == 403 then
+    return h.error(('the endpoint refused the API key: %s'):format(err), { 'set apiKey or OPENAI_API_KEY' })
+  end
+  h.warn(('the endpoint does not list its models (%s); model %s may still answer'):format(err, default))
+end
+
 function M.check()
   local h = reporter()
   local config = require('agentd.config').values
@@ -168,7 +213,10 @@ function M.check()
   if e.file_error then
     h.error(e.file_error)
   end
-  if not e.baseUrl then
+  if st.ready and require('agentd')._state.conn then
+    local res, err = require('agentd')._state.conn.rpc:request_sync(P.request.models, nil, 5000)
+    M.report_models(h, err, res)
+  elseif not e.baseUrl then
     h.warn('no model configured', {
       'setup{ model = { baseUrl = "http://127.0.0.1:11434/v1", name = "qwen2.5-coder" } }',
       'or OPENAI_BASE_URL and AGENTD_MODEL in the environment, or ~/.config/agentd/config.json',

@@ -16,6 +16,7 @@ local pump = require('agentd.pump')
 local chat = require('agentd.chat')
 local float = require('agentd.float')
 local sessions = require('agentd.sessions')
+local settings = require('agentd.settings')
 local ui = require('agentd.ui')
 
 local api = vim.api
@@ -47,9 +48,11 @@ end
 
 --- Starts a run in the chat's session (a new session with new_session or
 --- when there is none). opts: prompt, new_session, range/line1/line2 (as
---- from a user command), context (overrides), approval_policy,
---- on_started(runId) (called once the daemon accepted it). Without a
---- prompt, the chat opens with the cursor in the compose window.
+--- from a user command), context (overrides), approval_policy, model,
+--- reasoning_effort (this run's, and the session's from then on; a new
+--- session otherwise starts with the draft settings), on_started(runId)
+--- (called once the daemon accepted it). Without a prompt, the chat opens
+--- with the cursor in the compose window.
 function M.run(opts)
   M.setup_once()
   opts = opts or {}
@@ -57,7 +60,7 @@ function M.run(opts)
   lifecycle.root()
   if not prompt or vim.trim(prompt) == '' then
     if opts.new_session then
-      S.session = nil
+      S.session, S.new_chat = nil, true
       chat.render()
     end
     -- a selection given now goes with the prompt written in the chat
@@ -68,8 +71,12 @@ function M.run(opts)
   local session = not opts.new_session and S.session or nil
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
-  local info = session and S.session_info(session)
-  params.approvalPolicy = opts.approval_policy or (info and info.mode) or (not info and S.draft_mode) or nil
+  -- a new conversation starts with the settings chosen for it; a session
+  -- keeps its own (agent/configure)
+  local set = session and {} or settings.for_new_run()
+  params.model = opts.model or set.model
+  params.reasoningEffort = opts.reasoning_effort or set.reasoningEffort
+  params.approvalPolicy = opts.approval_policy or set.approvalPolicy
   if config.values.conversation.auto_open then
     chat.open()
   end
@@ -78,6 +85,9 @@ function M.run(opts)
       if e.code == P.error_codes.SessionBusy then
         ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session',
           vim.log.levels.WARN)
+      elseif e.code == P.error_codes.NotSaved then
+        ui.notify('the daemon could not save the run, so none was started (your prompt is kept): ' .. err_text(e),
+          vim.log.levels.ERROR)
       else
         ui.notify('run refused: ' .. err_text(e), vim.log.levels.ERROR)
       end
@@ -86,12 +96,12 @@ function M.run(opts)
     local run = S.runs:ensure(res.runId, res.sessionId)
     run.prompt = prompt
     run.context = params.context
-    S.session = res.sessionId
+    S.session, S.new_chat = res.sessionId, false
     local sinfo = S.session_info(res.sessionId)
     sinfo.title = sinfo.title or prompt
-    if info == nil and S.draft_mode then
-      sinfo.mode = S.draft_mode
-      S.draft_mode = nil
+    if res.sessionId ~= session or not sinfo.settings then
+      -- the settings in effect (the daemon's defaults filled in), for the status line
+      sessions.refresh()
     end
     S.run = res.runId
     if opts.from_chat then
@@ -110,7 +120,7 @@ end
 function M.chat(new)
   M.setup_once()
   if new then
-    S.session = nil
+    S.session, S.new_chat = nil, true
     chat.render()
   end
   chat.open({ focus = 'compose' })
@@ -145,22 +155,37 @@ function M.cancel(run_id)
   end)
 end
 
-function M.resume(run_id)
-  local run = run_id and S.runs:get(run_id)
-  if not run then
-    for i = #S.runs.order, 1, -1 do
-      local r = S.runs:get(S.runs.order[i])
-      if r.state == 'paused' then
-        run = r
-        break
-      end
+-- The latest paused run of the chat's session, else the latest paused run.
+local function paused_run()
+  local list = S.session and S.runs:of_session(S.session) or {}
+  for i = #list, 1, -1 do
+    if list[i].state == 'paused' then
+      return list[i]
     end
+  end
+  for i = #S.runs.order, 1, -1 do
+    local r = S.runs:get(S.runs.order[i])
+    if r.state == 'paused' then
+      return r
+    end
+  end
+end
+
+--- Resumes a paused run (run_id, else the chat's paused run, else the
+--- latest paused one).
+function M.resume(run_id)
+  M.setup_once()
+  local run = run_id and S.runs:get(run_id) or (not run_id and paused_run())
+  if not run and run_id then
+    run = S.runs:ensure(run_id)
   end
   if not run then
     return ui.notify('no paused run')
   end
   lifecycle.request(P.request.resume, { runId = run.id }, function(e)
-    if e then
+    if e and e.code == P.error_codes.RunNotPaused then
+      ui.notify('run ' .. run.id .. ' is not paused', vim.log.levels.WARN)
+    elseif e then
       ui.notify('resume failed: ' .. err_text(e), vim.log.levels.ERROR)
     end
   end)
@@ -179,25 +204,35 @@ function M.sessions()
   sessions.pick()
 end
 
---- Sets the approval mode of the chat's session: every later run of it is
---- sent with this mode (nil: back to the daemon's default).
----@param mode string|nil
-function M.mode(mode)
+--- Sets a setting of the chat's conversation (agentd.settings): which is
+--- 'model', 'effort' or 'mode'; value a name, or 'default' (the daemon's).
+--- Without a value, a picker.
+---@param which string
+---@param value string|nil
+function M.configure(which, value)
   M.setup_once()
-  if mode == nil or mode == '' then
-    local current = S.session and S.session_info(S.session).mode or (not S.session and S.draft_mode)
-    return ui.notify(('mode: %s (one of %s)'):format(current or "the daemon's default", table.concat(P.policies, ', ')))
+  if not settings.fields[which] then
+    return ui.notify('no setting ' .. tostring(which), vim.log.levels.ERROR)
   end
-  if not vim.tbl_contains(P.policies, mode) then
-    return ui.notify(('unknown mode "%s": one of %s'):format(mode, table.concat(P.policies, ', ')), vim.log.levels.ERROR)
+  if value == nil or value == '' then
+    return settings.pick(which)
   end
-  if S.session then
-    S.session_info(S.session).mode = mode
-  else
-    S.draft_mode = mode
-  end
-  ui.notify('the next runs of this conversation use mode ' .. mode)
-  chat.render()
+  settings.set(which, value)
+end
+
+--- :AgentdMode: the approval mode of the chat's conversation.
+function M.mode(mode)
+  M.configure('mode', mode)
+end
+
+--- :AgentdModel: the model of the chat's conversation.
+function M.model(name)
+  M.configure('model', name)
+end
+
+--- :AgentdEffort: the reasoning effort of the chat's conversation.
+function M.effort(effort)
+  M.configure('effort', effort)
 end
 
 function M.toggle()

@@ -30,7 +30,19 @@ local function on_run_state(run, p)
   elseif st == 'cancelled' then
     ui.notify('run cancelled')
   elseif st == 'paused' then
-    ui.notify('run ' .. run.id .. ' is paused (the daemon restarted); :AgentdResume continues it', vim.log.levels.WARN)
+    -- the whole reason is in the chat, under the run
+    local why = type(p.error) == 'string' and p.error ~= '' and 'its state could not be saved'
+      or 'the daemon restarted in the middle of a step'
+    ui.notify_brief(('run paused: %s; :AgentdResume continues it'):format(why), vim.log.levels.WARN)
+  end
+end
+
+-- agentd's own warnings (a notice update) are told as they come, in a
+-- line: the whole is in the chat.
+local function on_update(p)
+  local u = p.update or {}
+  if u.kind == 'notice' and type(u.text) == 'string' and u.text ~= '' then
+    ui.notify_brief(u.text, vim.log.levels.WARN)
   end
 end
 
@@ -53,20 +65,30 @@ local effects = {
   end,
 }
 
---- Applies a run notification that passed the seq check. replay: it comes
---- from agent/events (no messages for state changes seen long ago).
-function M.apply(method, p, replay)
+--- Applies a run notification that passed the seq check. how: nil (it just
+--- arrived), 'catchup' (agent/events after a gap or a restart: what it does
+--- is done, but state changes seen long ago are not told), or 'history'
+--- (agent/history, a conversation brought back: the run model only; its
+--- open requests come from the page's pending list).
+---@param method string
+---@param p table
+---@param how nil|'catchup'|'history'
+function M.apply(method, p, how)
   local before = S.runs:get(p.runId)
   local old_state = before and before.state
   local run = S.runs:apply(method, p)
-  local effect = effects[method]
+  local effect = how ~= 'history' and effects[method]
   if effect then
     effect(p)
   end
-  if method == N.run_state and p.state ~= old_state and not replay then
+  if method == N.run_state and p.state ~= old_state and not how then
     on_run_state(run, p)
+  elseif method == N.update and how ~= 'history' then
+    on_update(p)
   end
-  if not S.session and run.session then
+  -- a chat that shows nothing yet follows the run (after a restart of
+  -- the editor), unless the user asked for a new conversation
+  if not S.session and run.session and not S.new_chat then
     S.session = run.session
   end
   if run.session == S.session then
@@ -75,31 +97,23 @@ function M.apply(method, p, replay)
   ui.redraw_status()
 end
 
---- Fetches what a run missed (agent/events after its last seq), then
---- applies what was held back meanwhile.
+--- How many events one agent/events request asks for.
+M.EVENTS_PAGE = 500
+
+--- Fetches what a run missed (agent/events after its last seq, a page at a
+--- time while the daemon says there are more), then applies what was held
+--- back meanwhile. how: as for M.apply ('catchup' by default).
 ---@param run agentd.Run
 ---@param after_done fun()|nil
-function M.catch_up(run, after_done)
+---@param how nil|'catchup'|'history'
+function M.catch_up(run, after_done, how)
   if run.catching_up then
     return
   end
   run.catching_up = true
-  lifecycle.request(P.request.events, { runId = run.id, afterSeq = run.last_seq }, function(e, res)
+  how = how or 'catchup'
+  local function finish()
     run.catching_up = false
-    if not e and res then
-      for _, ev in ipairs(res.events or {}) do
-        local p = ev.params
-        if type(p) == 'table' and (ev.seq or p.seq or 0) > run.last_seq then
-          p.seq = p.seq or ev.seq
-          M.apply(ev.method, p, true)
-        end
-      end
-      if type(res.state) == 'string' then
-        run.state = res.state
-      end
-    elseif e then
-      ui.notify('could not catch up run ' .. run.id .. ': ' .. err_text(e), vim.log.levels.WARN)
-    end
     local buffered = run.buffered
     run.buffered = {}
     for _, b in ipairs(buffered) do
@@ -111,7 +125,34 @@ function M.catch_up(run, after_done)
     if after_done then
       after_done()
     end
-  end)
+  end
+  local function page()
+    local params = { runId = run.id, afterSeq = run.last_seq, limit = M.EVENTS_PAGE }
+    lifecycle.request(P.request.events, params, function(e, res)
+      if e or type(res) ~= 'table' then
+        if e then
+          ui.notify('could not catch up run ' .. run.id .. ': ' .. err_text(e), vim.log.levels.WARN)
+        end
+        return finish()
+      end
+      local before = run.last_seq
+      for _, ev in ipairs(type(res.events) == 'table' and res.events or {}) do
+        local p = type(ev) == 'table' and ev.params
+        if type(p) == 'table' and (ev.seq or p.seq or 0) > run.last_seq then
+          p.seq = p.seq or ev.seq
+          M.apply(ev.method, p, how)
+        end
+      end
+      if res.more == true and run.last_seq > before then
+        return page()
+      end
+      if type(res.state) == 'string' then
+        run.state = res.state
+      end
+      finish()
+    end)
+  end
+  page()
 end
 
 local function run_notification(method, p)

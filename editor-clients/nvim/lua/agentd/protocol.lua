@@ -15,6 +15,9 @@ M.request = {
   resume = 'agent/resume',
   events = 'agent/events',
   sessions = 'agent/sessions',
+  history = 'agent/history',
+  configure = 'agent/configure',
+  models = 'agent/models',
   pending = 'agent/pending',
   reply = 'agent/reply',
   confirm = 'agent/confirm',
@@ -56,6 +59,9 @@ M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 
 M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
 M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'other' }
 M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
+-- What a session may choose with agent/configure when the daemon's
+-- initialize does not say (capabilities.experimental.agentd.reasoningEfforts).
+M.reasoning_efforts = { 'low', 'medium', 'high' }
 
 --- The error codes the plugin reacts to, by their protocol names.
 M.error_codes = {
@@ -70,6 +76,7 @@ M.error_codes = {
   NoModel = -32018,
   RunNotPaused = -32019,
   ShuttingDown = -32020,
+  NotSaved = -32021,
 }
 
 --- The plugin's own code for "the daemon went away" (never on the wire).

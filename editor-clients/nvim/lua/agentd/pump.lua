@@ -50,6 +50,9 @@ local function failed(id, e)
   elseif e.code == C.Expired then
     ui.notify('the request expired before your answer arrived', vim.log.levels.WARN)
     return M.resolved(id)
+  elseif e.code == C.NotSaved then
+    ui.notify(('the daemon could not save your answer, so the request stays open: answer again once its state '
+      .. 'directory can be written (%s)'):format(tostring(e.message)), vim.log.levels.ERROR)
   elseif e.code == P.DISCONNECTED then
     ui.notify('the daemon is not running; the request stays open (:AgentdPending)', vim.log.levels.WARN)
   else

@@ -8,6 +8,9 @@ local kinds = require('agentd.kinds')
 
 local M = {}
 
+--- A prompt longer than this many lines shows folded to them.
+M.PROMPT_LINES = 12
+
 local STATUS_MARK = { pending = '[ ]', in_progress = '[>]', completed = '[x]', failed = '[!]' }
 local TOOL_MARK = { pending = '…', in_progress = '…', completed = '✓', failed = '✗' }
 local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R' }
@@ -32,6 +35,13 @@ end
 ---@class agentd.Lines
 ---@field lines string[]
 ---@field marks table<integer, {id: string, option: integer|nil}> line -> request
+---@field toggles table<integer, table> line -> the item the open key folds or unfolds (thinking)
+---@field hl table<integer, string> line -> highlight group (quiet lines, warnings)
+
+local function new_lines()
+  return { lines = {}, marks = {}, toggles = {}, hl = {} }
+end
+M.new_lines = new_lines
 
 local function push(out, line, mark)
   out.lines[#out.lines + 1] = line
@@ -40,10 +50,36 @@ local function push(out, line, mark)
   end
 end
 
-local function push_text(out, text, indent)
+-- Highlights the line just pushed.
+local function hl(out, group)
+  out.hl = out.hl or {}
+  out.hl[#out.lines] = group
+end
+
+local function push_text(out, text, indent, group)
   for _, l in ipairs(split(text)) do
     push(out, (indent or '') .. l)
+    if group then
+      hl(out, group)
+    end
   end
+end
+
+-- The last n characters of s (whole UTF-8 sequences), on one line.
+local function tail(s, n)
+  s = vim.trim((s:gsub('%s+', ' ')))
+  if vim.fn.strchars(s) <= n then
+    return s
+  end
+  return '…' .. vim.fn.strcharpart(s, vim.fn.strchars(s) - n, n)
+end
+
+-- A path for people: the home folder as ~.
+local function short_path(p)
+  if p:sub(1, 1) == '/' then
+    return vim.fn.fnamemodify(p, ':~')
+  end
+  return p
 end
 
 local function context_line(ctx)
@@ -169,8 +205,20 @@ local function render_item(out, item, open, max)
   if item.type == 'text' then
     push_text(out, item.text)
   elseif item.type == 'thinking' then
-    -- one line: the reasoning is there to glance at, not to read through
-    push(out, ('Thinking… (%d characters) %s'):format(#item.text, one_line(item.text):sub(-60)))
+    -- folded to one line (its latest words): the reasoning is there to
+    -- glance at; the open key on the line unfolds it
+    local n = vim.fn.strchars(item.text)
+    local key = config.values.keymaps.request.open or ''
+    if item.expanded then
+      push(out, ('▾ Thinking (%d characters; %s folds)'):format(n, key))
+      out.toggles[#out.lines] = item
+      hl(out, 'Comment')
+      push_text(out, item.text, '  ', 'Comment')
+    else
+      push(out, ('▸ Thinking (%d characters): %s'):format(n, tail(item.text, 60)))
+      out.toggles[#out.lines] = item
+      hl(out, 'Comment')
+    end
   elseif item.type == 'plan' then
     push(out, 'Plan:' .. (item.explanation and (' ' .. one_line(item.explanation)) or ''))
     for _, e in ipairs(item.entries or {}) do
@@ -180,14 +228,22 @@ local function render_item(out, item, open, max)
     render_tool(out, item, max)
   elseif item.type == 'request' then
     render_request(out, item, open)
-  elseif item.type == 'notice' then
-    push(out, 'agentd: ' .. one_line(item.text))
   elseif item.type == 'instructions' then
-    local paths = {}
-    for _, f in ipairs(item.files) do
-      paths[#paths + 1] = tostring(f.path) .. (f.truncated and ' (first 32 KB)' or '')
+    -- quiet: which instruction files the model was given
+    local names = {}
+    for _, f in ipairs(item.files or {}) do
+      names[#names + 1] = short_path(f.path) .. (f.truncated and ' (first 32 KiB)' or '')
     end
-    push(out, 'Instructions: ' .. table.concat(paths, ', '))
+    push(out, 'Instructions: ' .. (#names > 0 and table.concat(names, ' · ') or 'none'))
+    hl(out, 'Comment')
+  elseif item.type == 'notice' then
+    local lines = split(item.text)
+    push(out, '⚠ ' .. lines[1])
+    hl(out, 'WarningMsg')
+    for i = 2, #lines do
+      push(out, '  ' .. lines[i])
+      hl(out, 'WarningMsg')
+    end
   elseif item.type == 'files' then
     push(out, 'Files changed:')
     for _, f in ipairs(item.files or {}) do
@@ -202,15 +258,32 @@ end
 ---@param run agentd.Run
 ---@param open fun(id: string): agentd.OpenRequest|nil
 function M.run(out, run, open)
+  out.toggles, out.hl = out.toggles or {}, out.hl or {}
   local max = config.values.conversation.tool_output_lines
   local prompt = split(run.prompt or '')
+  if prompt[#prompt] == '' and #prompt > 1 then
+    prompt[#prompt] = nil
+  end
   if run.prompt then
+    -- a long prompt (one that quotes a file) is folded to its first lines
+    local long = #prompt > M.PROMPT_LINES + 1
+    run.prompt_fold = long and (run.prompt_fold or {}) or nil
+    local shown = (long and not run.prompt_fold.expanded) and M.PROMPT_LINES or #prompt
     push(out, '## > ' .. prompt[1])
-    for i = 2, #prompt do
+    if long then
+      out.toggles[#out.lines] = run.prompt_fold
+    end
+    for i = 2, shown do
       push(out, '   ' .. prompt[i])
     end
+    if shown < #prompt then
+      local key = config.values.keymaps.request.open or ''
+      push(out, ('   … %d more lines (%s unfolds)'):format(#prompt - shown, key))
+      out.toggles[#out.lines] = run.prompt_fold
+      hl(out, 'Comment')
+    end
   else
-    push(out, '## > (an earlier prompt: the daemon does not send it back yet)')
+    push(out, '## > (a prompt not sent from here; :AgentdSessions shows it)')
   end
   local ctx = context_line(run.context)
   if ctx then
@@ -228,33 +301,86 @@ function M.run(out, run, open)
   if type(run.stop_reason) == 'string' and run.stop_reason ~= '' and run.stop_reason ~= run.state then
     status = status .. ' (' .. run.stop_reason .. ')'
   end
-  if type(run.error) == 'string' and run.error ~= '' then
+  local paused = run.state == 'paused'
+  if type(run.error) == 'string' and run.error ~= '' and not paused then
     status = status .. ': ' .. one_line(run.error)
   end
-  if type(run.usage) == 'table' and type(run.usage.totalTokens) == 'number' then
-    status = status .. (' · %d tokens'):format(run.usage.totalTokens)
-  end
+  status = status .. M.usage(run.usage)
   push(out, status)
+  if paused then
+    hl(out, 'WarningMsg')
+    -- why it stopped (the daemon restarted, or its state could not be saved)
+    -- and how to go on
+    if type(run.error) == 'string' and run.error ~= '' then
+      push_text(out, run.error, '  ', 'WarningMsg')
+    end
+    local key = config.values.keymaps.chat.resume
+    push(out, '  ' .. (key and key ~= '' and (key .. ' resumes it (:AgentdResume)') or ':AgentdResume resumes it'))
+    hl(out, 'Comment')
+  end
   push(out, '')
+end
+
+--- The token counts of a run's status line: " · 5216 tokens (4864 cached)".
+---@param u table|nil the usage update's counts
+---@return string
+function M.usage(u)
+  if type(u) ~= 'table' or type(u.totalTokens) ~= 'number' then
+    return ''
+  end
+  local s = (' · %d tokens'):format(u.totalTokens)
+  local extra = {}
+  if type(u.cachedTokens) == 'number' and u.cachedTokens > 0 then
+    extra[#extra + 1] = ('%d cached'):format(u.cachedTokens)
+  end
+  if type(u.reasoningTokens) == 'number' and u.reasoningTokens > 0 then
+    extra[#extra + 1] = ('%d thinking'):format(u.reasoningTokens)
+  end
+  if #extra > 0 then
+    s = s .. ' (' .. table.concat(extra, ', ') .. ')'
+  end
+  return s
+end
+
+--- A session's settings in a few words: "model qwen · effort high · mode ask".
+--- Settings left to the daemon read "default".
+---@param set {model: string|nil, reasoningEffort: string|nil, approvalPolicy: string|nil}|nil
+---@return string
+function M.settings(set)
+  set = set or {}
+  local function v(x)
+    return type(x) == 'string' and x ~= '' and x or nil
+  end
+  local parts = { 'model ' .. (v(set.model) or 'default') }
+  if v(set.reasoningEffort) then
+    parts[#parts + 1] = 'effort ' .. set.reasoningEffort
+  end
+  parts[#parts + 1] = 'mode ' .. (v(set.approvalPolicy) or 'default')
+  return table.concat(parts, ' · ')
 end
 
 ---@class agentd.ChatView
 ---@field title string|nil
----@field mode string|nil
+---@field settings table|nil     {model, reasoningEffort, approvalPolicy} (nil fields: the daemon's default)
 ---@field runs agentd.Run[]
+---@field loading string|nil     what is still being fetched of the conversation
 
 --- The whole transcript of a session.
 ---@param view agentd.ChatView
 ---@param open fun(id: string): agentd.OpenRequest|nil
 ---@return agentd.Lines
 function M.chat(view, open)
-  local out = { lines = {}, marks = {} }
+  local out = new_lines()
   push(out, '# agentd' .. (view.title and (' · ' .. one_line(view.title)) or ''))
-  if view.mode then
-    push(out, 'mode: ' .. view.mode)
-  end
+  push(out, M.settings(view.settings))
+  hl(out, 'Comment')
   push(out, '')
-  if #view.runs == 0 then
+  if view.loading then
+    push(out, '… ' .. view.loading)
+    hl(out, 'Comment')
+    push(out, '')
+  end
+  if #view.runs == 0 and not view.loading then
     push(out, 'Type below and press ' .. (config.values.keymaps.compose.send or '<C-s>') .. ' to send.')
   end
   for _, run in ipairs(view.runs) do

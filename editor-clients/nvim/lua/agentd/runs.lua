@@ -20,12 +20,16 @@ local M = {}
 ---@field requests table<string, table> requestId -> its item
 ---@field buffered table[]       notifications held while catching up
 ---@field catching_up boolean
----@field usage table|nil
+---@field usage table|nil       cumulative token counts (cachedTokens, reasoningTokens when reported)
 ---@field files table[]|nil
+---@field instructions table|nil the instruction files item: {type='instructions', files}
+---@field seen integer           the store's counter when the run became known
 
 ---@class agentd.RunStore
 ---@field runs table<string, agentd.Run>
----@field order string[]
+---@field order string[]           every run, in the order it became known
+---@field sessions table<string, string[]> session -> its runs, oldest first
+---@field counter integer          how many runs became known
 local Store = {}
 Store.__index = Store
 
@@ -66,7 +70,7 @@ end
 
 ---@return agentd.RunStore
 function M.new()
-  return setmetatable({ runs = {}, order = {} }, Store)
+  return setmetatable({ runs = {}, order = {}, sessions = {}, counter = 0 }, Store)
 end
 
 function Store:get(run_id)
@@ -78,7 +82,6 @@ function Store:ensure(run_id, session_id)
   if not r then
     r = {
       id = run_id,
-      session = session_id,
       state = 'running',
       last_seq = 0,
       items = {},
@@ -87,11 +90,16 @@ function Store:ensure(run_id, session_id)
       buffered = {},
       catching_up = false,
     }
+    self.counter = self.counter + 1
+    r.seen = self.counter
     self.runs[run_id] = r
     self.order[#self.order + 1] = run_id
   end
   if session_id and not r.session then
     r.session = session_id
+    local list = self.sessions[session_id] or {}
+    self.sessions[session_id] = list
+    list[#list + 1] = run_id
   end
   return r
 end
@@ -99,13 +107,53 @@ end
 --- The runs of a session, oldest first.
 function Store:of_session(session_id)
   local out = {}
-  for _, id in ipairs(self.order) do
-    local r = self.runs[id]
-    if r.session == session_id then
-      out[#out + 1] = r
-    end
+  for _, id in ipairs(self.sessions[session_id] or {}) do
+    out[#out + 1] = self.runs[id]
   end
   return out
+end
+
+--- The store's counter now: runs that become known later are newer than
+--- a history page asked for now (see Store:place).
+function Store:mark()
+  return self.counter
+end
+
+--- Puts a history page's runs (ids, oldest first) in their place among the
+--- session's runs. An earlier page (before: the run it precedes) goes just
+--- before that run. The latest page (before nil) goes after the session's
+--- other runs that were known when it was asked for (snap, from
+--- Store:mark(): older runs, whose page comes later) and before those that
+--- became known since (runs started meanwhile).
+---@param session_id string
+---@param ids string[]
+---@param before string|nil
+---@param snap integer
+function Store:place(session_id, ids, before, snap)
+  local list = self.sessions[session_id] or {}
+  local in_page = {}
+  for _, id in ipairs(ids) do
+    in_page[id] = true
+  end
+  local older, newer = {}, {}
+  local seen_before = before == nil
+  for _, id in ipairs(list) do
+    if id == before then
+      seen_before = true
+    end
+    if not in_page[id] then
+      local r = self.runs[id]
+      if before then
+        table.insert(seen_before and newer or older, id)
+      else
+        table.insert(r.seen > snap and newer or older, id)
+      end
+    end
+  end
+  local out = older
+  vim.list_extend(out, ids)
+  vim.list_extend(out, newer)
+  self.sessions[session_id] = out
 end
 
 --- 'apply', 'dup' (seq already seen) or 'gap' (some notifications are missing).
@@ -131,14 +179,20 @@ local function add_text(run, text)
   end
 end
 
---- Adds an input request to its run's items (from agent/inputRequest, or
---- from agent/pending, which carries no seq of the run's stream). A request
---- already there moves to the end: a catch-up replays the run in order.
+--- Adds an input request to its run's items. From the run's own stream
+--- (placed: agent/inputRequest, live or replayed) it takes its place in
+--- order; from agent/pending, which carries no place in the stream, it goes
+--- at the end until the stream replays it. A request already placed stays
+--- where it is.
 ---@param req table
+---@param placed boolean|nil
 ---@return agentd.Run
-function Store:add_request(req)
+function Store:add_request(req, placed)
   local run = self:ensure(req.runId, req.sessionId)
   local item = run.requests[req.requestId]
+  if item and (item.placed or not placed) then
+    return run
+  end
   if item then
     for i, it in ipairs(run.items) do
       if it == item then
@@ -150,6 +204,7 @@ function Store:add_request(req)
     item = { type = 'request', req = req }
     run.requests[req.requestId] = item
   end
+  item.placed = placed or nil
   run.items[#run.items + 1] = item
   return run
 end
@@ -173,10 +228,11 @@ function Store:apply(method, p)
     elseif k == 'thought_chunk' then
       -- the model's reasoning: kept apart from the answer, shown folded
       local last = run.items[#run.items]
+      local text = type(u.text) == 'string' and u.text or ''
       if last and last.type == 'thinking' then
-        last.text = last.text .. (u.text or '')
+        last.text = last.text .. text
       else
-        run.items[#run.items + 1] = { type = 'thinking', text = u.text or '' }
+        run.items[#run.items + 1] = { type = 'thinking', text = text }
       end
     elseif k == 'plan' then
       if not run.plan then
@@ -217,16 +273,32 @@ function Store:apply(method, p)
         t.live, t.live_dropped = nil, nil
       end
     elseif k == 'usage' then
-      run.usage = u.usage
+      run.usage = type(u.usage) == 'table' and u.usage or run.usage
     elseif k == 'files_changed' then
       run.files = u.files
       run.items[#run.items + 1] = { type = 'files', files = u.files }
     elseif k == 'instructions' then
-      -- the instruction files the model was given (AGENTS.md and friends)
-      run.items[#run.items + 1] = { type = 'instructions', files = u.instructions or {} }
+      -- one line per run: the files of later updates join the first's
+      if not run.instructions then
+        run.instructions = { type = 'instructions', files = {} }
+        run.items[#run.items + 1] = run.instructions
+      end
+      local files = run.instructions.files
+      for _, f in ipairs(type(u.instructions) == 'table' and u.instructions or {}) do
+        if type(f) == 'table' and type(f.path) == 'string' then
+          local known = false
+          for _, g in ipairs(files) do
+            known = known or g.path == f.path
+          end
+          if not known then
+            files[#files + 1] = f
+          end
+        end
+      end
     elseif k == 'notice' then
-      -- agentd speaking, not the model: a small context window, no sandbox
-      run.items[#run.items + 1] = { type = 'notice', text = u.text or '' }
+      if type(u.text) == 'string' and u.text ~= '' then
+        run.items[#run.items + 1] = { type = 'notice', text = u.text }
+      end
     elseif k == 'result' then
       run.result = u.text
       run.stop_reason = u.stopReason
@@ -235,7 +307,7 @@ function Store:apply(method, p)
       end
     end
   elseif method == N.input_request then
-    self:add_request(p)
+    self:add_request(p, true)
   elseif method == N.input_resolved then
     local item = run.requests[p.requestId]
     if item then

@@ -1,9 +1,11 @@
 -- Sessions: the list (:AgentdSessions) with readable times, and bringing a
--- session back into the chat.
+-- whole conversation back into the chat.
 --
--- What comes back is what the protocol offers today: the session's latest
--- run, replayed from agent/events (its prompt is not among its events).
--- M.load is the one place that fetches a session's conversation.
+-- M.load is the one place that fetches a session's conversation: one
+-- agent/history page (its latest runs with their prompts and events, and
+-- its open requests), then the pages before it while earlierRuns says
+-- there are some, and the events a page left out (agent/events). The
+-- events go through the same code as live notifications (agentd.methods).
 local P = require('agentd.protocol')
 local S = require('agentd.state')
 local lifecycle = require('agentd.lifecycle')
@@ -73,7 +75,10 @@ function M.format_time(t, now)
   return os.date('%Y-%m-%d', t)
 end
 
---- One line of the sessions list.
+-- How a state reads in the list.
+local STATE_WORDS = { requires_action = 'waiting for you', idle = 'no runs yet' }
+
+--- One line of the sessions list: title, state, run count, time.
 ---@param s table an agent/sessions entry
 ---@param now integer|nil
 ---@return string
@@ -81,7 +86,10 @@ function M.label(s, now)
   local title = type(s.title) == 'string' and s.title ~= '' and s.title or s.sessionId
   local parts = { (title:gsub('\n.*', ' …')) }
   if type(s.state) == 'string' then
-    parts[#parts + 1] = s.state
+    parts[#parts + 1] = STATE_WORDS[s.state] or s.state
+  end
+  if type(s.runCount) == 'number' then
+    parts[#parts + 1] = s.runCount == 1 and '1 run' or (s.runCount .. ' runs')
   end
   local t = M.parse_time(s.updatedAt) or M.parse_time(s.createdAt)
   if t then
@@ -90,34 +98,161 @@ function M.label(s, now)
   return table.concat(parts, '  ·  ')
 end
 
---- Brings session sid into the chat: its record, and its runs as far as
---- the daemon gives them (today: the latest run, replayed from its events).
----@param s table an agent/sessions entry
-function M.load(s)
-  local sid = s.sessionId
-  S.session = sid
-  local info = S.session_info(sid)
+--- Takes what an agent/sessions (or agent/history) entry says of a session.
+---@param s table
+---@return agentd.SessionInfo|nil
+function M.note(s)
+  if type(s) ~= 'table' or type(s.sessionId) ~= 'string' then
+    return nil
+  end
+  local info = S.session_info(s.sessionId)
   if type(s.title) == 'string' and s.title ~= '' then
     info.title = s.title
   end
-  local last = s.lastRunId
-  if type(last) == 'string' and last ~= '' then
-    local run = S.runs:ensure(last, sid)
-    if run.last_seq == 0 then
-      require('agentd.methods').catch_up(run)
+  if type(s.settings) == 'table' then
+    info.settings = s.settings
+  end
+  if type(s.runCount) == 'number' then
+    info.run_count = s.runCount
+  end
+  if type(s.state) == 'string' then
+    info.state = s.state
+  end
+  return info
+end
+
+--- Asks the daemon for the sessions and takes what it says of each;
+--- cb(err, list).
+function M.refresh(cb)
+  lifecycle.request(P.request.sessions, nil, function(e, res)
+    local list = not e and type(res) == 'table' and type(res.sessions) == 'table' and res.sessions or {}
+    for _, s in ipairs(list) do
+      M.note(s)
+    end
+    if not e then
+      require('agentd.chat').render()
+    end
+    if cb then
+      cb(e, list)
+    end
+  end)
+end
+
+local function methods()
+  return require('agentd.methods')
+end
+
+-- Replays a history run's events into the run model, as live notifications
+-- are applied; a run whose events the page left out (or that has a gap)
+-- fetches the rest with agent/events.
+local function replay(run, hr)
+  local complete = not hr.moreEvents
+  if run.last_seq == 0 then
+    run.state, run.stop_reason, run.error = hr.state, hr.stopReason, hr.error
+  end
+  for _, ev in ipairs(type(hr.events) == 'table' and hr.events or {}) do
+    local p = type(ev) == 'table' and ev.params
+    if type(p) == 'table' then
+      p.seq = p.seq or ev.seq
+      local verdict = S.runs:check(run, p.seq)
+      if verdict == 'gap' then
+        complete = false
+        break
+      elseif verdict == 'apply' then
+        methods().apply(ev.method, p, 'history')
+      end
     end
   end
+  if not complete then
+    -- where the run is now, until its remaining events say how it got there
+    run.state, run.stop_reason, run.error = hr.state, hr.stopReason, hr.error
+    methods().catch_up(run, nil, 'history')
+  end
+end
+
+-- Takes one agent/history page into the run model.
+local function take_page(sid, res, before, snap)
+  M.note(res.session)
+  local ids = {}
+  for _, hr in ipairs(type(res.runs) == 'table' and res.runs or {}) do
+    if type(hr) == 'table' and type(hr.runId) == 'string' then
+      local run = S.runs:ensure(hr.runId, sid)
+      ids[#ids + 1] = hr.runId
+      if type(hr.prompt) == 'string' then
+        run.prompt = hr.prompt
+      end
+      if type(hr.context) == 'table' then
+        run.context = run.context or hr.context
+      end
+      if type(hr.usage) == 'table' then
+        run.usage = run.usage or hr.usage
+      end
+      replay(run, hr)
+    end
+  end
+  S.runs:place(sid, ids, before, snap)
+  -- its open requests, in the float and the picker too
+  local pump = require('agentd.pump')
+  for _, r in ipairs(type(res.pending) == 'table' and res.pending or {}) do
+    pump.add(r)
+  end
+  return ids
+end
+
+--- Brings session sid's whole conversation into the chat, page by page
+--- (the latest runs first, then the earlier ones above them); the next
+--- prompt continues the session.
+---@param sid string
+---@param done fun(ok: boolean)|nil called once every page is in
+function M.load(sid, done)
+  local info = S.session_info(sid)
+  local chat = require('agentd.chat')
+  local function page(before)
+    local snap = S.runs:mark()
+    info.loading = before and 'loading earlier runs…' or 'loading the conversation…'
+    chat.render()
+    lifecycle.request(P.request.history, { sessionId = sid, beforeRunId = before }, function(e, res)
+      if e or type(res) ~= 'table' then
+        info.loading = nil
+        chat.render()
+        ui.notify(('could not load the conversation: %s'):format(e and ('%s (%s)'):format(tostring(e.message),
+          tostring(e.code)) or 'no answer'), vim.log.levels.ERROR)
+        return done and done(false)
+      end
+      local ids = take_page(sid, res, before, snap)
+      local earlier = type(res.earlierRuns) == 'number' and res.earlierRuns or 0
+      if earlier > 0 and ids[1] then
+        info.loading = ('loading %d earlier run%s…'):format(earlier, earlier == 1 and '' or 's')
+        return page(ids[1])
+      end
+      info.loading = nil
+      chat.render()
+      if done then
+        done(true)
+      end
+    end)
+  end
+  page(nil)
+end
+
+--- Shows session s (an agent/sessions entry, or its id) in the chat and
+--- loads its conversation; the next prompt continues it.
+---@param s table|string
+function M.open(s)
+  local sid = type(s) == 'table' and s.sessionId or s
+  M.note(type(s) == 'table' and s or nil)
+  S.session, S.new_chat = sid, false
   require('agentd.chat').open({ focus = 'compose' })
+  M.load(sid)
 end
 
 --- Lists the workspace's sessions (vim.ui.select); the one picked comes
---- back in the chat and the next prompt continues it.
+--- back whole in the chat and the next prompt continues it.
 function M.pick()
-  lifecycle.request(P.request.sessions, nil, function(e, res)
+  M.refresh(function(e, list)
     if e then
       return ui.notify(('sessions: %s (%s)'):format(tostring(e.message), tostring(e.code)), vim.log.levels.ERROR)
     end
-    local list = type(res) == 'table' and type(res.sessions) == 'table' and res.sessions or {}
     if #list == 0 then
       return ui.notify('no sessions in this workspace yet')
     end
@@ -130,7 +265,7 @@ function M.pick()
       end,
     }, function(s)
       if s then
-        M.load(s)
+        M.open(s)
       end
     end)
   end)

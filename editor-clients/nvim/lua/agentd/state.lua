@@ -18,10 +18,18 @@ local requests = require('agentd.requests')
 ---@field message string|nil
 ---@field percentage number|nil
 
+---@class agentd.Settings         a session's settings (agent/configure); nil: the daemon's default
+---@field model string|nil
+---@field reasoningEffort string|nil
+---@field approvalPolicy string|nil
+
 ---@class agentd.SessionInfo      what the plugin knows of a session
 ---@field id string
 ---@field title string|nil        the daemon's title (its first prompt), or our first prompt
----@field mode string|nil         the approval policy chosen with :AgentdMode; sent with each run
+---@field settings agentd.Settings|nil the values in effect, as the daemon last said
+---@field run_count integer|nil
+---@field state string|nil        its latest run's state, as the daemon last said
+---@field loading string|nil      what of its conversation is still being fetched (agent/history)
 
 ---@class agentd.State
 ---@field configured boolean       setup() ran
@@ -38,8 +46,10 @@ local requests = require('agentd.requests')
 ---@field runs agentd.RunStore     runs built from notifications
 ---@field requests agentd.RequestSet the open input requests
 ---@field session string|nil       the chat's session (nil: the next send starts one)
+---@field new_chat boolean         the user asked for a new conversation: the chat follows no other run
 ---@field sessions table<string, agentd.SessionInfo>
----@field draft_mode string|nil    :AgentdMode before the conversation has a session
+---@field draft agentd.Settings    what a new conversation starts with (:AgentdModel, :AgentdMode, :AgentdEffort without a session)
+---@field models table|nil         the last agent/models answer
 ---@field draft_context table|nil  the selection given with :'<,'>Agentd, for the prompt written in the chat
 ---@field run string|nil           the latest run started from this editor
 ---@field opened table<integer, string> bufnr -> uri announced with didOpen
@@ -65,8 +75,10 @@ function S.reset()
   S.runs = runs.new()
   S.requests = requests.new()
   S.session = nil
+  S.new_chat = false
   S.sessions = {}
-  S.draft_mode = nil
+  S.draft = {}
+  S.models = nil
   S.draft_context = nil
   S.run = nil
   S.opened = {}
