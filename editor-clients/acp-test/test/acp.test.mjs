@@ -156,7 +156,9 @@ test("a permission answered cancelled ends the turn, is audited, and every messa
     /msg="acp send" kind=request method=session\/request_permission/,
     /msg="acp recv" kind=response method=session\/request_permission id=\S+ result=.*cancelled/,
     /msg="acp send" kind=response method=session\/prompt id=\S+ result=.*"stopReason\\":\\"cancelled/]) {
-    assert.match(agent.stderr, re);
+    // The daemon logs a message as it sends it; its stderr may reach us
+    // after the message itself.
+    await agent.waitFor(`the log line ${re}`, () => re.test(agent.stderr));
   }
 });
 
