@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"rag":               {},
 	"tools":             {"rag", "tools/sandbox"},
 	"tools/sandbox":     {},
-	"tools/mcp":         {"tools", "tools/sandbox", "rag"},
+	"tools/mcp":         {"tools", "rag"},
 	"tools/mcp/mcptest": {},
 	"agent":             {"tools", "tools/mcp", "rag"},
 	"agent/modeltest":   {},

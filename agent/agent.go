@@ -72,13 +72,13 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
-		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg)}
+		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
 	for _, t := range tools.Builtins() {
 		a.tools[t.Info().Name] = t
 		a.order = append(a.order, t)
 	}
-	a.mcp = newMCP(cfg)
+	a.mcp = newMCP(cfg, sb)
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -261,7 +261,7 @@ func (a *Agent) openCount() int { return int(a.open.Load()) }
 
 // reviewOpenConfirms resolves open confirmations that a newly granted rule
 // now allows, so parallel identical calls are approved once.
-func (a *Agent) reviewOpenConfirms(sessionID string) {
+func (a *Agent) reviewOpenConfirms(ctx context.Context, sessionID string) {
 	a.mu.Lock()
 	var runs []*run
 	for _, r := range a.runs {
@@ -271,30 +271,55 @@ func (a *Agent) reviewOpenConfirms(sessionID string) {
 	}
 	a.mu.Unlock()
 	for _, r := range runs {
-		r.reviewConfirms()
+		r.reviewConfirms(ctx)
 	}
 }
 
-func (r *run) reviewConfirms() {
+// reviewConfirms judges each open confirmation of the run's step again. A
+// call a restart left unprepared is prepared again first (decisionCall),
+// without the lock; one whose network need the request alone cannot tell
+// stays asked.
+func (r *run) reviewConfirms(ctx context.Context) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var open []openRequest
 	for _, o := range r.openLocked() {
-		if o.call == nil || !requestRules[o.req.Kind].decision || r.prepared[o.call.Call.ID] == nil {
-			continue
-		}
-		call := r.prepared[o.call.Call.ID]
-		if d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call); d.Action == tools.Allow {
-			if call.Command != nil {
-				conf := d.Confine
-				o.call.Confine = &conf
-			}
-			if err := r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
-				r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", o.req.RequestID, "err", err)
-				continue
-			}
-			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule, Confine: o.call.Confine})
+		if o.call != nil && requestRules[o.req.Kind].decision {
+			open = append(open, o)
 		}
 	}
+	r.mu.Unlock()
+	for _, o := range open {
+		call, exact := r.decisionCall(ctx, o)
+		if !exact && o.req.Network {
+			continue
+		}
+		r.mu.Lock()
+		r.approveIfAllowedLocked(o, call)
+		r.mu.Unlock()
+	}
+}
+
+// approveIfAllowedLocked resolves the confirmation o, still open, when the
+// policy now allows its call.
+func (r *run) approveIfAllowedLocked(o openRequest, call *tools.Call) {
+	if o.resolution() != nil {
+		return // answered meanwhile
+	}
+	d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call)
+	if d.Action != tools.Allow {
+		return
+	}
+	prev := o.call.Confine
+	if call.Command != nil {
+		conf := d.Confine
+		o.call.Confine = &conf
+	}
+	if err := r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
+		o.call.Confine = prev
+		r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", o.req.RequestID, "err", err)
+		return
+	}
+	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule, Confine: o.call.Confine})
 }
 
 // Shutdown stops every run's work without changing what is persisted: runs

@@ -53,6 +53,7 @@ type hookRunner struct {
 	hooks   Hooks
 	root    string
 	userDir string // ~/.config/agentd: its hooks/ directory is readable by every hook
+	sandbox *tools.Sandbox
 	log     *slog.Logger
 	// ctx ends at Shutdown, killing the hooks that still run; wg counts
 	// those run in the background, started only while !closed.
@@ -64,9 +65,9 @@ type hookRunner struct {
 	finished sync.Map // run id → true once its run_finished hooks ran
 }
 
-func newHookRunner(cfg Config) *hookRunner {
+func newHookRunner(cfg Config, sb *tools.Sandbox) *hookRunner {
 	ctx, stop := context.WithCancel(context.Background())
-	return &hookRunner{hooks: cfg.Hooks, root: cfg.Root, userDir: cfg.UserConfigDir, log: cfg.Logger, ctx: ctx, stop: stop}
+	return &hookRunner{hooks: cfg.Hooks, root: cfg.Root, userDir: cfg.UserConfigDir, sandbox: sb, log: cfg.Logger, ctx: ctx, stop: stop}
 }
 
 // close kills the hooks still running and waits for them.
@@ -129,7 +130,7 @@ func (h *hookRunner) run(ctx context.Context, hook Hook, e HookEvent, payload an
 	for _, k := range sortedKeys(hook.Env) {
 		env = append(env, k+"="+hook.Env[k])
 	}
-	return tools.RunHook(ctx, tools.HookSpec{Args: hook.argv(), Workspace: h.root, Profile: hook.Sandbox,
+	return h.sandbox.RunHook(ctx, tools.HookSpec{Args: hook.argv(), Workspace: h.root, Profile: hook.Sandbox,
 		Network: hook.Network, Read: read, Write: hook.Write, Env: env, Stdin: data, Timeout: hook.Timeout})
 }
 

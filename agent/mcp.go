@@ -41,7 +41,7 @@ func newToolSet(ts []tools.Tool) *toolSet {
 
 // newMCP opens the workspace's MCP servers: the user's and, once
 // approved, the workspace's.
-func newMCP(cfg Config) *mcp.Manager {
+func newMCP(cfg Config, sb *tools.Sandbox) *mcp.Manager {
 	var ws []mcp.Server
 	if cfg.Root != "" {
 		var warnings []string
@@ -54,7 +54,7 @@ func newMCP(cfg Config) *mcp.Manager {
 			cfg.Logger.Warn("the workspace's MCP servers are ignored", "err", err)
 		}
 	}
-	return mcp.NewManager(mcp.Options{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger,
+	return mcp.NewManager(mcp.Options{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Sandbox: sb,
 		User: cfg.MCPServers, Workspace: ws})
 }
 

@@ -163,12 +163,31 @@ func TestToolCallStoredForms(t *testing.T) {
 	assert.JSONEq(t, `{"a":1}`, string(ToolCall{Args: json.RawMessage(`{"a":1}`)}.input()))
 }
 
+// The bounds of TestModelFaults. A fault a timer must end (a stall, a
+// trickle, no headers) runs with a short idle timeout or call bound; every
+// other fault must end on its own, long before the generous ones end it.
+const (
+	faultIdle     = 300 * time.Millisecond
+	faultCall     = 200 * time.Millisecond
+	generousIdle  = 20 * time.Second
+	generousCall  = 40 * time.Second
+	faultDeadline = 60 * time.Second // collect's own: above every bound
+)
+
+// Which timer ends a fault: none (the fault itself), the idle timeout, or
+// the call's bound.
+const (
+	endsItself = iota
+	endsByIdle
+	endsByCall
+)
+
 func TestModelFaults(t *testing.T) {
 	big := `{"content":"` + strings.Repeat("x", maxArgsBytes) + `"}`
 	huge := `{"content":"` + strings.Repeat("y", maxLineBytes) + `"}`
 	for name, tc := range map[string]struct {
 		reply modeltest.Reply
-		edit  func(*ModelConfig)
+		ends  int
 		want  string
 		final bool // not worth a retry
 	}{
@@ -177,24 +196,23 @@ func TestModelFaults(t *testing.T) {
 		"negative index": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", Index: ptrInt(-1)}}},
 			want: "index -1"},
 		"arguments too large": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "write_file", RawArguments: big}}, Chunks: 4},
-			want: "the model's arguments for tool call 0 grew past 8 MiB", edit: patient},
+			want: "the model's arguments for tool call 0 grew past 8 MiB"},
 		"line too long": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "write_file", RawArguments: huge}}, Chunks: 1},
-			want: "the model sent a chunk longer than 16 MiB", edit: patient},
-		"stall after headers": {reply: modeltest.Reply{Stall: true}, want: "the model stopped sending for 300ms"},
-		"trickle":             {reply: modeltest.Reply{TrickleMs: 20}, want: "the model stopped sending for 300ms"},
-		"hang after text":     {reply: modeltest.Reply{Text: "partial", Hang: true}, want: "the model stopped sending for 300ms"},
-		"no headers":          {reply: modeltest.Reply{DelayMs: 5000}, want: "the model's server did not answer for 300ms"},
-		"call bound": {reply: modeltest.Reply{TrickleMs: 10}, want: "the model's answer took longer than 200ms",
-			edit: func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = 5*time.Second, 200*time.Millisecond }},
-		"cut":         {reply: modeltest.Reply{Text: "half an ans", Cut: true}, want: "the model's stream ended before the answer was complete (no finish reason, no [DONE])"},
-		"abort":       {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"path":"a"}`}}, Abort: true}, want: "the connection to the model broke: unexpected EOF"},
-		"cut in call": {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"pa`}}, Cut: true}, want: "ended before the answer was complete"},
-		"500":         {reply: modeltest.Reply{Status: 500, Body: "upstream exploded"}, want: "500 Internal Server Error: upstream exploded"},
-		"503 html":    {reply: modeltest.Reply{Status: 503, Body: "<html>busy</html>"}, want: "503 Service Unavailable"},
-		"401":         {reply: modeltest.Reply{Status: 401, Body: "bad key"}, want: "401 Unauthorized: bad key (check the API key)", final: true},
-		"404":         {reply: modeltest.Reply{Status: 404, Body: "no such model"}, want: "(check the base URL and the model name)", final: true},
-		"400":         {reply: modeltest.Reply{Status: 400, Body: "messages: bad role"}, want: "the model's server rejected the request: 400 Bad Request: messages: bad role", final: true},
-		"garbage":     {reply: modeltest.Reply{Garbage: true}, want: "the model sent a malformed chunk"},
+			want: "the model sent a chunk longer than 16 MiB"},
+		"stall after headers": {reply: modeltest.Reply{Stall: true}, ends: endsByIdle, want: "the model stopped sending for 300ms"},
+		"trickle":             {reply: modeltest.Reply{TrickleMs: 20}, ends: endsByIdle, want: "the model stopped sending for 300ms"},
+		"hang after text":     {reply: modeltest.Reply{Text: "partial", Hang: true}, ends: endsByIdle, want: "the model stopped sending for 300ms"},
+		"no headers":          {reply: modeltest.Reply{DelayMs: 5000}, ends: endsByIdle, want: "the model's server did not answer for 300ms"},
+		"call bound":          {reply: modeltest.Reply{TrickleMs: 10}, ends: endsByCall, want: "the model's answer took longer than 200ms"},
+		"cut":                 {reply: modeltest.Reply{Text: "half an ans", Cut: true}, want: "the model's stream ended before the answer was complete (no finish reason, no [DONE])"},
+		"abort":               {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"path":"a"}`}}, Abort: true}, want: "the connection to the model broke: unexpected EOF"},
+		"cut in call":         {reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "read_file", RawArguments: `{"pa`}}, Cut: true}, want: "ended before the answer was complete"},
+		"500":                 {reply: modeltest.Reply{Status: 500, Body: "upstream exploded"}, want: "500 Internal Server Error: upstream exploded"},
+		"503 html":            {reply: modeltest.Reply{Status: 503, Body: "<html>busy</html>"}, want: "503 Service Unavailable"},
+		"401":                 {reply: modeltest.Reply{Status: 401, Body: "bad key"}, want: "401 Unauthorized: bad key (check the API key)", final: true},
+		"404":                 {reply: modeltest.Reply{Status: 404, Body: "no such model"}, want: "(check the base URL and the model name)", final: true},
+		"400":                 {reply: modeltest.Reply{Status: 400, Body: "messages: bad role"}, want: "the model's server rejected the request: 400 Bad Request: messages: bad role", final: true},
+		"garbage":             {reply: modeltest.Reply{Garbage: true}, want: "the model sent a malformed chunk"},
 		"error chunk": {reply: modeltest.Reply{Text: "Hal", StreamError: "upstream provider timed out"},
 			want: "the model's server reported an error mid-answer: upstream provider timed out"},
 		"no events": {reply: modeltest.Reply{Cut: true}, want: `the model's server answered without a single event (Content-Type "text/event-stream")`},
@@ -207,12 +225,19 @@ func TestModelFaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Reply: tc.reply}}})
-			edits := []func(*ModelConfig){}
-			if tc.edit != nil {
-				edits = append(edits, tc.edit)
+			idle, call := generousIdle, generousCall
+			switch tc.ends {
+			case endsByIdle:
+				idle = faultIdle
+			case endsByCall:
+				call = faultCall
 			}
+			m := testModel(t, srv, func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = idle, call })
+			ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
+			defer cancel()
 			start := time.Now()
-			reply, _, _, err := collect(t, testModel(t, srv, edits...), userRequest("go"))
+			reply, err := m.Complete(ctx, userRequest("go"), ModelStream{})
+			elapsed := time.Since(start)
 			if tc.want == "" {
 				// Two calls streamed as index 1 with different ids: two
 				// calls, each with its arguments, and the gap at 0 dropped.
@@ -226,16 +251,25 @@ func TestModelFaults(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, !tc.final, isRetryable(err), "retryable")
-			assert.Less(t, time.Since(start), 5*time.Second, "a fault ends the attempt promptly")
+			// The fault ends the attempt promptly: by itself before either
+			// timer could, or by its timer (not before it is due) before the
+			// other one. The margins are the generous bounds, 60 times the
+			// short ones, so a loaded machine does not fail them.
+			switch tc.ends {
+			case endsItself:
+				assert.Less(t, elapsed, idle, "the fault ended the attempt, not a timer")
+			case endsByIdle:
+				assert.GreaterOrEqual(t, elapsed, idle, "the idle timeout is not due before it")
+				assert.Less(t, elapsed, call, "the idle timeout ended the attempt, not the call's bound")
+			case endsByCall:
+				assert.GreaterOrEqual(t, elapsed, call, "the call's bound is not due before it")
+				assert.Less(t, elapsed, idle, "the call's bound ended the attempt, not the idle timeout")
+			}
 		})
 	}
 }
 
 func ptrInt(i int) *int { return &i }
-
-// patient gives the server time to build a huge answer: slicing 16 MiB
-// into runes takes it longer than the short idle timeout.
-func patient(c *ModelConfig) { c.StreamIdleTimeout = 10 * time.Second }
 
 func TestModelRetryAfter(t *testing.T) {
 	srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -63,6 +66,8 @@ func (a *Agent) sessionPrefix(ctx context.Context, sessionID string, mcpTools []
 	if data, err := os.ReadFile(a.prefixPath(sessionID)); err == nil {
 		p := &sessionPrefix{}
 		if err := json.Unmarshal(data, p); err == nil && p.System != "" {
+			now := time.Now()
+			_ = os.Chtimes(a.prefixPath(sessionID), now, now) // used: prunePrefixes keeps it
 			a.rememberPrefix(sessionID, p)
 			return p
 		}
@@ -132,4 +137,44 @@ func (a *Agent) windowNotice(prefixBytes int) string {
 	a.pfx.warned = true
 	a.log.Warn("context window: " + text)
 	return text
+}
+
+// prefixKeep is how many sessions' prefixes stay stored: those used last
+// (a file's time is when a daemon last made or read it). Sessions are never
+// deleted, so without a bound the prefixes would pile up for ever; a
+// session whose prefix was dropped makes a new one at its next step, as a
+// new session does (a provider's prompt cache has long forgotten it).
+const prefixKeep = 200
+
+// prunePrefixes drops the stored prefixes past prefixKeep, the ones used
+// longest ago first, never one a session of this daemon holds.
+func (a *Agent) prunePrefixes() {
+	dir := filepath.Join(a.cfg.StateDir, "prefixes")
+	des, err := os.ReadDir(dir)
+	if err != nil || len(des) <= prefixKeep {
+		return
+	}
+	type file struct {
+		session string
+		used    time.Time
+	}
+	files := make([]file, 0, len(des))
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".json")
+		if fi, err := de.Info(); ok && err == nil && fi.Mode().IsRegular() {
+			files = append(files, file{id, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(x, y file) int { return y.used.Compare(x.used) })
+	a.pfx.mu.Lock()
+	held := maps.Clone(a.pfx.bySession)
+	a.pfx.mu.Unlock()
+	for _, f := range files[min(prefixKeep, len(files)):] {
+		if _, ok := held[f.session]; ok {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, f.session+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			a.log.Warn("dropping an old session prefix", "session_id", f.session, "err", err)
+		}
+	}
 }

@@ -62,7 +62,7 @@ func (a *Agent) Confirm(ctx context.Context, p ConfirmParams) error {
 	if err != nil {
 		return err
 	}
-	return r.confirm(p)
+	return r.confirm(ctx, p)
 }
 
 func (a *Agent) runOfRequest(id string) (*run, error) {
@@ -149,7 +149,10 @@ func (r *run) reply(p ReplyParams) error {
 	return nil
 }
 
-func (r *run) confirm(p ConfirmParams) error {
+func (r *run) confirm(ctx context.Context, p ConfirmParams) error {
+	// The call the decision is about, prepared again first if a restart lost
+	// it: without the lock, since preparing may read files.
+	call, exact := r.callOfConfirm(ctx, p)
 	r.mu.Lock()
 	o, err := r.findLocked(p.RequestID)
 	if err == nil {
@@ -163,12 +166,10 @@ func (r *run) confirm(p ConfirmParams) error {
 		return err
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
-	var (
-		call *tools.Call
-		prev *tools.Confine
-	)
-	if o.call != nil { // a step's call; a running tool's question has none
-		call = r.prepared[o.call.Call.ID]
+	var prev *tools.Confine
+	if o.call == nil { // a running tool's question has no call
+		call = nil
+	} else {
 		prev = o.call.Confine
 		if p.Decision.Allows() && o.req.Kind == KindConfirmCommand {
 			o.call.Confine = confineOnApproval(o.call, p.Decision) // saved with the resolution
@@ -188,14 +189,106 @@ func (r *run) confirm(p ConfirmParams) error {
 	}
 	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason, Confine: confine})
 	if call != nil && p.Decision.Lasts() {
-		r.grant(call, p.Decision, o.req.Network)
+		r.grant(ctx, call, p.Decision, o.req.Network, exact)
 	}
 	return nil
 }
 
+// callOfConfirm is the call a valid answer to a step's confirmation is
+// about (decisionCall), or nil for any other answer, which confirm then
+// refuses or applies to a running tool's question.
+func (r *run) callOfConfirm(ctx context.Context, p ConfirmParams) (*tools.Call, bool) {
+	r.mu.Lock()
+	o, err := r.findLocked(p.RequestID)
+	if err == nil {
+		err = o.closedErr()
+	}
+	if err == nil {
+		err = checkDecision(o.req, p)
+	}
+	r.mu.Unlock()
+	if err != nil || o.call == nil {
+		return nil, false
+	}
+	return r.decisionCall(ctx, o)
+}
+
+// prepareToJudgeTimeout bounds preparing a call again to judge it: an
+// editor that serves the files may be slow to answer.
+const prepareToJudgeTimeout = 10 * time.Second
+
+// decisionCall is the call the confirmation o (a step's call) asks about,
+// to audit a decision on it, store the rule a lasting one makes, and judge
+// it again when a rule is granted. It is the prepared call; after a restart,
+// before which nothing is prepared again, the call prepared again from the
+// stored one; and when that fails (its files changed since the user saw the
+// diff, its MCP server is gone), the call as the request describes it, which
+// exact reports (its network need is not known exactly). A call prepared
+// here is only described: the run prepares it again to run it (callToRun),
+// with its own environment.
+func (r *run) decisionCall(ctx context.Context, o openRequest) (*tools.Call, bool) {
+	r.mu.Lock()
+	call := r.prepared[o.call.Call.ID]
+	env := *r.env // the fields a running call sets are written under r.mu
+	r.mu.Unlock()
+	if call != nil {
+		return call, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, prepareToJudgeTimeout)
+	defer cancel()
+	if call := r.prepareToJudge(ctx, o.call, o.req, &env); call != nil {
+		return call, true
+	}
+	return requestCall(o.call, o.req), false
+}
+
+// prepareToJudge prepares a call again on a copy of the run's environment,
+// as judging it did: nil if it cannot be prepared or does not do what the
+// user was shown. The secrets the request named stay named (a restart
+// forgets their values), so the policy still asks for them.
+func (r *run) prepareToJudge(ctx context.Context, pc *pendingCall, req *InputRequest, env *tools.Env) *tools.Call {
+	t, ok := r.toolNamed(pc.Call.Name)
+	if !ok {
+		return nil
+	}
+	call, refusal := tools.Prepare(ctx, t, env, pc.Call.Args)
+	if refusal != nil || call == nil || !sameDiffs(req.Diff, call.Writes) {
+		return nil
+	}
+	if call.Command != nil {
+		for _, name := range req.Secrets {
+			if !slices.Contains(call.Command.Secrets, name) {
+				call.Command.Secrets = append(call.Command.Secrets, name)
+			}
+		}
+	}
+	return call
+}
+
+// requestCall is the call a confirmation describes: the files of its diff,
+// its command line, or the tool only its name describes (an MCP tool's),
+// for the audit log and a rule when the call itself cannot be prepared.
+// A command's network need is left out: the request says only that the
+// line needs the network, not which of its parts.
+func requestCall(pc *pendingCall, req *InputRequest) *tools.Call {
+	call := &tools.Call{Tool: pc.Call.Name, Title: req.Title}
+	switch {
+	case req.Kind == KindConfirmWrite:
+		call.Effect, call.Writes = tools.EffectEdit, req.Diff
+	case pc.Call.Name == tools.RunCmdToolName && req.Command != "":
+		call.Effect, call.Title = tools.EffectExecute, req.Command
+		call.Command = &tools.Command{Line: req.Command, Cwd: req.Cwd, Secrets: slices.Clone(req.Secrets)}
+	default:
+		call.Effect, call.Detail = tools.EffectUnknown, req.Message
+	}
+	return call
+}
+
 // grant stores the rules a lasting decision makes: the command's or the
-// write's, and, when the confirmation asked for the network, the network's.
-func (r *run) grant(call *tools.Call, d tools.Decision, network bool) {
+// write's, and, when the confirmation asked for the network, the network's
+// (only for the call itself: exact; the request does not say which parts of
+// the line need it).
+func (r *run) grant(ctx context.Context, call *tools.Call, d tools.Decision, network, exact bool) {
 	stored := false
 	if rule, err := r.a.policy.Grant(r.rec.SessionID, call, d); err != nil {
 		r.logger().Warn("storing rule", "err", err)
@@ -203,7 +296,10 @@ func (r *run) grant(call *tools.Call, d tools.Decision, network bool) {
 		r.logger().Info("rule stored", "rule", rule, "decision", d)
 		stored = true
 	}
-	if network {
+	switch {
+	case network && !exact:
+		r.logger().Warn("network rule not stored: the call could not be prepared again after the restart", "tool", call.Tool)
+	case network:
 		if rule, err := r.a.policy.GrantNetwork(r.rec.SessionID, call, d); err != nil {
 			r.logger().Warn("storing network rule", "err", err)
 		} else if rule != "" {
@@ -212,7 +308,7 @@ func (r *run) grant(call *tools.Call, d tools.Decision, network bool) {
 		}
 	}
 	if stored {
-		r.a.reviewOpenConfirms(r.rec.SessionID)
+		r.a.reviewOpenConfirms(ctx, r.rec.SessionID)
 	}
 }
 
@@ -316,10 +412,7 @@ func (r *run) auditUndecidedLocked(o openRequest, res *resolution) {
 	}
 	call := r.prepared[o.call.Call.ID]
 	if call == nil {
-		call = &tools.Call{Tool: o.call.Call.Name, Title: o.req.Title, Writes: o.req.Diff}
-		if o.req.Command != "" {
-			call.Command = &tools.Command{Line: o.req.Command, Cwd: o.req.Cwd}
-		}
+		call = requestCall(o.call, o.req)
 	}
 	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(res.Outcome), By: res.By, Rule: o.req.Rule})
 }

@@ -334,22 +334,27 @@ func (a *Agent) sessionRuns(s *sessionRecord) []string {
 // maintainCheckpoints brings the checkpoint store up to date in the
 // background when a run starts (the first time: the one-time fill of the
 // store, so the run's first command does not pay for it), drops the
-// checkpoints of sessions that no longer exist, and collects what nothing
-// references. The first command waits for it if it is still going.
+// checkpoints of sessions that no longer exist and of those past the bounds
+// of all sessions together, and collects what nothing references. The
+// first command waits for it if it is still going. The stored prompt
+// prefixes are bounded at the same time (prunePrefixes): sessions are never
+// deleted.
 func (a *Agent) maintainCheckpoints() {
 	if a.cfg.StateDir == "" || !a.maintaining.CompareAndSwap(false, true) {
 		return
 	}
 	ws, err := a.checkpoints()
 	if err != nil {
-		a.maintaining.Store(false)
 		a.log.Warn("checkpoints", "err", err)
-		return
 	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		defer a.maintaining.Store(false)
+		a.prunePrefixes()
+		if ws == nil {
+			return
+		}
 		start := time.Now()
 		err := ws.Maintain(a.stopCtx, a.sessionExists)
 		if err != nil && a.stopCtx.Err() == nil {

@@ -149,6 +149,18 @@ func (s *Sandbox) Status() SandboxStatus {
 	return st
 }
 
+// ParseProfile reads a profile a user wrote (a hook's or an MCP server's
+// "sandbox"); "" is the read profile.
+func ParseProfile(s string) (Profile, error) {
+	if s == "" {
+		return ProfileRead, nil
+	}
+	if p := Profile(s); slices.Contains(Profiles, p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown sandbox profile %q (want read, workspace-write or full)", s)
+}
+
 func sandboxProfile(p Profile) (sandbox.Profile, error) {
 	switch p {
 	case ProfileRead, "":
@@ -176,6 +188,10 @@ type ProcSpec struct {
 	// Env adds variables (NAME=value) over the child environment
 	// (ChildEnv: the allow-list and the user's extra names).
 	Env []string
+	// Read and Write are more absolute paths a confined process may read,
+	// or write: its own program, state or configuration (a hook's, an MCP
+	// server's), as the user configured them.
+	Read, Write []string
 	// Secrets are given to this process only, by name.
 	Secrets map[string]string
 	// The standard streams, as exec.Cmd's (nil stdin reads /dev/null), or
@@ -213,7 +229,7 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
 	}
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full,
-		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec)}
+		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
 	if kp != sandbox.Full {
 		if dir := s.cacheDir(); dir != "" {
 			ss.Write = append(ss.Write, dir)

@@ -8,8 +8,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // HookSpec is the process of a user's hook (agent/hooks.go): a command from
@@ -60,26 +58,26 @@ const maxHookOutput = 64 << 10
 // not reach the session bus anyway.
 var desktopEnv = []string{"DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_SESSION_TYPE"}
 
-// RunHook runs a hook and waits for it, at most its timeout. It never
-// panics on a hook's behaviour: whatever went wrong is in the result.
-func RunHook(ctx context.Context, spec HookSpec) HookResult {
+// RunHook runs a hook through Command, the one door every process takes
+// (the child environment with the user's extra names, the caches only
+// confined processes share, the profile's semantics: one the machine cannot
+// confine is refused, never run unconfined), and waits for it, at most its
+// timeout. It never panics on a hook's behaviour: whatever went wrong is in
+// the result.
+func (s *Sandbox) RunHook(ctx context.Context, spec HookSpec) HookResult {
 	start := time.Now()
-	res := runHook(ctx, spec)
+	res := s.runHook(ctx, spec)
 	res.Duration = time.Since(start)
 	return res
 }
 
-func runHook(ctx context.Context, spec HookSpec) HookResult {
-	profile := sandbox.Read
-	if spec.Profile != "" {
-		p, err := sandbox.ParseProfile(spec.Profile)
-		if err != nil {
-			return HookResult{ExitCode: -1, Err: err}
-		}
-		profile = p
+func (s *Sandbox) runHook(ctx context.Context, spec HookSpec) HookResult {
+	profile, err := ParseProfile(spec.Profile)
+	if err != nil {
+		return HookResult{ExitCode: -1, Err: err}
 	}
-	env := ChildEnv(os.Environ(), nil, nil)
-	if profile == sandbox.Full {
+	var env []string
+	if profile == ProfileFull {
 		for _, k := range desktopEnv {
 			if v, ok := os.LookupEnv(k); ok {
 				env = append(env, k+"="+v)
@@ -89,23 +87,19 @@ func runHook(ctx context.Context, spec HookSpec) HookResult {
 	env = append(env, spec.Env...)
 	tctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
-	c, err := sandbox.Command(tctx, sandbox.Spec{Profile: profile, Workspace: spec.Workspace, Network: spec.Network,
-		Args: spec.Args, Env: env, Read: spec.Read, Write: spec.Write})
-	if err != nil {
-		return HookResult{ExitCode: -1, Err: err}
-	}
 	var stdout, stderr capped
-	c.Stdin, c.Stdout, c.Stderr = bytes.NewReader(spec.Stdin), &stdout, &stderr
-	// A background process holding the output must not hold the run.
-	c.WaitDelay = time.Second
-	if err := c.Start(); err != nil {
-		if errors.Is(err, sandbox.ErrUnavailable) {
+	p, err := s.Command(tctx, ProcSpec{Args: spec.Args, Workspace: spec.Workspace, Dir: spec.Workspace,
+		Confine: Confine{Profile: profile, Network: spec.Network}, Env: env, Read: spec.Read, Write: spec.Write,
+		Stdin: bytes.NewReader(spec.Stdin), Stdout: &stdout, Stderr: &stderr,
+		WaitDelay: time.Second}) // a background process holding the output must not hold the run
+	if err != nil {
+		if errors.Is(err, ErrNotConfined) {
 			err = fmt.Errorf("%w; a hook with \"sandbox\": \"full\" runs unconfined", err)
 		}
 		return HookResult{ExitCode: -1, Err: err}
 	}
-	werr := c.Wait()
-	res := HookResult{ExitCode: c.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
+	werr := p.Wait()
+	res := HookResult{ExitCode: p.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 	switch {
 	case ctx.Err() != nil:
 		res.ExitCode, res.Err = -1, context.Cause(ctx)

@@ -2,9 +2,13 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -53,9 +57,9 @@ func (f *editorFiles) ReadFile(ctx context.Context, abs string) ([]byte, error) 
 	if err != nil {
 		var re *acpsdk.RequestError
 		if errors.As(err, &re) && re.Code == -32002 { // resource not found
-			return nil, fmt.Errorf("fs/read_text_file: %w: %w", fs.ErrNotExist, err)
+			return nil, fmt.Errorf("fs/read_text_file: %w: %w", fs.ErrNotExist, editorError{err})
 		}
-		return nil, fmt.Errorf("fs/read_text_file: %w", err)
+		return nil, fmt.Errorf("fs/read_text_file: %w", editorError{err})
 	}
 	return []byte(resp.Content), nil
 }
@@ -69,7 +73,63 @@ func (f *editorFiles) WriteFile(ctx context.Context, abs string, data []byte) er
 	}
 	_, err := f.ws.srv.client().WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: id, Path: abs, Content: string(data)})
 	if err != nil {
-		return fmt.Errorf("fs/write_text_file: %w", err)
+		return fmt.Errorf("fs/write_text_file: %w", editorError{err})
 	}
 	return nil
+}
+
+// editorError is an error the editor answered an fs request with, as the
+// model reads it: the editor's message and its details in words, not the
+// JSON-RPC error object the SDK prints.
+type editorError struct{ err error }
+
+func (e editorError) Unwrap() error { return e.err }
+
+func (e editorError) Error() string {
+	var re *acpsdk.RequestError
+	if !errors.As(e.err, &re) {
+		return e.err.Error()
+	}
+	msg := strings.TrimSpace(re.Message)
+	if d := details(re.Data); d != "" && !strings.Contains(msg, d) {
+		if msg == "" {
+			return d
+		}
+		msg += ": " + d
+	}
+	if msg == "" {
+		return fmt.Sprintf("the editor failed (code %d)", re.Code)
+	}
+	return msg
+}
+
+// details are an error's data in words: its text, or the texts under the
+// keys clients use (details, error, message, reason), or its fields.
+func details(data any) string {
+	switch d := data.(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(d)
+	case map[string]any:
+		var parts []string
+		for _, k := range []string{"details", "error", "message", "reason"} {
+			if s, ok := d[k].(string); ok && strings.TrimSpace(s) != "" {
+				parts = append(parts, strings.TrimSpace(s))
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, "; ")
+		}
+		keys := slices.Sorted(maps.Keys(d))
+		for _, k := range keys {
+			parts = append(parts, k+": "+details(d[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Sprint(data)
+	}
+	return string(b)
 }

@@ -2,13 +2,16 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -124,29 +127,75 @@ const refusedScript = `{"turns": [
     {"id": "call_w", "name": "write_file", "arguments": {"path": "g.txt", "content": "new\n"}}]}}
 ]}`
 
-// An error from the client is a failed tool result the model reads.
+// An error from the client is a failed tool result the model reads: the
+// editor's message and details in words, not the JSON-RPC error object.
 func TestEditorFilesClientErrorFailsTheCall(t *testing.T) {
-	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, refusedScript), policy: tools.ModeAutoEdit,
-		fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
-	h.client.setWriteErr("read-only buffer")
-	ws := mustReal(t, t.TempDir())
-	id := h.newSession(ws)
-	h.prompt(id, "write g.txt")
-	if got := h.client.text(id); got != "The editor refused." {
-		t.Fatalf("answer %q", got)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Go SDK client", errors.New("read-only buffer"), "Internal error: read-only buffer"},
+		{"TypeScript SDK client", &acpsdk.RequestError{Code: -32603, Message: "Internal error",
+			Data: map[string]any{"details": "read-only buffer: g.txt is locked"}}, "Internal error: read-only buffer: g.txt is locked"},
+		{"message only", &acpsdk.RequestError{Code: -32000, Message: "read-only buffer"}, "read-only buffer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := scriptServer(t, refusedScript)
+			h := start(t, config{stateDir: t.TempDir(), modelURL: model.URL, policy: tools.ModeAutoEdit,
+				fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+			h.client.setWriteErr(tc.err)
+			ws := mustReal(t, t.TempDir())
+			id := h.newSession(ws)
+			h.prompt(id, "write g.txt")
+			if got := h.client.text(id); got != "The editor refused." {
+				t.Fatalf("answer %q", got)
+			}
+			failed := false
+			for _, u := range h.client.of(id) {
+				if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == acpsdk.ToolCallStatusFailed {
+					failed = true
+				}
+			}
+			if !failed {
+				t.Fatal("the write_file call was not reported failed")
+			}
+			if _, err := os.Stat(filepath.Join(ws, "g.txt")); err == nil {
+				t.Fatal("a refused write reached the disk")
+			}
+			got := lastToolResult(t, model)
+			if !strings.Contains(got, tc.want) || strings.Contains(got, `{"code"`) || strings.Contains(got, `"data"`) {
+				t.Fatalf("the model read %q; want the editor's words %q, no JSON", got, tc.want)
+			}
+		})
 	}
-	failed := false
-	for _, u := range h.client.of(id) {
-		if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == acpsdk.ToolCallStatusFailed {
-			failed = true
+}
+
+// scriptServer is script's model server, for a test that reads what the
+// model was sent.
+func scriptServer(t *testing.T, js string) *modeltest.Server {
+	t.Helper()
+	s, err := modeltest.ParseScript([]byte(js))
+	if err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	return modeltest.StartT(t, s)
+}
+
+// lastToolResult is the last tool result the model was sent.
+func lastToolResult(t *testing.T, model *modeltest.Server) string {
+	t.Helper()
+	reqs := model.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		msgs := reqs[i].Messages
+		for j := len(msgs) - 1; j >= 0; j-- {
+			if msgs[j].Role == "tool" {
+				return msgs[j].Content
+			}
 		}
 	}
-	if !failed {
-		t.Fatal("the write_file call was not reported failed")
-	}
-	if _, err := os.Stat(filepath.Join(ws, "g.txt")); err == nil {
-		t.Fatal("a refused write reached the disk")
-	}
+	t.Fatal("the model was sent no tool result")
+	return ""
 }
 
 const writeThenSleepScript = `{"turns": [

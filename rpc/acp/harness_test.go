@@ -145,7 +145,7 @@ type fakeClient struct {
 	buffers  map[string]string
 	fsReads  []acpsdk.ReadTextFileRequest
 	fsWrites []acpsdk.WriteTextFileRequest
-	writeErr string // fs/write_text_file fails with it
+	writeErr error // fs/write_text_file fails with it
 }
 
 func newFakeClient() *fakeClient {
@@ -205,8 +205,8 @@ func (c *fakeClient) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileRe
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fsWrites = append(c.fsWrites, p)
-	if c.writeErr != "" {
-		return acpsdk.WriteTextFileResponse{}, errors.New(c.writeErr)
+	if c.writeErr != nil {
+		return acpsdk.WriteTextFileResponse{}, c.writeErr
 	}
 	c.buffers[p.Path] = p.Content
 	return acpsdk.WriteTextFileResponse{}, nil
@@ -219,10 +219,13 @@ func (c *fakeClient) fsCalls() ([]acpsdk.ReadTextFileRequest, []acpsdk.WriteText
 	return slices.Clone(c.fsReads), slices.Clone(c.fsWrites)
 }
 
-func (c *fakeClient) setWriteErr(msg string) {
+// setWriteErr makes fs/write_text_file fail with err: a plain error (the
+// SDK sends it as an internal error whose data holds its text) or an
+// *acpsdk.RequestError as it is.
+func (c *fakeClient) setWriteErr(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.writeErr = msg
+	c.writeErr = err
 }
 
 func (c *fakeClient) setBuffer(path, content string) {

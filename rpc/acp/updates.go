@@ -25,6 +25,7 @@ type translator struct {
 	streamed bool                   // text came since the last tool call
 	live     map[string]*liveOutput // running commands' output, by tool call id
 	commands map[string]bool        // the tool calls that run a command
+	titles   map[string]string      // each tool call's title, repeated when it ends
 	later    laterFunc              // nil while replaying
 }
 
@@ -95,6 +96,10 @@ func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
 		}
 		t.commands[u.ToolCallID] = true
 	}
+	if t.titles == nil {
+		t.titles = map[string]string{}
+	}
+	t.titles[u.ToolCallID] = title
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKind(u.ToolKind)),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)}
 	if len(input) > 0 {
@@ -129,6 +134,12 @@ func (t *translator) commandCall(u agent.Update) (string, json.RawMessage) {
 
 func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateStatus(acpsdk.ToolCallStatus(u.Status))}
+	if title, ok := t.titles[u.ToolCallID]; ok && u.Status != agent.StatusInProgress && u.Status != agent.StatusPending {
+		// The final update repeats the title: clients that print each update
+		// on its own (acpx) show the call's id otherwise.
+		opts = append(opts, acpsdk.WithUpdateTitle(title))
+		delete(t.titles, u.ToolCallID)
+	}
 	var content []acpsdk.ToolCallContent
 	for _, d := range u.Files {
 		content = append(content, diffContent(t.root, d))

@@ -7,6 +7,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 )
 
 // TestInstructionsAndNotice: the instruction files show as a finished read
@@ -39,5 +40,36 @@ func TestInstructionsAndNotice(t *testing.T) {
 	us = tr.translate(agent.Update{Kind: agent.UpdateResult, Text: "Done."})
 	if len(us) != 1 {
 		t.Fatalf("the answer after a notice was not sent: %+v", us)
+	}
+}
+
+// TestFinalToolCallUpdateRepeatsTheTitle: the update that ends a call
+// carries the title its start had (a command's, in a code span), so a
+// client that prints updates one by one names the call, not its id; an
+// update of a running call does not.
+func TestFinalToolCallUpdateRepeatsTheTitle(t *testing.T) {
+	tr := newTranslator("/ws", 0, nil)
+	for _, c := range []struct {
+		id, title, want string
+		status          agent.Status
+		toolKind        string
+		input           string
+	}{
+		{id: "call_r", title: "Read cart.go", want: "Read cart.go", status: agent.StatusCompleted, toolKind: "read", input: `{"path":"cart.go"}`},
+		{id: "call_c", title: "Run go test", want: "`go test ./...`", status: agent.StatusFailed, toolKind: "execute", input: `{"command":"go test ./..."}`},
+	} {
+		start := tr.translate(agent.Update{Kind: agent.UpdateToolCall, ToolCallID: c.id, Title: c.title,
+			ToolKind: tools.Kind(c.toolKind), Status: agent.StatusPending, Input: []byte(c.input)})
+		if len(start) != 1 || start[0].ToolCall == nil || start[0].ToolCall.Title != c.want {
+			t.Fatalf("%s: start %+v", c.id, start)
+		}
+		running := tr.translate(agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: c.id, Status: agent.StatusInProgress})
+		if len(running) != 1 || running[0].ToolCallUpdate == nil || running[0].ToolCallUpdate.Title != nil {
+			t.Fatalf("%s: in-progress update %+v", c.id, running)
+		}
+		end := tr.translate(agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: c.id, Status: c.status, Output: "ok"})
+		if len(end) != 1 || end[0].ToolCallUpdate == nil || end[0].ToolCallUpdate.Title == nil || *end[0].ToolCallUpdate.Title != c.want {
+			t.Fatalf("%s: the final update does not repeat the title %q: %+v", c.id, c.want, end)
+		}
 	}
 }

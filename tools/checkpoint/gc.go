@@ -77,7 +77,9 @@ func (w *Workspace) collectLocked() (Collected, error) {
 // working: bring the manifest up to date (the first fill, or what changed
 // since the daemon last looked) and collect unreferenced contents when
 // enough have piled up. keep says which sessions still exist; the
-// checkpoints of the others are dropped with them.
+// checkpoints of the others are dropped with them. Then every session's
+// checkpoints together are kept within TotalBytes and Sessions, the
+// sessions changed longest ago losing theirs first.
 func (w *Workspace) Maintain(ctx context.Context, keep func(session string) bool) error {
 	if keep != nil {
 		sessions, err := w.Sessions()
@@ -89,6 +91,9 @@ func (w *Workspace) Maintain(ctx context.Context, keep func(session string) bool
 				_ = w.DropSession(s)
 			}
 		}
+	}
+	if err := w.boundSessions(); err != nil {
+		return err
 	}
 	err := w.Warm(ctx)
 	if ctx.Err() != nil {

@@ -251,6 +251,10 @@ func (w *Workspace) Drop(session, id string) error {
 // deleted); the contents only it referenced go at the next collection.
 func (w *Workspace) DropSession(session string) error {
 	defer w.lock()()
+	return w.dropSessionLocked(session)
+}
+
+func (w *Workspace) dropSessionLocked(session string) error {
 	delete(w.usage, session)
 	w.garbage += 1 << 30 // collect soon
 	return os.RemoveAll(w.sessionDir(session))
@@ -272,4 +276,51 @@ func (w *Workspace) Sessions() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// boundSessions keeps every session's checkpoints together within the
+// limits (TotalBytes, Sessions): newest first by when a session's
+// checkpoints last changed (its folder's time), each is kept while both
+// bounds hold, and it and every older one are dropped once one does not.
+// The newest is always kept: its own bounds hold it (SessionBytes).
+func (w *Workspace) boundSessions() error {
+	defer w.lock()()
+	ids, err := w.Sessions()
+	if err != nil {
+		return err
+	}
+	type session struct {
+		id      string
+		changed time.Time
+	}
+	list := make([]session, 0, len(ids))
+	for _, id := range ids {
+		if fi, err := os.Stat(w.sessionDir(id)); err == nil {
+			list = append(list, session{id, fi.ModTime()})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].changed.After(list[j].changed) })
+	var total int64
+	over := false
+	for i, s := range list {
+		if !over && i > 0 && i >= w.lim.Sessions {
+			over = true
+		}
+		if !over {
+			u, err := w.usageLocked(s.id)
+			if err != nil {
+				continue // unreadable: neither counted nor dropped
+			}
+			if i > 0 && total+u.bytes > w.lim.TotalBytes {
+				over = true
+			} else {
+				total += u.bytes
+				continue
+			}
+		}
+		if err := w.dropSessionLocked(s.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -29,11 +29,18 @@ type Limits struct {
 	// either, its oldest checkpoints expire.
 	SessionBytes int64
 	SessionCount int
+	// TotalBytes and Sessions bound every session's checkpoints together:
+	// sessions are kept, so without them the history of all of them would
+	// grow for ever. Past either, Maintain drops the checkpoints of the
+	// sessions changed longest ago; the session changed last keeps its
+	// own. TotalBytes defaults to four sessions' worth (SessionBytes).
+	TotalBytes int64
+	Sessions   int
 }
 
 // DefaultLimits are the limits of a workspace nobody configured.
 var DefaultLimits = Limits{MaxFileSize: 8 << 20, MaxFiles: 100_000, MaxBytes: 1 << 30,
-	SessionBytes: 256 << 20, SessionCount: 1000}
+	SessionBytes: 256 << 20, SessionCount: 1000, Sessions: 20}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -51,6 +58,13 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.SessionCount > 0 {
 		d.SessionCount = l.SessionCount
+	}
+	d.TotalBytes = 4 * d.SessionBytes
+	if l.TotalBytes > 0 {
+		d.TotalBytes = l.TotalBytes
+	}
+	if l.Sessions > 0 {
+		d.Sessions = l.Sessions
 	}
 	return d
 }

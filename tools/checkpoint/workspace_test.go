@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,6 +223,56 @@ func TestSessionBoundsExpireTheOldest(t *testing.T) {
 	// Other sessions are not affected.
 	other := command(t, w, "s2", "echo 7 > f.txt")
 	assert.Equal(t, "c1", other.ID)
+}
+
+// TestAllSessionsBoundedTogether: sessions are never deleted, so upkeep
+// keeps all their checkpoints together within Sessions and TotalBytes: the
+// sessions changed longest ago lose theirs (undoing one says so), the one
+// changed last always keeps its own.
+func TestAllSessionsBoundedTogether(t *testing.T) {
+	w := newTestWorkspace(t, map[string]string{"f.txt": "0\n"})
+	w.SetLimits(Limits{Sessions: 2})
+	base := time.Now().Add(-time.Hour)
+	for i, s := range []string{"old", "mid", "new"} {
+		command(t, w, s, "echo "+s+" > f.txt")
+		at := base.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, os.Chtimes(w.sessionDir(s), at, at))
+	}
+	require.NoError(t, w.Maintain(t.Context(), nil))
+	kept := func() []string {
+		var out []string
+		for _, s := range []string{"old", "mid", "new"} {
+			if list, err := w.List(s); err == nil && len(list) > 0 {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"mid", "new"}, kept(), "two sessions keep checkpoints: the two changed last")
+	_, err := w.Preview(Select{Session: "old", From: "c1"})
+	assert.Error(t, err, "the dropped session's checkpoint cannot be undone")
+
+	// By bytes: each session names its contents; past the total, the older
+	// go, and the newest stays even alone over it.
+	w.SetLimits(Limits{TotalBytes: 100 << 10})
+	for i, s := range []string{"b1", "b2", "b3"} {
+		noise := make([]byte, 64<<10) // incompressible: the store keeps it whole
+		_, _ = rand.Read(noise)
+		src := filepath.Join(t.TempDir(), s)
+		require.NoError(t, os.WriteFile(src, noise, 0o644))
+		command(t, w, s, "cat "+src+" > f.txt")
+		at := time.Now().Add(time.Duration(i) * time.Minute)
+		require.NoError(t, os.Chtimes(w.sessionDir(s), at, at))
+	}
+	require.NoError(t, w.Maintain(t.Context(), nil))
+	for _, s := range []string{"mid", "new", "b1", "b2"} {
+		list, err := w.List(s)
+		require.NoError(t, err)
+		assert.Empty(t, list, "%s is past the total", s)
+	}
+	list, err := w.List("b3")
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "the session changed last keeps its own")
 }
 
 // The manifest survives a restart: a command after it is compared with the

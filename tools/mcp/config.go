@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/tools/sandbox"
+	"github.com/agentd/agentd/tools"
 )
 
 // Origin says where a server's configuration came from, which decides
@@ -131,10 +131,10 @@ func (s Server) callTimeout() time.Duration {
 }
 
 // profile is the sandbox profile of a stdio server.
-func (s Server) profile() sandbox.Profile {
-	p, err := sandbox.ParseProfile(s.Sandbox)
+func (s Server) profile() tools.Profile {
+	p, err := tools.ParseProfile(s.Sandbox)
 	if err != nil {
-		return sandbox.Read
+		return tools.ProfileRead
 	}
 	return p
 }
@@ -159,7 +159,7 @@ func (s Server) Confinement() string {
 		return "reached by agentd over HTTP"
 	}
 	net := "no network"
-	if s.Network || s.profile() == sandbox.Full {
+	if s.Network || s.profile() == tools.ProfileFull {
 		net = "network"
 	}
 	return fmt.Sprintf("sandbox %s, %s", s.profile(), net)
@@ -293,7 +293,7 @@ func (s Server) Check() error {
 		}
 	}
 	if s.Sandbox != "" {
-		if _, err := sandbox.ParseProfile(s.Sandbox); err != nil {
+		if _, err := tools.ParseProfile(s.Sandbox); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
-	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // Options configures a Manager.
@@ -23,22 +22,21 @@ type Options struct {
 	// Version is agentd's, sent in the MCP handshake.
 	Version string
 	Logger  *slog.Logger
-	// Environ is what a stdio server's environment starts from; nil means
-	// the daemon's, without its secrets (tools.ChildEnv).
-	Environ []string
-	// Sandbox says what the kernel can confine; nil means sandbox.Check.
-	Sandbox func() sandbox.Status
+	// Sandbox starts the stdio servers, as it starts every process (the
+	// agent's: its child environment with the user's extra names, its
+	// caches); nil means tools.DefaultSandbox.
+	Sandbox *tools.Sandbox
 	// User are the servers of ~/.config/agentd/config.json; Workspace
 	// those of the workspace's .mcp.json.
 	User      []Server
 	Workspace []Server
 }
 
-func (o Options) sandboxStatus() sandbox.Status {
+func (o Options) sandbox() *tools.Sandbox {
 	if o.Sandbox != nil {
-		return o.Sandbox()
+		return o.Sandbox
 	}
-	return sandbox.Check()
+	return tools.DefaultSandbox()
 }
 
 // Manager runs a workspace's MCP servers: the user's, the workspace's once

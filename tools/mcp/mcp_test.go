@@ -236,6 +236,45 @@ func TestSandbox(t *testing.T) {
 	assert.Equal(t, "read, network", status(m, "open").Sandbox)
 }
 
+// TestServersStartThroughTheOneDoor: a stdio server starts as every
+// process does (tools.Sandbox.Command, with the agent's sandbox): it
+// inherits the variables the user's commandEnv names and no others, gets
+// the caches only confined processes share (its own npm cache wins), and
+// where the sandbox cannot confine its profile (here switched off) it is
+// not started, unless the user made it full.
+func TestServersStartThroughTheOneDoor(t *testing.T) {
+	t.Setenv("AGENTD_TEST_ALLOWED", "yes")
+	t.Setenv("AGENTD_TEST_PRIVATE", "hunter2")
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache, state := t.TempDir(), t.TempDir()
+	srv := testServer(t, "test")
+	srv.Origin = OriginUser
+	m := NewManager(Options{Root: root, StateDir: state, User: []Server{srv},
+		Sandbox: tools.NewSandbox(tools.SandboxConfig{EnvAllow: []string{"AGENTD_TEST_ALLOWED"}, CacheDir: cache})})
+	t.Cleanup(m.Close)
+	env := toolsOf(t, m)["mcp__test__env"]
+	require.NotNil(t, env, "the server started: %s", status(m, "test").Error)
+	assert.Equal(t, "AGENTD_TEST_ALLOWED=yes", call(t, env, `{"name":"AGENTD_TEST_ALLOWED"}`, nil).Output)
+	assert.Equal(t, "AGENTD_TEST_PRIVATE=", call(t, env, `{"name":"AGENTD_TEST_PRIVATE"}`, nil).Output)
+	assert.Equal(t, "GOCACHE="+filepath.Join(cache, "go-build"), call(t, env, `{"name":"GOCACHE"}`, nil).Output)
+	assert.Equal(t, "npm_config_cache="+filepath.Join(StateDir(state, "test"), "npm"), call(t, env, `{"name":"npm_config_cache"}`, nil).Output)
+
+	confined, full := testServer(t, "confined"), testServer(t, "full")
+	full.Sandbox = string(tools.ProfileFull)
+	for _, s := range []*Server{&confined, &full} {
+		s.Origin = OriginUser
+	}
+	off := NewManager(Options{Root: root, StateDir: t.TempDir(), User: []Server{confined, full},
+		Sandbox: tools.NewSandbox(tools.SandboxConfig{Off: true, CacheDir: cache})})
+	t.Cleanup(off.Close)
+	ts := toolsOf(t, off)
+	assert.Nil(t, ts["mcp__confined__echo"])
+	assert.Contains(t, status(off, "confined").Error, "cannot confine")
+	require.NotNil(t, ts["mcp__full__echo"], status(off, "full").Error)
+	assert.Equal(t, "echo: hi", call(t, ts["mcp__full__echo"], `{"text":"hi"}`, nil).Output)
+}
+
 // TestStartFailures: a server that exits at start, or does not answer in
 // time, is failed with why; it has no tools.
 func TestStartFailures(t *testing.T) {

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,12 +12,11 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/tools"
-	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // process is a stdio server running in the kernel sandbox.
 type process struct {
-	cmd    *sandbox.Cmd
+	proc   *tools.Proc
 	stderr *tail
 	done   chan struct{} // closed when the process has been waited for
 	exit   int
@@ -32,22 +30,22 @@ func StateDir(stateDir, server string) string {
 	return filepath.Join(stateDir, "mcp", sanitize(server))
 }
 
-// spawn starts a stdio server in its sandbox profile and returns the
-// transport that speaks to it. The process lives until ctx ends or it
-// exits.
+// spawn starts a stdio server in its sandbox profile, through the one door
+// every process takes (tools.Sandbox.Command), and returns the transport
+// that speaks to it. The process lives until ctx ends or it exits.
 func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transport, error) {
+	sb := opts.sandbox()
 	profile := s.profile()
-	if st := opts.sandboxStatus(); !st.Supports(profile) {
+	if !sb.Supports(profile) {
 		return nil, nil, fmt.Errorf("the kernel sandbox cannot confine MCP servers on this machine (%s); "+
-			"set \"sandbox\": \"full\" in the server's configuration to run it unconfined", strings.Join(st.Problems, "; "))
+			"set \"sandbox\": \"full\" in the server's configuration to run it unconfined", sb.Status().Summary)
 	}
 	state := StateDir(opts.StateDir, s.Name)
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("the server's state directory: %w", err)
 	}
-	spec := sandbox.Spec{Profile: profile, Workspace: opts.Root, Network: s.Network,
-		Args: append([]string{s.Command}, s.Args...), Dir: opts.Root, Env: serverEnv(s, opts, state),
-		Write: []string{state}}
+	spec := tools.ProcSpec{Args: append([]string{s.Command}, s.Args...), Workspace: opts.Root, Dir: opts.Root,
+		Confine: tools.Confine{Profile: profile, Network: s.Network}, Env: serverEnv(s, state), Write: []string{state}}
 	if s.Cwd != "" {
 		spec.Dir = absPath(s.Cwd, opts.Root)
 		spec.Read = append(spec.Read, spec.Dir)
@@ -61,10 +59,6 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 	for _, p := range s.Write {
 		spec.Write = append(spec.Write, absPath(p, opts.Root))
 	}
-	cmd, err := sandbox.Command(ctx, spec)
-	if err != nil {
-		return nil, nil, err
-	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -75,43 +69,35 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		inW.Close()
 		return nil, nil, err
 	}
-	p := &process{cmd: cmd, stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	err = cmd.Start()
+	p := &process{stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
+	spec.Stdin, spec.Stdout, spec.Stderr = inR, outW, p.stderr
+	p.proc, err = sb.Command(ctx, spec)
 	inR.Close() // the server's ends: ours are inW and outR
 	outW.Close()
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		var se *sandbox.SetupError
-		if errors.As(err, &se) {
-			return nil, nil, fmt.Errorf("starting %s: %w", s.Command, err)
-		}
-		return nil, nil, fmt.Errorf("starting %s: %w", s.CommandLine(), err)
+		return nil, nil, fmt.Errorf("starting %s: %w", s.Command, err)
 	}
 	go func() {
-		_ = cmd.Wait()
-		p.exit = cmd.ExitCode()
+		_ = p.proc.Wait()
+		p.exit = p.proc.ExitCode()
 		close(p.done)
 	}()
 	return p, &mcpsdk.IOTransport{Reader: outR, Writer: inW}, nil
 }
 
-// serverEnv is a stdio server's environment: the daemon's, filtered as
-// for commands (no secrets), then where it keeps its state, then the
-// configured variables, which may carry the tokens it needs.
-func serverEnv(s Server, opts Options, state string) []string {
-	env := opts.Environ
-	if env == nil {
-		env = tools.ChildEnv(os.Environ(), nil, nil)
-	}
-	env = append([]string(nil), env...)
-	env = append(env,
-		"XDG_STATE_HOME="+filepath.Join(state, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(state, "cache"),
-		"XDG_DATA_HOME="+filepath.Join(state, "data"),
-		"npm_config_cache="+filepath.Join(state, "npm"),
-		"AGENTD_MCP_STATE_DIR="+state)
+// serverEnv is what a stdio server's environment adds to the child
+// environment every process gets (the daemon's allow-list and the user's
+// extra names, no secrets): where it keeps its state, then the configured
+// variables, which may carry the tokens it needs.
+func serverEnv(s Server, state string) []string {
+	env := []string{
+		"XDG_STATE_HOME=" + filepath.Join(state, "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(state, "cache"),
+		"XDG_DATA_HOME=" + filepath.Join(state, "data"),
+		"npm_config_cache=" + filepath.Join(state, "npm"),
+		"AGENTD_MCP_STATE_DIR=" + state}
 	keys := make([]string, 0, len(s.Env))
 	for k := range s.Env {
 		keys = append(keys, k)
@@ -125,7 +111,7 @@ func serverEnv(s Server, opts Options, state string) []string {
 
 // stop kills the server and whatever it started, and waits for it.
 func (p *process) stop() {
-	_ = p.cmd.Kill()
+	_ = p.proc.Kill()
 	<-p.done
 }
 
