@@ -9,6 +9,7 @@
 import {
   FileDiff,
   InputRequest,
+  InstructionFile,
   InputResolved,
   Method,
   PlanEntry,
@@ -62,7 +63,9 @@ export type TimelineItem =
   /** The model's streamed reasoning: shown folded, never sent back to it. */
   | { type: 'thinking'; text: string }
   | { type: 'tool'; toolCallId: string }
-  | { type: 'request'; requestId: string };
+  | { type: 'request'; requestId: string }
+  /** Something agentd itself tells the user (a warning about the setup), not the model's answer. */
+  | { type: 'notice'; text: string };
 
 export interface RunView {
   runId: string;
@@ -82,8 +85,13 @@ export interface RunView {
   filesChanged?: FileDiff[];
   usage?: Usage;
   resultText?: string;
+  /** The instruction files the model was given during this run, each once, in the order they came. */
+  instructions?: InstructionFile[];
+  /** The model the run uses (as far as this editor knows: its history, or the picker's at start). */
+  model?: string;
   /** What the model is doing now, for progress messages. */
   activity?: string;
+  /** When the run started (ms since the epoch): the order the conversation shows runs in. */
   startedAt: number;
 }
 
@@ -248,7 +256,8 @@ export class RunStore {
         const p = params as RunStateParams;
         run.state = p.state;
         if (p.stopReason) run.stopReason = p.stopReason;
-        if (p.error) run.error = p.error;
+        // The error says why the run is where it is now: a paused run that goes on again has none.
+        run.error = p.error || undefined;
         if (p.state === 'running' && !run.activity) run.activity = 'Thinking…';
         if (p.state === 'requires_action') run.activity = 'Waiting for your input';
         break;
@@ -376,6 +385,19 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
     case 'result':
       run.resultText = u.text;
       if (u.stopReason) run.stopReason = u.stopReason;
+      break;
+    case 'instructions': {
+      const list = (run.instructions ??= []);
+      for (const f of u.instructions ?? []) {
+        if (!f?.path) continue;
+        const i = list.findIndex((x) => x.path === f.path);
+        if (i >= 0) list[i] = f;
+        else list.push(f);
+      }
+      break;
+    }
+    case 'notice':
+      if (u.text?.trim()) run.timeline.push({ type: 'notice', text: u.text });
       break;
   }
 }
