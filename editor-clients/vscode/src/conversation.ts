@@ -181,6 +181,12 @@ export class Conversation {
         this.newSession();
         await this.ask(text);
       }
+    } else if (code === ErrorCode.UnknownSession) {
+      const a = await vscode.window.showWarningMessage('agentd no longer knows this session (its state directory was changed or wiped).', 'Ask in a New Session');
+      if (a) {
+        this.newSession();
+        await this.ask(text);
+      }
     } else if (code === ErrorCode.NotSaved) {
       void vscode.window.showErrorMessage(`agentd could not save the run, so it did not start: ${message}. Free some space or fix the state directory's permissions, then send again.`);
     } else {

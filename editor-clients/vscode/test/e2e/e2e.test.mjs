@@ -8,6 +8,7 @@
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { EXT_DIR, setup } from './harness.mjs';
 
@@ -162,6 +163,12 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     if (passed) return;
     await screenshot('failed').catch(() => undefined);
     for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+    // Its run must not go on working (or waiting) under the next scenarios.
+    const cancel = panel().locator('#cancel:not([disabled])');
+    if (await cancel.count().catch(() => 0)) {
+      await cancel.click().catch(() => undefined);
+      await panel().locator('#cancel[disabled]').waitFor({ timeout: 10000 }).catch(() => undefined);
+    }
     await page.keyboard.press('Control+Alt+p');
     await command('agentd: New Session').catch(() => undefined);
   });
@@ -512,6 +519,31 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
       ],
     );
     assert.deepEqual(h.daemonPids(), pids, 'the daemon was not restarted');
+    ok();
+  });
+
+  it('a run paused because its state could not be saved says why; Resume goes on once it can be', async () => {
+    await command('agentd: New Session');
+    await ask('Save this if you can');
+    await until(async () => (await modelRequests()).some((r) => r.turn === 'disk-slow'), 'the model to be asked');
+    // While the model answers, the state directory stops taking writes (immutable, even for root).
+    const chattr = (flag) => execFileSync('chattr', ['-R', flag, h.state], { stdio: 'pipe' });
+    chattr('+i');
+    try {
+      const paused = lastRun().locator('.run-paused');
+      await paused.waitFor({ timeout: 30000 });
+      assert.match(await paused.innerText(), /^Paused: state not saved: [^]*(operation not permitted|permission denied)[^]*\s+Resume$/i);
+      assert.match(await lastRun().locator('.run-state').innerText(), /^paused$/);
+      assert.equal(await lastRun().locator('.run-error, .tone-error').count(), 0, 'a pause, not a failure');
+      await expectStatus(/agentd: paused/);
+      await screenshot('paused-not-saved', '.part.sidebar');
+    } finally {
+      chattr('-i');
+    }
+    await lastRun().locator('.run-paused button', { hasText: 'Resume' }).click();
+    await lastRun().locator('.answer', { hasText: 'Saved after all.' }).waitFor();
+    await lastRun().locator('.run-state-completed').waitFor();
+    assert.equal(await lastRun().locator('.run-paused').count(), 0);
     ok();
   });
 

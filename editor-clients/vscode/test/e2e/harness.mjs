@@ -108,6 +108,8 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
         'window.commandCenter': false,
         'chat.commandCenter.enabled': false,
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        // Ports other processes on the machine open would otherwise raise toasts over the editor.
+        'remote.autoForwardPorts': false,
         'agentd.daemonPath': agentd,
         'agentd.model.baseUrl': modelUrl,
         'agentd.model.name': 'fake-model',
