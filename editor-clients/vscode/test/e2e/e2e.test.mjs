@@ -592,11 +592,12 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     const list = panel().locator('.sessions');
     const restored = list.locator('.session', { hasText: 'Remember the number 42' });
     await restored.waitFor();
-    assert.match(await restored.locator('.session-meta').innerText(), /^today \d\d:\d\d · done · 3 runs$/);
+    // (A suite run across midnight sees yesterday.)
+    assert.match(await restored.locator('.session-meta').innerText(), /^(today|yesterday) \d\d:\d\d · done · 3 runs$/);
     const first = list.locator('.session', { hasText: 'What is my name?' });
     await first.waitFor();
     const meta = await first.locator('.session-meta').innerText();
-    assert.match(meta, /^today \d\d:\d\d · done · \d+ runs$/);
+    assert.match(meta, /^(today|yesterday) \d\d:\d\d · done · \d+ runs$/);
     assert.doesNotMatch(await list.innerText(), /requires_action|end_turn|T\d\d:|\.\d{3}Z/);
     await screenshot('session-list', '.part.sidebar');
     const count = Number(/(\d+) runs/.exec(meta)[1]);
