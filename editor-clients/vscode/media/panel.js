@@ -11,7 +11,8 @@
   const cancel = $('cancel');
   const chips = $('chips');
   const mentions = $('mentions');
-  const mode = $('mode');
+  const pickers = { model: $('model'), effort: $('effort'), mode: $('mode') };
+  const pickerError = $('picker-error');
   const waiting = $('waiting');
   const saved = vscode.getState() || {};
   if (saved.draft) prompt.value = saved.draft;
@@ -32,7 +33,10 @@
   $('send').addEventListener('click', send);
   cancel.addEventListener('click', () => post({ type: 'cancel' }));
   $('attach').addEventListener('click', () => post({ type: 'pickContext' }));
-  mode.addEventListener('change', () => post({ type: 'mode', value: mode.value }));
+  const FIELDS = { model: 'model', effort: 'reasoningEffort', mode: 'approvalPolicy' };
+  for (const [key, select] of Object.entries(pickers)) {
+    select.addEventListener('change', () => post({ type: 'setting', field: FIELDS[key], value: select.value }));
+  }
   waiting.addEventListener('click', () => focusRequest());
   chips.addEventListener('click', (e) => {
     const b = e.target.closest('[data-detach]');
@@ -181,8 +185,16 @@
       case 'openSession':
         post({ type: 'openSession', sessionId: b.dataset.session });
         return;
+      case 'openFile':
+        post({ type: 'openFile', path: b.dataset.path });
+        return;
+      case 'resume':
+        b.disabled = true;
+        post({ type: 'resume', runId: b.dataset.run });
+        return;
       case 'newSession':
       case 'closeSessions':
+      case 'loadEarlier':
         post({ type: b.dataset.action });
         return;
     }
@@ -270,10 +282,21 @@
     chips.innerHTML = (m.chips || [])
       .map((c) => `<span class="chip">${escapeHtml(c.label)} <button class="chip-x" data-detach="${escapeHtml(c.key)}" title="Remove" aria-label="Remove ${escapeHtml(c.label)}">×</button></span>`)
       .join('');
-    if (mode.options.length !== (m.modes || []).length) {
-      mode.innerHTML = (m.modes || []).map((x) => `<option value="${escapeHtml(x.value)}">${escapeHtml(x.label)}</option>`).join('');
+    const p = m.pickers || {};
+    for (const [key, select] of Object.entries(pickers)) {
+      const picker = p[key];
+      select.hidden = !picker;
+      if (!picker) continue;
+      // Options are rebuilt only when they change, so an open drop-down is not closed by a render.
+      const options = JSON.stringify(picker.options);
+      if (select.dataset.options !== options) {
+        select.innerHTML = picker.options.map((x) => `<option value="${escapeHtml(x.value)}">${escapeHtml(x.label)}</option>`).join('');
+        select.dataset.options = options;
+      }
+      if (select.value !== picker.value) select.value = picker.value;
     }
-    if (m.mode) mode.value = m.mode;
+    pickerError.hidden = !p.error;
+    pickerError.textContent = p.error || '';
     waiting.hidden = !m.waiting;
     waiting.textContent = m.waiting ? `${m.waiting} waiting for you` : '';
   }

@@ -69,7 +69,11 @@ export function initializeParams(args: {
   };
 }
 
-/** True if a settings change needs a daemon restart (initialize-time options). */
+/**
+ * True if a settings change needs a daemon restart (initialize-time options). The model's name
+ * does not: models are chosen per session (agent/configure, agent/run), and the setting is only
+ * the default a new conversation starts with.
+ */
 export function needsRestart(changed: (section: string) => boolean): boolean {
-  return ['agentd.daemonPath', 'agentd.model', 'agentd.env', 'agentd.trace'].some(changed);
+  return ['agentd.daemonPath', 'agentd.model.baseUrl', 'agentd.model.toolMode', 'agentd.env', 'agentd.trace'].some(changed);
 }

@@ -94,6 +94,48 @@ export function matchPaths(paths: readonly string[], query: string, limit = 12):
   return scored.slice(0, limit).map((x) => x.p);
 }
 
+const PROBLEMS_HEAD = 'Problems reported in the editor:';
+const TERMINAL_HEAD = 'Selected in the terminal:';
+
+function fenced(head: string, text: string): string {
+  return `${head}\n\`\`\`\n${text}\n\`\`\``;
+}
+
+/** The chips of a run's context: the selection, then the other files and folders. */
+export function contextChips(context: RunContext | undefined): string[] {
+  const sel = context?.selection;
+  return [...(sel ? [`${sel.path}:${sel.startLine}–${sel.endLine}`] : []), ...(context?.files ?? []).filter((f) => f !== sel?.path)];
+}
+
+/**
+ * The prompt as the user typed it and the labels of what went along, from a prompt as buildRun
+ * made it (agent/history gives the prompt sent): the Problems and terminal blocks appended to it
+ * become chips again.
+ */
+export function splitPrompt(prompt: string, context?: RunContext): { text: string; attached?: string[] } {
+  let text = prompt;
+  const labels: string[] = [];
+  for (;;) {
+    if (!text.endsWith('\n```')) break;
+    const at = Math.max(text.lastIndexOf(`\n\n${PROBLEMS_HEAD}\n\`\`\`\n`), text.lastIndexOf(`\n\n${TERMINAL_HEAD}\n\`\`\`\n`));
+    if (at < 0) break;
+    const block = text.slice(at + 2);
+    const problems = block.startsWith(PROBLEMS_HEAD);
+    const head = problems ? PROBLEMS_HEAD : TERMINAL_HEAD;
+    const body = block.slice(head.length + 5, -4);
+    if (block !== fenced(head, body)) break;
+    if (problems) {
+      const lines = body.split('\n');
+      const more = /^… and (\d+) more$/.exec(lines[lines.length - 1] ?? '');
+      labels.unshift(attachmentLabel({ kind: 'problems', text: body, count: more ? lines.length - 1 + Number(more[1]) : lines.length }));
+    } else {
+      labels.unshift(attachmentLabel({ kind: 'terminal', text: body }));
+    }
+    text = text.slice(0, at);
+  }
+  return labels.length ? { text, attached: [...contextChips(context), ...labels] } : { text };
+}
+
 /** The run's context and the prompt text sent to the daemon. */
 export function buildRun(prompt: string, attachments: Attachment[], mentions: Attachment[]): { prompt: string; context?: RunContext } {
   const files: string[] = [];
@@ -107,9 +149,9 @@ export function buildRun(prompt: string, attachments: Attachment[], mentions: At
       selection = a.selection;
       if (!files.includes(a.selection.path)) files.push(a.selection.path);
     } else if (a.kind === 'problems') {
-      blocks.push(`Problems reported in the editor:\n\`\`\`\n${a.text}\n\`\`\``);
+      blocks.push(fenced(PROBLEMS_HEAD, a.text));
     } else if (a.kind === 'terminal') {
-      blocks.push(`Selected in the terminal:\n\`\`\`\n${a.text}\n\`\`\``);
+      blocks.push(fenced(TERMINAL_HEAD, a.text));
     }
   }
   const context: RunContext = {};
@@ -130,10 +172,9 @@ export function problemsText(
   return { text: lines.join('\n'), count: items.length };
 }
 
-/** What the prompt box holds besides its text: the attached context and the approval mode. */
+/** What the prompt box holds besides its text: the attached context. */
 export class Composer {
   private list: Attachment[] = [];
-  mode?: string;
   private readonly listeners: (() => void)[] = [];
 
   onDidChange(l: () => void): void {
@@ -170,11 +211,6 @@ export class Composer {
 
   chips(): { key: string; label: string }[] {
     return this.list.map((a) => ({ key: attachmentKey(a), label: attachmentLabel(a) }));
-  }
-
-  setMode(mode: string | undefined): void {
-    this.mode = mode;
-    this.changed();
   }
 
   private changed(): void {

@@ -1,25 +1,20 @@
 // The conversation as the user works with it: what the panel shows, and what its messages do —
-// asking (with the composer's context and mode), answering requests inline, opening a write's
-// diff or editing it, the session list. The panel survives "Reload Window": what it showed is kept
-// in the workspace state and replayed from the daemon when the window comes back.
+// asking (with the composer's context and the pickers' model, effort and mode), answering requests
+// inline, opening a write's diff or editing it, the session list, resuming a paused run. The panel
+// survives "Reload Window": the open session's id is kept in the workspace state and its history
+// replayed from the daemon when the window comes back.
 
 import * as vscode from 'vscode';
 import { AgentController, PanelSnapshot } from './agent';
 import { Composer, attachmentLabel, buildRun, matchPaths, mentionsIn } from './context';
 import { WorkspacePaths } from './contextPicker';
 import { ConversationPanel, PanelMessage, PanelView } from './panel';
-import { ApprovalPolicy, ErrorCode, POLICIES, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
+import { ErrorCode, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
 import { PanelAnswer, RequestBook, answerFor } from './requests';
+import { SessionPickers } from './settings';
 import { ProposedWrites } from './writes';
 
 const SNAPSHOT_KEY = 'agentd.panel';
-
-const MODE_LABELS: Record<ApprovalPolicy, string> = {
-  'read-only': 'Read only',
-  ask: 'Ask before changes',
-  'auto-edit': 'Auto-accept edits',
-  'full-auto': 'Full auto',
-};
 
 export interface ConversationDeps {
   controller: AgentController;
@@ -28,8 +23,9 @@ export interface ConversationDeps {
   paths: WorkspacePaths;
   composer: Composer;
   memento: vscode.Memento;
+  pickers: SessionPickers;
   daemonState: () => { state: string; detail?: string };
-  defaultMode: () => ApprovalPolicy | undefined;
+  workspaceRoot: () => vscode.Uri | undefined;
   log: (line: string) => void;
 }
 
@@ -46,8 +42,8 @@ export class Conversation {
 
   private saved = '';
 
-  /** Keeps the snapshot current; written only when the runs shown change, not on every chunk. */
-  private save(): void {
+  /** Keeps the open session's id for a window reload; written only when it changes. */
+  save(): void {
     const snap = this.d.controller.snapshot();
     const json = JSON.stringify(snap);
     if (json === this.saved) return;
@@ -63,6 +59,7 @@ export class Conversation {
       const a = requests.answerOf(id);
       if (a !== undefined) answers[id] = a;
     }
+    const sv = controller.session;
     return {
       sessionId: controller.currentSessionId,
       runs,
@@ -71,16 +68,11 @@ export class Conversation {
       answers,
       edited: writes.editedIds(),
       sessions: this.sessions,
+      session: sv && { loading: sv.loading, earlierRuns: sv.earlierRuns, loadingEarlier: sv.loadingEarlier, error: sv.error },
       busy: runs.some((r) => !TERMINAL_STATES.has(r.state)),
       chips: composer.chips(),
-      mode: this.mode(),
-      modes: POLICIES.map((p) => ({ value: p, label: MODE_LABELS[p] })),
+      pickers: this.d.pickers.view(),
     };
-  }
-
-  mode(): ApprovalPolicy {
-    const m = this.d.composer.mode as ApprovalPolicy | undefined;
-    return m && POLICIES.includes(m) ? m : (this.d.defaultMode() ?? 'ask');
   }
 
   readonly handle = (m: PanelMessage): void => {
@@ -123,8 +115,17 @@ export class Conversation {
       case 'mention':
         void this.mentions(m.query);
         break;
-      case 'mode':
-        this.d.composer.setMode(m.value);
+      case 'setting':
+        void this.d.pickers.choose(m.field, m.value);
+        break;
+      case 'openFile':
+        void this.openFile(m.path);
+        break;
+      case 'resume':
+        void this.resume(m.runId);
+        break;
+      case 'loadEarlier':
+        void this.d.controller.loadEarlier();
         break;
     }
   };
@@ -148,8 +149,14 @@ export class Conversation {
     }
     const { prompt, context } = buildRun(text, taken, mentioned);
     await this.panel?.reveal();
+    const fresh = !controller.currentSessionId;
+    const { pickers } = this.d;
     try {
-      const res = await controller.run({ prompt, context, approvalPolicy: this.mode() }, { prompt: text, attached: [...taken, ...mentioned].map(attachmentLabel) });
+      const res = await controller.run(
+        { prompt, context, ...pickers.forRun(fresh) },
+        { prompt: text, attached: [...taken, ...mentioned].map(attachmentLabel) },
+        fresh ? pickers.startedWith() : undefined,
+      );
       this.d.log(`agent/run → ${res.runId} in ${res.sessionId}`);
       this.sessions = undefined;
       this.save();
@@ -174,8 +181,37 @@ export class Conversation {
         this.newSession();
         await this.ask(text);
       }
+    } else if (code === ErrorCode.UnknownSession) {
+      const a = await vscode.window.showWarningMessage('agentd no longer knows this session (its state directory was changed or wiped).', 'Ask in a New Session');
+      if (a) {
+        this.newSession();
+        await this.ask(text);
+      }
+    } else if (code === ErrorCode.NotSaved) {
+      void vscode.window.showErrorMessage(`agentd could not save the run, so it did not start: ${message}. Free some space or fix the state directory's permissions, then send again.`);
     } else {
       void vscode.window.showErrorMessage(`agentd: could not start the run: ${message}`);
+    }
+  }
+
+  /** Resumes a paused run; if its state still cannot be saved it pauses again and says so. */
+  async resume(runId: string): Promise<void> {
+    try {
+      await this.d.controller.resume(runId);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`agentd: could not resume the run: ${e instanceof Error ? e.message : e}`);
+    }
+    this.update();
+  }
+
+  /** Opens a file the daemon named (an instruction file): workspace-relative or absolute. */
+  async openFile(path: string): Promise<void> {
+    const root = this.d.workspaceRoot();
+    const uri = path.startsWith('/') || !root ? vscode.Uri.file(path) : vscode.Uri.joinPath(root, path);
+    try {
+      await vscode.window.showTextDocument(uri, { preview: true });
+    } catch (e) {
+      void vscode.window.showErrorMessage(`agentd: could not open ${path}: ${e instanceof Error ? e.message : e}`);
     }
   }
 
@@ -205,16 +241,19 @@ export class Conversation {
     this.update();
   }
 
+  /** Opens a session of the list: its whole conversation, and follow-ups continue it. */
   async openSession(sessionId: string): Promise<void> {
-    const s = this.sessions?.list?.find((x) => x.sessionId === sessionId);
-    if (!s) return;
+    const info = this.sessions?.list?.find((x) => x.sessionId === sessionId);
     this.sessions = undefined;
-    await this.d.controller.openSession(s);
+    const opening = this.d.controller.openSession(sessionId, info);
     this.save();
+    this.update();
+    await opening;
     this.update();
   }
 
   newSession(): void {
+    this.d.pickers.newConversation(this.d.controller.session?.settings);
     this.d.controller.newSession();
     this.sessions = undefined;
     this.save();

@@ -324,7 +324,17 @@ export interface InitializeResult {
   serverInfo?: { name: string; version?: string };
   protocolVersion?: number;
   capabilities?: {
-    experimental?: { agentd?: { promptKinds?: string[]; decisions?: string[]; policies?: string[]; tools?: string[]; index?: boolean } };
+    experimental?: {
+      agentd?: {
+        promptKinds?: string[];
+        decisions?: string[];
+        policies?: string[];
+        tools?: string[];
+        index?: boolean;
+        /** The efforts a session may choose; absent: the daemon has no per-session settings. */
+        reasoningEfforts?: string[];
+      };
+    };
   };
 }
 

@@ -15,6 +15,7 @@ import { ConversationPanel } from './panel';
 import { Method } from './protocol';
 import { RequestBook } from './requests';
 import { RunStore } from './runStore';
+import { SessionPickers } from './settings';
 import { IndexProgressView, StatusBar } from './statusBar';
 import { ProposedWrites } from './writes';
 
@@ -65,7 +66,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let daemonState: { state: DaemonState; detail?: string } = { state: 'stopped' };
   const store = new RunStore();
   const requests = new RequestBook((a) => client.request(a.method, a.params));
-  const controller = new AgentController(client, store, requests, { log, onIndexProgress: (p) => indexProgress(p) });
+  const controller = new AgentController(client, store, requests, {
+    log,
+    onIndexProgress: (p) => indexProgress(p),
+    onSessionChange: () => {
+      conversation.save();
+      panel.update();
+    },
+  });
+  const pickers = new SessionPickers({
+    rpc: client,
+    current: () => ({ sessionId: controller.currentSessionId, settings: controller.session?.settings }),
+    applied: (sessionId, result) => controller.configured(sessionId, result),
+    defaults: () => ({ approvalPolicy: policyOf(readSettings()) }),
+    changed: () => panel.update(),
+    log,
+  });
   const writes = new ProposedWrites(workspaceRoot);
   const paths = new WorkspacePaths();
   const composer = new Composer();
@@ -79,9 +95,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     writes,
     paths,
     composer,
+    pickers,
     memento: context.workspaceState,
     daemonState: () => daemonState,
-    defaultMode: () => policyOf(readSettings()),
+    workspaceRoot,
     log,
   });
   const panel = new ConversationPanel(vscode.Uri.joinPath(context.extensionUri, 'media'), () => conversation.view(), conversation.handle);
@@ -143,6 +160,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client.onReady((result, restarted) => {
     log(`connected to ${result.serverInfo?.name ?? 'agentd'} ${result.serverInfo?.version ?? ''} (protocol ${result.protocolVersion ?? '?'})${restarted ? ' after a restart' : ''}`);
     docs.openAll();
+    pickers.setCapabilities(result.capabilities?.experimental?.agentd);
+    void pickers.refreshModels();
     void controller.reconnected().then(refresh);
     void controller.refreshIndexStatus().then(updateStatus);
   });
@@ -157,6 +176,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (needsRestart((s) => e.affectsConfiguration(s))) {
         log('settings changed: restarting agentd');
         void restartDaemon();
+      } else if (e.affectsConfiguration('agentd.model.name')) {
+        // The model is chosen per session: new conversations take the setting, no restart (a
+        // daemon without per-session settings takes it at a restart).
+        if (pickers.perSession) pickers.defaultModelChanged(readSettings().modelName?.trim());
+        else void restartDaemon();
       }
       if (e.affectsConfiguration('agentd.approvalPolicy')) panel.update();
     }),

@@ -7,6 +7,7 @@ import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { PanelAnswer } from './requests';
 import { PanelState, renderConversation } from './render';
+import { PickersView, SettingField } from './settings';
 
 export type PanelMessage =
   | { type: 'ready' }
@@ -22,13 +23,15 @@ export type PanelMessage =
   | { type: 'pickContext' }
   | { type: 'detach'; key: string }
   | { type: 'mention'; query: string }
-  | { type: 'mode'; value: string };
+  | { type: 'setting'; field: SettingField; value: string }
+  | { type: 'openFile'; path: string }
+  | { type: 'resume'; runId: string }
+  | { type: 'loadEarlier' };
 
 export interface PanelView extends PanelState {
   busy: boolean;
   chips: { key: string; label: string }[];
-  mode: string;
-  modes: { value: string; label: string }[];
+  pickers: PickersView;
 }
 
 export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -96,7 +99,7 @@ export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Dis
   private flush(): void {
     if (!this.view) return;
     const s = this.state();
-    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, mode: s.mode, modes: s.modes, waiting: s.open.length });
+    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length });
   }
 
   dispose(): void {
@@ -126,10 +129,15 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
     <button id="send" class="primary" title="Send (Enter)">Send</button>
     <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>
     <button id="attach" class="secondary" title="Add context: files, folders, the Problems list, the terminal's selection" aria-label="Add context">+</button>
-    <select id="mode" title="Approval mode for the next prompt" aria-label="Approval mode"></select>
     <span class="spacer"></span>
     <span id="waiting" class="waiting" role="button" tabindex="0" hidden></span>
   </div>
+  <div class="pickers">
+    <select id="model" title="The model this conversation uses (changed at once, from its next step)" aria-label="Model" hidden></select>
+    <select id="effort" title="How hard the model thinks (reasoning effort)" aria-label="Reasoning effort" hidden></select>
+    <select id="mode" title="Approval mode: what the agent may do without asking" aria-label="Approval mode"></select>
+  </div>
+  <div id="picker-error" class="request-error" hidden></div>
 </div>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;

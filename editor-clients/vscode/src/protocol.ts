@@ -17,6 +17,9 @@ export const Method = {
   pending: 'agent/pending',
   events: 'agent/events',
   sessions: 'agent/sessions',
+  history: 'agent/history',
+  configure: 'agent/configure',
+  models: 'agent/models',
   indexStatus: 'index/status',
   update: 'agent/update',
   inputRequest: 'agent/inputRequest',
@@ -42,6 +45,9 @@ export const CLIENT_REQUESTS = [
   Method.pending,
   Method.events,
   Method.sessions,
+  Method.history,
+  Method.configure,
+  Method.models,
   Method.indexStatus,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [Method.initialized, Method.exit, Method.didOpen, Method.didChange, Method.didSave, Method.didClose] as const;
@@ -67,6 +73,7 @@ export const ErrorCode = {
   NoModel: -32018,
   RunNotPaused: -32019,
   ShuttingDown: -32020,
+  NotSaved: -32021,
 } as const;
 
 export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
@@ -78,23 +85,15 @@ export type Decision = (typeof DECISIONS)[number];
 export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
 export type ApprovalPolicy = (typeof POLICIES)[number];
 
-export const UPDATE_KINDS = [
-  'message_chunk',
-  'thought_chunk',
-  'plan',
-  'tool_call',
-  'tool_call_update',
-  'usage',
-  'files_changed',
-  'result',
-  'instructions',
-  'notice',
-] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;
 export type RunStateName = (typeof RUN_STATES)[number];
 export const TERMINAL_STATES: ReadonlySet<string> = new Set<RunStateName>(['completed', 'failed', 'cancelled']);
+
+/** The reasoning efforts a session may choose (initialize's reasoningEfforts says which the daemon takes). */
+export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
 export const STOP_REASONS = ['end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors'] as const;
 export const RESOLVED_BY = ['user', 'timeout', 'cancel', 'policy'] as const;
@@ -134,7 +133,10 @@ export interface RunParams {
   prompt: string;
   sessionId?: string;
   context?: RunContext;
+  /** This run's mode, model and effort; each becomes the session's. */
   approvalPolicy?: ApprovalPolicy;
+  model?: string;
+  reasoningEffort?: string;
 }
 
 export interface RunResult {
@@ -174,6 +176,20 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** The part of the prompts the provider served from its prompt cache. */
+  cachedTokens?: number;
+  /** The part of the completions spent thinking. */
+  reasoningTokens?: number;
+}
+
+/** An instruction file the model was given (AGENTS.md and friends). */
+export interface InstructionFile {
+  /** Workspace-relative, or absolute for the user's own. */
+  path: string;
+  scope: 'user' | 'workspace' | 'directory' | string;
+  bytes: number;
+  /** The model got only the first 32 KiB. */
+  truncated?: boolean;
 }
 
 export interface Update {
@@ -201,8 +217,7 @@ export interface Update {
   files?: FileDiff[];
   usage?: Usage;
   stopReason?: string;
-  /** instructions: the instruction files the model was given. */
-  instructions?: { path: string; scope: string; bytes: number; truncated?: boolean }[];
+  instructions?: InstructionFile[];
 }
 
 export interface RunNotification {
@@ -259,9 +274,24 @@ export interface RunEvent {
   params: unknown;
 }
 
+export interface EventsParams {
+  runId: string;
+  afterSeq: number;
+  limit?: number;
+}
+
 export interface EventsResult {
   events: RunEvent[];
   state: string;
+  /** The limit left some out: ask again after the last one. */
+  more?: boolean;
+}
+
+/** What a session's runs use; reported, the values in effect. */
+export interface SessionSettings {
+  model?: string;
+  reasoningEffort?: string;
+  approvalPolicy?: string;
 }
 
 export interface SessionInfo {
@@ -269,8 +299,74 @@ export interface SessionInfo {
   title: string;
   createdAt: string;
   updatedAt: string;
+  /** The latest run's state, or `idle`. */
   state: string;
   lastRunId?: string;
+  runCount?: number;
+  settings?: SessionSettings;
+}
+
+export interface HistoryParams {
+  sessionId: string;
+  beforeRunId?: string;
+  limit?: number;
+}
+
+/** One run of a history page. */
+export interface HistoryRun {
+  runId: string;
+  prompt: string;
+  context?: RunContext;
+  state: string;
+  stopReason?: string;
+  error?: string;
+  answer?: string;
+  createdAt: string;
+  updatedAt: string;
+  settings?: SessionSettings;
+  usage?: Usage;
+  /** Its notifications from seq 1, as agent/events returns them. */
+  events: RunEvent[];
+  /** Some of its events were left out: fetch them with agent/events after the last one here. */
+  moreEvents?: boolean;
+}
+
+export interface HistoryResult {
+  session: SessionInfo;
+  /** Oldest first. */
+  runs: HistoryRun[];
+  /** Runs before this page: ask again with beforeRunId = runs[0].runId. */
+  earlierRuns: number;
+  pending: InputRequest[];
+}
+
+/** agent/configure: a field left out stays; `""` returns it to the daemon's configuration. */
+export interface ConfigureParams {
+  sessionId: string;
+  model?: string;
+  reasoningEffort?: string;
+  approvalPolicy?: string;
+}
+
+export interface ConfigureResult {
+  settings: SessionSettings;
+  /** The session's unfinished run, which takes the settings from its next step. */
+  runId?: string;
+}
+
+export interface ModelInfo {
+  id: string;
+  ownedBy?: string;
+  contextWindow?: number;
+}
+
+export interface ModelsResult {
+  models: ModelInfo[];
+  /** The configured model, the one a session that chose none uses. */
+  default: string;
+  /** The endpoint answered GET /models. */
+  listed: boolean;
+  error?: string;
 }
 
 export interface ProgressParams {

@@ -8,10 +8,10 @@
 // so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { FileDiff, InputRequest, SessionInfo, TERMINAL_STATES } from './protocol';
+import { FileDiff, InputRequest, InstructionFile, SessionInfo, TERMINAL_STATES } from './protocol';
 import { OpenRequest } from './requests';
 import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
-import { decisionsOf, isAllow, outcomeText, plural, runStateName, stopReasonText } from './words';
+import { decisionsOf, isAllow, outcomeText, plural, runStateName, stopReasonText, whenText } from './words';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -27,6 +27,10 @@ export interface PanelState {
   edited?: Record<string, boolean>;
   /** The session list, when the panel shows it. */
   sessions?: { list?: SessionInfo[]; error?: string };
+  /** The open session's loading state. */
+  session?: { loading?: boolean; earlierRuns?: number; loadingEarlier?: boolean; error?: string };
+  /** For the session list's times (tests fix it). */
+  now?: Date;
 }
 
 export function escapeHtml(s: string): string {
@@ -342,7 +346,7 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     if (chips.length) parts.push(`<div class="context">${chips.map((c) => `<span class="chip">${esc(c)}</span>`).join(' ')}</div>`);
     parts.push('</div>');
   } else {
-    parts.push('<div class="prompt prompt-unknown">Latest run of this session</div>');
+    parts.push('<div class="prompt prompt-unknown">A run started from another window or client</div>');
   }
   if (run.plan && run.plan.entries.length) {
     parts.push('<div class="plan"><div class="label">Plan</div>');
@@ -353,13 +357,15 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     }
     parts.push('</ul></div>');
   }
-  for (const item of run.timeline) {
+  if (run.instructions?.length) parts.push(renderInstructions(run.instructions));
+  run.timeline.forEach((item, i) => {
     if (item.type === 'text') {
       if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
     } else if (item.type === 'thinking') {
-      if (item.text.trim()) parts.push(`<details class="thinking"><summary>Thinking</summary><div class="thinking-text">${esc(item.text)}</div></details>`);
+      const streaming = i === run.timeline.length - 1 && run.state === 'running';
+      if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
     } else if (item.type === 'notice') {
-      parts.push(`<div class="notice">agentd: ${esc(item.text)}</div>`);
+      parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
     } else if (item.type === 'tool') {
       const t = run.tools[item.toolCallId];
       if (t) parts.push(renderTool(run, t, ctx));
@@ -367,7 +373,7 @@ function renderRun(run: RunView, ctx: RenderContext): string {
       const r = run.requests[item.requestId];
       if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
     }
-  }
+  });
   const result = unstreamedResult(run);
   if (result) parts.push(`<div class="answer md">${renderMarkdown(result)}</div>`);
   if (run.filesChanged?.length) {
@@ -384,24 +390,62 @@ function renderFooter(run: RunView): string {
   const footer: string[] = [];
   const busy = !TERMINAL_STATES.has(run.state);
   const why = stopReasonText(run.stopReason);
-  const label = run.state === 'restoring' ? 'loading…' : runStateName(run.state);
-  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(label)}${why ? ` (${esc(why)})` : ''}</span>`);
+  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(runStateName(run.state))}${why ? ` (${esc(why)})` : ''}</span>`);
   if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
-  if (run.usage) footer.push(`<span class="usage" title="prompt + completion tokens">${run.usage.totalTokens.toLocaleString('en-US')} tokens</span>`);
-  const error = run.error ? `<div class="run-error">${esc(run.error)}</div>` : '';
-  return `<div class="run-footer">${footer.join(' · ')}</div>${error}`;
+  if (run.model) footer.push(`<span class="model" title="the model this run uses">${esc(run.model)}</span>`);
+  if (run.usage) footer.push(usageHtml(run.usage));
+  let after = '';
+  if (run.state === 'paused') {
+    // Paused by a restart, or because its state could not be saved: the reason, and the way on.
+    after = `<div class="run-paused"><span class="paused-why">${esc(run.error ? `Paused: ${run.error}` : 'Paused: the daemon stopped in the middle of a step.')}</span> <button class="secondary" data-action="resume" data-run="${esc(run.runId)}">Resume</button></div>`;
+  } else if (run.error) {
+    after = `<div class="run-error">${esc(run.error)}</div>`;
+  }
+  return `<div class="run-footer">${footer.join(' · ')}</div>${after}`;
 }
 
-function renderSessions(s: NonNullable<PanelState['sessions']>, current?: string): string {
+function usageHtml(u: NonNullable<RunView['usage']>): string {
+  const n = (x: number) => (x ?? 0).toLocaleString('en-US');
+  const tip = [`${n(u.promptTokens)} prompt + ${n(u.completionTokens)} completion tokens`];
+  if (u.cachedTokens) tip.push(`${n(u.cachedTokens)} of the prompt tokens served from the provider's prompt cache`);
+  if (u.reasoningTokens) tip.push(`${n(u.reasoningTokens)} of the completion tokens spent thinking`);
+  return `<span class="usage" title="${esc(tip.join('; '))}">${n(u.totalTokens)} tokens${u.cachedTokens ? ` (${n(u.cachedTokens)} cached)` : ''}</span>`;
+}
+
+/** The model's reasoning, folded: "Thinking…" while it streams, then its first words. */
+function renderThinking(text: string, id: string, streaming: boolean): string {
+  const first = text.trim().split('\n')[0];
+  const preview = first.length > 90 ? `${first.slice(0, 90).replace(/\s+\S*$/, '')}…` : first;
+  const label = streaming ? '<span class="spinner"></span>Thinking…' : 'Thinking';
+  return `<details class="thinking" data-id="${esc(id)}"><summary>${label} <span class="thinking-preview">${esc(preview)}</span></summary><div class="thinking-text">${esc(text.trim())}</div></details>`;
+}
+
+const SCOPE_NAMES: Record<string, string> = { user: 'your own instructions', workspace: "the workspace's instructions", directory: "a folder's instructions" };
+
+/** The instruction files the model was given, once per run, each a link that opens it. */
+function renderInstructions(files: InstructionFile[]): string {
+  const links = files.map((f) => {
+    // The user's own file is named as people write it (~/.config/agentd/AGENTS.md).
+    const cfg = f.path.indexOf('/.config/');
+    const name = f.scope === 'user' && cfg >= 0 ? `~${f.path.slice(cfg)}` : f.path;
+    const tip = `${SCOPE_NAMES[f.scope] ?? 'instructions'}: ${f.path}, ${plural(f.bytes ?? 0, 'byte')}${f.truncated ? '; the model got the first 32 KiB' : ''}`;
+    return `<button class="link" data-action="openFile" data-path="${esc(f.path)}" title="${esc(tip)}">${esc(name)}</button>${f.truncated ? ' <span class="truncated">(first 32 KiB)</span>' : ''}`;
+  });
+  return `<div class="instructions">Instructions: ${links.join(' · ')}</div>`;
+}
+
+function renderSessions(s: NonNullable<PanelState['sessions']>, current: string | undefined, now: Date): string {
   const parts = ['<div class="sessions"><div class="sessions-head"><span class="label">Sessions</span><span style="flex:1"></span><button class="secondary" data-action="newSession">New session</button> <button class="link" data-action="closeSessions">Close</button></div>'];
   if (s.error) parts.push(`<div class="request-error">${esc(s.error)}</div>`);
   else if (!s.list) parts.push('<div class="empty">Loading…</div>');
   else if (!s.list.length) parts.push('<div class="empty">No sessions yet in this workspace.</div>');
   for (const x of s.list ?? []) {
+    const meta = [whenText(x.updatedAt, now), x.state === 'idle' ? 'no runs' : runStateName(x.state)];
+    if (x.runCount !== undefined && x.state !== 'idle') meta.push(plural(x.runCount, 'run'));
     parts.push(
-      `<button class="session${x.sessionId === current ? ' current' : ''}" data-action="openSession" data-session="${esc(x.sessionId)}"><span class="session-title">${esc(x.title || x.sessionId)}</span><span class="session-meta">${esc(
-        new Date(x.updatedAt).toLocaleString(),
-      )} · ${esc(x.state === 'idle' ? 'no runs' : runStateName(x.state))}</span></button>`,
+      `<button class="session${x.sessionId === current ? ' current' : ''} session-state-${esc(x.state)}" data-action="openSession" data-session="${esc(x.sessionId)}"><span class="session-title">${esc(
+        x.title || x.sessionId,
+      )}</span><span class="session-meta">${esc(meta.filter(Boolean).join(' · '))}</span></button>`,
     );
   }
   parts.push('</div>');
@@ -419,7 +463,7 @@ export function renderConversation(state: PanelState): string {
     const words: Record<string, string> = { starting: 'starting…', restarting: 'restarting…', failed: 'not running', stopped: 'stopped' };
     parts.push(`<div class="daemon daemon-${esc(state.daemon.state)}">agentd ${esc(words[state.daemon.state] ?? state.daemon.state)}${state.daemon.detail ? `: ${esc(state.daemon.detail)}` : ''}</div>`);
   }
-  if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId));
+  if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId, state.now ?? new Date()));
   // Requests of runs that are not in this view (other sessions, or from before a restart) come
   // first: they are waiting, and answerable right here.
   const shown = new Set(state.runs.flatMap((r) => Object.keys(r.requests)));
@@ -429,7 +473,13 @@ export function renderConversation(state: PanelState): string {
     for (const p of others) parts.push(renderRequest(asView(p.req), p, ctx));
     parts.push('</div>');
   }
-  if (state.runs.length === 0 && !others.length) {
+  const sv = state.session;
+  if (sv?.error) parts.push(`<div class="request-error session-error">${esc(sv.error)}</div>`);
+  if (sv?.loadingEarlier) parts.push('<div class="earlier">Loading earlier runs…</div>');
+  else if (sv?.earlierRuns) parts.push(`<div class="earlier"><button class="link" data-action="loadEarlier">Show ${esc(plural(sv.earlierRuns, 'earlier run'))}</button></div>`);
+  if (state.runs.length === 0 && sv?.loading) {
+    parts.push('<div class="empty loading">Loading the conversation…</div>');
+  } else if (state.runs.length === 0 && !others.length && !sv?.error) {
     parts.push('<div class="empty">Ask agentd about this workspace. Attach files, folders, the Problems list or the terminal\'s selection with <b>+</b>, or type <code>@</code> to mention a file.</div>');
   }
   for (const run of state.runs) parts.push(renderRun(run, ctx));

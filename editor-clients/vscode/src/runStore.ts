@@ -9,6 +9,7 @@
 import {
   FileDiff,
   InputRequest,
+  InstructionFile,
   InputResolved,
   Method,
   PlanEntry,
@@ -61,10 +62,10 @@ export type TimelineItem =
   | { type: 'text'; text: string }
   /** The model's streamed reasoning: shown folded, never sent back to it. */
   | { type: 'thinking'; text: string }
-  /** agentd speaking, not the model: a notice, or the instruction files it gave the model. */
-  | { type: 'notice'; text: string }
   | { type: 'tool'; toolCallId: string }
-  | { type: 'request'; requestId: string };
+  | { type: 'request'; requestId: string }
+  /** Something agentd itself tells the user (a warning about the setup), not the model's answer. */
+  | { type: 'notice'; text: string };
 
 export interface RunView {
   runId: string;
@@ -84,8 +85,13 @@ export interface RunView {
   filesChanged?: FileDiff[];
   usage?: Usage;
   resultText?: string;
+  /** The instruction files the model was given during this run, each once, in the order they came. */
+  instructions?: InstructionFile[];
+  /** The model the run uses (as far as this editor knows: its history, or the picker's at start). */
+  model?: string;
   /** What the model is doing now, for progress messages. */
   activity?: string;
+  /** When the run started (ms since the epoch): the order the conversation shows runs in. */
   startedAt: number;
 }
 
@@ -250,7 +256,8 @@ export class RunStore {
         const p = params as RunStateParams;
         run.state = p.state;
         if (p.stopReason) run.stopReason = p.stopReason;
-        if (p.error) run.error = p.error;
+        // The error says why the run is where it is now: a paused run that goes on again has none.
+        run.error = p.error || undefined;
         if (p.state === 'running' && !run.activity) run.activity = 'Thinking…';
         if (p.state === 'requires_action') run.activity = 'Waiting for your input';
         break;
@@ -379,14 +386,19 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       run.resultText = u.text;
       if (u.stopReason) run.stopReason = u.stopReason;
       break;
-    case 'notice':
-      run.timeline.push({ type: 'notice', text: u.text ?? '' });
-      break;
     case 'instructions': {
-      const paths = (u.instructions ?? []).map((f) => (f.truncated ? `${f.path} (first 32 KB)` : f.path));
-      if (paths.length) run.timeline.push({ type: 'notice', text: `Instructions: ${paths.join(', ')}` });
+      const list = (run.instructions ??= []);
+      for (const f of u.instructions ?? []) {
+        if (!f?.path) continue;
+        const i = list.findIndex((x) => x.path === f.path);
+        if (i >= 0) list[i] = f;
+        else list.push(f);
+      }
       break;
     }
+    case 'notice':
+      if (u.text?.trim()) run.timeline.push({ type: 'notice', text: u.text });
+      break;
   }
 }
 

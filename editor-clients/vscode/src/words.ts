@@ -136,3 +136,41 @@ export function readable(word: string): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }
+
+/** The approval modes as the mode picker says them. */
+const MODE_LABELS: Record<string, string> = {
+  'read-only': 'Read only',
+  ask: 'Ask before changes',
+  'auto-edit': 'Auto-accept edits',
+  'full-auto': 'Full auto',
+};
+
+export function modeLabel(mode: string): string {
+  return MODE_LABELS[mode] ?? sentence(readable(mode));
+}
+
+/** A reasoning effort as the effort picker says it ("" is the daemon's default). */
+export function effortLabel(effort: string): string {
+  return effort ? `${sentence(readable(effort))} effort` : 'Default effort';
+}
+
+function sentence(s: string): string {
+  return s ? s.charAt(0).toUpperCase() + s.slice(1) : s;
+}
+
+/**
+ * When something happened, as a list says it: the time today, the day and time this year, the
+ * date before. Never seconds or fractions of them.
+ */
+export function whenText(iso: string, now: Date = new Date()): string {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return '';
+  const time = t.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+  const sameDay = t.toDateString() === now.toDateString();
+  if (sameDay) return `today ${time}`;
+  const yesterday = new Date(now);
+  yesterday.setDate(now.getDate() - 1);
+  if (t.toDateString() === yesterday.toDateString()) return `yesterday ${time}`;
+  const day = t.toLocaleDateString('en-GB', { day: 'numeric', month: 'short', ...(t.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }) });
+  return `${day} ${time}`;
+}

@@ -8,6 +8,7 @@
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { EXT_DIR, setup } from './harness.mjs';
 
@@ -25,21 +26,64 @@ async function screenshot(name, clip) {
 
 /**
  * Runs a command from the command palette. F1 opens it from the editor and the panel; a focused
- * terminal may keep F1 for the shell, and then Ctrl+Shift+P does.
+ * terminal may keep F1 for the shell, and then Ctrl+Shift+P does. The title is filled in only
+ * once the palette's input has the focus, so no keystroke goes elsewhere.
  */
 async function command(title) {
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  await page.keyboard.press('F1');
-  try {
-    await input.waitFor({ state: 'visible', timeout: 3000 });
-  } catch {
-    await page.keyboard.press('Control+Shift+P');
-    await input.waitFor({ state: 'visible' });
-  }
-  await input.fill(`>${title}`);
+  await paletteInput('F1', 'Control+Shift+P');
+  await page.locator('.quick-input-widget .quick-input-box input').fill(`>${title}`);
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible' });
   await page.keyboard.press('Enter');
+}
+
+/** Opens the quick input with `key` (or `fallback` when the focused part keeps the key) and waits for its focus. */
+async function paletteInput(key, fallback) {
+  const focused = page.locator('.quick-input-widget .quick-input-box input:focus');
+  await page.keyboard.press(key);
+  try {
+    await focused.waitFor({ state: 'attached', timeout: 3000 });
+  } catch {
+    if (!fallback) throw new Error(`${key} opened no quick input`);
+    await page.keyboard.press(fallback);
+    await focused.waitFor({ state: 'attached' });
+  }
+}
+
+/** Types into the open quick input once it has the focus (fill: nothing typed can go elsewhere). */
+async function quickInput(text) {
+  const input = page.locator('.quick-input-widget .quick-input-box input:focus');
+  await input.waitFor({ state: 'attached' });
+  await input.fill(text);
+}
+
+/** Opens a workspace file with Quick Open (Ctrl+P), typed only once its input has the focus. */
+async function quickOpen(file) {
+  await paletteInput('Control+p');
+  await page.locator('.quick-input-widget .quick-input-box input').fill(file);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: file }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.locator('.tab.active', { hasText: file }).waitFor();
+}
+
+/** Reloads the window and awaits the new workbench (never the old one, still on screen for a moment). */
+async function reloadWindow() {
+  const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 60000 });
+  await command('Developer: Reload Window');
+  await navigated;
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+}
+
+/** Awaits a condition checked outside the page (processes, files), with a deadline. */
+async function until(pred, what, timeout = 30000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await pred();
+    if (v) return v;
+    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** The conversation webview. */
@@ -66,15 +110,13 @@ function statusBar() {
   return page.locator('.statusbar-item', { hasText: 'agentd:' }).first();
 }
 
+/** Awaits the status bar saying what `re` matches. */
 async function expectStatus(re, timeout = 30000) {
-  const t0 = Date.now();
-  let text = '';
-  while (Date.now() - t0 < timeout) {
-    text = await statusBar().innerText().catch(() => '');
-    if (re.test(text)) return text;
-    await page.waitForTimeout(100);
+  try {
+    await page.locator('.statusbar-item', { hasText: re }).first().waitFor({ timeout });
+  } catch {
+    throw new Error(`status bar says "${await statusBar().innerText().catch(() => '')}", expected ${re}`);
   }
-  throw new Error(`status bar says "${text}", expected ${re}`);
 }
 
 /** The open request whose text matches. */
@@ -121,6 +163,12 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     if (passed) return;
     await screenshot('failed').catch(() => undefined);
     for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+    // Its run must not go on working (or waiting) under the next scenarios.
+    const cancel = panel().locator('#cancel:not([disabled])');
+    if (await cancel.count().catch(() => 0)) {
+      await cancel.click().catch(() => undefined);
+      await panel().locator('#cancel[disabled]').waitFor({ timeout: 10000 }).catch(() => undefined);
+    }
     await page.keyboard.press('Control+Alt+p');
     await command('agentd: New Session').catch(() => undefined);
   });
@@ -145,9 +193,9 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'no modal');
     // Opening and leaving the command palette leaves the question where it is, half-typed answer included.
     await q.locator('input.answer-text').fill('Ad');
-    await page.keyboard.press('F1');
-    await page.locator('.quick-input-widget .quick-input-box input').waitFor({ state: 'visible' });
-    await page.keyboard.type('>agentd');
+    await paletteInput('F1');
+    await quickInput('>agentd');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'agentd:' }).first().waitFor();
     await page.keyboard.press('Escape');
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
     await q.waitFor();
@@ -236,9 +284,9 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await screenshot('three-requests-waiting');
     await screenshot('three-requests-panel', '.part.sidebar');
     // The palette takes none of them away.
-    await page.keyboard.press('F1');
-    await page.locator('.quick-input-widget .quick-input-box input').waitFor({ state: 'visible' });
+    await paletteInput('F1');
     await page.keyboard.press('Escape');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
     assert.equal(await panel().locator('.request-open').count(), 3);
     // Newest first: the command, then the write, then the question.
     await cmd.locator('button', { hasText: /^Accept$/ }).click();
@@ -301,10 +349,11 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
       if (label === 'Active file') continue; // only with an editor open
       await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
     }
-    await page.keyboard.type('Files');
+    await quickInput('Files');
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: 'Files…' }).waitFor();
     await page.keyboard.press('Enter');
     await page.locator('.quick-input-widget', { hasText: 'agentd: Attach files' }).waitFor();
-    await page.keyboard.type('cart.go');
+    await quickInput('cart.go');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cart.go' }).first().waitFor();
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cart.go' }).first().click();
     await page.locator('.quick-input-widget', { hasText: '1 Selected' }).waitFor();
@@ -315,14 +364,14 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     assert.equal(await lastRun().locator('.prompt .chip', { hasText: 'cart.go' }).count(), 1);
 
     // The selection: open cart.go, select lines 4–6, Ctrl+Alt+S.
-    await page.keyboard.press('Control+p');
-    await page.keyboard.type('cart.go');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cart.go' }).first().waitFor();
-    await page.keyboard.press('Enter');
+    await quickOpen('cart.go');
     await page.locator('.monaco-editor .view-lines', { hasText: 'func Total' }).first().waitFor();
+    await page.locator('.monaco-editor textarea:focus').waitFor({ state: 'attached' });
     await page.keyboard.press('Control+g');
-    await page.keyboard.type('4');
+    await quickInput(':4');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /line 4/i }).first().waitFor();
     await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
     for (let i = 0; i < 3; i++) await page.keyboard.press('Shift+ArrowDown');
     await page.keyboard.press('Control+Alt+s');
     await panel().locator('#chips .chip', { hasText: 'cart.go:4–6' }).waitFor();
@@ -348,20 +397,18 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
 
   it('attaches the Problems list and the terminal\'s selection', async () => {
     // A broken JSON file gives the Problems list an error (VS Code's own JSON support).
-    await page.keyboard.press('Control+p');
-    await page.keyboard.type('broken.json');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'broken.json' }).first().waitFor();
-    await page.keyboard.press('Enter');
+    await quickOpen('broken.json');
     await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: 30000 });
     // A terminal with something selected in it.
     await command('Terminal: Create New Terminal');
     await page.locator('.terminal-wrapper .xterm').first().waitFor();
+    await page.locator('.terminal-wrapper .xterm-helper-textarea:focus').waitFor({ state: 'attached' });
     await page.keyboard.type('echo hello-terminal');
     await page.keyboard.press('Enter');
     const attach = async (item) => {
       await command('agentd: Add Context…');
       await page.locator('.quick-input-widget', { hasText: 'agentd: Add context' }).waitFor();
-      await page.keyboard.type(item);
+      await quickInput(item);
       await page.locator('.quick-input-list .monaco-list-row', { hasText: item }).first().waitFor();
       await page.keyboard.press('Enter');
       // Attaching ends in the prompt box: wait for the focus to land there before going on.
@@ -395,39 +442,180 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
-  it('brings the conversation back after Reload Window, open question included, and lists sessions', async () => {
+  it('shows the model\'s thinking folded, the instruction files the run was given, and the cached tokens', async () => {
+    await ask('Why is the sky blue?');
+    await lastRun().locator('.answer', { hasText: 'Rayleigh scattering.' }).waitFor();
+    const thinking = lastRun().locator('details.thinking');
+    assert.match(await thinking.locator('summary').innerText(), /^Thinking\s+Light scatters off the molecules of the air\.$/);
+    assert.equal(await thinking.locator('.thinking-text').isVisible(), false, 'folded');
+    await thinking.locator('summary').click();
+    await thinking.locator('.thinking-text', { hasText: 'Blue light scatters the most.' }).waitFor();
+    assert.doesNotMatch(await lastRun().locator('.answer').innerText(), /scatters/, 'the thinking is not in the answer');
+    // The instruction files: one quiet line under the prompt, a link that opens the file.
+    const line = lastRun().locator('.instructions');
+    assert.equal(await line.count(), 1);
+    assert.equal((await line.innerText()).trim(), 'Instructions: AGENTS.md');
+    assert.match(await lastRun().locator('.run-footer .usage').innerText(), /^[\d,]+ tokens \(1,000 cached\)$/);
+    await lastRun().locator('.run-footer').scrollIntoViewIfNeeded();
+    await screenshot('thinking-and-instructions', '.part.sidebar');
+    await line.locator('button', { hasText: 'AGENTS.md' }).click();
+    await page.locator('.tab.active', { hasText: 'AGENTS.md' }).waitFor();
+    await page.locator('.monaco-editor .view-lines', { hasText: 'Keep answers short.' }).first().waitFor();
+    await command('View: Close All Editors');
+    await page.locator('.tab', { hasText: 'AGENTS.md' }).waitFor({ state: 'detached' });
+    ok();
+  });
+
+  it('the mode picker: a new conversation starts in the mode picked, and a change mid-session applies to the next run', async () => {
+    await command('agentd: New Session');
+    const mode = panel().locator('#mode');
+    assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Read only', 'Ask before changes', 'Auto-accept edits', 'Full auto']);
+    await mode.selectOption('auto-edit');
+    await ask('Write the auto file');
+    await lastRun().locator('.answer', { hasText: 'Wrote auto.txt without asking.' }).waitFor();
+    assert.equal(fs.readFileSync(path.join(h.ws, 'auto.txt'), 'utf8'), 'written without asking\n');
+    assert.equal(await lastRun().locator('.request').count(), 0, 'nothing was asked');
+    // Mid-session, back to asking: the session's next run asks before writing.
+    await mode.selectOption('ask');
+    await ask('Write the asked file');
+    const req = openRequest('asked.txt');
+    await req.waitFor();
+    assert.equal(fs.existsSync(path.join(h.ws, 'asked.txt')), false);
+    await req.locator('button', { hasText: /^Accept$/ }).click();
+    await lastRun().locator('.answer', { hasText: 'Wrote asked.txt once you accepted.' }).waitFor();
+    assert.equal(await mode.inputValue(), 'ask');
+    ok();
+  });
+
+  it('switches the model mid-session without a restart; the run\'s next step names the new model and effort', async () => {
+    await command('agentd: New Session');
+    const model = panel().locator('#model');
+    const effort = panel().locator('#effort');
+    // The list comes from the endpoint's /models (agent/models).
+    await model.locator('option', { hasText: 'fake-model-large' }).waitFor({ state: 'attached' });
+    assert.deepEqual(await model.locator('option').allInnerTexts(), ['fake-model (default)', 'fake-model-large']);
+    assert.deepEqual(await effort.locator('option').allInnerTexts(), ['Default effort', 'Low effort', 'Medium effort', 'High effort']);
+    assert.equal(await model.inputValue(), '');
+    const pids = h.daemonPids();
+    await ask('Switch models midway');
+    const q = openRequest('Go on with the bigger model?');
+    await q.waitFor();
+    await lastRun().locator('.run-footer .model', { hasText: /^fake-model$/ }).waitFor();
+    // While the run waits on the question, the session switches model and effort.
+    await model.selectOption('fake-model-large');
+    await effort.selectOption('high');
+    // The footer names the model the daemon says the run now uses (agent/configure's answer).
+    await lastRun().locator('.run-footer .model', { hasText: 'fake-model-large' }).waitFor();
+    await screenshot('pickers', '.part.sidebar');
+    await q.locator('input.answer-text').fill('yes');
+    await q.locator('input.answer-text').press('Enter');
+    await lastRun().locator('.answer', { hasText: 'Going on with the bigger model.' }).waitFor();
+    const reqs = (await modelRequests()).filter((r) => r.turn === 'switch' || r.turn === 'switch-after');
+    assert.deepEqual(
+      reqs.map((r) => [r.turn, r.model, r.reasoningEffort ?? '']),
+      [
+        ['switch', 'fake-model', ''],
+        ['switch-after', 'fake-model-large', 'high'],
+      ],
+    );
+    assert.deepEqual(h.daemonPids(), pids, 'the daemon was not restarted');
+    ok();
+  });
+
+  it('a run paused because its state could not be saved says why; Resume goes on once it can be', async () => {
+    await command('agentd: New Session');
+    await ask('Save this if you can');
+    await until(async () => (await modelRequests()).some((r) => r.turn === 'disk-slow'), 'the model to be asked');
+    // While the model answers, the state directory stops taking writes (immutable, even for root).
+    const chattr = (flag) => execFileSync('chattr', ['-R', flag, h.state], { stdio: 'pipe' });
+    chattr('+i');
+    try {
+      const paused = lastRun().locator('.run-paused');
+      await paused.waitFor({ timeout: 30000 });
+      assert.match(await paused.innerText(), /^Paused: state not saved: [^]*(operation not permitted|permission denied)[^]*\s+Resume$/i);
+      assert.match(await lastRun().locator('.run-state').innerText(), /^paused$/);
+      assert.equal(await lastRun().locator('.run-error, .tone-error').count(), 0, 'a pause, not a failure');
+      await expectStatus(/agentd: paused/);
+      await screenshot('paused-not-saved', '.part.sidebar');
+    } finally {
+      chattr('-i');
+    }
+    await lastRun().locator('.run-paused button', { hasText: 'Resume' }).click();
+    await lastRun().locator('.answer', { hasText: 'Saved after all.' }).waitFor();
+    await lastRun().locator('.run-state-completed').waitFor();
+    assert.equal(await lastRun().locator('.run-paused').count(), 0);
+    ok();
+  });
+
+  it('restores a two-run session after a daemon restart and after Reload Window, open question included; follow-ups continue it', async () => {
     await command('agentd: New Session');
     await ask('Remember the number 42');
     await lastRun().locator('.answer', { hasText: 'Noted: 42.' }).waitFor();
     await ask('Ask me for a colour');
     await openRequest('Which colour do you like?').waitFor();
-
-    await command('Developer: Reload Window');
-    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-    await expectStatus(/agentd: 1 waiting for you/, 60000);
     const prompts = panel().locator('.run .prompt-text');
-    await prompts.first().waitFor({ timeout: 30000 });
-    await openRequest('Which colour do you like?').waitFor({ timeout: 30000 });
-    assert.deepEqual(await prompts.allInnerTexts(), ['Remember the number 42', 'Ask me for a colour']);
-    assert.match(await panel().locator('.run').first().innerText(), /Noted: 42\./);
-    await screenshot('after-reload', '.part.sidebar');
-    await openRequest('Which colour do you like?').locator('input.answer-text').fill('green');
-    await page.keyboard.press('Enter');
-    await lastRun().locator('.answer', { hasText: 'Green it is.' }).waitFor();
+    const expected = ['Remember the number 42', 'Ask me for a colour'];
 
-    // Show Sessions: a list in the panel, with titles and human states; opening one shows it.
+    // The daemon dies (kill -9): the extension starts another, and the question comes back.
+    const [old] = h.daemonPids();
+    assert.ok(old, 'the daemon runs');
+    process.kill(old, 'SIGKILL');
+    const fresh = await until(() => h.daemonPids().find((p) => p !== old), 'a new daemon');
+    await panel().locator('.daemon').waitFor({ state: 'detached' });
+    await expectStatus(/agentd: 1 waiting for you/);
+    await openRequest('Which colour do you like?').locator('input.answer-text').waitFor();
+    assert.deepEqual(await prompts.allInnerTexts(), expected);
+
+    // Reload Window: the panel keeps the session's id only and replays it from agent/history.
+    await reloadWindow();
+    await expectStatus(/agentd: 1 waiting for you/, 60000);
+    await openRequest('Which colour do you like?').waitFor({ timeout: 30000 });
+    await until(() => h.daemonPids().every((p) => p !== fresh), 'the reload to restart the daemon');
+    assert.deepEqual(await prompts.allInnerTexts(), expected);
+    const first = panel().locator('.run').first();
+    assert.match(await first.innerText(), /Noted: 42\./);
+    assert.match(await first.locator('.instructions').innerText(), /AGENTS\.md/);
+    assert.match(await first.locator('.run-state').innerText(), /done/);
+    await screenshot('restored-two-run-session', '.part.sidebar');
+    await openRequest('Which colour do you like?').locator('input.answer-text').fill('green');
+    await openRequest('Which colour do you like?').locator('input.answer-text').press('Enter');
+    await lastRun().locator('.answer', { hasText: 'Green it is.' }).waitFor();
+    // A follow-up continues the restored session: the model sees the first run's prompt.
+    await ask('What number did I say?');
+    await lastRun().locator('.answer', { hasText: 'You said 42.' }).waitFor();
+    assert.deepEqual(await prompts.allInnerTexts(), [...expected, 'What number did I say?']);
+    ok();
+  });
+
+  it('lists the sessions (title, time, state, run count); opening one replays all its runs, and follow-ups continue it', async () => {
     await command('agentd: Show Sessions');
     const list = panel().locator('.sessions');
-    await list.locator('.session', { hasText: 'Remember the number 42' }).waitFor();
-    const other = list.locator('.session', { hasText: 'What is my name?' });
-    await other.waitFor();
-    assert.match(await other.innerText(), /done/);
-    assert.doesNotMatch(await list.innerText(), /requires_action|end_turn/);
-    await other.click();
-    // Today's protocol gives a session's latest run only (agent/history comes later).
-    await panel().locator('.run .prompt-unknown', { hasText: 'Latest run of this session' }).waitFor();
-    await panel().locator('.run .answer').first().waitFor();
-    assert.equal(await panel().locator('.run').count(), 1);
+    const restored = list.locator('.session', { hasText: 'Remember the number 42' });
+    await restored.waitFor();
+    // (A suite run across midnight sees yesterday.)
+    assert.match(await restored.locator('.session-meta').innerText(), /^(today|yesterday) \d\d:\d\d · done · 3 runs$/);
+    const first = list.locator('.session', { hasText: 'What is my name?' });
+    await first.waitFor();
+    const meta = await first.locator('.session-meta').innerText();
+    assert.match(meta, /^(today|yesterday) \d\d:\d\d · done · \d+ runs$/);
+    assert.doesNotMatch(await list.innerText(), /requires_action|end_turn|T\d\d:|\.\d{3}Z/);
+    await screenshot('session-list', '.part.sidebar');
+    const count = Number(/(\d+) runs/.exec(meta)[1]);
+    await first.click();
+    await list.waitFor({ state: 'detached' });
+    const prompts = panel().locator('.run .prompt-text');
+    await until(async () => (await prompts.count()) === count, `the ${count} runs of the first session`);
+    const texts = await prompts.allInnerTexts();
+    assert.equal(texts[0], 'What is my name?');
+    assert.ok(texts.includes('What went wrong here?'), 'a prompt sent with the Problems list reads as typed');
+    const wrong = panel().locator('.run', { has: panel().locator('.prompt-text', { hasText: 'What went wrong here?' }) });
+    assert.deepEqual((await wrong.locator('.prompt .chip').allInnerTexts()).map((t) => t.replace(/\(\d+( lines)?\)/, '(n$1)')), ['Problems (n)', 'Terminal selection (n lines)']);
+    assert.match(await panel().locator('.run').first().innerText(), /Hello Ada, nice to meet you\./);
+    assert.equal(await panel().locator('#mode').inputValue(), 'ask', 'the pickers show the session\'s settings');
+    // A follow-up goes to the session opened.
+    await ask('Anything else in this session?');
+    await lastRun().locator('.answer', { hasText: 'This session began with your name.' }).waitFor();
+    assert.equal(await prompts.count(), count + 1);
     ok();
   });
 });

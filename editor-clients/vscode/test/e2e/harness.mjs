@@ -62,6 +62,8 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
   const home = path.join(T, 'home');
   for (const d of [ws, ext, path.join(ud, 'User'), state, home]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(ws, 'README.md'), '# demo workspace\n\nA tiny workspace for the agentd e2e test.\n');
+  // Instruction files the model is given (and the panel links to).
+  fs.writeFileSync(path.join(ws, 'AGENTS.md'), '# Agent notes\n\nKeep answers short.\n');
   fs.writeFileSync(path.join(ws, 'broken.json'), '{"name": "demo",\n  "port": }\n');
   fs.writeFileSync(path.join(ws, 'cart.go'), 'package cart\n\n// Total sums the cart.\nfunc Total(prices []int) int {\n\tt := 0\n\tfor _, p := range prices {\n\t\tt += p\n\t}\n\treturn t\n}\n');
 
@@ -106,6 +108,8 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
         'window.commandCenter': false,
         'chat.commandCenter.enabled': false,
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        // Ports other processes on the machine open would otherwise raise toasts over the editor.
+        'remote.autoForwardPorts': false,
         'agentd.daemonPath': agentd,
         'agentd.model.baseUrl': modelUrl,
         'agentd.model.name': 'fake-model',
@@ -145,18 +149,21 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
     try {
       await browser.close();
     } catch {}
-    for (const p of procs.reverse()) {
+    // SIGTERM, then SIGKILL for whatever has not exited within two seconds.
+    const exited = (p) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
+    const signal = (p, sig) => {
       try {
-        if (p === cs.child) process.kill(-p.pid, 'SIGTERM');
-        else p.kill('SIGTERM');
+        if (p === cs.child) process.kill(-p.pid, sig);
+        else p.kill(sig);
       } catch {}
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    for (const p of procs) {
-      try {
-        if (p.exitCode === null) (p === cs.child ? process.kill(-p.pid, 'SIGKILL') : p.kill('SIGKILL'));
-      } catch {}
-    }
+    };
+    for (const p of procs.reverse()) signal(p, 'SIGTERM');
+    await Promise.all(
+      procs.map((p) => {
+        const timer = setTimeout(() => signal(p, 'SIGKILL'), 2000);
+        return exited(p).finally(() => clearTimeout(timer));
+      }),
+    );
     // Keep the extension host and output logs with the artifacts.
     try {
       fs.cpSync(path.join(ud, 'logs'), path.join(artifacts, 'vscode-logs'), { recursive: true });
@@ -165,5 +172,19 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
     if (!process.env.KEEP_E2E_DIR) fs.rmSync(T, { recursive: true, force: true });
   }
 
-  return { T, ws, ud, state, page, browser, addr, modelUrl, teardown };
+  /** The pids of the agentd daemons this test's VS Code started (by their state directory). */
+  function daemonPids() {
+    const pids = [];
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const argv = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+        if (argv[0] !== agentd || argv[1] !== 'serve') continue;
+        if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(`AGENTD_STATE_DIR=${state}`)) pids.push(Number(d));
+      } catch {}
+    }
+    return pids;
+  }
+
+  return { T, ws, ud, state, page, browser, addr, modelUrl, teardown, daemonPids };
 }

@@ -1,26 +1,45 @@
 // A stand-in for `agentd serve` with hand-written Content-Length framing (independent of
 // vscode-jsonrpc), for the unit tests of the client against a process. It implements every
 // method the extension calls (the contract test checks the list against the extension's and the
-// daemon's), and decodes params as strictly as the daemon: a request whose params are not an
-// object gets -32602, so a client that sends none (vscode-jsonrpc turns that into `[null]`) fails
-// here as it did against the real daemon.
+// daemon's), and decodes params as strictly as the daemon: no params, null, [] and [null] mean
+// none; anything else must be an object whose fields have the daemon's types (a string where an
+// int belongs is -32602 naming the field); required fields, modes, efforts, model names and
+// limits are checked as the daemon checks them.
 //
-//   FAKE_LOG=FILE   every message received is appended, one JSON per line
-//   FAKE_LIST=1     prints the handled methods as JSON and exits
+//   FAKE_LOG=FILE          every message received is appended, one JSON per line
+//   FAKE_LIST=1            prints the handled methods as JSON and exits
+//   FAKE_HISTORY_PAGE=N    agent/history pages hold at most N runs (as the daemon's byte budget
+//                          ends a page early)
+//   FAKE_HISTORY_EVENTS=N  runs of a page other than its newest carry their first N events only,
+//                          with moreEvents (as the daemon's budget leaves them out)
+//   FAKE_NO_REASONING=1    initialize offers no reasoningEfforts (a daemon without per-session settings)
 //
-// agent/run with prompt "crash" exits(3); with prompt "ask" the run opens a question, with
-// "write" a confirm_write, and answering them finishes the run.
+// agent/run by prompt: "crash" exits(3); "ask" opens a question and "write" a confirm_write,
+// answering them finishes the run; "say TEXT" answers TEXT at once (with the instruction files,
+// a notice, the thinking and usage a real run sends); "pause" pauses as a run whose state could
+// not be saved, and agent/resume finishes it; anything else stays running.
 import fs from 'node:fs';
 
 const log = process.env.FAKE_LOG;
+const historyPage = Number(process.env.FAKE_HISTORY_PAGE) || Infinity;
+const historyEvents = process.env.FAKE_HISTORY_EVENTS === undefined ? Infinity : Number(process.env.FAKE_HISTORY_EVENTS);
 let buf = Buffer.alloc(0);
 let initialized = false;
-let runs = 0;
-const requests = new Map(); // requestId → { runId, sessionId, kind, seq }
-const runSeq = new Map();
-const sessions = [];
+let sessionCount = 0;
+let runCount = 0;
+let clock = Date.parse('2026-01-01T00:00:00Z');
+const requests = new Map(); // requestId → { runId, sessionId, kind, params }
+const runs = new Map(); // runId → run
+const sessions = new Map(); // sessionId → session
+let noticed = false; // the notice comes once per daemon, as agentd's window warning does
 
-const INVALID = -32602;
+const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'];
+const EFFORTS = ['low', 'medium', 'high'];
+const DEFAULT_MODEL = 'fake-model';
+const MODELS = [{ id: DEFAULT_MODEL, ownedBy: 'fake' }, { id: 'fake-model-large', ownedBy: 'fake', contextWindow: 32768 }];
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019 };
 
 function send(msg) {
   const body = Buffer.from(JSON.stringify(msg), 'utf8');
@@ -35,93 +54,291 @@ class RpcError extends Error {
   }
 }
 
-/** params must be a JSON object (the daemon decodes into a struct). */
-function obj(params, ...required) {
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-    throw new RpcError(INVALID, `invalid params: field "" must be struct {}, not ${Array.isArray(params) ? 'array' : typeof params}`);
+// ---- decoding, as the daemon's encoding/json into its structs ----------------------------------
+
+const str = 'string';
+const int = 'int';
+const strs = 'string[]';
+const SCHEMAS = {
+  'agent/run': { prompt: str, sessionId: str, context: { files: strs, selection: { path: str, startLine: int, endLine: int, text: str } }, approvalPolicy: str, model: str, reasoningEffort: str },
+  'agent/reply': { requestId: str, text: str, optionId: str, answers: strs },
+  'agent/confirm': { requestId: str, decision: str, reason: str, editedContent: str },
+  'agent/cancel': { runId: str },
+  'agent/resume': { runId: str },
+  'agent/pending': { runId: str },
+  'agent/events': { runId: str, afterSeq: int, limit: int },
+  'agent/sessions': {},
+  'agent/history': { sessionId: str, beforeRunId: str, limit: int },
+  'agent/configure': { sessionId: str, model: str, reasoningEffort: str, approvalPolicy: str },
+  'agent/models': {},
+  'index/status': {},
+};
+
+function goType(t) {
+  return typeof t === 'object' ? 'struct' : t === int ? 'int' : t === strs ? '[]string' : t;
+}
+
+function jsonType(v) {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return 'number';
+  return typeof v;
+}
+
+function check(value, schema, path) {
+  if (value === null || value === undefined) return; // null leaves Go's zero value
+  const bad = () => new RpcError(E.invalid, `invalid params: field "${path}" must be ${goType(schema)}, not ${jsonType(value)}`);
+  if (typeof schema === 'object') {
+    if (typeof value !== 'object' || Array.isArray(value)) throw bad();
+    for (const [k, t] of Object.entries(schema)) check(value[k], t, path ? `${path}.${k}` : k);
+    return;
   }
-  for (const f of required) if (params[f] === undefined || params[f] === '') throw new RpcError(INVALID, `invalid params: ${f} is required`);
+  if (schema === str && typeof value !== 'string') throw bad();
+  if (schema === int && !Number.isInteger(value)) throw bad();
+  if (schema === strs) {
+    if (!Array.isArray(value)) throw bad();
+    value.forEach((x, i) => check(x, str, `${path}[${i}]`));
+  }
+}
+
+/** The params as the daemon decodes them: none, null, [] and [null] are {}; else an object of the method's shape. */
+function decode(method, params) {
+  if (params === undefined || params === null || (Array.isArray(params) && (params.length === 0 || (params.length === 1 && params[0] === null)))) return {};
+  if (typeof params !== 'object' || Array.isArray(params)) throw new RpcError(E.invalid, `invalid params: field "" must be struct {}, not ${jsonType(params)}`);
+  check(params, SCHEMAS[method] ?? {}, '');
   return params;
 }
 
-function notifyRun(runId, sessionId, method, params) {
-  const seq = (runSeq.get(runId) ?? 0) + 1;
-  runSeq.set(runId, seq);
-  send({ jsonrpc: '2.0', method, params: { runId, sessionId, seq, ...params } });
+function required(p, ...fields) {
+  for (const f of fields) if (!p[f]) throw new RpcError(E.invalid, `invalid params: ${f} is required`);
+}
+
+function checkSettings({ model, reasoningEffort, approvalPolicy }) {
+  if (model !== undefined && (model.length > 256 || /[\n\r\t]/.test(model))) throw new RpcError(E.invalid, `invalid params: model ${JSON.stringify(model.slice(0, 40))} is not a model name`);
+  if (reasoningEffort !== undefined && reasoningEffort !== '' && !EFFORTS.includes(reasoningEffort)) throw new RpcError(E.invalid, `invalid params: reasoningEffort "${reasoningEffort}" is not one of low, medium, high`);
+  if (approvalPolicy !== undefined && approvalPolicy !== '' && !POLICIES.includes(approvalPolicy)) throw new RpcError(E.invalid, `invalid params: approvalPolicy "${approvalPolicy}" is not one of ${POLICIES.join(', ')}`);
+}
+
+// ---- sessions and runs ------------------------------------------------------------------------
+
+const now = () => new Date((clock += 1000)).toISOString();
+
+function effective(s) {
+  const out = { model: s.model || DEFAULT_MODEL, approvalPolicy: s.approvalPolicy || 'ask' };
+  if (s.reasoningEffort) out.reasoningEffort = s.reasoningEffort;
+  return out;
+}
+
+function sessionInfo(s) {
+  const last = runs.get(s.runs[s.runs.length - 1]);
+  const info = { sessionId: s.sessionId, title: s.title, createdAt: s.createdAt, updatedAt: last?.updatedAt ?? s.createdAt, state: last?.state ?? 'idle', runCount: s.runs.length, settings: effective(s.settings) };
+  if (last) info.lastRunId = last.runId;
+  return info;
+}
+
+function theRun(runId) {
+  const r = runs.get(runId);
+  if (!r) throw new RpcError(E.unknownRun, `unknown run ${runId}`);
+  return r;
+}
+
+function theSession(sessionId) {
+  const s = sessions.get(sessionId);
+  if (!s) throw new RpcError(E.unknownSession, `unknown session ${sessionId}`);
+  return s;
+}
+
+/** Sends a run notification and keeps it for agent/events and agent/history. */
+function notifyRun(run, method, params) {
+  const seq = run.events.length + 1;
+  const full = { runId: run.runId, sessionId: run.sessionId, seq, ...params };
+  run.events.push({ seq, method, params: full });
+  run.updatedAt = now();
+  if (method === 'agent/runState') {
+    run.state = params.state;
+    run.stopReason = params.stopReason;
+    run.error = params.error;
+  }
+  send({ jsonrpc: '2.0', method, params: full });
   return seq;
 }
 
+function update(run, u) {
+  return notifyRun(run, 'agent/update', { update: u });
+}
+
+function finish(run, text) {
+  update(run, { kind: 'result', stopReason: 'end_turn', text });
+  notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+}
+
+function ask(run, kind) {
+  const requestId = `q_${run.runId}`;
+  const params = {
+    requestId,
+    kind,
+    title: kind === 'question' ? 'Question' : 'Write a.txt',
+    message: kind === 'question' ? 'Name?' : 'The agent wants to change 1 file(s).',
+    createdAt: now(),
+    pendingCount: requests.size + 1,
+  };
+  if (kind === 'confirm_write') params.diff = [{ path: 'a.txt', status: 'added', diff: '+x\n', newText: 'x\n' }];
+  requests.set(requestId, { runId: run.runId, sessionId: run.sessionId, kind, params });
+  params.seq = notifyRun(run, 'agent/inputRequest', params);
+  notifyRun(run, 'agent/runState', { state: 'requires_action' });
+}
+
+function play(run) {
+  const p = run.prompt;
+  notifyRun(run, 'agent/runState', { state: 'running' });
+  if (p.startsWith('say ')) {
+    update(run, { kind: 'instructions', instructions: [{ path: 'AGENTS.md', scope: 'workspace', bytes: 120 }] });
+    if (!noticed) {
+      noticed = true;
+      update(run, { kind: 'notice', text: "The model's context window is 8192 tokens." });
+    }
+    update(run, { kind: 'thought_chunk', text: 'Thinking about it.' });
+    update(run, { kind: 'message_chunk', text: p.slice(4) });
+    update(run, { kind: 'usage', usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110, cachedTokens: 80 } });
+    finish(run, p.slice(4));
+    return;
+  }
+  update(run, { kind: 'message_chunk', text: 'héllo ✓' });
+  if (p === 'ask') ask(run, 'question');
+  else if (p === 'write') ask(run, 'confirm_write');
+  else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
+}
 const handlers = {
   initialize: (p) => {
-    obj(p);
+    decode('initialize', p);
     initialized = true;
-    return { serverInfo: { name: 'fake-agentd', version: '0' }, protocolVersion: 1, capabilities: {} };
+    const agentd = { policies: POLICIES };
+    if (!process.env.FAKE_NO_REASONING) agentd.reasoningEfforts = EFFORTS;
+    return { serverInfo: { name: 'fake-agentd', version: '0' }, protocolVersion: 1, capabilities: { experimental: { agentd } } };
   },
   shutdown: () => null,
-  'agent/run': (p) => {
-    obj(p, 'prompt');
+  'agent/run': (raw) => {
+    const p = decode('agent/run', raw);
+    if (!p.prompt) throw new RpcError(E.invalid, 'invalid params: prompt is required');
+    checkSettings(p);
     if (p.prompt === 'crash') process.exit(3);
-    const runId = `r_${++runs}`;
-    const sessionId = p.sessionId ?? `s_${runs}`;
-    if (!sessions.some((s) => s.sessionId === sessionId)) sessions.unshift({ sessionId, title: p.prompt, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', state: 'running', lastRunId: runId });
-    setImmediate(() => {
-      notifyRun(runId, sessionId, 'agent/runState', { state: 'running' });
-      notifyRun(runId, sessionId, 'agent/update', { update: { kind: 'message_chunk', text: 'héllo ✓' } });
-      if (p.prompt === 'ask' || p.prompt === 'write') {
-        const requestId = `q_${runId}`;
-        const kind = p.prompt === 'ask' ? 'question' : 'confirm_write';
-        const seq = notifyRun(runId, sessionId, 'agent/inputRequest', {
-          requestId,
-          kind,
-          title: kind === 'question' ? 'Question' : 'Write a.txt',
-          message: kind === 'question' ? 'Name?' : 'The agent wants to change 1 file(s).',
-          diff: kind === 'confirm_write' ? [{ path: 'a.txt', status: 'added', diff: '+x\n', newText: 'x\n' }] : undefined,
-          createdAt: new Date().toISOString(),
-          pendingCount: 1,
-        });
-        requests.set(requestId, { runId, sessionId, kind, seq, prompt: p.prompt });
-        notifyRun(runId, sessionId, 'agent/runState', { state: 'requires_action' });
-      }
-    });
-    return { runId, sessionId };
+    let s;
+    if (p.sessionId) {
+      s = theSession(p.sessionId);
+      const last = runs.get(s.runs[s.runs.length - 1]);
+      if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+    } else {
+      const sessionId = `s_${++sessionCount}`;
+      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {} };
+      sessions.set(sessionId, s);
+    }
+    for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (p[k]) s.settings[k] = p[k];
+    const runId = `r_${++runCount}`;
+    const run = { runId, sessionId: s.sessionId, prompt: p.prompt, context: p.context ?? undefined, createdAt: now(), state: 'running', events: [], settings: effective(s.settings) };
+    run.updatedAt = run.createdAt;
+    runs.set(runId, run);
+    s.runs.push(runId);
+    setImmediate(() => play(run));
+    return { runId, sessionId: s.sessionId };
   },
-  'agent/reply': (p) => answer(obj(p, 'requestId'), 'reply'),
-  'agent/confirm': (p) => answer(obj(p, 'requestId', 'decision'), 'confirm'),
-  'agent/cancel': (p) => {
-    obj(p, 'runId');
+  'agent/reply': (p) => answer(decode('agent/reply', p), 'reply'),
+  'agent/confirm': (p) => answer(decode('agent/confirm', p), 'confirm'),
+  'agent/cancel': (raw) => {
+    const p = decode('agent/cancel', raw);
+    required(p, 'runId');
+    theRun(p.runId);
     return {};
   },
-  'agent/resume': (p) => {
-    obj(p, 'runId');
-    throw new RpcError(-32019, 'run is not paused');
+  'agent/resume': (raw) => {
+    const p = decode('agent/resume', raw);
+    const run = theRun(p.runId);
+    if (run.state !== 'paused') throw new RpcError(E.notPaused, `run ${p.runId} is not paused`);
+    setImmediate(() => {
+      notifyRun(run, 'agent/runState', { state: 'running' });
+      finish(run, 'resumed');
+    });
+    return {};
   },
-  'agent/pending': (p) => {
-    obj(p);
-    return { requests: [] };
+  'agent/pending': (raw) => {
+    const p = decode('agent/pending', raw);
+    return { requests: [...requests.values()].filter((r) => !p.runId || r.runId === p.runId).map((r) => r.params) };
   },
-  'agent/events': (p) => {
-    obj(p, 'runId');
-    return { state: 'completed', events: [] };
+  'agent/events': (raw) => {
+    const p = decode('agent/events', raw);
+    const run = theRun(p.runId);
+    if ((p.limit ?? 0) < 0) throw new RpcError(E.invalid, 'invalid params: limit must not be negative');
+    const after = run.events.filter((e) => e.seq > (p.afterSeq ?? 0));
+    const page = p.limit ? after.slice(0, p.limit) : after;
+    const res = { state: run.state, events: page };
+    if (page.length < after.length) res.more = true;
+    return res;
   },
-  'agent/sessions': (p) => {
-    obj(p);
-    return { sessions };
+  'agent/sessions': (raw) => {
+    decode('agent/sessions', raw);
+    return { sessions: [...sessions.values()].map(sessionInfo).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)) };
   },
-  'index/status': (p) => {
-    obj(p);
+  'agent/history': (raw) => {
+    const p = decode('agent/history', raw);
+    required(p, 'sessionId');
+    if ((p.limit ?? 0) < 0) throw new RpcError(E.invalid, 'invalid params: limit must not be negative');
+    const s = theSession(p.sessionId);
+    let end = s.runs.length;
+    if (p.beforeRunId) {
+      end = s.runs.indexOf(p.beforeRunId);
+      if (end < 0) throw new RpcError(E.unknownRun, `run ${p.beforeRunId} is not a run of session ${s.sessionId}`);
+    }
+    const limit = Math.min(p.limit || 20, 100, historyPage);
+    const start = Math.max(0, end - limit);
+    const page = s.runs.slice(start, end).map((id, i, all) => {
+      const r = runs.get(id);
+      const out = { runId: r.runId, prompt: r.prompt, state: r.state, createdAt: r.createdAt, updatedAt: r.updatedAt, settings: r.settings, events: r.events };
+      if (r.context) out.context = r.context;
+      if (r.stopReason) out.stopReason = r.stopReason;
+      if (r.error) out.error = r.error;
+      if (i < all.length - 1 && r.events.length > historyEvents) {
+        out.events = r.events.slice(0, historyEvents);
+        out.moreEvents = true;
+      }
+      return out;
+    });
+    const pending = [...requests.values()].filter((r) => r.sessionId === s.sessionId).map((r) => r.params);
+    return { session: sessionInfo(s), runs: page, earlierRuns: start, pending };
+  },
+  'agent/configure': (raw) => {
+    const p = decode('agent/configure', raw);
+    required(p, 'sessionId');
+    checkSettings(p);
+    const s = theSession(p.sessionId);
+    for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (typeof p[k] === 'string') s.settings[k] = p[k].trim();
+    const res = { settings: effective(s.settings) };
+    const last = runs.get(s.runs[s.runs.length - 1]);
+    if (last && !TERMINAL.has(last.state)) {
+      res.runId = last.runId;
+      last.settings = res.settings;
+    }
+    return res;
+  },
+  'agent/models': (raw) => {
+    decode('agent/models', raw);
+    return { default: DEFAULT_MODEL, listed: true, models: MODELS };
+  },
+  'index/status': (raw) => {
+    decode('index/status', raw);
     return { state: 'ready', files: 1, chunks: 1, progress: 1, embedder: 'fake' };
   },
 };
 
 function answer(p, how) {
+  required(p, 'requestId');
+  if (how === 'confirm') required(p, 'decision');
   const r = requests.get(p.requestId);
-  if (!r) throw new RpcError(-32011, `unknown request ${p.requestId}`);
+  if (!r) throw new RpcError(E.unknownRequest, `unknown request ${p.requestId}`);
   const confirm = r.kind === 'confirm_write';
-  if (confirm !== (how === 'confirm')) throw new RpcError(-32013, `wrong kind: request ${p.requestId} is a ${r.kind}`);
+  if (confirm !== (how === 'confirm')) throw new RpcError(E.wrongKind, `wrong kind: request ${p.requestId} is a ${r.kind}`);
   requests.delete(p.requestId);
+  const run = runs.get(r.runId);
   setImmediate(() => {
-    notifyRun(r.runId, r.sessionId, 'agent/inputResolved', { requestId: p.requestId, outcome: confirm ? p.decision : 'answered', by: 'user' });
-    notifyRun(r.runId, r.sessionId, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+    notifyRun(run, 'agent/inputResolved', { requestId: p.requestId, outcome: confirm ? p.decision : 'answered', by: 'user' });
+    notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
   });
   return {};
 }

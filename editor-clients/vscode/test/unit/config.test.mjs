@@ -24,3 +24,10 @@ test('the API key goes only into initializationOptions, never the environment', 
 test('empty settings send no model options; an unknown policy is left out', () => {
   assert.deepEqual(cfg.initializationOptions({ approvalPolicy: 'yolo' }), {});
 });
+
+test('changing the model name restarts nothing (models are per session); the endpoint, the path and the environment do', () => {
+  const restarts = (section) => cfg.needsRestart((s) => s === section);
+  assert.equal(restarts('agentd.model.name'), false);
+  assert.equal(restarts('agentd.approvalPolicy'), false);
+  for (const s of ['agentd.model.baseUrl', 'agentd.model.toolMode', 'agentd.daemonPath', 'agentd.env', 'agentd.trace']) assert.equal(restarts(s), true, s);
+});

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
-const { Composer, buildRun, mentionsIn, mentionAt, matchPaths, problemsText, attachmentLabel } = require('../../out/context.js');
+const { Composer, buildRun, splitPrompt, mentionsIn, mentionAt, matchPaths, problemsText, attachmentLabel } = require('../../out/context.js');
 
 const known = (p) => (['cart.go', 'src/a.ts'].includes(p) ? 'file' : p === 'src' ? 'folder' : undefined);
 
@@ -29,6 +29,15 @@ test('files, folders and a selection go in the context; Problems and terminal te
   assert.deepEqual(r.context, { files: ['cart.go', 'src/'], selection: sel.selection });
   assert.match(r.prompt, /^Fix it\n\nProblems reported in the editor:\n```\ncart\.go:4: error: boom\n```\n\nSelected in the terminal:\n```\nFAIL x\n```$/);
   assert.deepEqual(buildRun('hi', [], []), { prompt: 'hi', context: undefined });
+});
+
+test('a prompt from agent/history is split back into what was typed and chips for what went along', () => {
+  const sel = { kind: 'selection', selection: { path: 'cart.go', startLine: 3, endLine: 5, text: 'x' } };
+  const problems = problemsText(Array.from({ length: 52 }, (_, i) => ({ path: 'a.go', line: i + 1, severity: 'error', message: 'boom' })));
+  const sent = buildRun('Fix it\n\nplease', [sel, { kind: 'problems', ...problems }, { kind: 'terminal', text: 'FAIL x\nok y' }], []);
+  assert.deepEqual(splitPrompt(sent.prompt, sent.context), { text: 'Fix it\n\nplease', attached: ['cart.go:3–5', 'Problems (52)', 'Terminal selection (2 lines)'] });
+  assert.deepEqual(splitPrompt('Just text ```\ncode\n```', undefined), { text: 'Just text ```\ncode\n```' }, 'a prompt that only ends in a fence is left whole');
+  assert.deepEqual(splitPrompt('hi', { files: ['a.go'] }), { text: 'hi' }, 'chips then come from the context alone');
 });
 
 test('the composer keeps one selection, one Problems, distinct files; take empties it', () => {

@@ -43,6 +43,7 @@ test('the kinds, states and words are the daemon\'s', () => {
     [P.RESOLVED_BY, 'resolvedBy'],
     [P.TOOL_KINDS, 'toolKinds'],
     [P.STATUSES, 'statuses'],
+    [P.REASONING_EFFORTS, 'reasoningEfforts'],
   ]) {
     assert.deepEqual(sorted(mine), sorted(contract[theirs]), theirs);
   }

@@ -35,16 +35,72 @@ test('renders prompt, markdown answer, plan, tool calls, files and usage', () =>
   assert.match(html, /run-state-completed">done/);
 });
 
-test('the model\'s reasoning is folded apart from the answer, escaped', () => {
+test('the model\'s reasoning is folded apart from the answer, escaped, and says when it is still thinking', () => {
   const s = new RunStore();
   s.start('r1', 's1', 'Why?', undefined);
   const u = (seq, update) => s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq, update });
-  u(1, { kind: 'thought_chunk', text: 'The test fails <because> ' });
-  u(2, { kind: 'thought_chunk', text: 'of x.' });
-  u(3, { kind: 'message_chunk', text: 'Fixed it.' });
-  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
-  assert.match(html, /<details class="thinking"><summary>Thinking<\/summary><div class="thinking-text">The test fails &lt;because&gt; of x\.<\/div><\/details>/);
+  s.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: 1, state: 'running' });
+  u(2, { kind: 'thought_chunk', text: 'The test fails <because> ' });
+  let html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<details class="thinking" data-id="r1-think-0"><summary><span class="spinner"><\/span>Thinking… <span class="thinking-preview">The test fails &lt;because&gt;<\/span><\/summary>/, 'while it streams');
+  u(3, { kind: 'thought_chunk', text: 'of x.\nThen more.' });
+  u(4, { kind: 'message_chunk', text: 'Fixed it.' });
+  html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<summary>Thinking <span class="thinking-preview">The test fails &lt;because&gt; of x\.<\/span><\/summary><div class="thinking-text">The test fails &lt;because&gt; of x\.\nThen more\.<\/div><\/details>/);
   assert.match(html, /Fixed it\./);
+});
+
+test('instruction files: one quiet line per run, each a link that opens it', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Go', undefined);
+  const u = (seq, update) => s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq, update });
+  u(1, { kind: 'instructions', instructions: [{ path: '/home/ada/.config/agentd/AGENTS.md', scope: 'user', bytes: 412 }, { path: 'AGENTS.md', scope: 'workspace', bytes: 1830 }] });
+  u(2, { kind: 'message_chunk', text: 'Reading web/.' });
+  u(3, { kind: 'instructions', instructions: [{ path: 'web/AGENTS.md', scope: 'directory', bytes: 96120, truncated: true }] });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.equal(html.match(/class="instructions"/g).length, 1, 'one line');
+  assert.match(html, /Instructions: <button class="link" data-action="openFile" data-path="\/home\/ada\/\.config\/agentd\/AGENTS\.md" title="your own instructions: [^"]+, 412 bytes">~\/\.config\/agentd\/AGENTS\.md<\/button> · <button class="link" data-action="openFile" data-path="AGENTS\.md"[^>]*>AGENTS\.md<\/button> · <button class="link" data-action="openFile" data-path="web\/AGENTS\.md" title="[^"]*the model got the first 32 KiB">web\/AGENTS\.md<\/button> <span class="truncated">\(first 32 KiB\)<\/span><\/div>/);
+  assert.ok(html.indexOf('class="instructions"') < html.indexOf('Reading web/'), 'under the prompt, before the answer');
+});
+
+test('a notice from agentd is shown apart, as a note, not an error', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Go', undefined);
+  s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'notice', text: "The model's context window is 8192 <tokens>." } });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<div class="notice" role="note"><span class="icon">ⓘ<\/span> The model&#39;s context window is 8192 &lt;tokens&gt;\.<\/div>/);
+  assert.doesNotMatch(html, /run-error|tone-error/);
+});
+
+test('the footer names the model and counts cached tokens', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Go', undefined).model = 'qwen2.5-coder:32b';
+  s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'usage', usage: { promptTokens: 5120, completionTokens: 96, totalTokens: 5216, cachedTokens: 4864, reasoningTokens: 40 } } });
+  s.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: 2, state: 'completed', stopReason: 'end_turn' });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /done<\/span> · <span class="model"[^>]*>qwen2\.5-coder:32b<\/span> · <span class="usage" title="5,120 prompt \+ 96 completion tokens; 4,864 of the prompt tokens served from the provider&#39;s prompt cache; 40 of the completion tokens spent thinking">5,216 tokens \(4,864 cached\)<\/span>/);
+});
+
+test('a run paused because its state could not be saved says why, with Resume', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'Go', undefined);
+  s.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: 1, state: 'running' });
+  s.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: 2, state: 'paused', error: 'state not saved: write r_1.journal.jsonl: no space left on device' });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<div class="run-paused"><span class="paused-why">Paused: state not saved: write r_1\.journal\.jsonl: no space left on device<\/span> <button class="secondary" data-action="resume" data-run="r1">Resume<\/button><\/div>/);
+  assert.doesNotMatch(html, /run-error/, 'a pause is not shown as a failure');
+  s.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: 3, state: 'running' });
+  assert.doesNotMatch(renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } }), /run-paused|no space/);
+});
+
+test('a session loading, or with earlier runs left to fetch', () => {
+  assert.match(renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, session: { loading: true, earlierRuns: 0 } }), /Loading the conversation…/);
+  const s = new RunStore();
+  s.start('r9', 's1', 'Latest', undefined);
+  const html = renderConversation({ runs: [s.get('r9')], open: [], daemon: { state: 'ready' }, session: { earlierRuns: 3 } });
+  assert.match(html, /<button class="link" data-action="loadEarlier">Show 3 earlier runs<\/button>/);
+  assert.ok(html.indexOf('loadEarlier') < html.indexOf('Latest'), 'above the runs');
+  assert.match(renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, session: { error: 'agentd no longer knows this session' } }), /session-error">agentd no longer knows this session/);
 });
 
 test('requests of other sessions are answerable inline', () => {
@@ -155,7 +211,16 @@ test('a write waiting: diff link, inline diff, edit before accepting, and the ed
   assert.doesNotMatch(html, /"content"/, 'no raw JSON arguments');
 });
 
-test('the session list shows title, time and a human state', () => {
-  const html = renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, sessions: { list: [{ sessionId: 's1', title: 'Fix <it>', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', state: 'requires_action' }] } });
-  assert.match(html, /data-action="openSession" data-session="s1"><span class="session-title">Fix &lt;it&gt;<\/span><span class="session-meta">[^<]+· waiting for you/);
+test('the session list shows title, time, a human state and the run count', () => {
+  const now = new Date('2026-01-02T15:00:00');
+  const list = [
+    { sessionId: 's1', title: 'Fix <it>', createdAt: '2026-01-01T00:00:00Z', updatedAt: new Date('2026-01-02T14:03:27.123').toISOString(), state: 'requires_action', runCount: 2 },
+    { sessionId: 's2', title: 'Older', createdAt: '2025-03-01T00:00:00Z', updatedAt: new Date('2025-03-01T09:05:00').toISOString(), state: 'completed', runCount: 1 },
+    { sessionId: 's3', title: 'Empty', createdAt: '2026-01-02T00:00:00Z', updatedAt: new Date('2026-01-01T10:00:00').toISOString(), state: 'idle', runCount: 0 },
+  ];
+  const html = renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, sessions: { list }, sessionId: 's2', now });
+  assert.match(html, /data-action="openSession" data-session="s1"><span class="session-title">Fix &lt;it&gt;<\/span><span class="session-meta">today 14:03 · waiting for you · 2 runs<\/span>/);
+  assert.match(html, /class="session current session-state-completed" data-action="openSession" data-session="s2"><span class="session-title">Older<\/span><span class="session-meta">1 Mar 2025 09:05 · done · 1 run</);
+  assert.match(html, /<span class="session-meta">yesterday 10:00 · no runs<\/span>/);
+  assert.doesNotMatch(html, /\d\d:\d\d:\d\d|\.123/, 'no seconds, no fractions');
 });
