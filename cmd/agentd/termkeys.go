@@ -26,6 +26,10 @@ const (
 	keyCtrlD
 	keyCtrlU
 	keyCtrlW
+	keyCtrlK
+	keyHome
+	keyEnd
+	keyDelete
 	keyOther
 )
 
@@ -168,6 +172,16 @@ func parseKeys(b []byte, at time.Time) ([]key, []byte) {
 			kind = keyCtrlU
 		case c == 0x17:
 			kind = keyCtrlW
+		case c == 0x0b:
+			kind = keyCtrlK
+		case c == 0x01:
+			kind = keyHome
+		case c == 0x05:
+			kind = keyEnd
+		case c == 0x02:
+			kind = keyLeft
+		case c == 0x06:
+			kind = keyRight
 		case c < 0x20:
 		default:
 			if !utf8.FullRune(b) {
@@ -184,8 +198,9 @@ func parseKeys(b []byte, at time.Time) ([]key, []byte) {
 	return keys, nil
 }
 
-// parseEscape reads an escape sequence: the arrows (CSI or SS3), any other
-// CSI sequence as one unknown key, or Esc alone.
+// parseEscape reads an escape sequence: the arrows, Home, End (CSI or SS3,
+// and the VT220 forms ESC [ 1 ~ …) and Delete, any other CSI sequence as one
+// unknown key, or Esc alone.
 func parseEscape(b []byte) (keyKind, int) {
 	if len(b) < 2 || (b[1] != '[' && b[1] != 'O') {
 		return keyEsc, 1
@@ -201,9 +216,28 @@ func parseEscape(b []byte) (keyKind, int) {
 				return keyRight, i + 1
 			case 'D':
 				return keyLeft, i + 1
+			case 'H':
+				return keyHome, i + 1
+			case 'F':
+				return keyEnd, i + 1
+			case '~':
+				return tildeKey(string(b[2:i])), i + 1
 			}
 			return keyOther, i + 1
 		}
 	}
 	return keyOther, len(b)
+}
+
+// tildeKey names a VT220 key, ESC [ n ~.
+func tildeKey(n string) keyKind {
+	switch n {
+	case "1", "7":
+		return keyHome
+	case "4", "8":
+		return keyEnd
+	case "3":
+		return keyDelete
+	}
+	return keyOther
 }

@@ -5,9 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
-
-	"github.com/agentd/agentd/cmd/agentd/termmd"
 )
 
 func plainLabel(label string) string {
@@ -180,10 +177,10 @@ func (pr *prompter) yesNo(question string, done <-chan struct{}) (bool, error) {
 }
 
 // readLine reads a line of text: Enter sends it (the default when empty),
-// Backspace, Ctrl-U and Ctrl-W edit it, Ctrl-D skips (errSkipped), and a
-// hidden one shows a dot per character.
+// the line-editing keys of lineEdit edit it, Ctrl-D skips (errSkipped), and
+// a hidden one shows a dot per character.
 func (pr *prompter) readLine(label, def string, hidden bool, done <-chan struct{}) (string, error) {
-	var text []rune
+	var line lineEdit
 	hint := "Enter: send · Ctrl-D: skip · Ctrl-C: cancel the run"
 	if def != "" {
 		hint = "Enter: send (empty: " + def + ") · Ctrl-D: skip · Ctrl-C: cancel the run"
@@ -193,40 +190,21 @@ func (pr *prompter) readLine(label, def string, hidden bool, done <-chan struct{
 	}
 	pr.kb.discard()
 	for {
-		shown := string(text)
-		if hidden {
-			shown = strings.Repeat("•", len(text))
-		}
-		width := pr.sc.width() - 3
-		for termmd.Width(shown) > width && shown != "" {
-			_, size := utf8.DecodeRuneInString(shown)
-			shown = shown[size:]
-		}
-		pr.sc.setPrompt([]string{pr.sc.style("2", "  "+hint), pr.sc.style("1;36", "> ") + shown})
+		shown, back := line.view(pr.sc.width()-3, hidden)
+		pr.sc.setPromptCursor([]string{pr.sc.style("2", "  "+hint), pr.sc.style("1;36", "> ") + shown}, back)
 		k, err := pr.kb.next(done)
 		if err != nil {
 			return "", err
 		}
+		if line.apply(k) {
+			continue
+		}
 		switch k.kind {
-		case keyRune:
-			text = append(text, k.r)
-		case keyTab:
-			text = append(text, ' ')
-		case keyBackspace:
-			if len(text) > 0 {
-				text = text[:len(text)-1]
-			}
-		case keyCtrlU:
-			text = text[:0]
-		case keyCtrlW:
-			s := strings.TrimRightFunc(string(text), unicode.IsSpace)
-			i := strings.LastIndexFunc(s, unicode.IsSpace)
-			text = []rune(s[:i+1])
 		case keyEnter:
-			if len(text) == 0 && def != "" {
+			if len(line.text) == 0 && def != "" {
 				return def, nil
 			}
-			return string(text), nil
+			return string(line.text), nil
 		case keyCtrlD:
 			return "", errSkipped
 		case keyCtrlC:

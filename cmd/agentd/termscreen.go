@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -32,6 +33,7 @@ type screen struct {
 	status  string
 	since   time.Time
 	prompt  []string
+	back    int // columns the cursor sits left of the prompt's end
 	frame   int
 	stop    chan struct{}
 	hidden  bool // the cursor is hidden
@@ -192,7 +194,13 @@ func (s *screen) setStatus(status string) {
 }
 
 // setPrompt shows a prompt's lines in place of the status; nil closes it.
-func (s *screen) setPrompt(lines []string) { s.set(func() { s.prompt = lines }) }
+func (s *screen) setPrompt(lines []string) { s.setPromptCursor(lines, 0) }
+
+// setPromptCursor is setPrompt with the cursor back columns left of the
+// end of the last line, where a line being edited has it.
+func (s *screen) setPromptCursor(lines []string, back int) {
+	s.set(func() { s.prompt, s.back = lines, back })
+}
 
 func (s *screen) set(change func()) {
 	s.mu.Lock()
@@ -236,6 +244,9 @@ func (s *screen) drawLocked() {
 	}
 	io.WriteString(s.out, strings.Join(lines, "\n"))
 	s.drawn = len(lines)
+	if s.prompt != nil && s.back > 0 {
+		fmt.Fprintf(s.out, "\x1b[%dD", s.back)
+	}
 	s.cursorLocked(s.prompt != nil)
 }
 
