@@ -106,6 +106,9 @@ local function context_line(ctx)
   return '   with ' .. table.concat(parts, '; ')
 end
 
+-- What a decision's name does not say by itself.
+local OUTCOME_NOTES = { allow_full = 'once, without the sandbox, with your full rights' }
+
 local function render_request(out, item, open)
   local r = item.req
   local spec = kinds.of(r)
@@ -117,7 +120,8 @@ local function render_request(out, item, open)
     if by == 'user' or by == item.outcome or type(by) ~= 'string' then
       by = nil
     end
-    return push(out, head .. '  → ' .. item.outcome .. (by and (' (' .. by .. ')') or ''))
+    local what = OUTCOME_NOTES[item.outcome]
+    return push(out, head .. '  → ' .. item.outcome .. (what and (': ' .. what) or '') .. (by and (' (' .. by .. ')') or ''))
   elseif not o then
     return push(out, head .. '  → answered')
   elseif o.sending then
