@@ -821,8 +821,17 @@ t.test('rewind: two runs back from :AgentdRewind 2; the cut runs are marked, the
   local _, cut = conv:gsub('\n  ↶ rewound: cut from the conversation; the next prompt continues from before it\n', '')
   t.eq(cut, 2, conv)
   t.eq(conv:find('## > step one  (rewound)', 1, true), nil)
+  -- the user reads higher up in the transcript, then sends a prompt: the
+  -- transcript follows to it
+  local chat = require('agentd.chat')
+  chat.open({ focus = 'transcript' })
+  local twin = chat.wins()
+  vim.api.nvim_win_set_cursor(twin, { 1, 0 })
   vim.cmd('Agentd step four')
   h.wait_conversation('Four, after one.')
+  t.wait(function()
+    return vim.api.nvim_win_get_cursor(twin)[1] == vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(twin))
+  end, 'the transcript follows the prompt just sent')
   h.wait_state('completed')
   local reqs = h.model_requests(m)
   local users = {}

@@ -449,11 +449,20 @@ function M.render_now()
       if w ~= cur then
         -- on the oldest open request (its keys work there), else the end
         api.nvim_win_set_cursor(w, { first_open(out) or #out.lines, 0 })
-      elseif api.nvim_win_get_cursor(w)[1] >= old_count then
+      elseif C.follow or api.nvim_win_get_cursor(w)[1] >= old_count then
         api.nvim_win_set_cursor(w, { #out.lines, 0 })
       end
     end
   end
+  C.follow = false
+end
+
+--- Renders soon, with the cursor of the transcript at its end even where
+--- the user had it higher up: a prompt the user just sent is what they
+--- want to see next.
+function M.follow()
+  C.follow = true
+  M.render()
 end
 
 --- Renders soon (several updates in one tick render once).

@@ -110,7 +110,7 @@ function M.run(opts)
     if opts.from_chat then
       S.draft_context = nil
     end
-    chat.render()
+    chat.follow()
     ui.redraw_status()
     if opts.on_started then
       opts.on_started(res.runId)
