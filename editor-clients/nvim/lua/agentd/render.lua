@@ -107,7 +107,7 @@ local function context_line(ctx)
 end
 
 -- What a decision's name does not say by itself.
-local OUTCOME_NOTES = { allow_full = 'once, without the sandbox, with your full rights' }
+local OUTCOME_NOTES = { allow_full = 'once, without the sandbox' }
 
 local function render_request(out, item, open)
   local r = item.req
