@@ -936,7 +936,7 @@ t.test('restore: a preview without conflicts lists the files with their diffs; g
   t.ok(text:find('Undoes change c1; nothing is written until you choose.', 1, true), text)
   t.ok(text:find('Keys: ga restore · q cancel', 1, true), text)
   t.ok(text:find('Files to restore (2):\n  M main.go is restored\n  A notes.txt comes back\n', 1, true), text)
-  t.ok(text:find('\n-new\n+old\n', 1, true), text)
+  t.ok(text:find('\n-new\n+old\n\n--- /dev/null\n+++ b/notes.txt\n', 1, true), 'the diffs, apart:\n' .. text)
   t.eq(text:find('Conflicts', 1, true), nil)
 end)
 

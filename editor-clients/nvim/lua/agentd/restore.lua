@@ -150,7 +150,10 @@ function M.lines(v)
       push(('  %s %s %s'):format(MARK[f.status] or '?', tostring(f.path), DOES[f.status] or ''))
     end
     push('')
-    for _, f in ipairs(files) do
+    for i, f in ipairs(files) do
+      if i > 1 then
+        push('') -- one diff per file, apart: easier to read than one block
+      end
       diff(f.diff)
     end
   elseif #changed + #missing == 0 then
