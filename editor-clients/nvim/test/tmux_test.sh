@@ -523,6 +523,15 @@ check 'the connected server with its tools' '● test  connected · 11 tools' 20
 check 'the failed one with why' 'no database at notes.sqlite'
 check 'the starting one' '◌ slow  starting…'
 check 'a tool with what its server says of it' '(server says: read-only'
+# the failed server's command line is longer than the float: it wraps, whole
+# (the float's rows joined, since where it wraps depends on the path's length)
+float_text() { screen | grep '│.*│' | sed 's/^[^│]*│//; s/│[^│]*$//' | tr '\n' ' ' | tr -s ' '; }
+if float_text | grep -qF -- "-fail 'no database at notes.sqlite' · sandbox read, no network"; then
+  ok 'a long line wraps instead of being cut'
+else
+  fail 'a long line wraps instead of being cut'
+fi
+check 'the last tool is shown (the height counts wrapped rows)' 'write — Writes a file; says whether it could.'
 capture mcp
 keys q
 stop_session mcp

@@ -191,9 +191,15 @@ function M.text()
   return open() and table.concat(api.nvim_buf_get_lines(V.buf, 0, -1, false), '\n') or ''
 end
 
-local function layout(n)
+-- The float's place and size; its height counts the screen rows of the
+-- lines, which wrap (a failure's reason and a command line are long).
+local function layout(lines)
   local width = math.min(110, vim.o.columns - 4)
-  local height = math.max(3, math.min(n, vim.o.lines - vim.o.cmdheight - 6))
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  local height = math.max(3, math.min(rows, vim.o.lines - vim.o.cmdheight - 6))
   return {
     relative = 'editor',
     width = width,
@@ -210,10 +216,12 @@ local function draw(servers, opts)
     vim.bo[V.buf].buftype = 'nofile'
     vim.bo[V.buf].bufhidden = 'wipe'
     vim.bo[V.buf].filetype = 'agentd_mcp'
-    local cfg = layout(#lines)
+    local cfg = layout(lines)
     cfg.style, cfg.border = 'minimal', 'rounded'
     V.win = api.nvim_open_win(V.buf, true, cfg)
-    vim.wo[V.win].wrap = false
+    vim.wo[V.win].wrap = true
+    vim.wo[V.win].linebreak = true
+    vim.wo[V.win].breakindent = true
     local buf = V.buf
     vim.keymap.set('n', 'q', M.close, { buffer = buf, nowait = true, silent = true, desc = 'agentd: close' })
     vim.keymap.set('n', '<Esc>', M.close, { buffer = buf, nowait = true, silent = true, desc = 'agentd: close' })
@@ -229,7 +237,7 @@ local function draw(servers, opts)
       end,
     })
   else
-    api.nvim_win_set_config(V.win, layout(#lines))
+    api.nvim_win_set_config(V.win, layout(lines))
   end
   vim.bo[V.buf].modifiable = true
   api.nvim_buf_set_lines(V.buf, 0, -1, false, lines)
