@@ -58,6 +58,35 @@ for name, which in pairs({ AgentdModel = 'model', AgentdEffort = 'effort', Agent
   })
 end
 
+-- Undo: every change of the conversation is a checkpoint (c1, c2, …);
+-- each command previews what it would restore before anything is written.
+cmd('AgentdUndo', function(o)
+  require('agentd').undo(o.args ~= '' and o.args or nil, o.bang)
+end, {
+  nargs = '?',
+  bang = true,
+  complete = function(lead)
+    return require('agentd.undo').complete(lead)
+  end,
+  desc = 'agentd: undo the last change (! the last turn; cN a change and every later one; a run id that run)',
+})
+
+cmd('AgentdRewind', function(o)
+  require('agentd').rewind(o.args ~= '' and o.args or nil)
+end, { nargs = '?', desc = 'agentd: rewind the conversation and its files N runs back (no argument: a picker)' })
+
+cmd('AgentdCheckpoints', function()
+  require('agentd').checkpoints()
+end, { desc = "agentd: the conversation's changes; the one picked is undone" })
+
+cmd('AgentdCommands', function()
+  require('agentd').commands()
+end, { desc = 'agentd: the custom commands (those that cannot run, with why)' })
+
+cmd('AgentdMcp', function()
+  require('agentd').mcp()
+end, { desc = "agentd: the MCP servers' states and tools" })
+
 cmd('AgentdToggle', function()
   require('agentd').toggle()
 end, { desc = 'agentd: open or close the chat' })

@@ -677,6 +677,352 @@ t.test('persistence: an answer the daemon cannot save is refused and its request
   h.wait_state('completed')
 end)
 
+-- undo and rewind ----------------------------------------------------------
+
+local UNDO_FILES = { ['main.go'] = 'package main\n\nvar v = "old"\n', ['notes.txt'] = 'remove me\n' }
+
+local function restore_text()
+  return require('agentd.restore').text()
+end
+
+local function wait_restore(text, msg)
+  t.wait(function()
+    return restore_text():find(text, 1, true)
+  end, msg or ('the restore preview to show "' .. text .. '"'))
+end
+
+-- A run of the undo script whose command edits main.go, deletes notes.txt
+-- and creates made.txt, in full-auto (no question).
+local function tidy(ws)
+  vim.cmd('Agentd tidy the project')
+  h.wait_conversation('Tidied.')
+  h.wait_state('completed')
+  t.eq(h.read(ws .. '/main.go'), 'package main\n\nvar v = "new"\n')
+  t.eq(h.read(ws .. '/notes.txt'), nil, 'notes.txt deleted')
+  t.eq(h.read(ws .. '/made.txt'), 'fresh\n')
+end
+
+t.test('undo: a command that edited, deleted and created files is restored from the chat (gu, a preview, ga); its buffer reloads', function()
+  local ws = h.fresh('undo', { files = UNDO_FILES, setup = { approval_policy = 'full-auto' } })
+  vim.cmd('edit ' .. ws .. '/main.go')
+  local buf = api.nvim_get_current_buf()
+  tidy(ws)
+  t.wait(function()
+    return api.nvim_buf_get_lines(buf, 0, -1, false)[3] == 'var v = "new"'
+  end, 'the buffer reloaded after the command')
+  local conv = h.conversation()
+  local change = conv:match('\n(  ↶ c1: [^\n]*)\n')
+  t.ok(change, 'the change has its line:\n' .. conv)
+  for _, part in ipairs({ 'M main.go', 'D notes.txt', 'A made.txt', ' · gu undo' }) do
+    t.ok(change:find(part, 1, true), part .. ' in ' .. change)
+  end
+  t.ok(conv:find('\n  gU undo this turn · gW rewind to before it\n', 1, true), 'the turn says how to take it back:\n' .. conv)
+  go_to_transcript_line('↶ c1')
+  h.keys('gu')
+  wait_restore('Files to restore (3):')
+  local text = restore_text()
+  t.ok(text:find('Undo c1 and every later change', 1, true), text)
+  t.ok(text:find('Keys: ga restore · q cancel', 1, true), text)
+  t.ok(text:find('  M main.go is restored', 1, true), text)
+  t.ok(text:find('  A notes.txt comes back', 1, true), text)
+  t.ok(text:find('  D made.txt is removed', 1, true), text)
+  t.ok(text:find('\n-var v = "new"\n+var v = "old"\n', 1, true), 'the diff:\n' .. text)
+  t.eq(tabs(), 2, 'the preview is a tab')
+  t.eq(h.read(ws .. '/main.go'), 'package main\n\nvar v = "new"\n', 'the preview wrote nothing')
+  h.keys('ga')
+  t.wait(function()
+    return tabs() == 1
+  end, 'the preview closes')
+  t.wait(function()
+    return h.read(ws .. '/main.go') == UNDO_FILES['main.go']
+  end, 'main.go restored')
+  t.eq(h.read(ws .. '/notes.txt'), 'remove me\n', 'notes.txt is back')
+  t.eq(h.read(ws .. '/made.txt'), nil, 'made.txt is gone')
+  t.wait(function()
+    return api.nvim_buf_get_lines(buf, 0, -1, false)[3] == 'var v = "old"'
+  end, 'the buffer of main.go reloaded')
+  t.eq(vim.bo[buf].modified, false)
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('Undo c1 and every later change: 3 files restored (:AgentdUndo c2 takes it back)', 1, true)
+  end, 'the undo is told, with its own checkpoint')
+  h.wait_conversation('  ↶ c1 (undone by c2): ')
+  -- the undo is undone: the command's changes come back
+  vim.cmd('AgentdUndo c2')
+  wait_restore('Undo c2 and every later change')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/made.txt') == 'fresh\n'
+  end, 'the redo brings made.txt back')
+  t.wait(function()
+    return api.nvim_buf_get_lines(buf, 0, -1, false)[3] == 'var v = "new"'
+  end, 'the buffer reloaded again')
+end)
+
+t.test('undo: a file changed since is a conflict shown with its diff; q writes nothing, gs skips it and restores the rest', function()
+  local ws = h.fresh('undo', { files = UNDO_FILES, setup = { approval_policy = 'full-auto' } })
+  tidy(ws)
+  -- the user edits main.go after the agent's command
+  vim.cmd('tabnew ' .. ws .. '/main.go')
+  api.nvim_buf_set_lines(0, 0, 1, false, { 'package main // mine' })
+  vim.cmd('silent write')
+  vim.cmd('tabclose')
+  go_to_transcript_line('— completed')
+  h.keys('gU')
+  wait_restore('Conflicts (1): changed since, not written unless you say so')
+  local text = restore_text()
+  t.ok(text:find('Undo the turn "tidy the project"', 1, true), text)
+  t.ok(text:find('! main.go: it was changed after the checkpoint', 1, true), text)
+  t.ok(text:find('\n-package main // mine\n+package main\n', 1, true), 'the conflict\'s diff:\n' .. text)
+  t.ok(text:find('Keys: gs leave the changed files, restore the rest · gO restore the changed files too · q cancel', 1, true), text)
+  t.ok(text:find('Files to restore (2):', 1, true), 'the rest:\n' .. text)
+  t.eq(tabs(), 2)
+  h.keys('q')
+  t.wait(function()
+    return tabs() == 1
+  end, 'q closes the preview')
+  t.eq(h.read(ws .. '/made.txt'), 'fresh\n', 'nothing was written')
+  go_to_transcript_line('— completed')
+  h.keys('gU')
+  wait_restore('Conflicts (1)')
+  h.keys('gs')
+  t.wait(function()
+    return h.read(ws .. '/notes.txt') == 'remove me\n'
+  end, 'the rest is restored')
+  t.eq(h.read(ws .. '/made.txt'), nil)
+  t.eq(h.read(ws .. '/main.go'), 'package main // mine\n\nvar v = "new"\n', 'the user\'s edit is kept')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('2 files restored, 1 left as it is', 1, true)
+  end, 'the skip is told')
+end)
+
+t.test('rewind: two runs back from :AgentdRewind 2; the cut runs are marked, the next prompt continues from the first, an editor restart keeps the marks', function()
+  local ws, m = h.fresh('undo', { setup = { approval_policy = 'full-auto' } })
+  for _, step in ipairs({ 'one', 'two', 'three' }) do
+    vim.cmd('Agentd step ' .. step)
+    h.wait_conversation(step:sub(1, 1):upper() .. step:sub(2) .. '.')
+    h.wait_state('completed')
+  end
+  t.eq(h.read(ws .. '/f.txt'), 'one\ntwo\nthree\n')
+  vim.cmd('AgentdRewind 2')
+  wait_restore('Rewind to before "step two"')
+  local text = restore_text()
+  t.ok(text:find('The conversation goes back to before "step two": 2 runs cut ("step two", "step three")', 1, true), text)
+  t.ok(text:find('Files to restore (2):', 1, true), text)
+  t.ok(text:find('Keys: ga rewind and restore · gC rewind the conversation only, keep the files · q cancel', 1, true), text)
+  t.eq(h.read(ws .. '/f.txt'), 'one\ntwo\nthree\n', 'the preview wrote nothing')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/f.txt') == 'one\n'
+  end, 'f.txt back to the first run')
+  t.eq(h.read(ws .. '/g.txt'), nil, 'g.txt is gone')
+  h.wait_conversation('## > step two  (rewound)')
+  h.wait_conversation('## > step three  (rewound)')
+  local conv = h.conversation()
+  local _, cut = conv:gsub('\n  ↶ rewound: cut from the conversation; the next prompt continues from before it\n', '')
+  t.eq(cut, 2, conv)
+  t.eq(conv:find('## > step one  (rewound)', 1, true), nil)
+  -- the user reads higher up in the transcript, then sends a prompt: the
+  -- transcript follows to it
+  local chat = require('agentd.chat')
+  chat.open({ focus = 'transcript' })
+  local twin = chat.wins()
+  vim.api.nvim_win_set_cursor(twin, { 1, 0 })
+  vim.cmd('Agentd step four')
+  h.wait_conversation('Four, after one.')
+  t.wait(function()
+    return vim.api.nvim_win_get_cursor(twin)[1] == vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(twin))
+  end, 'the transcript follows the prompt just sent')
+  h.wait_state('completed')
+  local reqs = h.model_requests(m)
+  local users = {}
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' then
+      users[#users + 1] = msg.content
+    end
+  end
+  t.eq(#users, 2, vim.inspect(users))
+  t.ok(users[1]:find('step one', 1, true) and users[2]:find('step four', 1, true), vim.inspect(users))
+  -- a new editor brings the conversation back with its marks
+  local live = h.conversation()
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  agentd.setup(cfg)
+  h.ui_reset()
+  vim.cmd('AgentdSessions')
+  h.pick(h.wait_select(1, 'the sessions list'), 'step one')
+  h.wait_conversation('Four, after one.')
+  h.wait_conversation('## > step three  (rewound)')
+  t.wait(function()
+    return h.conversation() == live
+  end, 'the same transcript after the restart')
+end)
+
+-- custom commands -----------------------------------------------------------
+
+local COMMAND_FILES = {
+  ['cart.go'] = 'package cart\n',
+  ['.agentd/commands/review.md'] = '---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS carefully and say REVIEWED.\n',
+  ['.agentd/commands/deploy.md'] = '---\ndescription: Deploy to staging\n---\nDeploy to staging.\n',
+  ['.agentd/commands/release.md'] = '---\ndescription: Release\nRelease it.\n',
+}
+
+local function user_config(files)
+  local dir = h.tmp .. '/config' .. tostring(vim.loop.hrtime())
+  for path, text in pairs(files) do
+    h.write(dir .. '/agentd/' .. path, text)
+  end
+  return dir
+end
+
+t.test('commands: / in the compose window completes the custom commands (not the shadowed or broken ones); the expansion reaches the model', function()
+  local cfg = user_config({ ['commands/deploy.md'] = '---\ndescription: My deploy\n---\nDeploy mine.\n' })
+  local _, m = h.fresh('commands', { files = COMMAND_FILES, setup = { env = { XDG_CONFIG_HOME = cfg } } })
+  local completeopt = vim.o.completeopt
+  agentd.start()
+  t.wait(function()
+    return S.ready
+  end, 'the daemon ready')
+  h.keys(':AgentdChat<CR><Esc>')
+  t.wait(function()
+    return S.commands ~= nil
+  end, 'the commands listed when the compose window is entered')
+  _G.agentd_test_menu = nil
+  h.keys('i/<Cmd>lua _G.agentd_test_menu = { vim.fn.pumvisible(), vim.fn.complete_info({ "items" }).items }<CR>'
+    .. 're<Cmd>lua _G.agentd_test_narrowed = vim.fn.complete_info({ "items", "selected" })<CR><C-y>cart.go<C-s>')
+  local menu = _G.agentd_test_menu
+  t.ok(menu, 'the menu was looked at')
+  t.eq(menu[1], 1, 'the menu opened after /')
+  local words = {}
+  for _, it in ipairs(menu[2]) do
+    words[#words + 1] = { it.word, it.abbr, it.menu, it.kind }
+  end
+  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' } },
+    'the runnable commands, the user\'s deploy winning')
+  h.wait_conversation('Reviewed cart.go as the command asked.')
+  h.wait_state('completed')
+  t.ok(h.conversation():find('## > /review cart.go', 1, true), 'the prompt as typed')
+  local reqs = h.model_requests(m)
+  local last
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' then
+      last = msg.content
+    end
+  end
+  t.ok(last:find('Review cart.go carefully and say REVIEWED.', 1, true), 'the model read the expansion: ' .. tostring(last))
+  -- omnifunc: <C-x><C-o> in the first word
+  h.keys('i/de<C-x><C-o><Cmd>lua _G.agentd_test_omni = vim.fn.complete_info({ "items" }).items<CR><C-e><Esc>')
+  local omni = {}
+  for _, it in ipairs(_G.agentd_test_omni or {}) do
+    omni[#omni + 1] = it.word
+  end
+  t.eq(omni, { '/deploy ' }, 'omnifunc narrows to the name typed')
+  t.eq(vim.o.completeopt, completeopt, "'completeopt' is the user's again out of Insert mode")
+  -- :AgentdCommands lists them all, with why some cannot run
+  vim.cmd('AgentdCommands')
+  local sel = h.wait_select(1, 'the commands list')
+  local labels = table.concat(sel.labels, '\n')
+  t.ok(labels:find('/deploy  ·  My deploy  ·  user', 1, true), labels)
+  t.ok(labels:find('/deploy  ·  Deploy to staging  ·  workspace  ·  shadowed: your own /deploy runs instead', 1, true), labels)
+  t.ok(labels:find('/release  ·  workspace  ·  broken: the front matter has no closing --- line', 1, true), labels)
+  t.ok(labels:find('/review <file>  ·  Review a file  ·  workspace', 1, true), labels)
+  t.ok(sel.opts.prompt:find('.agentd/commands', 1, true), sel.opts.prompt)
+  h.pick(sel, 'My deploy')
+  local _, cwin = require('agentd.chat').wins()
+  t.wait(function()
+    return api.nvim_buf_get_lines(api.nvim_win_get_buf(cwin), 0, -1, false)[1] == '/deploy '
+  end, 'the command goes into the compose window')
+  require('agentd.chat').send()
+  h.wait_conversation('Deployed with your own command.')
+end)
+
+-- MCP ------------------------------------------------------------------------
+
+t.test('mcp: :AgentdMcp shows each server: connected with its tools, failed with why, starting; :checkhealth too', function()
+  local server = h.bin .. '/mcpserver'
+  t.ok(vim.fn.executable(server) == 1, server .. ' is built by run.sh')
+  local cfg = user_config({ ['config.json'] = vim.json.encode({ mcpServers = {
+    test = { command = server },
+    broken = { command = server, args = { '-fail', 'no database at notes.sqlite' } },
+    slow = { command = server, args = { '-start-delay', '60s' } },
+  } }) })
+  h.fresh('question', { setup = { env = { XDG_CONFIG_HOME = cfg } } })
+  agentd.start()
+  t.wait(function()
+    return S.ready
+  end, 'the daemon ready')
+  vim.cmd('AgentdMcp')
+  local mcp = require('agentd.mcp')
+  t.wait(function()
+    local text = mcp.text()
+    return text:find('● test  connected · 11 tools', 1, true) and text:find('✗ broken  failed', 1, true)
+  end, 'the connected and the failed server', 20000)
+  local text = mcp.text()
+  t.ok(text:find('◌ slow  starting…', 1, true), text)
+  t.ok(text:find('✗ broken  failed: [^\n]*no database at notes%.sqlite'), text)
+  t.ok(text:find('\n    echo — ', 1, true), 'the tools, one a line:\n' .. text)
+  t.ok(text:find('(server says: read-only', 1, true), 'what the server claims:\n' .. text)
+  t.ok(text:find('  user · stdio · ' .. server .. ' · sandbox read, no network', 1, true), text)
+  t.eq(api.nvim_win_get_config(0).relative, 'editor', 'the cursor is in the float')
+  h.keys('q')
+  t.eq(mcp.text(), '', 'q closes it')
+  vim.cmd('checkhealth agentd')
+  local health = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  t.ok(health:match('OK:? test  connected · 11 tools'), health)
+  t.ok(health:match('ERROR:? broken  failed: [^\n]*no database at notes%.sqlite'), health)
+  t.ok(health:match('WARNING:? slow  starting'), health)
+  t.ok(health:match('OK:? commands run in the kernel sandbox') or health:match('WARNING:? [^\n]*sandbox'), health)
+end)
+
+-- confirmations ----------------------------------------------------------------
+
+t.test('command: the request says where it runs (profile, network) with the rule; gF runs it once without the sandbox', function()
+  local ws = h.fresh('allow')
+  vim.cmd('Agentd touch a file please')
+  h.wait_float('runs in: the workspace-write sandbox, no network')
+  t.ok(h.float_text():find('rule: mode ask: commands ask', 1, true), h.float_text())
+  t.ok(h.conversation():find('\n  runs in: the workspace-write sandbox, no network\n', 1, true), h.conversation())
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.wait_float('gF no sandbox, once')
+  h.keys('gF')
+  h.wait_conversation('Ran it.')
+  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
+  t.ok(h.conversation():find('→ allow_full: once, without the sandbox\n', 1, true), h.conversation())
+end)
+
+t.test('command: with the sandbox off, the notice and the header say so; the request runs unconfined and offers no gF', function()
+  local ws = h.fresh('allow', { setup = { env = { AGENTD_SANDBOX = 'off' } } })
+  vim.cmd('Agentd touch a file please')
+  h.wait_float('runs in: NO sandbox')
+  h.wait_conversation('\n  runs in: NO sandbox (it cannot be confined here): your full rights, with the network\n')
+  h.wait_conversation('\n⚠ The kernel sandbox is switched off: every command asks, and runs with your full rights.')
+  h.wait_conversation('\n⚠ the kernel sandbox is switched off: every command asks, and runs with your full rights\n')
+  t.ok(table.concat(h.notes, '\n'):find('The kernel sandbox is switched off', 1, true), 'the notice is told')
+  local conv = h.conversation()
+  t.ok(conv:find('ga allow unsandboxed', 1, true), conv)
+  t.eq(conv:find('gF', 1, true), nil, 'no allow_full where the request does not offer it')
+  t.eq(conv:find('gs session', 1, true), nil, 'nothing unconfined is granted for later')
+  go_to_transcript_line('? Run `touch ran.txt` in .')
+  h.keys('ga')
+  h.wait_conversation('Ran it.')
+  t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1)
+end)
+
+t.test('command: one that uses a secret you gave names it', function()
+  h.fresh('secretcmd')
+  vim.cmd('Agentd use my token')
+  h.wait_float('Your API token?')
+  require('agentd.pump').reply(S.requests:list()[1].req.requestId, { text = 's3cret-value' })
+  h.wait_float('uses your secret: $API_TOKEN')
+  t.ok(h.conversation():find('\n  uses your secret: $API_TOKEN\n', 1, true), h.conversation())
+  t.eq(h.conversation():find('s3cret-value', 1, true), nil)
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys('ga')
+  h.wait_conversation('Used the token.')
+end)
+
 -- the editor around it -----------------------------------------------------
 
 t.test('quiet start-up: nothing is echoed when the daemon starts and indexes', function()

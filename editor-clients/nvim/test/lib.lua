@@ -13,7 +13,14 @@ function t.log(...)
   out:flush()
 end
 
+-- AGENTD_TEST_ONLY=pattern runs only the tests whose name matches (a Lua
+-- pattern), while working on them.
+local only = os.getenv('AGENTD_TEST_ONLY')
+
 function t.test(name, fn)
+  if only and only ~= '' and not name:find(only) then
+    return
+  end
   local ok, err = xpcall(fn, debug.traceback)
   if ok then
     t.passed = t.passed + 1

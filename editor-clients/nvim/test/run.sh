@@ -68,8 +68,9 @@ trap 'rm -rf "$TMP"' EXIT
 export AGENTD_TEST_BIN=${AGENTD_TEST_BIN:-$TMP/bin}
 mkdir -p "$AGENTD_TEST_BIN"
 
-echo "== building agentd and fakemodel into $AGENTD_TEST_BIN"
-if ! (cd "$REPO" && go build -o "$AGENTD_TEST_BIN/agentd" ./cmd/agentd && go build -o "$AGENTD_TEST_BIN/fakemodel" ./cmd/fakemodel); then
+echo "== building agentd, fakemodel and the test MCP server into $AGENTD_TEST_BIN"
+if ! (cd "$REPO" && go build -o "$AGENTD_TEST_BIN/agentd" ./cmd/agentd && go build -o "$AGENTD_TEST_BIN/fakemodel" ./cmd/fakemodel \
+    && go build -o "$AGENTD_TEST_BIN/mcpserver" ./tools/mcp/testdata/mcpserver); then
   echo "FAIL go build"
   echo "0 passed, 1 failed"
   exit 1

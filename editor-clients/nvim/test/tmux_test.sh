@@ -17,8 +17,22 @@
 #      completes the endpoint's models, the status line shows the switch,
 #      and the follow-up is sent to the new model;
 #   5. the state directory made read-only while a run works: the run shows
-#      paused with the reason, and R resumes it once it can be written.
-# The screen is captured at each step (AGENTD_TEST_CAPTURES=dir keeps them).
+#      paused with the reason, and R resumes it once it can be written;
+#   6. undo: a command edits, deletes and creates files; gu on its change
+#      in the chat opens the preview tab, ga restores, the open buffer
+#      reloads; the undo undone; the user edits the file, gU on the turn
+#      shows the conflict with its diff, gs restores the rest;
+#   7. rewind: three runs, gW on the second: the preview names the runs it
+#      cuts, ga rewinds, the cut runs are marked, the next prompt goes on
+#      from the first;
+#   8. custom commands: / in the compose window opens the menu, the
+#      command is taken and sent, the model answers its expansion;
+#      :AgentdCommands lists the broken one with why;
+#   9. :AgentdMcp with a connected, a failed and a starting server;
+#  10. a command's confirmation says where it runs; gF runs it without the
+#      sandbox; with the sandbox off the chat says so and gF is not offered.
+# The screen is captured at each step and at each failure
+# (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,12 +51,14 @@ step=0
 screen() { tmux capture-pane -p -t "$S" 2>/dev/null; }
 capture() { # capture NAME: the screen as it is now
   step=$((step + 1))
-  screen >"$CAPS/$(printf '%02d' "$step")-$1.txt"
+  last_capture=$CAPS/$(printf '%02d' "$step")-$1.txt
+  screen >"$last_capture"
 }
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() {
+fail() { # the screen is printed and kept with the captures
   failed=$((failed + 1)); echo "FAIL $1"
-  echo "--- screen:"; screen | sed 's/^/  | /'
+  capture "FAIL-$(printf '%s' "${1%% (screen*}" | tr -cs 'A-Za-z0-9' '-' | cut -c1-50)"
+  echo "--- screen (kept in $last_capture):"; screen | sed 's/^/  | /'
 }
 cleanup() {
   tmux kill-session -t "$S" 2>/dev/null
@@ -71,6 +87,15 @@ waitfor_re() {
   local n=$(( ${2:-15} * 10 ))
   for _ in $(seq "$n"); do
     screen | grep -qE -- "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# waitgone TEXT [SECONDS]: until the screen no longer shows TEXT
+waitgone() {
+  local n=$(( ${2:-15} * 10 ))
+  for _ in $(seq "$n"); do
+    screen | grep -qF -- "$1" || return 0
     sleep 0.1
   done
   return 1
@@ -210,7 +235,7 @@ check 'the command shows in the float' 'agentd · command · 1 of 1 open'
 check 'with its command line and directory' 'Run `touch ran.txt` in .'
 capture command-float
 keys ':AgentdPending' Enter
-check 'with the cursor in the float, its keys show' 'gX never · q later'
+check 'with the cursor in the float, its keys show' 'gX never · gF no sandbox, once · q later'
 keys g R
 check 'gR opens the reason field' 'Why reject?'
 type_text 'nope'
@@ -375,5 +400,172 @@ if command -v chattr >/dev/null && mkdir -p "$T/probe" && touch "$T/probe/f" && 
 else
   echo "skip 5: chattr +i is not available here"
 fi
+
+# --- 6 -----------------------------------------------------------------------
+start_session undo undo "AGENTD_POLICY = 'full-auto'" || finish
+printf 'package main\n\nvar v = "old"\n' >"$WS/main.go"
+printf 'remove me\n' >"$WS/notes.txt"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':e main.go' Enter
+check 'main.go is open' 'var v = "old"'
+keys ':Agentd tidy the project' Enter
+check 'the command ran' 'Tidied.' 20
+check 'its change has a line, with the key that undoes it' '↶ c1: '
+check 'the turn says how to take it back' 'gU undo this turn · gW rewind to before it'
+check 'the open buffer reloaded' 'var v = "new"'
+capture undo-change
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("c1: ")' Enter
+keys g u
+check 'gu opens the preview' 'Files to restore (3):'
+check 'the preview says what each file becomes' 'A notes.txt comes back'
+check 'with the keys' 'Keys: ga restore · q cancel'
+check 'and the diffs' '+var v = "old"'
+capture undo-preview
+if [ -e "$WS/made.txt" ]; then ok 'the preview wrote nothing'; else fail 'the preview wrote nothing'; fi
+keys g a
+check 'ga restores, and says how to take it back' 'Undo c1 and every later change: 3 files restored'
+check 'the buffer of main.go reloaded' 'var v = "old"'
+check 'the change reads undone' '↶ c1 (undone by c2)'
+capture undo-restored
+if [ "$(cat "$WS/notes.txt" 2>/dev/null)" = "remove me" ] && [ ! -e "$WS/made.txt" ]; then ok 'the files are restored'; else fail 'the files are restored'; fi
+keys ':AgentdUndo c2' Enter
+check 'the undo can be undone (its preview)' 'Undo c2 and every later change'
+keys g a
+check 'the command'"'"'s changes are back in the buffer' 'var v = "new"'
+# the user edits main.go; undoing the turn now meets a conflict
+keys ':1wincmd w' Enter ':%s/new/mine/ | w' Enter
+check 'the user saved main.go' 'var v = "mine"'
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("— completed")' Enter
+keys g U
+check 'gU on the turn: the conflict first' 'Conflicts (1): changed since, not written unless you say so'
+check 'why' '! main.go: it was changed after the checkpoint'
+check 'the diff of what the undo would do to it' '+var v = "old"'
+check 'the choices' 'gs leave the changed files, restore the rest · gO restore the changed files too · q cancel'
+capture undo-conflict
+keys g s
+check 'gs restores the rest' '2 files restored, 1 left as it is'
+capture undo-skipped
+if grep -qF 'var v = "mine"' "$WS/main.go" && [ "$(cat "$WS/notes.txt" 2>/dev/null)" = "remove me" ]; then
+  ok "the user's edit is kept, the rest restored"
+else
+  fail "the user's edit is kept, the rest restored"
+fi
+stop_session undo
+
+# --- 7 -----------------------------------------------------------------------
+start_session rewind undo "AGENTD_POLICY = 'full-auto'" || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd step one' Enter
+check 'the first run' 'One.' 20
+keys ':Agentd step two' Enter
+check 'the second run' 'Two.' 20
+keys ':Agentd step three' Enter
+check 'the third run' 'Three.' 20
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("## > step two")' Enter
+keys g W
+check 'gW opens the rewind preview' 'Rewind to before "step two"'
+check 'naming the runs it cuts' '2 runs cut ("step two", "step three")'
+check 'with its keys' 'Keys: ga rewind and restore · gC rewind the conversation only, keep the files · q cancel'
+capture rewind-preview
+keys g a
+check 'the cut runs are marked' '## > step three  (rewound)'
+check 'the second too' '## > step two  (rewound)'
+capture rewound
+if [ "$(cat "$WS/f.txt" 2>/dev/null)" = "one" ] && [ ! -e "$WS/g.txt" ]; then ok 'the files are back to the first run'; else fail 'the files are back to the first run'; fi
+keys ':Agentd step four' Enter
+check 'the next prompt continues from the first run' 'Four, after one.' 20
+capture rewind-continued
+stop_session rewind
+
+# --- 8 -----------------------------------------------------------------------
+start_session commands commands || finish
+mkdir -p "$WS/.agentd/commands"
+printf -- '---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS carefully and say REVIEWED.\n' >"$WS/.agentd/commands/review.md"
+printf -- '---\ndescription: Release\nRelease it.\n' >"$WS/.agentd/commands/release.md"
+printf 'package cart\n' >"$WS/cart.go"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+check 'the chat opens with the compose window' 'compose · <C-s> send'
+type_text '/'
+check '/ opens the menu of the custom commands' '/review <file>'
+check 'with their descriptions' 'Review a file'
+capture commands-menu
+if screen | grep -qF '/release'; then fail 'the broken command is not in the menu'; else ok 'the broken command is not in the menu'; fi
+type_text 're'
+keys C-y
+type_text 'cart.go'
+capture commands-typed
+keys C-s
+check 'the prompt as typed' '## > /review cart.go'
+check 'the model answers the expansion' 'Reviewed cart.go as the command asked.' 20
+keys Escape ':AgentdCommands' Enter
+check ':AgentdCommands lists the broken one with why' '/release  ·  workspace  ·  broken: the front matter has no closing --- line'
+capture commands-list
+keys Enter
+waitgone 'Type number and <Enter>' || fail 'the list is closed by an empty answer'
+stop_session commands
+
+# --- 9 -----------------------------------------------------------------------
+mkdir -p "$T/mcp/config/agentd"
+cat >"$T/mcp/config/agentd/config.json" <<JSON
+{"mcpServers": {
+  "test": {"command": "$BIN/mcpserver"},
+  "broken": {"command": "$BIN/mcpserver", "args": ["-fail", "no database at notes.sqlite"]},
+  "slow": {"command": "$BIN/mcpserver", "args": ["-start-delay", "60s"]}}}
+JSON
+start_session mcp question "XDG_CONFIG_HOME = '$T/mcp/config'" || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdMcp' Enter
+check 'the connected server with its tools' '● test  connected · 11 tools' 20
+check 'the failed one with why' 'no database at notes.sqlite'
+check 'the starting one' '◌ slow  starting…'
+check 'a tool with what its server says of it' '(server says: read-only'
+# the failed server's command line is longer than the float: it wraps, whole
+# (the float's rows joined, since where it wraps depends on the path's length)
+float_text() { screen | grep '│.*│' | sed 's/^[^│]*│//; s/│[^│]*$//' | tr '\n' ' ' | tr -s ' '; }
+if float_text | grep -qF -- "-fail 'no database at notes.sqlite' · sandbox read, no network"; then
+  ok 'a long line wraps instead of being cut'
+else
+  fail 'a long line wraps instead of being cut'
+fi
+check 'the last tool is shown (the height counts wrapped rows)' 'write — Writes a file; says whether it could.'
+capture mcp
+keys q
+stop_session mcp
+
+# --- 10 ----------------------------------------------------------------------
+start_session confirm allow || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd touch a file please' Enter
+check 'the command shows in the float' 'agentd · command · 1 of 1 open'
+check 'where it would run' 'runs in: the workspace-write sandbox, no network'
+check 'with the rule' 'rule: mode ask: commands ask'
+keys ':AgentdPending' Enter
+check 'gF is offered (the float has the cursor: its keys show)' 'gF no sandbox, once · q later'
+capture confirm-profile
+keys g F
+check 'gF runs it without the sandbox' '→ allow_full: once, without the sandbox' 20
+check 'and the run goes on' 'Ran it.' 20
+if [ -e "$WS/ran.txt" ]; then ok 'ran.txt exists'; else fail 'ran.txt exists'; fi
+capture confirm-allow-full
+stop_session confirm
+
+start_session sandboxoff allow "AGENTD_SANDBOX = 'off'" || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd touch a file please' Enter
+check 'the notice is in the chat' '⚠ The kernel sandbox is switched off: every command asks'
+check 'the chat header says so' '⚠ the kernel sandbox is switched off'
+check 'the request runs unconfined' 'runs in: NO sandbox'
+check 'ga says so' 'ga allow unsandboxed'
+capture sandbox-off
+if screen | grep -qF 'gF no sandbox'; then fail 'no gF where it is not offered'; else ok 'no gF where it is not offered'; fi
+keys ':AgentdPending' Enter
+check 'the float has the cursor (its keys show)' 'gX never · q later'
+keys g a
+check 'allowed, it runs' 'Ran it.' 20
+stop_session sandboxoff
 
 finish

@@ -399,6 +399,11 @@ t.test('contract: the kinds, decisions, states and other words are the daemon\'s
     toolKinds = P.tool_kinds,
     statuses = P.statuses,
     reasoningEfforts = P.reasoning_efforts,
+    profiles = P.profiles,
+    undoStatuses = P.undo_statuses,
+    onConflict = P.on_conflict,
+    conflictKinds = P.conflict_kinds,
+    mcpStates = P.mcp_states,
   }) do
     t.eq(sorted(mine), sorted(contract[key]), key)
   end
@@ -845,6 +850,216 @@ t.test('ui: a brief notification is one line that fits the command line', functi
   t.eq(got:find('\n', 1, true), nil, 'one line')
   t.ok(vim.fn.strdisplaywidth(got) <= vim.o.columns - 12, got)
   t.ok(got:match('…$'), got)
+end)
+
+-- undo, commands, MCP, confirmations ---------------------------------------------
+
+-- A finished run whose command changed three files (checkpoint c1).
+local function changed_run()
+  local s = runs.new()
+  local function u(seq, update)
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = update })
+  end
+  u(1, { kind = 'tool_call', toolCallId = 'call_1', title = 'sed -i s/a/b/ x', toolKind = 'execute', status = 'pending' })
+  u(2, { kind = 'tool_call_update', toolCallId = 'call_1', status = 'completed', exitCode = 0, checkpoint = 'c1',
+    files = { { path = 'main.go', status = 'modified' }, { path = 'notes.txt', status = 'deleted' },
+      { path = 'made.txt', status = 'added' } } })
+  s:apply('agent/runState', { runId = 'r1', sessionId = 's1', seq = 3, state = 'completed', stopReason = 'end_turn' })
+  local run = s:get('r1')
+  run.prompt = 'tidy'
+  return s, run
+end
+
+local function line_of(out, text)
+  for i, l in ipairs(out.lines) do
+    if l:find(text, 1, true) then
+      return i
+    end
+  end
+end
+
+t.test('render: a change has its checkpoint, files and key; an undone one says by what; the turn says how to take it back', function()
+  local _, run = changed_run()
+  t.eq(runs.checkpoints_of(run), { 'c1' })
+  local out = render.chat({ runs = { run } }, function() end)
+  local text = table.concat(out.lines, '\n')
+  local change = line_of(out, '  ↶ c1: M main.go, D notes.txt, A made.txt · gu undo')
+  t.ok(change, text)
+  t.eq(out.changes[change], 'c1')
+  t.eq(out.changes[line_of(out, '● sed -i s/a/b/ x')], 'c1', 'the call\'s own line too')
+  t.eq(out.hl[change], 'Comment')
+  t.ok(text:find('\n— completed (end_turn)\n  gU undo this turn · gW rewind to before it\n', 1, true), text)
+  t.eq(out.runs[line_of(out, '## > tidy')], 'r1')
+  t.eq(out.runs[line_of(out, '— completed')], 'r1')
+  out = render.chat({ runs = { run }, checkpoint = function(id)
+    return id == 'c1' and { id = 'c1', undoneBy = 'c2' } or nil
+  end }, function() end)
+  text = table.concat(out.lines, '\n')
+  t.ok(text:find('\n  ↶ c1 (undone by c2): M main.go, D notes.txt, A made.txt\n', 1, true), text)
+end)
+
+t.test('render: a rewound run is marked and reads as history; a warning heads the chat', function()
+  local _, run = changed_run()
+  run.rewound = true
+  local out = render.chat({ runs = { run }, warning = 'the kernel sandbox is not available' }, function() end)
+  local text = table.concat(out.lines, '\n')
+  t.ok(text:find('## > tidy  (rewound)', 1, true), text)
+  t.ok(text:find('\n  ↶ rewound: cut from the conversation; the next prompt continues from before it\n', 1, true), text)
+  t.eq(text:find('gU undo this turn', 1, true), nil, 'no undo keys on a rewound run')
+  t.eq(text:find(' · gu undo', 1, true), nil)
+  t.eq(out.hl[line_of(out, '## > tidy')], 'Comment')
+  t.eq(out.hl[line_of(out, '— completed')], 'Comment')
+  t.eq(out.lines[3], '⚠ the kernel sandbox is not available')
+  t.eq(out.hl[3], 'WarningMsg')
+end)
+
+local restore = require('agentd.restore')
+
+local PREVIEW = { status = 'preview', undone = { 'c1' },
+  files = { { path = 'main.go', status = 'modified', diff = '--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-new\n+old\n' },
+    { path = 'notes.txt', status = 'added', diff = '--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+remove me\n' } } }
+
+local function keys_of(v)
+  local out = {}
+  for _, a in ipairs(restore.actions(v)) do
+    out[#out + 1] = a.name
+  end
+  return out
+end
+
+t.test('restore: a preview without conflicts lists the files with their diffs; ga restores, q cancels', function()
+  local v = { title = 'Undo c1 and every later change', result = PREVIEW }
+  t.eq(keys_of(v), { 'apply', 'close' })
+  local lines = restore.lines(v)
+  local text = table.concat(lines, '\n')
+  t.eq(lines[1], 'Undo c1 and every later change')
+  t.ok(text:find('Undoes change c1; nothing is written until you choose.', 1, true), text)
+  t.ok(text:find('Keys: ga restore · q cancel', 1, true), text)
+  t.ok(text:find('Files to restore (2):\n  M main.go is restored\n  A notes.txt comes back\n', 1, true), text)
+  t.ok(text:find('\n-new\n+old\n\n--- /dev/null\n+++ b/notes.txt\n', 1, true), 'the diffs, apart:\n' .. text)
+  t.eq(text:find('Conflicts', 1, true), nil)
+end)
+
+t.test('restore: conflicts come first with their diffs; skip or overwrite; a missing content is never overwritten', function()
+  local res = vim.deepcopy(PREVIEW)
+  res.conflicts = { { path = 'cart.go', kind = 'changed', reason = 'it was changed after the checkpoint',
+    diff = { path = 'cart.go', status = 'modified', diff = '--- a/cart.go\n+++ b/cart.go\n@@ -1 +1 @@\n-mine\n+theirs\n' } },
+    { path = 'big.bin', kind = 'missing', reason = 'its earlier content was not kept: over the size cap' } }
+  local v = { title = 'Undo the turn "x"', result = res }
+  t.eq(keys_of(v), { 'skip', 'overwrite', 'close' })
+  local text = table.concat(restore.lines(v), '\n')
+  t.ok(text:find('Keys: gs leave the changed files, restore the rest · gO restore the changed files too · q cancel', 1, true), text)
+  local c = text:find('Conflicts (2): changed since, not written unless you say so', 1, true)
+  local f = text:find('Files to restore (2):', 1, true)
+  t.ok(c and f and c < f, 'conflicts first:\n' .. text)
+  t.ok(text:find('! cart.go: it was changed after the checkpoint\n--- a/cart.go\n', 1, true), text)
+  t.ok(text:find('✗ big.bin: cannot be restored: its earlier content was not kept: over the size cap', 1, true), text)
+  res.conflicts = { res.conflicts[2] }
+  t.eq(keys_of(v), { 'skip', 'close' }, 'only a missing content: nothing to overwrite')
+end)
+
+t.test('restore: a rewind names the runs it cuts; gC keeps the files', function()
+  local res = vim.deepcopy(PREVIEW)
+  res.rewound = { 'r2', 'r3' }
+  local v = { title = 'Rewind to before "two"', rewind = true, result = res, runs = { r2 = 'two', r3 = 'three\nmore' } }
+  t.eq(keys_of(v), { 'apply', 'conversation', 'close' })
+  local text = table.concat(restore.lines(v), '\n')
+  t.ok(text:find('The conversation goes back to before "two": 2 runs cut ("two", "three …"); they stay in the chat, marked rewound.', 1, true), text)
+  t.ok(text:find('Keys: ga rewind and restore · gC rewind the conversation only, keep the files · q cancel', 1, true), text)
+  res.files = {}
+  res.undone = {}
+  t.eq(keys_of(v), { 'apply', 'close' }, 'no files: the conversation only')
+  t.ok(table.concat(restore.lines(v), '\n'):find('No files to restore: only the conversation goes back.', 1, true))
+end)
+
+t.test('undo: a checkpoint reads as id, tool, title, files and who undid it', function()
+  local label = require('agentd.undo').label({ id = 'c2', tool = 'run_cmd', title = 'go mod tidy && rm -r old',
+    files = { { path = 'go.mod', status = 'modified' }, { path = 'go.sum', status = 'modified' },
+      { path = 'old/x.go', status = 'deleted' }, { path = 'a.go', status = 'renamed', oldPath = 'b.go' },
+      { path = 'run.sh', status = 'mode' } }, undoneBy = 'c3' })
+  t.eq(label, 'c2  ·  run_cmd go mod tidy && rm -r old  ·  M go.mod, M go.sum, D old/x.go, R a.go, +1  ·  undone by c3')
+end)
+
+local commands = require('agentd.commands')
+
+local CMDS = {
+  { name = 'deploy', description = 'My deploy', source = 'user', path = '/u/deploy.md' },
+  { name = 'deploy', description = 'Deploy to staging', source = 'workspace', path = '/w/deploy.md', shadowed = true },
+  { name = 'git:commit', description = 'Write a commit message', source = 'workspace', path = '/w/git/commit.md' },
+  { name = 'release', source = 'workspace', path = '/w/release.md', error = 'the front matter has no closing --- line' },
+  { name = 'review', description = 'Review a file', argumentHint = '<file>', source = 'workspace', path = '/w/review.md' },
+}
+
+t.test('commands: completion offers the runnable ones whose name starts with what is typed', function()
+  local words = function(items)
+    return vim.tbl_map(function(i)
+      return i.word
+    end, items)
+  end
+  t.eq(words(commands.items(CMDS, '')), { '/deploy ', '/git:commit ', '/review ' })
+  t.eq(words(commands.items(CMDS, 'g')), { '/git:commit ' })
+  local r = commands.items(CMDS, 're')[1]
+  t.eq({ r.word, r.abbr, r.menu, r.kind, r.info }, { '/review ', '/review <file>', 'Review a file', 'workspace',
+    'Review a file\n/w/review.md' })
+  t.eq(commands.items(CMDS, 'release'), {}, 'a broken one is not offered')
+  t.eq(commands.label(CMDS[2]), '/deploy  ·  Deploy to staging  ·  workspace  ·  shadowed: your own /deploy runs instead')
+  t.eq(commands.label(CMDS[4]), '/release  ·  workspace  ·  broken: the front matter has no closing --- line')
+  t.eq(commands.label(CMDS[5]), '/review <file>  ·  Review a file  ·  workspace')
+end)
+
+local mcp = require('agentd.mcp')
+
+t.test('mcp: each server in a few lines: connected with its tools and their hints, failed with why, starting', function()
+  local lines = mcp.lines({
+    { name = 'github', origin = 'user', transport = 'stdio', command = 'npx -y server-github', sandbox = 'read, network',
+      state = 'connected', starts = 1, tools = {
+        { name = 'mcp__github__get_issue', tool = 'get_issue', title = 'Get issue', hints = { readOnly = true, openWorld = true } },
+        { name = 'mcp__github__create_issue', tool = 'create_issue', description = 'Create an issue.\nMore.',
+          hints = { destructive = false } } } },
+    { name = 'notes', origin = 'user', transport = 'stdio', command = 'notes-mcp', sandbox = 'read, no network',
+      state = 'failed', error = 'the server exited with status 1: no database at notes.sqlite', starts = 2 },
+    { name = 'lint', origin = 'workspace', transport = 'stdio', command = 'lint-mcp', state = 'needs_approval' },
+    { name = 'web', origin = 'session', transport = 'http', url = 'https://mcp.example/mcp', state = 'starting' },
+  }, { session = 's1' })
+  local text = table.concat(lines, '\n')
+  t.ok(text:find('● github  connected · 2 tools\n  user · stdio · npx -y server-github · sandbox read, network\n'
+    .. '    get_issue — Get issue  (server says: read-only, open world)\n'
+    .. '    create_issue — Create an issue. …  (server says: not destructive)\n', 1, true), text)
+  t.ok(text:find('✗ notes  failed: the server exited with status 1: no database at notes.sqlite\n'
+    .. '  user · stdio · notes-mcp · sandbox read, no network · started 2 times', 1, true), text)
+  t.ok(text:find('? lint  needs your approval (a workspace server: asked when a run starts)', 1, true), text)
+  t.ok(text:find('◌ web  starting…\n  session · http · https://mcp.example/mcp', 1, true), text)
+  t.ok(lines[1]:find('MCP servers of this conversation', 1, true), lines[1])
+  t.ok(table.concat(mcp.lines({}), '\n'):find('None configured', 1, true))
+end)
+
+t.test('kinds: a command says where it runs (profile, network, secrets); allow_full only where offered', function()
+  local r = { requestId = 'q1', kind = 'confirm_command', command = 'go test ./...', cwd = '.', profile = 'workspace-write',
+    network = true, secrets = { 'API_TOKEN' }, rule = 'mode ask: commands ask',
+    options = { { optionId = 'allow_once' }, { optionId = 'allow_session' }, { optionId = 'allow_always' },
+      { optionId = 'reject_once' }, { optionId = 'reject_always' }, { optionId = 'allow_full' } } }
+  local spec = kinds.of(r)
+  t.eq(spec.summary(r), 'Run `go test ./...` in .')
+  t.eq(spec.details(r), { 'runs in: the workspace-write sandbox, with the network', 'uses your secret: $API_TOKEN',
+    'rule: mode ask: commands ask' })
+  t.eq(kinds.hint(r, 'chat'), 'ga allow · gs session · gA always · gx reject · gR reject+why · gX never · gF no sandbox, once')
+  r.options[6] = nil
+  t.eq(kinds.hint(r, 'chat'), 'ga allow · gs session · gA always · gx reject · gR reject+why · gX never')
+  r.options = nil
+  t.eq(kinds.hint(r, 'chat'), 'ga allow · gs session · gA always · gx reject · gR reject+why · gX never',
+    'no options listed: every decision but allow_full')
+  -- where the sandbox cannot confine it
+  r = { kind = 'confirm_command', command = 'make', cwd = 'sub', profile = 'full',
+    options = { { optionId = 'allow_once' }, { optionId = 'reject_once' }, { optionId = 'reject_always' } } }
+  t.eq(kinds.of(r).details(r), { 'runs in: NO sandbox (it cannot be confined here): your full rights, no network' })
+  t.ok(kinds.is_warning(kinds.of(r).details(r)[1]))
+  t.eq(kinds.hint(r, 'chat'), 'ga allow unsandboxed · gx reject · gR reject+why · gX never')
+  -- an MCP tool's call: no directory, no profile; the daemon's message says what it is
+  r = { kind = 'confirm_command', title = 'Call test: echo', command = 'mcp__test__echo {"text":"hi"}',
+    message = 'The agent wants to call a tool whose effect agentd cannot check.', rule = 'mode ask: calls of unknown effect ask' }
+  t.eq(kinds.of(r).summary(r), 'Call test: echo')
+  t.eq(kinds.of(r).details(r), { 'command:', '  mcp__test__echo {"text":"hi"}',
+    'The agent wants to call a tool whose effect agentd cannot check.', 'rule: mode ask: calls of unknown effect ask' })
 end)
 
 t.finish()

@@ -21,8 +21,10 @@ M.COMPOSE = 'agentd compose'
 ---@field cbuf integer|nil      the compose buffer
 ---@field marks table<integer, {id: string, option: integer|nil}> transcript line -> request
 ---@field toggles table<integer, table> transcript line -> an item the open key folds or unfolds
+---@field runs table<integer, string> transcript line -> the run it belongs to
+---@field changes table<integer, string> transcript line -> the checkpoint of the change on it
 ---@field pending_render boolean
-local C = { marks = {}, toggles = {}, pending_render = false }
+local C = { marks = {}, toggles = {}, runs = {}, changes = {}, pending_render = false }
 
 local NS = api.nvim_create_namespace('agentd.chat')
 
@@ -101,6 +103,31 @@ local function transcript_keys(buf)
   map(buf, 'n', km.resume, function()
     agentd().resume()
   end, 'resume the paused run')
+  -- undo: the change on the cursor's line, the turn it is in, or a rewind
+  -- to before that turn
+  map(buf, 'n', km.undo_change, function()
+    local line = api.nvim_win_get_cursor(0)[1]
+    local id = C.changes[line]
+    if id then
+      return require('agentd.undo').undo_change(id)
+    end
+    require('agentd.ui').notify(('no change on this line: %s on a line under a change (↶ c1 …), %s on a turn')
+      :format(km.undo_change, km.undo_turn or ''))
+  end, 'undo the change under the cursor')
+  map(buf, 'n', km.undo_turn, function()
+    local run = C.runs[api.nvim_win_get_cursor(0)[1]]
+    if run then
+      return require('agentd.undo').undo_turn(run)
+    end
+    require('agentd.ui').notify('no turn on this line: put the cursor on a run')
+  end, 'undo the turn under the cursor')
+  map(buf, 'n', km.rewind, function()
+    local run = C.runs[api.nvim_win_get_cursor(0)[1]]
+    if run then
+      return require('agentd.undo').rewind(run)
+    end
+    require('agentd.ui').notify('no turn on this line: put the cursor on the run to rewind to before')
+  end, 'rewind the conversation to before the turn under the cursor')
   local k = config.values.keymaps.request
   map(buf, 'n', k.open, function()
     local line = api.nvim_win_get_cursor(0)[1]
@@ -127,7 +154,7 @@ local function transcript_keys(buf)
     end
   end, 'answer a choice in your own words')
   local kinds = require('agentd.kinds')
-  for _, name in ipairs({ 'allow_once', 'allow_session', 'allow_always', 'reject', 'reject_with_reason', 'reject_always' }) do
+  for _, name in ipairs(require('agentd.kinds').DECISION_NAMES) do
     map(buf, 'n', k[name], function()
       local m = M.request_at_cursor()
       local o = m and S.requests:get(m.id)
@@ -168,6 +195,7 @@ function M.compose_buf()
   if not valid(C.cbuf) then
     C.cbuf = named_scratch(M.COMPOSE, true)
     compose_keys(C.cbuf)
+    require('agentd.commands').attach(C.cbuf)
   end
   return C.cbuf
 end
@@ -324,7 +352,21 @@ local function view()
     settings = require('agentd.settings').current(),
     loading = loading,
     runs = S.session and S.runs:of_session(S.session) or {},
+    checkpoint = require('agentd.undo').info,
+    warning = M.sandbox_warning(),
   }
+end
+
+--- The daemon's sandbox summary when it cannot confine commands (initialize's
+--- capabilities.experimental.agentd.sandbox), else nil.
+---@return string|nil
+function M.sandbox_warning()
+  local caps = type(S.server) == 'table' and type(S.server.capabilities) == 'table' and S.server.capabilities or {}
+  local x = type(caps.experimental) == 'table' and type(caps.experimental.agentd) == 'table' and caps.experimental.agentd or {}
+  local sb = type(x.sandbox) == 'table' and x.sandbox or nil
+  if sb and sb.active == false and type(sb.summary) == 'string' and sb.summary ~= '' then
+    return sb.summary
+  end
 end
 
 -- The transcript's status line: the state, the model and mode, the title
@@ -385,6 +427,8 @@ function M.render_now()
   end)
   C.marks = out.marks
   C.toggles = out.toggles or {}
+  C.runs = out.runs or {}
+  C.changes = out.changes or {}
   local buf = C.tbuf
   local old_count = api.nvim_buf_line_count(buf)
   vim.bo[buf].modifiable = true
@@ -405,11 +449,20 @@ function M.render_now()
       if w ~= cur then
         -- on the oldest open request (its keys work there), else the end
         api.nvim_win_set_cursor(w, { first_open(out) or #out.lines, 0 })
-      elseif api.nvim_win_get_cursor(w)[1] >= old_count then
+      elseif C.follow or api.nvim_win_get_cursor(w)[1] >= old_count then
         api.nvim_win_set_cursor(w, { #out.lines, 0 })
       end
     end
   end
+  C.follow = false
+end
+
+--- Renders soon, with the cursor of the transcript at its end even where
+--- the user had it higher up: a prompt the user just sent is what they
+--- want to see next.
+function M.follow()
+  C.follow = true
+  M.render()
 end
 
 --- Renders soon (several updates in one tick render once).
@@ -427,6 +480,17 @@ function M.lines()
     return {}
   end
   return api.nvim_buf_get_lines(C.tbuf, 0, -1, false)
+end
+
+--- The first transcript line of a change (its checkpoint), or nil.
+function M.line_of_change(id)
+  local best
+  for line, c in pairs(C.changes) do
+    if c == id and (not best or line < best) then
+      best = line
+    end
+  end
+  return best
 end
 
 --- The transcript line of an open request's first line, or nil.

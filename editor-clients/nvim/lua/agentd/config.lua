@@ -36,6 +36,9 @@ M.defaults = {
     -- Lines of a tool's output shown under the tool call (0: none); while a
     -- command runs, its last lines (at most 40) stream in instead.
     tool_output_lines = 6,
+    -- A / at the start of a prompt lists the custom commands (agent/commands)
+    -- to complete; <C-x><C-o> completes them anywhere in the first word.
+    complete_commands = true,
   },
   requests = {
     -- Show a request in a float (without moving the cursor) when it arrives.
@@ -56,6 +59,7 @@ M.defaults = {
       reject = 'gx',
       reject_with_reason = 'gR', -- not gr: Neovim 0.11 maps grn, gra, grr… globally
       reject_always = 'gX',
+      allow_full = 'gF', -- run a command once without the sandbox (only where the request offers it)
       other = 'go', -- a choice's free-text answer
       send = '<C-s>', -- send a multiple choice, or the text typed in the answer field
       close = 'q', -- close the float or the diff tab; the request stays open
@@ -70,6 +74,17 @@ M.defaults = {
       next_request = ']r',
       prev_request = '[r',
       resume = 'R', -- resume the conversation's paused run
+      undo_change = 'gu', -- on a change (a write, an edit, a command that changed files): restore the files to before it
+      undo_turn = 'gU', -- on a run: undo what it changed
+      rewind = 'gW', -- on a run: rewind the conversation (and the files) to before it
+    },
+    -- Keys of the restore preview (the tab an undo or a rewind shows first).
+    restore = {
+      apply = 'ga', -- restore (nothing conflicts)
+      skip = 'gs', -- leave the files changed since alone, restore the rest
+      overwrite = 'gO', -- restore the files changed since too
+      conversation = 'gC', -- a rewind: cut the conversation only, keep the files
+      close = 'q', -- cancel: nothing is written
     },
     -- Buffer-local keys in the compose window (send also works in Insert mode).
     compose = {

@@ -119,8 +119,16 @@ function M.reload(paths)
           ui.notify(('the agent changed %s, which has unsaved changes here: :e! loads its version'):format(path),
             vim.log.levels.WARN)
         end
+      elseif vim.fn.filereadable(api.nvim_buf_get_name(buf)) == 0 then
+        -- the file is gone (a delete, or an undo of its creation): the
+        -- buffer stays as it is, and :checktime would only warn
+        if not warned[buf .. path .. ':gone'] then
+          warned[buf .. path .. ':gone'] = true
+          ui.notify(('%s was removed; its buffer is still open (:bwipeout closes it, :w writes it again)'):format(path))
+        end
       else
         warned[buf .. path] = nil
+        warned[buf .. path .. ':gone'] = nil
         api.nvim_buf_call(buf, function()
           vim.cmd('setlocal autoread')
           pcall(vim.cmd, 'silent checktime ' .. buf)

@@ -113,8 +113,12 @@ local function card_content(o)
   for _, d in ipairs(spec and spec.details(req) or {}) do
     -- wrapped here, so that the card's height counts every screen line
     -- (a command's rule says what a grant stores and how it runs)
+    local warn = kinds.is_warning(d)
     for _, l in ipairs(vim.fn.strdisplaywidth(d) > w and wrap(d, w) or { d }) do
       lines[#lines + 1] = l
+      if warn then
+        hl[#hl + 1] = { #lines - 1, 'WarningMsg' }
+      end
     end
   end
   F.option_at = {}
@@ -214,7 +218,7 @@ local function card_keys(buf)
       end
     end
   end
-  for _, name in ipairs({ 'allow_once', 'allow_session', 'allow_always', 'reject', 'reject_with_reason', 'reject_always' }) do
+  for _, name in ipairs(require('agentd.kinds').DECISION_NAMES) do
     map(buf, k[name], with_req(function(req)
       for _, a in ipairs(kinds.decisions(req)) do
         if a.name == name and kinds.of(req).confirm then

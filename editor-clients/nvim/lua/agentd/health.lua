@@ -229,6 +229,32 @@ function M.check()
     h.info('approval policy: ' .. config.approval_policy)
   end
 
+  h.start('agentd: sandbox')
+  if st.ready and st.server then
+    local caps = type(st.server.capabilities) == 'table' and st.server.capabilities or {}
+    local x = type(caps.experimental) == 'table' and type(caps.experimental.agentd) == 'table' and caps.experimental.agentd or {}
+    local sb = type(x.sandbox) == 'table' and x.sandbox or nil
+    if not sb then
+      h.info('the daemon does not say whether commands run in the kernel sandbox')
+    elseif sb.active then
+      h.ok(tostring(sb.summary))
+    else
+      h.warn(tostring(sb.summary), type(sb.problems) == 'table' and sb.problems or nil)
+    end
+  else
+    h.info('known once the daemon runs (agentd doctor tells it too)')
+  end
+
+  h.start('agentd: MCP servers')
+  if st.ready and require('agentd')._state.conn then
+    local S = require('agentd')._state
+    local params = S.session and { sessionId = S.session } or vim.empty_dict()
+    local res, err = S.conn.rpc:request_sync(P.request.mcp_status, params, 5000)
+    require('agentd.mcp').report(h, err, type(res) == 'table' and type(res.servers) == 'table' and res.servers or {})
+  else
+    h.info('known once the daemon runs (:AgentdMcp)')
+  end
+
   h.start('agentd: requests')
   h.info('questions, choices and confirmations: the request float and the chat; writes: a diff tab; secrets: inputsecret()')
   local src = debug.getinfo(vim.ui.select, 'S').source or ''

@@ -6,6 +6,9 @@
 --   agentd.pump       open input requests in, answers out
 --   agentd.chat       the transcript and the compose window
 --   agentd.float, agentd.diff  the request float and the diff tab
+--   agentd.undo, agentd.restore  undo and rewind, and their preview tab
+--   agentd.commands   custom commands: completion after /, the list
+--   agentd.mcp        the MCP servers' states
 local config = require('agentd.config')
 local P = require('agentd.protocol')
 local S = require('agentd.state')
@@ -107,7 +110,7 @@ function M.run(opts)
     if opts.from_chat then
       S.draft_context = nil
     end
-    chat.render()
+    chat.follow()
     ui.redraw_status()
     if opts.on_started then
       opts.on_started(res.runId)
@@ -238,6 +241,42 @@ end
 function M.toggle()
   M.setup_once()
   chat.toggle()
+end
+
+--- :AgentdUndo: undo the chat session's last change (bang: its last turn
+--- that changed files; arg: a checkpoint "cN" or a run id), after a
+--- preview.
+---@param arg string|nil
+---@param bang boolean|nil
+function M.undo(arg, bang)
+  M.setup_once()
+  require('agentd.undo').command_undo(arg, bang)
+end
+
+--- :AgentdRewind: rewind the chat's conversation (and its files) N runs
+--- back, or to before a run id; without arg, a picker of its runs.
+---@param arg string|nil
+function M.rewind(arg)
+  M.setup_once()
+  require('agentd.undo').command_rewind(arg)
+end
+
+--- :AgentdCheckpoints: the session's changes; the one picked is undone.
+function M.checkpoints()
+  M.setup_once()
+  require('agentd.undo').pick()
+end
+
+--- :AgentdCommands: the custom commands, with why some cannot run.
+function M.commands()
+  M.setup_once()
+  require('agentd.commands').pick()
+end
+
+--- :AgentdMcp: the MCP servers' states and tools.
+function M.mcp()
+  M.setup_once()
+  require('agentd.mcp').show()
 end
 
 function M.start()
@@ -402,6 +441,8 @@ function M._reset()
   for id in pairs(require('agentd.diff')._open) do
     require('agentd.diff').on_resolved(id)
   end
+  require('agentd.restore').close()
+  require('agentd.mcp').close()
   S.reset()
 end
 

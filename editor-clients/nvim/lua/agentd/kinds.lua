@@ -98,17 +98,31 @@ M.spec = {
     confirm = true,
     open = nil,
     summary = function(req)
+      if str(req.cwd) == '' and str(req.title) ~= '' then
+        -- an MCP tool's call, or a server to start: no directory
+        return one_line(req.title)
+      end
       local cwd = str(req.cwd) ~= '' and req.cwd or '.'
       return ('Run `%s` in %s'):format(one_line(req.command), cwd)
     end,
     details = function(req)
       local out = {}
       local cmd = text_lines(req.command)
-      if #cmd > 1 then
+      if #cmd > 1 or (str(req.cwd) == '' and #cmd == 1) then
         out[#out + 1] = 'command:'
         for _, l in ipairs(cmd) do
           out[#out + 1] = '  ' .. l
         end
+      end
+      local where = M.where(req)
+      if where then
+        out[#out + 1] = where
+      elseif str(req.message) ~= '' then
+        -- no sandbox profile (an MCP tool's call): what the daemon says of it
+        vim.list_extend(out, text_lines(req.message))
+      end
+      if type(req.secrets) == 'table' and #req.secrets > 0 then
+        out[#out + 1] = 'uses your secret' .. (#req.secrets > 1 and 's' or '') .. ': $' .. table.concat(req.secrets, ', $')
       end
       if str(req.rule) ~= '' then
         out[#out + 1] = 'rule: ' .. req.rule
@@ -141,6 +155,34 @@ M.spec = {
   },
 }
 
+--- Where a command would run once allowed, in a line: its sandbox profile
+--- and whether it gets the network (nil when the request does not say).
+---@param req table
+---@return string|nil
+function M.where(req)
+  local p = str(req.profile)
+  if p == '' then
+    return nil
+  end
+  local net = req.network == true and 'with the network' or 'no network'
+  if p == 'full' then
+    return 'runs in: NO sandbox (it cannot be confined here): your full rights, ' .. net
+  end
+  return ('runs in: the %s sandbox, %s'):format(p, net)
+end
+
+--- Whether a detail line is a warning (a command that would run unconfined).
+---@param line string
+function M.is_warning(line)
+  return line:find('^%s*runs in: NO sandbox') ~= nil
+end
+
+--- Whether the request would run a command with the user's full rights
+--- once allowed (the sandbox cannot confine it here).
+function M.unconfined(req)
+  return str(req.profile) == 'full'
+end
+
 --- The spec of a request's kind (an unknown kind reads as a question
 --- nobody can answer here).
 ---@return agentd.KindSpec|nil
@@ -148,7 +190,8 @@ function M.of(req)
   return M.spec[req.kind]
 end
 
--- Decisions, in the order they are offered, with their key names.
+-- Decisions, in the order they are offered, with their key names. An
+-- explicit one is offered only when the request's options name it.
 local DECISIONS = {
   { name = 'allow_once', decision = 'allow_once', label = 'allow' },
   { name = 'allow_session', decision = 'allow_session', label = 'session' },
@@ -156,7 +199,15 @@ local DECISIONS = {
   { name = 'reject', decision = 'reject_once', label = 'reject' },
   { name = 'reject_with_reason', decision = 'reject_once', label = 'reject+why', reason = true },
   { name = 'reject_always', decision = 'reject_always', label = 'never' },
+  -- only where the request offers it: a command run once without the sandbox
+  { name = 'allow_full', decision = 'allow_full', label = 'no sandbox, once', explicit = true },
 }
+
+--- The key names of the decisions (keymaps.request), for the views that map them.
+M.DECISION_NAMES = {}
+for _, d in ipairs(DECISIONS) do
+  M.DECISION_NAMES[#M.DECISION_NAMES + 1] = d.name
+end
 
 ---@class agentd.Action
 ---@field name string        key name in keymaps.request
@@ -165,7 +216,8 @@ local DECISIONS = {
 ---@field decision string|nil
 ---@field reason boolean|nil ask for a reason first
 
---- The decisions a confirmation offers (those in its options, or all).
+--- The decisions a confirmation offers (those in its options, or all but
+--- the explicit ones when it lists none).
 ---@return agentd.Action[]
 function M.decisions(req)
   local offered = {}
@@ -177,8 +229,13 @@ function M.decisions(req)
   local keys = config.values.keymaps.request
   local out = {}
   for _, d in ipairs(DECISIONS) do
-    if (not any or offered[d.decision]) and keys[d.name] then
-      out[#out + 1] = { name = d.name, key = keys[d.name], label = d.label, decision = d.decision, reason = d.reason }
+    local ok = offered[d.decision] or (not any and not d.explicit)
+    if ok and keys[d.name] and keys[d.name] ~= '' then
+      local label = d.label
+      if d.decision == 'allow_once' and M.unconfined(req) then
+        label = 'allow unsandboxed'
+      end
+      out[#out + 1] = { name = d.name, key = keys[d.name], label = label, decision = d.decision, reason = d.reason }
     end
   end
   return out

@@ -81,6 +81,11 @@ function M.apply(method, p, how)
   if effect then
     effect(p)
   end
+  if method == N.run_state and p.state ~= old_state and how ~= 'history' and P.terminal_states[p.state]
+    and run.session and #require('agentd.runs').checkpoints_of(run) > 0 then
+    -- what its changes undid (undo_patch) and what they are now
+    require('agentd.undo').refresh(run.session)
+  end
   if method == N.run_state and p.state ~= old_state and not how then
     on_run_state(run, p)
   elseif method == N.update and how ~= 'history' then

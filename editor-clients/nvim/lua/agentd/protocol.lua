@@ -21,6 +21,11 @@ M.request = {
   pending = 'agent/pending',
   reply = 'agent/reply',
   confirm = 'agent/confirm',
+  checkpoints = 'agent/checkpoints',
+  undo = 'agent/undo',
+  rewind = 'agent/rewind',
+  commands = 'agent/commands',
+  mcp_status = 'mcp/status',
 }
 
 --- Notifications the editor sends.
@@ -62,6 +67,15 @@ M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
 -- What a session may choose with agent/configure when the daemon's
 -- initialize does not say (capabilities.experimental.agentd.reasoningEfforts).
 M.reasoning_efforts = { 'low', 'medium', 'high' }
+-- The kernel sandbox profiles a command may run in (confirm_command's profile).
+M.profiles = { 'read', 'workspace-write', 'full' }
+-- agent/undo and agent/rewind: their result's status, what to do with a
+-- conflict, the kinds of conflict.
+M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
+M.on_conflict = { 'stop', 'skip', 'overwrite' }
+M.conflict_kinds = { 'changed', 'missing' }
+-- mcp/status: a server's state.
+M.mcp_states = { 'idle', 'starting', 'connected', 'failed', 'needs_approval', 'rejected', 'disabled' }
 
 --- The error codes the plugin reacts to, by their protocol names.
 M.error_codes = {
@@ -77,6 +91,7 @@ M.error_codes = {
   RunNotPaused = -32019,
   ShuttingDown = -32020,
   NotSaved = -32021,
+  UnknownCheckpoint = -32022,
 }
 
 --- The plugin's own code for "the daemon went away" (never on the wire).

@@ -5,6 +5,7 @@
 -- (and choice option) it belongs to, so keys on a line know what to answer.
 local config = require('agentd.config')
 local kinds = require('agentd.kinds')
+local runs = require('agentd.runs')
 
 local M = {}
 
@@ -13,7 +14,8 @@ M.PROMPT_LINES = 12
 
 local STATUS_MARK = { pending = '[ ]', in_progress = '[>]', completed = '[x]', failed = '[!]' }
 local TOOL_MARK = { pending = '…', in_progress = '…', completed = '✓', failed = '✗' }
-local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R' }
+local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R', renamed = 'R', mode = 'P', type = 'T' }
+M.FILE_MARK = FILE_MARK
 -- Key hints break between keys, never between a key and what it does.
 local HINT_WIDTH = 60
 
@@ -37,9 +39,11 @@ end
 ---@field marks table<integer, {id: string, option: integer|nil}> line -> request
 ---@field toggles table<integer, table> line -> the item the open key folds or unfolds (thinking)
 ---@field hl table<integer, string> line -> highlight group (quiet lines, warnings)
+---@field runs table<integer, string> line -> the run it belongs to
+---@field changes table<integer, string> line -> the checkpoint of the tool call on it
 
 local function new_lines()
-  return { lines = {}, marks = {}, toggles = {}, hl = {} }
+  return { lines = {}, marks = {}, toggles = {}, hl = {}, runs = {}, changes = {} }
 end
 M.new_lines = new_lines
 
@@ -102,6 +106,9 @@ local function context_line(ctx)
   return '   with ' .. table.concat(parts, '; ')
 end
 
+-- What a decision's name does not say by itself.
+local OUTCOME_NOTES = { allow_full = 'once, without the sandbox' }
+
 local function render_request(out, item, open)
   local r = item.req
   local spec = kinds.of(r)
@@ -113,7 +120,8 @@ local function render_request(out, item, open)
     if by == 'user' or by == item.outcome or type(by) ~= 'string' then
       by = nil
     end
-    return push(out, head .. '  → ' .. item.outcome .. (by and (' (' .. by .. ')') or ''))
+    local what = OUTCOME_NOTES[item.outcome]
+    return push(out, head .. '  → ' .. item.outcome .. (what and (': ' .. what) or '') .. (by and (' (' .. by .. ')') or ''))
   elseif not o then
     return push(out, head .. '  → answered')
   elseif o.sending then
@@ -122,6 +130,9 @@ local function render_request(out, item, open)
   push(out, head, { id = id })
   for _, d in ipairs(spec and spec.details(r) or {}) do
     push(out, '  ' .. d, { id = id })
+    if kinds.is_warning(d) then
+      hl(out, 'WarningMsg')
+    end
   end
   if r.kind == 'choice' then
     for i, opt in ipairs(kinds.options(r)) do
@@ -201,7 +212,37 @@ local function render_tool(out, item, max)
   end
 end
 
-local function render_item(out, item, open, max)
+--- How many of a change's files its line names.
+M.CHANGE_FILES = 4
+
+-- The line of a call that changed the workspace: its checkpoint, the files,
+-- and the key that restores them (or who undid it).
+local function render_change(out, item, info, rewound)
+  local names = {}
+  local files = type(item.files) == 'table' and item.files or {}
+  for i, f in ipairs(files) do
+    if i > M.CHANGE_FILES then
+      names[#names + 1] = ('+%d'):format(#files - M.CHANGE_FILES)
+      break
+    end
+    if type(f) == 'table' and type(f.path) == 'string' then
+      names[#names + 1] = (FILE_MARK[f.status] or '?') .. ' ' .. f.path
+    end
+  end
+  local undone = type(info) == 'table' and type(info.undoneBy) == 'string' and info.undoneBy ~= '' and info.undoneBy
+  local s = '  ↶ ' .. item.checkpoint .. (undone and (' (undone by ' .. undone .. ')') or '')
+  if #names > 0 then
+    s = s .. ': ' .. table.concat(names, ', ')
+  end
+  local key = config.values.keymaps.chat.undo_change
+  if not undone and not rewound and key and key ~= '' then
+    s = s .. ' · ' .. key .. ' undo'
+  end
+  push(out, s)
+  hl(out, 'Comment')
+end
+
+local function render_item(out, item, open, max, ctx)
   if item.type == 'text' then
     push_text(out, item.text)
   elseif item.type == 'thinking' then
@@ -225,7 +266,14 @@ local function render_item(out, item, open, max)
       push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
     end
   elseif item.type == 'tool' then
+    local first = #out.lines + 1
     render_tool(out, item, max)
+    if type(item.checkpoint) == 'string' and item.checkpoint ~= '' then
+      render_change(out, item, ctx.checkpoint(item.checkpoint), ctx.rewound)
+      for i = first, #out.lines do
+        out.changes[i] = item.checkpoint
+      end
+    end
   elseif item.type == 'request' then
     render_request(out, item, open)
   elseif item.type == 'instructions' then
@@ -253,12 +301,17 @@ local function render_item(out, item, open, max)
 end
 
 --- Appends one run to out. open(requestId) returns the open request entry
---- (agentd.OpenRequest) or nil.
+--- (agentd.OpenRequest) or nil; checkpoint(id), what agent/checkpoints
+--- said of a checkpoint (or nil).
 ---@param out agentd.Lines
 ---@param run agentd.Run
 ---@param open fun(id: string): agentd.OpenRequest|nil
-function M.run(out, run, open)
+---@param checkpoint (fun(id: string): table|nil)|nil
+function M.run(out, run, open, checkpoint)
   out.toggles, out.hl = out.toggles or {}, out.hl or {}
+  out.runs, out.changes = out.runs or {}, out.changes or {}
+  local first_line = #out.lines + 1
+  local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound }
   local max = config.values.conversation.tool_output_lines
   local prompt = split(run.prompt or '')
   if prompt[#prompt] == '' and #prompt > 1 then
@@ -269,7 +322,7 @@ function M.run(out, run, open)
     local long = #prompt > M.PROMPT_LINES + 1
     run.prompt_fold = long and (run.prompt_fold or {}) or nil
     local shown = (long and not run.prompt_fold.expanded) and M.PROMPT_LINES or #prompt
-    push(out, '## > ' .. prompt[1])
+    push(out, '## > ' .. prompt[1] .. (run.rewound and '  (rewound)' or ''))
     if long then
       out.toggles[#out.lines] = run.prompt_fold
     end
@@ -283,15 +336,15 @@ function M.run(out, run, open)
       hl(out, 'Comment')
     end
   else
-    push(out, '## > (a prompt not sent from here; :AgentdSessions shows it)')
+    push(out, '## > (a prompt not sent from here; :AgentdSessions shows it)' .. (run.rewound and '  (rewound)' or ''))
   end
-  local ctx = context_line(run.context)
-  if ctx then
-    push(out, ctx)
+  local with = context_line(run.context)
+  if with then
+    push(out, with)
   end
   push(out, '')
   for _, item in ipairs(run.items) do
-    render_item(out, item, open, max)
+    render_item(out, item, open, max, ctx)
     -- a blank line between blocks (not inside streamed text)
     if item.type ~= 'text' or out.lines[#out.lines] ~= '' then
       push(out, '')
@@ -318,7 +371,31 @@ function M.run(out, run, open)
     push(out, '  ' .. (key and key ~= '' and (key .. ' resumes it (:AgentdResume)') or ':AgentdResume resumes it'))
     hl(out, 'Comment')
   end
+  local keys = config.values.keymaps.chat
+  if run.rewound then
+    push(out, '  ↶ rewound: cut from the conversation; the next prompt continues from before it')
+  elseif runs.TERMINAL[run.state] and #runs.checkpoints_of(run) > 0 then
+    -- a turn that changed the workspace: how to take it back
+    local parts = {}
+    if keys.undo_turn and keys.undo_turn ~= '' then
+      parts[#parts + 1] = keys.undo_turn .. ' undo this turn'
+    end
+    if keys.rewind and keys.rewind ~= '' then
+      parts[#parts + 1] = keys.rewind .. ' rewind to before it'
+    end
+    if #parts > 0 then
+      push(out, '  ' .. table.concat(parts, ' · '))
+      hl(out, 'Comment')
+    end
+  end
   push(out, '')
+  for i = first_line, #out.lines do
+    out.runs[i] = run.id
+    if run.rewound then
+      -- the whole run reads as history
+      out.hl[i] = 'Comment'
+    end
+  end
 end
 
 --- The token counts of a run's status line: " · 5216 tokens (4864 cached)".
@@ -364,6 +441,8 @@ end
 ---@field settings table|nil     {model, reasoningEffort, approvalPolicy} (nil fields: the daemon's default)
 ---@field runs agentd.Run[]
 ---@field loading string|nil     what is still being fetched of the conversation
+---@field checkpoint (fun(id: string): table|nil)|nil what agent/checkpoints said of a checkpoint
+---@field warning string|nil     a warning for the whole conversation (the sandbox cannot confine commands)
 
 --- The whole transcript of a session.
 ---@param view agentd.ChatView
@@ -374,6 +453,10 @@ function M.chat(view, open)
   push(out, '# agentd' .. (view.title and (' · ' .. one_line(view.title)) or ''))
   push(out, M.settings(view.settings))
   hl(out, 'Comment')
+  if view.warning then
+    push(out, '⚠ ' .. view.warning)
+    hl(out, 'WarningMsg')
+  end
   push(out, '')
   if view.loading then
     push(out, '… ' .. view.loading)
@@ -384,7 +467,7 @@ function M.chat(view, open)
     push(out, 'Type below and press ' .. (config.values.keymaps.compose.send or '<C-s>') .. ' to send.')
   end
   for _, run in ipairs(view.runs) do
-    M.run(out, run, open)
+    M.run(out, run, open, view.checkpoint)
   end
   return out
 end

@@ -24,6 +24,7 @@ local M = {}
 ---@field files table[]|nil
 ---@field instructions table|nil the instruction files item: {type='instructions', files}
 ---@field seen integer           the store's counter when the run became known
+---@field rewound boolean|nil    a rewind cut it from the conversation (agent/rewind, agent/history)
 
 ---@class agentd.RunStore
 ---@field runs table<string, agentd.Run>
@@ -156,6 +157,20 @@ function Store:place(session_id, ids, before, snap)
   self.sessions[session_id] = out
 end
 
+--- The checkpoints a run's calls made (tool_call_update.checkpoint), in
+--- order.
+---@param run agentd.Run
+---@return string[]
+function M.checkpoints_of(run)
+  local out = {}
+  for _, item in ipairs(run.items) do
+    if item.type == 'tool' and type(item.checkpoint) == 'string' and item.checkpoint ~= '' then
+      out[#out + 1] = item.checkpoint
+    end
+  end
+  return out
+end
+
 --- 'apply', 'dup' (seq already seen) or 'gap' (some notifications are missing).
 function Store:check(run, seq)
   if type(seq) ~= 'number' then
@@ -263,7 +278,7 @@ function Store:apply(method, p)
       if type(u.outputDelta) == 'string' and u.outputDelta ~= '' then
         add_live(t, u.outputDelta)
       end
-      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files' }) do
+      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files', 'checkpoint' }) do
         if u[f] ~= nil then
           t[f] = u[f]
         end

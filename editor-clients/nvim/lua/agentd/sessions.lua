@@ -187,6 +187,8 @@ local function take_page(sid, res, before, snap)
       if type(hr.usage) == 'table' then
         run.usage = run.usage or hr.usage
       end
+      -- a rewind cut it from the conversation
+      run.rewound = hr.rewound == true or run.rewound
       replay(run, hr)
     end
   end
@@ -227,6 +229,8 @@ function M.load(sid, done)
       end
       info.loading = nil
       chat.render()
+      -- which of its changes were undone since
+      require('agentd.undo').refresh(sid)
       if done then
         done(true)
       end

@@ -31,6 +31,10 @@ local requests = require('agentd.requests')
 ---@field state string|nil        its latest run's state, as the daemon last said
 ---@field loading string|nil      what of its conversation is still being fetched (agent/history)
 
+---@class agentd.Checkpoints    a session's checkpoints (agent/checkpoints)
+---@field list table[]            oldest first: {id, runId, tool, title, time, files, undoes, undoneBy, notes}
+---@field by_id table<string, table>
+
 ---@class agentd.State
 ---@field configured boolean       setup() ran
 ---@field conn agentd.Connection|nil the live daemon
@@ -54,6 +58,8 @@ local requests = require('agentd.requests')
 ---@field run string|nil           the latest run started from this editor
 ---@field opened table<integer, string> bufnr -> uri announced with didOpen
 ---@field last_file_buf integer|nil the last buffer of a workspace file the user was in
+---@field checkpoints table<string, agentd.Checkpoints> session -> its checkpoints, as agent/checkpoints last said
+---@field commands table|nil       the last agent/commands answer ({commands, directories})
 ---@field index agentd.IndexProgress|nil while indexing
 ---@field stderr string[]          the daemon's last stderr lines
 ---@field log file*|nil            where the daemon's stderr goes
@@ -80,6 +86,8 @@ function S.reset()
   S.draft = {}
   S.models = nil
   S.draft_context = nil
+  S.checkpoints = {}
+  S.commands = nil
   S.run = nil
   S.opened = {}
   S.last_file_buf = nil

@@ -1,0 +1,255 @@
+-- Custom commands (docs/extensions.md): Markdown prompts of the workspace
+-- (.agentd/commands/) and of the user (~/.config/agentd/commands/), listed
+-- by agent/commands. In the compose window a / at the start of the prompt
+-- opens a completion menu of them (name, argument hint, description), and
+-- 'omnifunc' completes them with <C-x><C-o>: plain ins-completion, so it
+-- works on Neovim 0.7 and with any completion plugin that reads omnifunc.
+-- The prompt is sent as typed ("/review cart.go"); the daemon expands it.
+-- :AgentdCommands lists every command, those that cannot run with why.
+local P = require('agentd.protocol')
+local S = require('agentd.state')
+local config = require('agentd.config')
+local lifecycle = require('agentd.lifecycle')
+local ui = require('agentd.ui')
+
+local api = vim.api
+local uv = vim.uv or vim.loop
+local M = {}
+
+--- A list older than this (ms) is asked for again when a / is typed.
+M.FRESH_MS = 2000
+
+local fetched_at = 0
+
+local function list(v)
+  return type(v) == 'table' and v or {}
+end
+
+--- Asks the daemon for the commands and keeps them; cb(err, result).
+---@param cb fun(err: table|nil, result: table|nil)|nil
+function M.refresh(cb)
+  lifecycle.request(P.request.commands, nil, function(e, res)
+    if not e and type(res) == 'table' then
+      S.commands = res
+      fetched_at = uv.now()
+    end
+    if cb then
+      cb(e, res)
+    end
+  end)
+end
+
+--- The commands as the daemon last listed them.
+---@return table[]
+function M.list()
+  return list(S.commands and S.commands.commands)
+end
+
+--- Whether "/name" runs the command (not shadowed, not broken).
+---@param c table
+---@return boolean
+function M.runnable(c)
+  return type(c) == 'table' and type(c.name) == 'string' and c.shadowed ~= true
+    and (type(c.error) ~= 'string' or c.error == '')
+end
+
+local function one_line(s, max)
+  s = (type(s) == 'string' and s or ''):gsub('\n.*', ' …')
+  if max and vim.fn.strchars(s) > max then
+    s = vim.fn.strcharpart(s, 0, max - 1) .. '…'
+  end
+  return s
+end
+
+--- Completion items (complete-items) for the commands whose name starts
+--- with prefix (what follows the /), runnable ones only.
+---@param commands table[]
+---@param prefix string
+---@return table[]
+function M.items(commands, prefix)
+  local out = {}
+  for _, c in ipairs(commands) do
+    if M.runnable(c) and c.name:sub(1, #prefix) == prefix then
+      local hint = type(c.argumentHint) == 'string' and c.argumentHint ~= '' and (' ' .. c.argumentHint) or ''
+      local info = one_line(c.description)
+      if type(c.path) == 'string' then
+        info = (info ~= '' and (info .. '\n') or '') .. c.path
+      end
+      out[#out + 1] = {
+        word = '/' .. c.name .. ' ',
+        abbr = '/' .. c.name .. hint,
+        menu = one_line(c.description, 60),
+        kind = c.source == 'user' and 'user' or 'workspace',
+        info = info,
+        dup = 0,
+        empty = 0,
+      }
+    end
+  end
+  return out
+end
+
+-- What follows the / of a prompt's first word, as typed up to the cursor
+-- (nil when the cursor is not in it).
+local function typed_name()
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  if row ~= 1 then
+    return nil
+  end
+  local before = api.nvim_get_current_line():sub(1, col)
+  return before:match('^/([^%s]*)$')
+end
+
+--- Opens the completion menu of the commands for the name typed after the
+--- / (Insert mode, in the compose window). With no list yet, it opens once
+--- the daemon answered, if the cursor is still in the name.
+function M.complete_now()
+  local function show()
+    if api.nvim_get_mode().mode:sub(1, 1) ~= 'i' then
+      return
+    end
+    local name = typed_name()
+    if not name then
+      return
+    end
+    local items = M.items(M.list(), name)
+    if #items > 0 then
+      vim.fn.complete(1, items)
+    end
+  end
+  if not S.commands then
+    return M.refresh(function()
+      vim.schedule(show)
+    end)
+  end
+  show()
+  if uv.now() - fetched_at > M.FRESH_MS then
+    M.refresh() -- a command added since shows from the next /
+  end
+end
+
+--- 'omnifunc' of the compose window: the commands, in the prompt's first
+--- word.
+---@param findstart integer
+---@param base string
+---@return integer|table
+function M.omnifunc(findstart, base)
+  if findstart == 1 then
+    return typed_name() and 0 or -3
+  end
+  if not S.commands then
+    M.refresh()
+  end
+  local name = (base or ''):gsub('^/', '')
+  return M.items(M.list(), name)
+end
+
+-- 'completeopt' while the compose window is in Insert mode: the menu
+-- without inserting the first command, so that typing narrows it.
+local saved_completeopt
+
+--- Sets up the compose buffer: 'omnifunc', and the / that opens the menu.
+---@param buf integer
+function M.attach(buf)
+  vim.bo[buf].omnifunc = "v:lua.require'agentd.commands'.omnifunc"
+  if not config.values.conversation.complete_commands then
+    return
+  end
+  vim.keymap.set('i', '/', function()
+    local row, col = unpack(api.nvim_win_get_cursor(0))
+    if row == 1 and col == 0 then
+      return "/<Cmd>lua require('agentd.commands').complete_now()<CR>"
+    end
+    return '/'
+  end, { buffer = buf, expr = true, replace_keycodes = true, desc = 'agentd: / and the custom commands' })
+  local group = api.nvim_create_augroup('agentd.commands.' .. buf, { clear = true })
+  api.nvim_create_autocmd('InsertEnter', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      saved_completeopt = saved_completeopt or vim.o.completeopt
+      vim.o.completeopt = 'menuone,noinsert'
+      if S.ready and uv.now() - fetched_at > M.FRESH_MS then
+        M.refresh()
+      end
+    end,
+  })
+  api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if saved_completeopt then
+        vim.o.completeopt = saved_completeopt
+        saved_completeopt = nil
+      end
+    end,
+  })
+end
+
+--- One line of :AgentdCommands: how it is typed, what it does, where it
+--- comes from, and why it cannot run (shadowed, broken).
+---@param c table
+---@return string
+function M.label(c)
+  local parts = { '/' .. tostring(c.name) .. (type(c.argumentHint) == 'string' and c.argumentHint ~= ''
+    and (' ' .. c.argumentHint) or '') }
+  if type(c.description) == 'string' and c.description ~= '' then
+    parts[#parts + 1] = one_line(c.description, 60)
+  end
+  parts[#parts + 1] = tostring(c.source or '?')
+  if type(c.error) == 'string' and c.error ~= '' then
+    parts[#parts + 1] = 'broken: ' .. one_line(c.error)
+  elseif c.shadowed == true then
+    parts[#parts + 1] = "shadowed: your own /" .. tostring(c.name) .. ' runs instead'
+  end
+  return table.concat(parts, '  ·  ')
+end
+
+--- :AgentdCommands: every command, those that cannot run with why. The one
+--- picked goes into the compose window ("/name "); a broken or shadowed
+--- one opens its file.
+function M.pick()
+  M.refresh(function(e, res)
+    if e then
+      return ui.notify('commands: ' .. ('%s (%s)'):format(tostring(e.message), tostring(e.code)), vim.log.levels.ERROR)
+    end
+    local cmds = list(res and res.commands)
+    local dirs = {}
+    for _, d in ipairs(list(res and res.directories)) do
+      if type(d) == 'table' and type(d.path) == 'string' then
+        dirs[#dirs + 1] = vim.fn.fnamemodify(d.path, ':~')
+      end
+    end
+    if #cmds == 0 then
+      return ui.notify('no custom commands: add Markdown files to ' .. table.concat(dirs, ' or '))
+    end
+    vim.ui.select(cmds, {
+      prompt = 'agentd: custom commands (' .. table.concat(dirs, ', ') .. ')',
+      kind = 'agentd.commands',
+      format_item = M.label,
+    }, function(c)
+      if not c then
+        return
+      end
+      if not M.runnable(c) then
+        ui.notify(M.label(c), vim.log.levels.WARN)
+        if type(c.path) == 'string' then
+          vim.cmd('tabedit ' .. vim.fn.fnameescape(c.path))
+        end
+        return
+      end
+      local chat = require('agentd.chat')
+      chat.open({ focus = 'compose' })
+      local buf = chat.compose_buf()
+      local text = '/' .. c.name .. ' '
+      api.nvim_buf_set_lines(buf, 0, -1, false, { text })
+      local _, cwin = chat.wins()
+      if cwin then
+        api.nvim_win_set_cursor(cwin, { 1, #text })
+      end
+      vim.cmd('startinsert!')
+    end)
+  end)
+end
+
+return M
