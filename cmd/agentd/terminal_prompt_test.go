@@ -289,6 +289,11 @@ func TestRunPromptShowsEscapesInACommand(t *testing.T) {
 	term := startTerminal(t, srv.URL, "clean up")
 	term.waitForScreen("Yes, once")
 	assert.Contains(t, term.screen(), "\n    $ rm -rf ./build \\x1b[2K\\x0d\\x1b[1Als\n", "the prompt shows the whole command")
+	// Where it would run, wrapped at spaces to the terminal's width: no
+	// word is broken at the edge.
+	words := strings.Join(strings.Fields(term.screen()), " ")
+	assert.Contains(t, words, "it runs in the workspace-write sandbox (it can change the workspace, not .git/config, .git/hooks, nested repositories or .agentd/), without the network.")
+	assert.Contains(t, words, "always allow stores `rm -rf ./build")
 	term.press("n")
 	term.waitFor("Left as it is.")
 	assert.Equal(t, exitCompleted, term.exitCode())

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/cmd/agentd/termmd"
 )
 
 // press applies keys typed as the terminal sends them.
@@ -114,4 +115,14 @@ func (term *terminal) cursorBack() int {
 	v := term.vt
 	line := strings.TrimRight(strings.ReplaceAll(string(v.lines[v.row]), "\x00", ""), " ")
 	return len([]rune(line)) - v.col
+}
+
+func TestWrapWords(t *testing.T) {
+	assert.Equal(t, []string{"runs in the", "workspace-write", "sandbox, no", "network"},
+		wrapWords("runs in the workspace-write sandbox, no network", 15))
+	assert.Equal(t, []string{"a", "abcdefghij", "klmno b"}, wrapWords("a abcdefghijklmno b", 10), "a long word is cut")
+	assert.Equal(t, []string{"one", "", "two"}, wrapWords("one\n\ntwo", 20), "the text's own breaks stay")
+	for _, l := range wrapWords("日本語のテキストはとても長いのでここで折り返します", 10) {
+		assert.LessOrEqual(t, termmd.Width(l), 10, l)
+	}
 }

@@ -202,10 +202,14 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 	}
 	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
 		// Where it would run: the sandbox profile, the network, the secrets.
-		b.WriteString(indent(req.Message, "  ") + "\n")
+		for _, l := range wrapWords(req.Message, pr.p.width()-4) {
+			b.WriteString("  " + l + "\n")
+		}
 	}
 	if req.Rule != "" {
-		b.WriteString(pr.sc.style("2", "  ("+req.Rule+")") + "\n")
+		for _, l := range wrapWords("("+req.Rule+")", pr.p.width()-4) {
+			b.WriteString(pr.sc.style("2", "  "+l) + "\n")
+		}
 	}
 	if e := expiry(req, "rejected"); e != "" {
 		b.WriteString(pr.sc.style("2", e) + "\n")

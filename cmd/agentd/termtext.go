@@ -179,3 +179,46 @@ func visibleRequest(req agent.InputRequest) agent.InputRequest {
 	req.Diff = visibleFiles(req.Diff)
 	return req
 }
+
+// wrapWords breaks text into lines of at most width columns at spaces (a
+// word longer than a line is cut), keeping the text's own line breaks. It
+// is for agentd's own sentences, which are not markdown.
+func wrapWords(text string, width int) []string {
+	width = max(width, 10)
+	var out []string
+	for _, para := range strings.Split(text, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			for termmd.Width(w) > width {
+				if line != "" {
+					out, line = append(out, line), ""
+				}
+				cut := cutColumns(w, width)
+				out, w = append(out, w[:cut]), w[cut:]
+			}
+			switch {
+			case line == "":
+				line = w
+			case termmd.Width(line)+1+termmd.Width(w) <= width:
+				line += " " + w
+			default:
+				out, line = append(out, line), w
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// cutColumns is the length in bytes of the longest prefix of s that fits in
+// width columns (at least one rune, so a cut always makes progress).
+func cutColumns(s string, width int) int {
+	cols := 0
+	for i, r := range s {
+		cols += termmd.RuneWidth(r)
+		if cols > width && i > 0 {
+			return i
+		}
+	}
+	return len(s)
+}
