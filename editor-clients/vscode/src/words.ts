@@ -40,7 +40,7 @@ export const DECISION_LABELS: Record<Decision, string> = {
   allow_always: 'Always accept',
   reject_once: 'Reject',
   reject_always: 'Always reject',
-  allow_full: 'Accept without the sandbox',
+  allow_full: 'Allow without the sandbox',
 };
 
 export function isAllow(decision: string): boolean {
@@ -125,6 +125,37 @@ export function statusText(s: StatusInput): { icon: string; text: string; severi
   if (s.paused) return { icon: '$(debug-pause)', text: 'agentd: paused', severity: 'normal' };
   if (s.lastState && TERMINAL_STATES.has(s.lastState)) return { icon: '$(hubot)', text: `agentd: ${runStateName(s.lastState)}`, severity: 'normal' };
   return { icon: '$(hubot)', text: 'agentd: ready', severity: 'normal' };
+}
+
+/** An MCP server's state as the MCP view says it. */
+const MCP_STATE_NAMES: Record<string, string> = {
+  idle: 'not started yet',
+  starting: 'starting',
+  connected: 'connected',
+  failed: 'failed',
+  needs_approval: 'waiting for your approval',
+  rejected: 'rejected by you',
+  disabled: 'disabled',
+};
+
+export function mcpStateName(state: string): string {
+  return MCP_STATE_NAMES[state] ?? readable(state);
+}
+
+/** Where an approved command runs, as a confirmation says it. */
+export function profileText(profile: string | undefined, network: boolean | undefined): string | undefined {
+  if (!profile) return undefined;
+  const net = network ? 'with the network' : 'without the network';
+  switch (profile) {
+    case 'read':
+      return `Runs in the read-only sandbox (it can change nothing but its temporary files), ${net}`;
+    case 'workspace-write':
+      return `Runs in the workspace-write sandbox (it can change the workspace only), ${net}`;
+    case 'full':
+      return `Not confined: the kernel sandbox cannot confine it here, so it runs with your full rights, ${net}`;
+    default:
+      return `Runs in the ${readable(profile)} sandbox, ${net}`;
+  }
 }
 
 /** Makes an unknown protocol word readable. */
