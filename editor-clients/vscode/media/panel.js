@@ -341,7 +341,8 @@
     else if (m.type === 'mentions' || m.type === 'slash') {
       if (!mention || m.query !== mention.query || (m.type === 'slash') !== (mention.kind === 'slash')) return;
       items = m.items || [];
-      active = 0;
+      // The first item that can be inserted (a broken command only shows its reason).
+      active = Math.max(0, items.findIndex((x) => typeof x === 'string' || !x.error));
       showMentions();
     } else if (m.type === 'setPrompt') {
       // The run could not start: the text comes back, nothing typed is lost.

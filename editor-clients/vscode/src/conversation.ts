@@ -83,7 +83,7 @@ export class Conversation {
     }
     const sv = controller.session;
     const undone: Record<string, string> = {};
-    for (const [id, c] of this.undo.checkpoints) if (c.undoneBy && this.undo.undoneBy(id)) undone[id] = c.undoneBy;
+    for (const [id, by] of this.undo.undone()) undone[id] = by;
     const busy = runs.some((r) => !TERMINAL_STATES.has(r.state));
     return {
       sessionId: controller.currentSessionId,

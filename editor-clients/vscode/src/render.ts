@@ -266,7 +266,7 @@ ${rejects.map((d) => `<button class="${d.decision === 'reject_once' ? 'danger' :
 function confinementHtml(req: RequestView): string {
   const parts: string[] = [];
   const how = profileText(req.profile, req.network);
-  if (how) parts.push(`<div class="request-facts confinement profile-${esc(req.profile!)}"><span class="icon">${req.profile === 'full' ? '⚠' : '⛨'}</span> ${esc(how)}.</div>`);
+  if (how) parts.push(`<div class="request-facts confinement profile-${esc(req.profile!)}">${req.profile === 'full' ? '<span class="icon">⚠</span> ' : ''}${esc(how)}.</div>`);
   if (req.secrets?.length) {
     parts.push(
       `<div class="request-facts secrets">Uses ${req.secrets.length === 1 ? 'the secret' : 'the secrets'} you gave: ${req.secrets
@@ -328,8 +328,9 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   const icon = `<span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span>`;
   const isConfirm = req.kind === 'confirm_write' || req.kind === 'confirm_command';
   const question = req.kind === 'question' || req.kind === 'choice' || req.kind === 'secret';
-  // A command run in the shell has its folder; an MCP tool's call or an MCP server's start has none.
-  const shell = req.kind === 'confirm_command' && req.cwd !== undefined && req.cwd !== null;
+  // A command the model runs in the shell belongs to its call and has a folder; an MCP tool's call
+  // has no folder, and the start of a .mcp.json server belongs to no call: they say what they are.
+  const shell = req.kind === 'confirm_command' && !!req.toolCallId && req.cwd !== undefined && req.cwd !== null;
   const head = question
     ? `${icon} <span class="request-message">${esc(req.message)}</span>`
     : req.kind === 'confirm_command'

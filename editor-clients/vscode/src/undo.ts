@@ -111,10 +111,15 @@ export class UndoFlow {
     }
   }
 
-  /** The checkpoints known for the session shown (none for another one). */
+  /** Which undo undid a checkpoint of the session shown, if one did and was not undone itself. */
   undoneBy(checkpoint: string): string | undefined {
     if (this.checkpointsOf !== this.d.sessionId()) return undefined;
-    return this.checkpoints.get(checkpoint)?.undoneBy;
+    return undoneMap([...this.checkpoints.values()]).get(checkpoint);
+  }
+
+  /** Every undone checkpoint of the session shown, and the undo that undid it. */
+  undone(): Map<string, string> {
+    return this.checkpointsOf === this.d.sessionId() ? undoneMap([...this.checkpoints.values()]) : new Map();
   }
 
   private send(target: UndoTarget, extra: { dryRun?: boolean; onConflict?: OnConflict }): Promise<UndoResult> {
@@ -127,6 +132,24 @@ export class UndoFlow {
     const p: UndoParams = target.kind === 'run' ? { sessionId, runId: target.runId, ...extra } : { sessionId, checkpoint: target.checkpoint, ...extra };
     return this.d.rpc.request<UndoResult>(Method.undo, p);
   }
+}
+
+/**
+ * Which checkpoints are undone, from the list oldest first: an undo's checkpoint lists what it
+ * `undoes`, and undoing that undo (a redo) brings them back. `undoneBy`, where the daemon sets it,
+ * says the same.
+ */
+export function undoneMap(list: readonly Checkpoint[]): Map<string, string> {
+  const by = new Map<string, string>();
+  for (const c of list) {
+    if (c.undoneBy) by.set(c.id, c.undoneBy);
+    for (const u of c.undoes ?? []) {
+      by.set(u, c.id);
+      // An undo undone: what it had undone is back.
+      for (const [k, v] of [...by]) if (v === u) by.delete(k);
+    }
+  }
+  return by;
 }
 
 /** Why an undo could not be done, in the user's words. */

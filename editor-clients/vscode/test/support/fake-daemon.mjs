@@ -211,6 +211,7 @@ function confirmCommand(run, p) {
           title: 'Start MCP server lint',
           message: 'The workspace\'s .mcp.json configures the MCP server lint: npx -y @acme/lint-mcp (sandbox read, no network). Start it?',
           command: 'npx -y @acme/lint-mcp',
+          cwd: '.',
           rule: 'workspace MCP server: ask',
           options: [
             { optionId: 'allow_once', label: 'Allow' },
@@ -403,7 +404,7 @@ const handlers = {
     const p = decode('agent/checkpoints', raw);
     required(p, 'sessionId');
     const s = theSession(p.sessionId);
-    return { checkpoints: s.checkpoints.map(({ conflict: _c, ...c }) => c) };
+    return { checkpoints: s.checkpoints.map(({ conflict: _c, undone: _u, ...c }) => c) };
   },
   'agent/undo': (raw) => {
     const p = decode('agent/undo', raw);
@@ -417,7 +418,7 @@ const handlers = {
     } else if (p.runId) {
       if (!s.runs.includes(p.runId)) throw new RpcError(E.unknownRun, `run ${p.runId} is not a run of session ${s.sessionId}`);
       from = s.checkpoints.findIndex((c) => c.runId === p.runId);
-    } else from = s.checkpoints.findLastIndex((c) => !c.undoneBy && !c.undoes);
+    } else from = s.checkpoints.findLastIndex((c) => !c.undone && !c.undoes);
     return restore(s, from, p, 'undo');
   },
   'agent/rewind': (raw) => {
@@ -451,7 +452,7 @@ function restore(s, from, p, tool) {
   if (p.onConflict !== undefined && p.onConflict !== '' && !ON_CONFLICT.includes(p.onConflict)) throw new RpcError(E.invalid, `invalid params: onConflict "${p.onConflict}" is not one of stop, skip, overwrite`);
   const last = runs.get(s.runs[s.runs.length - 1]);
   if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
-  const covered = from < 0 ? [] : s.checkpoints.slice(from).filter((c) => !c.undoneBy);
+  const covered = from < 0 ? [] : s.checkpoints.slice(from).filter((c) => !c.undone);
   if (!covered.length) return { status: tool === 'rewind' ? (p.dryRun ? 'preview' : 'restored') : 'nothing', undone: [], files: [] };
   const diff = { path: 'a.txt', status: 'modified', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-new\n+old\n' };
   const conflicted = covered.some((c) => c.conflict);
@@ -464,7 +465,7 @@ function restore(s, from, p, tool) {
   if (p.dryRun) return res;
   if (conflicted && on === 'stop') return { ...res, status: 'conflicts', files: [] };
   const id = `c${s.checkpoints.length + 1}`;
-  for (const c of covered) c.undoneBy = id;
+  for (const c of covered) c.undone = true; // agentd lists it in the undo's `undoes`
   s.checkpoints.push({ id, runId: '', tool, title: `${tool} of ${res.undone.join(', ')}`, time: now(), files: res.files.map((f) => ({ path: f.path, status: f.status })), undoes: res.undone });
   delete res.conflicts;
   if (conflicted && on === 'skip') res.notes = ['a.txt left as it is: it was changed after the checkpoint'];

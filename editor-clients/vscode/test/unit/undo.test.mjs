@@ -13,7 +13,7 @@ const { DaemonClient } = require('../../out/daemon.js');
 const { AgentController } = require('../../out/agent.js');
 const { RunStore } = require('../../out/runStore.js');
 const { RequestBook } = require('../../out/requests.js');
-const { UndoFlow } = require('../../out/undo.js');
+const { UndoFlow, undoneMap } = require('../../out/undo.js');
 const { listCommands, matchCommands, mcpStatus, slashName } = require('../../out/extensions.js');
 const { renderConversation, renderUndo, renderMcp } = require('../../out/render.js');
 
@@ -240,4 +240,11 @@ test('an MCP server\'s approval (no tool call, no folder) reads as what it is, w
   assert.match(html, /Asked because: workspace MCP server: ask/);
   assert.doesNotMatch(html, /Run a command\?|the workspace folder/);
   assert.match(html, /data-decision="allow_always">Always accept/);
+});
+
+test('which checkpoints are undone: an undo lists what it undoes, and undoing the undo brings them back', () => {
+  const cp = (id, extra = {}) => ({ id, runId: 'r', tool: 'edit_file', title: id, time: '', files: [], ...extra });
+  assert.deepEqual([...undoneMap([cp('c1'), cp('c2'), cp('c3', { tool: 'undo', undoes: ['c1', 'c2'] })])], [['c1', 'c3'], ['c2', 'c3']]);
+  assert.deepEqual([...undoneMap([cp('c1'), cp('c2', { tool: 'undo', undoes: ['c1'] }), cp('c3', { tool: 'undo', undoes: ['c2'] })])], [['c2', 'c3']], 'a redo');
+  assert.deepEqual([...undoneMap([cp('c1', { undoneBy: 'c2' }), cp('c2', { tool: 'undo' })])], [['c1', 'c2']]);
 });
