@@ -352,7 +352,8 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   if (req.kind === 'confirm_command' && !shell) {
     // What agentd says of it (the MCP server, what the tool claims), then what would run.
     if (req.message) parts.push(`<div class="request-context request-why">${esc(req.message)}</div>`);
-    if (req.command && !nested) parts.push(`<pre class="cmdline">${esc(req.command)}</pre>`);
+    // The call's tool and arguments, or the server's command line: the row does not show them.
+    if (req.command) parts.push(`<pre class="cmdline">${esc(req.command)}</pre>`);
   } else if (req.kind === 'confirm_command' || (question && req.command)) {
     if (!nested && req.command) parts.push(`<pre class="cmdline">$ ${esc(req.command)}</pre>`);
     parts.push(`<div class="request-facts">in <code>${esc(req.cwd && req.cwd !== '' ? req.cwd : '.')}</code>${req.cwd === '.' || !req.cwd ? ' (the workspace folder)' : ''}</div>`);

@@ -672,8 +672,20 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     assert.match(await undo.innerText(), /undo\/a\.txt/);
     // agent/checkpoints says the change was undone.
     await row.locator('.undone').waitFor();
-    await undo.locator('button', { hasText: 'Undo this restore' }).waitFor();
     await screenshot('undo-done', '.part.sidebar');
+    // The restore is a checkpoint too: undoing it (a checkpoint, previewed like the rest) redoes the command's changes.
+    await undo.locator('button', { hasText: 'Undo this restore' }).click();
+    await undo.locator('.request-title', { hasText: 'Restore to before this change' }).waitFor();
+    await undo.locator('.undo-summary', { hasText: '2 files would be put back' }).waitFor();
+    assert.equal(fs.readFileSync(file('b.txt'), 'utf8'), 'beta\n', 'the preview wrote nothing');
+    await undo.locator('button', { hasText: /^Restore$/ }).click();
+    await undo.locator('.undo-done-text', { hasText: 'Done: 2 files put back' }).waitFor();
+    assert.equal(fs.existsSync(file('b.txt')), false);
+    assert.equal(fs.readFileSync(file('c.txt'), 'utf8'), 'gamma\n');
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'ALPHA\nmine\n');
+    // The command's change is in effect again: its row no longer reads undone.
+    await row.locator('.undone').waitFor({ state: 'detached' });
+    await row.locator('button.restore').waitFor();
     await undo.locator('button', { hasText: 'Close' }).click();
     await undo.waitFor({ state: 'detached' });
     ok();

@@ -248,3 +248,27 @@ test('which checkpoints are undone: an undo lists what it undoes, and undoing th
   assert.deepEqual([...undoneMap([cp('c1'), cp('c2', { tool: 'undo', undoes: ['c1'] }), cp('c3', { tool: 'undo', undoes: ['c2'] })])], [['c2', 'c3']], 'a redo');
   assert.deepEqual([...undoneMap([cp('c1', { undoneBy: 'c2' }), cp('c2', { tool: 'undo' })])], [['c1', 'c2']]);
 });
+
+test('an MCP tool\'s call is asked as what it is (its tool and arguments shown once), and an MCP question renders as a choice with its decline', () => {
+  const s = new RunStore();
+  s.start('r1', 's1', 'go', undefined);
+  s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'tool_call', toolCallId: 'call_11', title: 'github: create_issue', toolKind: 'other', status: 'pending', input: { owner: 'ada' } } });
+  const call = {
+    runId: 'r1', sessionId: 's1', seq: 2, requestId: 'q1', toolCallId: 'call_11', kind: 'confirm_command', title: 'Call github: create_issue',
+    message: 'The agent wants to call a tool whose effect agentd cannot check. The tool create_issue of the MCP server github.',
+    command: 'mcp__github__create_issue {"owner":"ada"}', rule: 'mode ask: calls of unknown effect ask', createdAt: '2026-01-01T00:00:00Z', pendingCount: 2,
+  };
+  const elicit = {
+    runId: 'r1', sessionId: 's1', seq: 3, requestId: 'q2', toolCallId: 'call_12', kind: 'choice', title: 'test asks', message: 'The MCP server test asks, while running ask:\nWho is asking?\n\nColor',
+    options: [{ optionId: 'red', label: 'red' }, { optionId: 'blue', label: 'blue' }, { optionId: 'decline', label: 'Decline (answer nothing)' }], createdAt: '2026-01-01T00:00:01Z', pendingCount: 2,
+  };
+  s.apply('agent/inputRequest', call);
+  s.apply('agent/inputRequest', elicit);
+  const html = renderConversation({ runs: [s.get('r1')], open: [{ req: call, sending: false }, { req: elicit, sending: false }], daemon: { state: 'ready' } });
+  assert.match(html, /<span class="request-title">Call github: create_issue\?<\/span>/);
+  assert.match(html, /MCP server github/);
+  assert.equal(html.split('mcp__github__create_issue {&quot;owner&quot;:&quot;ada&quot;}').length - 1, 1, 'the call is shown once');
+  assert.doesNotMatch(html, /Run this command\?|the workspace folder/);
+  assert.match(html, /Who is asking\?[^]*data-option="decline"[^>]*>Decline \(answer nothing\)</);
+  assert.doesNotMatch(html, /Other: type your own answer/, 'an MCP question takes only its answers');
+});
