@@ -32,6 +32,8 @@ export interface ConversationDeps {
   rpc: Rpc;
   /** The daemon serves agent/undo, agent/rewind and agent/checkpoints. */
   undoSupported: () => boolean;
+  /** The MCP servers were listed (for the status bar). */
+  mcpChanged?: (servers: McpServer[]) => void;
   workspaceRoot: () => vscode.Uri | undefined;
   log: (line: string) => void;
 }
@@ -327,6 +329,7 @@ export class Conversation {
     if (run && TERMINAL_STATES.has(run.state) && !this.ended.has(run.runId)) {
       this.ended.add(run.runId);
       this.refreshCheckpoints();
+      void this.refreshMcp();
     }
   }
 
@@ -348,11 +351,30 @@ export class Conversation {
     this.update();
     await this.panel?.reveal();
     try {
-      this.mcp = { list: await mcpStatus(this.d.rpc, this.d.controller.currentSessionId) };
+      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
+      this.mcp = { list };
+      this.d.mcpChanged?.(list);
     } catch (e) {
       this.mcp = { error: `Could not ask agentd for its MCP servers: ${e instanceof Error ? e.message : e}` };
     }
     this.update();
+  }
+
+  /**
+   * Asks for the MCP servers for the status bar (after a connect, when a run ends: there is no
+   * change notification). Never fails; the view, when open, shows the new list too.
+   */
+  async refreshMcp(): Promise<void> {
+    try {
+      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
+      this.d.mcpChanged?.(list);
+      if (this.mcp?.list) {
+        this.mcp = { list };
+        this.update();
+      }
+    } catch (e) {
+      this.d.log(`mcp/status: ${e instanceof Error ? e.message : e}`);
+    }
   }
 
   /** Completes `/name` in the prompt box from the custom commands (read afresh, so new files show). */

@@ -16,7 +16,7 @@ import { Method } from './protocol';
 import { RequestBook } from './requests';
 import { RunStore } from './runStore';
 import { SessionPickers } from './settings';
-import { IndexProgressView, StatusBar } from './statusBar';
+import { IndexProgressView, McpStatusItem, StatusBar } from './statusBar';
 import { ProposedWrites } from './writes';
 
 let daemon: DaemonClient | undefined;
@@ -93,7 +93,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const composer = new Composer();
   const docs = new DocumentSync(client);
   const statusBar = new StatusBar();
-  subs.push(writes, paths, docs, statusBar);
+  const mcpItem = new McpStatusItem();
+  subs.push(writes, paths, docs, statusBar, mcpItem);
 
   const conversation = new Conversation({
     controller,
@@ -106,6 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     daemonState: () => daemonState,
     rpc: client,
     undoSupported: () => undoSupported,
+    mcpChanged: (servers) => mcpItem.update(servers),
     workspaceRoot,
     log,
   });
@@ -171,6 +173,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     pickers.setCapabilities(result.capabilities?.experimental?.agentd);
     undoSupported = !!result.capabilities?.experimental?.agentd?.undo;
     conversation.refreshCheckpoints();
+    void conversation.refreshMcp();
     void pickers.refreshModels();
     void controller.reconnected().then(refresh);
     void controller.refreshIndexStatus().then(updateStatus);

@@ -142,6 +142,22 @@ export function mcpStateName(state: string): string {
   return MCP_STATE_NAMES[state] ?? readable(state);
 }
 
+/**
+ * The MCP servers in a status bar item: how many are connected, and whether one needs a look (failed,
+ * waiting for the user's approval). Undefined when none is configured (no item then).
+ */
+export function mcpSummary(servers: readonly { name: string; state: string }[]): { text: string; tooltip: string; attention: boolean } | undefined {
+  if (!servers.length) return undefined;
+  const connected = servers.filter((s) => s.state === 'connected').length;
+  const failed = servers.filter((s) => s.state === 'failed');
+  const waiting = servers.filter((s) => s.state === 'needs_approval');
+  let text = `MCP ${connected}/${servers.length}`;
+  if (failed.length) text += ` · ${failed.length} failed`;
+  else if (waiting.length) text += ` · ${waiting.length} to approve`;
+  const tooltip = servers.map((s) => `${s.name}: ${mcpStateName(s.state)}`).join('\n');
+  return { text, tooltip: `agentd's MCP servers (click for their tools and errors)\n${tooltip}`, attention: failed.length > 0 || waiting.length > 0 };
+}
+
 /** Where an approved command runs, as a confirmation says it. */
 export function profileText(profile: string | undefined, network: boolean | undefined): string | undefined {
   if (!profile) return undefined;

@@ -800,6 +800,8 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await helper.locator('summary').click();
     assert.match(await helper.innerText(), /\.mcp\.json · stdio · sandbox: read, no network[^]*echo[^]*Echo the text back\./);
     assert.match(await notes.innerText(), /notes\s+failed[^]*your config · stdio[^]*no database at notes\.sqlite/);
+    // The status bar says the same in short, and takes you to the view.
+    await page.locator('.statusbar-item', { hasText: 'MCP 1/2 · 1 failed' }).waitFor();
     await screenshot('mcp-status', '.part.sidebar');
     await view.locator('button', { hasText: 'Close' }).click();
     await view.waitFor({ state: 'detached' });

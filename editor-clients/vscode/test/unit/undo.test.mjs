@@ -272,3 +272,14 @@ test('an MCP tool\'s call is asked as what it is (its tool and arguments shown o
   assert.match(html, /Who is asking\?[^]*data-option="decline"[^>]*>Decline \(answer nothing\)</);
   assert.doesNotMatch(html, /Other: type your own answer/, 'an MCP question takes only its answers');
 });
+
+test('the MCP status bar item: connected of all, and what needs a look', () => {
+  const { mcpSummary } = require('../../out/words.js');
+  assert.equal(mcpSummary([]), undefined, 'no item without servers');
+  assert.deepEqual(mcpSummary([{ name: 'a', state: 'connected' }]), { text: 'MCP 1/1', tooltip: "agentd's MCP servers (click for their tools and errors)\na: connected", attention: false });
+  const s = mcpSummary([{ name: 'a', state: 'connected' }, { name: 'b', state: 'failed' }, { name: 'c', state: 'needs_approval' }]);
+  assert.equal(s.text, 'MCP 1/3 · 1 failed');
+  assert.equal(s.attention, true);
+  assert.match(s.tooltip, /c: waiting for your approval/);
+  assert.equal(mcpSummary([{ name: 'c', state: 'needs_approval' }]).text, 'MCP 0/1 · 1 to approve');
+});
