@@ -17,6 +17,7 @@
   const saved = vscode.getState() || {};
   if (saved.draft) prompt.value = saved.draft;
   const toggled = new Set(); // reject forms the user opened, by data-toggle id
+  let shownUndo = '';
 
   const post = (m) => vscode.postMessage(m);
   const saveDraft = () => vscode.setState({ draft: prompt.value });
@@ -43,14 +44,17 @@
     if (b) post({ type: 'detach', key: b.dataset.detach });
   });
 
-  // ---- @ mentions ---------------------------------------------------------------------------
-  let mention = null; // { start, query }
+  // ---- @ mentions and / commands ----------------------------------------------------------
+  // One pop-up for both: `@path` anywhere, `/name` as the prompt's first word (a custom command).
+  let mention = null; // { start, query, kind: 'mention' | 'slash' }
   let items = [];
   let active = 0;
   function mentionAtCaret() {
     const before = prompt.value.slice(0, prompt.selectionStart);
+    const s = /^(\s*)\/([^\s/]*)$/.exec(before);
+    if (s) return { start: s[1].length, query: s[2], kind: 'slash' };
     const m = /(^|\s)@([^\s@`]*)$/.exec(before);
-    return m ? { start: prompt.selectionStart - m[2].length - 1, query: m[2] } : null;
+    return m ? { start: prompt.selectionStart - m[2].length - 1, query: m[2], kind: 'mention' } : null;
   }
   function closeMentions() {
     mention = null;
@@ -64,15 +68,24 @@
       return;
     }
     mentions.innerHTML = items
-      .map((p, i) => `<div class="mention${i === active ? ' active' : ''}" role="option" data-index="${i}">${escapeHtml(p)}</div>`)
+      .map((p, i) => {
+        const cls = `mention${i === active ? ' active' : ''}`;
+        if (typeof p === 'string') return `<div class="${cls}" role="option" data-index="${i}">${escapeHtml(p)}</div>`;
+        // A custom command: its name, what to type after it, what it does (or why it is broken).
+        const hint = p.argumentHint ? ` <span class="slash-hint">${escapeHtml(p.argumentHint)}</span>` : '';
+        const desc = p.error ? `<span class="slash-error">cannot be run: ${escapeHtml(p.error)}</span>` : p.description ? `<span class="slash-desc">${escapeHtml(p.description)}</span>` : '';
+        const src = `<span class="slash-source">${escapeHtml(p.source === 'user' ? 'yours' : p.source === 'workspace' ? 'workspace' : p.source)}</span>`;
+        return `<div class="${cls} slash${p.error ? ' broken' : ''}" role="option" data-index="${i}"><span class="slash-name">/${escapeHtml(p.name)}</span>${hint} ${src}${desc ? `<div>${desc}</div>` : ''}</div>`;
+      })
       .join('');
     mentions.hidden = false;
   }
   function acceptMention(i) {
     const p = items[i];
     if (!mention || p === undefined) return;
+    if (typeof p !== 'string' && p.error) return; // a broken command: its reason is shown, nothing to insert
     const end = mention.start + 1 + mention.query.length;
-    const insert = `@${p}${p.endsWith('/') ? '' : ' '}`;
+    const insert = typeof p === 'string' ? `@${p}${p.endsWith('/') ? '' : ' '}` : `/${p.name} `;
     prompt.value = prompt.value.slice(0, mention.start) + insert + prompt.value.slice(end);
     const caret = mention.start + insert.length;
     prompt.setSelectionRange(caret, caret);
@@ -83,7 +96,7 @@
   prompt.addEventListener('input', () => {
     saveDraft();
     mention = mentionAtCaret();
-    if (mention) post({ type: 'mention', query: mention.query });
+    if (mention) post({ type: mention.kind, query: mention.query });
     else closeMentions();
   });
   mentions.addEventListener('mousedown', (e) => {
@@ -192,15 +205,31 @@
         b.disabled = true;
         post({ type: 'resume', runId: b.dataset.run });
         return;
+      case 'undoRun':
+      case 'rewind':
+        post({ type: b.dataset.action, runId: b.dataset.run });
+        return;
+      case 'undoCheckpoint':
+        post({ type: 'undoCheckpoint', runId: b.dataset.run || '', checkpoint: b.dataset.checkpoint });
+        return;
+      case 'undoApply':
+        conv.querySelectorAll('.undo button').forEach((x) => (x.disabled = true));
+        post({ type: 'undoApply', onConflict: b.dataset.onConflict });
+        return;
       case 'newSession':
       case 'closeSessions':
       case 'loadEarlier':
+      case 'undoClose':
+      case 'mcpRefresh':
+      case 'closeMcp':
         post({ type: b.dataset.action });
         return;
     }
   }
   conv.addEventListener('click', (e) => {
     const b = e.target.closest('[data-action]');
+    // A button in a row's summary acts without folding the row.
+    if (b && b.closest('summary')) e.preventDefault();
     if (b && !b.disabled) act(b);
   });
   conv.addEventListener('keydown', (e) => {
@@ -277,6 +306,11 @@
       p.scrollTop = top === undefined || top < 0 ? p.scrollHeight : top;
     });
     conv.scrollTop = atBottom ? conv.scrollHeight : scrollTop;
+    // An undo preview that just appeared (or changed step) is brought into view.
+    const undo = conv.querySelector('.undo[data-undo]');
+    const undoKey = undo ? `${undo.dataset.undo} ${undo.className}` : '';
+    if (undo && undoKey !== shownUndo) undo.scrollIntoView({ block: 'nearest' });
+    shownUndo = undoKey;
 
     cancel.disabled = !m.busy;
     chips.innerHTML = (m.chips || [])
@@ -304,10 +338,11 @@
   window.addEventListener('message', (e) => {
     const m = e.data;
     if (m.type === 'render') render(m);
-    else if (m.type === 'mentions') {
-      if (!mention || m.query !== mention.query) return;
+    else if (m.type === 'mentions' || m.type === 'slash') {
+      if (!mention || m.query !== mention.query || (m.type === 'slash') !== (mention.kind === 'slash')) return;
       items = m.items || [];
-      active = 0;
+      // The first item that can be inserted (a broken command only shows its reason).
+      active = Math.max(0, items.findIndex((x) => typeof x === 'string' || !x.error));
       showMentions();
     } else if (m.type === 'setPrompt') {
       // The run could not start: the text comes back, nothing typed is lost.

@@ -257,6 +257,12 @@ export class AgentController {
     await this.loadSession(sessionId);
   }
 
+  /** Brings the open session up to date from agent/history (after a rewind marked runs). */
+  async reloadSession(): Promise<void> {
+    const sid = this.currentSessionId;
+    if (sid) await this.loadSession(sid);
+  }
+
   /** Fetches the page of runs before the oldest one shown. */
   async loadEarlier(): Promise<void> {
     const view = this.session;
@@ -370,6 +376,7 @@ export class AgentController {
     if (!Number.isNaN(t)) run.startedAt = t;
     if (hr.settings?.model) run.model = hr.settings.model;
     if (hr.usage && !run.usage) run.usage = hr.usage;
+    run.rewound = hr.rewound || undefined;
     const applied = this.store.applyEvents(hr.runId, hr.events ?? [], hr.moreEvents ? undefined : hr.state, sessionId);
     if (!hr.events?.length && !hr.moreEvents && run.lastSeq === 0) {
       run.state = hr.state;

@@ -80,6 +80,8 @@ export function commandTable(d: CommandDeps): Record<string, Command> {
       await d.panel.focus({ target: 'request' });
     },
     'agentd.showSessions': () => d.conversation.showSessions(),
+    /** The MCP servers agentd sees: state, tools, errors (mcp/status). */
+    'agentd.mcpServers': () => d.conversation.showMcp(),
     'agentd.newSession': () => d.conversation.newSession(),
     'agentd.showLog': () => d.showLog(),
     'agentd.restart': () => d.restartDaemon(),

@@ -9,7 +9,11 @@ import { AgentController, PanelSnapshot } from './agent';
 import { Composer, attachmentLabel, buildRun, matchPaths, mentionsIn } from './context';
 import { WorkspacePaths } from './contextPicker';
 import { ConversationPanel, PanelMessage, PanelView } from './panel';
-import { ErrorCode, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
+import { Rpc } from './daemon';
+import { listCommands, matchCommands, mcpStatus, slashName } from './extensions';
+import { ErrorCode, McpServer, OnConflict, ON_CONFLICT, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
+import { RunView } from './runStore';
+import { UndoFlow, UndoTarget } from './undo';
 import { PanelAnswer, RequestBook, answerFor } from './requests';
 import { SessionPickers } from './settings';
 import { ProposedWrites } from './writes';
@@ -25,6 +29,11 @@ export interface ConversationDeps {
   memento: vscode.Memento;
   pickers: SessionPickers;
   daemonState: () => { state: string; detail?: string };
+  rpc: Rpc;
+  /** The daemon serves agent/undo, agent/rewind and agent/checkpoints. */
+  undoSupported: () => boolean;
+  /** The MCP servers were listed (for the status bar). */
+  mcpChanged?: (servers: McpServer[]) => void;
   workspaceRoot: () => vscode.Uri | undefined;
   log: (line: string) => void;
 }
@@ -32,8 +41,23 @@ export interface ConversationDeps {
 export class Conversation {
   panel?: ConversationPanel;
   private sessions?: { list?: SessionInfo[]; error?: string };
+  private mcp?: { list?: McpServer[]; error?: string };
+  readonly undo: UndoFlow;
+  /** Runs whose end already refreshed the checkpoints. */
+  private readonly ended = new Set<string>();
 
-  constructor(private readonly d: ConversationDeps) {}
+  constructor(private readonly d: ConversationDeps) {
+    this.undo = new UndoFlow({
+      rpc: d.rpc,
+      sessionId: () => d.controller.currentSessionId,
+      changed: () => this.update(),
+      applied: async (target) => {
+        // A rewind marks runs as cut: the history says which.
+        if (target.kind === 'rewind') await d.controller.reloadSession();
+      },
+      log: d.log,
+    });
+  }
 
   /** Brings back what the panel showed before the window reloaded. */
   restore(): void {
@@ -60,6 +84,9 @@ export class Conversation {
       if (a !== undefined) answers[id] = a;
     }
     const sv = controller.session;
+    const undone: Record<string, string> = {};
+    for (const [id, by] of this.undo.undone()) undone[id] = by;
+    const busy = runs.some((r) => !TERMINAL_STATES.has(r.state));
     return {
       sessionId: controller.currentSessionId,
       runs,
@@ -69,7 +96,11 @@ export class Conversation {
       edited: writes.editedIds(),
       sessions: this.sessions,
       session: sv && { loading: sv.loading, earlierRuns: sv.earlierRuns, loadingEarlier: sv.loadingEarlier, error: sv.error },
-      busy: runs.some((r) => !TERMINAL_STATES.has(r.state)),
+      busy,
+      canUndo: this.d.undoSupported() && !!controller.currentSessionId && !busy && this.d.daemonState().state === 'ready',
+      undo: this.undo.view,
+      undone,
+      mcp: this.mcp,
       chips: composer.chips(),
       pickers: this.d.pickers.view(),
     };
@@ -126,6 +157,32 @@ export class Conversation {
         break;
       case 'loadEarlier':
         void this.d.controller.loadEarlier();
+        break;
+      case 'undoRun':
+        void this.undo.start({ kind: 'run', runId: m.runId });
+        break;
+      case 'undoCheckpoint':
+        // "Undo this restore" names no run: it shows where the restore was shown.
+        void this.undo.start({ kind: 'checkpoint', runId: m.runId || this.undo.view?.target.runId || '', checkpoint: m.checkpoint });
+        break;
+      case 'rewind':
+        void this.undo.start({ kind: 'rewind', runId: m.runId });
+        break;
+      case 'undoApply':
+        if ((ON_CONFLICT as readonly string[]).includes(m.onConflict)) void this.undo.apply(m.onConflict as OnConflict);
+        break;
+      case 'undoClose':
+        this.undo.close();
+        break;
+      case 'slash':
+        void this.slash(m.query);
+        break;
+      case 'mcpRefresh':
+        void this.showMcp();
+        break;
+      case 'closeMcp':
+        this.mcp = undefined;
+        this.update();
         break;
     }
   };
@@ -187,6 +244,9 @@ export class Conversation {
         this.newSession();
         await this.ask(text);
       }
+    } else if (code === ErrorCode.InvalidParams && slashName(text)) {
+      // A custom command whose file is broken: the daemon says why.
+      void vscode.window.showErrorMessage(`agentd: /${slashName(text)} cannot be run: ${message.replace(/^invalid params: /, '')}`);
     } else if (code === ErrorCode.NotSaved) {
       void vscode.window.showErrorMessage(`agentd could not save the run, so it did not start: ${message}. Free some space or fix the state directory's permissions, then send again.`);
     } else {
@@ -230,6 +290,7 @@ export class Conversation {
   }
 
   async showSessions(): Promise<void> {
+    this.mcp = undefined;
     this.sessions = {};
     this.update();
     await this.panel?.reveal();
@@ -262,8 +323,69 @@ export class Conversation {
   }
 
   /** Called when a run of the current session changed: keeps the snapshot current. */
-  runChanged(): void {
+  runChanged(run?: RunView): void {
     this.save();
+    // A run that ended may have changed files: the checkpoints (what was undone since) are asked again.
+    if (run && TERMINAL_STATES.has(run.state) && !this.ended.has(run.runId)) {
+      this.ended.add(run.runId);
+      this.refreshCheckpoints();
+      void this.refreshMcp();
+    }
+  }
+
+  /** Lists the open session's checkpoints when the daemon keeps them. */
+  refreshCheckpoints(): void {
+    if (this.d.undoSupported()) void this.undo.refreshCheckpoints();
+  }
+
+  /** Another session is shown: an undo of the last one no longer applies. */
+  sessionSwitched(): void {
+    if (this.undo.view && !this.d.controller.currentRuns().some((r) => r.runId === this.undo.view!.target.runId)) this.undo.close();
+    this.refreshCheckpoints();
+  }
+
+  /** The MCP servers view: agentd's servers for this session, asked afresh each time. */
+  async showMcp(): Promise<void> {
+    this.mcp = { list: this.mcp?.list };
+    this.sessions = undefined;
+    this.update();
+    await this.panel?.reveal();
+    try {
+      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
+      this.mcp = { list };
+      this.d.mcpChanged?.(list);
+    } catch (e) {
+      this.mcp = { error: `Could not ask agentd for its MCP servers: ${e instanceof Error ? e.message : e}` };
+    }
+    this.update();
+  }
+
+  /**
+   * Asks for the MCP servers for the status bar (after a connect, when a run ends: there is no
+   * change notification). Never fails; the view, when open, shows the new list too.
+   */
+  async refreshMcp(): Promise<void> {
+    try {
+      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
+      this.d.mcpChanged?.(list);
+      if (this.mcp?.list) {
+        this.mcp = { list };
+        this.update();
+      }
+    } catch (e) {
+      this.d.log(`mcp/status: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+
+  /** Completes `/name` in the prompt box from the custom commands (read afresh, so new files show). */
+  private async slash(query: string): Promise<void> {
+    try {
+      const items = matchCommands(await listCommands(this.d.rpc), query);
+      this.panel?.post({ type: 'slash', query, items });
+    } catch (e) {
+      this.d.log(`agent/commands: ${e instanceof Error ? e.message : e}`);
+      this.panel?.post({ type: 'slash', query, items: [] });
+    }
   }
 
   private async mentions(query: string): Promise<void> {

@@ -333,6 +333,8 @@ export interface InitializeResult {
         index?: boolean;
         /** The efforts a session may choose; absent: the daemon has no per-session settings. */
         reasoningEfforts?: string[];
+        /** agent/checkpoints, agent/undo and agent/rewind are served. */
+        undo?: boolean;
       };
     };
   };

@@ -16,7 +16,7 @@ import { Method } from './protocol';
 import { RequestBook } from './requests';
 import { RunStore } from './runStore';
 import { SessionPickers } from './settings';
-import { IndexProgressView, StatusBar } from './statusBar';
+import { IndexProgressView, McpStatusItem, StatusBar } from './statusBar';
 import { ProposedWrites } from './writes';
 
 let daemon: DaemonClient | undefined;
@@ -64,13 +64,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const client = (daemon = new DaemonClient(daemonOptions(context, log)));
   let daemonState: { state: DaemonState; detail?: string } = { state: 'stopped' };
+  let undoSupported = false;
   const store = new RunStore();
+  let shownSession: string | undefined;
   const requests = new RequestBook((a) => client.request(a.method, a.params));
   const controller = new AgentController(client, store, requests, {
     log,
     onIndexProgress: (p) => indexProgress(p),
-    onSessionChange: () => {
+    onSessionChange: (view) => {
       conversation.save();
+      if (view?.sessionId !== shownSession) {
+        shownSession = view?.sessionId;
+        conversation.sessionSwitched();
+      }
       panel.update();
     },
   });
@@ -87,7 +93,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const composer = new Composer();
   const docs = new DocumentSync(client);
   const statusBar = new StatusBar();
-  subs.push(writes, paths, docs, statusBar);
+  const mcpItem = new McpStatusItem();
+  subs.push(writes, paths, docs, statusBar, mcpItem);
 
   const conversation = new Conversation({
     controller,
@@ -98,6 +105,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     pickers,
     memento: context.workspaceState,
     daemonState: () => daemonState,
+    rpc: client,
+    undoSupported: () => undoSupported,
+    mcpChanged: (servers) => mcpItem.update(servers),
     workspaceRoot,
     log,
   });
@@ -133,7 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   store.onDidChange((run) => {
-    if (run.sessionId === controller.currentSessionId) conversation.runChanged();
+    if (run.sessionId === controller.currentSessionId) conversation.runChanged(run);
     refresh();
   });
   requests.onDidChange(() => {
@@ -161,6 +171,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log(`connected to ${result.serverInfo?.name ?? 'agentd'} ${result.serverInfo?.version ?? ''} (protocol ${result.protocolVersion ?? '?'})${restarted ? ' after a restart' : ''}`);
     docs.openAll();
     pickers.setCapabilities(result.capabilities?.experimental?.agentd);
+    undoSupported = !!result.capabilities?.experimental?.agentd?.undo;
+    conversation.refreshCheckpoints();
+    void conversation.refreshMcp();
     void pickers.refreshModels();
     void controller.reconnected().then(refresh);
     void controller.refreshIndexStatus().then(updateStatus);

@@ -26,7 +26,15 @@ export type PanelMessage =
   | { type: 'setting'; field: SettingField; value: string }
   | { type: 'openFile'; path: string }
   | { type: 'resume'; runId: string }
-  | { type: 'loadEarlier' };
+  | { type: 'loadEarlier' }
+  | { type: 'undoRun'; runId: string }
+  | { type: 'undoCheckpoint'; runId: string; checkpoint: string }
+  | { type: 'rewind'; runId: string }
+  | { type: 'undoApply'; onConflict: string }
+  | { type: 'undoClose' }
+  | { type: 'slash'; query: string }
+  | { type: 'mcpRefresh' }
+  | { type: 'closeMcp' };
 
 export interface PanelView extends PanelState {
   busy: boolean;
@@ -124,7 +132,7 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
 <div id="composer">
   <div id="chips" aria-label="Context for the next prompt"></div>
   <div id="mentions" role="listbox" hidden></div>
-  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
   <div class="buttons">
     <button id="send" class="primary" title="Send (Enter)">Send</button>
     <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>

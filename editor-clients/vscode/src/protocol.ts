@@ -20,6 +20,11 @@ export const Method = {
   history: 'agent/history',
   configure: 'agent/configure',
   models: 'agent/models',
+  commands: 'agent/commands',
+  checkpoints: 'agent/checkpoints',
+  undo: 'agent/undo',
+  rewind: 'agent/rewind',
+  mcpStatus: 'mcp/status',
   indexStatus: 'index/status',
   update: 'agent/update',
   inputRequest: 'agent/inputRequest',
@@ -48,6 +53,11 @@ export const CLIENT_REQUESTS = [
   Method.history,
   Method.configure,
   Method.models,
+  Method.commands,
+  Method.checkpoints,
+  Method.undo,
+  Method.rewind,
+  Method.mcpStatus,
   Method.indexStatus,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [Method.initialized, Method.exit, Method.didOpen, Method.didChange, Method.didSave, Method.didClose] as const;
@@ -74,6 +84,7 @@ export const ErrorCode = {
   RunNotPaused: -32019,
   ShuttingDown: -32020,
   NotSaved: -32021,
+  UnknownCheckpoint: -32022,
 } as const;
 
 export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
@@ -94,6 +105,14 @@ export const TERMINAL_STATES: ReadonlySet<string> = new Set<RunStateName>(['comp
 
 /** The reasoning efforts a session may choose (initialize's reasoningEfforts says which the daemon takes). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
+
+/** The kernel sandbox profiles a command runs in once allowed (confirm_command's `profile`). */
+export const PROFILES = ['read', 'workspace-write', 'full'] as const;
+export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as const;
+export const ON_CONFLICT = ['stop', 'skip', 'overwrite'] as const;
+export type OnConflict = (typeof ON_CONFLICT)[number];
+export const CONFLICT_KINDS = ['changed', 'missing'] as const;
+export const MCP_STATES = ['idle', 'starting', 'connected', 'failed', 'needs_approval', 'rejected', 'disabled'] as const;
 
 export const STOP_REASONS = ['end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors'] as const;
 export const RESOLVED_BY = ['user', 'timeout', 'cancel', 'policy'] as const;
@@ -218,6 +237,8 @@ export interface Update {
   usage?: Usage;
   stopReason?: string;
   instructions?: InstructionFile[];
+  /** tool_call_update: the call changed the workspace; its checkpoint (`c3`) for agent/undo. */
+  checkpoint?: string;
 }
 
 export interface RunNotification {
@@ -256,6 +277,12 @@ export interface InputRequest extends RunNotification {
   diff?: FileDiff[];
   command?: string;
   cwd?: string;
+  /** confirm_command: the sandbox profile it runs in once allowed (`full`: it cannot be confined here). */
+  profile?: string;
+  /** confirm_command: whether it gets the network. */
+  network?: boolean;
+  /** confirm_command: the names of the secrets the user gave that it uses (never their values). */
+  secrets?: string[];
   rule?: string;
   createdAt: string;
   expiresAt?: string;
@@ -325,6 +352,8 @@ export interface HistoryRun {
   updatedAt: string;
   settings?: SessionSettings;
   usage?: Usage;
+  /** A rewind cut it from the conversation the model sees; it stays as history. */
+  rewound?: boolean;
   /** Its notifications from seq 1, as agent/events returns them. */
   events: RunEvent[];
   /** Some of its events were left out: fetch them with agent/events after the last one here. */
@@ -367,6 +396,104 @@ export interface ModelsResult {
   /** The endpoint answered GET /models. */
   listed: boolean;
   error?: string;
+}
+
+/** A custom command of agent/commands: `/name args` in a prompt runs its prompt. */
+export interface CustomCommand {
+  name: string;
+  description?: string;
+  argumentHint?: string;
+  source: 'user' | 'workspace' | string;
+  path: string;
+  /** A user command of the same name wins: this one cannot be run. */
+  shadowed?: boolean;
+  /** Why the file cannot be used. */
+  error?: string;
+}
+
+export interface CommandsResult {
+  commands: CustomCommand[];
+  directories?: { source: string; path: string }[];
+}
+
+export interface CheckpointFile {
+  path: string;
+  status: string;
+  oldPath?: string;
+}
+
+export interface Checkpoint {
+  id: string;
+  runId: string;
+  tool: string;
+  title: string;
+  time: string;
+  files: CheckpointFile[];
+  /** The undo that undid it. */
+  undoneBy?: string;
+  /** An undo's own checkpoint: what it undoes. */
+  undoes?: string[];
+  notes?: string[];
+}
+
+export interface UndoParams {
+  sessionId: string;
+  checkpoint?: string;
+  runId?: string;
+  paths?: string[];
+  only?: boolean;
+  onConflict?: OnConflict;
+  dryRun?: boolean;
+}
+
+export interface RewindParams {
+  sessionId: string;
+  runId: string;
+  keepFiles?: boolean;
+  onConflict?: OnConflict;
+  dryRun?: boolean;
+}
+
+export interface UndoConflict {
+  path: string;
+  kind: 'changed' | 'missing' | string;
+  reason: string;
+  diff?: FileDiff;
+}
+
+export interface UndoResult {
+  status: 'restored' | 'conflicts' | 'nothing' | 'preview' | string;
+  undone: string[];
+  checkpoint?: string;
+  files: FileDiff[];
+  conflicts?: UndoConflict[];
+  notes?: string[];
+  /** agent/rewind: the runs cut, and how many messages the conversation keeps. */
+  rewound?: string[];
+  messages?: number;
+}
+
+export interface McpTool {
+  name: string;
+  tool: string;
+  title?: string;
+  description?: string;
+  hints?: Record<string, boolean>;
+}
+
+export interface McpServer {
+  name: string;
+  origin: 'user' | 'workspace' | 'session' | string;
+  transport: 'stdio' | 'http' | string;
+  command?: string;
+  url?: string;
+  sandbox?: string;
+  state: string;
+  error?: string;
+  tools?: McpTool[];
+  toolsChanged?: boolean;
+  connectedAt?: string;
+  starts?: number;
 }
 
 export interface ProgressParams {

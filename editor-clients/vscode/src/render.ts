@@ -8,10 +8,11 @@
 // so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { FileDiff, InputRequest, InstructionFile, SessionInfo, TERMINAL_STATES } from './protocol';
+import { FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
 import { OpenRequest } from './requests';
 import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
-import { decisionsOf, isAllow, outcomeText, plural, runStateName, stopReasonText, whenText } from './words';
+import type { UndoView } from './undo';
+import { decisionsOf, isAllow, mcpStateName, outcomeText, plural, profileText, runStateName, stopReasonText, whenText } from './words';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -31,6 +32,14 @@ export interface PanelState {
   session?: { loading?: boolean; earlierRuns?: number; loadingEarlier?: boolean; error?: string };
   /** For the session list's times (tests fix it). */
   now?: Date;
+  /** Undo and rewind can be offered: the daemon serves them and no run of the session is going. */
+  canUndo?: boolean;
+  /** The undo or rewind being previewed or done. */
+  undo?: UndoView;
+  /** Checkpoints undone since, and by which undo. */
+  undone?: Record<string, string>;
+  /** The MCP servers view, when the panel shows it. */
+  mcp?: { list?: McpServer[]; error?: string; loading?: boolean };
 }
 
 export function escapeHtml(s: string): string {
@@ -182,12 +191,23 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   const startOpen = running || !!open;
   const summary = `<span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> ${title} <span class="tool-status tone-${tone}">${esc(status)}</span>${
     facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
-  }`;
+  }${checkpointHtml(run, t, ctx)}`;
   if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>`;
   return `<details class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}"${running ? ' data-live' : ''}${open ? ' data-waiting' : ''}${startOpen ? ' open' : ''}>
 <summary>${summary}</summary>
 <div class="tool-body">${body.join('\n')}</div>
 </details>`;
+}
+
+/** A change's checkpoint: undone since (by which undo), or the way back to before it. */
+function checkpointHtml(run: RunView, t: ToolCallView, ctx: RenderContext): string {
+  if (!t.checkpoint) return '';
+  const undone = ctx.undone[t.checkpoint];
+  if (undone) return ` <span class="undone" title="checkpoint ${esc(t.checkpoint)}, undone by ${esc(undone)}">undone</span>`;
+  if (!ctx.canUndo || run.rewound) return '';
+  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change (checkpoint ${esc(
+    t.checkpoint,
+  )}) and every later one; you see what changes first">Restore to here</button>`;
 }
 
 function formatInput(input: unknown): string {
@@ -205,19 +225,28 @@ interface RenderContext {
   open: Map<string, OpenRequest>;
   answers: Record<string, string>;
   edited: Record<string, boolean>;
+  canUndo: boolean;
+  undone: Record<string, string>;
+  undo?: UndoView;
 }
 
 function decisionButtons(req: RequestView, edited: boolean): string {
   const id = esc(req.requestId);
   const decisions = decisionsOf(req);
-  const allows = decisions.filter((d) => isAllow(d.decision));
+  const described = (d: string) => req.options?.find((o) => o.optionId === d)?.description;
+  // Running without the sandbox is offered apart from the usual answers, with what it means.
+  const full = decisions.find((d) => d.decision === 'allow_full');
+  const allows = decisions.filter((d) => isAllow(d.decision) && d.decision !== 'allow_full');
   const rejects = decisions.filter((d) => !isAllow(d.decision));
-  const buttons = allows.map(
-    (d, i) =>
-      `<button class="${i === 0 ? 'primary' : 'secondary'}" data-action="confirm" data-request="${id}" data-decision="${esc(d.decision)}">${esc(
-        i === 0 && edited ? 'Accept my version' : d.label,
-      )}</button>`,
-  );
+  const unconfined = req.kind === 'confirm_command' && req.profile === 'full';
+  const buttons = allows.map((d, i) => {
+    const tip = described(d.decision);
+    // Where the command cannot be confined, allowing it is running it with the user's rights: said so.
+    const label = i === 0 && edited ? 'Accept my version' : unconfined && d.decision === 'allow_once' ? 'Run without the sandbox' : d.label;
+    return `<button class="${i === 0 ? (unconfined ? 'warning' : 'primary') : 'secondary'}" data-action="confirm" data-request="${id}" data-decision="${esc(d.decision)}"${
+      tip ? ` title="${esc(tip)}"` : ''
+    }>${esc(label)}</button>`;
+  });
   if (rejects.length) buttons.push(`<button class="secondary" data-action="rejectForm" data-request="${id}">Reject…</button>`);
   const reject = rejects.length
     ? `<div class="reject-form" data-toggle="${id}-reject" hidden>
@@ -225,7 +254,27 @@ function decisionButtons(req: RequestView, edited: boolean): string {
 ${rejects.map((d) => `<button class="${d.decision === 'reject_once' ? 'danger' : 'secondary'}" data-action="reject" data-request="${id}" data-decision="${esc(d.decision)}">${esc(d.label)}</button>`).join(' ')}
 </div>`
     : '';
-  return `<div class="decisions">${buttons.join(' ')}</div>${reject}`;
+  const fullRow = full
+    ? `<div class="full-access"><button class="warning" data-action="confirm" data-request="${id}" data-decision="allow_full">${esc(full.label)}</button> <span class="full-why">${esc(
+        described('allow_full') ?? 'once, with your full rights and the network',
+      )}: for a command the sandbox keeps from working (one that must write outside the workspace or reach the network). Never remembered as a rule.</span></div>`
+    : '';
+  return `<div class="decisions">${buttons.join(' ')}</div>${reject}${fullRow}`;
+}
+
+/** How an allowed command runs: its sandbox profile, the network, the secrets it uses. */
+function confinementHtml(req: RequestView): string {
+  const parts: string[] = [];
+  const how = profileText(req.profile, req.network);
+  if (how) parts.push(`<div class="request-facts confinement profile-${esc(req.profile!)}">${req.profile === 'full' ? '<span class="icon">⚠</span> ' : ''}${esc(how)}.</div>`);
+  if (req.secrets?.length) {
+    parts.push(
+      `<div class="request-facts secrets">Uses ${req.secrets.length === 1 ? 'the secret' : 'the secrets'} you gave: ${req.secrets
+        .map((n) => `<code>$${esc(n)}</code>`)
+        .join(', ')} (the model never sees the value${req.secrets.length === 1 ? '' : 's'})</div>`,
+    );
+  }
+  return parts.join('\n');
 }
 
 function answerControls(req: RequestView): string {
@@ -279,10 +328,13 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   const icon = `<span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span>`;
   const isConfirm = req.kind === 'confirm_write' || req.kind === 'confirm_command';
   const question = req.kind === 'question' || req.kind === 'choice' || req.kind === 'secret';
+  // A command the model runs in the shell belongs to its call and has a folder; an MCP tool's call
+  // has no folder, and the start of a .mcp.json server belongs to no call: they say what they are.
+  const shell = req.kind === 'confirm_command' && !!req.toolCallId && req.cwd !== undefined && req.cwd !== null;
   const head = question
     ? `${icon} <span class="request-message">${esc(req.message)}</span>`
     : req.kind === 'confirm_command'
-      ? `${icon} <span class="request-title">${nested ? 'Run this command?' : 'Run a command?'}</span>`
+      ? `${icon} <span class="request-title">${shell ? (nested ? 'Run this command?' : 'Run a command?') : `${esc(req.title || 'Allow this?')}${req.title?.endsWith('?') ? '' : '?'}`}</span>`
       : `${icon} <span class="request-title">${esc(nested ? 'Apply this change?' : req.title)}</span>`;
   if (!open) {
     if (!req.outcome) return '';
@@ -297,10 +349,16 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   const parts: string[] = [`<div class="request request-open kind-${esc(req.kind)}${open.sending ? ' sending' : ''}" data-request="${id}" tabindex="-1">`];
   parts.push(`<div class="request-head">${head}</div>`);
   if (req.context) parts.push(`<div class="request-context">${esc(req.context)}</div>`);
-  if (req.kind === 'confirm_command' || (question && req.command)) {
+  if (req.kind === 'confirm_command' && !shell) {
+    // What agentd says of it (the MCP server, what the tool claims), then what would run.
+    if (req.message) parts.push(`<div class="request-context request-why">${esc(req.message)}</div>`);
+    // The call's tool and arguments, or the server's command line: the row does not show them.
+    if (req.command) parts.push(`<pre class="cmdline">${esc(req.command)}</pre>`);
+  } else if (req.kind === 'confirm_command' || (question && req.command)) {
     if (!nested && req.command) parts.push(`<pre class="cmdline">$ ${esc(req.command)}</pre>`);
     parts.push(`<div class="request-facts">in <code>${esc(req.cwd && req.cwd !== '' ? req.cwd : '.')}</code>${req.cwd === '.' || !req.cwd ? ' (the workspace folder)' : ''}</div>`);
   }
+  if (req.kind === 'confirm_command') parts.push(confinementHtml(req));
   if (req.kind === 'confirm_write') parts.push(renderWriteFiles(req, ctx));
   if (isConfirm && req.rule) parts.push(`<div class="request-facts rule">Asked because: ${esc(req.rule)}</div>`);
   if (req.expiresAt) parts.push(`<div class="request-facts">Waits until ${esc(new Date(req.expiresAt).toLocaleTimeString())}</div>`);
@@ -334,7 +392,7 @@ function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
 
 function renderRun(run: RunView, ctx: RenderContext): string {
   const parts: string[] = [];
-  parts.push(`<section class="run state-${esc(run.state)}" data-run="${esc(run.runId)}">`);
+  parts.push(`<section class="run state-${esc(run.state)}${run.rewound ? ' rewound' : ''}" data-run="${esc(run.runId)}">`);
   if (run.prompt !== undefined) {
     parts.push(`<div class="prompt"><div class="prompt-text">${esc(run.prompt)}</div>`);
     const chips = run.attached?.length
@@ -382,6 +440,8 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     );
   }
   parts.push(renderFooter(run));
+  parts.push(renderRunActions(run, ctx));
+  if (ctx.undo && ctx.undo.target.runId === run.runId) parts.push(renderUndo(ctx.undo));
   parts.push('</section>');
   return parts.join('\n');
 }
@@ -394,6 +454,7 @@ function renderFooter(run: RunView): string {
   if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
   if (run.model) footer.push(`<span class="model" title="the model this run uses">${esc(run.model)}</span>`);
   if (run.usage) footer.push(usageHtml(run.usage));
+  if (run.rewound) footer.push('<span class="rewound-note" title="A rewind cut this run from the conversation: the agent no longer sees it">rewound</span>');
   let after = '';
   if (run.state === 'paused') {
     // Paused by a restart, or because its state could not be saved: the reason, and the way on.
@@ -402,6 +463,105 @@ function renderFooter(run: RunView): string {
     after = `<div class="run-error">${esc(run.error)}</div>`;
   }
   return `<div class="run-footer">${footer.join(' · ')}</div>${after}`;
+}
+
+/** Undo this turn (when it changed files) and rewind to before it, for a finished run. */
+function renderRunActions(run: RunView, ctx: RenderContext): string {
+  if (!ctx.canUndo || run.rewound || !TERMINAL_STATES.has(run.state)) return '';
+  const id = esc(run.runId);
+  const changed = Object.values(run.tools).some((t) => t.checkpoint && !ctx.undone[t.checkpoint]);
+  const buttons: string[] = [];
+  if (changed) buttons.push(`<button class="link" data-action="undoRun" data-run="${id}" title="Put back every file this run changed (and any later change); you see what changes first">Undo this turn</button>`);
+  buttons.push(
+    `<button class="link" data-action="rewind" data-run="${id}" title="Go back to before this prompt: the agent forgets this run and every later one, and their changes to files are undone; you see what changes first">Rewind to here</button>`,
+  );
+  return `<div class="run-actions">${buttons.join(' · ')}</div>`;
+}
+
+const UNDO_TITLES: Record<UndoView['target']['kind'], string> = {
+  run: 'Undo this turn',
+  checkpoint: 'Restore to before this change',
+  rewind: 'Rewind the conversation to before this prompt',
+};
+
+function undoFiles(files: FileDiff[], prefix: string): string {
+  return files.length ? `<div class="undo-files">${renderFiles(files, prefix, files.length === 1)}</div>` : '';
+}
+
+/** The undo or rewind in progress: its preview (files, conflicts with their diffs) and the choices, or its outcome. */
+export function renderUndo(u: UndoView): string {
+  const t = u.target;
+  const key = `undo-${t.kind}-${t.runId}-${t.kind === 'checkpoint' ? t.checkpoint : ''}`;
+  const parts = [`<div class="undo undo-${esc(u.phase)}" data-undo="${esc(key)}" tabindex="-1">`];
+  parts.push(`<div class="undo-head"><span class="icon">↶</span> <span class="request-title">${esc(UNDO_TITLES[t.kind])}</span><span class="spacer"></span><button class="link" data-action="undoClose">Close</button></div>`);
+  if (u.phase === 'previewing') parts.push('<div class="request-note">Looking at what would change…</div>');
+  if (u.phase === 'error') parts.push(`<div class="request-error">${esc(u.error ?? 'failed')}</div>`);
+  const p = u.phase === 'done' ? undefined : u.preview;
+  if (p) parts.push(renderUndoPreview(p, t.kind, key, u.phase === 'applying'));
+  if (u.phase === 'applying') parts.push('<div class="request-note">Restoring…</div>');
+  if (u.error && u.phase !== 'error') parts.push(`<div class="request-error">${esc(u.error)}</div>`);
+  if (u.phase === 'done' && u.result) parts.push(renderUndoResult(u.result, t.kind, key));
+  parts.push('</div>');
+  return parts.join('\n');
+}
+
+function renderUndoPreview(p: UndoResult, kind: UndoView['target']['kind'], key: string, busy: boolean): string {
+  const parts: string[] = [];
+  const conflicts = p.conflicts ?? [];
+  const changed = conflicts.filter((c) => c.kind !== 'missing');
+  const missing = conflicts.filter((c) => c.kind === 'missing');
+  if (p.status === 'nothing' || (!p.files?.length && !conflicts.length && kind !== 'rewind')) {
+    parts.push('<div class="undo-summary">Nothing to undo: the files are already as they were.</div>');
+    return parts.join('');
+  }
+  const what = kind === 'rewind' ? `The agent forgets this run and every later one${p.rewound?.length ? ` (${plural(p.rewound.length, 'run')})` : ''}. ` : '';
+  const files = p.files?.length ? `${plural(p.files.length, 'file')} would be put back` : 'No file would change';
+  parts.push(`<div class="undo-summary">${esc(what + files)}${p.undone?.length ? ` <span class="undo-ids">(checkpoints ${esc(p.undone.join(', '))})</span>` : ''}.</div>`);
+  parts.push(undoFiles(p.files ?? [], `${key}-f`));
+  if (changed.length) {
+    parts.push(`<div class="undo-conflicts"><div class="label">Changed since — yours to keep or overwrite</div>`);
+    for (const c of changed) {
+      parts.push(
+        `<details class="file conflict" data-id="${esc(`${key}-c-${c.path}`)}" open><summary><span class="fstatus fstatus-conflict">!</span> ${esc(c.path)} <span class="conflict-why">${esc(c.reason)}</span></summary>${
+          c.diff?.diff ? `<div class="conflict-diff-label">What the undo would do to it:</div>${renderDiff(c.diff.diff)}` : ''
+        }</details>`,
+      );
+    }
+    parts.push('</div>');
+  }
+  if (missing.length) {
+    parts.push(`<div class="undo-missing"><div class="label">Cannot be restored</div>${missing.map((c) => `<div class="request-facts">${esc(c.path)}: ${esc(c.reason)}</div>`).join('')}</div>`);
+  }
+  for (const n of p.notes ?? []) parts.push(`<div class="request-facts">${esc(n)}</div>`);
+  const dis = busy ? ' disabled' : '';
+  const act = kind === 'rewind' ? 'Rewind' : kind === 'run' ? 'Undo' : 'Restore';
+  const buttons: string[] = [];
+  if (!changed.length) buttons.push(`<button class="primary" data-action="undoApply" data-on-conflict="stop"${dis}>${act}</button>`);
+  else {
+    buttons.push(`<button class="primary" data-action="undoApply" data-on-conflict="skip"${dis} title="Restore the rest; the files changed since stay as they are">${act}, keep my changes</button>`);
+    buttons.push(`<button class="danger" data-action="undoApply" data-on-conflict="overwrite"${dis} title="Restore them too; what they hold now goes into the undo's own checkpoint, so undoing the undo brings it back">${act} and overwrite them</button>`);
+  }
+  buttons.push(`<button class="secondary" data-action="undoClose"${dis}>Cancel</button>`);
+  parts.push(`<div class="decisions">${buttons.join(' ')}</div>`);
+  return parts.join('\n');
+}
+
+function renderUndoResult(r: UndoResult, kind: UndoView['target']['kind'], key: string): string {
+  const parts: string[] = [];
+  if (r.status === 'nothing') parts.push('<div class="undo-summary">Nothing to undo.</div>');
+  else {
+    const files = r.files?.length ? `${plural(r.files.length, 'file')} put back` : 'no file changed';
+    const rew = kind === 'rewind' ? `Rewound${r.rewound?.length ? ` ${plural(r.rewound.length, 'run')}` : ''}: the next prompt continues from before this run; ` : 'Done: ';
+    parts.push(`<div class="undo-summary undo-done-text">${esc(rew + files)}.</div>`);
+    parts.push(undoFiles(r.files ?? [], `${key}-r`));
+  }
+  for (const n of r.notes ?? []) parts.push(`<div class="request-facts">${esc(n)}</div>`);
+  if (r.checkpoint) {
+    parts.push(
+      `<div class="decisions"><button class="secondary" data-action="undoCheckpoint" data-run="" data-checkpoint="${esc(r.checkpoint)}" title="The restore is checkpoint ${esc(r.checkpoint)}: undoing it brings the files back">Undo this restore</button></div>`,
+    );
+  }
+  return parts.join('\n');
 }
 
 function usageHtml(u: NonNullable<RunView['usage']>): string {
@@ -452,17 +612,67 @@ function renderSessions(s: NonNullable<PanelState['sessions']>, current: string 
   return parts.join('');
 }
 
+const MCP_TONES: Record<string, string> = { connected: 'ok', failed: 'error', rejected: 'declined', needs_approval: 'waiting', disabled: 'neutral', idle: 'neutral', starting: 'neutral' };
+
+/** The MCP servers the session sees (mcp/status): state, tools, why one failed. */
+export function renderMcp(m: NonNullable<PanelState['mcp']>): string {
+  const parts = [
+    '<div class="mcp"><div class="sessions-head"><span class="label">MCP servers</span><span style="flex:1"></span><button class="secondary" data-action="mcpRefresh">Refresh</button> <button class="link" data-action="closeMcp">Close</button></div>',
+  ];
+  if (m.error) parts.push(`<div class="request-error">${esc(m.error)}</div>`);
+  else if (!m.list) parts.push('<div class="empty">Loading…</div>');
+  else if (!m.list.length)
+    parts.push('<div class="empty">No MCP server is configured: add one under <code>mcpServers</code> in <code>~/.config/agentd/config.json</code> or the workspace\'s <code>.mcp.json</code>.</div>');
+  for (const s of m.list ?? []) {
+    const tools = s.tools ?? [];
+    const facts = [`${s.origin === 'workspace' ? '.mcp.json' : s.origin === 'user' ? 'your config' : s.origin === 'session' ? 'this editor' : s.origin}`, s.transport];
+    if (s.sandbox) facts.push(`sandbox: ${s.sandbox}`);
+    if ((s.starts ?? 0) > 1) facts.push(`started ${s.starts} times`);
+    const tone = MCP_TONES[s.state] ?? 'neutral';
+    const count = s.state === 'connected' ? ` <span class="tool-facts">${esc(plural(tools.length, 'tool'))}</span>` : '';
+    const body: string[] = [];
+    body.push(`<div class="mcp-facts">${esc(facts.join(' · '))}</div>`);
+    if (s.command || s.url) body.push(`<pre class="cmdline">${esc(s.command ?? s.url ?? '')}</pre>`);
+    if (s.error) body.push(`<div class="request-error mcp-error">${esc(s.error)}</div>`);
+    if (s.state === 'needs_approval') body.push('<div class="request-facts">Starts once you approve it: agentd asks when a run of this workspace starts.</div>');
+    if (s.toolsChanged) body.push('<div class="request-facts">The server announced new tools: sessions started from now on offer them.</div>');
+    if (tools.length) {
+      body.push(
+        `<ul class="mcp-tools">${tools
+          .map((t) => {
+            const hints = Object.entries(t.hints ?? {}).filter(([, v]) => v).map(([k]) => k);
+            return `<li><code>${esc(t.tool)}</code>${t.title && t.title !== t.tool ? ` ${esc(t.title)}` : ''}${t.description ? ` <span class="desc">— ${esc(t.description)}</span>` : ''}${
+              hints.length ? ` <span class="hints" title="what the server claims, not verified">${esc(hints.join(', '))}</span>` : ''
+            }</li>`;
+          })
+          .join('')}</ul>`,
+      );
+    }
+    parts.push(
+      `<details class="mcp-server mcp-state-${esc(s.state)}" data-id="mcp-${esc(s.name)}"${s.error || s.state === 'needs_approval' ? ' open' : ''}><summary><span class="mcp-name">${esc(s.name)}</span> <span class="tool-status tone-${tone}">${esc(
+        mcpStateName(s.state),
+      )}</span>${count}</summary>${body.join('')}</details>`,
+    );
+  }
+  parts.push('</div>');
+  return parts.join('');
+}
+
 export function renderConversation(state: PanelState): string {
   const ctx: RenderContext = {
     open: new Map(state.open.map((o) => [o.req.requestId, o])),
     answers: state.answers ?? {},
     edited: state.edited ?? {},
+    canUndo: !!state.canUndo,
+    undone: state.undone ?? {},
+    undo: state.undo,
   };
   const parts: string[] = [];
   if (state.daemon.state !== 'ready') {
     const words: Record<string, string> = { starting: 'starting…', restarting: 'restarting…', failed: 'not running', stopped: 'stopped' };
     parts.push(`<div class="daemon daemon-${esc(state.daemon.state)}">agentd ${esc(words[state.daemon.state] ?? state.daemon.state)}${state.daemon.detail ? `: ${esc(state.daemon.detail)}` : ''}</div>`);
   }
+  if (state.mcp) parts.push(renderMcp(state.mcp));
   if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId, state.now ?? new Date()));
   // Requests of runs that are not in this view (other sessions, or from before a restart) come
   // first: they are waiting, and answerable right here.

@@ -45,6 +45,8 @@ export interface ToolCallView {
   locations?: { path: string; line?: number }[];
   /** The input request this call waited on (a question, or the approval of a write or command). */
   requestId?: string;
+  /** The call changed the workspace: its checkpoint, which agent/undo takes back. */
+  checkpoint?: string;
 }
 
 /** An input request as the run shows it: what was asked, and once resolved, how it ended. */
@@ -93,6 +95,8 @@ export interface RunView {
   activity?: string;
   /** When the run started (ms since the epoch): the order the conversation shows runs in. */
   startedAt: number;
+  /** A rewind cut it from the conversation (agent/history says so). */
+  rewound?: boolean;
 }
 
 export interface Notification {
@@ -373,6 +377,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.exitCode !== undefined) t.exitCode = u.exitCode;
       if (u.durationMs !== undefined) t.durationMs = u.durationMs;
       if (u.files !== undefined) t.files = u.files;
+      if (u.checkpoint) t.checkpoint = u.checkpoint;
       if (u.status === 'in_progress') run.activity = activityOf(t);
       break;
     }

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { IndexProgress } from './agent';
-import { StatusInput, requestKindName, statusText } from './words';
+import { StatusInput, mcpSummary, requestKindName, statusText } from './words';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
@@ -59,5 +59,31 @@ export class IndexProgressView {
         this.reportTo(p);
       }),
     );
+  }
+}
+
+/** The MCP servers, when any is configured: connected of all, and a warning colour when one failed or waits for approval. */
+export class McpStatusItem implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 99);
+
+  constructor() {
+    this.item.name = 'agentd MCP servers';
+    this.item.command = 'agentd.mcpServers';
+  }
+
+  update(servers: readonly { name: string; state: string }[] | undefined): void {
+    const sum = servers && mcpSummary(servers);
+    if (!sum) {
+      this.item.hide();
+      return;
+    }
+    this.item.text = `$(plug) ${sum.text}`;
+    this.item.tooltip = sum.tooltip;
+    this.item.backgroundColor = sum.attention ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.show();
+  }
+
+  dispose(): void {
+    this.item.dispose();
   }
 }

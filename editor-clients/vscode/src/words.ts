@@ -40,7 +40,7 @@ export const DECISION_LABELS: Record<Decision, string> = {
   allow_always: 'Always accept',
   reject_once: 'Reject',
   reject_always: 'Always reject',
-  allow_full: 'Accept without the sandbox',
+  allow_full: 'Allow without the sandbox',
 };
 
 export function isAllow(decision: string): boolean {
@@ -125,6 +125,53 @@ export function statusText(s: StatusInput): { icon: string; text: string; severi
   if (s.paused) return { icon: '$(debug-pause)', text: 'agentd: paused', severity: 'normal' };
   if (s.lastState && TERMINAL_STATES.has(s.lastState)) return { icon: '$(hubot)', text: `agentd: ${runStateName(s.lastState)}`, severity: 'normal' };
   return { icon: '$(hubot)', text: 'agentd: ready', severity: 'normal' };
+}
+
+/** An MCP server's state as the MCP view says it. */
+const MCP_STATE_NAMES: Record<string, string> = {
+  idle: 'not started yet',
+  starting: 'starting',
+  connected: 'connected',
+  failed: 'failed',
+  needs_approval: 'waiting for your approval',
+  rejected: 'rejected by you',
+  disabled: 'disabled',
+};
+
+export function mcpStateName(state: string): string {
+  return MCP_STATE_NAMES[state] ?? readable(state);
+}
+
+/**
+ * The MCP servers in a status bar item: how many are connected, and whether one needs a look (failed,
+ * waiting for the user's approval). Undefined when none is configured (no item then).
+ */
+export function mcpSummary(servers: readonly { name: string; state: string }[]): { text: string; tooltip: string; attention: boolean } | undefined {
+  if (!servers.length) return undefined;
+  const connected = servers.filter((s) => s.state === 'connected').length;
+  const failed = servers.filter((s) => s.state === 'failed');
+  const waiting = servers.filter((s) => s.state === 'needs_approval');
+  let text = `MCP ${connected}/${servers.length}`;
+  if (failed.length) text += ` · ${failed.length} failed`;
+  else if (waiting.length) text += ` · ${waiting.length} to approve`;
+  const tooltip = servers.map((s) => `${s.name}: ${mcpStateName(s.state)}`).join('\n');
+  return { text, tooltip: `agentd's MCP servers (click for their tools and errors)\n${tooltip}`, attention: failed.length > 0 || waiting.length > 0 };
+}
+
+/** Where an approved command runs, as a confirmation says it. */
+export function profileText(profile: string | undefined, network: boolean | undefined): string | undefined {
+  if (!profile) return undefined;
+  const net = network ? 'with the network' : 'without the network';
+  switch (profile) {
+    case 'read':
+      return `Runs in the read-only sandbox (it can change nothing but its temporary files), ${net}`;
+    case 'workspace-write':
+      return `Runs in the workspace-write sandbox (it can change the workspace only), ${net}`;
+    case 'full':
+      return `Not confined: the kernel sandbox cannot confine it here, so it runs with your full rights, ${net}`;
+    default:
+      return `Runs in the ${readable(profile)} sandbox, ${net}`;
+  }
 }
 
 /** Makes an unknown protocol word readable. */

@@ -41,8 +41,9 @@ fi
 step "code-server $CS_VERSION"
 bash test/setup-code-server.sh || die "code-server setup failed"
 
-step "go build agentd and fakemodel"
-(cd "$REPO" && go build -o "$BIN/agentd" ./cmd/agentd && go build -o "$BIN/fakemodel" ./cmd/fakemodel) || die "go build failed"
+step "go build agentd, fakemodel and the test MCP server"
+(cd "$REPO" && go build -o "$BIN/agentd" ./cmd/agentd && go build -o "$BIN/fakemodel" ./cmd/fakemodel &&
+  go build -o "$BIN/mcpserver" ./tools/mcp/testdata/mcpserver) || die "go build failed"
 
 step "build and package the extension"
 npm run --silent package >test/artifacts/package.log 2>&1 || { cat test/artifacts/package.log; die "build/package failed"; }
@@ -56,7 +57,7 @@ echo "unit tests: $((SECONDS - t0)) s"
 
 step "end-to-end test (code-server + chromium)"
 t0=$SECONDS
-AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" \
+AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" MCPSERVER_BIN="$BIN/mcpserver" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" \
   node --test test/e2e/e2e.test.mjs || status=1
 echo "end-to-end: $((SECONDS - t0)) s"
 

@@ -30,23 +30,39 @@ async function screenshot(name, clip) {
  * once the palette's input has the focus, so no keystroke goes elsewhere.
  */
 async function command(title) {
-  await paletteInput('F1', 'Control+Shift+P');
-  await page.locator('.quick-input-widget .quick-input-box input').fill(`>${title}`);
+  const input = page.locator('.quick-input-widget .quick-input-box input');
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible' });
-  await page.keyboard.press('Enter');
+  // The panel may take the focus back a moment after the palette opened (a command that focuses
+  // the prompt box posts to the webview), which closes the palette: then it is opened again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await paletteInput('F1', 'Control+Shift+P');
+      await input.fill(`>${title}`, { timeout: 5000 });
+      await row.waitFor({ state: 'visible', timeout: 10000 });
+      // On the input itself: if the palette closed meanwhile this fails instead of typing elsewhere.
+      await input.press('Enter', { timeout: 5000 });
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
 }
 
-/** Opens the quick input with `key` (or `fallback` when the focused part keeps the key) and waits for its focus. */
+/**
+ * Opens the quick input with `key` (or `fallback` when the focused part keeps the key) and waits for
+ * its focus. A quick input still closing (a command just run from it) is awaited first: its input
+ * keeps the focus while it hides, and text filled into it would be lost.
+ */
 async function paletteInput(key, fallback) {
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
   const focused = page.locator('.quick-input-widget .quick-input-box input:focus');
   await page.keyboard.press(key);
   try {
-    await focused.waitFor({ state: 'attached', timeout: 3000 });
+    await focused.waitFor({ state: 'visible', timeout: 3000 });
   } catch {
     if (!fallback) throw new Error(`${key} opened no quick input`);
     await page.keyboard.press(fallback);
-    await focused.waitFor({ state: 'attached' });
+    await focused.waitFor({ state: 'visible' });
   }
 }
 
@@ -616,6 +632,179 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await ask('Anything else in this session?');
     await lastRun().locator('.answer', { hasText: 'This session began with your name.' }).waitFor();
     assert.equal(await prompts.count(), count + 1);
+    ok();
+  });
+  it('undoes a turn whose command edited, deleted and created files; a file the user changed since is shown as a conflict and kept', async () => {
+    const dir = path.join(h.ws, 'undo');
+    const file = (n) => path.join(dir, n);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(file('a.txt'), 'alpha\n');
+    fs.writeFileSync(file('b.txt'), 'beta\n');
+    await command('agentd: New Session');
+    // Full auto: the command runs without asking, in the sandbox.
+    await panel().locator('#mode').selectOption('full-auto');
+    await ask('Tidy the undo folder');
+    await lastRun().locator('.answer', { hasText: 'Tidied the undo folder.' }).waitFor();
+    await lastRun().locator('.run-state-completed').waitFor();
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'ALPHA\n');
+    assert.equal(fs.existsSync(file('b.txt')), false);
+    assert.equal(fs.readFileSync(file('c.txt'), 'utf8'), 'gamma\n');
+    const row = lastRun().locator('.tool', { hasText: 'sed -i' });
+    await row.locator('button.restore', { hasText: 'Restore to here' }).waitFor();
+    // The user changes a.txt after the agent did.
+    fs.writeFileSync(file('a.txt'), 'ALPHA\nmine\n');
+    await lastRun().locator('.run-actions button', { hasText: 'Undo this turn' }).click();
+    const undo = lastRun().locator('.undo');
+    const conflict = undo.locator('.undo-conflicts .conflict', { hasText: 'undo/a.txt' });
+    await conflict.waitFor();
+    assert.match(await undo.locator('.undo-summary').innerText(), /^2 files would be put back/);
+    assert.match(await conflict.innerText(), /What the undo would do to it:[^]*-mine/);
+    assert.match(await undo.innerText(), /undo\/b\.txt[^]*undo\/c\.txt/);
+    assert.equal(fs.existsSync(file('b.txt')), false, 'the preview wrote nothing');
+    await undo.locator('button', { hasText: 'Undo, keep my changes' }).waitFor();
+    await undo.locator('button', { hasText: 'Undo and overwrite them' }).waitFor();
+    await screenshot('undo-preview', '.part.sidebar');
+    await undo.locator('button', { hasText: 'Undo, keep my changes' }).click();
+    await undo.locator('.undo-done-text', { hasText: 'Done: 2 files put back' }).waitFor();
+    assert.equal(fs.readFileSync(file('b.txt'), 'utf8'), 'beta\n');
+    assert.equal(fs.existsSync(file('c.txt')), false);
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'ALPHA\nmine\n', 'the user\'s change is kept');
+    assert.match(await undo.innerText(), /undo\/a\.txt/);
+    // agent/checkpoints says the change was undone.
+    await row.locator('.undone').waitFor();
+    await screenshot('undo-done', '.part.sidebar');
+    // The restore is a checkpoint too: undoing it (a checkpoint, previewed like the rest) redoes the command's changes.
+    await undo.locator('button', { hasText: 'Undo this restore' }).click();
+    await undo.locator('.request-title', { hasText: 'Restore to before this change' }).waitFor();
+    await undo.locator('.undo-summary', { hasText: '2 files would be put back' }).waitFor();
+    assert.equal(fs.readFileSync(file('b.txt'), 'utf8'), 'beta\n', 'the preview wrote nothing');
+    await undo.locator('button', { hasText: /^Restore$/ }).click();
+    await undo.locator('.undo-done-text', { hasText: 'Done: 2 files put back' }).waitFor();
+    assert.equal(fs.existsSync(file('b.txt')), false);
+    assert.equal(fs.readFileSync(file('c.txt'), 'utf8'), 'gamma\n');
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'ALPHA\nmine\n');
+    // The command's change is in effect again: its row no longer reads undone.
+    await row.locator('.undone').waitFor({ state: 'detached' });
+    await row.locator('button.restore').waitFor();
+    await undo.locator('button', { hasText: 'Close' }).click();
+    await undo.waitFor({ state: 'detached' });
+    ok();
+  });
+
+  it('rewinds the conversation to before a run: its file change undone, the run marked rewound, the next prompt continues without it', async () => {
+    // The session of the tidy goes on (still in full auto).
+    await ask('Write the rewind file');
+    await lastRun().locator('.answer', { hasText: 'Wrote the rewind file.' }).waitFor();
+    await lastRun().locator('.run-state-completed').waitFor();
+    const written = path.join(h.ws, 'undo/rewind.txt');
+    assert.equal(fs.readFileSync(written, 'utf8'), 'to be rewound\n');
+    const run = panel().locator('.run', { has: panel().locator('.prompt-text', { hasText: 'Write the rewind file' }) });
+    await run.locator('.run-actions button', { hasText: 'Rewind to here' }).click();
+    const box = run.locator('.undo');
+    await box.locator('.undo-summary', { hasText: 'The agent forgets this run and every later one (1 run)' }).waitFor();
+    assert.match(await box.locator('.undo-summary').innerText(), /1 file would be put back/);
+    await box.locator('button', { hasText: /^Rewind$/ }).click();
+    await box.locator('.undo-done-text', { hasText: 'Rewound 1 run' }).waitFor();
+    assert.equal(fs.existsSync(written), false, 'the run\'s file is undone');
+    await run.locator('.rewound-note').waitFor();
+    assert.equal(await run.locator('.run-actions').count(), 0, 'a rewound run offers nothing');
+    await box.locator('button', { hasText: 'Close' }).click();
+    await ask('What came after the tidy?');
+    await lastRun().locator('.answer', { hasText: 'Nothing came after the tidy.' }).waitFor();
+    const req = (await modelRequests()).find((r) => r.turn === 'after-rewind');
+    const said = req.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+    assert.match(said, /Tidy the undo folder/, 'the run before is still in the conversation');
+    assert.doesNotMatch(said, /Write the rewind file/, 'the rewound run is not');
+    ok();
+  });
+
+  it('a command\'s confirmation shows its sandbox and network; "Allow without the sandbox" runs it with the user\'s rights', async () => {
+    await command('agentd: New Session');
+    await panel().locator('#mode').selectOption('ask');
+    await ask('Touch a file outside');
+    const cmd = panel().locator('.tool', { hasText: 'outside.txt' }).locator('.request-open');
+    await cmd.waitFor();
+    const text = await cmd.innerText();
+    assert.match(text, /Runs in the workspace-write sandbox \(it can change the workspace only\), without the network\./);
+    assert.match(text, /Allow without the sandbox\s+once, with your full rights and the network: /);
+    assert.equal(await cmd.locator('button[data-decision="allow_once"]').getAttribute('title'), 'in the workspace-write sandbox');
+    await screenshot('command-allow-full', '.part.sidebar');
+    await cmd.locator('button', { hasText: 'Allow without the sandbox' }).click();
+    await lastRun().locator('.answer', { hasText: 'Touched the file outside the workspace.' }).waitFor();
+    assert.equal(fs.readFileSync(path.join(h.T, 'home/outside.txt'), 'utf8'), 'x', 'it ran outside the sandbox');
+    assert.equal(await lastRun().locator('.tone-error').count(), 0);
+    ok();
+  });
+
+  it('completes /commands from .agentd/commands (hint, description, a broken one with its reason) and runs one', async () => {
+    const dir = path.join(h.ws, '.agentd/commands');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'review.md'), '---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $1 for bugs, briefly.\n');
+    fs.writeFileSync(path.join(dir, 'release.md'), '---\ndescription: never closed\nReleases.\n');
+    await command('agentd: New Session');
+    await page.keyboard.press('Control+Alt+a');
+    await panel().locator('#prompt:focus').waitFor();
+    await page.keyboard.type('/re');
+    const pop = panel().locator('#mentions');
+    const review = pop.locator('.slash', { hasText: '/review' });
+    await review.waitFor();
+    assert.match(await review.innerText(), /^\/review <file>\s+workspace\s+Review a file for bugs$/);
+    assert.match(await pop.locator('.slash.broken', { hasText: '/release' }).innerText(), /cannot be run: /);
+    await pop.locator('.slash.active', { hasText: '/review' }).waitFor();
+    await screenshot('command-completion', '.part.sidebar');
+    await page.keyboard.press('Enter');
+    await until(async () => (await panel().locator('#prompt').inputValue()) === '/review ', 'the command in the prompt box', 10000);
+    await page.keyboard.type('cart.go');
+    await page.keyboard.press('Enter');
+    await lastRun().locator('.prompt-text', { hasText: '/review cart.go' }).waitFor();
+    await lastRun().locator('.answer', { hasText: 'Reviewed cart.go: no bugs.' }).waitFor();
+    assert.match((await lastUserMessageSent('Review cart.go')) ?? '', /^Review cart\.go for bugs, briefly\./);
+    ok();
+  });
+
+  // Last: the MCP configuration it writes would ask in every later session.
+  it('an MCP server of .mcp.json asks before it starts, in the panel; the MCP view shows it connected with its tools, and a failing one with its error', async () => {
+    const mcpserver = process.env.MCPSERVER_BIN;
+    assert.ok(mcpserver && fs.existsSync(mcpserver), 'MCPSERVER_BIN is built (test/run.sh)');
+    const cfg = path.join(h.T, 'home/.config/agentd');
+    fs.mkdirSync(cfg, { recursive: true });
+    fs.writeFileSync(path.join(cfg, 'config.json'), JSON.stringify({ mcpServers: { notes: { command: mcpserver, args: ['-fail', 'no database at notes.sqlite'] } } }));
+    fs.writeFileSync(path.join(h.ws, '.mcp.json'), JSON.stringify({ mcpServers: { helper: { command: mcpserver } } }));
+    const before = h.daemonPids();
+    await command('agentd: Restart Daemon');
+    await until(() => h.daemonPids().some((p) => !before.includes(p)), 'a new daemon');
+    await panel().locator('.daemon').waitFor({ state: 'detached' });
+    await command('agentd: New Session');
+    await ask('Use the MCP server');
+    const req = openRequest('Start MCP server helper');
+    await req.waitFor();
+    const text = await req.innerText();
+    assert.match(text, /^▶ Start MCP server helper\?/);
+    assert.ok(text.includes(mcpserver), 'the command line it would start');
+    assert.match(text, /Asked because: workspace MCP server: ask/);
+    assert.doesNotMatch(text, /the workspace folder|Run a command/);
+    await req.locator('button', { hasText: /^Accept$/ }).click();
+    await lastRun().locator('.answer', { hasText: 'The MCP server is ready.' }).waitFor();
+    await command('agentd: MCP Servers');
+    const view = panel().locator('.mcp');
+    const helper = view.locator('.mcp-server', { has: panel().locator('.mcp-name', { hasText: /^helper$/ }) });
+    const notes = view.locator('.mcp-server', { has: panel().locator('.mcp-name', { hasText: /^notes$/ }) });
+    // No notification of changes: the view asks again (Refresh) until the servers settle.
+    await until(async () => {
+      if ((await helper.locator('.tool-status', { hasText: 'connected' }).count()) && (await notes.locator('.tool-status', { hasText: 'failed' }).count())) return true;
+      await view.locator('button', { hasText: 'Refresh' }).click();
+      await view.locator('.mcp-server').first().waitFor();
+      return false;
+    }, 'helper connected and notes failed', 30000);
+    assert.match(await helper.locator('summary').innerText(), /helper\s+connected\s+\d+ tools/);
+    await helper.locator('summary').click();
+    assert.match(await helper.innerText(), /\.mcp\.json · stdio · sandbox: read, no network[^]*echo[^]*Echo the text back\./);
+    assert.match(await notes.innerText(), /notes\s+failed[^]*your config · stdio[^]*no database at notes\.sqlite/);
+    // The status bar says the same in short, and takes you to the view.
+    await page.locator('.statusbar-item', { hasText: 'MCP 1/2 · 1 failed' }).waitFor();
+    await screenshot('mcp-status', '.part.sidebar');
+    await view.locator('button', { hasText: 'Close' }).click();
+    await view.waitFor({ state: 'detached' });
     ok();
   });
 });

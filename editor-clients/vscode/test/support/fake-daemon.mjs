@@ -17,7 +17,13 @@
 // agent/run by prompt: "crash" exits(3); "ask" opens a question and "write" a confirm_write,
 // answering them finishes the run; "say TEXT" answers TEXT at once (with the instruction files,
 // a notice, the thinking and usage a real run sends); "pause" pauses as a run whose state could
-// not be saved, and agent/resume finishes it; anything else stays running.
+// not be saved, and agent/resume finishes it; "edit" changes a.txt (checkpoint c<N>) and "edit
+// conflict" does too, then the user changes it (so undoing it is a conflict); "mcp" opens the
+// approval of a .mcp.json server (a confirm_command without toolCallId or cwd); "cmd" a command's
+// confirmation with its sandbox profile and allow_full; anything else stays running.
+//
+//   FAKE_COMMANDS=JSON     agent/commands answers these commands
+//   FAKE_MCP=JSON          mcp/status answers these servers
 import fs from 'node:fs';
 
 const log = process.env.FAKE_LOG;
@@ -39,7 +45,8 @@ const DEFAULT_MODEL = 'fake-model';
 const MODELS = [{ id: DEFAULT_MODEL, ownedBy: 'fake' }, { id: 'fake-model-large', ownedBy: 'fake', contextWindow: 32768 }];
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019 };
+const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022 };
+const ON_CONFLICT = ['stop', 'skip', 'overwrite'];
 
 function send(msg) {
   const body = Buffer.from(JSON.stringify(msg), 'utf8');
@@ -58,6 +65,7 @@ class RpcError extends Error {
 
 const str = 'string';
 const int = 'int';
+const bool = 'bool';
 const strs = 'string[]';
 const SCHEMAS = {
   'agent/run': { prompt: str, sessionId: str, context: { files: strs, selection: { path: str, startLine: int, endLine: int, text: str } }, approvalPolicy: str, model: str, reasoningEffort: str },
@@ -71,11 +79,16 @@ const SCHEMAS = {
   'agent/history': { sessionId: str, beforeRunId: str, limit: int },
   'agent/configure': { sessionId: str, model: str, reasoningEffort: str, approvalPolicy: str },
   'agent/models': {},
+  'agent/commands': {},
+  'agent/checkpoints': { sessionId: str },
+  'agent/undo': { sessionId: str, checkpoint: str, runId: str, paths: strs, only: bool, onConflict: str, dryRun: bool },
+  'agent/rewind': { sessionId: str, runId: str, keepFiles: bool, onConflict: str, dryRun: bool },
+  'mcp/status': { sessionId: str },
   'index/status': {},
 };
 
 function goType(t) {
-  return typeof t === 'object' ? 'struct' : t === int ? 'int' : t === strs ? '[]string' : t;
+  return typeof t === 'object' ? 'struct' : t === int ? 'int' : t === strs ? '[]string' : t === bool ? 'bool' : t;
 }
 
 function jsonType(v) {
@@ -94,6 +107,7 @@ function check(value, schema, path) {
   }
   if (schema === str && typeof value !== 'string') throw bad();
   if (schema === int && !Number.isInteger(value)) throw bad();
+  if (schema === bool && typeof value !== 'boolean') throw bad();
   if (schema === strs) {
     if (!Array.isArray(value)) throw bad();
     value.forEach((x, i) => check(x, str, `${path}[${i}]`));
@@ -187,6 +201,53 @@ function ask(run, kind) {
   notifyRun(run, 'agent/runState', { state: 'requires_action' });
 }
 
+function confirmCommand(run, p) {
+  const requestId = `q_${run.runId}`;
+  const params =
+    p === 'mcp'
+      ? {
+          requestId,
+          kind: 'confirm_command',
+          title: 'Start MCP server lint',
+          message: 'The workspace\'s .mcp.json configures the MCP server lint: npx -y @acme/lint-mcp (sandbox read, no network). Start it?',
+          command: 'npx -y @acme/lint-mcp',
+          cwd: '.',
+          rule: 'workspace MCP server: ask',
+          options: [
+            { optionId: 'allow_once', label: 'Allow' },
+            { optionId: 'allow_session', label: 'Allow for this session' },
+            { optionId: 'allow_always', label: 'Always allow' },
+            { optionId: 'reject_once', label: 'Reject' },
+            { optionId: 'reject_always', label: 'Always reject' },
+          ],
+        }
+      : {
+          requestId,
+          toolCallId: `x_${run.runId}`,
+          kind: 'confirm_command',
+          title: 'Run curl -fsS https://example.com',
+          message: 'The agent wants to run a command. Allowed, it runs in the workspace-write sandbox, with the network. It uses the secret $TOKEN you gave.',
+          command: 'curl -fsS -H "Authorization: $TOKEN" https://example.com',
+          cwd: '.',
+          profile: 'workspace-write',
+          network: true,
+          secrets: ['TOKEN'],
+          rule: 'mode ask: commands ask; runs in workspace-write, with the network, uses $TOKEN',
+          options: [
+            { optionId: 'allow_once', label: 'Allow', description: 'in the workspace-write sandbox, with the network' },
+            { optionId: 'allow_session', label: 'Allow for this session', description: 'in the workspace-write sandbox, with the network' },
+            { optionId: 'reject_once', label: 'Reject' },
+            { optionId: 'reject_always', label: 'Always reject' },
+            { optionId: 'allow_full', label: 'Allow without the sandbox', description: 'once, with your full rights and the network' },
+          ],
+        };
+  if (params.toolCallId) update(run, { kind: 'tool_call', toolCallId: params.toolCallId, title: params.command, toolKind: 'execute', status: 'pending', input: { command: params.command } });
+  Object.assign(params, { createdAt: now(), pendingCount: requests.size + 1 });
+  requests.set(requestId, { runId: run.runId, sessionId: run.sessionId, kind: 'confirm_command', params });
+  params.seq = notifyRun(run, 'agent/inputRequest', params);
+  notifyRun(run, 'agent/runState', { state: 'requires_action' });
+}
+
 function play(run) {
   const p = run.prompt;
   notifyRun(run, 'agent/runState', { state: 'running' });
@@ -202,7 +263,20 @@ function play(run) {
     finish(run, p.slice(4));
     return;
   }
+  if (p === 'edit' || p === 'edit conflict') {
+    const s = sessions.get(run.sessionId);
+    const id = `c${s.checkpoints.length + 1}`;
+    s.checkpoints.push({ id, runId: run.runId, tool: 'write_file', title: 'modified a.txt', time: now(), files: [{ path: 'a.txt', status: 'modified' }], conflict: p === 'edit conflict' });
+    update(run, { kind: 'tool_call', toolCallId: `w_${run.runId}`, title: 'Write a.txt', toolKind: 'edit', status: 'pending', input: { path: 'a.txt' } });
+    update(run, { kind: 'tool_call_update', toolCallId: `w_${run.runId}`, status: 'completed', files: [{ path: 'a.txt', status: 'modified', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n' }], checkpoint: id });
+    finish(run, 'edited');
+    return;
+  }
   update(run, { kind: 'message_chunk', text: 'héllo ✓' });
+  if (p === 'mcp' || p === 'cmd') {
+    confirmCommand(run, p);
+    return;
+  }
   if (p === 'ask') ask(run, 'question');
   else if (p === 'write') ask(run, 'confirm_write');
   else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
@@ -228,7 +302,7 @@ const handlers = {
       if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
     } else {
       const sessionId = `s_${++sessionCount}`;
-      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {} };
+      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set() };
       sessions.set(sessionId, s);
     }
     for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (p[k]) s.settings[k] = p[k];
@@ -291,6 +365,7 @@ const handlers = {
     const page = s.runs.slice(start, end).map((id, i, all) => {
       const r = runs.get(id);
       const out = { runId: r.runId, prompt: r.prompt, state: r.state, createdAt: r.createdAt, updatedAt: r.updatedAt, settings: r.settings, events: r.events };
+      if (s.rewound.has(r.runId)) out.rewound = true;
       if (r.context) out.context = r.context;
       if (r.stopReason) out.stopReason = r.stopReason;
       if (r.error) out.error = r.error;
@@ -321,18 +396,90 @@ const handlers = {
     decode('agent/models', raw);
     return { default: DEFAULT_MODEL, listed: true, models: MODELS };
   },
+  'agent/commands': (raw) => {
+    decode('agent/commands', raw);
+    return { commands: JSON.parse(process.env.FAKE_COMMANDS || '[]'), directories: [] };
+  },
+  'agent/checkpoints': (raw) => {
+    const p = decode('agent/checkpoints', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    return { checkpoints: s.checkpoints.map(({ conflict: _c, undone: _u, ...c }) => c) };
+  },
+  'agent/undo': (raw) => {
+    const p = decode('agent/undo', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    if (p.checkpoint && p.runId) throw new RpcError(E.invalid, 'invalid params: checkpoint and runId are exclusive');
+    let from;
+    if (p.checkpoint) {
+      from = s.checkpoints.findIndex((c) => c.id === p.checkpoint);
+      if (from < 0) throw new RpcError(E.unknownCheckpoint, `unknown checkpoint ${p.checkpoint}`);
+    } else if (p.runId) {
+      if (!s.runs.includes(p.runId)) throw new RpcError(E.unknownRun, `run ${p.runId} is not a run of session ${s.sessionId}`);
+      from = s.checkpoints.findIndex((c) => c.runId === p.runId);
+    } else from = s.checkpoints.findLastIndex((c) => !c.undone && !c.undoes);
+    return restore(s, from, p, 'undo');
+  },
+  'agent/rewind': (raw) => {
+    const p = decode('agent/rewind', raw);
+    required(p, 'sessionId', 'runId');
+    const s = theSession(p.sessionId);
+    const at = s.runs.indexOf(p.runId);
+    if (at < 0) throw new RpcError(E.unknownRun, `run ${p.runId} is not a run of session ${s.sessionId}`);
+    if (s.rewound.has(p.runId)) throw new RpcError(E.invalid, `invalid params: run ${p.runId} was already rewound`);
+    const cut = s.runs.slice(at).filter((id) => !s.rewound.has(id));
+    const from = p.keepFiles ? -1 : s.checkpoints.findIndex((c) => cut.includes(c.runId));
+    const res = restore(s, from, p, 'rewind');
+    if (res.status === 'conflicts') return res;
+    res.rewound = cut;
+    res.messages = 2 * (at - [...s.rewound].filter((id) => s.runs.indexOf(id) < at).length);
+    if (!p.dryRun) for (const id of cut) s.rewound.add(id);
+    return res;
+  },
+  'mcp/status': (raw) => {
+    decode('mcp/status', raw);
+    return { servers: JSON.parse(process.env.FAKE_MCP || '[]') };
+  },
   'index/status': (raw) => {
     decode('index/status', raw);
     return { state: 'ready', files: 1, chunks: 1, progress: 1, embedder: 'fake' };
   },
 };
 
+/** Undoes the session's checkpoints from index `from` on, as agentd's restore: dry run, conflicts, onConflict. */
+function restore(s, from, p, tool) {
+  if (p.onConflict !== undefined && p.onConflict !== '' && !ON_CONFLICT.includes(p.onConflict)) throw new RpcError(E.invalid, `invalid params: onConflict "${p.onConflict}" is not one of stop, skip, overwrite`);
+  const last = runs.get(s.runs[s.runs.length - 1]);
+  if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+  const covered = from < 0 ? [] : s.checkpoints.slice(from).filter((c) => !c.undone);
+  if (!covered.length) return { status: tool === 'rewind' ? (p.dryRun ? 'preview' : 'restored') : 'nothing', undone: [], files: [] };
+  const diff = { path: 'a.txt', status: 'modified', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-new\n+old\n' };
+  const conflicted = covered.some((c) => c.conflict);
+  const on = p.onConflict || 'stop';
+  const res = { status: 'preview', undone: covered.map((c) => c.id), files: conflicted ? [] : [diff] };
+  if (conflicted && on !== 'overwrite') {
+    res.conflicts = [{ path: 'a.txt', kind: 'changed', reason: 'it was changed after the checkpoint', diff: { ...diff, diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-new, and mine\n+old\n' } }];
+  }
+  if (conflicted && on === 'overwrite') res.files = [diff];
+  if (p.dryRun) return res;
+  if (conflicted && on === 'stop') return { ...res, status: 'conflicts', files: [] };
+  const id = `c${s.checkpoints.length + 1}`;
+  for (const c of covered) c.undone = true; // agentd lists it in the undo's `undoes`
+  s.checkpoints.push({ id, runId: '', tool, title: `${tool} of ${res.undone.join(', ')}`, time: now(), files: res.files.map((f) => ({ path: f.path, status: f.status })), undoes: res.undone });
+  delete res.conflicts;
+  if (conflicted && on === 'skip') res.notes = ['a.txt left as it is: it was changed after the checkpoint'];
+  return { ...res, status: 'restored', checkpoint: id };
+}
+
 function answer(p, how) {
   required(p, 'requestId');
   if (how === 'confirm') required(p, 'decision');
   const r = requests.get(p.requestId);
   if (!r) throw new RpcError(E.unknownRequest, `unknown request ${p.requestId}`);
-  const confirm = r.kind === 'confirm_write';
+  const confirm = r.kind === 'confirm_write' || r.kind === 'confirm_command';
+  if (how === 'confirm' && !(r.params.options ?? [{ optionId: 'allow_once' }, { optionId: 'allow_session' }, { optionId: 'allow_always' }, { optionId: 'reject_once' }, { optionId: 'reject_always' }]).some((o) => o.optionId === p.decision))
+    throw new RpcError(E.wrongKind, `wrong kind: decision ${p.decision} is not offered`);
   if (confirm !== (how === 'confirm')) throw new RpcError(E.wrongKind, `wrong kind: request ${p.requestId} is a ${r.kind}`);
   requests.delete(p.requestId);
   const run = runs.get(r.runId);

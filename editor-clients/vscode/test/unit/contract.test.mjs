@@ -44,6 +44,11 @@ test('the kinds, states and words are the daemon\'s', () => {
     [P.TOOL_KINDS, 'toolKinds'],
     [P.STATUSES, 'statuses'],
     [P.REASONING_EFFORTS, 'reasoningEfforts'],
+    [P.PROFILES, 'profiles'],
+    [P.UNDO_STATUSES, 'undoStatuses'],
+    [P.ON_CONFLICT, 'onConflict'],
+    [P.CONFLICT_KINDS, 'conflictKinds'],
+    [P.MCP_STATES, 'mcpStates'],
   ]) {
     assert.deepEqual(sorted(mine), sorted(contract[theirs]), theirs);
   }
