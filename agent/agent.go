@@ -43,6 +43,11 @@ type Agent struct {
 	stopCtx     context.Context
 	stopWork    context.CancelFunc
 
+	// mcpTold holds the MCP failures each session was told of (session,
+	// server, error): a server that keeps failing is one notice, not one
+	// at every run.
+	mcpTold sync.Map
+
 	modelMu sync.Mutex // guards mdl, mcfg, named
 	mdl     Model
 	mcfg    ModelConfig

@@ -171,7 +171,23 @@ func (r *run) startTools(ctx context.Context) error {
 		return ctx.Err()
 	}
 	r.setTools(newToolSet(ts))
+	r.tellMCPFailures(sid)
 	return nil
+}
+
+// tellMCPFailures says which MCP servers could not start and why, once per
+// session and failure: without it a terminal or editor user only sees the
+// model lack the tools they configured.
+func (r *run) tellMCPFailures(sid string) {
+	for _, st := range r.a.mcp.Status(sid) {
+		if st.State != mcp.StateFailed {
+			continue
+		}
+		if _, told := r.a.mcpTold.LoadOrStore(sid+"\x00"+st.Name+"\x00"+st.Error, true); told {
+			continue
+		}
+		r.update(Update{Kind: UpdateNotice, Text: fmt.Sprintf("The MCP server %s could not start, so its tools are not offered: %s", st.Name, st.Error)})
+	}
 }
 
 // approveServer asks the user whether a workspace server may start, as a

@@ -423,3 +423,35 @@ func TestMCPAnswerNotSavedStaysOpen(t *testing.T) {
 		assert.Equal(t, "name=Ada color=red age=30", toolResult(t, env.Model, "mcp__test__ask"))
 	})
 }
+
+// TestMCPFailureIsANotice: a configured server that cannot start is told
+// to the user once per session, in the server's words, as a notice (the
+// terminal and the editors show it); the model simply lacks its tools.
+func TestMCPFailureIsANotice(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{UserConfig: serversConfig(t, map[string]any{"notes": stdioServer(t, "-fail", "no database at notes.sqlite")}),
+			Script: &modeltest.Script{Turns: []modeltest.Turn{{Repeat: true, Reply: modeltest.Reply{Text: "Done."}}}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		notices := func(runID string) []string {
+			var out []string
+			for _, u := range e.Updates(runID) {
+				if u.Kind == agent.UpdateNotice {
+					out = append(out, u.Text)
+				}
+			}
+			return out
+		}
+		first := e.Run(agent.RunParams{Prompt: "hello"})
+		assert.Equal(t, agent.StateCompleted, e.Finished(first.RunID).State)
+		got := notices(first.RunID)
+		require.Len(t, got, 1)
+		assert.Contains(t, got[0], "The MCP server notes could not start")
+		assert.Contains(t, got[0], "no database at notes.sqlite")
+		assert.NotContains(t, env.Model.Requests()[0].Tools, "mcp__notes__echo")
+
+		second := e.Run(agent.RunParams{Prompt: "again", SessionID: first.SessionID})
+		assert.Equal(t, agent.StateCompleted, e.Finished(second.RunID).State)
+		assert.Empty(t, notices(second.RunID), "told once per session")
+	})
+}
