@@ -3,10 +3,13 @@ package rpctest
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -366,6 +369,16 @@ func TestInitializationOptions(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// The scenarios mostly wait, on pipes, processes and timers, not on the
+	// CPU: unless -parallel says otherwise, run four times as many at once
+	// as there are CPUs (the default, one per CPU, leaves a 2-core machine
+	// idle for most of the package's time).
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 	code := m.Run()
 	if buildPath != "" {
 		os.RemoveAll(filepath.Dir(buildPath))
