@@ -4,36 +4,13 @@
 // session paged back, a run paused for want of disk resumed.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import { daemon, until } from '../support/harness.mjs';
 const require = createRequire(import.meta.url);
-const { DaemonClient } = require('../../out/daemon.js');
 const { AgentController } = require('../../out/agent.js');
 const { RunStore } = require('../../out/runStore.js');
 const { RequestBook } = require('../../out/requests.js');
 const { SessionPickers } = require('../../out/settings.js');
-
-const fake = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../support/fake-daemon.mjs');
-
-const until = async (pred, what, ms = 5000) => {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
-async function daemon(t, env = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-fake-'));
-  const logFile = path.join(dir, 'log.jsonl');
-  const c = new DaemonClient({ command: process.execPath, args: [fake], env: { ...process.env, FAKE_LOG: logFile, ...env }, initializeParams: () => ({ processId: 1, capabilities: {} }), backoffMs: [50] });
-  t.after(() => c.stop());
-  await c.start();
-  const received = () => fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  return { c, received };
-}
 
 /** A window: its controller, request book and pickers on the daemon connection. */
 function windowOn(c) {
