@@ -143,8 +143,13 @@ func TestGrepTool(t *testing.T) {
 	assert.Equal(t, "a.go:3:func Hello() {}", r.Output)
 	r = mustOK(t, call(t, env, GrepToolName, GrepParams{Pattern: "hello(", FixedStrings: true, CaseInsensitive: true}))
 	assert.Equal(t, "a.go:3:func Hello() {}", r.Output)
+	// A search of one file still names it: rg leaves the path out then
+	// unless told, and the description promises path:line:text.
+	r = mustOK(t, call(t, env, GrepToolName, GrepParams{Pattern: "hello", Path: "sub/b.go"}))
+	assert.Equal(t, "sub/b.go:2:// hello world", r.Output)
 	r = mustErr(t, call(t, env, GrepToolName, GrepParams{Pattern: "("}))
 	assert.Contains(t, r.Output, "invalid regular expression")
+	assert.Contains(t, r.Output, "set fixed_strings")
 	if _, err := exec.LookPath("rg"); err == nil {
 		t.Log("ripgrep path exercised")
 	}

@@ -126,16 +126,18 @@ func finish(env *Env, out string, o cmdOutcome) Result {
 
 // capCommand fits a command's output in what the model reads: the start
 // and the end, whole lines, and from the omitted middle the lines that look
-// like failures, with the line range left out and a narrower command.
+// like failures, with the line range left out and a narrower command. The
+// line numbers count stdout and stderr together, as the model reads them,
+// so the commands it is given to see more pipe both (2>&1).
 func capCommand(env *Env, out string) (string, bool) {
 	limit := min(maxOutputBytes, env.outputLimit())
 	return cutLines(out, cutOptions{maxBytes: limit, maxLines: min(maxOutputLines, limit/40), failures: true,
 		more: func(from, to int, kept []int) string {
 			if len(kept) > 0 { // the lines around the first failure
 				first, last := max(from, kept[0]-20), min(to, kept[0]+20)
-				return fmt.Sprintf("To see the lines around them, run the command again piped through sed -n '%d,%dp'; or run less at once (one package, one test).", first+1, last)
+				return fmt.Sprintf("To see the lines around the first, run the command again with 2>&1 | sed -n '%d,%dp' appended; or run less at once (one package or one test).", first+1, last)
 			}
-			return fmt.Sprintf("To see them, run the command again piped through sed -n '%d,%dp' (up to 100 lines at a time), grep -n PATTERN or tail -n 100; or run less at once (one package, one test).",
+			return fmt.Sprintf("To see them, run the command again with 2>&1 | sed -n '%d,%dp' appended (up to 100 lines at a time; or grep -n PATTERN, or tail -n 100, in place of sed); or run less at once (one package or one test).",
 				from+1, min(to, from+100))
 		}})
 }

@@ -65,7 +65,7 @@ func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Contains(t, r.Output, "\n1\n2\n"[1:])
 	assert.Contains(t, r.Output, "5000\n[exit code 0")
-	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again piped through sed -n '65,164p'`, r.Output)
+	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again with 2>&1 \| sed -n '65,164p' appended`, r.Output)
 	assert.Contains(t, r.Full, "\n2500\n")
 	assert.NotContains(t, r.Output, "\n2500\n")
 }
@@ -236,7 +236,7 @@ func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
 	assert.True(t, r.Truncated)
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
-		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around them, run the command again piped through sed -n '1981,2020p'`, r.Output)
+		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around the first, run the command again with 2>&1 \| sed -n '1981,2020p' appended`, r.Output)
 	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
 }
 
@@ -263,4 +263,32 @@ func TestFailureLinesNotLogs(t *testing.T) {
 
 	compiler := []string{"# shop/cart", "./cart.go:12:5: undefined: totl", "./cart.go:20:2: missing return"}
 	assert.Equal(t, []int{1, 2}, failureLines(compiler))
+}
+
+// TestCutNoteWording: one failure line is spoken of in the singular, and
+// when more failure lines are omitted than the note shows, it says how to
+// list them all, stdout and stderr together as the line numbers count them.
+func TestCutNoteWording(t *testing.T) {
+	env := newEnv(t)
+	var one strings.Builder
+	for i := range 800 {
+		fmt.Fprintf(&one, "line %d\n", i)
+		if i == 400 {
+			one.WriteString("main.go:12: undefined: foo\n")
+		}
+	}
+	got, cut := capCommand(env, one.String())
+	require.True(t, cut)
+	assert.Contains(t, got, "1 line in them looks like an error or a failure; here it is, numbered by output line:]\n   402\tmain.go:12: undefined: foo\n")
+
+	var many strings.Builder
+	for i := range 900 {
+		fmt.Fprintf(&many, "=== RUN   TestCase%d\n", i)
+		if i%3 == 0 {
+			fmt.Fprintf(&many, "    case_test.go:%d: got 0, want 1\n--- FAIL: TestCase%d (0.00s)\n", i+10, i)
+		}
+	}
+	got, cut = capCommand(env, many.String())
+	require.True(t, cut)
+	assert.Regexp(t, `lines in them look like errors or failures; the first \d+, numbered by output line \(to list them all, run the command again with 2>&1 \| grep -nE 'FAIL\|panic\|\[Ee\]rror' appended\):\]\n`, got)
 }
