@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RunCmdToolName runs a shell command.
@@ -99,11 +100,18 @@ type cmdOutcome struct {
 func finish(env *Env, out string, o cmdOutcome) Result {
 	out = cleanTerminal(out)
 	capped, cut := capCommand(env, out)
+	if binaryOutput(out) {
+		// Bytes that are not text reach the model as replacement
+		// characters: noise that costs tokens and says nothing.
+		capped, cut = fmt.Sprintf("[binary output (%s) not shown: send it to a file, or look at it with file, xxd | head or a tool that reads the format]", sizeOf(len(out))), true
+	}
 	var tail string
 	dur := o.elapsed.Round(10 * time.Millisecond)
 	switch {
+	case strings.HasPrefix(o.stopped, "timed out"):
+		tail = fmt.Sprintf("[%s (ran %s); the process group was killed. For a longer run set timeout (at most %d seconds), or run less at once]", o.stopped, dur, int(maxCmdTimeout.Seconds()))
 	case o.stopped != "":
-		tail = fmt.Sprintf("[%s after %s; the process group was killed]", o.stopped, dur)
+		tail = fmt.Sprintf("[%s (ran %s); the process group was killed]", o.stopped, dur)
 	case o.exitCode != nil && *o.exitCode == 141:
 		tail = fmt.Sprintf("[exit code 141 (SIGPIPE: a stage of the pipeline wrote after its reader, such as head, had stopped), %s]", dur)
 	case o.exitCode != nil:
@@ -122,6 +130,24 @@ func finish(env *Env, out string, o cmdOutcome) Result {
 		res.Full = out + "\n" + tail
 	}
 	return res
+}
+
+// binaryOutput says whether a command printed bytes rather than text: a NUL,
+// or more than one byte in eight of its start not valid UTF-8.
+func binaryOutput(s string) bool {
+	head := s[:min(len(s), 8000)]
+	if strings.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRuneInString(head[i:])
+		if r == utf8.RuneError && n == 1 && len(head)-i >= utf8.UTFMax {
+			bad++
+		}
+		i += n
+	}
+	return bad*8 > len(head)
 }
 
 // capCommand fits a command's output in what the model reads: the start

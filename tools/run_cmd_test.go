@@ -141,7 +141,7 @@ func TestRunCmdTimeoutKillsGroup(t *testing.T) {
 		assert.Less(t, time.Since(start), 5*time.Second)
 		mustErr(t, r)
 		assert.Contains(t, r.Output, "started")
-		assert.Contains(t, r.Output, "timed out after 1s")
+		assert.Regexp(t, `\[timed out after 1s \(ran [\d.]+m?s\); the process group was killed\. For a longer run set timeout \(at most 600 seconds\), or run less at once\]`, r.Output)
 		assert.Nil(t, r.ExitCode)
 		stopsBeating(t, filepath.Join(env.Root, "beat"))
 	})
@@ -291,4 +291,18 @@ func TestCutNoteWording(t *testing.T) {
 	got, cut = capCommand(env, many.String())
 	require.True(t, cut)
 	assert.Regexp(t, `lines in them look like errors or failures; the first \d+, numbered by output line \(to list them all, run the command again with 2>&1 \| grep -nE 'FAIL\|panic\|\[Ee\]rror' appended\):\]\n`, got)
+}
+
+// TestRunCmdBinaryOutput: bytes that are not text are not shown to the
+// model, which would read them as replacement characters; text in any
+// script is.
+func TestRunCmdBinaryOutput(t *testing.T) {
+	env := newEnv(t)
+	for _, cmd := range []string{`printf 'ELF\000\001\002 rest'`, `head -c 3000 /dev/zero | tr '\000' '\377'`} {
+		r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: cmd}))
+		assert.Regexp(t, `^\[binary output \([\d.]+ (bytes|KB)\) not shown: send it to a file, or look at it with file, xxd \| head or a tool that reads the format\]\n\[exit code 0, `, r.Output, cmd)
+		assert.True(t, r.Truncated)
+	}
+	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: `printf 'héllo wörld ✓ 日本語\n'`}))
+	assert.Equal(t, "héllo wörld ✓ 日本語\n", r.Output[:strings.Index(r.Output, "[exit")])
 }

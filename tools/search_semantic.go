@@ -33,7 +33,7 @@ const (
 	// A weak hit is there for completeness: a glance tells whether it is
 	// the one, read_file gives the rest.
 	searchWeakLines = 10
-	searchMaxBytes    = 10 << 10
+	searchMaxBytes  = 10 << 10
 )
 
 var searchSemanticSchema = SchemaOf(SearchSemanticParams{})
