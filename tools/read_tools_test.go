@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -95,6 +96,13 @@ func TestGlobFileSearch(t *testing.T) {
 	}
 	r := mustOK(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: "*.ts*", Path: "web"}))
 	assert.Equal(t, "web/app.ts\nweb/app.tsx", r.Output)
+
+	// An absolute pattern inside the workspace is taken relative to it; one
+	// outside says why it cannot match instead of "no files match".
+	r = mustOK(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: filepath.Join(env.Root, "web", "*.css")}))
+	assert.Equal(t, "web/app.css", r.Output)
+	r = mustErr(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: "/tmp/**/*.go"}))
+	assert.Contains(t, r.Output, `the pattern "/tmp/**/*.go" is an absolute path outside the directory searched`)
 }
 
 func grepFixture(t *testing.T) *Env {
