@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/mcp", "tools/sandbox", "rag", "cmd/agentd/termmd"},
 	"cmd/agentd/termmd": {},
 	"cmd/fakemodel":     {"agent/modeltest"},
+	"cmd/bridgemodel":   {},
 }
 
 // tools/checkpoint (undo's store and checkpoints) sits under tools and

@@ -148,8 +148,18 @@ func (r *run) repetition(c ToolCall) (*callResult, bool) {
 	if r.rec.Repeats >= repeatStop {
 		return nil, true
 	}
+	hint := "Use what you already have, try something different, or ask the user with ask_user."
+	if !r.a.canAsk() {
+		hint = "Use what you already have, or try something different."
+	}
 	return &callResult{IsError: true, Content: fmt.Sprintf(
-		"Not run: this is the same %s call %d times in a row and its result will not change. Use what you already have, try something different, or ask the user with ask_user.", c.Name, repeatLimit)}, false
+		"Not run: this is the same %s call %d times in a row and its result will not change. %s", c.Name, repeatLimit, hint)}, false
+}
+
+// offered names the tools this session offers the model, as its tool list
+// does: the loop's own and the MCP tools included, unavailable ones left out.
+func (r *run) offered(ctx context.Context) []string {
+	return r.a.sessionPrefix(ctx, r.rec.SessionID, r.mcpToolNames()).Tools
 }
 
 // judge prepares a workspace tool call and asks the policy about it. A
@@ -158,7 +168,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	c := pc.Call
 	t, ok := r.toolNamed(c.Name)
 	if !ok {
-		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.a.toolNames(), ", "))}, nil, false
+		return &callResult{IsError: true, Content: fmt.Sprintf("Unknown tool %q. Available tools: %s.", c.Name, strings.Join(r.offered(ctx), ", "))}, nil, false
 	}
 	r.mu.Lock()
 	r.env.Secrets = maps.Clone(r.secrets) // what a command may use is known when it is judged

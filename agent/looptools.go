@@ -112,5 +112,18 @@ func (r *run) applyPlan(args json.RawMessage) *callResult {
 	r.rec.Plan, r.rec.Explanation = entries, p.Explanation
 	r.mu.Unlock()
 	r.update(Update{Kind: UpdatePlan, Explanation: p.Explanation, Entries: entries})
+	if n := countStatus(entries, StatusInProgress); n > 1 {
+		return &callResult{Content: fmt.Sprintf("Plan updated. %d steps are in_progress: keep exactly one in_progress while you work, the others pending or completed.", n)}
+	}
 	return &callResult{Content: "Plan updated."}
+}
+
+func countStatus(entries []PlanEntry, st Status) int {
+	n := 0
+	for _, e := range entries {
+		if e.Status == st {
+			n++
+		}
+	}
+	return n
 }

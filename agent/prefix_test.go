@@ -56,3 +56,30 @@ func TestStoredPrefixesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesFollowTheFrontEnd: the rules say what the front end can do. An
+// editor that shows questions and approvals gets ask_user and the rule that
+// writes and commands may need approval; a front end that shows none (agentd
+// run without a terminal) is told no one can answer or approve, so a model
+// does not plan on a command the policy will refuse.
+func TestRulesFollowTheFrontEnd(t *testing.T) {
+	for _, c := range []struct {
+		kinds     []RequestKind
+		has, hasn []string
+	}{
+		{nil, []string{rulesAsk, rulesApprove}, []string{rulesNoAsk, rulesNoApprove}},
+		{[]RequestKind{}, []string{rulesNoAsk, rulesNoApprove}, []string{rulesAsk, rulesApprove}},
+		{[]RequestKind{KindConfirmCommand}, []string{rulesNoAsk, rulesApprove}, []string{rulesAsk, rulesNoApprove}},
+	} {
+		a, err := New(Config{Root: t.TempDir(), StateDir: t.TempDir(), RequestKinds: c.kinds, Model: ModelConfig{BaseURL: "http://127.0.0.1:1", Name: "fake"}})
+		require.NoError(t, err)
+		system := a.systemPrompt(a.offeredTools(), nil, "", time.Now())
+		a.Shutdown()
+		for _, s := range c.has {
+			assert.Contains(t, system, s, c.kinds)
+		}
+		for _, s := range c.hasn {
+			assert.NotContains(t, system, s, c.kinds)
+		}
+	}
+}

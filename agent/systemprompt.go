@@ -86,6 +86,11 @@ func (a *Agent) canAsk() bool {
 	return a.renders(KindQuestion) || a.renders(KindChoice) || a.renders(KindSecret)
 }
 
+// canConfirm says whether the front end shows write or command approvals.
+func (a *Agent) canConfirm() bool {
+	return a.renders(KindConfirmWrite) || a.renders(KindConfirmCommand)
+}
+
 // specsFor describes the named tools to the model; a name this agentd no
 // longer knows is left out.
 func (a *Agent) specsFor(names []string) []ToolSpec {
@@ -128,8 +133,13 @@ const rulesAsk = `- When the request is ambiguous or a decision belongs to the u
 const rulesNoAsk = `- No one can answer questions in this session: when the request is ambiguous, make the most reasonable assumption, say which one, and go on.
 `
 
-const rulesRest = `- Writes and commands may need the user's approval. A rejection is the user's decision: read the reason and adapt; never retry the same call unchanged.
-- Paths are relative to the workspace root. Never touch anything outside the workspace.
+const rulesApprove = `- Writes and commands may need the user's approval. A rejection is the user's decision: read the reason and adapt; never retry the same call unchanged.
+`
+
+const rulesNoApprove = `- No one can approve writes or commands in this session: a call the approval policy does not allow is refused. Do what you can without it, never retry it unchanged, and tell the user what is left for them to run or change.
+`
+
+const rulesRest = `- Paths are relative to the workspace root. Never touch anything outside the workspace.
 - Prefer small, targeted edits (edit_file) over rewriting whole files. After changing code, check it (build, vet or tests) when a command for that exists.
 - A result that was cut says which lines are missing and how to get them: follow that instead of guessing what they said.
 - Finish with a short, plain answer: what you did or found, and anything left for the user. Do not invent results you did not see.`
@@ -144,6 +154,11 @@ func (a *Agent) systemPrompt(tools []string, ins []instruction, repoMap string, 
 		b.WriteString(rulesAsk)
 	} else {
 		b.WriteString(rulesNoAsk)
+	}
+	if a.canConfirm() {
+		b.WriteString(rulesApprove)
+	} else {
+		b.WriteString(rulesNoApprove)
 	}
 	b.WriteString(rulesRest)
 	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))

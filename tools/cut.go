@@ -160,9 +160,13 @@ func cutNote(lines []string, from, to int, kept []int, all int, o cutOptions) st
 		fmt.Fprintf(&b, "[… %s omitted (%s); none of them looks like an error or a failure. %s]\n", span, sizeOf(omitted), o.more(from, to, kept))
 		return b.String()
 	case len(kept) == all:
-		fmt.Fprintf(&b, "[… %s omitted (%s). %s in them look like errors or failures; here they are, numbered by output line:]\n", span, sizeOf(omitted), countOf(all, "line", "lines"))
+		look := "look like errors or failures; here they are"
+		if all == 1 {
+			look = "looks like an error or a failure; here it is"
+		}
+		fmt.Fprintf(&b, "[… %s omitted (%s). %s in them %s, numbered by output line:]\n", span, sizeOf(omitted), countOf(all, "line", "lines"), look)
 	default:
-		fmt.Fprintf(&b, "[… %s omitted (%s). %d lines in them look like errors or failures; the first %d, numbered by output line:]\n", span, sizeOf(omitted), all, len(kept))
+		fmt.Fprintf(&b, "[… %s omitted (%s). %d lines in them look like errors or failures; the first %d, numbered by output line (to list them all, run the command again with 2>&1 | grep -nE 'FAIL|panic|[Ee]rror' appended):]\n", span, sizeOf(omitted), all, len(kept))
 	}
 	for _, i := range kept {
 		fmt.Fprintf(&b, "%6d\t%s", i+1, lines[i])

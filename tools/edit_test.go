@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -121,8 +122,17 @@ func TestEditFileErrors(t *testing.T) {
 	mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "f.txt", OldString: "x", NewString: "x"}))
 	r = mustErr(t, call(t, env, EditFileToolName, EditFileParams{Path: "nope.txt", OldString: "x", NewString: "y"}))
 	assert.Contains(t, r.Output, "does not exist")
-	r = mustErr(t, call(t, env, EditFileToolName, []byte(`not json`)))
-	assert.Contains(t, r.Output, "invalid arguments")
+	// The model reads what is wrong with its arguments in its schema's
+	// words, not in Go's.
+	raw := func(name, args string) string {
+		_, r := Prepare(t.Context(), toolByName(t, name), env, json.RawMessage(args))
+		require.NotNil(t, r, args)
+		return r.Output
+	}
+	assert.Contains(t, raw(EditFileToolName, `{"path": "f.txt"`), "invalid arguments: they are not valid JSON")
+	assert.Equal(t, "invalid arguments: old_string must be a string, not a JSON number", raw(EditFileToolName, `{"path": "f.txt", "old_string": 1, "new_string": "y"}`))
+	assert.Contains(t, raw(EditFileToolName, `["f.txt"]`), "must be one JSON object")
+	assert.Equal(t, "invalid arguments: offset must be an integer, not a JSON string", raw(ReadFileToolName, `{"path": "f.txt", "offset": "10"}`))
 }
 
 func TestWriteFile(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +48,18 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		return nil, r
 	}
 	pattern := strings.TrimPrefix(p.Pattern, "./")
+	if filepath.IsAbs(pattern) {
+		// Patterns match relative paths; an absolute one would match
+		// nothing and say only "no files match".
+		inside, ok := relInside(abs, pattern)
+		if !ok { // the root as the model was told it, before symlinks
+			inside, ok = relInside(filepath.Join(env.Root, rel), pattern)
+		}
+		if !ok {
+			return nil, Errorf("the pattern %q is an absolute path outside the directory searched (%s): patterns match paths relative to it, e.g. **/*.go", p.Pattern, abs)
+		}
+		pattern = inside
+	}
 	if !strings.Contains(pattern, "/") {
 		pattern = "**/" + pattern
 	}
@@ -89,4 +102,13 @@ func globSearch(ctx context.Context, env *Env, abs, rel, pattern string) Result 
 		s += fmt.Sprintf("\n[%d of %d files shown; narrow the pattern or the path]", maxGlobResults, len(found))
 	}
 	return Result{Output: s, Truncated: cut}
+}
+
+// relInside returns p relative to dir, if it is inside it.
+func relInside(dir, p string) (string, bool) {
+	r, err := filepath.Rel(dir, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "", false
+	}
+	return r, true
 }

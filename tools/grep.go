@@ -26,7 +26,7 @@ type GrepParams struct {
 	Pattern         string `json:"pattern" jsonschema:"Regular expression (RE2/Rust syntax) to search for."`
 	Path            string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the workspace root; default the root."`
 	Glob            string `json:"glob,omitempty" jsonschema:"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts."`
-	CaseInsensitive bool   `json:"case_insensitive,omitempty"`
+	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"Match regardless of letter case."`
 	FixedStrings    bool   `json:"fixed_strings,omitempty" jsonschema:"Treat pattern as a literal string."`
 }
 
@@ -85,7 +85,7 @@ func compileGrep(p GrepParams) (*regexp.Regexp, *Result) {
 	}
 	re, err := regexp.Compile(pat)
 	if err != nil {
-		return nil, Errorf("invalid regular expression: %v", err)
+		return nil, Errorf("invalid regular expression: %v. Escape ( ) [ ] { } . * + ? | \\ with a backslash to match them literally, or set fixed_strings to search for the text as it is.", err)
 	}
 	return re, nil
 }
@@ -94,7 +94,7 @@ func compileGrep(p GrepParams) (*regexp.Regexp, *Result) {
 // so the paths it prints are workspace-relative, in the read profile of
 // the kernel sandbox like every process agentd starts.
 func grepRipgrep(ctx context.Context, env *Env, rg, root, abs string, p GrepParams) Result {
-	args := []string{"--line-number", "--no-heading", "--color", "never", "--no-require-git", "--sort", "path", "--max-columns", "500", "--max-columns-preview"}
+	args := []string{"--with-filename", "--line-number", "--no-heading", "--color", "never", "--no-require-git", "--sort", "path", "--max-columns", "500", "--max-columns-preview"}
 	if p.CaseInsensitive {
 		args = append(args, "-i")
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -95,6 +96,13 @@ func TestGlobFileSearch(t *testing.T) {
 	}
 	r := mustOK(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: "*.ts*", Path: "web"}))
 	assert.Equal(t, "web/app.ts\nweb/app.tsx", r.Output)
+
+	// An absolute pattern inside the workspace is taken relative to it; one
+	// outside says why it cannot match instead of "no files match".
+	r = mustOK(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: filepath.Join(env.Root, "web", "*.css")}))
+	assert.Equal(t, "web/app.css", r.Output)
+	r = mustErr(t, call(t, env, GlobFileSearchToolName, GlobFileSearchParams{Pattern: "/tmp/**/*.go"}))
+	assert.Contains(t, r.Output, `the pattern "/tmp/**/*.go" is an absolute path outside the directory searched`)
 }
 
 func grepFixture(t *testing.T) *Env {
@@ -143,8 +151,13 @@ func TestGrepTool(t *testing.T) {
 	assert.Equal(t, "a.go:3:func Hello() {}", r.Output)
 	r = mustOK(t, call(t, env, GrepToolName, GrepParams{Pattern: "hello(", FixedStrings: true, CaseInsensitive: true}))
 	assert.Equal(t, "a.go:3:func Hello() {}", r.Output)
+	// A search of one file still names it: rg leaves the path out then
+	// unless told, and the description promises path:line:text.
+	r = mustOK(t, call(t, env, GrepToolName, GrepParams{Pattern: "hello", Path: "sub/b.go"}))
+	assert.Equal(t, "sub/b.go:2:// hello world", r.Output)
 	r = mustErr(t, call(t, env, GrepToolName, GrepParams{Pattern: "("}))
 	assert.Contains(t, r.Output, "invalid regular expression")
+	assert.Contains(t, r.Output, "set fixed_strings")
 	if _, err := exec.LookPath("rg"); err == nil {
 		t.Log("ripgrep path exercised")
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RunCmdToolName runs a shell command.
@@ -99,11 +100,18 @@ type cmdOutcome struct {
 func finish(env *Env, out string, o cmdOutcome) Result {
 	out = cleanTerminal(out)
 	capped, cut := capCommand(env, out)
+	if binaryOutput(out) {
+		// Bytes that are not text reach the model as replacement
+		// characters: noise that costs tokens and says nothing.
+		capped, cut = fmt.Sprintf("[binary output (%s) not shown: send it to a file, or look at it with file, xxd | head or a tool that reads the format]", sizeOf(len(out))), true
+	}
 	var tail string
 	dur := o.elapsed.Round(10 * time.Millisecond)
 	switch {
+	case strings.HasPrefix(o.stopped, "timed out"):
+		tail = fmt.Sprintf("[%s (ran %s); the process group was killed. For a longer run set timeout (at most %d seconds), or run less at once]", o.stopped, dur, int(maxCmdTimeout.Seconds()))
 	case o.stopped != "":
-		tail = fmt.Sprintf("[%s after %s; the process group was killed]", o.stopped, dur)
+		tail = fmt.Sprintf("[%s (ran %s); the process group was killed]", o.stopped, dur)
 	case o.exitCode != nil && *o.exitCode == 141:
 		tail = fmt.Sprintf("[exit code 141 (SIGPIPE: a stage of the pipeline wrote after its reader, such as head, had stopped), %s]", dur)
 	case o.exitCode != nil:
@@ -124,18 +132,38 @@ func finish(env *Env, out string, o cmdOutcome) Result {
 	return res
 }
 
+// binaryOutput says whether a command printed bytes rather than text: a NUL,
+// or more than one byte in eight of its start not valid UTF-8.
+func binaryOutput(s string) bool {
+	head := s[:min(len(s), 8000)]
+	if strings.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRuneInString(head[i:])
+		if r == utf8.RuneError && n == 1 && len(head)-i >= utf8.UTFMax {
+			bad++
+		}
+		i += n
+	}
+	return bad*8 > len(head)
+}
+
 // capCommand fits a command's output in what the model reads: the start
 // and the end, whole lines, and from the omitted middle the lines that look
-// like failures, with the line range left out and a narrower command.
+// like failures, with the line range left out and a narrower command. The
+// line numbers count stdout and stderr together, as the model reads them,
+// so the commands it is given to see more pipe both (2>&1).
 func capCommand(env *Env, out string) (string, bool) {
 	limit := min(maxOutputBytes, env.outputLimit())
 	return cutLines(out, cutOptions{maxBytes: limit, maxLines: min(maxOutputLines, limit/40), failures: true,
 		more: func(from, to int, kept []int) string {
 			if len(kept) > 0 { // the lines around the first failure
 				first, last := max(from, kept[0]-20), min(to, kept[0]+20)
-				return fmt.Sprintf("To see the lines around them, run the command again piped through sed -n '%d,%dp'; or run less at once (one package, one test).", first+1, last)
+				return fmt.Sprintf("To see the lines around the first, run the command again with 2>&1 | sed -n '%d,%dp' appended; or run less at once (one package or one test).", first+1, last)
 			}
-			return fmt.Sprintf("To see them, run the command again piped through sed -n '%d,%dp' (up to 100 lines at a time), grep -n PATTERN or tail -n 100; or run less at once (one package, one test).",
+			return fmt.Sprintf("To see them, run the command again with 2>&1 | sed -n '%d,%dp' appended (up to 100 lines at a time; or grep -n PATTERN, or tail -n 100, in place of sed); or run less at once (one package or one test).",
 				from+1, min(to, from+100))
 		}})
 }

@@ -65,7 +65,7 @@ func TestRunCmdCapsOutputKeepsFull(t *testing.T) {
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Contains(t, r.Output, "\n1\n2\n"[1:])
 	assert.Contains(t, r.Output, "5000\n[exit code 0")
-	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again piped through sed -n '65,164p'`, r.Output)
+	assert.Regexp(t, `\n\[… lines 65-4872 of 5000 omitted \(22\.5 KB\); none of them looks like an error or a failure\. To see them, run the command again with 2>&1 \| sed -n '65,164p' appended`, r.Output)
 	assert.Contains(t, r.Full, "\n2500\n")
 	assert.NotContains(t, r.Output, "\n2500\n")
 }
@@ -141,7 +141,7 @@ func TestRunCmdTimeoutKillsGroup(t *testing.T) {
 		assert.Less(t, time.Since(start), 5*time.Second)
 		mustErr(t, r)
 		assert.Contains(t, r.Output, "started")
-		assert.Contains(t, r.Output, "timed out after 1s")
+		assert.Regexp(t, `\[timed out after 1s \(ran [\d.]+m?s\); the process group was killed\. For a longer run set timeout \(at most 600 seconds\), or run less at once\]`, r.Output)
 		assert.Nil(t, r.ExitCode)
 		stopsBeating(t, filepath.Join(env.Root, "beat"))
 	})
@@ -236,7 +236,7 @@ func TestRunCmdKeepsFailuresFromTheMiddle(t *testing.T) {
 	assert.True(t, r.Truncated)
 	assert.LessOrEqual(t, len(r.Output), 11<<10)
 	assert.Regexp(t, `\n\[… lines \d+-\d+ of 4003 omitted \(\d+\.\d KB\)\. 2 lines in them look like errors or failures; here they are, numbered by output line:\]\n`+
-		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around them, run the command again piped through sed -n '1981,2020p'`, r.Output)
+		`  2001\t--- FAIL: TestBroken \(0\.00s\)\n  2002\t    broken_test\.go:12: got 1, want 2\n\[… end of the omitted lines\. To see the lines around the first, run the command again with 2>&1 \| sed -n '1981,2020p' appended`, r.Output)
 	assert.True(t, strings.HasSuffix(r.Output[:strings.LastIndex(r.Output, "[exit")], "FAIL\n"), "the end is kept")
 }
 
@@ -263,4 +263,46 @@ func TestFailureLinesNotLogs(t *testing.T) {
 
 	compiler := []string{"# shop/cart", "./cart.go:12:5: undefined: totl", "./cart.go:20:2: missing return"}
 	assert.Equal(t, []int{1, 2}, failureLines(compiler))
+}
+
+// TestCutNoteWording: one failure line is spoken of in the singular, and
+// when more failure lines are omitted than the note shows, it says how to
+// list them all, stdout and stderr together as the line numbers count them.
+func TestCutNoteWording(t *testing.T) {
+	env := newEnv(t)
+	var one strings.Builder
+	for i := range 800 {
+		fmt.Fprintf(&one, "line %d\n", i)
+		if i == 400 {
+			one.WriteString("main.go:12: undefined: foo\n")
+		}
+	}
+	got, cut := capCommand(env, one.String())
+	require.True(t, cut)
+	assert.Contains(t, got, "1 line in them looks like an error or a failure; here it is, numbered by output line:]\n   402\tmain.go:12: undefined: foo\n")
+
+	var many strings.Builder
+	for i := range 900 {
+		fmt.Fprintf(&many, "=== RUN   TestCase%d\n", i)
+		if i%3 == 0 {
+			fmt.Fprintf(&many, "    case_test.go:%d: got 0, want 1\n--- FAIL: TestCase%d (0.00s)\n", i+10, i)
+		}
+	}
+	got, cut = capCommand(env, many.String())
+	require.True(t, cut)
+	assert.Regexp(t, `lines in them look like errors or failures; the first \d+, numbered by output line \(to list them all, run the command again with 2>&1 \| grep -nE 'FAIL\|panic\|\[Ee\]rror' appended\):\]\n`, got)
+}
+
+// TestRunCmdBinaryOutput: bytes that are not text are not shown to the
+// model, which would read them as replacement characters; text in any
+// script is.
+func TestRunCmdBinaryOutput(t *testing.T) {
+	env := newEnv(t)
+	for _, cmd := range []string{`printf 'ELF\000\001\002 rest'`, `head -c 3000 /dev/zero | tr '\000' '\377'`} {
+		r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: cmd}))
+		assert.Regexp(t, `^\[binary output \([\d.]+ (bytes|KB)\) not shown: send it to a file, or look at it with file, xxd \| head or a tool that reads the format\]\n\[exit code 0, `, r.Output, cmd)
+		assert.True(t, r.Truncated)
+	}
+	r := mustOK(t, call(t, env, RunCmdToolName, RunCmdParams{Command: `printf 'héllo wörld ✓ 日本語\n'`}))
+	assert.Equal(t, "héllo wörld ✓ 日本語\n", r.Output[:strings.Index(r.Output, "[exit")])
 }

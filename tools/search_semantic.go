@@ -30,7 +30,10 @@ const (
 	searchDefaultHits = 5
 	searchMaxHits     = 20
 	searchHitLines    = 25
-	searchMaxBytes    = 10 << 10
+	// A weak hit is there for completeness: a glance tells whether it is
+	// the one, read_file gives the rest.
+	searchWeakLines = 10
+	searchMaxBytes  = 10 << 10
 )
 
 var searchSemanticSchema = SchemaOf(SearchSemanticParams{})
@@ -80,7 +83,7 @@ func searchSemantic(ctx context.Context, env *Env, query string, limit int) Resu
 			"Try other words, or grep for an exact identifier.")
 		return Result{Output: b.String()}
 	}
-	fmt.Fprintf(&b, "%s, best first. Match = share of the query's words (rarer words weigh more) the chunk contains.\n",
+	fmt.Fprintf(&b, "%s, most relevant first (ranked by file: a file's other chunks count too). Match = share of the query's words (rarer words weigh more) the chunk contains; it is not the rank.\n",
 		plural(len(hits), "hit"))
 	shown := 0
 	for _, h := range hits {
@@ -116,7 +119,11 @@ func formatHit(h rag.SearchHit) string {
 	}
 	b.WriteString(")\n")
 	lines := strings.Split(strings.TrimRight(h.Text, "\n"), "\n")
-	shownLines := lines[:min(len(lines), searchHitLines)]
+	most := searchHitLines
+	if h.Match == rag.MatchWeak {
+		most = searchWeakLines
+	}
+	shownLines := lines[:min(len(lines), most)]
 	b.WriteString(strings.Join(shownLines, "\n"))
 	b.WriteString("\n")
 	if rest := len(lines) - len(shownLines); rest > 0 {

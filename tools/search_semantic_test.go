@@ -35,6 +35,7 @@ func TestSearchSemanticForTheModel(t *testing.T) {
 			Symbol: "Run", Score: 0.86, Match: "strong", Text: strings.Join(long, "\n")})
 	}
 	hits[1].Kind, hits[1].Match, hits[1].Score = "test", "partial", 0.5
+	hits[2].Match, hits[2].Score = "weak", 0.2
 	s := &recordingSearcher{hits: hits}
 	env.Searcher = s
 
@@ -45,6 +46,10 @@ func TestSearchSemanticForTheModel(t *testing.T) {
 	assert.Contains(t, r.Output, "pkg/f1.go:10-69 Run (partial match, 0.50; test)")
 	assert.Contains(t, r.Output, `[… 35 lines more of this chunk: read_file path="pkg/f0.go" offset=35 limit=35]`)
 	assert.NotContains(t, r.Output, "step(25)")
+	// A weak hit shows less: a glance, and the pointer to the rest.
+	assert.Contains(t, r.Output, "pkg/f2.go:10-69 Run (weak match, 0.20)\n")
+	assert.Contains(t, r.Output, `[… 50 lines more of this chunk: read_file path="pkg/f2.go" offset=20 limit=50]`)
+	assert.Contains(t, r.Output, "it is not the rank")
 	assert.Equal(t, 5, strings.Count(r.Output, "read_file path="))
 
 	// Over the byte budget, whole hits are dropped, never cut: every hit

@@ -3,7 +3,9 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -25,9 +27,46 @@ func decodeArgs(args json.RawMessage, p any) *Result {
 		args = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(args, p); err != nil {
-		return Errorf("invalid arguments: %v", err)
+		return Errorf("invalid arguments: %s", argsError(err))
 	}
 	return nil
+}
+
+// argsError says what is wrong with the arguments in the schema's words
+// (the parameter's name, the JSON type it takes), not in Go's.
+func argsError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("%s must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return fmt.Sprintf("they are not valid JSON (%v); send one JSON object with the parameters the tool's schema lists", err)
+	}
+	if typeErr != nil {
+		return "they must be one JSON object with the parameters the tool's schema lists, not a JSON " + typeErr.Value
+	}
+	return err.Error()
+}
+
+// jsonKind names the JSON type a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
 }
 
 // isBinary guesses like git does: a NUL byte in the first 8000 bytes.

@@ -42,6 +42,9 @@ type printer struct {
 	started  time.Time
 	lastAt   time.Time // when the last notification came: the model was asked then
 	block    string    // what was printed last: "answer", "call", "" (other)
+	// openLine: plain output printed answer text that did not end its
+	// line, so the next block must start one ("…passes.Changed" otherwise).
+	openLine bool
 }
 
 func newPrinter(sc *screen, opt printOptions) *printer {
@@ -161,7 +164,7 @@ func (p *printer) setStatus() {
 // live region; otherwise it is printed as it comes.
 func (p *printer) answerChunk(text string) {
 	if !p.opt.render {
-		p.sc.print(text)
+		p.printPlain(text)
 		p.answered = true
 		return
 	}
@@ -196,7 +199,7 @@ func (p *printer) printAnswer(md string) {
 	p.answered = true
 	p.last = ""
 	if !p.opt.render {
-		p.sc.print(md)
+		p.printPlain(md)
 		return
 	}
 	p.gap("answer")
@@ -211,8 +214,22 @@ func (p *printer) gap(block string) {
 	p.block = block
 }
 
-// flush prints what is left of the answer.
+// printPlain prints answer text as the model wrote it, noting whether its
+// last line is still open.
+func (p *printer) printPlain(text string) {
+	if text == "" {
+		return
+	}
+	p.sc.print(text)
+	p.openLine = !strings.HasSuffix(text, "\n")
+}
+
+// flush prints what is left of the answer, and ends an open line of it.
 func (p *printer) flush() {
+	if p.openLine {
+		p.sc.print("\n")
+		p.openLine = false
+	}
 	p.foldThought()
 	if p.answer.Len() > 0 {
 		md := p.answer.String()

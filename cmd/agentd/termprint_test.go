@@ -123,3 +123,24 @@ func TestCallLine(t *testing.T) {
 		assert.Equal(t, c.want, callLine(c.up))
 	}
 }
+
+// Plain output: answer text that does not end its line is ended before the
+// next block, a tool call or the files changed, and at the end of the run.
+func TestPlainAnswerEndsItsLine(t *testing.T) {
+	log := events(t,
+		agent.RunState{RunID: "r_1", SessionID: "s_1", State: agent.StateRunning},
+		agent.Update{Kind: agent.UpdateMessageChunk, Text: "Let me look."},
+		agent.Update{Kind: agent.UpdateToolCall, ToolCallID: "c1", Title: "read main.go", ToolKind: tools.KindRead},
+		agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: "c1", Status: agent.StatusCompleted, Output: "package main\n"},
+		agent.Update{Kind: agent.UpdateMessageChunk, Text: "Done."},
+		agent.Update{Kind: agent.UpdateFilesChanged, Files: []tools.FileDiff{{Path: "main.go", Status: "modified", Diff: "@@ -1 +1,2 @@\n x\n+y\n"}}},
+		agent.Update{Kind: agent.UpdateMessageChunk, Text: "Bye"},
+		agent.RunState{RunID: "r_1", SessionID: "s_1", State: agent.StateCompleted},
+	)
+	var out bytes.Buffer
+	require.NoError(t, printEvents(&out, log, false))
+	got := out.String()
+	assert.True(t, strings.HasPrefix(got, "Let me look.\n• read main.go\n"), got)
+	assert.Contains(t, got, "Done.\nChanged\n")
+	assert.True(t, strings.HasSuffix(got, "Bye\n"), got)
+}
