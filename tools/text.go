@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
 )
@@ -83,12 +84,19 @@ func capOutput(s string) (string, bool) {
 	return cutLines(s, cutOptions{maxBytes: maxOutputBytes, maxLines: maxOutputLines, more: func(int, int, []int) string { return "Narrow the search to see them." }})
 }
 
-// truncateLine shortens one very long line (minified files) for the model.
+// truncateLine shortens one very long line (minified files) for the model,
+// at a character boundary, saying how to see the rest: a model told only
+// that characters are missing tends to read the same window again.
 func truncateLine(l string) string {
 	if len(l) <= maxLineChars {
 		return l
 	}
-	return l[:maxLineChars] + fmt.Sprintf("… [%d more characters]", len(l)-maxLineChars)
+	cut := maxLineChars
+	for cut > 0 && !utf8.RuneStart(l[cut]) {
+		cut--
+	}
+	return l[:cut] + fmt.Sprintf("… [%d more bytes of this line; `cut -b %d-%d` on the line shows the next ones]",
+		len(l)-cut, cut+1, min(len(l), cut+maxLineChars))
 }
 
 // unifiedDiff is a git-style unified diff of one file.
