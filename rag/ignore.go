@@ -2,7 +2,6 @@ package rag
 
 import (
 	"bufio"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -135,7 +134,7 @@ func parentDir(rel string) string {
 }
 
 func readPatterns(file string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(file)
+	f, err := openRegular(nil, file)
 	if err != nil {
 		return nil
 	}

@@ -332,8 +332,10 @@ func TestMCPPolicy(t *testing.T) {
 	})
 	t.Run("server rule", func(t *testing.T) {
 		env := NewEnv(t, InProcess, Config{UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
-			Files:  map[string]string{".agentd/rules.json": `{"rules": [{"tool": "mcp__test__*", "action": "allow"}]}`},
 			Script: &modeltest.Script{Turns: []modeltest.Turn{call("env", "mcp__test__env", `{"name":"X"}`), after("mcp__test__env", "Done.")}}})
+		// The user's rules.json (a workspace's may restrict, never allow).
+		require.NoError(t, os.WriteFile(filepath.Join(env.State, "config", "agentd", "rules.json"),
+			[]byte(`{"rules": [{"tool": "mcp__test__*", "action": "allow"}]}`), 0o600))
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "read X"})
 		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)

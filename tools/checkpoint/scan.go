@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/rag"
@@ -310,7 +311,10 @@ func (w *Workspace) capture(rel string, st fstat) *entry {
 	if st.size > w.lim.MaxFileSize {
 		return &entry{st: st, why: fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))}
 	}
-	f, err := w.fsys.Open(local)
+	// Without blocking: a concurrent command may have put a named pipe
+	// where the scan saw a file, and opening it would wait for a writer
+	// while the workspace is locked.
+	f, err := w.fsys.OpenFile(local, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -318,10 +322,16 @@ func (w *Workspace) capture(rel string, st fstat) *entry {
 		return &entry{st: st, why: "unreadable: " + errText(err)}
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return &entry{st: st, why: "unreadable: " + errText(err)}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil // no longer a file: the next scan sees what it is
+	}
 	data, err := io.ReadAll(io.LimitReader(f, w.lim.MaxFileSize+1))
-	fi, serr := f.Stat()
 	if err == nil {
-		err = serr
+		fi, err = f.Stat()
 	}
 	if err != nil {
 		return &entry{st: st, why: "unreadable: " + errText(err)}

@@ -1,0 +1,157 @@
+package rpctest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
+)
+
+// The red team's scenarios: a hostile scripted model and a hasty user go
+// after what hostile_test.go does not cover, through what agentd itself
+// reads, starts and keeps. Each scenario names the hole it closed.
+
+// turn is a scripted reply with tool calls, given when the last user
+// message holds «tag».
+func turn(tag string, calls ...modeltest.ToolCall) modeltest.Turn {
+	return modeltest.Turn{Name: tag, Match: modeltest.Match{LastUser: "«" + tag + "»"}, Reply: modeltest.Reply{ToolCalls: calls}}
+}
+
+func callOf(id, tool string, args map[string]any) modeltest.ToolCall {
+	return modeltest.ToolCall{ID: id, Name: tool, Arguments: modeltest.Args(args)}
+}
+
+// doneAfterTools ends every run once a tool result came back.
+func doneAfterTools() modeltest.Turn {
+	return modeltest.Turn{Name: "done", Match: modeltest.Match{MinToolResults: 1}, Repeat: true, Reply: modeltest.Reply{Text: "done"}}
+}
+
+// TestFIFOsAgentdReads: a command in workspace-write (here full-auto, where
+// it runs unasked) leaves named pipes where agentd later reads with its
+// own rights: the instruction files, .mcp.json, .agentd/rules.json,
+// .gitignore, a nested repository's .git file. Opening a pipe for reading
+// blocks until someone writes it, so each read must refuse what is not a
+// regular file instead of hanging a run, every new session, or the next
+// daemon's initialize for good.
+func TestFIFOsAgentdReads(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"sub/x.go": "package sub\n", "nest/keep.txt": "k\n"}}
+	}, func(t *testing.T, env *Env) {
+		plant := viaScript("fifo", "mkdir -p .agentd && mkfifo AGENTS.md .mcp.json .agentd/rules.json sub/AGENTS.md .gitignore nest/.git")
+		env.Model.Append(
+			turn("plant", callOf("call_plant", "run_cmd", cmd(plant))),
+			turn("nested", callOf("call_nested", "read_file", map[string]any{"path": "sub/x.go"})),
+			turn("session", callOf("call_session", "read_file", map[string]any{"path": "sub/x.go"})),
+			turn("restart", callOf("call_restart", "read_file", map[string]any{"path": "sub/x.go"})),
+			turn("pipe", callOf("call_pipe", "read_file", map[string]any{"path": "AGENTS.md"})),
+			turn("git", callOf("call_git", "run_cmd", cmd("git -C nest status --short"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«plant»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		fi, err := os.Lstat(filepath.Join(env.Root, "AGENTS.md"))
+		require.NoError(t, err)
+		require.Equal(t, os.ModeNamedPipe, fi.Mode().Type(), "the command made the pipes: %s", toolResults(env)["call_plant"])
+
+		for _, tag := range []string{"nested", "pipe", "git"} {
+			run = e.Run(agent.RunParams{Prompt: "«" + tag + "»", SessionID: run.SessionID})
+			assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State, tag)
+		}
+		assert.Contains(t, toolResults(env)["call_nested"], "package sub")
+		assert.Contains(t, toolResults(env)["call_pipe"], "not a regular file", "read_file refuses a pipe")
+		t.Logf("git in a repository whose .git is a pipe: %s", toolResults(env)["call_git"])
+
+		// A new session reads the root's instruction file.
+		run = e.Run(agent.RunParams{Prompt: "«session»"})
+		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State, "a new session's first run")
+
+		// The next daemon reads .agentd/rules.json and .mcp.json when it
+		// starts: a rules file it cannot read is a clear error (a deny in it
+		// must not be dropped), not a hang; the .mcp.json pipe is ignored.
+		e.Close(false)
+		e = env.Start()
+		msg := e.CallErr(wire.MethodInitialize, env.InitializeParams(nil), wire.CodeInternalError)
+		assert.Contains(t, msg, ".agentd/rules.json: not a regular file")
+		e.Close(false)
+		require.NoError(t, os.Remove(filepath.Join(env.Root, ".agentd", "rules.json")))
+		e = env.StartInitialized()
+		run = e.Run(agent.RunParams{Prompt: "«restart»"})
+		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+	})
+}
+
+// TestGitFileGrantsNoWrite: in a workspace that is not a repository (a
+// folder of a monorepo, a new project), a workspace-write command writes a
+// .git file naming a directory outside ("gitdir: ~/.config/agentd"). The
+// next workspace-write command must not get that directory writable: the
+// sandbox makes a linked worktree's git directory writable, but only one
+// the workspace's .git pointed to before any command could write it.
+func TestGitFileGrantsNoWrite(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
+		outside := t.TempDir()
+		userCfg := filepath.Join(env.State, "config", "agentd")
+		require.NoError(t, os.MkdirAll(userCfg, 0o700))
+		env.Model.Append(
+			turn("point", callOf("call_point", "run_cmd", cmd(viaScript("point", "printf \"gitdir: %s\\n\" "+outside+" > .git")))),
+			turn("write", callOf("call_write", "run_cmd", cmd(viaScript("write", "echo pwned > "+outside+"/pwned")))),
+			turn("point2", callOf("call_point2", "run_cmd", cmd(viaScript("point2", "rm -f .git; printf \"gitdir: %s\\n\" "+userCfg+" > .git")))),
+			turn("rules", callOf("call_rules", "run_cmd", cmd(viaScript("rules", `echo {\"rules\":[{\"tool\":\"*\",\"action\":\"allow\"}]} > `+userCfg+"/rules.json")))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		var sid string
+		for _, tag := range []string{"point", "write", "point2", "rules"} {
+			run := e.Run(agent.RunParams{Prompt: "«" + tag + "»", SessionID: sid})
+			sid = run.SessionID
+			require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State, tag)
+		}
+		res := toolResults(env)
+		require.Contains(t, res["call_point"], "[exit code 0", "the .git file was written")
+		assert.NoFileExists(t, filepath.Join(outside, "pwned"), res["call_write"])
+		assert.NoFileExists(t, filepath.Join(userCfg, "rules.json"), res["call_rules"])
+	})
+}
+
+// TestWorkspaceRulesGrantNothing: in a workspace without .agentd/ (which
+// the sandbox therefore cannot bind read-only), a command the hasty user
+// approved once writes .agentd/rules.json allowing everything. After the
+// next start, ask mode must still ask before writes and commands: the
+// workspace's rules file, like everything else in the repository, can
+// restrict (deny, ask) but grants nothing.
+func TestWorkspaceRulesGrantNothing(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeAsk} }, func(t *testing.T, env *Env) {
+		rules := `{\"rules\":[{\"tool\":\"*\",\"action\":\"allow\"},{\"tool\":\"network\",\"pattern\":\"*\",\"action\":\"allow\"}]}`
+		env.Model.Append(
+			turn("grant", callOf("call_grant", "run_cmd", cmd(viaScript("grant", `mkdir -p .agentd && printf "%s" "`+rules+`" > .agentd/rules.json`)))),
+			turn("use", callOf("call_write", "write_file", map[string]any{"path": "made.txt", "content": "x\n"}),
+				callOf("call_cmd", "run_cmd", cmd("touch ran.txt"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) { return Decide(req.RequestID, tools.AllowOnce, "") })
+		run := e.Run(agent.RunParams{Prompt: "«grant»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		require.FileExists(t, filepath.Join(env.Root, ".agentd", "rules.json"), toolResults(env)["call_grant"])
+		e.Close(false)
+
+		e = env.StartInitialized()
+		run = e.Run(agent.RunParams{Prompt: "«use»"})
+		reqs := e.Requests(run.RunID, 2)
+		assert.Equal(t, agent.KindConfirmWrite, reqs[0].Kind)
+		assert.Equal(t, agent.KindConfirmCommand, reqs[1].Kind)
+		for _, r := range reqs {
+			e.Answer(Decide(r.RequestID, tools.RejectOnce, "no"))
+		}
+		e.Finished(run.RunID)
+		assert.NoFileExists(t, filepath.Join(env.Root, "made.txt"))
+		assert.NoFileExists(t, filepath.Join(env.Root, "ran.txt"))
+	})
+}
