@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // The red team's scenarios: a hostile scripted model and a hasty user go
@@ -154,4 +155,60 @@ func TestWorkspaceRulesGrantNothing(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(env.Root, "made.txt"))
 		assert.NoFileExists(t, filepath.Join(env.Root, "ran.txt"))
 	})
+}
+
+// TestWorkspaceMCPServerStaysInTheWorkspace: the workspace's .mcp.json is
+// the repository's (or a command's) content. A server it describes as
+// "sandbox read, no network" but with "write": [outside], "read": [a
+// private directory] or a cwd outside would, once the hasty user approved
+// what the question showed, write and read there, and "full" would run the
+// repository's program unconfined (whatever the program's file holds when
+// it starts next: the approval is of the configuration, not of its bytes).
+// Likewise an "env" setting a variable the sandbox takes paths from. A
+// workspace server may ask for no more than a command could get; one that
+// does is not started and not asked about, and its status says why.
+func TestWorkspaceMCPServerStaysInTheWorkspace(t *testing.T) {
+	servers := map[string]func(outside, private string) map[string]any{
+		"wr":   func(o, _ string) map[string]any { return map[string]any{"write": []string{o}} },
+		"rd":   func(_, p string) map[string]any { return map[string]any{"read": []string{p}} },
+		"cwd":  func(_, p string) map[string]any { return map[string]any{"cwd": p} },
+		"full": func(_, _ string) map[string]any { return map[string]any{"sandbox": "full"} },
+		// The sandbox takes toolchain paths from the environment it is
+		// given: GOROOT=private would make private readable.
+		"env": func(_, p string) map[string]any { return map[string]any{"env": map[string]string{"GOROOT": p}} },
+	}
+	for name, grants := range servers {
+		t.Run(name, func(t *testing.T) {
+			outside, private := t.TempDir(), t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(private, "key"), []byte("PRIVATE-KEY-77"), 0o600))
+			extra := grants(outside, private)
+			both(t, func(t *testing.T) Config {
+				srv := stdioServer(t)
+				for k, v := range extra {
+					srv[k] = v
+				}
+				return Config{Policy: tools.ModeFullAuto, Files: map[string]string{".mcp.json": serversConfig(t, map[string]any{name: srv})}}
+			}, func(t *testing.T, env *Env) {
+				tool := func(t string) string { return "mcp__" + name + "__" + t }
+				env.Model.Append(
+					turn("go", callOf("call_w", tool("write"), map[string]any{"path": filepath.Join(outside, "pwned")}),
+						callOf("call_r", tool("read"), map[string]any{"path": filepath.Join(private, "key")}),
+						callOf("call_c", tool("read"), map[string]any{"path": "key"})),
+					doneAfterTools(),
+				)
+				e := env.StartInitialized()
+				e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) { return Decide(req.RequestID, tools.AllowOnce, "") })
+				run := e.Run(agent.RunParams{Prompt: "«go»"})
+				require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+				assert.Empty(t, e.inputRequests(run.RunID), "not asked about: it cannot start")
+				assert.NoFileExists(t, filepath.Join(outside, "pwned"))
+				for id, r := range toolResults(env) {
+					assert.NotContains(t, r, "PRIVATE-KEY-77", id)
+				}
+				st := mcpStatus(t, e)[name]
+				assert.Equal(t, mcp.StateFailed, st.State)
+				assert.Contains(t, st.Error, "a workspace server")
+			})
+		})
+	}
 }

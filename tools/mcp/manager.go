@@ -149,6 +149,9 @@ const (
 	Ask Approval = iota
 	Approved
 	Rejected
+	// Refused: a workspace server that asks for more than a command could
+	// get; it is neither started nor asked about (Refusal says why).
+	Refused
 )
 
 // Approval says whether a server may start for a session: the user's and
@@ -157,6 +160,9 @@ const (
 func (m *Manager) Approval(sessionID string, s Server) Approval {
 	if s.Origin != OriginWorkspace {
 		return Approved
+	}
+	if m.Refusal(s) != nil {
+		return Refused
 	}
 	if allow, ok := m.store.get(s); ok {
 		if allow {
@@ -171,6 +177,10 @@ func (m *Manager) Approval(sessionID string, s Server) Approval {
 	}
 	return Ask
 }
+
+// Refusal says why a workspace server may not start whatever the user
+// answers, or nil.
+func (m *Manager) Refusal(s Server) error { return s.checkWorkspace(m.opts.Root) }
 
 // Decide records the user's decision on starting a workspace server:
 // allow_always and reject_always for the workspace (they survive
@@ -278,6 +288,8 @@ func (m *Manager) Status(sessionID string) []Status {
 		switch {
 		case s.Disabled:
 			st = Status{State: StateDisabled}
+		case st.State == StateIdle && m.Refusal(s) != nil:
+			st = Status{State: StateFailed, Error: m.Refusal(s).Error()}
 		case st.State == StateIdle && m.Approval(sessionID, s) == Ask:
 			st.State = StateNeedsApproval
 		case st.State == StateIdle && m.Approval(sessionID, s) == Rejected:

@@ -48,18 +48,16 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 	spec := sandbox.Spec{Profile: profile, Workspace: opts.Root, Network: s.Network,
 		Args: append([]string{s.Command}, s.Args...), Dir: opts.Root, Env: serverEnv(s, opts, state),
 		Write: []string{state}}
-	if s.Cwd != "" {
-		spec.Dir = absPath(s.Cwd, opts.Root)
-		spec.Read = append(spec.Read, spec.Dir)
-	}
-	if strings.Contains(s.Command, "/") {
-		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
-	}
-	for _, p := range s.Read {
-		spec.Read = append(spec.Read, absPath(p, opts.Root))
-	}
-	for _, p := range s.Write {
-		spec.Write = append(spec.Write, absPath(p, opts.Root))
+	if s.Origin == OriginWorkspace {
+		// Checked again as it starts: the workspace may have changed
+		// since the user was asked.
+		g, err := s.workspaceGrants(opts.Root)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec.Dir, spec.Read = g.dir, g.read
+	} else {
+		trustedGrants(&spec, s, opts.Root)
 	}
 	cmd, err := sandbox.Command(ctx, spec)
 	if err != nil {
@@ -95,6 +93,24 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		close(p.done)
 	}()
 	return p, &mcpsdk.IOTransport{Reader: outR, Writer: inW}, nil
+}
+
+// trustedGrants adds what the user's (or the editor's) configuration
+// asks for to a server's sandbox.
+func trustedGrants(spec *sandbox.Spec, s Server, root string) {
+	if s.Cwd != "" {
+		spec.Dir = absPath(s.Cwd, root)
+		spec.Read = append(spec.Read, spec.Dir)
+	}
+	if strings.Contains(s.Command, "/") {
+		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
+	}
+	for _, p := range s.Read {
+		spec.Read = append(spec.Read, absPath(p, root))
+	}
+	for _, p := range s.Write {
+		spec.Write = append(spec.Write, absPath(p, root))
+	}
 }
 
 // serverEnv is a stdio server's environment: the daemon's, filtered as

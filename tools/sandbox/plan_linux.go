@@ -358,8 +358,7 @@ func toolchainPaths(env []string, workspace string) []string {
 			out = append(out, filepath.Join(home, t))
 		}
 	}
-	for _, name := range []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOBIN", "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT",
-		"VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "VOLTA_HOME", "BUN_INSTALL", "DENO_DIR", "PNPM_HOME"} {
+	for _, name := range toolchainDirs {
 		addAbs(envGet(env, name))
 	}
 	for _, gp := range filepath.SplitList(envGet(env, "GOPATH")) {

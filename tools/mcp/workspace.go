@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/tools/sandbox"
+)
+
+// A workspace server is the repository's program, configured by the
+// repository (or by a command that wrote .mcp.json): the user's approval
+// is of what the question shows, not of what a path or a variable would
+// open up. So it may ask for no more than a command could get: a read or
+// workspace-write profile, network (shown in the question), its own state
+// directory; never "full", a path or a directory outside the workspace,
+// write paths, or variables the sandbox takes paths from. The user's own
+// configuration (~/.config/agentd/config.json) and the editor's servers
+// are trusted and keep every key.
+
+// errWorkspace starts every refusal, so the status says whose rule it is.
+const errWorkspace = "a workspace server"
+
+// workspaceGrants is what a workspace server's sandbox adds to its
+// profile: the directory it starts in and the paths it may read, each
+// resolved (no symlink left to swap) and checked.
+type workspaceGrants struct {
+	dir  string
+	read []string
+}
+
+// checkWorkspace says what a workspace server asks for beyond what a
+// command could get, on its configuration as it will start (${VAR}
+// expanded from agentd's environment). A server of another origin passes.
+func (s Server) checkWorkspace(root string) error {
+	if s.Origin != OriginWorkspace {
+		return nil
+	}
+	x, _ := s.expanded(os.LookupEnv) // a missing variable fails the start on its own
+	_, err := x.workspaceGrants(root)
+	return err
+}
+
+// workspaceGrants checks an expanded workspace server and returns its
+// grants. The workspace is readable in every profile, so "read" paths and
+// a cwd inside it need no grant of their own: the sandbox gets none for
+// them, and a directory swapped for a symlink after the check opens
+// nothing up. A command outside the workspace is granted as the regular
+// file it resolves to, which no sandboxed process can replace.
+func (s Server) workspaceGrants(root string) (workspaceGrants, error) {
+	var g workspaceGrants
+	if s.IsHTTP() {
+		return g, nil
+	}
+	if s.profile() == sandbox.Full {
+		return g, fmt.Errorf(`%s may not run unconfined ("sandbox": "full"); configure it in ~/.config/agentd/config.json to trust it`, errWorkspace)
+	}
+	if len(s.Write) > 0 {
+		return g, fmt.Errorf(`%s may not ask for write paths (%s); "sandbox": "workspace-write" lets it write the workspace as an approved command can`,
+			errWorkspace, strings.Join(s.Write, ", "))
+	}
+	var set []string
+	for _, k := range sandbox.PathVariables() {
+		if _, ok := s.Env[k]; ok {
+			set = append(set, k)
+		}
+	}
+	if len(set) > 0 {
+		return g, fmt.Errorf("%s may not set %s: the sandbox reads paths from them", errWorkspace, strings.Join(set, ", "))
+	}
+	ws := resolve(root)
+	g.dir = ws
+	if s.Cwd != "" {
+		d := resolve(absPath(s.Cwd, root))
+		if !within(ws, d) {
+			return g, fmt.Errorf("%s must start in the workspace, not in %s", errWorkspace, s.Cwd)
+		}
+		g.dir = d
+	}
+	for _, p := range s.Read {
+		if !within(ws, resolve(absPath(p, root))) {
+			return g, fmt.Errorf("%s may not read %s, outside the workspace", errWorkspace, p)
+		}
+	}
+	if strings.Contains(s.Command, "/") {
+		c := resolve(absPath(s.Command, g.dir))
+		fi, err := os.Stat(c)
+		switch {
+		case within(ws, c):
+		case err == nil && fi.Mode().IsRegular():
+			g.read = append(g.read, c)
+		case err == nil:
+			return g, fmt.Errorf("%s's command %s is not a program", errWorkspace, s.Command)
+		}
+	}
+	return g, nil
+}
+
+// resolve follows the symlinks of the part of p that exists.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return filepath.Join(p, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
