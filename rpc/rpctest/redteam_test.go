@@ -2,6 +2,7 @@ package rpctest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -211,4 +212,78 @@ func TestWorkspaceMCPServerStaysInTheWorkspace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestUndoNeverWritesThroughALink: a run's command deletes d/pre-commit
+// (its content is in the checkpoint); the next run's replaces d with a
+// link to .git/hooks, which a command may make but not write through. The
+// hasty user undoes the first run alone ("only"). The undo, which writes
+// with agentd's own rights, must not put pre-commit back through the link
+// into .git/hooks, where the user's next git commit would run it
+// unconfined: a path whose parent is now a link is a conflict, left alone.
+func TestUndoNeverWritesThroughALink(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{
+			"d/pre-commit": "#!/bin/sh\necho pwned\n", "d/keep.txt": "k\n", "e/rules.json": "{}\n", ".agentd/commands/hi.md": "Say hi.\n"}}
+	}, func(t *testing.T, env *Env) {
+		out, err := exec.Command("git", "-C", env.Root, "init", "-q").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		env.Model.Append(
+			turn("drop", callOf("call_drop", "run_cmd", cmd("rm d/pre-commit e/rules.json"))),
+			turn("link", callOf("call_link", "run_cmd", cmd(viaScript("link", "rm -r d e && ln -s .git/hooks d && ln -s .agentd e")))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		first := e.Run(agent.RunParams{Prompt: "«drop»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(first.RunID).State)
+		second := e.Run(agent.RunParams{Prompt: "«link»", SessionID: first.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(second.RunID).State)
+		target, err := os.Readlink(filepath.Join(env.Root, "d"))
+		require.NoError(t, err, toolResults(env)["call_link"])
+		require.Equal(t, ".git/hooks", target)
+
+		for _, on := range []string{"", "skip", "overwrite"} {
+			var res agent.UndoResult
+			err := e.Call(wire.MethodUndo, agent.UndoParams{SessionID: first.SessionID, RunID: first.RunID, Only: true, OnConflict: on}, &res)
+			t.Logf("undo (%q): %+v %v", on, res, err)
+			assert.NoFileExists(t, filepath.Join(env.Root, ".git", "hooks", "pre-commit"), on)
+			assert.NoFileExists(t, filepath.Join(env.Root, ".agentd", "rules.json"), on)
+		}
+	})
+}
+
+// TestChangesInADirectoryThatWasAFile: a command replaces a file (or a
+// link) with a directory and writes into it. The run's diff, which the
+// hasty user reviews instead of the command's output, and the undo must
+// include what the directory holds; the watcher reported one changed name,
+// and the files beneath it went unrecorded.
+func TestChangesInADirectoryThatWasAFile(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"f": "file\n", "keep.txt": "k\n"}}
+	}, func(t *testing.T, env *Env) {
+		env.Model.Append(
+			turn("warm", callOf("call_warm", "run_cmd", cmd("true"))),
+			turn("hide", callOf("call_hide", "run_cmd", cmd(viaScript("hide", "rm f && mkdir f && echo evil > f/x")))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«warm»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		run = e.Run(agent.RunParams{Prompt: "«hide»", SessionID: run.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		require.Equal(t, "evil\n", env.WorkspaceFile("f/x"), toolResults(env)["call_hide"])
+		final := map[string]string{}
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == agent.UpdateFilesChanged {
+				for _, f := range u.Files {
+					final[f.Path] = f.Status
+				}
+			}
+		}
+		assert.Equal(t, "added", final["f/x"], "the run's diff: %v", final)
+
+		var res agent.UndoResult
+		e.MustCall(wire.MethodUndo, agent.UndoParams{SessionID: run.SessionID, RunID: run.RunID}, &res)
+		assert.Equal(t, "file\n", env.WorkspaceFile("f"), "%+v", res)
+	})
 }

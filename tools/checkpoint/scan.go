@@ -125,7 +125,10 @@ func (w *Workspace) refreshLocked(ctx context.Context, rel string, newDir bool) 
 		w.setLocked(rel, &entry{st: st})
 	}
 	w.watch.watch(rel)
-	if newDir || e == nil {
+	// A file or link that became a directory comes as one event for the
+	// name (deleted, then created), not as a new directory: its contents
+	// are new too, and a change inside it must not go unrecorded.
+	if newDir || e == nil || e.st.kind() != KindDir {
 		return w.syncTreeLocked(ctx, rel)
 	}
 	return nil
