@@ -144,6 +144,11 @@ func (c *conn) connect(gen int, ready chan struct{}) {
 // dial starts the process (or reaches the URL), connects and lists the
 // tools. life bounds the process; ctx the start-up.
 func (c *conn) dial(ctx, life context.Context) (*mcpsdk.ClientSession, *process, []*mcpsdk.Tool, error) {
+	// Checked again at every start: the workspace or the environment may
+	// have changed since the user was asked.
+	if err := c.m.Refusal(c.srv); err != nil {
+		return nil, nil, nil, err
+	}
 	s, err := c.srv.expanded(os.LookupEnv)
 	if err != nil {
 		return nil, nil, nil, err

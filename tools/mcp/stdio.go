@@ -12,7 +12,6 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -117,11 +116,7 @@ func trustedGrants(spec *sandbox.Spec, s Server, root string) {
 // for commands (no secrets), then where it keeps its state, then the
 // configured variables, which may carry the tokens it needs.
 func serverEnv(s Server, opts Options, state string) []string {
-	env := opts.Environ
-	if env == nil {
-		env = tools.ChildEnv(os.Environ(), nil, nil)
-	}
-	env = append([]string(nil), env...)
+	env := append([]string(nil), opts.childEnv()...)
 	env = append(env,
 		"XDG_STATE_HOME="+filepath.Join(state, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(state, "cache"),

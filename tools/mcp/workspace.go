@@ -15,8 +15,9 @@ import (
 // is of what the question shows, not of what a path or a variable would
 // open up. So it may ask for no more than a command could get: a read or
 // workspace-write profile, network (shown in the question), its own state
-// directory; never "full", a path or a directory outside the workspace,
-// write paths, or variables the sandbox takes paths from. The user's own
+// directory, the variables of the child environment; never "full", a path
+// or a directory outside the workspace, write paths, variables the sandbox
+// takes paths from, or agentd's secrets (${OPENAI_API_KEY}). The user's own
 // configuration (~/.config/agentd/config.json) and the editor's servers
 // are trusted and keep every key.
 
@@ -34,13 +35,41 @@ type workspaceGrants struct {
 // checkWorkspace says what a workspace server asks for beyond what a
 // command could get, on its configuration as it will start (${VAR}
 // expanded from agentd's environment). A server of another origin passes.
-func (s Server) checkWorkspace(root string) error {
+func (s Server) checkWorkspace(root string, childEnv []string) error {
 	if s.Origin != OriginWorkspace {
 		return nil
+	}
+	if err := s.checkVariables(childEnv); err != nil {
+		return err
 	}
 	x, _ := s.expanded(os.LookupEnv) // a missing variable fails the start on its own
 	_, err := x.workspaceGrants(root)
 	return err
+}
+
+// checkVariables refuses a ${VAR} a command would not be given: the model's
+// key, tokens, anything the child environment's allow-list leaves out. The
+// question names the variables, but the hasty user approves what is shown,
+// and "Authorization: Bearer ${OPENAI_API_KEY}" to the repository's URL
+// hands the key to whoever wrote it. A variable agentd does not have is
+// left to its default, and a missing one fails the start.
+func (s Server) checkVariables(childEnv []string) error {
+	given := map[string]bool{}
+	for _, kv := range childEnv {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			given[k] = true
+		}
+	}
+	var secret []string
+	for _, v := range s.Variables() {
+		if _, set := os.LookupEnv(v); set && !given[v] {
+			secret = append(secret, "$"+v)
+		}
+	}
+	if len(secret) > 0 {
+		return fmt.Errorf("%s may not read agentd's %s: commands are not given it either", errWorkspace, strings.Join(secret, ", "))
+	}
+	return nil
 }
 
 // workspaceGrants checks an expanded workspace server and returns its

@@ -27,15 +27,17 @@ func TestWorkspaceServerPaths(t *testing.T) {
 		{Command: "x", Sandbox: "full"},
 		{Command: "x", Env: map[string]string{"PATH": private}},
 		{Command: "./link"}, // a directory is no program
+		{URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${PATH}"}},
+		{Command: "x", Args: []string{"--token=${PATH}"}},
 	}
 	for _, s := range refused {
 		s.Origin = OriginWorkspace
-		err := s.checkWorkspace(root)
+		err := s.checkWorkspace(root, nil)
 		if assert.Error(t, err, "%+v", s) {
 			assert.Contains(t, err.Error(), "a workspace server")
 		}
 		s.Origin = OriginUser
-		assert.NoError(t, s.checkWorkspace(root), "the user's configuration is trusted")
+		assert.NoError(t, s.checkWorkspace(root, nil), "the user's configuration is trusted")
 	}
 	s := Server{Command: "/bin/sh", Cwd: "sub", Read: []string{"sub", "."}, Sandbox: "workspace-write", Network: true, Origin: OriginWorkspace}
 	g, err := s.workspaceGrants(root)
