@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
+	"github.com/agentd/agentd/tools/mcp/mcptest"
 )
 
 // The red team's scenarios: a hostile scripted model and a hasty user go
@@ -329,5 +330,44 @@ func TestWorkspaceMCPServerGetsNoSecret(t *testing.T) {
 	defer mu.Unlock()
 	for _, g := range got {
 		assert.NotContains(t, g, "test-key")
+	}
+}
+
+// TestMCPServerFloodIsCut: a server (the user's, updated to a hostile
+// version, or one with a bug) answers a call with 40 MiB of text, on stdio
+// and over HTTP. Held whole, several times over, a gigabyte would take the
+// daemon down. The MCP SDK bounds a stdio line and an event (16 MiB) but
+// read an HTTP server's JSON answer whole: agentd now bounds each line of
+// an HTTP answer (32 MiB). The call is an error the model reads, the
+// daemon keeps serving, and the next call starts the server again.
+func TestMCPServerFloodIsCut(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			both(t, func(t *testing.T) Config {
+				srv := stdioServer(t)
+				if transport == "http" {
+					srv = map[string]any{"url": mcptest.StartHTTP(t)}
+				}
+				return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": srv})}
+			}, func(t *testing.T, env *Env) {
+				env.Model.Append(
+					turn("flood", callOf("call_flood", "mcp__test__flood", map[string]any{"bytes": 40 << 20})),
+					turn("again", callOf("call_again", "mcp__test__echo", map[string]any{"text": "back"})),
+					doneAfterTools(),
+				)
+				e := env.StartInitialized()
+				run := e.Run(agent.RunParams{Prompt: "«flood»"})
+				require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+				res := toolResults(env)
+				assert.Contains(t, res["call_flood"], "stopped during the call")
+				if transport == "http" {
+					assert.Contains(t, res["call_flood"], "larger than 32 MiB")
+				}
+				assert.Less(t, len(res["call_flood"]), 64<<10)
+				run = e.Run(agent.RunParams{Prompt: "«again»", SessionID: run.SessionID})
+				require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+				assert.Equal(t, "echo: back", toolResults(env)["call_again"])
+			})
+		})
 	}
 }

@@ -69,6 +69,7 @@ type conn struct {
 	tools     []*mcpsdk.Tool
 	stale     bool      // the server said its tools changed
 	callers   []*caller // calls in flight, the latest last: who a question goes to
+	overflow  *overflow // the current connection's answer that was too large (HTTP)
 }
 
 // caller is a call in flight that a server's question may go to. Its
@@ -80,7 +81,9 @@ type caller struct {
 	clock *deadline
 }
 
-func newConn(m *Manager, s Server) *conn { return &conn{m: m, srv: s, state: StateIdle} }
+func newConn(m *Manager, s Server) *conn {
+	return &conn{m: m, srv: s, state: StateIdle}
+}
 
 // start begins connecting unless the server is connected or starting
 // already; it returns the channel closed when that attempt ends. force
@@ -155,9 +158,13 @@ func (c *conn) dial(ctx, life context.Context) (*mcpsdk.ClientSession, *process,
 	}
 	var transport mcpsdk.Transport
 	var proc *process
+	ov := &overflow{}
+	c.mu.Lock()
+	c.overflow = ov
+	c.mu.Unlock()
 	if s.IsHTTP() {
 		transport = &mcpsdk.StreamableClientTransport{Endpoint: s.URL, MaxRetries: 2,
-			HTTPClient: &http.Client{Transport: headers{h: s.Headers, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headers{h: s.Headers, next: limitResponses{http.DefaultTransport, ov}}}}
 	} else {
 		proc, transport, err = spawn(life, s, c.m.opts)
 		if err != nil {
@@ -355,9 +362,12 @@ func (c *conn) gone(cs *mcpsdk.ClientSession, err error) bool {
 		return false
 	}
 	c.mu.Lock()
-	proc := c.proc
+	proc, ov := c.proc, c.overflow
 	c.mu.Unlock()
 	why := "the connection failed: " + err.Error()
+	if o := ov.failed(); o != nil {
+		why = o.Error()
+	}
 	if proc != nil {
 		select {
 		case <-proc.done:

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,10 @@ type sleepArgs struct {
 
 type nameArgs struct {
 	Name string `json:"name" jsonschema:"an environment variable"`
+}
+
+type sizeArgs struct {
+	Bytes int `json:"bytes" jsonschema:"how many bytes of text to answer"`
 }
 
 type none struct{}
@@ -125,6 +130,10 @@ func newServer() *mcp.Server {
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "flood", Description: "Answers that many bytes of text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("a", a.Bytes)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Reads an environment variable."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
