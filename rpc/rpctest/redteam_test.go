@@ -371,3 +371,42 @@ func TestMCPServerFloodIsCut(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPServerTokenNeverReachesTheModel: the user gives a server its
+// token (env GITHUB_TOKEN on stdio, "Authorization: Bearer …" over HTTP).
+// What the server says of it (a tool that echoes its environment, an error
+// quoting the bad credential) went to the model, and from there to the
+// model's host. The values a server is configured with that look like
+// credentials are redacted from its results and errors.
+func TestMCPServerTokenNeverReachesTheModel(t *testing.T) {
+	const token = "ghp-secret-4242-xyz"
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			both(t, func(t *testing.T) Config {
+				srv := stdioServer(t)
+				srv["env"] = map[string]string{"GITHUB_TOKEN": token}
+				if transport == "http" {
+					srv = map[string]any{"url": mcptest.StartHTTP(t, "GITHUB_TOKEN="+token),
+						"headers": map[string]string{"Authorization": "Bearer " + token}}
+				}
+				return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": srv})}
+			}, func(t *testing.T, env *Env) {
+				env.Model.Append(
+					turn("leak", callOf("call_leak", "mcp__test__env", map[string]any{"name": "GITHUB_TOKEN"})),
+					doneAfterTools(),
+				)
+				e := env.StartInitialized()
+				run := e.Run(agent.RunParams{Prompt: "«leak»"})
+				require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+				res := toolResults(env)["call_leak"]
+				assert.Contains(t, res, "GITHUB_TOKEN=")
+				assert.NotContains(t, res, token)
+				for _, r := range env.Model.Requests() {
+					for _, m := range r.Messages {
+						assert.NotContains(t, m.Content, token)
+					}
+				}
+			})
+		})
+	}
+}
