@@ -221,7 +221,9 @@ func TestWorkspaceMCPServerStaysInTheWorkspace(t *testing.T) {
 // TestUndoNeverWritesThroughALink: a run's command deletes d/pre-commit
 // (its content is in the checkpoint); the next run's replaces d with a
 // link to .git/hooks, which a command may make but not write through. The
-// hasty user undoes the first run alone ("only"). The undo, which writes
+// model then calls undo_patch on the first checkpoint for those paths
+// alone (full-auto: unasked), and the hasty user undoes the first run
+// alone ("only"). The undo, which writes
 // with agentd's own rights, must not put pre-commit back through the link
 // into .git/hooks, where the user's next git commit would run it
 // unconfined: a path whose parent is now a link is a conflict, left alone.
@@ -235,6 +237,12 @@ func TestUndoNeverWritesThroughALink(t *testing.T) {
 		env.Model.Append(
 			turn("drop", callOf("call_drop", "run_cmd", cmd("rm d/pre-commit e/rules.json"))),
 			turn("link", callOf("call_link", "run_cmd", cmd(viaScript("link", "rm -r d e && ln -s .git/hooks d && ln -s .agentd e")))),
+			// The model tries without the user: undo_patch of the first
+			// checkpoint, limited to the two paths, is an edit full-auto runs
+			// unasked. (It held before the fix too: the tool resolves the
+			// paths it is given, through the links, to paths no checkpoint
+			// names.)
+			turn("self", callOf("call_self", "undo_patch", map[string]any{"checkpoint": "c1", "paths": []string{"d/pre-commit", "e/rules.json"}})),
 			doneAfterTools(),
 		)
 		e := env.StartInitialized()
@@ -245,6 +253,12 @@ func TestUndoNeverWritesThroughALink(t *testing.T) {
 		target, err := os.Readlink(filepath.Join(env.Root, "d"))
 		require.NoError(t, err, toolResults(env)["call_link"])
 		require.Equal(t, ".git/hooks", target)
+
+		self := e.Run(agent.RunParams{Prompt: "«self»", SessionID: first.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(self.RunID).State)
+		t.Logf("undo_patch: %s", toolResults(env)["call_self"])
+		assert.NoFileExists(t, filepath.Join(env.Root, ".git", "hooks", "pre-commit"), "the model's own undo_patch")
+		assert.NoFileExists(t, filepath.Join(env.Root, ".agentd", "rules.json"), "the model's own undo_patch")
 
 		for _, on := range []string{"", "skip", "overwrite"} {
 			var res agent.UndoResult
