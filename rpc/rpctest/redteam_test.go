@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -423,4 +424,32 @@ func TestMCPServerTokenNeverReachesTheModel(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestMCPServerWithThousandsOfTools: a server lists 3000 tools, the first
+// with a schema of a megabyte. Every tool went into every request to the
+// model: each run sent megabytes, and an endpoint that takes at most 128
+// tools refused them all. A server adds at most 100 tools, each schema
+// within 64 KiB; the run works.
+func TestMCPServerWithThousandsOfTools(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t, "-many", "3000")})}
+	}, func(t *testing.T, env *Env) {
+		env.Model.Append(turn("go", callOf("call_echo", "mcp__test__echo", map[string]any{"text": "hi"})), doneAfterTools())
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«go»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Equal(t, "echo: hi", toolResults(env)["call_echo"])
+		for _, r := range env.Model.Requests() {
+			mcpTools := 0
+			for _, name := range r.Tools {
+				if strings.HasPrefix(name, "mcp__") {
+					mcpTools++
+				}
+			}
+			assert.LessOrEqual(t, mcpTools, 100)
+			assert.NotContains(t, r.Tools, "mcp__test__many0001", "its schema is a megabyte")
+			assert.Less(t, len(r.ToolsJSON), 1<<20)
+		}
+	})
 }

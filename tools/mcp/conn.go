@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -175,7 +176,7 @@ func (c *conn) dial(ctx, life context.Context) (*mcpsdk.ClientSession, *process,
 	if err != nil {
 		return nil, proc, nil, c.explain(proc, err)
 	}
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, c.m.log.With("mcp_server", c.srv.Name))
 	if err != nil {
 		return cs, proc, nil, c.explain(proc, fmt.Errorf("listing tools: %w", err))
 	}
@@ -210,11 +211,30 @@ func (c *conn) client() *mcpsdk.Client {
 	return cl
 }
 
-func listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcpsdk.Tool, error) {
+// Bounds on what one server adds to every request to the model: a server
+// that lists thousands of tools (or pages forever), or a tool with a
+// schema of megabytes, would make every run fail or cost a fortune.
+// OpenAI's endpoint takes at most 128 tools in all.
+const (
+	maxServerTools = 100
+	maxSchema      = 64 << 10
+)
+
+// listTools lists a server's tools, sorted by name: the first
+// maxServerTools it lists whose schema is within maxSchema.
+func listTools(ctx context.Context, cs *mcpsdk.ClientSession, log *slog.Logger) ([]*mcpsdk.Tool, error) {
 	var out []*mcpsdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
+		}
+		if data, _ := json.Marshal(t.InputSchema); len(data) > maxSchema {
+			log.Warn("MCP tool left out: its input schema is too large", "tool", t.Name, "bytes", len(data), "max", maxSchema)
+			continue
+		}
+		if len(out) == maxServerTools {
+			log.Warn("MCP server offers more tools than agentd takes; the rest are left out", "max", maxServerTools)
+			break
 		}
 		out = append(out, t)
 	}
@@ -274,7 +294,7 @@ func (c *conn) refresh(ctx context.Context) {
 	if !stale || cs == nil {
 		return
 	}
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, c.m.log.With("mcp_server", c.srv.Name))
 	if err != nil {
 		c.m.log.Warn("MCP server: listing changed tools", "mcp_server", c.srv.Name, "err", err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func TestAgentdMCPWithTheSDKClient(t *testing.T) {
 	defer cs.Close()
 	assert.Contains(t, cs.InitializeResult().Instructions, root)
 
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Len(t, tls, 2)
 	assert.Equal(t, "outline", tls[0].Name)

@@ -53,6 +53,7 @@ func main() {
 	startDelay := flag.Duration("start-delay", 0, "wait this long before serving")
 	failStart := flag.String("fail", "", "print this to stderr and exit 2 at start")
 	starts := flag.String("starts", "", "append a line to this file at every start")
+	flag.IntVar(&manyTools, "many", 0, "offer this many more tools (many0001 …), the first with a 1 MiB schema")
 	flag.Parse()
 	if *starts != "" {
 		if f, err := os.OpenFile(*starts, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
@@ -105,8 +106,19 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// manyTools is how many more tools the server offers (-many).
+var manyTools int
+
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1"}, nil)
+	for i := 1; i <= manyTools; i++ {
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
+		if i == 1 {
+			schema["description"] = strings.Repeat("x", 1<<20)
+		}
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("many%04d", i), Description: "One of many.", InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("many"), nil })
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back.", Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
