@@ -35,6 +35,7 @@ type Agent struct {
 	index    *sessionIndex
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
+	given    givenSecrets // secret answers, hidden from every later run
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -160,6 +161,9 @@ func (a *Agent) newRun(rec *runRecord) *run {
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
+	}
+	for _, s := range a.given.all() {
+		r.red.AddNamed(s.name, s.value)
 	}
 	return r
 }

@@ -453,3 +453,41 @@ func TestMCPServerWithThousandsOfTools(t *testing.T) {
 		}
 	})
 }
+
+// TestSecretStaysHiddenInLaterRuns: the model asks for a secret, and the
+// hasty user approves the command that uses it, which writes it to a
+// file in the workspace. The run's redactor hid it from what the model
+// read; the next run of the session had a fresh one, so read_file (or cat)
+// of that file handed the model the secret verbatim.
+func TestSecretStaysHiddenInLaterRuns(t *testing.T) {
+	const secret = "tok-Later-Run-7c1f"
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
+		env.Model.Append(
+			turn("ask", callOf("call_ask", "ask_user", map[string]any{"question": "Your token?", "secret": true, "env_var": "LATER_TOKEN"})),
+			modeltest.Turn{Name: "stash", Match: modeltest.Match{LastUser: "«ask»", MinToolResults: 1},
+				Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{callOf("call_stash", "run_cmd", cmd(`echo "$LATER_TOKEN" > t.txt`))}}},
+			turn("read", callOf("call_read", "read_file", map[string]any{"path": "t.txt"}),
+				callOf("call_cat", "run_cmd", cmd("cat t.txt"))),
+			modeltest.Turn{Name: "done", Match: modeltest.Match{MinToolResults: 2}, Repeat: true, Reply: modeltest.Reply{Text: "done"}},
+		)
+		e := env.StartInitialized()
+		e.Respond(agent.KindSecret, func(req agent.InputRequest) (string, any) { return ReplyText(req.RequestID, secret) })
+		e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) { return Decide(req.RequestID, tools.AllowOnce, "") })
+		run := e.Run(agent.RunParams{Prompt: "«ask»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		require.Equal(t, secret+"\n", env.WorkspaceFile("t.txt"), toolResults(env)["call_stash"])
+
+		run = e.Run(agent.RunParams{Prompt: "«read»", SessionID: run.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		res := toolResults(env)
+		for _, id := range []string{"call_read", "call_cat"} {
+			assert.NotContains(t, res[id], secret, id)
+			assert.Contains(t, res[id], "[secret $LATER_TOKEN]", id)
+		}
+		for _, r := range env.Model.Requests() {
+			for _, m := range r.Messages {
+				assert.NotContains(t, m.Content, secret)
+			}
+		}
+	})
+}
