@@ -95,13 +95,13 @@ func TestFIFOsAgentdReads(t *testing.T) {
 	})
 }
 
-// TestGitFileGrantsNoWrite: in a workspace that is not a repository (a
+// TestRedTeamGitFileGrantsNoWrite: in a workspace that is not a repository (a
 // folder of a monorepo, a new project), a workspace-write command writes a
 // .git file naming a directory outside ("gitdir: ~/.config/agentd"). The
 // next workspace-write command must not get that directory writable: the
 // sandbox makes a linked worktree's git directory writable, but only one
 // the workspace's .git pointed to before any command could write it.
-func TestGitFileGrantsNoWrite(t *testing.T) {
+func TestRedTeamGitFileGrantsNoWrite(t *testing.T) {
 	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
 		outside := t.TempDir()
 		userCfg := filepath.Join(env.State, "config", "agentd")
@@ -219,7 +219,7 @@ func TestWorkspaceMCPServerStaysInTheWorkspace(t *testing.T) {
 	}
 }
 
-// TestUndoNeverWritesThroughALink: a run's command deletes d/pre-commit
+// TestRedTeamUndoNeverWritesThroughALink: a run's command deletes d/pre-commit
 // (its content is in the checkpoint); the next run's replaces d with a
 // link to .git/hooks, which a command may make but not write through. The
 // model then calls undo_patch on the first checkpoint for those paths
@@ -228,7 +228,7 @@ func TestWorkspaceMCPServerStaysInTheWorkspace(t *testing.T) {
 // with agentd's own rights, must not put pre-commit back through the link
 // into .git/hooks, where the user's next git commit would run it
 // unconfined: a path whose parent is now a link is a conflict, left alone.
-func TestUndoNeverWritesThroughALink(t *testing.T) {
+func TestRedTeamUndoNeverWritesThroughALink(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{
 			"d/pre-commit": "#!/bin/sh\necho pwned\n", "d/keep.txt": "k\n", "e/rules.json": "{}\n", ".agentd/commands/hi.md": "Say hi.\n"}}
@@ -271,12 +271,12 @@ func TestUndoNeverWritesThroughALink(t *testing.T) {
 	})
 }
 
-// TestChangesInADirectoryThatWasAFile: a command replaces a file (or a
+// TestRedTeamChangesInADirectoryThatWasAFile: a command replaces a file (or a
 // link) with a directory and writes into it. The run's diff, which the
 // hasty user reviews instead of the command's output, and the undo must
 // include what the directory holds; the watcher reported one changed name,
 // and the files beneath it went unrecorded.
-func TestChangesInADirectoryThatWasAFile(t *testing.T) {
+func TestRedTeamChangesInADirectoryThatWasAFile(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"f": "file\n", "keep.txt": "k\n"}}
 	}, func(t *testing.T, env *Env) {
@@ -348,14 +348,14 @@ func TestWorkspaceMCPServerGetsNoSecret(t *testing.T) {
 	}
 }
 
-// TestMCPServerFloodIsCut: a server (the user's, updated to a hostile
+// TestRedTeamMCPServerFloodIsCut: a server (the user's, updated to a hostile
 // version, or one with a bug) answers a call with 40 MiB of text, on stdio
 // and over HTTP. Held whole, several times over, a gigabyte would take the
 // daemon down. The MCP SDK bounds a stdio line and an event (16 MiB) but
 // read an HTTP server's JSON answer whole: agentd now bounds each line of
 // an HTTP answer (32 MiB). The call is an error the model reads, the
 // daemon keeps serving, and the next call starts the server again.
-func TestMCPServerFloodIsCut(t *testing.T) {
+func TestRedTeamMCPServerFloodIsCut(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			both(t, func(t *testing.T) Config {
@@ -387,13 +387,13 @@ func TestMCPServerFloodIsCut(t *testing.T) {
 	}
 }
 
-// TestMCPServerTokenNeverReachesTheModel: the user gives a server its
+// TestRedTeamMCPServerTokenNeverReachesTheModel: the user gives a server its
 // token (env GITHUB_TOKEN on stdio, "Authorization: Bearer …" over HTTP).
 // What the server says of it (a tool that echoes its environment, an error
 // quoting the bad credential) went to the model, and from there to the
 // model's host. The values a server is configured with that look like
 // credentials are redacted from its results and errors.
-func TestMCPServerTokenNeverReachesTheModel(t *testing.T) {
+func TestRedTeamMCPServerTokenNeverReachesTheModel(t *testing.T) {
 	const token = "ghp-secret-4242-xyz"
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -426,12 +426,12 @@ func TestMCPServerTokenNeverReachesTheModel(t *testing.T) {
 	}
 }
 
-// TestMCPServerWithThousandsOfTools: a server lists 3000 tools, the first
+// TestRedTeamMCPServerWithThousandsOfTools: a server lists 3000 tools, the first
 // with a schema of a megabyte. Every tool went into every request to the
 // model: each run sent megabytes, and an endpoint that takes at most 128
 // tools refused them all. A server adds at most 100 tools, each schema
 // within 64 KiB; the run works.
-func TestMCPServerWithThousandsOfTools(t *testing.T) {
+func TestRedTeamMCPServerWithThousandsOfTools(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t, "-many", "3000")})}
 	}, func(t *testing.T, env *Env) {
@@ -454,12 +454,12 @@ func TestMCPServerWithThousandsOfTools(t *testing.T) {
 	})
 }
 
-// TestSecretStaysHiddenInLaterRuns: the model asks for a secret, and the
+// TestRedTeamSecretStaysHiddenInLaterRuns: the model asks for a secret, and the
 // hasty user approves the command that uses it, which writes it to a
 // file in the workspace. The run's redactor hid it from what the model
 // read; the next run of the session had a fresh one, so read_file (or cat)
 // of that file handed the model the secret verbatim.
-func TestSecretStaysHiddenInLaterRuns(t *testing.T) {
+func TestRedTeamSecretStaysHiddenInLaterRuns(t *testing.T) {
 	const secret = "tok-Later-Run-7c1f"
 	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
 		env.Model.Append(
