@@ -491,3 +491,42 @@ func TestRedTeamSecretStaysHiddenInLaterRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamMCPQuestionForACredential: a server's question (elicitation)
+// asks for an API token, which the MCP spec says servers must not do. It
+// was an ordinary, durable question: the hasty user typed the token in
+// clear, and it was written to the run's journal under the state directory.
+// A field named like a credential is asked as a secret: hidden as typed,
+// never persisted, redacted from what the model reads.
+func TestRedTeamMCPQuestionForACredential(t *testing.T) {
+	const token = "tok-Elicited-9d3a"
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)})}
+	}, func(t *testing.T, env *Env) {
+		env.Model.Append(turn("login", callOf("call_login", "mcp__test__login", map[string]any{})), doneAfterTools())
+		e := env.StartInitialized()
+		var kinds []agent.RequestKind
+		var mu sync.Mutex
+		answer := func(req agent.InputRequest) (string, any) {
+			mu.Lock()
+			kinds = append(kinds, req.Kind)
+			mu.Unlock()
+			return ReplyText(req.RequestID, token)
+		}
+		e.Respond(agent.KindSecret, answer)
+		e.Respond(agent.KindQuestion, answer)
+		run := e.Run(agent.RunParams{Prompt: "«login»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Contains(t, toolResults(env)["call_login"], "logged in with a token of 17 characters")
+		mu.Lock()
+		assert.Equal(t, []agent.RequestKind{agent.KindSecret}, kinds)
+		mu.Unlock()
+		_ = filepath.Walk(env.State, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				data, _ := os.ReadFile(p)
+				assert.NotContains(t, string(data), token, p)
+			}
+			return nil
+		})
+	})
+}

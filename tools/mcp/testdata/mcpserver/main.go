@@ -206,6 +206,22 @@ func newServer() *mcp.Server {
 			}
 			return text(fmt.Sprintf("name=%v color=%v age=%v", resp.Content["name"], resp.Content["color"], resp.Content["age"])), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "login", Description: "Asks the user for an API token (which servers should not)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			resp, ok := req.Params.InputResponses["cred"].(*mcp.ElicitResult)
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"cred": &mcp.ElicitParams{Message: "Log in",
+					RequestedSchema: map[string]any{
+						"type":       "object",
+						"properties": map[string]any{"api_token": map[string]any{"type": "string", "title": "API token"}},
+						"required":   []string{"api_token"},
+					}}}}, nil, nil
+			}
+			if resp.Action != "accept" {
+				return text("not logged in: " + resp.Action), nil, nil
+			}
+			return text(fmt.Sprintf("logged in with a token of %d characters", len(fmt.Sprint(resp.Content["api_token"])))), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool 'late' and announces it."},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 			mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "A tool added at run time."},
