@@ -530,3 +530,30 @@ func TestRedTeamMCPQuestionForACredential(t *testing.T) {
 		})
 	})
 }
+
+// TestRedTeamLiveOutputFlood: `seq 25000000` (200 MB) runs unasked in ask
+// mode (the read profile). Its live output went to the editor whole: 200
+// MB in a few dozen updates of megabytes each, held in the daemon
+// meanwhile. An update carries at most 16 KiB, a call's live output 1 MiB
+// in all, with notes saying what was left out; the result keeps the end.
+func TestRedTeamLiveOutputFlood(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeAsk} }, func(t *testing.T, env *Env) {
+		env.Model.Append(turn("flood", callOf("call_y", "run_cmd", cmd("seq 25000000; echo the-end"))), doneAfterTools())
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«flood»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Empty(t, e.inputRequests(run.RunID), "a read-only line runs unasked")
+		total, biggest, notes := 0, 0, 0
+		for _, u := range e.Updates(run.RunID) {
+			total += len(u.OutputDelta)
+			biggest = max(biggest, len(u.OutputDelta))
+			if strings.Contains(u.OutputDelta, "bytes of output not shown") {
+				notes++
+			}
+		}
+		assert.Less(t, total, 2<<20, "the live output in all")
+		assert.Less(t, biggest, 20<<10, "one update")
+		assert.Positive(t, notes)
+		assert.Contains(t, toolResults(env)["call_y"], "the-end")
+	})
+}
