@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -23,12 +25,36 @@ type process struct {
 	exit   int
 }
 
-// StateDir is where a stdio server keeps what it writes: the only
-// directory it may write besides its private /tmp (and what its profile or
-// its "write" list grants). It lasts across restarts of the server and of
-// agentd.
+// StateDir is where a stdio server of the user (or the editor) keeps
+// what it writes: the only directory it may write besides its private /tmp
+// (and what its profile or its "write" list grants). It lasts across
+// restarts of the server and of agentd.
 func StateDir(stateDir, server string) string {
-	return filepath.Join(stateDir, "mcp", sanitize(server))
+	return filepath.Join(stateDir, "mcp", dirName(server))
+}
+
+// stateDirOf is a server's state directory. A workspace server's lies
+// apart, under a name no other server's can take (".workspace"): two
+// names that read alike ("my.tools" and "my_tools") once shared one, and
+// the repository's server, confined as it is, read the user's server's
+// cached credentials there and wrote its npm cache, which the user's
+// server (perhaps unconfined) runs from.
+func stateDirOf(stateDir string, s Server) string {
+	if s.Origin == OriginWorkspace {
+		return filepath.Join(stateDir, "mcp", ".workspace", dirName(s.Name))
+	}
+	return StateDir(stateDir, s.Name)
+}
+
+// dirName is a server's name as a directory: itself when it is plain,
+// else its plain form and a hash of the whole, so names stay apart.
+func dirName(name string) string {
+	d := sanitize(name)
+	if d == name {
+		return d
+	}
+	sum := sha256.Sum256([]byte(name))
+	return d + "-" + hex.EncodeToString(sum[:4])
 }
 
 // spawn starts a stdio server in its sandbox profile and returns the
@@ -40,7 +66,7 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		return nil, nil, fmt.Errorf("the kernel sandbox cannot confine MCP servers on this machine (%s); "+
 			"set \"sandbox\": \"full\" in the server's configuration to run it unconfined", strings.Join(st.Problems, "; "))
 	}
-	state := StateDir(opts.StateDir, s.Name)
+	state := stateDirOf(opts.StateDir, s)
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("the server's state directory: %w", err)
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,28 @@ func TestWorkspaceServerPaths(t *testing.T) {
 	assert.Equal(t, filepath.Join(real, "sub"), g.dir)
 	sh, _ := filepath.EvalSymlinks("/bin/sh")
 	assert.Equal(t, []string{sh}, g.read, "only the program, as the file it resolves to")
+}
+
+// Names that read alike keep their state apart, and a workspace server's
+// state never lies in (or holds) a user server's.
+func TestStateDirsStayApart(t *testing.T) {
+	st := "/state"
+	dirs := map[string]bool{}
+	for _, s := range []Server{
+		{Name: "my.tools", Origin: OriginUser}, {Name: "my_tools", Origin: OriginUser}, {Name: "my tools", Origin: OriginSession},
+		{Name: "my_tools", Origin: OriginWorkspace}, {Name: "my.tools", Origin: OriginWorkspace}, {Name: "workspace", Origin: OriginUser},
+		{Name: ".workspace", Origin: OriginUser},
+	} {
+		d := stateDirOf(st, s)
+		assert.False(t, dirs[d], "%s shared by %+v", d, s)
+		dirs[d] = true
+	}
+	for d := range dirs {
+		for e := range dirs {
+			if d != e {
+				assert.False(t, strings.HasPrefix(d, e+"/"), "%s lies in %s", d, e)
+			}
+		}
+	}
+	assert.Equal(t, "/state/mcp/github", StateDir(st, "github"), "a plain name keeps its directory")
 }
