@@ -126,8 +126,9 @@ func (m *Manager) Warm(servers []Server) {
 }
 
 // Servers lists the servers a session sees, by name: the user's, the
-// workspace's whose name the user did not take, and the session's, which
-// replace any of the same name. "" is no session.
+// workspace's whose name (as tool names spell it) the user's and the
+// session's did not take, and the session's, which replace any of the
+// same name. "" is no session.
 func (m *Manager) Servers(sessionID string) []Server {
 	byName := map[string]Server{}
 	for _, s := range m.opts.Workspace {
@@ -141,8 +142,21 @@ func (m *Manager) Servers(sessionID string) []Server {
 		byName[s.Name] = s
 	}
 	m.mu.Unlock()
+	// A workspace server whose name reads like another's ("my.tools"
+	// beside the user's "my_tools") is hidden too: its tools would have
+	// the same names (mcp__my_tools__…), and the one listed first would
+	// take the calls, and the rules, meant for the other.
+	trusted := map[string]bool{}
+	for _, s := range byName {
+		if s.Origin != OriginWorkspace {
+			trusted[sanitize(s.Name)] = true
+		}
+	}
 	out := make([]Server, 0, len(byName))
 	for _, s := range byName {
+		if s.Origin == OriginWorkspace && trusted[sanitize(s.Name)] {
+			continue
+		}
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
