@@ -46,6 +46,9 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	if r != nil {
 		return nil, r
 	}
+	if err := checkGlob(p.Pattern); err != nil {
+		return nil, Errorf("%v", err)
+	}
 	pattern := strings.TrimPrefix(p.Pattern, "./")
 	if !strings.Contains(pattern, "/") {
 		pattern = "**/" + pattern

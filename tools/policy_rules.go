@@ -87,6 +87,11 @@ func loadRules(path, scope string) ([]Rule, error) {
 		if r.Tool == "" || (r.Action != Allow && r.Action != Ask && r.Action != Deny) {
 			return nil, fmt.Errorf("%s: rule %d needs a tool and an action of allow, ask or deny", path, i+1)
 		}
+		if err := checkGlob(r.Pattern); err != nil {
+			// A deny that matched only its first alternatives would let
+			// the rest through: refused whole, as a malformed file is.
+			return nil, fmt.Errorf("%s: rule %d: %w", path, i+1, err)
+		}
 		r.Scope = scope
 	}
 	return f.Rules, nil

@@ -587,3 +587,30 @@ func TestRedTeamWorkspaceMCPServerCannotPoseAsTheUsers(t *testing.T) {
 		assert.False(t, listed, "the workspace's look-alike is hidden")
 	})
 }
+
+// TestRedTeamGlobBomb: in read-only mode (globs run unasked in every
+// mode) the model calls glob_file_search with {a,b} thirty times over: a
+// billion patterns, expanded whole, took the daemon's memory; grep's glob
+// the same, and **/ forty times over took exponential time per file. Such
+// a glob is refused with a clear error, and a deep ** one answers at once;
+// the daemon keeps serving.
+func TestRedTeamGlobBomb(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeReadOnly, Files: map[string]string{"a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p.go": "package p\n"}}
+	}, func(t *testing.T, env *Env) {
+		bomb := strings.Repeat("{a,b}", 30) + "x"
+		env.Model.Append(
+			turn("bomb", callOf("call_glob", "glob_file_search", map[string]any{"pattern": bomb}),
+				callOf("call_grep", "grep", map[string]any{"pattern": "package", "glob": bomb}),
+				callOf("call_deep", "glob_file_search", map[string]any{"pattern": strings.Repeat("**/", 40) + "nothing.go"})),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«bomb»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		res := toolResults(env)
+		assert.Contains(t, res["call_glob"], "more than 256")
+		assert.Contains(t, res["call_grep"], "more than 256")
+		assert.Contains(t, res["call_deep"], "no files match")
+	})
+}
