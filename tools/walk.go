@@ -1,8 +1,8 @@
 package tools
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
