@@ -614,3 +614,23 @@ func TestRedTeamGlobBomb(t *testing.T) {
 		assert.Contains(t, res["call_deep"], "no files match")
 	})
 }
+
+// TestRedTeamShellAnalysisBomb: a command line of 50 000 piped `echo a`
+// (450 KB, well within a tool call's arguments) kept the policy's shell
+// analysis busy for minutes of a core in the run's goroutine: it costs
+// more than linear time in the commands of a line (4000 took 26 s). A line
+// of more than 2000 commands and words is not analysed: it asks in every
+// mode (read-only refuses it), at once.
+func TestRedTeamShellAnalysisBomb(t *testing.T) {
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
+		line := strings.Repeat("echo a | ", 50000) + "cat"
+		env.Model.Append(turn("bomb", callOf("call_bomb", "run_cmd", cmd(line))), doneAfterTools())
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«bomb»"})
+		req := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, agent.KindConfirmCommand, req.Kind, "asks even in full-auto")
+		assert.Contains(t, req.Rule, "cannot be checked")
+		e.Answer(Decide(req.RequestID, tools.RejectOnce, "too long"))
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+	})
+}
