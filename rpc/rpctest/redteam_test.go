@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -632,5 +633,32 @@ func TestRedTeamShellAnalysisBomb(t *testing.T) {
 		assert.Contains(t, req.Rule, "cannot be checked")
 		e.Answer(Decide(req.RequestID, tools.RejectOnce, "too long"))
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+	})
+}
+
+// TestRedTeamFuzzyMatchBomb: edit_file's and apply_patch's line-by-line
+// search (after the exact one failed) compared a window at every line: a
+// file of 40 000 lines of "x" and an old_string of 20 000 more took 17 s of
+// a core per level, minutes for larger ones, unasked in auto-edit. Past 20
+// million line comparisons the search stops and says to copy the text.
+func TestRedTeamFuzzyMatchBomb(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeAutoEdit, Files: map[string]string{"big.txt": strings.Repeat("x\n", 40000)}}
+	}, func(t *testing.T, env *Env) {
+		old := strings.Repeat("x\n", 20000) + "y\n"
+		patch := "*** Begin Patch\n*** Update File: big.txt\n@@\n" + strings.Repeat(" x\n", 20000) + "-y\n+z\n*** End Patch\n"
+		env.Model.Append(turn("bomb", callOf("call_read", "read_file", map[string]any{"path": "big.txt", "limit": 1})),
+			modeltest.Turn{Name: "edit", Match: modeltest.Match{AfterTool: "read_file"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+				callOf("call_edit", "edit_file", map[string]any{"path": "big.txt", "old_string": old, "new_string": "z"}),
+				callOf("call_patch", "apply_patch", map[string]any{"patch": patch})}}},
+			modeltest.Turn{Name: "done", Match: modeltest.Match{MinToolResults: 3}, Repeat: true, Reply: modeltest.Reply{Text: "done"}})
+		e := env.StartInitialized()
+		start := time.Now()
+		run := e.Run(agent.RunParams{Prompt: "«bomb»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Less(t, time.Since(start), 10*time.Second)
+		res := toolResults(env)
+		assert.Contains(t, res["call_edit"], "not found")
+		assert.NotEmpty(t, res["call_patch"])
 	})
 }
