@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -33,14 +32,6 @@ type Options struct {
 	// those of the workspace's .mcp.json.
 	User      []Server
 	Workspace []Server
-}
-
-// childEnv is what a stdio server's environment starts from.
-func (o Options) childEnv() []string {
-	if o.Environ != nil {
-		return o.Environ
-	}
-	return tools.ChildEnv(os.Environ(), nil, nil)
 }
 
 func (o Options) sandboxStatus() sandbox.Status {
@@ -203,7 +194,7 @@ func (m *Manager) Approval(sessionID string, s Server) Approval {
 
 // Refusal says why a workspace server may not start whatever the user
 // answers, or nil.
-func (m *Manager) Refusal(s Server) error { return s.checkWorkspace(m.opts.Root, m.opts.childEnv()) }
+func (m *Manager) Refusal(s Server) error { return s.checkWorkspace(m.opts.Root, commandEnv()) }
 
 // Decide records the user's decision on starting a workspace server:
 // allow_always and reject_always for the workspace (they survive

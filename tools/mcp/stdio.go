@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -25,36 +24,12 @@ type process struct {
 	exit   int
 }
 
-// StateDir is where a stdio server of the user (or the editor) keeps
-// what it writes: the only directory it may write besides its private /tmp
-// (and what its profile or its "write" list grants). It lasts across
-// restarts of the server and of agentd.
+// StateDir is where a stdio server keeps what it writes: the only
+// directory it may write besides its private /tmp (and what its profile or
+// its "write" list grants). It lasts across restarts of the server and of
+// agentd.
 func StateDir(stateDir, server string) string {
-	return filepath.Join(stateDir, "mcp", dirName(server))
-}
-
-// stateDirOf is a server's state directory. A workspace server's lies
-// apart, under a name no other server's can take (".workspace"): two
-// names that read alike ("my.tools" and "my_tools") once shared one, and
-// the repository's server, confined as it is, read the user's server's
-// cached credentials there and wrote its npm cache, which the user's
-// server (perhaps unconfined) runs from.
-func stateDirOf(stateDir string, s Server) string {
-	if s.Origin == OriginWorkspace {
-		return filepath.Join(stateDir, "mcp", ".workspace", dirName(s.Name))
-	}
-	return StateDir(stateDir, s.Name)
-}
-
-// dirName is a server's name as a directory: itself when it is plain,
-// else its plain form and a hash of the whole, so names stay apart.
-func dirName(name string) string {
-	d := sanitize(name)
-	if d == name {
-		return d
-	}
-	sum := sha256.Sum256([]byte(name))
-	return d + "-" + hex.EncodeToString(sum[:4])
+	return filepath.Join(stateDir, "mcp", sanitize(server))
 }
 
 // spawn starts a stdio server in its sandbox profile and returns the
@@ -73,16 +48,29 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 	spec := sandbox.Spec{Profile: profile, Workspace: opts.Root, Network: s.Network,
 		Args: append([]string{s.Command}, s.Args...), Dir: opts.Root, Env: serverEnv(s, opts, state),
 		Write: []string{state}}
+	if s.Cwd != "" {
+		spec.Dir = absPath(s.Cwd, opts.Root)
+		spec.Read = append(spec.Read, spec.Dir)
+	}
 	if s.Origin == OriginWorkspace {
-		// Checked again as it starts: the workspace may have changed
-		// since the user was asked.
+		// Checked again as it starts (the workspace may have changed
+		// since the user was asked), and given only the resolved grants
+		// workspaceGrants returns: none of the configured paths below.
 		g, err := s.workspaceGrants(opts.Root)
 		if err != nil {
 			return nil, nil, err
 		}
 		spec.Dir, spec.Read = g.dir, g.read
-	} else {
-		trustedGrants(&spec, s, opts.Root)
+		s.Read, s.Write = nil, nil
+	}
+	if strings.Contains(s.Command, "/") && s.Origin != OriginWorkspace {
+		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
+	}
+	for _, p := range s.Read {
+		spec.Read = append(spec.Read, absPath(p, opts.Root))
+	}
+	for _, p := range s.Write {
+		spec.Write = append(spec.Write, absPath(p, opts.Root))
 	}
 	cmd, err := sandbox.Command(ctx, spec)
 	if err != nil {
@@ -120,29 +108,15 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 	return p, &mcpsdk.IOTransport{Reader: outR, Writer: inW}, nil
 }
 
-// trustedGrants adds what the user's (or the editor's) configuration
-// asks for to a server's sandbox.
-func trustedGrants(spec *sandbox.Spec, s Server, root string) {
-	if s.Cwd != "" {
-		spec.Dir = absPath(s.Cwd, root)
-		spec.Read = append(spec.Read, spec.Dir)
-	}
-	if strings.Contains(s.Command, "/") {
-		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
-	}
-	for _, p := range s.Read {
-		spec.Read = append(spec.Read, absPath(p, root))
-	}
-	for _, p := range s.Write {
-		spec.Write = append(spec.Write, absPath(p, root))
-	}
-}
-
 // serverEnv is a stdio server's environment: the daemon's, filtered as
 // for commands (no secrets), then where it keeps its state, then the
 // configured variables, which may carry the tokens it needs.
 func serverEnv(s Server, opts Options, state string) []string {
-	env := append([]string(nil), opts.childEnv()...)
+	env := opts.Environ
+	if env == nil {
+		env = tools.ChildEnv(os.Environ(), nil, nil)
+	}
+	env = append([]string(nil), env...)
 	env = append(env,
 		"XDG_STATE_HOME="+filepath.Join(state, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(state, "cache"),

@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -46,6 +49,10 @@ func (s Server) checkWorkspace(root string, childEnv []string) error {
 	_, err := x.workspaceGrants(root)
 	return err
 }
+
+// commandEnv is the environment a command the model runs starts from
+// (without the user's extra names: a workspace server gets no more).
+func commandEnv() []string { return tools.ChildEnv(os.Environ(), nil, nil) }
 
 // checkVariables refuses a ${VAR} a command would not be given: the model's
 // key, tokens, anything the child environment's allow-list leaves out. The
@@ -149,4 +156,29 @@ func resolve(p string) string {
 // within reports whether p is dir or lies beneath it.
 func within(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// stateDirOf is a server's state directory. A workspace server's lies
+// apart, under a name no other server's can take (".workspace"), and
+// with a hash after a name that is not plain: a workspace server
+// "my.tools" once shared "my_tools" with the user's server of that name,
+// so the repository's server, confined as it is, read the user's server's
+// cached credentials there and wrote its npm cache, which the user's
+// server (perhaps unconfined) runs from.
+func stateDirOf(stateDir string, s Server) string {
+	if s.Origin == OriginWorkspace {
+		return filepath.Join(stateDir, "mcp", ".workspace", dirName(s.Name))
+	}
+	return StateDir(stateDir, s.Name)
+}
+
+// dirName is a server's name as a directory: itself when it is plain,
+// else its plain form and a hash of the whole, so names stay apart.
+func dirName(name string) string {
+	d := sanitize(name)
+	if d == name {
+		return d
+	}
+	sum := sha256.Sum256([]byte(name))
+	return d + "-" + hex.EncodeToString(sum[:4])
 }

@@ -49,13 +49,13 @@ func TestWorkspaceServerPaths(t *testing.T) {
 	assert.Equal(t, []string{sh}, g.read, "only the program, as the file it resolves to")
 }
 
-// Names that read alike keep their state apart, and a workspace server's
-// state never lies in (or holds) a user server's.
+// A workspace server's state never is, lies in or holds a user server's,
+// and workspace names that read alike keep theirs apart.
 func TestStateDirsStayApart(t *testing.T) {
 	st := "/state"
 	dirs := map[string]bool{}
 	for _, s := range []Server{
-		{Name: "my.tools", Origin: OriginUser}, {Name: "my_tools", Origin: OriginUser}, {Name: "my tools", Origin: OriginSession},
+		{Name: "my_tools", Origin: OriginUser}, {Name: "my tools", Origin: OriginWorkspace},
 		{Name: "my_tools", Origin: OriginWorkspace}, {Name: "my.tools", Origin: OriginWorkspace}, {Name: "workspace", Origin: OriginUser},
 		{Name: ".workspace", Origin: OriginUser},
 	} {
