@@ -233,6 +233,17 @@ func checkBeneath(root, abs string, write bool) error {
 // regular file, never waiting on a named pipe.
 func OpenRegularFile(name string) (*os.File, error) { return sandbox.OpenRegular(name) }
 
+// ReadRegularFile reads name, at most limit bytes, if it is a regular
+// file (see OpenRegularFile).
+func ReadRegularFile(name string, limit int64) ([]byte, error) {
+	return sandbox.ReadRegular(name, limit)
+}
+
+// SandboxPathVariables are the environment variables the kernel sandbox
+// takes read grants from (HOME, PATH, the toolchains'): an environment
+// someone other than the user wrote must not set them.
+func SandboxPathVariables() []string { return sandbox.PathVariables() }
+
 // OpenWorkspaceFile opens the workspace file rel (slash-separated) for
 // reading, beneath the workspace handle, if it is a regular file: for the
 // daemon's own reads of files a command may have made (the instruction

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/tools"
-	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // A workspace server is the repository's program, configured by the
@@ -90,7 +89,7 @@ func (s Server) workspaceGrants(root string) (workspaceGrants, error) {
 	if s.IsHTTP() {
 		return g, nil
 	}
-	if s.profile() == sandbox.Full {
+	if fmt.Sprint(s.profile()) == "full" {
 		return g, fmt.Errorf(`%s may not run unconfined ("sandbox": "full"); configure it in ~/.config/agentd/config.json to trust it`, errWorkspace)
 	}
 	if len(s.Write) > 0 {
@@ -98,7 +97,7 @@ func (s Server) workspaceGrants(root string) (workspaceGrants, error) {
 			errWorkspace, strings.Join(s.Write, ", "))
 	}
 	var set []string
-	for _, k := range sandbox.PathVariables() {
+	for _, k := range tools.SandboxPathVariables() {
 		if _, ok := s.Env[k]; ok {
 			set = append(set, k)
 		}
