@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -416,7 +415,7 @@ func ReadWorkspace(root string) ([]Server, []string, error) {
 	path := filepath.Join(root, ".mcp.json")
 	// Whatever a command left there: a named pipe would hang the daemon's
 	// start, so only a regular file is read.
-	data, err := tools.ReadRegularFile(path, 1<<20)
+	data, err := readRegular(path, 1<<20)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}

@@ -181,3 +181,7 @@ func dirName(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return d + "-" + hex.EncodeToString(sum[:4])
 }
+
+// readRegular reads a file the workspace holds (.mcp.json), a regular one
+// only: a named pipe a command left there would hang the daemon's start.
+func readRegular(path string, limit int64) ([]byte, error) { return tools.ReadRegularFile(path, limit) }
