@@ -145,7 +145,6 @@ func (r *run) reply(p ReplyParams) error {
 		name := secretName(o.call.Call)
 		r.secrets[name] = res.Text
 		r.red.AddNamed(name, res.Text)
-		r.a.given.add(name, res.Text)
 	}
 	return nil
 }

@@ -2,8 +2,8 @@ package agent
 
 import "sync"
 
-// givenSecrets are the values the user answered secret questions with,
-// kept in memory only (never persisted) for as long as the daemon runs:
+// givenSecrets are the values the user answered secret questions with, or
+// typed at a command's password prompt, kept in memory only (never persisted) for as long as the daemon runs:
 // every new run's redactor starts with them. A command the user approved
 // may have written one to a file; a run's own redactor hid it from that
 // run, and a later run (of any session) that reads the file must not show

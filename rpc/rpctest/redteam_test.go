@@ -662,3 +662,29 @@ func TestRedTeamFuzzyMatchBomb(t *testing.T) {
 		assert.NotEmpty(t, res["call_patch"])
 	})
 }
+
+// TestRedTeamTypedPasswordStaysHiddenInLaterRuns: an interactive command
+// prompts "Password:", the hasty user types theirs, and the command keeps
+// it in a workspace file. The run hid it; the next run's cat handed it to
+// the model. A value typed at a password prompt is hidden from every later
+// run too.
+func TestRedTeamTypedPasswordStaysHiddenInLaterRuns(t *testing.T) {
+	const password = "pw-Typed-At-Prompt-31"
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeFullAuto} }, func(t *testing.T, env *Env) {
+		keep := viaScript("keep", `read -r -s -p "Password: " p; echo; echo "$p" > pw.txt`)
+		env.Model.Append(
+			turn("type", callOf("call_type", "run_cmd", map[string]any{"command": keep, "interactive": true})),
+			turn("read", callOf("call_cat", "run_cmd", cmd("cat pw.txt"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		e.Respond(agent.KindSecret, func(req agent.InputRequest) (string, any) { return ReplyText(req.RequestID, password) })
+		e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) { return Decide(req.RequestID, tools.AllowOnce, "") })
+		run := e.Run(agent.RunParams{Prompt: "«type»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		require.Equal(t, password+"\n", env.WorkspaceFile("pw.txt"), toolResults(env)["call_type"])
+		run = e.Run(agent.RunParams{Prompt: "«read»", SessionID: run.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.NotContains(t, toolResults(env)["call_cat"], password)
+	})
+}
