@@ -688,3 +688,39 @@ func TestRedTeamTypedPasswordStaysHiddenInLaterRuns(t *testing.T) {
 		assert.NotContains(t, toolResults(env)["call_cat"], password)
 	})
 }
+
+// TestRedTeamGitDirNeverInTheDiff: a command writes a .gitignore that
+// un-ignores .git ("!.git/"), then commits. The checkpoint scanner took
+// the ignore file's word: every scan stored the repository's objects, and
+// the run's diff, which the hasty user reviews, listed .git/index and
+// objects among the changes (and an undo could write them back). A git
+// directory is never covered.
+func TestRedTeamGitDirNeverInTheDiff(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"a.txt": "a\n"}}
+	}, func(t *testing.T, env *Env) {
+		out, err := exec.Command("git", "-C", env.Root, "init", "-q").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		env.Model.Append(
+			turn("negate", callOf("call_negate", "run_cmd", cmd(viaScript("negate", `printf "!.git/\n" > .gitignore`)))),
+			turn("commit", callOf("call_commit", "run_cmd", cmd("echo b > a.txt && git add -A && git -c user.name=m -c user.email=m@example.com commit -qm x"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«negate»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		run = e.Run(agent.RunParams{Prompt: "«commit»", SessionID: run.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		require.Contains(t, toolResults(env)["call_commit"], "[exit code 0")
+		var paths []string
+		for _, u := range e.Updates(run.RunID) {
+			for _, f := range u.Files {
+				paths = append(paths, f.Path)
+			}
+		}
+		assert.Contains(t, paths, "a.txt")
+		for _, p := range paths {
+			assert.False(t, strings.HasPrefix(p, ".git/"), p)
+		}
+	})
+}

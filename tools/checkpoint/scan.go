@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -361,6 +362,13 @@ func (w *Workspace) ignoredLocked(rel string, isDir bool) bool {
 		return ign
 	}
 	if w.stateRel == "." || w.stateRel != "" && (rel == w.stateRel || strings.HasPrefix(rel, w.stateRel+"/")) {
+		w.skip[rel] = true
+		return true
+	}
+	// A git directory is never covered, whatever the ignore files say: a
+	// .gitignore of "!.git/" (a command may write one) made every scan
+	// store the repository's objects and every run's diff list them.
+	if slices.Contains(strings.Split(rel, "/"), ".git") {
 		w.skip[rel] = true
 		return true
 	}

@@ -452,3 +452,13 @@ func TestFileBecomesADirectory(t *testing.T) {
 		assert.Equal(t, map[string]string{"f/x": "deleted"}, statuses(cp.Changes))
 	})
 }
+
+// A .gitignore that un-ignores .git (a command may write one) does not
+// make git directories covered, at the root or nested.
+func TestGitDirsAreNeverCovered(t *testing.T) {
+	bothWays(t, map[string]string{".gitignore": "!.git/\n!.git\n", ".git/config": "[core]\n", "sub/.git/config": "[core]\n", "a.txt": "a\n"},
+		func(t *testing.T, w *Workspace) {
+			cp := command(t, w, "s1", "echo x >> .git/config && echo x >> sub/.git/config && echo y > .git/new && echo b > a.txt")
+			assert.Equal(t, map[string]string{"a.txt": "modified"}, statuses(cp.Changes))
+		})
+}
