@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,6 +94,12 @@ func (ig *ignorer) patternsLocked(dir string) []gitignore.Pattern {
 // ignored reports whether rel itself matches; callers walking the tree skip
 // ignored directories, so ancestors need no check there.
 func (ig *ignorer) ignored(rel string, isDir bool) bool {
+	// A git directory, whatever the ignore files say: "!.git/" (which a
+	// command may write) put the repository's config, with any token in
+	// a remote's URL, and its objects into the index.
+	if slices.Contains(strings.Split(rel, "/"), ".git") {
+		return true
+	}
 	if !isDir {
 		if _, ok := binaryExts[strings.ToLower(path.Ext(rel))]; ok {
 			return true
