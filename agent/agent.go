@@ -165,6 +165,9 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	for _, s := range a.given.all() {
 		r.red.AddNamed(s.name, s.value)
 	}
+	for _, v := range tools.GitConfigSecrets(a.cfg.Root) {
+		r.red.Add(v) // before Notify: the file is read again by every run
+	}
 	// Every secret the run learns (an answer, a value typed at a password
 	// prompt) is hidden from later runs too.
 	r.red.Notify(a.given.add)

@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -721,6 +722,34 @@ func TestRedTeamGitDirNeverInTheDiff(t *testing.T) {
 		assert.Contains(t, paths, "a.txt")
 		for _, p := range paths {
 			assert.False(t, strings.HasPrefix(p, ".git/"), p)
+		}
+	})
+}
+
+// TestRedTeamGitConfigTokenStaysHidden: the workspace's .git/config holds
+// a token, in a remote's URL or as actions/checkout leaves it in
+// http.extraHeader. It is a workspace file: read_file and a read-only cat
+// read it unasked, and the token went to the model. Credentials in
+// .git/config are redacted from what the model reads.
+func TestRedTeamGitConfigTokenStaysHidden(t *testing.T) {
+	const token = "ghs_GitConfigToken4242"
+	header := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeAsk} }, func(t *testing.T, env *Env) {
+		for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://x-access-token:" + token + "@github.com/acme/shop.git"},
+			{"config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + header}} {
+			out, err := exec.Command("git", append([]string{"-C", env.Root}, args...)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		env.Model.Append(turn("peek", callOf("call_read", "read_file", map[string]any{"path": ".git/config"}),
+			callOf("call_cat", "run_cmd", cmd("cat .git/config"))), doneAfterTools())
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«peek»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		res := toolResults(env)
+		for _, id := range []string{"call_read", "call_cat"} {
+			assert.Contains(t, res[id], "github.com/acme/shop.git", id)
+			assert.NotContains(t, res[id], token, id)
+			assert.NotContains(t, res[id], header, id)
 		}
 	})
 }
