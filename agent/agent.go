@@ -35,6 +35,7 @@ type Agent struct {
 	index    *sessionIndex
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
+	given    givenSecrets // secret answers, hidden from every later run
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -74,6 +75,10 @@ func New(cfg Config) (*Agent, error) {
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
+	}
+	for _, r := range pol.IgnoredWorkspaceRules() {
+		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
+			"put allow rules in your own rules.json", "rule", r.String())
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
@@ -162,6 +167,15 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
+	for _, s := range a.given.all() {
+		r.red.AddNamed(s.name, s.value)
+	}
+	for _, v := range tools.GitConfigSecrets(a.cfg.Root) {
+		r.red.Add(v) // before Notify: the file is read again by every run
+	}
+	// Every secret the run learns (an answer, a value typed at a password
+	// prompt) is hidden from later runs too.
+	r.red.Notify(a.given.add)
 	return r
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // Custom commands are Markdown prompt files: <workspace>/.agentd/commands/
@@ -131,7 +134,8 @@ func readCommandDir(dir string, source CommandSource) []Command {
 			return nil
 		}
 		defer root.Close()
-		fsys, readFile = root.FS(), root.ReadFile
+		fsys = root.FS()
+		readFile = func(name string) ([]byte, error) { return readWorkspaceCommand(dir, name) }
 	} else {
 		fsys = os.DirFS(dir)
 		readFile = func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))) }
@@ -372,4 +376,16 @@ func splitArgs(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// readWorkspaceCommand reads a workspace command's file beneath the
+// commands directory: never a link out of it, never a named pipe a command
+// left there (its open would wait for good).
+func readWorkspaceCommand(dir, name string) ([]byte, error) {
+	f, err := tools.OpenWorkspaceFile(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 16<<20)) // a bound on memory; load refuses over maxCommandFile
 }

@@ -58,16 +58,18 @@ func (a *Agent) sessionInstructions() []instruction {
 	var out []instruction
 	if a.cfg.UserConfigDir != "" {
 		p := filepath.Join(a.cfg.UserConfigDir, "AGENTS.md")
-		if in, ok := readInstruction(p, p, ScopeUser); ok {
-			out = append(out, in)
+		if f, err := tools.OpenRegularFile(p); err == nil {
+			if in, ok := readInstruction(f, p, ScopeUser); ok {
+				out = append(out, in)
+			}
 		}
 	}
 	for _, name := range rootInstructionNames {
-		abs, ok := a.inWorkspace(name)
+		f, ok := a.openInWorkspace(name)
 		if !ok {
 			continue
 		}
-		if in, ok := readInstruction(abs, name, ScopeWorkspace); ok {
+		if in, ok := readInstruction(f, name, ScopeWorkspace); ok {
 			out = append(out, in)
 			break
 		}
@@ -75,32 +77,22 @@ func (a *Agent) sessionInstructions() []instruction {
 	return out
 }
 
-// inWorkspace resolves a workspace-relative path, following symlinks, and
-// says whether it is a regular file inside the workspace: an instruction
-// file that links out (to ~/.ssh, say) is never read.
-func (a *Agent) inWorkspace(rel string) (string, bool) {
-	root, err := filepath.EvalSymlinks(a.cfg.Root)
+// openInWorkspace opens a workspace-relative instruction file beneath the
+// workspace handle, at the moment of use: a file that links out (to
+// ~/.ssh, say) is never read, and neither is a named pipe a command left
+// there (its open would wait for good).
+func (a *Agent) openInWorkspace(rel string) (*os.File, bool) {
+	f, err := tools.OpenWorkspaceFile(a.cfg.Root, rel)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	abs, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return "", false
-	}
-	if r, err := filepath.Rel(root, abs); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return abs, true
+	return f, true
 }
 
 // readInstruction reads one file, at most instructionsCap bytes of it, cut
-// at a line boundary with a note saying so. A file that is not there, not
-// regular, or empty gives false.
-func readInstruction(abs, shown, scope string) (instruction, bool) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return instruction{}, false
-	}
+// at a line boundary with a note saying so, and closes it. A file that is
+// empty gives false.
+func readInstruction(f *os.File, shown, scope string) (instruction, bool) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
@@ -163,11 +155,11 @@ func (a *Agent) nestedInstructions(rel string, seen func(marker string) bool) []
 		if seen(nestedMarker(name)) {
 			continue
 		}
-		abs, ok := a.inWorkspace(name)
+		f, ok := a.openInWorkspace(name)
 		if !ok {
 			continue
 		}
-		if in, ok := readInstruction(abs, name, ScopeDirectory); ok {
+		if in, ok := readInstruction(f, name, ScopeDirectory); ok {
 			out = append(out, in)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/bits"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -289,9 +288,9 @@ func countReferences(ctx context.Context, root string, files []fileTags) {
 		if ctx.Err() != nil {
 			return
 		}
-		data, err := readSmallFile(filepath.Join(root, filepath.FromSlash(f.path)))
-		if err != nil {
-			continue
+		data, fi, err := tools.ReadWorkspaceFile(root, f.path, maxScanBytes)
+		if err != nil || data == nil && fi.Size() > 0 {
+			continue // gone, too big, not a regular file, or a link out of the workspace
 		}
 		lang := langOf(f.path)
 		for name := range identifiers(data, definers) {
@@ -368,17 +367,6 @@ func identifiers(data []byte, names map[string][]int) map[string]bool {
 }
 
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-func readSmallFile(p string) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxScanBytes {
-		return nil, fmt.Errorf("%s: too big to scan", p)
-	}
-	return os.ReadFile(p)
-}
 
 // format writes the map within budget bytes: source files before tests,
 // each group by score, then path; a closing line counts what is left out.

@@ -322,7 +322,7 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 	var data []byte
 	var err error
 	if c.link {
-		data, err = ix.fsys.ReadFile(local(c.rel)) // may lead anywhere in the workspace
+		data, err = readRegular(ix.fsys, local(c.rel)) // may lead anywhere in the workspace
 	} else {
 		data, err = w.dir.readFile(ix.fsys, c.rel)
 	}
@@ -547,7 +547,7 @@ func (h *dirHandle) readFile(ws *os.Root, rel string) ([]byte, error) {
 		}
 		h.root, h.dir = r, dir
 	}
-	return h.root.ReadFile(name)
+	return readRegular(h.root, name)
 }
 
 func (h *dirHandle) close() {

@@ -2,9 +2,9 @@ package rag
 
 import (
 	"bufio"
-	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -94,6 +94,12 @@ func (ig *ignorer) patternsLocked(dir string) []gitignore.Pattern {
 // ignored reports whether rel itself matches; callers walking the tree skip
 // ignored directories, so ancestors need no check there.
 func (ig *ignorer) ignored(rel string, isDir bool) bool {
+	// A git directory, whatever the ignore files say: "!.git/" (which a
+	// command may write) put the repository's config, with any token in
+	// a remote's URL, and its objects into the index.
+	if slices.Contains(strings.Split(rel, "/"), ".git") {
+		return true
+	}
 	if !isDir {
 		if _, ok := binaryExts[strings.ToLower(path.Ext(rel))]; ok {
 			return true
@@ -135,7 +141,7 @@ func parentDir(rel string) string {
 }
 
 func readPatterns(file string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(file)
+	f, err := openRegular(nil, file)
 	if err != nil {
 		return nil
 	}

@@ -371,3 +371,18 @@ func TestNeverLeavesTheWorkspace(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// A .gitignore that un-ignores .git does not bring git directories into
+// the index.
+func TestGitDirIgnoredWhateverTheIgnoreFilesSay(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "!.git/\n!.git\n", ".git/config": "[core]\n", "sub/.git/config": "[core]\n", "main.go": "package main\n"})
+	ig := newIgnorer(root)
+	for _, p := range []string{".git", "sub/.git"} {
+		assert.True(t, ig.ignored(p, true), p)
+	}
+	for _, p := range []string{".git/config", "sub/.git/config"} {
+		assert.True(t, ig.ignoredPath(p, false), p)
+	}
+	assert.False(t, ig.ignored("main.go", false))
+}

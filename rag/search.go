@@ -122,7 +122,7 @@ func (ix *Index) vectorRanking(ctx context.Context, query string) []scored {
 // update is queued): the lines the chunk covered are returned as they are
 // now, or "" if the file is gone.
 func readChunkText(root *os.Root, path string, sl *slot) (text string, ok bool) {
-	f, err := root.Open(local(path))
+	f, err := openRegular(root, local(path))
 	if err != nil {
 		return "", false
 	}

@@ -88,6 +88,10 @@ func ChildEnv(base []string, secrets map[string]string, allow []string) []string
 	return out
 }
 
+// LooksSecret reports whether a variable's name looks like a credential's
+// (GITHUB_TOKEN, OPENAI_API_KEY, DATABASE_URL …).
+func LooksSecret(name string) bool { return looksSecret(name) }
+
 func looksSecret(name string) bool {
 	up := strings.ToUpper(name)
 	for _, p := range secretPatterns {

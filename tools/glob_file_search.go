@@ -47,6 +47,9 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	if r != nil {
 		return nil, r
 	}
+	if err := checkGlob(p.Pattern); err != nil {
+		return nil, Errorf("%v", err)
+	}
 	pattern := strings.TrimPrefix(p.Pattern, "./")
 	if filepath.IsAbs(pattern) {
 		// Patterns match relative paths; an absolute one would match

@@ -56,6 +56,9 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 	if r != nil {
 		return nil, r
 	}
+	if err := checkGlob(p.Glob); err != nil {
+		return nil, Errorf("%v", err)
+	}
 	abs, rel, r := confine(env, p.Path)
 	if r != nil {
 		return nil, r

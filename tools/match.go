@@ -88,6 +88,9 @@ func splitBlock(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
+// maxFuzzyWork bounds the line comparisons of one fuzzy search.
+const maxFuzzyWork = 20_000_000
+
 // findLines returns the 0-based starts of non-overlapping windows whose
 // normalised lines equal the normalised needle.
 func findLines(lines, needle []string, norm func(string) string) []int {
@@ -101,11 +104,22 @@ func findLines(lines, needle []string, norm func(string) string) []int {
 	if strings.Join(want, "") == "" {
 		return nil // a blank needle matches everywhere: useless
 	}
+	if len(lines)*len(needle) > maxFuzzyWork {
+		// A window at every line, compared line by line: 40 000 lines
+		// of "x" and a needle of 20 000 took 17 s of a core. The exact
+		// match (strings.Count) has run already; past this, the model is
+		// told to copy the text exactly.
+		return nil
+	}
+	have := make([]string, len(lines))
+	for i, l := range lines {
+		have[i] = norm(l)
+	}
 	var starts []int
 	for i := 0; i+len(needle) <= len(lines); i++ {
 		ok := true
 		for k := range needle {
-			if norm(lines[i+k]) != want[k] {
+			if have[i+k] != want[k] {
 				ok = false
 				break
 			}

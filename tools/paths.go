@@ -229,6 +229,38 @@ func checkBeneath(root, abs string, write bool) error {
 	return nil
 }
 
+// OpenRegularFile opens name (following links) for reading if it is a
+// regular file, never waiting on a named pipe.
+func OpenRegularFile(name string) (*os.File, error) { return sandbox.OpenRegular(name) }
+
+// ReadRegularFile reads name, at most limit bytes, if it is a regular
+// file (see OpenRegularFile).
+func ReadRegularFile(name string, limit int64) ([]byte, error) {
+	return sandbox.ReadRegular(name, limit)
+}
+
+// SandboxPathVariables are the environment variables the kernel sandbox
+// takes read grants from (HOME, PATH, the toolchains'): an environment
+// someone other than the user wrote must not set them.
+func SandboxPathVariables() []string { return sandbox.PathVariables() }
+
+// OpenWorkspaceFile opens the workspace file rel (slash-separated) for
+// reading, beneath the workspace handle, if it is a regular file: for the
+// daemon's own reads of files a command may have made (the instruction
+// files), which must neither follow a link out nor wait on a named pipe.
+func OpenWorkspaceFile(root, rel string) (*os.File, error) {
+	croot, err := canonicalRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	r, err := sandbox.OpenRoot(croot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.OpenRegular(path.Clean(rel))
+}
+
 // ReadWorkspaceFile reads the workspace file rel (slash-separated) beneath
 // the workspace handle, with its description: for the agent's own reads
 // (a run's final diff), which must not follow a link out either.

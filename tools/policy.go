@@ -65,6 +65,7 @@ type Policy struct {
 	grantFile string
 	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
 	fixed     []Rule        // built-in, user and workspace rules: read-only after load
+	ignored   []Rule        // the workspace's allow rules, which grant nothing
 
 	mu      sync.Mutex // guards grants and session
 	grants  []Rule
@@ -101,7 +102,18 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.fixed = append(p.fixed, rs...)
+	// The workspace's rules are the repository's content: a cloned
+	// repository wrote them, or a command did (where .agentd/ did not
+	// exist, the sandbox cannot keep it read-only). They may restrict
+	// (deny, ask), never grant: allow rules live in the user's file and the
+	// user's own answers.
+	for _, r := range rs {
+		if r.Action == Allow {
+			p.ignored = append(p.ignored, r)
+			continue
+		}
+		p.fixed = append(p.fixed, r)
+	}
 	if cfg.StateDir != "" {
 		p.grantFile = filepath.Join(cfg.StateDir, "rules.json")
 		if p.grants, err = loadRules(p.grantFile, ScopeGrant); err != nil {
@@ -110,6 +122,11 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 	}
 	return p, nil
 }
+
+// IgnoredWorkspaceRules are the allow rules of the workspace's
+// .agentd/rules.json, which the policy does not apply: a repository's
+// content grants nothing. The daemon says so in its log.
+func (p *Policy) IgnoredWorkspaceRules() []Rule { return p.ignored }
 
 // Mode is the policy's default mode.
 func (p *Policy) Mode() Mode { return p.mode }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // gitSafeConfig is the git configuration every auto-allowed git command
@@ -427,7 +429,7 @@ func gitDirOf(d string) string {
 	case fi.IsDir():
 		return dotgit
 	case fi.Mode().IsRegular():
-		b, err := os.ReadFile(dotgit)
+		b, err := sandbox.ReadRegular(dotgit, 4<<10)
 		if err != nil {
 			return ""
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // Rule scopes, weakest to strongest in trust. Scope only labels a rule:
@@ -63,8 +65,13 @@ func builtinRules() []Rule {
 	return rs
 }
 
+// maxRulesFile bounds a rules file: far more rules than anyone writes.
+const maxRulesFile = 8 << 20
+
 func loadRules(path, scope string) ([]Rule, error) {
-	b, err := os.ReadFile(path)
+	// The workspace's file may be whatever a command left there (a named
+	// pipe would hang the daemon's start): only a regular file is read.
+	b, err := sandbox.ReadRegular(path, maxRulesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -79,6 +86,11 @@ func loadRules(path, scope string) ([]Rule, error) {
 		r := &f.Rules[i]
 		if r.Tool == "" || (r.Action != Allow && r.Action != Ask && r.Action != Deny) {
 			return nil, fmt.Errorf("%s: rule %d needs a tool and an action of allow, ask or deny", path, i+1)
+		}
+		if err := checkGlob(r.Pattern); err != nil {
+			// A deny that matched only its first alternatives would let
+			// the rest through: refused whole, as a malformed file is.
+			return nil, fmt.Errorf("%s: rule %d: %w", path, i+1, err)
 		}
 		r.Scope = scope
 	}

@@ -90,10 +90,11 @@ func TestPolicyModes(t *testing.T) {
 // decides for it, except that read-only allows none.
 func TestPolicyModesByEffect(t *testing.T) {
 	env := newEnv(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(env.Root, ".agentd"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(env.Root, ".agentd", "rules.json"),
+	user := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(user, "rules.json"),
 		[]byte(`{"rules": [{"tool": "trusted_mcp", "action": "allow"}, {"tool": "banned_mcp", "action": "deny"}]}`), 0o644))
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
+	require.NoError(t, err)
 	calls := map[Effect]*Call{
 		EffectRead:    {Tool: "some_reader", Effect: EffectRead, Reads: []string{"a.go"}},
 		EffectEdit:    {Tool: "some_editor", Effect: EffectEdit, Writes: []FileDiff{{Path: "a.go", Status: "modified"}}},
@@ -171,11 +172,15 @@ func TestPolicyRulesStrictestWins(t *testing.T) {
 	assert.Equal(t, Deny, p.Decide("s", "", writeCall("config/prod.env")).Action)
 	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".git/config")).Action, "built-in deny")
 	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".agentd/rules.json")).Action)
-	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("make build")).Action)
-	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("make")).Action, "a trailing * also matches nothing")
-	assert.Equal(t, Ask, p.Decide("s", "", cmdCall("make build && curl x")).Action, "every part must pass")
-	assert.Equal(t, Allow, p.Decide("s", "", writeCall("docs/a/b.md")).Action)
-	assert.Equal(t, Ask, p.Decide("s", "", writeCall("docs/a.md", "src/x.go")).Action)
+	// The workspace's file restricts but grants nothing: its allow rules
+	// are ignored (a repository, or a command, wrote them).
+	assert.Equal(t, Ask, p.Decide("s", "", cmdCall("make build")).Action, "a workspace allow grants nothing")
+	assert.Equal(t, Ask, p.Decide("s", "", writeCall("docs/a/b.md")).Action, "a workspace allow grants nothing")
+	var ignored []string
+	for _, r := range p.IgnoredWorkspaceRules() {
+		ignored = append(ignored, r.Tool+" "+r.Pattern)
+	}
+	assert.Equal(t, []string{"run_cmd git push *", "write *.env", "write .git/**", "run_cmd make *", "write docs/**"}, ignored)
 	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, cmdCall("make build")).Action, "read-only mode is not lifted by rules")
 	assert.Equal(t, Deny, p.Decide("s", "", cmdCall("echo 'KEY=1' > prod.env")).Action, "a redirect is a write")
 }

@@ -34,6 +34,16 @@ type Redactor struct {
 	forms  []string          // every form of every secret, longest first
 	marks  map[string]string // form → what replaces it, when not RedactMark
 	maxLen int
+	notify func(name, secret string)
+}
+
+// Notify has f told of every secret added from now on (a value typed at a
+// password prompt among them), so that the agent can hide it from later
+// runs too.
+func (r *Redactor) Notify(f func(name, secret string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notify = f
 }
 
 // NewRedactor hides secrets.
@@ -57,6 +67,9 @@ func (r *Redactor) AddNamed(name, secret string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.notify != nil {
+		r.notify(name, secret)
+	}
 	for _, f := range secretForms(secret) {
 		if !slices.Contains(r.forms, f) {
 			r.forms = append(r.forms, f)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -44,38 +45,84 @@ func skip(d fs.DirEntry) error {
 // matchGlob matches a slash-separated path against a glob with ** (any
 // number of directories) and {a,b} alternatives; other segments follow
 // path.Match.
+//
+// A pattern with more than maxGlobAlternatives alternatives matches what
+// its first ones match: checkGlob refuses it where a pattern comes in.
 func matchGlob(pattern, name string) bool {
+	segs := strings.Split(name, "/")
 	for _, p := range expandBraces(pattern) {
-		if matchSegs(strings.Split(p, "/"), strings.Split(name, "/")) {
+		if matchSegs(strings.Split(p, "/"), segs) {
 			return true
 		}
 	}
 	return false
 }
 
-func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat[1:], segs[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
+// maxGlobAlternatives bounds what {a,b} alternatives expand to:
+// {a,b}{a,b}… thirty times over is a billion patterns, which took the
+// daemon's memory (glob_file_search runs unasked, in every mode).
+const maxGlobAlternatives = 256
+
+// checkGlob says what is wrong with a glob that comes from the model or a
+// rules file: too many alternatives.
+func checkGlob(pattern string) error {
+	if n := countAlternatives(pattern, maxGlobAlternatives+1); n > maxGlobAlternatives {
+		return fmt.Errorf("the pattern %q has more than %d {…} alternatives; use fewer", clipGlob(pattern), maxGlobAlternatives)
 	}
-	return len(segs) == 0
+	return nil
 }
 
-// expandBraces turns a{b,c}d into abd and acd, recursively.
-func expandBraces(p string) []string {
+func clipGlob(p string) string {
+	if len(p) > 80 {
+		return p[:80] + "…"
+	}
+	return p
+}
+
+// countAlternatives is how many patterns expandBraces makes of p, counted
+// up to limit.
+func countAlternatives(p string, limit int) int {
+	return len(expandBracesN(p, limit))
+}
+
+// matchSegs matches pattern segments against path segments. ** matches any
+// number of segments; the table of (pattern, path) positions already
+// tried keeps **/**/…/x from taking exponential time.
+func matchSegs(pat, segs []string) bool {
+	failed := map[[2]int]bool{}
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		for i < len(pat) {
+			if failed[[2]int{i, j}] {
+				return false
+			}
+			if pat[i] == "**" {
+				for k := j; k <= len(segs); k++ {
+					if match(i+1, k) {
+						return true
+					}
+				}
+				failed[[2]int{i, j}] = true
+				return false
+			}
+			if j == len(segs) {
+				return false
+			}
+			if ok, _ := path.Match(pat[i], segs[j]); !ok {
+				return false
+			}
+			i, j = i+1, j+1
+		}
+		return j == len(segs)
+	}
+	return match(0, 0)
+}
+
+// expandBraces turns a{b,c}d into abd and acd, recursively, keeping the
+// first maxGlobAlternatives.
+func expandBraces(p string) []string { return expandBracesN(p, maxGlobAlternatives) }
+
+func expandBracesN(p string, limit int) []string {
 	open := strings.IndexByte(p, '{')
 	if open < 0 {
 		return []string{p}
@@ -90,7 +137,10 @@ func expandBraces(p string) []string {
 			if depth == 0 {
 				var out []string
 				for _, alt := range splitTop(p[open+1 : i]) {
-					out = append(out, expandBraces(p[:open]+alt+p[i+1:])...)
+					if len(out) >= limit {
+						break
+					}
+					out = append(out, expandBracesN(p[:open]+alt+p[i+1:], limit-len(out))...)
 				}
 				return out
 			}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/rag"
+	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -77,15 +78,15 @@ func (w *workspaceIndex) Outline(ctx context.Context, path string) ([]rag.Symbol
 		}
 		rel = filepath.ToSlash(r)
 	}
-	root, err := os.OpenRoot(w.root)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(rel))
+	// Beneath the workspace handle, and only a regular file: a named pipe a
+	// command left there would hold the call (and its goroutine) for good.
+	f, err := tools.OpenWorkspaceFile(w.root, rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s does not exist in the workspace", rel)
+		}
+		if fi, serr := os.Stat(filepath.Join(w.root, filepath.FromSlash(rel))); serr == nil && fi.IsDir() && !strings.HasPrefix(rel, "../") {
+			return nil, fmt.Errorf("%s is a directory; give a file", rel)
 		}
 		return nil, fmt.Errorf("%s cannot be read: %v (paths are relative to the workspace and stay inside it)", rel, err)
 	}

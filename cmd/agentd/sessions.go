@@ -79,7 +79,7 @@ func printSessions(w io.Writer, list []agent.SessionInfo, loc *time.Location) {
 	fmt.Fprintln(tw, "UPDATED\tSTATE\tRUNS\tTITLE\tSESSION")
 	for _, s := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.UpdatedAt.In(loc).Format("2006-01-02 15:04"), s.State, s.RunCount,
-			clip(s.Title, 60), s.SessionID)
+			clip(visible(s.Title), 60), s.SessionID)
 	}
 	tw.Flush()
 }

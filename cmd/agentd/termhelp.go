@@ -20,14 +20,16 @@ func printCommandHelp(w io.Writer, cmds []agent.Command) {
 		return
 	}
 	fmt.Fprintln(w, "Custom commands:")
+	// Names, descriptions and paths are the workspace's text: shown, with
+	// their control characters, never obeyed.
 	for _, c := range cmds {
 		switch {
 		case c.Error != "":
-			fmt.Fprintf(w, "  /%-24s broken: %s (%s)\n", c.Name, c.Error, c.Path)
+			fmt.Fprintf(w, "  /%-24s broken: %s (%s)\n", visible(c.Name), visible(c.Error), visible(c.Path))
 		case c.Shadowed:
-			fmt.Fprintf(w, "  /%-24s not used: the user's command of that name wins (%s)\n", c.Name, c.Path)
+			fmt.Fprintf(w, "  /%-24s not used: the user's command of that name wins (%s)\n", visible(c.Name), visible(c.Path))
 		default:
-			fmt.Fprintf(w, "  %-25s %s (%s)\n", c.Usage(), c.Description, c.Source)
+			fmt.Fprintf(w, "  %-25s %s (%s)\n", visible(c.Usage()), visible(c.Description), c.Source)
 		}
 	}
 }

@@ -357,10 +357,10 @@ func (p *printer) state(st agent.RunState) {
 	switch st.State {
 	case agent.StateFailed:
 		p.flush()
-		p.sc.warn(p.style("31", "agentd: run failed: "+st.Error))
+		p.sc.warn(p.style("31", "agentd: run failed: "+visible(st.Error))) // the model's server's words, among others
 	case agent.StatePaused:
 		p.flush()
-		p.sc.warn(p.style("33", "agentd: run paused: "+st.Error))
+		p.sc.warn(p.style("33", "agentd: run paused: "+visible(st.Error)))
 		if !p.opt.past {
 			p.sc.warn(p.style("33", "agentd: its state could not be saved, so it stopped where it stands and stays paused; "+
 				"agentd run cannot resume it (an editor can, once the state directory takes writes again)"))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,17 +112,36 @@ func visible(s string) string {
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if isControl(r) {
+		switch {
+		case r <= 0xff && isControl(r):
 			fmt.Fprintf(&b, "\\x%02x", r)
-		} else {
+		case isControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
 
+// isControl: the C0 and C1 controls, and the invisible format characters
+// (bidi overrides and isolates, zero-width marks) with which a terminal
+// that reorders text would show a line other than the one that runs.
 func isControl(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
+		r == 0x061c || r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2060 && r <= 0x2069 || r == 0xfeff
+}
+
+// visibleWriter writes through visible: for plain listings (agentd undo)
+// made of what commands and the model wrote (command lines, file names,
+// diffs). Each write is one whole formatted line or more.
+type visibleWriter struct{ w io.Writer }
+
+func (v visibleWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(v.w, visible(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // plainLines is a command's output without escape sequences or control

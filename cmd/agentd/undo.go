@@ -68,7 +68,9 @@ func runUndo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return exitFailed
 		}
 	}
-	u := &undoCLI{a: a, sid: sid, in: stdin, out: stdout, err: stderr, diff: *showDiff, dry: *dry}
+	// Command lines, file names and diffs are what the model and its
+	// commands wrote: shown, never obeyed by the terminal.
+	u := &undoCLI{a: a, sid: sid, in: stdin, out: visibleWriter{stdout}, err: visibleWriter{stderr}, tty: stdout, diff: *showDiff, dry: *dry}
 	switch {
 	case *list:
 		return u.list()
@@ -116,6 +118,7 @@ type undoCLI struct {
 	sid      string
 	in       io.Reader
 	out, err io.Writer
+	tty      io.Writer // stdout itself, to tell a terminal
 	diff     bool
 	dry      bool
 }
@@ -254,7 +257,7 @@ func (u *undoCLI) ask(res agent.UndoResult) string {
 	for _, c := range res.Conflicts {
 		changed = changed || c.Kind == "changed"
 	}
-	if !isTerminal(u.in) || !isTerminal(u.out) {
+	if !isTerminal(u.in) || !isTerminal(u.tty) {
 		fmt.Fprintln(u.err, "\nagentd undo: nothing was changed; rerun with --skip to leave these files, or --overwrite to restore them too")
 		return ""
 	}

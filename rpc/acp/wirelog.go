@@ -158,8 +158,48 @@ func (l *wireLog) clipAll(v any) any {
 		for k := range x {
 			x[k] = l.clipAll(x[k])
 		}
+		hideCredentials(x)
 	}
 	return v
+}
+
+// hideCredentials blanks the credentials an editor passes, in session/new's
+// mcpServers above all: an env entry or header ({"name": "GITHUB_TOKEN",
+// "value": "ghp_…"}, {"name": "Authorization", …}) whose name is a
+// credential's, and any key named like one ("apiKey", "token"). The debug
+// log is a file anyone helping with a bug gets to read.
+func hideCredentials(m map[string]any) {
+	if name, ok := m["name"].(string); ok && credentialName(name) {
+		if _, ok := m["value"]; ok {
+			m["value"] = tools.RedactMark
+		}
+	}
+	for k, v := range m {
+		if _, isString := v.(string); isString && credentialName(k) {
+			m[k] = tools.RedactMark
+		}
+	}
+}
+
+func credentialName(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie", "token", "password", "secret", "apikey":
+		return true
+	}
+	return tools.LooksSecret(strings.ReplaceAll(name, "-", "_")) || tools.LooksSecret(camelToSnake(name))
+}
+
+// camelToSnake turns "apiKey" into "api_Key", so the credential patterns
+// (*_KEY, …) see its words.
+func camelToSnake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // clip redacts s and keeps at most wireClip bytes of it, saying how much

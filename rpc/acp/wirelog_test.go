@@ -149,3 +149,27 @@ func TestWireLogLinesAndClipping(t *testing.T) {
 		t.Fatalf("bad line logged as %v", lines[2])
 	}
 }
+
+// TestRedTeamWireLogHidesMCPCredentials: an editor passes MCP servers with
+// their tokens in session/new (env entries, headers). The debug log wrote
+// them as they came: a log a user attaches to a bug report handed them
+// out. Credentials are blanked; the rest stays readable.
+func TestRedTeamWireLogHidesMCPCredentials(t *testing.T) {
+	log, buf := debugLog()
+	l := newWireLog(log, func(string) bool { return false })
+	l.record(true, []byte(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/w","mcpServers":[`+
+		`{"name":"github","command":"npx","args":["-y","server-github"],"env":[{"name":"GITHUB_PERSONAL_ACCESS_TOKEN","value":"ghp-tok-111"},{"name":"LOG_LEVEL","value":"debug"}]},`+
+		`{"type":"http","name":"docs","url":"https://docs.example/mcp","headers":[{"name":"Authorization","value":"Bearer hdr-tok-222"},{"name":"X-Api-Key","value":"key-333"}]}],`+
+		`"_meta":{"apiKey":"meta-444"}}}`))
+	out := buf.String()
+	for _, secret := range []string{"ghp-tok-111", "hdr-tok-222", "key-333", "meta-444"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds %s: %s", secret, out)
+		}
+	}
+	for _, kept := range []string{"server-github", `\"value\":\"debug\"`, "https://docs.example/mcp", "GITHUB_PERSONAL_ACCESS_TOKEN"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the log lost %s: %s", kept, out)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func TestMCPToolCalledAfterApproval(t *testing.T) {
 		i := slices.Index(first.Tools, "update_plan")
 		require.GreaterOrEqual(t, i, 0)
 		assert.Equal(t, []string{"mcp__test__ask", "mcp__test__crash", "mcp__test__dial", "mcp__test__echo", "mcp__test__env",
-			"mcp__test__fail", "mcp__test__grow", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"},
+			"mcp__test__fail", "mcp__test__flood", "mcp__test__grow", "mcp__test__login", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"},
 			first.Tools[i+1:], "after agentd's own tools, by name")
 		assert.JSONEq(t, `{"type":"object","properties":{"text":{"type":"string","description":"the text to echo"}},"required":["text"],"additionalProperties":false}`,
 			string(first.Schemas["mcp__test__echo"]))
@@ -116,7 +116,7 @@ func TestMCPToolCalledAfterApproval(t *testing.T) {
 		assert.Equal(t, mcp.StateConnected, st.State)
 		assert.Equal(t, mcp.OriginUser, st.Origin)
 		assert.Equal(t, "read, no network", st.Sandbox)
-		require.Len(t, st.Tools, 11)
+		require.Len(t, st.Tools, 13)
 		assert.Equal(t, "mcp__test__echo", st.Tools[3].Name)
 		assert.True(t, st.Tools[3].Hints.ReadOnly)
 	})
@@ -332,8 +332,10 @@ func TestMCPPolicy(t *testing.T) {
 	})
 	t.Run("server rule", func(t *testing.T) {
 		env := NewEnv(t, InProcess, Config{UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
-			Files:  map[string]string{".agentd/rules.json": `{"rules": [{"tool": "mcp__test__*", "action": "allow"}]}`},
 			Script: &modeltest.Script{Turns: []modeltest.Turn{call("env", "mcp__test__env", `{"name":"X"}`), after("mcp__test__env", "Done.")}}})
+		// The user's rules.json (a workspace's may restrict, never allow).
+		require.NoError(t, os.WriteFile(filepath.Join(env.State, "config", "agentd", "rules.json"),
+			[]byte(`{"rules": [{"tool": "mcp__test__*", "action": "allow"}]}`), 0o600))
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "read X"})
 		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,6 +51,9 @@ type Step struct {
 	Expected *State // what the last undone checkpoint left
 	Target   *State // what the restore puts back
 	Reason   string // for a conflict or a missing content
+	// unsafe: the path cannot be written as it was recorded (beneath a
+	// link, or in a git directory or .agentd/); never overwritten.
+	unsafe bool
 }
 
 // Plan is a restore worked out before anything is written: which
@@ -148,11 +152,17 @@ func (w *Workspace) planLocked(sel Select) (*Plan, error) {
 			expected[c.Path] = c.After
 		}
 	}
+	remade := map[string]bool{}
+	for rel, t := range target {
+		if t != nil && t.Kind == KindDir {
+			remade[rel] = true
+		}
+	}
 	for _, rel := range order {
 		if !validRel(rel) {
 			return nil, fmt.Errorf("checkpoint journal names %q, which is not a workspace path", rel)
 		}
-		p.Steps = append(p.Steps, w.stepLocked(rel, expected[rel], target[rel], sel.Files))
+		p.Steps = append(p.Steps, w.stepLocked(rel, expected[rel], target[rel], sel.Files, remade))
 	}
 	sort.SliceStable(p.Steps, func(i, j int) bool { return p.Steps[i].Path < p.Steps[j].Path })
 	return p, nil
@@ -192,10 +202,59 @@ func validRel(rel string) bool {
 	return rel != "" && rel != "." && !path.IsAbs(rel) && path.Clean(rel) == rel && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// unsafeLocked says why a path must not be written by a restore, which
+// writes with agentd's own rights: a parent that is now a link (the
+// workspace's handle follows links that stay inside it, so d/pre-commit
+// with d a link to .git/hooks would land in .git/hooks, out of every
+// command's reach), or a path in a git directory or .agentd/, which no
+// checkpoint of a command can have recorded honestly. absent: a parent is
+// missing, or is one of the directories the restore makes again (remade).
+func (w *Workspace) unsafeLocked(rel string, remade map[string]bool) (absent bool, err error) {
+	parts := strings.Split(rel, "/")
+	if parts[0] == ".agentd" || slices.Contains(parts, ".git") {
+		return false, errors.New("a restore never writes in a .git directory or .agentd/")
+	}
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := w.fsys.Lstat(filepath.FromSlash(dir))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return true, nil // made as a directory when restored
+		case err != nil:
+			return false, fmt.Errorf("cannot read %s now: %s", dir, errText(err))
+		case !fi.IsDir() && remade[dir]:
+			return true, nil
+		case !fi.IsDir():
+			return false, fmt.Errorf("%s is no longer a directory (now %s): nothing is restored beneath it", dir, kindWord(fi.Mode()))
+		}
+	}
+	return false, nil
+}
+
+func kindWord(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a link"
+	case m.IsRegular():
+		return "a file"
+	}
+	return "something else"
+}
+
 // stepLocked decides what to do with one path.
-func (w *Workspace) stepLocked(rel string, expected, target *State, files Files) Step {
+// remade are the directories the restore makes again (a link or a file
+// there now is replaced first): a path beneath one is absent until then.
+func (w *Workspace) stepLocked(rel string, expected, target *State, files Files, remade map[string]bool) Step {
 	s := Step{Path: rel, Expected: expected, Target: target}
-	cur, err := w.currentLocked(rel, files)
+	absent, err := w.unsafeLocked(rel, remade)
+	if err != nil {
+		s.Action, s.Reason, s.unsafe = ActionConflict, err.Error(), true
+		return s
+	}
+	var cur *State
+	if !absent {
+		cur, err = w.currentLocked(rel, files)
+	}
 	if err != nil {
 		s.Action, s.Reason = ActionConflict, "cannot read it now: "+errText(err)
 		return s

@@ -92,6 +92,9 @@ func (w *Workspace) Restore(sel Select, on OnConflict, meta Checkpoint, expect *
 // holds now can be kept first (absent, a directory, or a content the store
 // has), so the overwrite can be undone.
 func (s Step) Overwritable() bool {
+	if s.unsafe {
+		return false
+	}
 	c := s.Current
 	return c == nil || c.Kind == KindDir || !c.Hash.IsZero()
 }
@@ -181,6 +184,9 @@ var errNotEmpty = errors.New("directory not empty")
 // put makes a path hold a state (nil: absent), never following a link out
 // of the workspace.
 func (w *Workspace) put(rel string, s *State, files Files) error {
+	if _, err := w.unsafeLocked(rel, nil); err != nil {
+		return err
+	}
 	local := filepath.FromSlash(rel)
 	fi, err := w.fsys.Lstat(local)
 	exists := err == nil

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/rag"
@@ -124,7 +126,10 @@ func (w *Workspace) refreshLocked(ctx context.Context, rel string, newDir bool) 
 		w.setLocked(rel, &entry{st: st})
 	}
 	w.watch.watch(rel)
-	if newDir || e == nil {
+	// A file or link that became a directory comes as one event for the
+	// name (deleted, then created), not as a new directory: its contents
+	// are new too, and a change inside it must not go unrecorded.
+	if newDir || e == nil || e.st.kind() != KindDir {
 		return w.syncTreeLocked(ctx, rel)
 	}
 	return nil
@@ -310,7 +315,10 @@ func (w *Workspace) capture(rel string, st fstat) *entry {
 	if st.size > w.lim.MaxFileSize {
 		return &entry{st: st, why: fmt.Sprintf("larger than the %s cap", sizeText(w.lim.MaxFileSize))}
 	}
-	f, err := w.fsys.Open(local)
+	// Without blocking: a concurrent command may have put a named pipe
+	// where the scan saw a file, and opening it would wait for a writer
+	// while the workspace is locked.
+	f, err := w.fsys.OpenFile(local, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -318,10 +326,16 @@ func (w *Workspace) capture(rel string, st fstat) *entry {
 		return &entry{st: st, why: "unreadable: " + errText(err)}
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return &entry{st: st, why: "unreadable: " + errText(err)}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil // no longer a file: the next scan sees what it is
+	}
 	data, err := io.ReadAll(io.LimitReader(f, w.lim.MaxFileSize+1))
-	fi, serr := f.Stat()
 	if err == nil {
-		err = serr
+		fi, err = f.Stat()
 	}
 	if err != nil {
 		return &entry{st: st, why: "unreadable: " + errText(err)}
@@ -348,6 +362,13 @@ func (w *Workspace) ignoredLocked(rel string, isDir bool) bool {
 		return ign
 	}
 	if w.stateRel == "." || w.stateRel != "" && (rel == w.stateRel || strings.HasPrefix(rel, w.stateRel+"/")) {
+		w.skip[rel] = true
+		return true
+	}
+	// A git directory is never covered, whatever the ignore files say: a
+	// .gitignore of "!.git/" (a command may write one) made every scan
+	// store the repository's objects and every run's diff list them.
+	if slices.Contains(strings.Split(rel, "/"), ".git") {
 		w.skip[rel] = true
 		return true
 	}

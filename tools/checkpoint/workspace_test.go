@@ -468,3 +468,49 @@ func TestManyChangesFallBackToAScan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "3\n", read(t, w.root, "user3.txt"), "the user's version before the command")
 }
+
+// A directory replaced by a link to .git/hooks is remade when its own
+// checkpoint is undone; a checkpoint undone alone that restores a file
+// beneath it while it is a link leaves the file alone, in every mode.
+func TestRestoreNeverWritesThroughALink(t *testing.T) {
+	w := newTestWorkspace(t, map[string]string{"d/hook": "#!/bin/sh\n", "d/keep": "k\n", ".git/hooks/x.sample": "s\n"})
+	command(t, w, "s1", "rm -r d && ln -s .git/hooks d")
+	_, err := w.Restore(Select{Session: "s1"}, Stop, Checkpoint{Tool: ToolUndo}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "#!/bin/sh\n", read(t, w.root, "d/hook"), "the directory is remade, then filled")
+	assert.NoFileExists(t, filepath.Join(w.root, ".git", "hooks", "hook"))
+
+	drop := command(t, w, "s2", "rm d/hook")
+	require.Equal(t, map[string]string{"d/hook": "deleted"}, statuses(drop.Changes), "a directory the restore remade is covered")
+	command(t, w, "s2", "rm -r d && ln -s .git/hooks d")
+	for _, on := range []OnConflict{Stop, Skip, Overwrite} {
+		res, err := w.Restore(Select{Session: "s2", From: drop.ID, Until: drop.ID}, on, Checkpoint{Tool: ToolUndo}, nil)
+		require.NoError(t, err)
+		require.Len(t, res.Plan.Steps, 1)
+		assert.Equal(t, ActionConflict, res.Plan.Steps[0].Action)
+		assert.Contains(t, res.Plan.Steps[0].Reason, "d is no longer a directory (now a link)")
+		assert.NoFileExists(t, filepath.Join(w.root, ".git", "hooks", "hook"), on)
+	}
+}
+
+// A file replaced by a directory in one command: what the directory holds
+// is part of the checkpoint (and so of the run's diff the user reviews).
+func TestFileBecomesADirectory(t *testing.T) {
+	bothWays(t, map[string]string{"f": "file\n", "l/x": "x\n"}, func(t *testing.T, w *Workspace) {
+		require.NoError(t, os.Symlink("f", filepath.Join(w.root, "link")))
+		cp := command(t, w, "s1", "rm f link && mkdir f link && echo evil > f/x && echo evil > link/y")
+		assert.Equal(t, map[string]string{"f": "type", "f/x": "added", "link": "type", "link/y": "added"}, statuses(cp.Changes))
+		cp = command(t, w, "s1", "rm f/x")
+		assert.Equal(t, map[string]string{"f/x": "deleted"}, statuses(cp.Changes))
+	})
+}
+
+// A .gitignore that un-ignores .git (a command may write one) does not
+// make git directories covered, at the root or nested.
+func TestGitDirsAreNeverCovered(t *testing.T) {
+	bothWays(t, map[string]string{".gitignore": "!.git/\n!.git\n", ".git/config": "[core]\n", "sub/.git/config": "[core]\n", "a.txt": "a\n"},
+		func(t *testing.T, w *Workspace) {
+			cp := command(t, w, "s1", "echo x >> .git/config && echo x >> sub/.git/config && echo y > .git/new && echo b > a.txt")
+			assert.Equal(t, map[string]string{"a.txt": "modified"}, statuses(cp.Changes))
+		})
+}

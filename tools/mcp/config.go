@@ -413,7 +413,9 @@ func Summary(servers []Server) string {
 // servers; a malformed one is an error naming it.
 func ReadWorkspace(root string) ([]Server, []string, error) {
 	path := filepath.Join(root, ".mcp.json")
-	data, err := os.ReadFile(path)
+	// Whatever a command left there: a named pipe would hang the daemon's
+	// start, so only a regular file is read.
+	data, err := readRegular(path, 1<<20)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}

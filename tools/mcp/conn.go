@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -69,6 +70,7 @@ type conn struct {
 	tools     []*mcpsdk.Tool
 	stale     bool      // the server said its tools changed
 	callers   []*caller // calls in flight, the latest last: who a question goes to
+	overflow  *overflow // the current connection's answer that was too large (HTTP)
 }
 
 // caller is a call in flight that a server's question may go to. Its
@@ -80,7 +82,9 @@ type caller struct {
 	clock *deadline
 }
 
-func newConn(m *Manager, s Server) *conn { return &conn{m: m, srv: s, state: StateIdle} }
+func newConn(m *Manager, s Server) *conn {
+	return &conn{m: m, srv: s, state: StateIdle}
+}
 
 // start begins connecting unless the server is connected or starting
 // already; it returns the channel closed when that attempt ends. force
@@ -144,15 +148,24 @@ func (c *conn) connect(gen int, ready chan struct{}) {
 // dial starts the process (or reaches the URL), connects and lists the
 // tools. life bounds the process; ctx the start-up.
 func (c *conn) dial(ctx, life context.Context) (*mcpsdk.ClientSession, *process, []*mcpsdk.Tool, error) {
+	// Checked again at every start: the workspace or the environment may
+	// have changed since the user was asked.
+	if err := c.m.Refusal(c.srv); err != nil {
+		return nil, nil, nil, err
+	}
 	s, err := c.srv.expanded(os.LookupEnv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var transport mcpsdk.Transport
 	var proc *process
+	ov := &overflow{}
+	c.mu.Lock()
+	c.overflow = ov
+	c.mu.Unlock()
 	if s.IsHTTP() {
 		transport = &mcpsdk.StreamableClientTransport{Endpoint: s.URL, MaxRetries: 2,
-			HTTPClient: &http.Client{Transport: headers{h: s.Headers, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headers{h: s.Headers, next: limitResponses{http.DefaultTransport, ov}}}}
 	} else {
 		proc, transport, err = spawn(life, s, c.m.opts)
 		if err != nil {
@@ -163,7 +176,7 @@ func (c *conn) dial(ctx, life context.Context) (*mcpsdk.ClientSession, *process,
 	if err != nil {
 		return nil, proc, nil, c.explain(proc, err)
 	}
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, c.m.log.With("mcp_server", c.srv.Name))
 	if err != nil {
 		return cs, proc, nil, c.explain(proc, fmt.Errorf("listing tools: %w", err))
 	}
@@ -198,11 +211,30 @@ func (c *conn) client() *mcpsdk.Client {
 	return cl
 }
 
-func listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcpsdk.Tool, error) {
+// Bounds on what one server adds to every request to the model: a server
+// that lists thousands of tools (or pages forever), or a tool with a
+// schema of megabytes, would make every run fail or cost a fortune.
+// OpenAI's endpoint takes at most 128 tools in all.
+const (
+	maxServerTools = 100
+	maxSchema      = 64 << 10
+)
+
+// listTools lists a server's tools, sorted by name: the first
+// maxServerTools it lists whose schema is within maxSchema.
+func listTools(ctx context.Context, cs *mcpsdk.ClientSession, log *slog.Logger) ([]*mcpsdk.Tool, error) {
 	var out []*mcpsdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
+		}
+		if data, _ := json.Marshal(t.InputSchema); len(data) > maxSchema {
+			log.Warn("MCP tool left out: its input schema is too large", "tool", t.Name, "bytes", len(data), "max", maxSchema)
+			continue
+		}
+		if len(out) == maxServerTools {
+			log.Warn("MCP server offers more tools than agentd takes; the rest are left out", "max", maxServerTools)
+			break
 		}
 		out = append(out, t)
 	}
@@ -262,7 +294,7 @@ func (c *conn) refresh(ctx context.Context) {
 	if !stale || cs == nil {
 		return
 	}
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, c.m.log.With("mcp_server", c.srv.Name))
 	if err != nil {
 		c.m.log.Warn("MCP server: listing changed tools", "mcp_server", c.srv.Name, "err", err)
 		return
@@ -350,9 +382,12 @@ func (c *conn) gone(cs *mcpsdk.ClientSession, err error) bool {
 		return false
 	}
 	c.mu.Lock()
-	proc := c.proc
+	proc, ov := c.proc, c.overflow
 	c.mu.Unlock()
 	why := "the connection failed: " + err.Error()
+	if o := ov.failed(); o != nil {
+		why = o.Error()
+	}
 	if proc != nil {
 		select {
 		case <-proc.done:

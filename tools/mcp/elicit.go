@@ -233,6 +233,12 @@ func (f *form) askField(ctx context.Context, asker tools.Asker, fd field) (any, 
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		q := tools.Question{Title: f.server + " asks", Message: f.intro() + "\n\n" + fd.prompt() + note,
 			Key: fmt.Sprintf("%s:%s:%d", f.key, fd.name, attempt)}
+		if fd.credential() {
+			// Asked as a secret: hidden as typed, never persisted (so not
+			// durable either: after a restart the call asks again), and
+			// hidden from what the model reads.
+			q.Secret, q.Key = true, ""
+		}
 		if len(fd.options) > 0 {
 			q.Options = append(slices.Clone(fd.options), tools.Option{OptionID: declineID, Label: "Decline (answer nothing)"})
 			q.Closed, q.Multiple = true, fd.multiple
@@ -335,4 +341,24 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// credential reports whether a free-text field asks for a credential,
+// which the MCP spec says servers must not ask for in a form, and some do:
+// a password format, or a name or title like a token's, a key's or a
+// password's.
+func (fd field) credential() bool {
+	if fd.typ != "string" || len(fd.options) > 0 {
+		return false
+	}
+	if fd.format == "password" || tools.LooksSecret(fd.name) {
+		return true
+	}
+	words := strings.ToLower(fd.name + " " + fd.title)
+	for _, w := range []string{"password", "passphrase", "token", "secret", "api key", "api_key", "apikey", "private key", "credential"} {
+		if strings.Contains(words, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -115,8 +115,9 @@ func (m *Manager) Warm(servers []Server) {
 }
 
 // Servers lists the servers a session sees, by name: the user's, the
-// workspace's whose name the user did not take, and the session's, which
-// replace any of the same name. "" is no session.
+// workspace's whose name (as tool names spell it) the user's and the
+// session's did not take, and the session's, which replace any of the
+// same name. "" is no session.
 func (m *Manager) Servers(sessionID string) []Server {
 	byName := map[string]Server{}
 	for _, s := range m.opts.Workspace {
@@ -130,8 +131,21 @@ func (m *Manager) Servers(sessionID string) []Server {
 		byName[s.Name] = s
 	}
 	m.mu.Unlock()
+	// A workspace server whose name reads like another's ("my.tools"
+	// beside the user's "my_tools") is hidden too: its tools would have
+	// the same names (mcp__my_tools__…), and the one listed first would
+	// take the calls, and the rules, meant for the other.
+	trusted := map[string]bool{}
+	for _, s := range byName {
+		if s.Origin != OriginWorkspace {
+			trusted[sanitize(s.Name)] = true
+		}
+	}
 	out := make([]Server, 0, len(byName))
 	for _, s := range byName {
+		if s.Origin == OriginWorkspace && trusted[sanitize(s.Name)] {
+			continue
+		}
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
@@ -147,6 +161,9 @@ const (
 	Ask Approval = iota
 	Approved
 	Rejected
+	// Refused: a workspace server that asks for more than a command could
+	// get; it is neither started nor asked about (Refusal says why).
+	Refused
 )
 
 // Approval says whether a server may start for a session: the user's and
@@ -155,6 +172,9 @@ const (
 func (m *Manager) Approval(sessionID string, s Server) Approval {
 	if s.Origin != OriginWorkspace {
 		return Approved
+	}
+	if m.Refusal(s) != nil {
+		return Refused
 	}
 	if allow, ok := m.store.get(s); ok {
 		if allow {
@@ -169,6 +189,10 @@ func (m *Manager) Approval(sessionID string, s Server) Approval {
 	}
 	return Ask
 }
+
+// Refusal says why a workspace server may not start whatever the user
+// answers, or nil.
+func (m *Manager) Refusal(s Server) error { return s.checkWorkspace(m.opts.Root, commandEnv()) }
 
 // Decide records the user's decision on starting a workspace server:
 // allow_always and reject_always for the workspace (they survive
@@ -276,6 +300,8 @@ func (m *Manager) Status(sessionID string) []Status {
 		switch {
 		case s.Disabled:
 			st = Status{State: StateDisabled}
+		case st.State == StateIdle && m.Refusal(s) != nil:
+			st = Status{State: StateFailed, Error: m.Refusal(s).Error()}
 		case st.State == StateIdle && m.Approval(sessionID, s) == Ask:
 			st.State = StateNeedsApproval
 		case st.State == StateIdle && m.Approval(sessionID, s) == Rejected:

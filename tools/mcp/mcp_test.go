@@ -143,7 +143,7 @@ func TestStdioServer(t *testing.T) {
 		names = append(names, tl.Info().Name)
 	}
 	assert.Equal(t, []string{"mcp__test__ask", "mcp__test__crash", "mcp__test__dial", "mcp__test__echo", "mcp__test__env",
-		"mcp__test__fail", "mcp__test__grow", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"}, names)
+		"mcp__test__fail", "mcp__test__flood", "mcp__test__grow", "mcp__test__login", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"}, names)
 	echo := ts[3]
 	in := echo.Info()
 	assert.Equal(t, tools.EffectUnknown, in.Effect, "an MCP tool's effect is unknown, whatever its annotations say")
@@ -169,7 +169,7 @@ func TestStdioServer(t *testing.T) {
 	assert.Equal(t, StateConnected, st.State)
 	assert.Equal(t, "read, no network", st.Sandbox)
 	assert.Equal(t, 1, st.Starts)
-	require.Len(t, st.Tools, 11)
+	require.Len(t, st.Tools, 13)
 	assert.Equal(t, &Hints{ReadOnly: true}, st.Tools[3].Hints)
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,7 +82,7 @@ func TestAgentdMCPWithTheSDKClient(t *testing.T) {
 	defer cs.Close()
 	assert.Contains(t, cs.InitializeResult().Instructions, root)
 
-	tls, err := listTools(ctx, cs)
+	tls, err := listTools(ctx, cs, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Len(t, tls, 2)
 	assert.Equal(t, "outline", tls[0].Name)
@@ -110,7 +112,12 @@ func TestAgentdMCPWithTheSDKClient(t *testing.T) {
 		{Name: "Item.String", Kind: "method", StartLine: 18, EndLine: 18}}, or.Symbols)
 	assert.Equal(t, "4-10  func Total\n13-16  type Item\n18-18  method Item.String\n", res.Content[0].(*mcpsdk.TextContent).Text)
 
+	// A named pipe a command left, and a link out: refused at once.
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe.go"), 0o644))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(root, "link.go")))
 	for args, want := range map[string]string{
+		`{"path": "pipe.go"}`:       "cannot be read",
+		`{"path": "link.go"}`:       "cannot be read",
 		`{"path": "../outside.go"}`: "cannot be read",
 		`{"path": "missing.go"}`:    "does not exist",
 		`{"path": "cart"}`:          "is a directory",

@@ -40,7 +40,7 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		return nil, nil, fmt.Errorf("the kernel sandbox cannot confine MCP servers on this machine (%s); "+
 			"set \"sandbox\": \"full\" in the server's configuration to run it unconfined", sb.Status().Summary)
 	}
-	state := StateDir(opts.StateDir, s.Name)
+	state := stateDirOf(opts.StateDir, s)
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("the server's state directory: %w", err)
 	}
@@ -50,7 +50,18 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		spec.Dir = absPath(s.Cwd, opts.Root)
 		spec.Read = append(spec.Read, spec.Dir)
 	}
-	if strings.Contains(s.Command, "/") {
+	if s.Origin == OriginWorkspace {
+		// Checked again as it starts (the workspace may have changed
+		// since the user was asked), and given only the resolved grants
+		// workspaceGrants returns: none of the configured paths below.
+		g, err := s.workspaceGrants(opts.Root)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec.Dir, spec.Read = g.dir, g.read
+		s.Read, s.Write = nil, nil
+	}
+	if strings.Contains(s.Command, "/") && s.Origin != OriginWorkspace {
 		spec.Read = append(spec.Read, absPath(s.Command, spec.Dir))
 	}
 	for _, p := range s.Read {

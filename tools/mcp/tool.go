@@ -104,7 +104,9 @@ func (t *tool) Prepare(_ context.Context, env *tools.Env, args json.RawMessage) 
 		Title:  t.c.srv.Name + ": " + title,
 		Detail: t.detail(),
 		Run: func(ctx context.Context) (tools.Result, error) {
-			return t.c.call(ctx, t.remote, args, asker), nil
+			res := t.c.call(ctx, t.remote, args, asker)
+			res.Output = t.c.srv.redactor().Redact(res.Output)
+			return res, nil
 		},
 	}, nil
 }

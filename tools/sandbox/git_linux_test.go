@@ -7,8 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
+
+func syscallMkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }
 
 func gitIn(t *testing.T, dir string, args ...string) {
 	t.Helper()
@@ -68,6 +72,70 @@ func TestGitInWorkspaceWrite(t *testing.T) {
 				t.Errorf("core.fsmonitor is set: %s", out)
 			}
 		})
+	}
+}
+
+// A .git file that a command wrote in a workspace that was no repository
+// ("gitdir: /anywhere") makes nothing outside writable: only a git
+// directory that git made for this workspace (a linked worktree's, which
+// names it back; a submodule's, whose core.worktree names it) is. A
+// submodule still commits in workspace-write; a .git file that is a named
+// pipe is refused, not waited on.
+func TestGitFileFromACommand(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed")
+	}
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{ws, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(base, "home")}, gitIdentity...)
+	sh := func(ws, script string) result {
+		return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env})
+	}
+	if r := sh(ws, "printf 'gitdir: "+outside+"\\n' > .git"); r.code != 0 {
+		t.Fatalf("writing .git: %d %s", r.code, r.out)
+	}
+	r := sh(ws, "echo pwned > "+outside+"/pwned; cat .git")
+	if _, err := os.Stat(filepath.Join(outside, "pwned")); err == nil {
+		t.Errorf("a .git file a command wrote made %s writable:\n%s", outside, r.out)
+	}
+
+	// A submodule's git directory is outside the submodule's worktree.
+	super, lib := filepath.Join(base, "super"), filepath.Join(base, "lib")
+	for _, d := range []string{super, lib} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, d, "init", "-q", "-b", "main")
+		gitIn(t, d, "commit", "-q", "--allow-empty", "-m", "first")
+	}
+	gitIn(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+	if r := sh(filepath.Join(super, "lib"), "echo change > f && git add f && git commit -q -m change && git log --oneline | wc -l"); r.code != 0 || strings.TrimSpace(r.out) != "2" {
+		t.Errorf("commit in a submodule: exit %d:\n%s", r.code, r.out)
+	}
+
+	fifo := filepath.Join(base, "fifo")
+	if err := os.MkdirAll(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscallMkfifo(filepath.Join(fifo, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if c, err := Command(ctx, Spec{Profile: WorkspaceWrite, Workspace: fifo, Args: []string{"true"}, Env: env}); err == nil {
+		if err := c.Start(); err == nil {
+			_ = c.Wait()
+			t.Errorf("a command ran with .git a named pipe")
+		}
+	}
+	if ctx.Err() != nil {
+		t.Errorf("planning around a .git pipe hung")
 	}
 }
 

@@ -358,8 +358,7 @@ func toolchainPaths(env []string, workspace string) []string {
 			out = append(out, filepath.Join(home, t))
 		}
 	}
-	for _, name := range []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOBIN", "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT",
-		"VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "VOLTA_HOME", "BUN_INSTALL", "DENO_DIR", "PNPM_HOME"} {
+	for _, name := range toolchainDirs {
 		addAbs(envGet(env, name))
 	}
 	for _, gp := range filepath.SplitList(envGet(env, "GOPATH")) {
@@ -410,9 +409,9 @@ func gitProtections(ws string) (gitPlan, error) {
 		return g, nil
 	}
 	// A .git file: "gitdir: <path>".
-	data, err := os.ReadFile(dotgit)
+	data, err := ReadRegular(dotgit, 4<<10)
 	if err != nil {
-		return g, err
+		return g, &SetupError{Step: "plan", Msg: fmt.Sprintf("%s cannot be read: %v", dotgit, err)}
 	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
 	if !ok {
@@ -424,12 +423,19 @@ func gitProtections(ws string) (gitPlan, error) {
 	}
 	gitdir = filepath.Clean(gitdir)
 	g.readOnly = append(g.readOnly, dotgit)
+	if !within(ws, gitdir) && !gitRecordsWorktree(gitdir, ws) {
+		// A .git file a command wrote (the workspace was no repository)
+		// names a directory git never made for this workspace: writing it
+		// would hand the next command any directory it names. Only the
+		// file itself is kept read-only.
+		return g, nil
+	}
 	g.protectGitDir(gitdir)
 	g.readOnly = append(g.readOnly, filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"))
 	if !within(ws, gitdir) {
 		g.write = append(g.write, gitdir)
 	}
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+	if c, err := ReadRegular(filepath.Join(gitdir, "commondir"), 4<<10); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitdir, common)
@@ -441,6 +447,64 @@ func gitProtections(ws string) (gitPlan, error) {
 		}
 	}
 	return g, nil
+}
+
+// gitRecordsWorktree says whether gitdir, a git directory outside the
+// workspace, is the one git made for the worktree at ws: a linked
+// worktree's names ws/.git in its "gitdir" file, a submodule's names ws as
+// core.worktree in its config. A command confined to the workspace cannot
+// write either record in a directory outside it, so a .git file it wrote
+// never makes a directory of its choosing writable.
+func gitRecordsWorktree(gitdir, ws string) bool {
+	same := func(a, b string) bool {
+		if ca, err := filepath.EvalSymlinks(a); err == nil {
+			a = ca
+		}
+		if cb, err := filepath.EvalSymlinks(b); err == nil {
+			b = cb
+		}
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	if b, err := ReadRegular(filepath.Join(gitdir, "gitdir"), 4<<10); err == nil {
+		back := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(back) {
+			back = filepath.Join(gitdir, back)
+		}
+		if same(back, filepath.Join(ws, ".git")) {
+			return true
+		}
+	}
+	if wt := coreWorktree(gitdir); wt != "" {
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(gitdir, wt)
+		}
+		return same(wt, ws)
+	}
+	return false
+}
+
+// coreWorktree reads core.worktree from gitdir's config, "" when unset.
+func coreWorktree(gitdir string) string {
+	b, err := ReadRegular(filepath.Join(gitdir, "config"), 1<<20)
+	if err != nil {
+		return ""
+	}
+	section, value := "", ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = ""
+			if f := strings.Fields(strings.Trim(line, "[]")); len(f) > 0 {
+				section = strings.ToLower(f[0])
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok && section == "core" && strings.EqualFold(strings.TrimSpace(k), "worktree") {
+			value = strings.Trim(strings.TrimSpace(v), "\"")
+		}
+	}
+	return value
 }
 
 // protectGitDir pins dir and makes its configuration, hooks and the git

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // ErrEscapes means a path resolved, at the moment of use, to somewhere
@@ -55,10 +56,15 @@ func (r *Root) Close() error {
 // Open opens name for reading.
 func (r *Root) Open(name string) (*os.File, error) { return r.OpenFile(name, os.O_RDONLY, 0) }
 
-// OpenFile opens name as os.OpenFile would.
+// OpenFile opens name as os.OpenFile would, except that opening for
+// reading never blocks on a named pipe (a command may have left one where a
+// file was).
 func (r *Root) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 	if err := checkName(name); err != nil {
 		return nil, pathErr("open", name, err)
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		flag |= syscall.O_NONBLOCK
 	}
 	if r.fd >= 0 {
 		f, err := r.openBeneath(name, flag, perm)
@@ -68,20 +74,27 @@ func (r *Root) OpenFile(name string, flag int, perm os.FileMode) (*os.File, erro
 	return f, escapes(err)
 }
 
-// ReadFile reads the whole of name.
-func (r *Root) ReadFile(name string) ([]byte, error) {
+// OpenRegular opens name for reading if it is a regular file (a named
+// pipe, socket or device is ErrNotRegular).
+func (r *Root) OpenRegular(name string) (*os.File, error) {
 	f, err := r.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	if err := mustBeRegular(f, name); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadFile reads the whole of name, a regular file.
+func (r *Root) ReadFile(name string) ([]byte, error) {
+	f, err := r.OpenRegular(name)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, pathErr("read", name, errors.New("is a directory"))
-	}
+	defer f.Close()
 	return io.ReadAll(f)
 }
 

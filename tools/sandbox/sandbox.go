@@ -137,6 +137,19 @@ func (s *Spec) validate() error {
 	return nil
 }
 
+// toolchainDirs are the variables that name a toolchain's directory,
+// which commands may read.
+var toolchainDirs = []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOBIN", "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT",
+	"VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "VOLTA_HOME", "BUN_INSTALL", "DENO_DIR", "PNPM_HOME"}
+
+// PathVariables are the environment variables of a Spec's Env the sandbox
+// takes paths from: what they name becomes readable (the toolchains, the
+// PATH) or stays visible (HOME is what is masked). An environment that
+// someone other than the user wrote must not set them.
+func PathVariables() []string {
+	return append([]string{"HOME", "PATH", "GOPATH", "CARGO_HOME"}, toolchainDirs...)
+}
+
 // envGet returns the last value of name in env.
 func envGet(env []string, name string) string {
 	v := ""

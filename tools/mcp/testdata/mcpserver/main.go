@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,10 @@ type nameArgs struct {
 	Name string `json:"name" jsonschema:"an environment variable"`
 }
 
+type sizeArgs struct {
+	Bytes int `json:"bytes" jsonschema:"how many bytes of text to answer"`
+}
+
 type none struct{}
 
 func main() {
@@ -48,6 +53,7 @@ func main() {
 	startDelay := flag.Duration("start-delay", 0, "wait this long before serving")
 	failStart := flag.String("fail", "", "print this to stderr and exit 2 at start")
 	starts := flag.String("starts", "", "append a line to this file at every start")
+	flag.IntVar(&manyTools, "many", 0, "offer this many more tools (many0001 …), the first with a 1 MiB schema")
 	flag.Parse()
 	if *starts != "" {
 		if f, err := os.OpenFile(*starts, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
@@ -100,8 +106,19 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// manyTools is how many more tools the server offers (-many).
+var manyTools int
+
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1"}, nil)
+	for i := 1; i <= manyTools; i++ {
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
+		if i == 1 {
+			schema["description"] = strings.Repeat("x", 1<<20)
+		}
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("many%04d", i), Description: "One of many.", InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("many"), nil })
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back.", Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
@@ -125,6 +142,10 @@ func newServer() *mcp.Server {
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "flood", Description: "Answers that many bytes of text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("a", a.Bytes)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Reads an environment variable."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
@@ -184,6 +205,22 @@ func newServer() *mcp.Server {
 				return text("the user did not answer: " + resp.Action), nil, nil
 			}
 			return text(fmt.Sprintf("name=%v color=%v age=%v", resp.Content["name"], resp.Content["color"], resp.Content["age"])), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "login", Description: "Asks the user for an API token (which servers should not)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			resp, ok := req.Params.InputResponses["cred"].(*mcp.ElicitResult)
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"cred": &mcp.ElicitParams{Message: "Log in",
+					RequestedSchema: map[string]any{
+						"type":       "object",
+						"properties": map[string]any{"api_token": map[string]any{"type": "string", "title": "API token"}},
+						"required":   []string{"api_token"},
+					}}}}, nil, nil
+			}
+			if resp.Action != "accept" {
+				return text("not logged in: " + resp.Action), nil, nil
+			}
+			return text(fmt.Sprintf("logged in with a token of %d characters", len(fmt.Sprint(resp.Content["api_token"])))), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool 'late' and announces it."},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
