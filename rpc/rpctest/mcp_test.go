@@ -96,7 +96,7 @@ func TestMCPToolCalledAfterApproval(t *testing.T) {
 		assert.Equal(t, agent.KindConfirmCommand, req.Kind)
 		assert.Equal(t, "Call test: echo", req.Title)
 		assert.Equal(t, `mcp__test__echo {"text":"hello"}`, req.Command)
-		assert.Contains(t, req.Message, "The server says it is read-only, open world (not verified)")
+		assert.Contains(t, req.Message, "The server describes the tool as: read-only, open world (not verified)")
 		assert.Equal(t, "mode ask: calls of unknown effect ask", req.Rule)
 		e.Answer(Decide(req.RequestID, tools.AllowOnce, ""))
 		assert.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)

@@ -163,7 +163,7 @@ func TestStdioServer(t *testing.T) {
 
 	c, _ = tools.Prepare(context.Background(), echo, &tools.Env{}, json.RawMessage(`{"text":"x"}`))
 	assert.Equal(t, "test: echo", c.Title)
-	assert.Contains(t, c.Detail, "The server says it is read-only, open world (not verified)")
+	assert.Contains(t, c.Detail, "The server describes the tool as: read-only, open world (not verified)")
 
 	st := status(m, "test")
 	assert.Equal(t, StateConnected, st.State)

@@ -115,7 +115,7 @@ func (t *tool) Prepare(_ context.Context, env *tools.Env, args json.RawMessage) 
 func (t *tool) detail() string {
 	s := fmt.Sprintf("The tool %s of the MCP server %s (%s, %s).", t.remote, t.c.srv.Name, t.c.srv.Origin, t.c.srv.Describe())
 	if h := t.info.Hints.String(); h != "" {
-		s += " The server says it is " + h + " (not verified)."
+		s += " The server describes the tool as: " + h + " (not verified)."
 	}
 	return s
 }
