@@ -561,6 +561,16 @@ func TestRedTeamLiveOutputFlood(t *testing.T) {
 		assert.Less(t, biggest, 20<<10, "one update")
 		assert.Positive(t, notes)
 		assert.Contains(t, toolResults(env)["call_y"], "the-end")
+		final := e.Updates(run.RunID)
+		last := final[len(final)-1]
+		for _, u := range final {
+			if u.ToolCallID == "call_y" && u.Status == agent.StatusCompleted {
+				last = u
+			}
+		}
+		assert.Less(t, len(last.Output), 1<<20+100, "the final update's output: 1 MiB and a note")
+		assert.Contains(t, last.Output, "bytes of output not shown")
+		assert.Contains(t, last.Output, "the-end", "the end is kept")
 	})
 }
 
