@@ -39,6 +39,9 @@ var allowed = map[string][]string{
 	"cmd/agentd/termmd": {},
 	"cmd/fakemodel":     {"agent/modeltest"},
 	"cmd/bridgemodel":   {},
+	// Test helpers (imported by _test.go files only, which the policy
+	// does not read).
+	"internal/proctest": {},
 }
 
 // tools/checkpoint (undo's store and checkpoints) sits under tools and

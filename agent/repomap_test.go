@@ -7,15 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/proctest"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -65,52 +64,6 @@ func fakeCtags(t *testing.T) (script, started string) {
 	return script, filepath.Join(cache, "agentd", "sandbox", "ctags.started")
 }
 
-// awaitStarted waits until the fake ctags has started.
-func awaitStarted(t *testing.T, started string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
-		require.True(t, time.Now().Before(deadline), "ctags never started")
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// awaitGone waits until no process runs script. The sandbox runs ctags in
-// its own PID namespace; the daemon's /proc still shows it.
-func awaitGone(t *testing.T, script string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := running(script)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("ctags (pids %v) is still running", pids)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// running lists the processes whose command line names script.
-func running(script string) []int {
-	var pids []int
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmdlines {
-		data, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(data), script) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // TestRepoMapAbandonedInTime: a map not ready when the first request is
 // due is given up, its ctags killed, and not tried again.
 func TestRepoMapAbandonedInTime(t *testing.T) {
@@ -124,8 +77,8 @@ func TestRepoMapAbandonedInTime(t *testing.T) {
 	start := time.Now()
 	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
 	assert.Less(t, time.Since(start), 5*time.Second)
-	awaitStarted(t, started)
-	awaitGone(t, script)
+	proctest.AwaitFile(t, started, 10*time.Second, "ctags never started")
+	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "is still running")
 	require.NoError(t, os.Remove(started))
 	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
 	assert.NoFileExists(t, started, "no second build")
@@ -140,8 +93,8 @@ func TestRepoMapStoppedWithTheAgent(t *testing.T) {
 	require.NoError(t, err)
 	b := a.rmap.start(a.sandbox, root, a.log.Warn)
 	require.NotNil(t, b)
-	awaitStarted(t, started)
-	require.NotEmpty(t, running(script), "ctags runs")
+	proctest.AwaitFile(t, started, 10*time.Second, "ctags never started")
+	require.NotEmpty(t, proctest.Running(script), "ctags runs")
 	a.Shutdown()
-	awaitGone(t, script)
+	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "is still running")
 }

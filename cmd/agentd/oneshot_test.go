@@ -5,9 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/proctest"
 )
 
 // A one-shot `agentd run` starts the repository map only for a new session
@@ -42,52 +40,6 @@ func startedFile(state string) string {
 	return filepath.Join(state, "cache", "agentd", "sandbox", "ctags.started")
 }
 
-// awaitStarted waits until the hanging ctags has started.
-func awaitStarted(t *testing.T, started string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
-		require.True(t, time.Now().Before(deadline), "ctags never started")
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// awaitExit waits until no process runs script (the sandbox's PID
-// namespace hides nothing from the test's /proc).
-func awaitExit(t *testing.T, script string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := runningScript(script)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("ctags (pids %v) outlived agentd", pids)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// runningScript lists the processes whose command line names script.
-func runningScript(script string) []int {
-	var pids []int
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmdlines {
-		data, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(data), script) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 func oneShot(t *testing.T, path, model, state, root string, args ...string) *exec.Cmd {
 	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+path, "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
@@ -109,8 +61,8 @@ func TestOneShotLeavesNoCtags(t *testing.T) {
 	out, err := oneShot(t, path, srv.URL, state, root, "first").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Hello.")
-	awaitStarted(t, startedFile(state))
-	awaitExit(t, script)
+	proctest.AwaitFile(t, startedFile(state), 20*time.Second, "ctags never started")
+	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "outlived agentd")
 	session := regexp.MustCompile(`session (s_\w+)`).FindStringSubmatch(string(out))
 	require.Len(t, session, 2, "%s", out)
 
@@ -132,9 +84,9 @@ func TestKilledOneShotLeavesNoCtags(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
 	cmd := oneShot(t, path, srv.URL, state, root, "hello")
 	require.NoError(t, cmd.Start())
-	awaitStarted(t, startedFile(state))
-	require.NotEmpty(t, runningScript(script), "ctags runs")
+	proctest.AwaitFile(t, startedFile(state), 20*time.Second, "ctags never started")
+	require.NotEmpty(t, proctest.Running(script), "ctags runs")
 	require.NoError(t, cmd.Process.Kill()) // kill -9 while the map is being made
 	_ = cmd.Wait()
-	awaitExit(t, script)
+	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "outlived agentd")
 }
