@@ -406,28 +406,6 @@ func (r *run) reportResult(id string, res tools.Result, status Status, dur time.
 		Checkpoint: res.Checkpoint})
 }
 
-// maxFullOutput bounds the output a final tool_call_update carries to the
-// editor (and to the run's event log, which keeps it): a command that
-// prints gigabytes must not make a notification, or a file, of that size.
-const maxFullOutput = 1 << 20
-
-// boundFull keeps the start and, mostly, the end of a very long output
-// (where a command's verdict is), at line boundaries, saying how much of
-// the middle is left out.
-func boundFull(s string) string {
-	if len(s) <= maxFullOutput {
-		return s
-	}
-	head, tail := s[:maxFullOutput/4], s[len(s)-maxFullOutput*3/4:]
-	if i := strings.LastIndexByte(head, '\n'); i > 0 {
-		head = head[:i+1]
-	}
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
-		tail = tail[i+1:]
-	}
-	return fmt.Sprintf("%s[… %d bytes of output not shown …]\n%s", head, len(s)-len(head)-len(tail), tail)
-}
-
 // redact replaces every secret value the user gave, verbatim or encoded
 // (tools.Redactor), with its name, so it reaches neither the model nor the
 // editor nor the logs.

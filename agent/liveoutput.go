@@ -94,7 +94,7 @@ func (o *liveOutput) sendLocked() {
 	piece := o.r.redact(o.buf.String())
 	o.buf.Reset()
 	if o.skipped > 0 {
-		piece = fmt.Sprintf("[… %d bytes of output not shown …]\n", o.skipped) + piece
+		piece = notShown(o.skipped) + piece
 		o.skipped = 0
 	}
 	o.sent += len(piece)
@@ -116,3 +116,29 @@ func (o *liveOutput) close() {
 	o.sendLocked()
 	o.closed = true
 }
+
+// maxFullOutput bounds the output a final tool_call_update carries (to
+// the editor, and to the run's event log, which keeps it): the same bound
+// as the live output's, so a command printing gigabytes makes neither a
+// notification nor a file of that size.
+const maxFullOutput = liveTotal
+
+// boundFull keeps the start and, mostly, the end of a very long output
+// (where a command's verdict is), at line boundaries, saying how much of
+// the middle is left out.
+func boundFull(s string) string {
+	if len(s) <= maxFullOutput {
+		return s
+	}
+	head, tail := s[:maxFullOutput/4], s[len(s)-maxFullOutput*3/4:]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i+1]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		tail = tail[i+1:]
+	}
+	return head + notShown(len(s)-len(head)-len(tail)) + tail
+}
+
+// notShown is the line that stands for n bytes of output left out.
+func notShown(n int) string { return fmt.Sprintf("[… %d bytes of output not shown …]\n", n) }
