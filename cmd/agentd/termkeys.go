@@ -145,6 +145,16 @@ func (k *keyboard) next(done <-chan struct{}) (key, error) {
 	}
 }
 
+// controlKeys are the single control bytes a prompt knows: the editing
+// keys (Ctrl-A/E/B/F are Home, End, ←, → as in a shell), Tab, Ctrl-C, Ctrl-D.
+var controlKeys = map[byte]keyKind{
+	0x7f: keyBackspace, 0x08: keyBackspace, '\t': keyTab, 0x03: keyCtrlC, 0x04: keyCtrlD,
+	0x15: keyCtrlU, 0x17: keyCtrlW, 0x0b: keyCtrlK, 0x01: keyHome, 0x05: keyEnd, 0x02: keyLeft, 0x06: keyRight,
+}
+
+// finalKeys name a CSI or SS3 sequence by its final byte.
+var finalKeys = map[byte]keyKind{'A': keyUp, 'B': keyDown, 'C': keyRight, 'D': keyLeft, 'H': keyHome, 'F': keyEnd}
+
 // parseKeys splits what the terminal sent into keys; an incomplete UTF-8
 // sequence at the end is left for the next read.
 func parseKeys(b []byte, at time.Time) ([]key, []byte) {
@@ -152,7 +162,7 @@ func parseKeys(b []byte, at time.Time) ([]key, []byte) {
 	for len(b) > 0 {
 		c := b[0]
 		kind, size := keyOther, 1
-		switch {
+		switch ctl, isCtl := controlKeys[c]; {
 		case c == 0x1b:
 			kind, size = parseEscape(b)
 		case c == '\r' || c == '\n':
@@ -160,28 +170,8 @@ func parseKeys(b []byte, at time.Time) ([]key, []byte) {
 			if c == '\r' && len(b) > 1 && b[1] == '\n' {
 				size = 2
 			}
-		case c == 0x7f || c == 0x08:
-			kind = keyBackspace
-		case c == '\t':
-			kind = keyTab
-		case c == 0x03:
-			kind = keyCtrlC
-		case c == 0x04:
-			kind = keyCtrlD
-		case c == 0x15:
-			kind = keyCtrlU
-		case c == 0x17:
-			kind = keyCtrlW
-		case c == 0x0b:
-			kind = keyCtrlK
-		case c == 0x01:
-			kind = keyHome
-		case c == 0x05:
-			kind = keyEnd
-		case c == 0x02:
-			kind = keyLeft
-		case c == 0x06:
-			kind = keyRight
+		case isCtl:
+			kind = ctl
 		case c < 0x20:
 		default:
 			if !utf8.FullRune(b) {
@@ -207,21 +197,11 @@ func parseEscape(b []byte) (keyKind, int) {
 	}
 	for i := 2; i < len(b); i++ {
 		if b[i] >= 0x40 && b[i] <= 0x7e {
-			switch b[i] {
-			case 'A':
-				return keyUp, i + 1
-			case 'B':
-				return keyDown, i + 1
-			case 'C':
-				return keyRight, i + 1
-			case 'D':
-				return keyLeft, i + 1
-			case 'H':
-				return keyHome, i + 1
-			case 'F':
-				return keyEnd, i + 1
-			case '~':
+			if b[i] == '~' {
 				return tildeKey(string(b[2:i])), i + 1
+			}
+			if k, ok := finalKeys[b[i]]; ok {
+				return k, i + 1
 			}
 			return keyOther, i + 1
 		}
