@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -334,38 +333,6 @@ func titleOf(prompt string) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:.-") + "…"
-}
-
-// scanEvents calls fn with each logged event of a run with seq > after, in
-// order, until fn returns false. It reads line by line, so a page of a long
-// log costs what it keeps.
-func (s *store) scanEvents(id string, after int64, fn func(Event) bool) error {
-	if !validID(id) {
-		return fmt.Errorf("%w: %s", ErrUnknownRun, id)
-	}
-	f, err := os.Open(s.eventsPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading event log: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	for sc.Scan() {
-		var line eventLine
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue // a torn last line after a crash
-		}
-		if line.Kind == "" {
-			line.Kind = EventKind(strings.TrimPrefix(line.Method, "agent/"))
-		}
-		if line.Seq > after && !fn(line.Event) {
-			return nil
-		}
-	}
-	return sc.Err()
 }
 
 // ReadSessions lists a workspace's sessions as Sessions does, from its state

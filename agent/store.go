@@ -178,15 +178,26 @@ func (s *store) loadMessages(id string, n int) ([]Message, error) {
 
 // readEvents returns the logged events of a run with seq > after.
 func (s *store) readEvents(id string, after int64) ([]Event, error) {
+	var out []Event
+	err := s.scanEvents(id, after, func(ev Event) bool { out = append(out, ev); return true })
+	return out, err
+}
+
+// scanEvents calls fn with each logged event of a run with seq > after, in
+// order, until fn returns false. It reads line by line, so a page of a long
+// log costs what it keeps.
+func (s *store) scanEvents(id string, after int64, fn func(Event) bool) error {
+	if !validID(id) {
+		return fmt.Errorf("%w: %s", ErrUnknownRun, id)
+	}
 	f, err := os.Open(s.eventsPath(id))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading event log: %w", err)
+		return fmt.Errorf("reading event log: %w", err)
 	}
 	defer f.Close()
-	var out []Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	for sc.Scan() {
@@ -197,11 +208,11 @@ func (s *store) readEvents(id string, after int64) ([]Event, error) {
 		if line.Kind == "" {
 			line.Kind = EventKind(strings.TrimPrefix(line.Method, "agent/"))
 		}
-		if line.Seq > after {
-			out = append(out, line.Event)
+		if line.Seq > after && !fn(line.Event) {
+			return nil
 		}
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // eventLine is a line of an event log. Logs written before the events had
