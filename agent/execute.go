@@ -224,6 +224,13 @@ func (r *run) keepBaseline(ctx context.Context, writes []tools.FileDiff) {
 	for _, p := range need {
 		got[p] = r.readSmall(ctx, p)
 	}
+	r.addBaseline(got)
+}
+
+// addBaseline records the earlier contents of files the run had not
+// changed before (a file's first baseline wins), to be journaled with the
+// next step.
+func (r *run) addBaseline(got map[string]*string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.rec.Baseline == nil {

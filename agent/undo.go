@@ -440,16 +440,7 @@ func (r *run) keepCheckpointBaseline(res tools.Result) {
 		}
 		got[c.Path] = baselineOf(ws, c.Before)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.rec.Baseline == nil {
-		r.rec.Baseline = map[string]*string{}
-	}
-	for p, img := range got {
-		if _, seen := r.rec.Baseline[p]; !seen {
-			r.rec.Baseline[p] = img
-		}
-	}
+	r.addBaseline(got)
 }
 
 // baselineFiles bounds how many of a command's files get their earlier

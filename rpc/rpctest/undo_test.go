@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -268,5 +269,44 @@ func TestUndoRefusedWhileRunning(t *testing.T) {
 		assert.True(t, strings.Contains(msg, "cancel it or wait"), msg)
 		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil)
 		e.RunState(run.RunID, agent.StateCancelled)
+	})
+}
+
+// TestCommandBaselineSurvivesRestart: the run's final diff of a file a
+// command changed starts from the file as it was before the command (read
+// from the command's checkpoint), also when the daemon restarted between
+// the command and the run's end.
+func TestCommandBaselineSurvivesRestart(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"main.go": "package main\n\nvar v = \"old\"\n"},
+			Script: &modeltest.Script{Turns: []modeltest.Turn{
+				turn("edit", callOf("call_s", "run_cmd", cmd(`sed -i s/old/new/ main.go`))),
+				{Name: "ask", Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+					callOf("call_q", "ask_user", map[string]any{"question": "Anything else?"})}}},
+				{Name: "done", Match: modeltest.Match{AfterTool: "ask_user"}, Reply: modeltest.Reply{Text: "Done."}},
+			}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«edit»"})
+		req := e.Requests(run.RunID, 1)[0]
+		e.Close(true)
+		require.Equal(t, "package main\n\nvar v = \"new\"\n", env.WorkspaceFile("main.go"))
+
+		e2 := env.StartInitialized()
+		var pending rpc.PendingResult
+		e2.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
+		require.Len(t, pending.Requests, 1)
+		e2.Answer(ReplyText(req.RequestID, "no"))
+		e2.RunState(run.RunID, agent.StateCompleted)
+		var diff string
+		for _, u := range e2.Updates(run.RunID) {
+			for _, f := range u.Files {
+				if u.Kind == agent.UpdateFilesChanged && f.Path == "main.go" {
+					diff = f.Diff
+				}
+			}
+		}
+		assert.Contains(t, diff, "-var v = \"old\"")
+		assert.Contains(t, diff, "+var v = \"new\"")
 	})
 }
