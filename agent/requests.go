@@ -154,13 +154,7 @@ func (r *run) confirm(ctx context.Context, p ConfirmParams) error {
 	// it: without the lock, since preparing may read files.
 	call, exact := r.callOfConfirm(ctx, p)
 	r.mu.Lock()
-	o, err := r.findLocked(p.RequestID)
-	if err == nil {
-		err = o.closedErr()
-	}
-	if err == nil {
-		err = checkDecision(o.req, p)
-	}
+	o, err := r.confirmableLocked(p)
 	if err != nil {
 		r.mu.Unlock()
 		return err
@@ -194,11 +188,9 @@ func (r *run) confirm(ctx context.Context, p ConfirmParams) error {
 	return nil
 }
 
-// callOfConfirm is the call a valid answer to a step's confirmation is
-// about (decisionCall), or nil for any other answer, which confirm then
-// refuses or applies to a running tool's question.
-func (r *run) callOfConfirm(ctx context.Context, p ConfirmParams) (*tools.Call, bool) {
-	r.mu.Lock()
+// confirmableLocked is the open request p answers, if p is an answer it
+// takes: the request is open and the decision one it offers.
+func (r *run) confirmableLocked(p ConfirmParams) (openRequest, error) {
 	o, err := r.findLocked(p.RequestID)
 	if err == nil {
 		err = o.closedErr()
@@ -206,6 +198,15 @@ func (r *run) callOfConfirm(ctx context.Context, p ConfirmParams) (*tools.Call, 
 	if err == nil {
 		err = checkDecision(o.req, p)
 	}
+	return o, err
+}
+
+// callOfConfirm is the call a valid answer to a step's confirmation is
+// about (decisionCall), or nil for any other answer, which confirm then
+// refuses or applies to a running tool's question.
+func (r *run) callOfConfirm(ctx context.Context, p ConfirmParams) (*tools.Call, bool) {
+	r.mu.Lock()
+	o, err := r.confirmableLocked(p)
 	r.mu.Unlock()
 	if err != nil || o.call == nil {
 		return nil, false
