@@ -64,11 +64,18 @@ func TestFaultHugeToolCallIndex(t *testing.T) {
 	})
 }
 
+// TestFaultStallAfterHeaders: the idle timeout is longer here than the
+// others' so that the headers, sent at once, are in before it on a loaded
+// machine under -race (else the failure reads as no answer at all).
 func TestFaultStallAfterHeaders(t *testing.T) {
-	both(t, faultConfig(on("stall", modeltest.Reply{Stall: true, Times: 3}), on("once", modeltest.Reply{Stall: true}),
-		on("once", modeltest.Reply{Text: "Back."})), func(t *testing.T, env *Env) {
+	both(t, func(t *testing.T) Config {
+		c := faultConfig(on("stall", modeltest.Reply{Stall: true, Times: 3}), on("once", modeltest.Reply{Stall: true}),
+			on("once", modeltest.Reply{Text: "Back."}))(t)
+		c.StreamIdleTimeout = time.Second
+		return c
+	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		failsWith(t, env, e, "stall", "model: 3 attempts failed: the model stopped sending for 300ms", 3)
+		failsWith(t, env, e, "stall", "model: 3 attempts failed: the model stopped sending for 1s", 3)
 		completes(t, e, "once", "Back.")
 	})
 }

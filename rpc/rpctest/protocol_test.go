@@ -373,11 +373,16 @@ func TestMain(m *testing.M) {
 	// The scenarios mostly wait, on pipes, processes and timers, not on the
 	// CPU: unless -parallel says otherwise, run four times as many at once
 	// as there are CPUs (the default, one per CPU, leaves a 2-core machine
-	// idle for most of the package's time).
+	// idle for most of the package's time); twice as many under -race,
+	// where the in-process daemons do use the CPU and timers get tight.
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
 	if !explicit {
-		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+		per := 4
+		if raceDetector {
+			per = 2
+		}
+		_ = flag.Set("test.parallel", strconv.Itoa(per*runtime.GOMAXPROCS(0)))
 	}
 	code := m.Run()
 	if buildPath != "" {
