@@ -38,8 +38,9 @@ var allowed = map[string][]string{
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp"},
 	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
-	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "agent", "tools", "tools/mcp", "tools/sandbox", "rag", "cmd/agentd/termmd"},
-	"cmd/agentd/termmd": {},
+	"rpc/term":          {"agent", "tools", "rpc/term/termmd"},
+	"rpc/term/termmd":   {},
+	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "rpc/term", "agent", "tools", "tools/mcp", "tools/sandbox", "rag"},
 	"cmd/fakemodel":     {"agent/modeltest"},
 	"cmd/bridgemodel":   {},
 	// Test helpers (imported by _test.go files only, which the policy
@@ -68,9 +69,9 @@ var owners = map[string]string{
 	"github.com/aymanbagabas/go-udiff":       "tools",
 	"github.com/coder/acp-go-sdk":            "rpc/acp",
 	"github.com/modelcontextprotocol/go-sdk": "tools/mcp",
-	"golang.org/x/term":                      "cmd/agentd",
-	"github.com/yuin/goldmark":               "cmd/agentd/termmd",
-	"github.com/alecthomas/chroma/v2":        "cmd/agentd/termmd",
+	"golang.org/x/term":                      "rpc/term",
+	"github.com/yuin/goldmark":               "rpc/term/termmd",
+	"github.com/alecthomas/chroma/v2":        "rpc/term/termmd",
 	"golang.org/x/sys":                       "rag",
 	// Reserved for the sandbox; not imported today (raw system calls, see
 	// tools/sandbox/landlock_linux.go for why).

@@ -1,10 +1,10 @@
-package main
+package term
 
 import (
 	"strings"
 	"unicode"
 
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 )
 
 // lineEdit is the text of a question's answer and the cursor in it, edited

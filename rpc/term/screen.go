@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 )
 
 // screen is where a run is shown. Output is printed once and scrolls

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"github.com/agentd/agentd/agent"
 )
 
-// printCommandHelp answers `agentd run /help`: the custom commands a prompt
+// PrintCommandHelp answers `agentd run /help`: the custom commands a prompt
 // may start with (docs/extensions.md), each as it is typed, with its
 // description and where it comes from; shadowed and broken ones are named
 // so a user sees why theirs does not run.
-func printCommandHelp(w io.Writer, cmds []agent.Command) {
+func PrintCommandHelp(w io.Writer, cmds []agent.Command) {
 	fmt.Fprintln(w, "A prompt that starts with /name runs that custom command: its prompt file, with the rest of the line as its arguments.")
 	fmt.Fprintln(w, `  agentd run "/review cart.go"`)
 	fmt.Fprintln(w)

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/proctest"
 )
 
 // What the terminal shows (issue 18): a spinner with the activity, a
@@ -48,7 +49,7 @@ func TestRunSpinnerAndStreamedOutput(t *testing.T) {
 	term.waitFor("✓ exit 0")
 	term.waitFor("✗ exit 3")
 	term.waitFor("The build failed.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	all := term.text()
 	for i := 1; i <= 30; i++ {
 		assert.Contains(t, all, fmt.Sprintf("    out%d\n", i), "a failed command's whole output is shown")
@@ -64,7 +65,7 @@ func TestRunMarkdown(t *testing.T) {
 	srv := scripted(t, modeltest.Turn{Match: modeltest.Match{LastUser: "explain"}, Reply: modeltest.Reply{Text: answer, Chunks: 9}})
 	term := startTerminal(t, srv.URL, "explain")
 	term.waitFor("• pear")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	screen := term.text()
 	assert.Regexp(t, `(?m)^Heading One$`, screen)
 	assert.NotContains(t, screen, "# Heading")
@@ -94,13 +95,13 @@ func TestRunReasoningFolded(t *testing.T) {
 	srv := scripted(t, modeltest.Turn{Repeat: true, Match: modeltest.Match{LastUser: "choose"}, Reply: reply})
 	term := startTerminal(t, srv.URL, "choose")
 	term.waitFor("Take the second.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.Regexp(t, `thought for .* \(8 words\)`, term.text())
 	assert.NotContains(t, term.text(), "weigh the two options")
 
 	term = startTerminal(t, srv.URL, "choose", "--reasoning")
 	term.waitFor("Take the second.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.Contains(t, term.text(), "I should weigh the two options carefully first.")
 	assert.Contains(t, term.rawOutput(), "\x1b[2;3m  I should weigh")
 }
@@ -115,7 +116,7 @@ func TestRunToolCallLines(t *testing.T) {
 		modeltest.Turn{Match: modeltest.Match{MinToolResults: 2}, Reply: text("Looked.")})
 	term := startTerminal(t, srv.URL, "look around", "--policy", "full-auto")
 	term.waitFor("Looked.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	screen := term.text()
 	assert.Contains(t, screen, "• $ echo a && echo b")
 	assert.Contains(t, screen, `• no_such_tool n=2 query="x & y"`)
@@ -126,7 +127,7 @@ func TestRunToolCallLines(t *testing.T) {
 // stdout and stderr.
 func runPiped(t *testing.T, model, root string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
+	cmd := exec.Command(proctest.Agentd(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = runEnv(t, model, t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -147,7 +148,7 @@ func TestRunPlainWithoutTerminal(t *testing.T) {
 		modeltest.Turn{Match: modeltest.Match{LastUser: "count"}, Reply: call("c1", "run_cmd", map[string]string{"command": "echo one; echo two"})},
 		modeltest.Turn{Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: text("# Counted\n\nTwo **lines**.\n")})
 	code, stdout, stderr := runPiped(t, srv.URL, t.TempDir(), "count", "--policy", "full-auto")
-	assert.Equal(t, exitCompleted, code)
+	assert.Equal(t, ExitCompleted, code)
 	assert.NotContains(t, stdout, "\x1b")
 	assert.Contains(t, stdout, "• $ echo one; echo two\n    one\n    two\n  ✓ exit 0")
 	assert.Contains(t, stdout, "# Counted\n\nTwo **lines**.\n")
@@ -162,7 +163,7 @@ func TestRunJSONLines(t *testing.T) {
 		modeltest.Turn{Match: modeltest.Match{LastUser: "count"}, Reply: call("c1", "run_cmd", map[string]string{"command": "echo one"})},
 		modeltest.Turn{Match: modeltest.Match{AfterTool: "run_cmd"}, Reply: text("Counted & done.")})
 	code, stdout, _ := runPiped(t, srv.URL, t.TempDir(), "count", "--json", "--policy", "full-auto")
-	assert.Equal(t, exitCompleted, code)
+	assert.Equal(t, ExitCompleted, code)
 	var events []agent.Event
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
@@ -204,42 +205,11 @@ func TestRunFlagsAfterThePrompt(t *testing.T) {
 		modeltest.Turn{Match: modeltest.Match{AfterTool: "write_file"}, Reply: text("Could not write.")})
 	term := startTerminal(t, srv.URL, "hi", "--policy", "read-only")
 	term.waitFor("Could not write.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.Contains(t, term.text(), "policy read-only")
 	assert.Equal(t, "hi", firstPrompt(t, srv))
 	assert.NotContains(t, term.text(), "Allow this change", "read-only refuses writes without asking")
 	assert.False(t, noteWritten(term))
-}
-
-// Every subcommand has --help (exit 0, its flags on stdout); usage errors
-// exit 2.
-func TestHelpForEverySubcommand(t *testing.T) {
-	configHome(t, "")
-	names := []string{"run", "sessions", "serve", "acp", "index", "search", "config", "search-eval", "doctor"}
-	_, usage, _ := runAgentd("help")
-	for _, name := range names {
-		assert.Contains(t, usage, "agentd "+name+" ", "the usage lists every subcommand")
-	}
-	for _, name := range names {
-		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
-			code, out, errs := runAgentd(args...)
-			assert.Equal(t, 0, code, "%v: %s", args, errs)
-			assert.Contains(t, out, "usage: agentd "+name, "%v", args)
-		}
-	}
-	_, out, _ := runAgentd("run", "--help")
-	for _, flag := range []string{"-policy", "-no-index", "-json", "-session", "-dir", "-reasoning", "Ctrl-C", "Exit status"} {
-		assert.Contains(t, out, flag)
-	}
-	_, out, _ = runAgentd("serve", "--help")
-	assert.Contains(t, out, "-no-index")
-	for _, args := range [][]string{{"run"}, {"run", "--bogus", "hi"}, {"run", "hi", "--policy", "yolo"},
-		{"search"}, {"serve", "extra"}, {"config", "extra"}, {"index", "a", "b"}, {"search-eval"}, {"nonsense"},
-		{"sessions", "extra"}, {"sessions", "--bogus"}, {"doctor", "extra"}, {"doctor", "--bench", "-1"}} {
-		code, _, errs := runAgentd(args...)
-		assert.Equal(t, 2, code, "%v", args)
-		assert.NotEmpty(t, errs, "%v says nothing", args)
-	}
 }
 
 // The model can search the workspace index in the terminal, as in the
@@ -256,11 +226,11 @@ func TestRunSearchSemantic(t *testing.T) {
 		modeltest.Turn{Repeat: true, Match: modeltest.Match{AfterTool: "search_semantic", LastTool: "not available"}, Reply: text("No index here.")},
 		modeltest.Turn{Repeat: true, Match: modeltest.Match{LastUser: "where", MinToolResults: 0}, Reply: search})
 	code, stdout, _ := runPiped(t, srv.URL, root, "where is the invoice total computed")
-	assert.Equal(t, exitCompleted, code)
+	assert.Equal(t, ExitCompleted, code)
 	assert.Contains(t, stdout, "In billing/invoice.go.")
 
 	code, stdout, _ = runPiped(t, srv.URL, root, "where is the invoice total computed", "--no-index")
-	assert.Equal(t, exitCompleted, code)
+	assert.Equal(t, ExitCompleted, code)
 	assert.Contains(t, stdout, "No index here.")
 }
 
@@ -282,7 +252,7 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	term := startTerminalIn(t, root, srv.URL, "bye", "--policy", "full-auto")
 	term.waitFor("Bye.")
 	start := time.Now()
-	assert.Equal(t, exitCompleted, term.exitWithin(5*time.Second))
+	assert.Equal(t, ExitCompleted, term.exitWithin(5*time.Second))
 	t.Logf("exited %v after the answer", time.Since(start).Round(time.Millisecond))
 	sid := term.cmd.Process.Pid // pty.Start makes agentd a session leader
 	self, err := os.ReadFile("/proc/self/stat")

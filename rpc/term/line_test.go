@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentd/agentd/agent/modeltest"
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 )
 
 // press applies keys typed as the terminal sends them.
@@ -104,7 +104,7 @@ func TestRunQuestionLineEditing(t *testing.T) {
 	term.waitForScreen("> I like green!")
 	term.press("\r")
 	term.waitFor("Green it is.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // cursorBack is how many columns the cursor sits left of the end of the

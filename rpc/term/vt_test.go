@@ -1,11 +1,11 @@
-package main
+package term
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 )
 
 // vt is the little of a VT100 the terminal front end uses, enough to read

@@ -83,7 +83,17 @@ func (idx *oneShotIndex) close() {
 	idx.mu.Lock()
 	live := idx.live
 	idx.mu.Unlock()
-	if live != nil {
-		within(2*time.Second, func() { _ = live.Close() })
+	if live == nil {
+		return
+	}
+	// At most 2 s: what is left of it ends with the process.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = live.Close()
+	}()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
 	}
 }

@@ -1,6 +1,6 @@
-//go:build linux
+//go:build darwin
 
-package main
+package term
 
 import (
 	"syscall"
@@ -9,21 +9,16 @@ import (
 
 type termios = syscall.Termios
 
-// tcflsh is TCFLSH on the common Linux architectures (amd64, arm64, 386,
-// arm, riscv64); where it differs the flush fails and the keyboard's own
-// discard still drops what was typed ahead.
-const tcflsh = 0x540B
-
 func getTermios(fd int) (*termios, error) {
 	var t termios
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGETA, uintptr(unsafe.Pointer(&t))); e != 0 {
 		return nil, e
 	}
 	return &t, nil
 }
 
 func setTermios(fd int, t *termios) error {
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TCSETS, uintptr(unsafe.Pointer(t))); e != 0 {
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSETA, uintptr(unsafe.Pointer(t))); e != 0 {
 		return e
 	}
 	return nil
@@ -31,7 +26,8 @@ func setTermios(fd int, t *termios) error {
 
 // flushInput discards what was typed but not yet read (tcflush TCIFLUSH).
 func flushInput(fd int) error {
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), tcflsh, syscall.TCIFLUSH); e != 0 {
+	which := 1 // FREAD: the input queue
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCFLUSH, uintptr(unsafe.Pointer(&which))); e != 0 {
 		return e
 	}
 	return nil

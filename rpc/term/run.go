@@ -1,143 +1,62 @@
-package main
+package term
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/tools"
 )
 
 // Exit codes of `agentd run`.
 const (
-	exitCompleted = 0
-	exitFailed    = 1
-	exitUsage     = 2
-	exitCancelled = 130
+	ExitCompleted = 0
+	ExitFailed    = 1
+	ExitUsage     = 2
+	ExitCancelled = 130
 )
 
-const runAbout = `The agent in a terminal, on the workspace (--dir, default the current directory): it streams the
-answer, shows each tool call with its result, and asks before the writes and commands the policy does not
-allow, showing the diff or the command line. A prompt "/name args" runs a custom command (docs/extensions.md);
-agentd run /help lists them.
-
-On a terminal, a status line says what the agent is doing (thinking, running a command, waiting for you)
-and for how long; a running command's last lines show under it, and its whole output if it fails; the
-answer is laid out for the terminal's width (headings, lists, tables, code in colour). NO_COLOR turns the
-colours off.
-
-Prompts take only keys typed after they appear: anything typed before is discarded. A permission prompt
-takes y (yes, once), s (for this session), a (always: saves a rule), n (no), t (no, and tell the agent
-what to do instead) or x (never: saves a rule, after a second y), in either case, or the arrows and
-Enter; a key that is none of these asks again. Ctrl-D answers no (at a question: skips it). Ctrl-C
-cancels the run and exits at once, at a prompt or not.
-
-Without a terminal (stdin or stdout not one) the output is plain text and nothing is asked: questions go
-unanswered and the writes or commands the policy does not allow are rejected. --json prints the run's
-notifications instead, one JSON object a line ({"seq","kind","params"}, the params as the native
-protocol's agent/update, agent/inputRequest, agent/inputResolved and agent/runState, docs/protocol.md),
-and asks nothing either.
-
-The model can use search_semantic: its first search starts the workspace index the editors use (brought
-up to date, then watched) and waits for it, at most 10 s; the index stops when the run ends.
-
---session ID continues a session (agentd sessions lists them), showing its latest runs first in short form.
-An answer that cannot be saved (the state directory takes no writes) is asked again; a run whose state
-cannot be saved stops, paused, and agentd run exits 1 saying so (an editor can resume it later).
-
-Exit status: 0 completed, 1 failed or paused, 2 usage error or no model configured, 130 cancelled.`
-
-// runFlags are `agentd run`'s options.
-type runFlags struct {
-	policy, session, dir, stateDir, logFile, logLevel *string
-	noIndex, json, reasoning                          *bool
+// Options are one `agentd run`'s: what cmd read from its flags and the
+// configuration.
+type Options struct {
+	// Config is the agent's configuration, with Root, StateDir and Logger
+	// set, and Searcher if the run may search the index. Run sets its
+	// Listener and, when no one can be asked, its RequestKinds.
+	Config agent.Config
+	Params agent.RunParams
+	// JSON prints the run's notifications as JSON lines on Stdout and asks
+	// nothing; Reasoning shows the model's reasoning whole.
+	JSON, Reasoning bool
+	Stdin           io.Reader
+	Stdout, Stderr  io.Writer
+	// Logs is where the logger writes when it writes to stderr (nil if it
+	// logs to a file): while the screen is live, through the screen.
+	Logs *LogSink
 }
 
-func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommand("run", `agentd run [flags] "prompt"`, runAbout)
-	f := runFlags{
-		policy:    fs.String("policy", "", "approval mode: read-only, ask, auto-edit or full-auto (default: the approvalPolicy setting)"),
-		session:   fs.String("session", "", "continue this session (agentd sessions lists them): its latest runs are shown first, in short form, and the model reads its conversation so far"),
-		dir:       fs.String("dir", ".", "the workspace"),
-		stateDir:  fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)"),
-		logFile:   fs.String("log-file", "", "log to this file instead of stderr"),
-		logLevel:  fs.String("log-level", "error", "debug, info, warn or error"),
-		noIndex:   fs.Bool("no-index", false, "do not index the workspace (search_semantic then tells the model to use grep)"),
-		json:      fs.Bool("json", false, "print the run's notifications as JSON lines on stdout, for scripts; asks nothing"),
-		reasoning: fs.Bool("reasoning", false, "show the model's reasoning whole, dimmed, instead of one line per thought"),
+// Run runs the agent on one prompt in the terminal and returns the exit
+// code.
+func Run(ctx context.Context, o Options) int {
+	logs := o.Logs
+	if logs == nil {
+		logs = NewLogSink(io.Discard)
 	}
-	pos, code := fs.parse(args, stdout, stderr)
-	if code >= 0 {
-		return code
-	}
-	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	switch {
-	case prompt == "":
-		return fs.fail(stderr, errors.New(`give a prompt, e.g. agentd run "explain what this repository does"`))
-	case *f.policy != "" && !slices.Contains(tools.Modes, tools.Mode(*f.policy)):
-		return fs.fail(stderr, fmt.Errorf("--policy %q: use one of %s", *f.policy, tools.ModeList()))
-	}
-	if *f.stateDir != "" {
-		os.Setenv("AGENTD_STATE_DIR", *f.stateDir)
-	}
-	logs := &logSink{w: stderr}
-	log, closeLog, err := newLogger(*f.logFile, *f.logLevel, logs)
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return exitUsage
-	}
-	defer closeLog()
-	cfg, warnings, err := loadConfig()
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return exitUsage
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "agentd: warning:", w)
-	}
-	root, err := filepath.Abs(*f.dir)
-	if err == nil {
-		root, err = filepath.EvalSymlinks(root)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd: workspace:", err)
-		return exitUsage
-	}
-	if prompt == "/help" {
-		// Answered here, without a model: the prompts agentd run knows.
-		printCommandHelp(stdout, agent.LoadCommands(root, cfg.UserConfigDir))
-		return exitCompleted
-	}
-	if err := cfg.CheckModel(); err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return exitUsage
-	}
-	state, cache, err := stateDirs(root)
-	if err != nil {
-		fmt.Fprintln(stderr, "agentd:", err)
-		return exitUsage
-	}
-	cfg.Root, cfg.StateDir, cfg.Logger = root, state, log
-	t := &terminalRun{stdout: stdout, stderr: stderr, logs: logs}
-	return t.run(ctx, cfg, f, cache, stdin, agent.RunParams{Prompt: prompt, SessionID: *f.session, ApprovalPolicy: tools.Mode(*f.policy)})
+	t := &terminalRun{stdout: o.Stdout, stderr: o.Stderr, logs: logs}
+	return t.run(ctx, o)
 }
 
 // terminalRun is one `agentd run`: its front end, its agent and its index.
 type terminalRun struct {
 	stdout, stderr io.Writer
-	logs           *logSink
+	logs           *LogSink
 	a              *agent.Agent
 	queue          *agent.Queue
 	final          <-chan agent.RunState
@@ -150,8 +69,9 @@ type terminalRun struct {
 	interrupts     chan struct{}
 }
 
-func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cache string, stdin io.Reader, params agent.RunParams) int {
-	if !*f.json && isTerminal(stdin) && isTerminal(t.stdout) {
+func (t *terminalRun) run(ctx context.Context, o Options) int {
+	cfg, params, stdin := o.Config, o.Params, o.Stdin
+	if !o.JSON && IsTerminal(stdin) && IsTerminal(t.stdout) {
 		kb, err := openKeyboard(stdin.(*os.File))
 		if err != nil {
 			cfg.Logger.Warn("terminal modes", "err", err)
@@ -160,7 +80,7 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 			defer kb.restore()
 		}
 	}
-	t.frontEnd(*f.json, *f.reasoning)
+	t.frontEnd(o.JSON, o.Reasoning)
 	if t.sc != nil {
 		defer t.sc.close()
 	}
@@ -168,15 +88,10 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 	if t.kb == nil {
 		cfg.RequestKinds = []agent.RequestKind{} // nobody can answer: fail closed
 	}
-	if !*f.noIndex {
-		idx := newOneShotIndex(cfg, cache)
-		defer idx.close()
-		cfg.Searcher = idx
-	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintln(t.stderr, "agentd:", err)
-		return exitFailed
+		return ExitFailed
 	}
 	t.a = a
 	defer within(3*time.Second, a.Shutdown)
@@ -186,10 +101,10 @@ func (t *terminalRun) run(ctx context.Context, cfg agent.Config, f runFlags, cac
 		t.pr = newPrompter(a, t.kb, t.sc, t.printer, t.interrupt)
 		t.ui.pr = t.pr
 		t.header(cfg, params)
-	case !*f.json:
+	case !o.JSON:
 		fmt.Fprintln(t.stderr, "agentd: no terminal: questions are not asked, and writes or commands the policy does not allow are rejected.")
 	}
-	if err := t.earlierRuns(ctx, params.SessionID, *f.json); err != nil {
+	if err := t.earlierRuns(ctx, params.SessionID, o.JSON); err != nil {
 		return t.fail(err)
 	}
 	res, err := a.Run(ctx, params)
@@ -215,7 +130,7 @@ func (t *terminalRun) fail(err error) int {
 		t.sc.close()
 	}
 	fmt.Fprintln(t.stderr, "agentd:", err)
-	return exitUsage
+	return ExitUsage
 }
 
 // earlierRuns shows a continued session's latest runs in short form before
@@ -250,10 +165,10 @@ func (t *terminalRun) frontEnd(asJSON, reasoning bool) {
 		t.queue, t.final, t.front = agent.NewQueue(j), j.final, j
 		return
 	}
-	live := isTerminal(t.stdout)
+	live := IsTerminal(t.stdout)
 	t.sc = newScreen(t.stdout, live, live && os.Getenv("NO_COLOR") == "")
 	t.sc.errOut = t.stderr
-	if live && isTerminal(t.stderr) {
+	if live && IsTerminal(t.stderr) {
 		t.logs.through(t.sc)
 	}
 	t.printer = newPrinter(t.sc, printOptions{render: live, reasoning: reasoning})
@@ -326,11 +241,11 @@ func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunS
 		select {
 		case <-sigs:
 			if cancel() {
-				return cancelled, exitCancelled
+				return cancelled, ExitCancelled
 			}
 		case <-t.interrupts:
 			if cancel() {
-				return cancelled, exitCancelled
+				return cancelled, ExitCancelled
 			}
 		case <-done:
 			done = nil
@@ -338,15 +253,15 @@ func (t *terminalRun) wait(ctx context.Context, res agent.RunResult) (agent.RunS
 		case <-stops:
 			t.suspend()
 		case <-deadline:
-			return cancelled, exitCancelled
+			return cancelled, ExitCancelled
 		case st := <-t.final:
 			switch st.State {
 			case agent.StateCompleted:
-				return st, exitCompleted
+				return st, ExitCompleted
 			case agent.StateCancelled:
-				return st, exitCancelled
+				return st, ExitCancelled
 			}
-			return st, exitFailed
+			return st, ExitFailed
 		}
 	}
 }
@@ -383,22 +298,25 @@ func within(d time.Duration, f func()) {
 	}
 }
 
-// logSink is where agentd run logs without --log-file: stderr, but while
+// LogSink is where agentd run logs without --log-file: stderr, but while
 // the screen is live on the same terminal through the screen, so that a
 // log line is printed above the status line instead of into it.
-type logSink struct {
+type LogSink struct {
 	mu sync.Mutex
 	w  io.Writer
 	sc *screen
 }
 
-func (l *logSink) through(sc *screen) {
+// NewLogSink writes to w until the screen goes live.
+func NewLogSink(w io.Writer) *LogSink { return &LogSink{w: w} }
+
+func (l *LogSink) through(sc *screen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sc = sc
 }
 
-func (l *logSink) Write(b []byte) (int, error) {
+func (l *LogSink) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	sc := l.sc
 	l.mu.Unlock()
@@ -409,7 +327,8 @@ func (l *logSink) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func isTerminal(f any) bool {
+// IsTerminal says whether f is a file open on a terminal.
+func IsTerminal(f any) bool {
 	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
+	return ok && xterm.IsTerminal(int(file.Fd()))
 }

@@ -1,8 +1,7 @@
-package main
+package term
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -17,36 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/proctest"
 	"github.com/agentd/agentd/rpc/rpctest"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func agentdBinary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentd-run-test")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentd")
-		args := []string{"build", "-o", binPath}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
-		if err != nil {
-			binErr = errors.New(string(out))
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
-}
 
 // Screen size of the tests' terminals.
 const (
@@ -99,7 +71,7 @@ func startTerminalWith(t *testing.T, root, state, model string, env []string, ar
 	if state == "" {
 		state = t.TempDir()
 	}
-	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
+	cmd := exec.Command(proctest.Agentd(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(runEnv(t, model, state), env...)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: termCols, Rows: termRows})
 	require.NoError(t, err)
@@ -261,7 +233,7 @@ func TestRunQuestionTypedAndWriteApproved(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("y")
 	term.waitFor("Wrote the greeting.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	got, err := os.ReadFile(filepath.Join(term.root, "greeting.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "Hello, Ada\n", string(got))
@@ -272,7 +244,7 @@ func TestRunCtrlCCancels(t *testing.T) {
 	term := startTerminal(t, srv.URL, "talk forever")
 	term.waitFor("keep talking")
 	term.press("\x03") // Ctrl-C: the terminal sends SIGINT
-	assert.Equal(t, exitCancelled, term.exitWithin(5*time.Second))
+	assert.Equal(t, ExitCancelled, term.exitWithin(5*time.Second))
 	assert.Contains(t, term.text(), "cancelled")
 }
 
@@ -297,7 +269,7 @@ func TestRunAnswerNotSavedIsAskedAgain(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("y")
 	term.waitFor("Wrote the greeting.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // TestRunAfterAKilledRun: a run killed in the middle of a step comes back
@@ -318,7 +290,7 @@ func TestRunAfterAKilledRun(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("y")
 	term.waitFor("Wrote the greeting.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // TestRunPausedWhenItsStateCannotBeSaved: the state directory stops taking
@@ -340,7 +312,7 @@ func TestRunPausedWhenItsStateCannotBeSaved(t *testing.T) {
 	term.await("the second model request", func() bool { return len(srv.Requests()) >= 2 })
 	rpctest.FreezeTree(t, state)
 	term.waitFor("run paused")
-	assert.Equal(t, exitFailed, term.exitCode())
+	assert.Equal(t, ExitFailed, term.exitCode())
 	out := term.rawOutput() // the lines as printed, before the terminal wraps them
 	assert.Contains(t, out, "state not saved")
 	assert.Contains(t, out, "agentd run cannot resume it")
@@ -354,22 +326,20 @@ func TestRunPausedWhenItsStateCannotBeSaved(t *testing.T) {
 }
 
 func TestRunWithoutModelSaysHowToConfigure(t *testing.T) {
-	cmd := exec.Command(agentdBinary(t), "run", "hello")
+	cmd := exec.Command(proctest.Agentd(t), "run", "hello")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit)
-	assert.Equal(t, exitUsage, exit.ExitCode())
+	assert.Equal(t, ExitUsage, exit.ExitCode())
 	assert.Contains(t, stderr.String(), "OPENAI_BASE_URL")
 	assert.Contains(t, stderr.String(), "agentd search")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	proctest.Cleanup()
 	os.Exit(code)
 }

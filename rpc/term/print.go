@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 	"github.com/agentd/agentd/tools"
 )
 

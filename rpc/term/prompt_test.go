@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"io/fs"
@@ -62,7 +62,7 @@ func TestRunKeysTypedWhileThinkingNeverApprove(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("n")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term), "a key typed before the prompt approved the write")
 	assert.Contains(t, term.text(), "→ No")
 }
@@ -95,7 +95,7 @@ func TestRunKeysTypedDuringCommandNeverApprove(t *testing.T) {
 	assert.False(t, noteWritten(term))
 	term.press("n")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term), "a key typed during the command approved the write")
 }
 
@@ -107,7 +107,7 @@ func TestRunCtrlCAtQuestionExitsAtOnce(t *testing.T) {
 	term.waitForScreen("Enter: send")
 	term.press("re") // half an answer
 	term.press("\x03")
-	assert.Equal(t, exitCancelled, term.exitWithin(3*time.Second))
+	assert.Equal(t, ExitCancelled, term.exitWithin(3*time.Second))
 	assert.Contains(t, term.text(), "cancelled")
 }
 
@@ -118,7 +118,7 @@ func TestRunCtrlCAtPermissionExitsAtOnce(t *testing.T) {
 	term := startTerminal(t, srv.URL, "write a note")
 	term.waitForScreen("Yes, once")
 	term.press("\x03")
-	assert.Equal(t, exitCancelled, term.exitWithin(3*time.Second))
+	assert.Equal(t, ExitCancelled, term.exitWithin(3*time.Second))
 	assert.False(t, noteWritten(term))
 }
 
@@ -129,7 +129,7 @@ func TestRunCtrlDRejectsAndGoesOn(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("\x04")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term))
 	assert.Contains(t, term.text(), "→ No")
 }
@@ -143,7 +143,7 @@ func TestRunCtrlDSkipsAQuestion(t *testing.T) {
 	term.waitForScreen("Enter: send")
 	term.press("\x04")
 	term.waitFor("Then I pick blue.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // Capital N is "no" once: it stores no rule, and the same write asks again.
@@ -161,7 +161,7 @@ func TestRunCapitalNRejectsOnce(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("n")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term))
 	assert.Empty(t, grants(t, term.state), "N stored a rule")
 }
@@ -173,7 +173,7 @@ func TestRunCapitalYApproves(t *testing.T) {
 	term.waitForScreen("Yes, once")
 	term.press("Y")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.True(t, noteWritten(term))
 }
 
@@ -186,7 +186,7 @@ func TestRunTypoAsksAgain(t *testing.T) {
 	term.waitForScreen(`"u" is not an answer here: press y, s, a, n, t or x`)
 	term.press("\r") // Enter takes the highlighted answer: the first, yes once
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.True(t, noteWritten(term))
 }
 
@@ -204,7 +204,7 @@ func TestRunNeverAsksToBeSure(t *testing.T) {
 	term.waitForScreen("Never allow this?")
 	term.press("y")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term))
 	assert.Contains(t, grants(t, term.state), "deny")
 }
@@ -220,7 +220,7 @@ func TestRunRejectWithReason(t *testing.T) {
 	term.waitForScreen("Tell the agent what to do instead")
 	term.typeLine("call it memo.txt")
 	term.waitFor("I will call it memo.txt.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term))
 }
 
@@ -236,7 +236,7 @@ func TestRunChoicePicker(t *testing.T) {
 	term.waitForScreen("› 2  green")
 	term.press("\r")
 	term.waitFor("Green it is.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // Several answers: Space marks, Enter sends the marked ones.
@@ -255,7 +255,7 @@ func TestRunMultipleChoice(t *testing.T) {
 	term.waitForScreen("[x] plum")
 	term.press("\r")
 	term.waitFor("Apple and plum.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // A secret is typed without showing it; the model never reads it.
@@ -270,7 +270,7 @@ func TestRunSecretIsHidden(t *testing.T) {
 	term.waitForScreen("> •••••••")
 	term.press("\r")
 	term.waitFor("Token received.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.NotContains(t, term.rawOutput(), "hunter2")
 	for _, r := range srv.Requests() {
 		for _, m := range r.Messages {
@@ -296,7 +296,7 @@ func TestRunPromptShowsEscapesInACommand(t *testing.T) {
 	assert.Contains(t, words, "always allow stores `rm -rf ./build")
 	term.press("n")
 	term.waitFor("Left as it is.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 }
 
 // A confirmation that expires says so, and closes into a rejection while
@@ -308,7 +308,7 @@ func TestRunConfirmationExpires(t *testing.T) {
 	assert.Regexp(t, `\(without an answer within [01]s, it is rejected\)`, term.screen())
 	term.waitFor("→ no answer in time")
 	term.waitFor("Finished with the note.")
-	assert.Equal(t, exitCompleted, term.exitCode())
+	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term))
 	assert.NotContains(t, term.screen(), "Yes, once", "the closed prompt stays on the screen")
 }

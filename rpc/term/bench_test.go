@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/proctest"
 )
 
 // BenchmarkTrivialRunVsCodex is a trivial one-shot run ("hello", the model
@@ -33,7 +34,7 @@ func BenchmarkTrivialRunVsCodex(b *testing.B) {
 	env := func(extra ...string) []string {
 		return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir()}, extra...)
 	}
-	cmds := []benchCmd{{name: "agentd", path: agentdBinary(b), args: []string{"run", "--dir", root, "hello"},
+	cmds := []benchCmd{{name: "agentd", path: proctest.Agentd(b), args: []string{"run", "--dir", root, "hello"},
 		env: env("OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake", "AGENTD_STATE_DIR="+b.TempDir())}}
 	if codex := os.Getenv("AGENTD_BENCH_CODEX"); codex != "" {
 		home := b.TempDir()

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -242,3 +242,9 @@ func cutColumns(s string, width int) int {
 	}
 	return len(s)
 }
+
+// Visible is visible, for the plain listings of agentd's other commands.
+func Visible(s string) string { return visible(s) }
+
+// NewVisibleWriter is a visibleWriter on w.
+func NewVisibleWriter(w io.Writer) io.Writer { return visibleWriter{w} }

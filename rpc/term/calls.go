@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/cmd/agentd/termmd"
+	"github.com/agentd/agentd/rpc/term/termmd"
 	"github.com/agentd/agentd/tools"
 )
 
