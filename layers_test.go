@@ -18,19 +18,22 @@ import (
 const module = "github.com/agentd/agentd"
 
 // allowed lists, for each package, the packages of this module it may
-// import. Imports flow one way: cmd → rpc → agent → tools → rag. Each
-// package owns its words: the run vocabulary is agent's, the tools' nouns,
-// modes and decisions are tools', the index's hits are rag's; rpc/wire is
-// the native protocol alone (methods, codes, initialize, index params) and
-// is part of rpc, so no lower layer imports it.
+// import. Imports flow one way: cmd → rpc → agent → tools/policy → tools →
+// rag. Each package owns its words: the run vocabulary is agent's, the
+// tools' nouns, modes and decisions are tools', the policy's verdicts and
+// rules are tools/policy's (which judges tools' calls, so it sits above
+// tools and only the agent asks it), the index's hits are rag's; rpc/wire
+// is the native protocol alone (methods, codes, initialize, index params)
+// and is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
 	"rpc/wire":          {"rag"},
 	"rag":               {},
 	"tools":             {"rag", "tools/sandbox"},
 	"tools/sandbox":     {},
+	"tools/policy":      {"tools"},
 	"tools/mcp":         {"tools", "rag"},
 	"tools/mcp/mcptest": {"internal/testcache"},
-	"agent":             {"tools", "tools/mcp", "rag"},
+	"agent":             {"tools", "tools/policy", "tools/mcp", "rag"},
 	"agent/modeltest":   {},
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp"},
@@ -63,7 +66,7 @@ var owners = map[string]string{
 	"github.com/philippgille/chromem-go":     "rag",
 	"github.com/fsnotify/fsnotify":           "rag",
 	"github.com/go-git/go-git/v5":            "rag",
-	"mvdan.cc/sh/v3":                         "tools",
+	"mvdan.cc/sh/v3":                         "tools/policy",
 	"github.com/creack/pty":                  "tools",
 	"github.com/aymanbagabas/go-udiff":       "tools",
 	"github.com/coder/acp-go-sdk":            "rpc/acp",

@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // Action is what the policy does with a call.
@@ -38,30 +40,39 @@ type Verdict struct {
 	Action  Action
 	Rule    string
 	Reason  string
-	Confine Confine
+	Confine tools.Confine
 	Secrets []string
 }
 
-// PolicyConfig says where the rules live. UserConfigDir holds the user's
+// Config says where the rules live. UserConfigDir holds the user's
 // rules.json; the workspace's are at <Root>/.agentd/rules.json; grants made
 // with allow_always or reject_always persist at <StateDir>/rules.json.
-type PolicyConfig struct {
-	Mode          Mode
+type Config struct {
+	Mode          tools.Mode
 	Root          string
 	StateDir      string
 	UserConfigDir string
 	// Sandbox says which profiles the kernel can confine commands in; nil
-	// is the machine's (DefaultSandbox). A command it cannot confine asks,
-	// whatever the mode, and runs with the user's own rights once approved.
-	Sandbox *Sandbox
+	// is the machine's (tools.DefaultSandbox). A command it cannot confine
+	// asks, whatever the mode, and runs with the user's own rights once
+	// approved.
+	Sandbox Confiner
+}
+
+// Confiner is what the policy needs to know of the kernel sandbox: which
+// profiles it can confine a command in, and how to say why not.
+// *tools.Sandbox is one.
+type Confiner interface {
+	Supports(tools.Profile) bool
+	Status() tools.SandboxStatus
 }
 
 // Policy decides which calls run freely, which ask and which are refused.
 // Safe for concurrent use.
 type Policy struct {
-	mode      Mode
+	mode      tools.Mode
 	root      string
-	sandbox   *Sandbox
+	sandbox   Confiner
 	grantFile string
 	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
 	fixed     []Rule        // built-in, user and workspace rules: read-only after load
@@ -72,24 +83,24 @@ type Policy struct {
 	session map[string][]Rule
 }
 
-// LoadPolicy reads the user, workspace and granted rules. Missing files
+// Load reads the user, workspace and granted rules. Missing files
 // are fine; a malformed one is an error, so a typo never silently drops a
 // deny.
-func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
+func Load(cfg Config) (*Policy, error) {
 	mode := cfg.Mode
 	if mode == "" {
-		mode = ModeAsk
+		mode = tools.ModeAsk
 	}
-	if !slices.Contains(Modes, mode) {
-		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, ModeList())
+	if !slices.Contains(tools.Modes, mode) {
+		return nil, fmt.Errorf("unknown approval mode %q (want one of %s)", mode, tools.ModeList())
 	}
-	root, err := canonicalRoot(cfg.Root)
+	root, err := tools.CanonicalRoot(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
 	p := &Policy{mode: mode, root: root, sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if p.sandbox == nil {
-		p.sandbox = DefaultSandbox()
+		p.sandbox = tools.DefaultSandbox()
 	}
 	if cfg.UserConfigDir != "" {
 		rs, err := loadRules(filepath.Join(cfg.UserConfigDir, "rules.json"), ScopeUser)
@@ -129,7 +140,7 @@ func LoadPolicy(cfg PolicyConfig) (*Policy, error) {
 func (p *Policy) IgnoredWorkspaceRules() []Rule { return p.ignored }
 
 // Mode is the policy's default mode.
-func (p *Policy) Mode() Mode { return p.mode }
+func (p *Policy) Mode() tools.Mode { return p.mode }
 
 // Decide judges a prepared call on its effect. mode "" means the policy's
 // default mode. Built-in denials win over everything; otherwise the
@@ -138,18 +149,18 @@ func (p *Policy) Mode() Mode { return p.mode }
 // A call whose effect is unknown, or that does not carry what its effect
 // needs (an execute without a command), is judged as unknown: it fails
 // closed.
-func (p *Policy) Decide(sessionID string, mode Mode, c *Call) Verdict {
+func (p *Policy) Decide(sessionID string, mode tools.Mode, c *tools.Call) Verdict {
 	if mode == "" {
 		mode = p.mode
 	}
-	if !slices.Contains(Modes, mode) {
+	if !slices.Contains(tools.Modes, mode) {
 		return Verdict{Action: Deny, Rule: "mode " + string(mode) + ": unknown", Reason: "unknown approval mode; nothing is allowed"}
 	}
 	rules := p.rules(sessionID)
 	switch {
-	case c.Effect == EffectRead:
+	case c.Effect == tools.EffectRead:
 		return p.decideReads(rules, mode, c)
-	case c.Effect == EffectEdit:
+	case c.Effect == tools.EffectEdit:
 		var ds []Verdict
 		for _, w := range c.Writes {
 			ds = append(ds, p.decideWrite(rules, mode, c.Tool, w.Path))
@@ -158,12 +169,12 @@ func (p *Policy) Decide(sessionID string, mode Mode, c *Call) Verdict {
 			}
 		}
 		return strictest(ds)
-	case c.Effect == EffectExecute && c.Command != nil:
+	case c.Effect == tools.EffectExecute && c.Command != nil:
 		return p.decideCommand(rules, mode, c)
-	case c.Effect == EffectNetwork:
-		return decideByTool(rules, mode, EffectNetwork, c.Tool)
+	case c.Effect == tools.EffectNetwork:
+		return decideByTool(rules, mode, tools.EffectNetwork, c.Tool)
 	}
-	return decideByTool(rules, mode, EffectUnknown, c.Tool)
+	return decideByTool(rules, mode, tools.EffectUnknown, c.Tool)
 }
 
 func (p *Policy) rules(sessionID string) []Rule {
@@ -188,7 +199,7 @@ func strictest(ds []Verdict) Verdict {
 	return ds[best]
 }
 
-func (p *Policy) decideReads(rules []Rule, mode Mode, c *Call) Verdict {
+func (p *Policy) decideReads(rules []Rule, mode tools.Mode, c *tools.Call) Verdict {
 	ds := []Verdict{{Action: Allow, Rule: "mode " + string(mode) + ": reads allowed", Reason: "reading and searching the workspace is free"}}
 	for _, path := range c.Reads {
 		if d, ok := matchRules(rules, c.Tool, "read", path, matchPath); ok {
@@ -198,13 +209,13 @@ func (p *Policy) decideReads(rules []Rule, mode Mode, c *Call) Verdict {
 	return strictest(ds)
 }
 
-func (p *Policy) decideWrite(rules []Rule, mode Mode, tool, path string) Verdict {
+func (p *Policy) decideWrite(rules []Rule, mode tools.Mode, tool, path string) Verdict {
 	d, ok := matchRules(rules, tool, "write", path, matchPath)
 	if !ok {
-		return modeDefault(mode, EffectEdit)
+		return modeDefault(mode, tools.EffectEdit)
 	}
-	if d.Action == Allow && mode == ModeReadOnly {
-		return modeDefault(mode, EffectEdit)
+	if d.Action == Allow && mode == tools.ModeReadOnly {
+		return modeDefault(mode, tools.EffectEdit)
 	}
 	return d
 }
@@ -212,19 +223,19 @@ func (p *Policy) decideWrite(rules []Rule, mode Mode, tool, path string) Verdict
 // modeDefaults is what each mode does with each effect when no rule
 // matches. Reads are free; read-only refuses everything else; an unknown
 // effect asks in every other mode but full-auto.
-var modeDefaults = map[Mode]map[Effect]Action{
-	ModeReadOnly: {EffectRead: Allow, EffectEdit: Deny, EffectExecute: Deny, EffectNetwork: Deny, EffectUnknown: Deny},
-	ModeAsk:      {EffectRead: Allow, EffectEdit: Ask, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
-	ModeAutoEdit: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
-	ModeFullAuto: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Allow, EffectNetwork: Allow, EffectUnknown: Allow},
+var modeDefaults = map[tools.Mode]map[tools.Effect]Action{
+	tools.ModeReadOnly: {tools.EffectRead: Allow, tools.EffectEdit: Deny, tools.EffectExecute: Deny, tools.EffectNetwork: Deny, tools.EffectUnknown: Deny},
+	tools.ModeAsk:      {tools.EffectRead: Allow, tools.EffectEdit: Ask, tools.EffectExecute: Ask, tools.EffectNetwork: Ask, tools.EffectUnknown: Ask},
+	tools.ModeAutoEdit: {tools.EffectRead: Allow, tools.EffectEdit: Allow, tools.EffectExecute: Ask, tools.EffectNetwork: Ask, tools.EffectUnknown: Ask},
+	tools.ModeFullAuto: {tools.EffectRead: Allow, tools.EffectEdit: Allow, tools.EffectExecute: Allow, tools.EffectNetwork: Allow, tools.EffectUnknown: Allow},
 }
 
 // effectNouns name what each effect does, in rules and reasons.
-var effectNouns = map[Effect]string{EffectRead: "reads", EffectEdit: "writes", EffectExecute: "commands",
-	EffectNetwork: "network access", EffectUnknown: "calls of unknown effect"}
+var effectNouns = map[tools.Effect]string{tools.EffectRead: "reads", tools.EffectEdit: "writes", tools.EffectExecute: "commands",
+	tools.EffectNetwork: "network access", tools.EffectUnknown: "calls of unknown effect"}
 
 // modeDefault is what a mode does with an effect no rule matched.
-func modeDefault(mode Mode, e Effect) Verdict {
+func modeDefault(mode tools.Mode, e tools.Effect) Verdict {
 	a, ok := modeDefaults[mode][e]
 	if !ok {
 		a = Deny // an effect or mode the table does not know fails closed
@@ -241,9 +252,9 @@ func modeDefault(mode Mode, e Effect) Verdict {
 // decideByTool judges a call that only its tool's name describes (network
 // access, unknown effects): a rule naming the tool decides, except that
 // read-only allows none of them.
-func decideByTool(rules []Rule, mode Mode, e Effect, tool string) Verdict {
+func decideByTool(rules []Rule, mode tools.Mode, e tools.Effect, tool string) Verdict {
 	d, ok := matchRules(rules, tool, "", "", matchAll)
-	if !ok || d.Action == Allow && mode == ModeReadOnly {
+	if !ok || d.Action == Allow && mode == tools.ModeReadOnly {
 		return modeDefault(mode, e)
 	}
 	return d
@@ -272,13 +283,13 @@ func matchAll(pattern, _ string) bool { return pattern == "" || pattern == "*" }
 //
 // Denials and lines that cannot be checked were decided before: a denial
 // stays one, and an unchecked line already asks in every mode.
-func (p *Policy) confine(rules []Rule, mode Mode, c *Call, an *shellAnalysis, cls CommandClass, d Verdict) Verdict {
+func (p *Policy) confine(rules []Rule, mode tools.Mode, c *tools.Call, an *shellAnalysis, cls CommandClass, d Verdict) Verdict {
 	if d.Action == Deny {
 		return d
 	}
-	d.Confine.Profile = ProfileWorkspaceWrite
-	if mode == ModeReadOnly || cls.ReadOnly && mode != ModeFullAuto {
-		d.Confine.Profile = ProfileRead
+	d.Confine.Profile = tools.ProfileWorkspaceWrite
+	if mode == tools.ModeReadOnly || cls.ReadOnly && mode != tools.ModeFullAuto {
+		d.Confine.Profile = tools.ProfileRead
 	}
 	if an.ParseErr == nil {
 		if cls.Network || c.Command.Network {
@@ -300,7 +311,7 @@ func (p *Policy) confine(rules []Rule, mode Mode, c *Call, an *shellAnalysis, cl
 		names := "$" + strings.Join(c.Command.Secrets, ", $")
 		sd := Verdict{Action: Ask, Rule: "secret: the command uses " + names + ": ask",
 			Reason: "a command that uses a secret the user gave is never run without the user"}
-		if mode == ModeReadOnly {
+		if mode == tools.ModeReadOnly {
 			return Verdict{Action: Deny, Rule: "mode read-only: the command uses " + names + ": deny",
 				Reason: "read-only mode runs no command that uses a secret, since it asks no one"}
 		}
@@ -312,7 +323,7 @@ func (p *Policy) confine(rules []Rule, mode Mode, c *Call, an *shellAnalysis, cl
 		d = raise(d, Verdict{Action: Ask, Rule: "sandbox: not available for " + string(d.Confine.Profile) + ": ask",
 			Reason: st.Summary})
 		d.Action = Ask // read-only mode too: nothing runs unconfined unasked
-		d.Confine = Confine{Profile: ProfileFull, Network: true}
+		d.Confine = tools.Confine{Profile: tools.ProfileFull, Network: true}
 	}
 	return d
 }

@@ -1,9 +1,11 @@
-package tools
+package policy
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // dangerCores run code, write outside or destroy: wrapped in any shell
@@ -65,7 +67,7 @@ func FuzzShellAnalysis(f *testing.F) {
 		f.Add("", uint8(i), []byte{byte(i), byte(i * 7)})
 	}
 	root := f.TempDir()
-	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: root})
+	p, err := Load(Config{Mode: tools.ModeAsk, Root: root})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -73,22 +75,22 @@ func FuzzShellAnalysis(f *testing.F) {
 		if len(raw) > 4096 || len(picks) > 6 {
 			return
 		}
-		cls := p.Classify(&Command{Line: raw, Cwd: "."})
+		cls := p.Classify(&tools.Command{Line: raw, Cwd: "."})
 		if cls.ReadOnly && (cls.Denied != "" || len(cls.Unchecked) > 0 || cls.Exec == "" || cls.ParseErr != nil) {
 			t.Fatalf("incoherent verdict for %q: %+v", raw, cls)
 		}
-		for _, mode := range Modes {
-			p.Decide("s", mode, &Call{Tool: RunCmdToolName, Effect: EffectExecute, Command: &Command{Line: raw, Cwd: "."}})
+		for _, mode := range tools.Modes {
+			p.Decide("s", mode, &tools.Call{Tool: tools.RunCmdToolName, Effect: tools.EffectExecute, Command: &tools.Command{Line: raw, Cwd: "."}})
 		}
 
 		d := dangerCores[int(core)%len(dangerCores)]
 		line := wrapCommand(d, picks)
-		if c := p.Classify(&Command{Line: line, Cwd: "."}); c.ReadOnly {
+		if c := p.Classify(&tools.Command{Line: line, Cwd: "."}); c.ReadOnly {
 			t.Fatalf("%q (holding %q) judged read-only", line, d)
 		}
 		den := denialCores[int(core)%len(denialCores)]
 		line = wrapCommand(den, picks)
-		v := p.Decide("s", ModeFullAuto, &Call{Tool: RunCmdToolName, Effect: EffectExecute, Command: &Command{Line: line, Cwd: "."}})
+		v := p.Decide("s", tools.ModeFullAuto, &tools.Call{Tool: tools.RunCmdToolName, Effect: tools.EffectExecute, Command: &tools.Command{Line: line, Cwd: "."}})
 		if v.Action == Allow {
 			t.Fatalf("%q (holding %q) allowed in full-auto: %+v", line, den, v)
 		}
@@ -111,13 +113,13 @@ func BenchmarkClassify(b *testing.B) {
 		"funcs":    funcs.String(),
 	}
 	root := b.TempDir()
-	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: root})
+	p, err := Load(Config{Mode: tools.ModeAsk, Root: root})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, name := range []string{"simple", "pipeline", "script", "denial", "funcs"} {
 		b.Run(name, func(b *testing.B) {
-			c := &Command{Line: lines[name], Cwd: "."}
+			c := &tools.Command{Line: lines[name], Cwd: "."}
 			for b.Loop() {
 				p.Classify(c)
 			}

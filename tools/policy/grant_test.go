@@ -1,10 +1,11 @@
-package tools
+package policy
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 // what was approved, and the confirmation's rule says so beforehand.
 func TestGrantsStoreTheCommandAsApproved(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	cases := []struct {
 		line   string
 		stored string
@@ -29,15 +30,15 @@ func TestGrantsStoreTheCommandAsApproved(t *testing.T) {
 		{"cp *.go backup/", `cp \*.go backup/`, []string{"cp x.go backup/"}},
 	}
 	for _, c := range cases {
-		d := p.Decide("s", ModeAsk, cmdCall(c.line))
+		d := p.Decide("s", tools.ModeAsk, cmdCall(c.line))
 		require.Equal(t, Ask, d.Action, c.line)
 		assert.Contains(t, d.Rule, "always allow stores `"+c.stored+"`", "the confirmation shows what a grant stores: %s", c.line)
-		rule, err := p.Grant("s", cmdCall(c.line), AllowSession)
+		rule, err := p.Grant("s", cmdCall(c.line), tools.AllowSession)
 		require.NoError(t, err, c.line)
 		assert.Contains(t, rule, "run_cmd `"+c.stored+"`: allow (session rule)")
-		assert.Equal(t, Allow, p.Decide("s", ModeAsk, cmdCall(c.line)).Action, c.line)
+		assert.Equal(t, Allow, p.Decide("s", tools.ModeAsk, cmdCall(c.line)).Action, c.line)
 		for _, other := range c.still {
-			assert.Equal(t, Ask, p.Decide("s", ModeAsk, cmdCall(other)).Action, "granting %q must not allow %q", c.line, other)
+			assert.Equal(t, Ask, p.Decide("s", tools.ModeAsk, cmdCall(other)).Action, "granting %q must not allow %q", c.line, other)
 		}
 	}
 }
@@ -57,14 +58,14 @@ func TestWildcardRulesNeverAdmitProgramRunningOptions(t *testing.T) {
 		{"tool":"run_cmd","pattern":"sort *","action":"allow"},
 		{"tool":"run_cmd","pattern":"go test -exec ./runner ./...","action":"allow"},
 		{"tool":"run_cmd","pattern":"rm *","action":"deny"}]}`), 0o600))
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	allowed := []string{"go test ./...", "go test -run X -v ./pkg", "git commit -m x", "rg -n foo",
 		"make build", "sort -u f", "go test -exec ./runner ./...", "CGO_ENABLED=0 go test ./..."}
 	for _, l := range allowed {
-		assert.Equal(t, Allow, p.Decide("s", ModeAsk, cmdCall(l)).Action, l)
+		assert.Equal(t, Allow, p.Decide("s", tools.ModeAsk, cmdCall(l)).Action, l)
 	}
 	// A command rule never grants the network: git push asks for it.
-	d := p.Decide("s", ModeAsk, cmdCall("git push"))
+	d := p.Decide("s", tools.ModeAsk, cmdCall("git push"))
 	assert.Equal(t, Ask, d.Action, "%+v", d)
 	assert.Contains(t, d.Rule, "needs the network")
 	asks := []string{"go test -toolexec /tmp/x ./...", "go test -exec=/tmp/x ./...", "go test -c -o bin/x ./pkg",
@@ -75,26 +76,26 @@ func TestWildcardRulesNeverAdmitProgramRunningOptions(t *testing.T) {
 		"rg --pre /tmp/x foo", "make SHELL=/tmp/x build", "make --eval='x:=$(shell id)'", "sort --compress-program=/tmp/x f",
 		"sort -uo out.txt f"}
 	for _, l := range asks {
-		d := p.Decide("s", ModeAsk, cmdCall(l))
+		d := p.Decide("s", tools.ModeAsk, cmdCall(l))
 		assert.Equal(t, Ask, d.Action, "%s: %+v", l, d)
 	}
-	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, cmdCall("LD_PRELOAD=x rm -rf build")).Action, "a deny rule sees through the environment")
-	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, cmdCall("rm --recursive build")).Action)
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeFullAuto, cmdCall("LD_PRELOAD=x rm -rf build")).Action, "a deny rule sees through the environment")
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeFullAuto, cmdCall("rm --recursive build")).Action)
 }
 
 // TestGrantRefusesWhatCannotBeChecked: a part the built-in denials cannot
 // see through stores no rule, and keeps asking.
 func TestGrantRefusesWhatCannotBeChecked(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	for _, l := range []string{`rm -rf "$X"`, `$CMD build`, `cat list | xargs rm -rf`, `sh -c "$X"`} {
-		d := p.Decide("s", ModeFullAuto, cmdCall(l))
+		d := p.Decide("s", tools.ModeFullAuto, cmdCall(l))
 		require.Equal(t, Ask, d.Action, l)
 		assert.NotContains(t, d.Rule, "always allow stores", l)
-		_, _ = p.Grant("s", cmdCall(l), AllowAlways)
-		assert.Equal(t, Ask, p.Decide("s", ModeFullAuto, cmdCall(l)).Action, "still asks after a grant: %s", l)
+		_, _ = p.Grant("s", cmdCall(l), tools.AllowAlways)
+		assert.Equal(t, Ask, p.Decide("s", tools.ModeFullAuto, cmdCall(l)).Action, "still asks after a grant: %s", l)
 	}
-	rule, err := p.Grant("s", cmdCall(`make build && rm -rf "$OUT"`), AllowAlways)
+	rule, err := p.Grant("s", cmdCall(`make build && rm -rf "$OUT"`), tools.AllowAlways)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `make build`: allow (workspace grant rule)", rule, "only the part that can be checked")
 }

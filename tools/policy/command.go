@@ -1,10 +1,12 @@
-package tools
+package policy
 
 import (
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // CommandClass is the shell analysis's verdict on a command line: what
@@ -42,11 +44,11 @@ type CommandClass struct {
 }
 
 // Classify judges a command line without deciding: see CommandClass.
-func (p *Policy) Classify(c *Command) CommandClass {
+func (p *Policy) Classify(c *tools.Command) CommandClass {
 	return classOf(p.analyze(c))
 }
 
-func (p *Policy) analyze(c *Command) *shellAnalysis {
+func (p *Policy) analyze(c *tools.Command) *shellAnalysis {
 	cwd := filepath.Join(p.root, filepath.FromSlash(c.Cwd))
 	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust)
 }
@@ -119,7 +121,7 @@ func safeExec(an *shellAnalysis) string {
 // first, then what cannot be checked, then each simple command and each
 // file it writes; then how it runs (confine: the profile, the network,
 // secrets). Deciding also sets c.Command.Exec: the line the process runs.
-func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
+func (p *Policy) decideCommand(rules []Rule, mode tools.Mode, c *tools.Call) Verdict {
 	an := p.analyze(c.Command)
 	cls := classOf(an)
 	c.Command.Exec = cls.Exec
@@ -128,10 +130,10 @@ func (p *Policy) decideCommand(rules []Rule, mode Mode, c *Call) Verdict {
 
 // judgeLine is the verdict on what the line does, before how it runs
 // (confine) is added.
-func (p *Policy) judgeLine(rules []Rule, mode Mode, an *shellAnalysis, cls CommandClass) Verdict {
+func (p *Policy) judgeLine(rules []Rule, mode tools.Mode, an *shellAnalysis, cls CommandClass) Verdict {
 	if an.ParseErr != nil {
 		d := Verdict{Action: Ask, Rule: "run_cmd: unparsable command: ask", Reason: "the command could not be parsed (" + an.ParseErr.Error() + "), so it cannot be checked"}
-		if mode == ModeReadOnly {
+		if mode == tools.ModeReadOnly {
 			d.Action, d.Rule = Deny, "mode read-only: unparsable command: deny"
 		}
 		return d
@@ -148,7 +150,7 @@ func (p *Policy) judgeLine(rules []Rule, mode Mode, an *shellAnalysis, cls Comma
 		ds = append(ds, p.decideRedirect(rules, mode, w))
 	}
 	if len(an.NotRO) > 0 { // what no part carries: `export -p`, `PATH=x` alone
-		d := modeDefault(mode, EffectExecute)
+		d := modeDefault(mode, tools.EffectExecute)
 		d.Reason += " (" + an.NotRO[0] + ")"
 		ds = append(ds, d)
 	}
@@ -156,7 +158,7 @@ func (p *Policy) judgeLine(rules []Rule, mode Mode, an *shellAnalysis, cls Comma
 	if len(cls.Unchecked) > 0 && d.Action != Deny {
 		d = Verdict{Action: Ask, Rule: "run_cmd: cannot be checked against the built-in denials: ask",
 			Reason: cls.Unchecked[0] + ", so it asks in every mode"}
-		if mode == ModeReadOnly {
+		if mode == tools.ModeReadOnly {
 			d.Action, d.Rule = Deny, "mode read-only: a command that cannot be checked: deny"
 		}
 		return d
@@ -172,7 +174,7 @@ func grantNote(rs []Rule) string {
 	var ps []string
 	for _, r := range rs {
 		p := "`" + r.Pattern + "`"
-		if r.Tool != RunCmdToolName {
+		if r.Tool != tools.RunCmdToolName {
 			p = r.Tool + " " + p
 		}
 		ps = append(ps, p)
@@ -185,17 +187,17 @@ func grantNote(rs []Rule) string {
 
 // decidePart judges one simple command. quiet says the line writes
 // nothing, so a read-only command really only reads.
-func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
+func decidePart(rules []Rule, mode tools.Mode, part shellPart, quiet bool) Verdict {
 	ro := quiet && part.why == "" && !part.Dynamic
 	d, ok := matchPart(rules, part)
 	switch {
-	case ok && (d.Action != Allow || mode != ModeReadOnly || ro):
+	case ok && (d.Action != Allow || mode != tools.ModeReadOnly || ro):
 		return d
 	case ro:
 		return Verdict{Action: Allow, Rule: fmt.Sprintf("run_cmd `%s`: allow (read-only command)", part.name()),
 			Reason: part.name() + " only reads"}
 	}
-	d = modeDefault(mode, EffectExecute)
+	d = modeDefault(mode, tools.EffectExecute)
 	d.Reason += " (" + part.fullText() + ")"
 	return d
 }
@@ -205,7 +207,7 @@ func decidePart(rules []Rule, mode Mode, part shellPart, quiet bool) Verdict {
 // rule with a wildcard never covers a part with an option or variable
 // that runs programs (part.risky): only an exact rule does.
 func matchPart(rules []Rule, part shellPart) (Verdict, bool) {
-	return matchPartBy(rules, part, func(tool string) bool { return toolMatches(tool, RunCmdToolName, "") })
+	return matchPartBy(rules, part, func(tool string) bool { return toolMatches(tool, tools.RunCmdToolName, "") })
 }
 
 // matchPartBy is matchPart over the rules whose tool ok accepts (network
@@ -244,9 +246,9 @@ func hasWildcard(pattern string) bool {
 
 // decideRedirect treats a redirect or tee target as a write: confined to
 // the workspace, then judged like any write.
-func (p *Policy) decideRedirect(rules []Rule, mode Mode, w shellWrite) Verdict {
+func (p *Policy) decideRedirect(rules []Rule, mode tools.Mode, w shellWrite) Verdict {
 	if w.Abs == "" {
-		d := modeDefault(mode, EffectExecute)
+		d := modeDefault(mode, tools.EffectExecute)
 		if d.Action == Allow {
 			d.Action = Ask
 		}
@@ -254,11 +256,11 @@ func (p *Policy) decideRedirect(rules []Rule, mode Mode, w shellWrite) Verdict {
 		d.Reason = "the command writes to " + w.Target + ", which cannot be resolved before it runs"
 		return d
 	}
-	_, rel, err := resolvePath(p.root, w.Abs)
+	_, rel, err := tools.ResolvePath(p.root, w.Abs)
 	if err != nil {
 		return Verdict{Action: Deny, Rule: "built-in: writes outside the workspace are denied", Reason: err.Error()}
 	}
-	return p.decideWrite(rules, mode, RunCmdToolName, rel)
+	return p.decideWrite(rules, mode, tools.RunCmdToolName, rel)
 }
 
 // dedupe keeps the first of each string, in order.

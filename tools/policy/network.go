@@ -1,15 +1,17 @@
-package tools
+package policy
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // Commands run without the network unless it is granted. A command needs it
 // when the model says so (run_cmd's network parameter), when one of its
-// parts is a program known to reach the network (policy_risk.go's
+// parts is a program known to reach the network (risk.go's
 // needsNetwork, the one list), or when it opens a connection itself
 // (bash's /dev/tcp). Either way the
 // user is asked (once, for the session, or always), unless a network rule
@@ -22,7 +24,7 @@ const NetworkRuleTool = "network"
 
 // networkParts lists the parts of a command that need the network: the
 // known network programs (the shell analysis marks them:
-// policy_risk.go's needsNetwork), or, when the model said the command
+// risk.go's needsNetwork), or, when the model said the command
 // needs it and none is known, every part that is not read-only (the
 // network grant then covers those), or every part when all are.
 func networkParts(an *shellAnalysis, declared bool) []shellPart {
@@ -51,7 +53,7 @@ func networkParts(an *shellAnalysis, declared bool) []shellPart {
 // default for network access decides (read-only refuses, ask and
 // auto-edit ask, full-auto allows). A line that opens a connection itself
 // (bash's /dev/tcp) has no part a rule could name: the mode decides.
-func decideNetwork(rules []Rule, mode Mode, an *shellAnalysis, parts []shellPart) Verdict {
+func decideNetwork(rules []Rule, mode tools.Mode, an *shellAnalysis, parts []shellPart) Verdict {
 	allowed := len(parts) > 0 && !an.Network
 	var allowRule string
 	for _, part := range parts {
@@ -60,7 +62,7 @@ func decideNetwork(rules []Rule, mode Mode, an *shellAnalysis, parts []shellPart
 		case ok && d.Action == Deny:
 			d.Reason = "the network is refused for " + part.text() + " (" + d.Reason + ")"
 			return d
-		case ok && d.Action == Allow && mode != ModeReadOnly:
+		case ok && d.Action == Allow && mode != tools.ModeReadOnly:
 			allowRule = d.Rule
 		default:
 			allowed = false
@@ -69,7 +71,7 @@ func decideNetwork(rules []Rule, mode Mode, an *shellAnalysis, parts []shellPart
 	if allowed && allowRule != "" {
 		return Verdict{Action: Allow, Rule: allowRule, Reason: "the network is granted for this command"}
 	}
-	d := modeDefault(mode, EffectNetwork)
+	d := modeDefault(mode, tools.EffectNetwork)
 	what, texts := "the line", "the model said so"
 	switch {
 	case an.Network && len(parts) == 0:
@@ -139,15 +141,15 @@ func networkGrantNote(rs []Rule) string {
 // command's own reject_always rule covers it). Each part that needs the
 // network and no rule grants it yet gets its exact text, as command grants
 // do. It returns the rules added, "" when there are none.
-func (p *Policy) GrantNetwork(sessionID string, c *Call, decision Decision) (string, error) {
+func (p *Policy) GrantNetwork(sessionID string, c *tools.Call, decision tools.Decision) (string, error) {
 	if c.Command == nil {
 		return "", nil
 	}
 	scope := ScopeGrant
 	switch decision {
-	case AllowSession:
+	case tools.AllowSession:
 		scope = ScopeSession
-	case AllowAlways:
+	case tools.AllowAlways:
 	default:
 		return "", nil
 	}

@@ -1,37 +1,38 @@
-package tools
+package policy
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func newPolicy(t *testing.T, env *Env, mode Mode) (*Policy, PolicyConfig) {
+func newPolicy(t *testing.T, env *tools.Env, mode tools.Mode) (*Policy, Config) {
 	t.Helper()
-	cfg := PolicyConfig{Mode: mode, Root: env.Root, StateDir: env.StateDir, UserConfigDir: t.TempDir()}
-	p, err := LoadPolicy(cfg)
+	cfg := Config{Mode: mode, Root: env.Root, StateDir: env.StateDir, UserConfigDir: t.TempDir()}
+	p, err := Load(cfg)
 	require.NoError(t, err)
 	return p, cfg
 }
 
-func cmdCall(line string) *Call {
-	return &Call{Tool: RunCmdToolName, Kind: KindExecute, Effect: EffectExecute, Command: &Command{Line: line, Cwd: "."}}
+func cmdCall(line string) *tools.Call {
+	return &tools.Call{Tool: tools.RunCmdToolName, Kind: tools.KindExecute, Effect: tools.EffectExecute, Command: &tools.Command{Line: line, Cwd: "."}}
 }
 
-func writeCall(paths ...string) *Call {
-	c := &Call{Tool: WriteFileToolName, Kind: KindEdit, Effect: EffectEdit}
+func writeCall(paths ...string) *tools.Call {
+	c := &tools.Call{Tool: tools.WriteFileToolName, Kind: tools.KindEdit, Effect: tools.EffectEdit}
 	for _, p := range paths {
-		c.Writes = append(c.Writes, FileDiff{Path: p, Status: "modified"})
+		c.Writes = append(c.Writes, tools.FileDiff{Path: p, Status: "modified"})
 	}
 	return c
 }
 
 func TestPolicyBuiltinDenials(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeFullAuto)
+	p, _ := newPolicy(t, env, tools.ModeFullAuto)
 	denied := []string{
 		"rm -rf /", "rm -rf /*", "rm -rf ~", "rm -rf ~/", "rm -rf $HOME", "rm -fr --no-preserve-root /x",
 		"rm -rf ../other", "rm -rf /etc", "chmod -R 777 /",
@@ -46,13 +47,13 @@ func TestPolicyBuiltinDenials(t *testing.T) {
 		"cd /tmp && echo > x",
 	}
 	for _, line := range denied {
-		for _, mode := range Modes {
+		for _, mode := range tools.Modes {
 			d := p.Decide("s", mode, cmdCall(line))
 			assert.Equal(t, Deny, d.Action, "%s in %s: %+v", line, mode, d)
 		}
 		d := p.Decide("s", "", cmdCall(line))
 		assert.Contains(t, d.Rule, "built-in", line)
-		_, err := p.Grant("s", cmdCall(line), AllowAlways)
+		_, err := p.Grant("s", cmdCall(line), tools.AllowAlways)
 		if err == nil {
 			// A grant may store rules, but they never lift the denial.
 			assert.Equal(t, Deny, p.Decide("s", "", cmdCall(line)).Action, line)
@@ -62,13 +63,13 @@ func TestPolicyBuiltinDenials(t *testing.T) {
 
 func TestPolicyModes(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
-	read := &Call{Tool: ReadFileToolName, Kind: KindRead, Effect: EffectRead, Reads: []string{"a.go"}}
-	want := map[Mode][4]Action{ // read, write, command, read-only command
-		ModeReadOnly: {Allow, Deny, Deny, Allow},
-		ModeAsk:      {Allow, Ask, Ask, Allow},
-		ModeAutoEdit: {Allow, Allow, Ask, Allow},
-		ModeFullAuto: {Allow, Allow, Allow, Allow},
+	p, _ := newPolicy(t, env, tools.ModeAsk)
+	read := &tools.Call{Tool: tools.ReadFileToolName, Kind: tools.KindRead, Effect: tools.EffectRead, Reads: []string{"a.go"}}
+	want := map[tools.Mode][4]Action{ // read, write, command, read-only command
+		tools.ModeReadOnly: {Allow, Deny, Deny, Allow},
+		tools.ModeAsk:      {Allow, Ask, Ask, Allow},
+		tools.ModeAutoEdit: {Allow, Allow, Ask, Allow},
+		tools.ModeFullAuto: {Allow, Allow, Allow, Allow},
 	}
 	for mode, w := range want {
 		got := [4]Action{
@@ -93,39 +94,39 @@ func TestPolicyModesByEffect(t *testing.T) {
 	user := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(user, "rules.json"),
 		[]byte(`{"rules": [{"tool": "trusted_mcp", "action": "allow"}, {"tool": "banned_mcp", "action": "deny"}]}`), 0o644))
-	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
+	p, err := Load(Config{Mode: tools.ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
 	require.NoError(t, err)
-	calls := map[Effect]*Call{
-		EffectRead:    {Tool: "some_reader", Effect: EffectRead, Reads: []string{"a.go"}},
-		EffectEdit:    {Tool: "some_editor", Effect: EffectEdit, Writes: []FileDiff{{Path: "a.go", Status: "modified"}}},
-		EffectExecute: {Tool: RunCmdToolName, Effect: EffectExecute, Command: &Command{Line: "go test ./...", Cwd: "."}},
-		EffectNetwork: {Tool: "fetch_url", Effect: EffectNetwork},
-		EffectUnknown: {Tool: "some_mcp_tool", Effect: EffectUnknown},
+	calls := map[tools.Effect]*tools.Call{
+		tools.EffectRead:    {Tool: "some_reader", Effect: tools.EffectRead, Reads: []string{"a.go"}},
+		tools.EffectEdit:    {Tool: "some_editor", Effect: tools.EffectEdit, Writes: []tools.FileDiff{{Path: "a.go", Status: "modified"}}},
+		tools.EffectExecute: {Tool: tools.RunCmdToolName, Effect: tools.EffectExecute, Command: &tools.Command{Line: "go test ./...", Cwd: "."}},
+		tools.EffectNetwork: {Tool: "fetch_url", Effect: tools.EffectNetwork},
+		tools.EffectUnknown: {Tool: "some_mcp_tool", Effect: tools.EffectUnknown},
 	}
-	want := map[Mode]map[Effect]Action{
-		ModeReadOnly: {EffectRead: Allow, EffectEdit: Deny, EffectExecute: Deny, EffectNetwork: Deny, EffectUnknown: Deny},
-		ModeAsk:      {EffectRead: Allow, EffectEdit: Ask, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
-		ModeAutoEdit: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Ask, EffectNetwork: Ask, EffectUnknown: Ask},
-		ModeFullAuto: {EffectRead: Allow, EffectEdit: Allow, EffectExecute: Allow, EffectNetwork: Allow, EffectUnknown: Allow},
+	want := map[tools.Mode]map[tools.Effect]Action{
+		tools.ModeReadOnly: {tools.EffectRead: Allow, tools.EffectEdit: Deny, tools.EffectExecute: Deny, tools.EffectNetwork: Deny, tools.EffectUnknown: Deny},
+		tools.ModeAsk:      {tools.EffectRead: Allow, tools.EffectEdit: Ask, tools.EffectExecute: Ask, tools.EffectNetwork: Ask, tools.EffectUnknown: Ask},
+		tools.ModeAutoEdit: {tools.EffectRead: Allow, tools.EffectEdit: Allow, tools.EffectExecute: Ask, tools.EffectNetwork: Ask, tools.EffectUnknown: Ask},
+		tools.ModeFullAuto: {tools.EffectRead: Allow, tools.EffectEdit: Allow, tools.EffectExecute: Allow, tools.EffectNetwork: Allow, tools.EffectUnknown: Allow},
 	}
-	for _, mode := range Modes {
-		for _, e := range Effects {
+	for _, mode := range tools.Modes {
+		for _, e := range tools.Effects {
 			assert.Equal(t, want[mode][e], p.Decide("s", mode, calls[e]).Action, "%s call in mode %s", e, mode)
 		}
 	}
 	// Fail closed: no effect, or an execute that names no command, is unknown.
-	for _, c := range []*Call{{Tool: "x"}, {Tool: "x", Effect: EffectExecute}, {Tool: "x", Effect: "teleport"}} {
-		assert.Equal(t, Ask, p.Decide("s", ModeAsk, c).Action, "%+v", c)
-		assert.Equal(t, Ask, p.Decide("s", ModeAutoEdit, c).Action, "%+v", c)
-		assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, c).Action, "%+v", c)
+	for _, c := range []*tools.Call{{Tool: "x"}, {Tool: "x", Effect: tools.EffectExecute}, {Tool: "x", Effect: "teleport"}} {
+		assert.Equal(t, Ask, p.Decide("s", tools.ModeAsk, c).Action, "%+v", c)
+		assert.Equal(t, Ask, p.Decide("s", tools.ModeAutoEdit, c).Action, "%+v", c)
+		assert.Equal(t, Deny, p.Decide("s", tools.ModeReadOnly, c).Action, "%+v", c)
 	}
-	d := p.Decide("s", ModeAsk, calls[EffectUnknown])
+	d := p.Decide("s", tools.ModeAsk, calls[tools.EffectUnknown])
 	assert.Equal(t, "mode ask: calls of unknown effect ask", d.Rule)
-	for _, mode := range []Mode{ModeAsk, ModeAutoEdit, ModeFullAuto} {
-		assert.Equal(t, Allow, p.Decide("s", mode, &Call{Tool: "trusted_mcp", Effect: EffectUnknown}).Action, mode)
-		assert.Equal(t, Deny, p.Decide("s", mode, &Call{Tool: "banned_mcp", Effect: EffectNetwork}).Action, mode)
+	for _, mode := range []tools.Mode{tools.ModeAsk, tools.ModeAutoEdit, tools.ModeFullAuto} {
+		assert.Equal(t, Allow, p.Decide("s", mode, &tools.Call{Tool: "trusted_mcp", Effect: tools.EffectUnknown}).Action, mode)
+		assert.Equal(t, Deny, p.Decide("s", mode, &tools.Call{Tool: "banned_mcp", Effect: tools.EffectNetwork}).Action, mode)
 	}
-	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, &Call{Tool: "trusted_mcp", Effect: EffectUnknown}).Action,
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeReadOnly, &tools.Call{Tool: "trusted_mcp", Effect: tools.EffectUnknown}).Action,
 		"read-only allows no unknown effect, whatever the rules")
 }
 
@@ -134,7 +135,7 @@ func TestPolicyModesByEffect(t *testing.T) {
 // a redirect is a write.
 func TestPolicyReadOnlyNeedsEveryPartReadOnly(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("cat a.go | grep foo | wc -l")).Action)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("wc -l $(git ls-files)")).Action)
 	for _, line := range []string{"cat a.go > b.go", "echo $(go run x.go)", "ls `make`", "git -c core.pager=x log",
@@ -143,9 +144,9 @@ func TestPolicyReadOnlyNeedsEveryPartReadOnly(t *testing.T) {
 	}
 	// A redirect makes even echo a command that asks (conservative), and
 	// its target is judged as a write.
-	assert.Equal(t, Ask, p.Decide("s", ModeAutoEdit, cmdCall("echo hi > notes.txt")).Action)
-	assert.Equal(t, Allow, p.Decide("s", ModeFullAuto, cmdCall("echo hi > notes.txt")).Action)
-	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Ask, p.Decide("s", tools.ModeAutoEdit, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Allow, p.Decide("s", tools.ModeFullAuto, cmdCall("echo hi > notes.txt")).Action)
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeReadOnly, cmdCall("echo hi > notes.txt")).Action)
 }
 
 func TestPolicyRulesStrictestWins(t *testing.T) {
@@ -162,16 +163,16 @@ func TestPolicyRulesStrictestWins(t *testing.T) {
 		{"tool":"write","pattern":".git/**","action":"allow"},
 		{"tool":"run_cmd","pattern":"make *","action":"allow"},
 		{"tool":"write","pattern":"docs/**","action":"allow"}]}`)
-	p, err := LoadPolicy(PolicyConfig{Mode: ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
+	p, err := Load(Config{Mode: tools.ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: user})
 	require.NoError(t, err)
 
 	d := p.Decide("s", "", cmdCall("git push origin main"))
 	assert.Equal(t, Deny, d.Action, "workspace cannot lift a user deny")
 	assert.Equal(t, "run_cmd `git push *`: deny (user rule)", d.Rule)
-	assert.Equal(t, Ask, p.Decide("s", ModeFullAuto, cmdCall("go test ./...")).Action, "ask beats allow")
+	assert.Equal(t, Ask, p.Decide("s", tools.ModeFullAuto, cmdCall("go test ./...")).Action, "ask beats allow")
 	assert.Equal(t, Deny, p.Decide("s", "", writeCall("config/prod.env")).Action)
-	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".git/config")).Action, "built-in deny")
-	assert.Equal(t, Deny, p.Decide("s", ModeFullAuto, writeCall(".agentd/rules.json")).Action)
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeFullAuto, writeCall(".git/config")).Action, "built-in deny")
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeFullAuto, writeCall(".agentd/rules.json")).Action)
 	// The workspace's file restricts but grants nothing: its allow rules
 	// are ignored (a repository, or a command, wrote them).
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall("make build")).Action, "a workspace allow grants nothing")
@@ -181,25 +182,25 @@ func TestPolicyRulesStrictestWins(t *testing.T) {
 		ignored = append(ignored, r.Tool+" "+r.Pattern)
 	}
 	assert.Equal(t, []string{"run_cmd git push *", "write *.env", "write .git/**", "run_cmd make *", "write docs/**"}, ignored)
-	assert.Equal(t, Deny, p.Decide("s", ModeReadOnly, cmdCall("make build")).Action, "read-only mode is not lifted by rules")
+	assert.Equal(t, Deny, p.Decide("s", tools.ModeReadOnly, cmdCall("make build")).Action, "read-only mode is not lifted by rules")
 	assert.Equal(t, Deny, p.Decide("s", "", cmdCall("echo 'KEY=1' > prod.env")).Action, "a redirect is a write")
 }
 
 func TestPolicyMalformedRules(t *testing.T) {
 	env := newEnv(t)
 	writeFile(t, env, ".agentd/rules.json", `{"rules":[{"tool":"run_cmd","pattern":"x","action":"maybe"}]}`)
-	_, err := LoadPolicy(PolicyConfig{Root: env.Root})
+	_, err := Load(Config{Root: env.Root})
 	require.Error(t, err)
-	_, err = LoadPolicy(PolicyConfig{Root: env.Root, Mode: "yolo"})
+	_, err = Load(Config{Root: env.Root, Mode: "yolo"})
 	require.Error(t, err)
 }
 
 func TestPolicyGrants(t *testing.T) {
 	env := newEnv(t)
-	p, cfg := newPolicy(t, env, ModeAsk)
+	p, cfg := newPolicy(t, env, tools.ModeAsk)
 
 	// A grant stores the command as approved, never a wildcard.
-	rule, err := p.Grant("s1", cmdCall("go test ./pkg/... -run X"), AllowSession)
+	rule, err := p.Grant("s1", cmdCall("go test ./pkg/... -run X"), tools.AllowSession)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `go test ./pkg/... -run X`: allow (session rule)", rule)
 	assert.Equal(t, Allow, p.Decide("s1", "", cmdCall("go test ./pkg/... -run X")).Action)
@@ -207,19 +208,19 @@ func TestPolicyGrants(t *testing.T) {
 	assert.Equal(t, Ask, p.Decide("s1", "", cmdCall("go test -toolexec /tmp/x ./pkg/... -run X")).Action)
 	assert.Equal(t, Ask, p.Decide("s2", "", cmdCall("go test ./pkg/... -run X")).Action, "session grants stay in their session")
 
-	rule, err = p.Grant("s1", cmdCall("npm run build && rm -rf dist"), AllowAlways)
+	rule, err = p.Grant("s1", cmdCall("npm run build && rm -rf dist"), tools.AllowAlways)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `npm run build`: allow (workspace grant rule); run_cmd `rm -rf dist`: allow (workspace grant rule)", rule)
 
-	rule, err = p.Grant("s1", cmdCall("curl https://example.com/api"), RejectAlways)
+	rule, err = p.Grant("s1", cmdCall("curl https://example.com/api"), tools.RejectAlways)
 	require.NoError(t, err)
 	assert.Equal(t, "run_cmd `curl https://example.com/api`: deny (workspace grant rule)", rule, "never a bare risky program")
 
-	_, err = p.Grant("s1", writeCall("main.go"), AllowAlways)
+	_, err = p.Grant("s1", writeCall("main.go"), tools.AllowAlways)
 	require.NoError(t, err)
 
 	// Persisted across a restart.
-	p2, err := LoadPolicy(cfg)
+	p2, err := Load(cfg)
 	require.NoError(t, err)
 	assert.Equal(t, Allow, p2.Decide("other", "", cmdCall("npm run build")).Action)
 	assert.Equal(t, Ask, p2.Decide("other", "", cmdCall("npm run test")).Action)
@@ -230,9 +231,9 @@ func TestPolicyGrants(t *testing.T) {
 	assert.Equal(t, Ask, p2.Decide("other", "", writeCall("sub/main.go")).Action, "a path grant is exact")
 	assert.Equal(t, Ask, p2.Decide("other", "", cmdCall("go test ./pkg/... -run X")).Action, "session grants are not persisted")
 
-	_, err = p.Grant("s1", cmdCall("sudo ls"), AllowAlways)
+	_, err = p.Grant("s1", cmdCall("sudo ls"), tools.AllowAlways)
 	require.Error(t, err)
-	_, err = p.Grant("s1", cmdCall("ls"), AllowOnce)
+	_, err = p.Grant("s1", cmdCall("ls"), tools.AllowOnce)
 	require.Error(t, err)
 }
 
@@ -261,7 +262,7 @@ func TestGrantPattern(t *testing.T) {
 
 func TestPolicyNestedShells(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`bash -c "git status && ls"`)).Action, "bash itself is not read-only")
 	assert.Equal(t, Ask, p.Decide("s", "", cmdCall(`python3 -c "import os; print(1)"`)).Action)
 	assert.Equal(t, Deny, p.Decide("s", "", cmdCall(`zsh -lc 'doas ls'`)).Action)

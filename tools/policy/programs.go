@@ -1,10 +1,13 @@
-package tools
+package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // roSpec is the allow-list of arguments a read-only program may be given:
@@ -181,7 +184,7 @@ func (a *analyzer) programOutside(name string, cwd dirSet) string {
 	if strings.Contains(name, "/") {
 		ps, ok := a.paths(word{val: name, lit: true}, cwd)
 		for _, p := range ps {
-			ok = ok && !within(a.root, p)
+			ok = ok && !tools.Within(a.root, p)
 		}
 		if !ok {
 			return inWorkspace
@@ -207,7 +210,7 @@ func (a *analyzer) programOutside(name string, cwd dirSet) string {
 			if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 				continue
 			}
-			if r, ok := a.physical(p); !ok || within(a.root, r) {
+			if r, ok := a.physical(p); !ok || tools.Within(a.root, r) {
 				return inWorkspace
 			}
 			return ""
@@ -549,4 +552,11 @@ func hasOperand(args []word) bool {
 		}
 	}
 	return false
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentd/agentd/tools/sandbox"
+	"github.com/agentd/agentd/tools"
 )
 
 // Rule scopes, weakest to strongest in trust. Scope only labels a rule:
@@ -71,7 +71,7 @@ const maxRulesFile = 8 << 20
 func loadRules(path, scope string) ([]Rule, error) {
 	// The workspace's file may be whatever a command left there (a named
 	// pipe would hang the daemon's start): only a regular file is read.
-	b, err := sandbox.ReadRegular(path, maxRulesFile)
+	b, err := tools.ReadRegularFile(path, maxRulesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -87,7 +87,7 @@ func loadRules(path, scope string) ([]Rule, error) {
 		if r.Tool == "" || (r.Action != Allow && r.Action != Ask && r.Action != Deny) {
 			return nil, fmt.Errorf("%s: rule %d needs a tool and an action of allow, ask or deny", path, i+1)
 		}
-		if err := checkGlob(r.Pattern); err != nil {
+		if err := tools.CheckGlob(r.Pattern); err != nil {
 			// A deny that matched only its first alternatives would let
 			// the rest through: refused whole, as a malformed file is.
 			return nil, fmt.Errorf("%s: rule %d: %w", path, i+1, err)
@@ -107,7 +107,7 @@ func saveRules(path string, rules []Rule) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("saving rules: %w", err)
 	}
-	if err := writeAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := tools.WriteAtomic(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("saving rules: %w", err)
 	}
 	return nil
@@ -154,9 +154,9 @@ func matchPath(pattern, path string) bool {
 		return true
 	}
 	if !strings.Contains(pattern, "/") {
-		return matchGlob("**/"+pattern, path)
+		return tools.MatchGlob("**/"+pattern, path)
 	}
-	return matchGlob(strings.TrimPrefix(pattern, "./"), path)
+	return tools.MatchGlob(strings.TrimPrefix(pattern, "./"), path)
 }
 
 // pathRule is the pattern a grant stores for exactly one path.
@@ -206,15 +206,15 @@ func matchCommand(pattern, cmd string) bool {
 // Grant turns the user's answer to a confirmation into rules. allow_session
 // lasts for the session; allow_always and reject_always are stored for the
 // workspace. It returns the rules added, as decisions name them.
-func (p *Policy) Grant(sessionID string, c *Call, decision Decision) (string, error) {
+func (p *Policy) Grant(sessionID string, c *tools.Call, decision tools.Decision) (string, error) {
 	var action Action
 	scope := ScopeGrant
 	switch decision {
-	case AllowSession:
+	case tools.AllowSession:
 		action, scope = Allow, ScopeSession
-	case AllowAlways:
+	case tools.AllowAlways:
 		action = Allow
-	case RejectAlways:
+	case tools.RejectAlways:
 		action = Deny
 	default:
 		return "", fmt.Errorf("decision %q stores no rule", decision)
@@ -250,7 +250,7 @@ func (p *Policy) Grant(sessionID string, c *Call, decision Decision) (string, er
 // deriveRules picks what a grant covers: for a command, the exact text of
 // each part that was not already allowed (never a wildcard: `git --no-pager
 // log -1` stores itself, not `git *`); for writes, each path.
-func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope string) ([]Rule, error) {
+func (p *Policy) deriveRules(sessionID string, c *tools.Call, action Action, scope string) ([]Rule, error) {
 	var out []Rule
 	for _, w := range c.Writes {
 		out = addRule(out, Rule{Tool: "write", Pattern: pathRule(w.Path), Action: action, Scope: scope})
@@ -259,7 +259,7 @@ func (p *Policy) deriveRules(sessionID string, c *Call, action Action, scope str
 		}
 	}
 	if c.Command == nil {
-		if len(c.Writes) == 0 && c.Effect != EffectRead {
+		if len(c.Writes) == 0 && c.Effect != tools.EffectRead {
 			// A tool only its name describes (an MCP tool): the grant names it.
 			out = addRule(out, Rule{Tool: c.Tool, Action: action, Scope: scope})
 		}
@@ -290,7 +290,7 @@ func (p *Policy) grantRules(rules []Rule, an *shellAnalysis, action Action, scop
 		if part.unchecked != "" || part.Dynamic {
 			continue
 		}
-		d := decidePart(rules, ModeAsk, part, quiet)
+		d := decidePart(rules, tools.ModeAsk, part, quiet)
 		switch {
 		case action == Deny && d.Action != Deny:
 			if part.why == "" && len(an.Parts) > 1 {
@@ -299,13 +299,13 @@ func (p *Policy) grantRules(rules []Rule, an *shellAnalysis, action Action, scop
 		case d.Action != Ask:
 			continue
 		}
-		out = addRule(out, Rule{Tool: RunCmdToolName, Pattern: grantPattern(part), Action: action, Scope: scope})
+		out = addRule(out, Rule{Tool: tools.RunCmdToolName, Pattern: grantPattern(part), Action: action, Scope: scope})
 	}
 	for _, w := range an.Writes {
 		if w.Abs == "" {
 			continue
 		}
-		if _, rel, err := resolvePath(p.root, w.Abs); err == nil {
+		if _, rel, err := tools.ResolvePath(p.root, w.Abs); err == nil {
 			out = addRule(out, Rule{Tool: "write", Pattern: pathRule(rel), Action: action, Scope: scope})
 		}
 	}

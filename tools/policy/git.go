@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/tools/sandbox"
+	"github.com/agentd/agentd/tools"
 )
 
 // gitSafeConfig is the git configuration every auto-allowed git command
@@ -391,7 +391,7 @@ func (a *analyzer) gitTrust(cwd dirSet) string {
 // workspace) and checks that its configuration and link files are older
 // than the session, unless it is the workspace's own as it was then.
 func (t *gitTrustBase) check(dir, root string) string {
-	for d := dir; within(root, d); d = filepath.Dir(d) {
+	for d := dir; tools.Within(root, d); d = filepath.Dir(d) {
 		dotgit := filepath.Join(d, ".git")
 		fi, err := os.Lstat(dotgit)
 		if err != nil {
@@ -401,7 +401,7 @@ func (t *gitTrustBase) check(dir, root string) string {
 			continue
 		}
 		gd := gitDirOf(d)
-		if t.rootGit != "" && (gd == t.rootGit || within(t.rootGit, gd)) {
+		if t.rootGit != "" && (gd == t.rootGit || tools.Within(t.rootGit, gd)) {
 			return ""
 		}
 		files := []string{filepath.Join(gd, "config"), filepath.Join(gd, "config.worktree"), filepath.Join(gd, "commondir")}
@@ -410,7 +410,7 @@ func (t *gitTrustBase) check(dir, root string) string {
 		}
 		for _, f := range files {
 			if changedSince(f, t.since) {
-				return "git would read " + relPath(root, f) + ", which changed during this session"
+				return "git would read " + tools.RelPath(root, f) + ", which changed during this session"
 			}
 		}
 		return ""
@@ -429,7 +429,7 @@ func gitDirOf(d string) string {
 	case fi.IsDir():
 		return dotgit
 	case fi.Mode().IsRegular():
-		b, err := sandbox.ReadRegular(dotgit, 4<<10)
+		b, err := tools.ReadRegularFile(dotgit, 4<<10)
 		if err != nil {
 			return ""
 		}

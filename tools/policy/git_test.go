@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,19 +82,19 @@ func TestGitRunsWithSafeSettings(t *testing.T) {
 	env := newEnv(t)
 	script, marker := evilScript(t)
 	hostileRepo(t, env.Root, script)
-	p, _ := newPolicy(t, env, ModeReadOnly)
+	p, _ := newPolicy(t, env, tools.ModeReadOnly)
 
 	lines := []string{"git status", "git diff", "git diff --stat", "git log -p -2", "git show", "git log -1",
 		"git --no-pager log -1 --format=%G?", "git blame b.bin", "git diff -- b.bin | cat", "git stash list"}
 	attacks := 0
 	for _, line := range lines {
 		os.Remove(marker)
-		c, refusal := prepare(t, env, RunCmdToolName, RunCmdParams{Command: line})
+		c, refusal := prepare(t, env, tools.RunCmdToolName, tools.RunCmdParams{Command: line})
 		require.Nil(t, refusal)
 		// As written, without the policy's settings. Unconfined here and
 		// below: the safe settings alone must stop it (the kernel sandbox
 		// would also keep the marker from being written).
-		c.Command.Confine = Confine{Profile: ProfileFull}
+		c.Command.Confine = tools.Confine{Profile: tools.ProfileFull}
 		res, err := c.Run(t.Context())
 		require.NoError(t, err)
 		if _, err := os.Stat(marker); err == nil {
@@ -101,10 +102,10 @@ func TestGitRunsWithSafeSettings(t *testing.T) {
 		}
 		os.Remove(marker)
 
-		d := p.Decide("s", ModeReadOnly, c)
+		d := p.Decide("s", tools.ModeReadOnly, c)
 		require.Equal(t, Allow, d.Action, "%s: %+v", line, d)
 		require.NotEmpty(t, c.Command.Exec, line)
-		assert.Equal(t, ProfileRead, d.Confine.Profile, line)
+		assert.Equal(t, tools.ProfileRead, d.Confine.Profile, line)
 		res, err = c.Run(t.Context())
 		require.NoError(t, err)
 		assert.False(t, res.IsError, "%s fails with the safe settings: %s", line, res.Output)
@@ -115,8 +116,8 @@ func TestGitRunsWithSafeSettings(t *testing.T) {
 	assert.GreaterOrEqual(t, attacks, 5, "the repository's configuration runs the program when git runs as written")
 
 	// The diff still shows the change (textual, not the external driver's).
-	c, _ := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "git diff"})
-	require.Equal(t, Allow, p.Decide("s", ModeReadOnly, c).Action)
+	c, _ := prepare(t, env, tools.RunCmdToolName, tools.RunCmdParams{Command: "git diff"})
+	require.Equal(t, Allow, p.Decide("s", tools.ModeReadOnly, c).Action)
 	res, err := c.Run(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, res.Output, "-one\n+two")
@@ -136,11 +137,11 @@ func TestGitRefusesBareRepositoryInWorkspace(t *testing.T) {
 	gitIn(t, bare, "init", "-q", "--bare")
 	gitIn(t, bare, "config", "core.pager", script)
 	gitIn(t, bare, "config", "alias.st", "!"+script)
-	p, _ := newPolicy(t, env, ModeAsk)
-	c, refusal := prepare(t, env, RunCmdToolName, RunCmdParams{Command: "git log -1; git config --list", Cwd: "fixtures/repo"})
+	p, _ := newPolicy(t, env, tools.ModeAsk)
+	c, refusal := prepare(t, env, tools.RunCmdToolName, tools.RunCmdParams{Command: "git log -1; git config --list", Cwd: "fixtures/repo"})
 	require.Nil(t, refusal)
 	require.Equal(t, Allow, p.Decide("s", "", c).Action)
-	c.Command.Confine = Confine{Profile: ProfileFull} // the safe settings alone
+	c.Command.Confine = tools.Confine{Profile: tools.ProfileFull} // the safe settings alone
 	res, err := c.Run(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, res.Output, "cannot use bare repository")
@@ -165,7 +166,7 @@ func TestGitInRepositoryMadeDuringSession(t *testing.T) {
 	require.NoError(t, os.MkdirAll(mod, 0o755))
 	gitIn(t, mod, "init", "-q")
 	time.Sleep(10 * time.Millisecond) // ctime granularity: the policy loads strictly after
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 
 	fresh := filepath.Join(env.Root, "fresh")
 	require.NoError(t, os.MkdirAll(fresh, 0o755))
@@ -190,10 +191,10 @@ func TestGitInRepositoryMadeDuringSession(t *testing.T) {
 		"cd old && cd ../fresh && git status": Ask,
 	}
 	for line, want := range cases {
-		d := p.Decide("s", ModeAsk, cmdCall(line))
+		d := p.Decide("s", tools.ModeAsk, cmdCall(line))
 		assert.Equal(t, want, d.Action, "%s: %+v", line, d)
 		if want == Ask {
-			assert.Contains(t, strings.Join(p.Classify(&Command{Line: line, Cwd: "."}).Why, "; "), "changed during this session", line)
+			assert.Contains(t, strings.Join(p.Classify(&tools.Command{Line: line, Cwd: "."}).Why, "; "), "changed during this session", line)
 		}
 	}
 }
@@ -203,8 +204,8 @@ func TestGitInRepositoryMadeDuringSession(t *testing.T) {
 // that show diffs, wherever they are in the line.
 func TestGitSafeExecShape(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
-	cls := p.Classify(&Command{Line: `git log -1 && echo "$(git show HEAD)" | grep x; git status`, Cwd: "."})
+	p, _ := newPolicy(t, env, tools.ModeAsk)
+	cls := p.Classify(&tools.Command{Line: `git log -1 && echo "$(git show HEAD)" | grep x; git status`, Cwd: "."})
 	require.True(t, cls.ReadOnly)
 	prefix, line, ok := strings.Cut(cls.Exec, "; ")
 	require.True(t, ok)
@@ -213,7 +214,7 @@ func TestGitSafeExecShape(t *testing.T) {
 		"core.hooksPath GIT_CONFIG_VALUE_1=/dev/null", "GIT_OPTIONAL_LOCKS=0", "safe.bareRepository"} {
 		assert.Contains(t, prefix, want)
 	}
-	assert.Empty(t, p.Classify(&Command{Line: "git commit -m x", Cwd: "."}).Exec, "only read-only lines are rewritten")
+	assert.Empty(t, p.Classify(&tools.Command{Line: "git commit -m x", Cwd: "."}).Exec, "only read-only lines are rewritten")
 	c := cmdCall("git status")
 	p.Decide("s", "", c)
 	assert.Equal(t, cls.Exec[:len(prefix)], c.Command.Exec[:len(prefix)], "Decide sets the call's Exec")
@@ -228,14 +229,14 @@ func TestGitInWorkspaceMadeARepositoryDuringSession(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	assert.Equal(t, Allow, p.Decide("s", "", cmdCall("git status")).Action, "no repository: git only fails")
 	gitIn(t, env.Root, "init", "-q")
 	gitIn(t, env.Root, "config", "filter.x.clean", "touch /tmp/pwn")
 	d := p.Decide("s", "", cmdCall("git status"))
 	assert.Equal(t, Ask, d.Action, "%+v", d)
 
-	p2, _ := newPolicy(t, env, ModeAsk) // a new session: the repository predates it
+	p2, _ := newPolicy(t, env, tools.ModeAsk) // a new session: the repository predates it
 	assert.Equal(t, Allow, p2.Decide("s", "", cmdCall("git status")).Action)
 	gitIn(t, env.Root, "config", "user.name", "someone")
 	assert.Equal(t, Allow, p2.Decide("s", "", cmdCall("git status")).Action,

@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -406,7 +407,7 @@ var hostileLines = []hostileLine{
 // denials are not lifted by a grant.
 func TestHostileLines(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
 	counts := map[string]map[expect]int{}
 	for _, h := range hostileLines {
 		if counts[h.class] == nil {
@@ -414,10 +415,10 @@ func TestHostileLines(t *testing.T) {
 		}
 		counts[h.class][h.want]++
 		var got [4]Action
-		for i, mode := range Modes {
+		for i, mode := range tools.Modes {
 			got[i] = p.Decide("s", mode, cmdCall(h.line)).Action
 		}
-		cls := p.Classify(&Command{Line: h.line, Cwd: "."})
+		cls := p.Classify(&tools.Command{Line: h.line, Cwd: "."})
 		ok := assert.Equal(t, expectActions[h.want], got, "[%s] %s: want %s; class %+v", h.class, h.line, h.want, cls)
 		switch h.want {
 		case readOnly:
@@ -429,15 +430,15 @@ func TestHostileLines(t *testing.T) {
 		case unchecked:
 			ok = assert.NotEmpty(t, cls.Unchecked, "[%s] %s", h.class, h.line) && ok
 		case denied:
-			d := p.Decide("s", ModeFullAuto, cmdCall(h.line))
+			d := p.Decide("s", tools.ModeFullAuto, cmdCall(h.line))
 			ok = assert.Contains(t, d.Rule, "built-in", "[%s] %s", h.class, h.line) && ok
 		}
 		if !ok {
 			continue
 		}
 		if h.want == denied || h.want == unchecked {
-			if _, err := p.Grant("s", cmdCall(h.line), AllowAlways); err == nil {
-				assert.Equal(t, expectActions[h.want][3], p.Decide("s", ModeFullAuto, cmdCall(h.line)).Action,
+			if _, err := p.Grant("s", cmdCall(h.line), tools.AllowAlways); err == nil {
+				assert.Equal(t, expectActions[h.want][3], p.Decide("s", tools.ModeFullAuto, cmdCall(h.line)).Action,
 					"a grant never lifts %s: %s", h.want, h.line)
 			}
 		}
@@ -462,7 +463,7 @@ func TestHostileLines(t *testing.T) {
 		}
 		t.Logf("%-14s %s", c, strings.Join(parts, ", "))
 	}
-	t.Logf("%d lines (%d quoted in issue 11) × %d modes", len(hostileLines), issue, len(Modes))
+	t.Logf("%d lines (%d quoted in issue 11) × %d modes", len(hostileLines), issue, len(tools.Modes))
 }
 
 // TestProgramsOfTheWorkspaceAreNotReadOnly: a bare name that PATH finds in
@@ -470,16 +471,16 @@ func TestHostileLines(t *testing.T) {
 // read-only; the same name found outside is.
 func TestProgramsOfTheWorkspaceAreNotReadOnly(t *testing.T) {
 	env := newEnv(t)
-	p, _ := newPolicy(t, env, ModeAsk)
-	assert.True(t, p.Classify(&Command{Line: "cat go.mod", Cwd: "."}).ReadOnly)
-	assert.True(t, p.Classify(&Command{Line: "/bin/cat go.mod", Cwd: "."}).ReadOnly)
+	p, _ := newPolicy(t, env, tools.ModeAsk)
+	assert.True(t, p.Classify(&tools.Command{Line: "cat go.mod", Cwd: "."}).ReadOnly)
+	assert.True(t, p.Classify(&tools.Command{Line: "/bin/cat go.mod", Cwd: "."}).ReadOnly)
 	writeFile(t, env, "bin/cat", "#!/bin/sh\ntouch /tmp/pwn\n")
 	require.NoError(t, os.Chmod(filepath.Join(env.Root, "bin/cat"), 0o755))
 	t.Setenv("PATH", filepath.Join(env.Root, "bin")+string(filepath.ListSeparator)+os.Getenv("PATH"))
-	cls := p.Classify(&Command{Line: "cat go.mod", Cwd: "."})
+	cls := p.Classify(&tools.Command{Line: "cat go.mod", Cwd: "."})
 	assert.False(t, cls.ReadOnly)
 	assert.Contains(t, cls.Why[0], "program of the workspace")
 	t.Setenv("PATH", "bin"+string(filepath.ListSeparator)+os.Getenv("PATH"))
-	assert.False(t, p.Classify(&Command{Line: "cat go.mod", Cwd: "."}).ReadOnly, "a relative PATH entry")
-	assert.True(t, p.Classify(&Command{Line: "echo hi", Cwd: "."}).ReadOnly, "a builtin is not looked up")
+	assert.False(t, p.Classify(&tools.Command{Line: "cat go.mod", Cwd: "."}).ReadOnly, "a relative PATH entry")
+	assert.True(t, p.Classify(&tools.Command{Line: "echo hi", Cwd: "."}).ReadOnly, "a builtin is not looked up")
 }

@@ -1,9 +1,10 @@
-package tools
+package policy
 
 import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentd/agentd/tools"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -155,7 +156,7 @@ func (a *analyzer) destroyTarget(p *shellPart, name string, t word, fl *flow) st
 		switch {
 		case x == "/" || a.home != "" && x == a.home || x == userHome() && x != "":
 			return name + " of " + t.text + " (the root or home directory) is never allowed"
-		case !within(a.root, x):
+		case !tools.Within(a.root, x):
 			return name + " of " + t.text + " outside the workspace is never allowed"
 		}
 	}
