@@ -69,6 +69,18 @@ var stdinNames = setOf("/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0")
 // special handles the programs that change the shell, run code they are
 // given, or run other commands; it returns the commands run inside p.
 func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
+	if p.name() == "find" {
+		return a.find(p, fl)
+	}
+	a.effects(p, fl)
+	return a.wrapped(p, fl, o)
+}
+
+// effects follows what a command does to the shell and to what the
+// analysis knows beyond its own verdict: where the line is, the code it
+// runs (sh -c, eval, source, trap, alias), the files it writes or links,
+// the names it evaluates.
+func (a *analyzer) effects(p *shellPart, fl *flow) {
 	name, args := p.name(), p.words[1:]
 	switch {
 	case name == "cd" || name == "pushd" || name == "popd":
@@ -82,13 +94,7 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 	case name == "trap":
 		a.trap(args, fl)
 	case name == "alias":
-		for _, w := range args {
-			if !w.lit {
-				a.unchecked("alias with a definition not known before the line runs")
-			} else if _, v, ok := strings.Cut(w.val, "="); ok {
-				a.script(v, fl.branch(), "an alias")
-			}
-		}
+		a.alias(args, fl)
 	case name == "hash":
 		for _, w := range args {
 			if !w.lit || strings.HasPrefix(w.val, "-") && strings.Contains(w.val, "p") {
@@ -101,17 +107,10 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 				a.write(w, fl)
 			}
 		}
-	case name == "find":
-		return a.find(p, fl)
 	case name == "ln":
 		a.link(args, fl)
 	case name == "cp":
-		for _, w := range args {
-			if !w.lit || w.val == "--symbolic-link" || w.val == "--link" ||
-				strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.ContainsAny(w.val, "sl") {
-				a.linksLost = true
-			}
-		}
+		a.copyLinks(args)
 	case name == "git":
 		a.gitConfigScripts(args, fl)
 	case nameBuiltins[name] != "" || name == "unset" || name == "getopts":
@@ -120,26 +119,59 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 			a.nameOperand(word{val: n, lit: w.lit, params: w.params, subst: w.subst, arith: w.arith}, name)
 		}
 	case name == "printf" || name == "test" || name == "[":
-		for i, w := range args {
-			if w.lit && w.val == "-v" && i+1 < len(args) {
-				a.nameOperand(args[i+1], name+" -v")
-			}
-			if w.lit && name != "printf" && w.val == "-R" && i+1 < len(args) {
-				a.nameOperand(args[i+1], name+" -R")
-			}
+		a.nameOptions(name, args)
+	}
+}
+
+// alias runs its definitions as code when the alias is used.
+func (a *analyzer) alias(args []word, fl *flow) {
+	for _, w := range args {
+		if !w.lit {
+			a.unchecked("alias with a definition not known before the line runs")
+		} else if _, v, ok := strings.Cut(w.val, "="); ok {
+			a.script(v, fl.branch(), "an alias")
 		}
 	}
+}
+
+// copyLinks: cp -s and cp -l make links the analysis does not follow.
+func (a *analyzer) copyLinks(args []word) {
+	for _, w := range args {
+		if !w.lit || w.val == "--symbolic-link" || w.val == "--link" ||
+			strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.ContainsAny(w.val, "sl") {
+			a.linksLost = true
+		}
+	}
+}
+
+// nameOptions checks printf -v NAME and test -v/-R NAME, which bash
+// evaluates as names (a subscript in them runs).
+func (a *analyzer) nameOptions(name string, args []word) {
+	for i, w := range args {
+		if w.lit && w.val == "-v" && i+1 < len(args) {
+			a.nameOperand(args[i+1], name+" -v")
+		}
+		if w.lit && name != "printf" && w.val == "-R" && i+1 < len(args) {
+			a.nameOperand(args[i+1], name+" -R")
+		}
+	}
+}
+
+// wrapped is the command a wrapper runs (timeout, env, xargs …), with the
+// environment, directory and input it gets; a script it runs instead is
+// analysed here.
+func (a *analyzer) wrapped(p *shellPart, fl *flow, o origin) []innerCmd {
+	name := p.name()
 	u := unwrap(p.words)
 	switch {
 	case u.bad != "":
 		p.why = u.bad
 		p.unchecked = u.bad
 		return nil
+	case u.script != nil && !u.script.lit:
+		p.unchecked = name + " runs a script not known before the line runs"
+		return nil
 	case u.script != nil:
-		if !u.script.lit {
-			p.unchecked = name + " runs a script not known before the line runs"
-			return nil
-		}
 		a.script(u.script.val, fl.sub(), name)
 		return nil
 	case u.words == nil:
@@ -422,86 +454,115 @@ func findRoots(args []word) (roots, expr []word, ok bool) {
 // resolved where it really goes; a link it cannot follow makes every later
 // path unknown.
 func (a *analyzer) link(args []word, fl *flow) {
-	symbolic := false
-	var dir *word
-	var ops []word
+	ln, ok := parseLn(args)
+	if !ok {
+		a.linksLost = true
+		return
+	}
+	for _, pr := range a.linkPairs(ln, fl) {
+		a.write(pr[1], fl)
+		if !a.recordLink(pr[0], pr[1], ln.symbolic, fl) {
+			a.linksLost = true
+			return
+		}
+	}
+}
+
+// lnArgs are ln's arguments as it reads them.
+type lnArgs struct {
+	symbolic bool
+	dir      *word  // -t DIR
+	ops      []word // targets, then the link name unless -t
+}
+
+// parseLn reads ln's options; ok is false when an option is not known
+// before the line runs.
+func parseLn(args []word) (ln lnArgs, ok bool) {
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		switch {
+		case !w.lit && (strings.HasPrefix(w.lead, "-") || w.lead == ""):
+			return ln, false
 		case !w.lit:
-			if strings.HasPrefix(w.lead, "-") || w.lead == "" {
-				a.linksLost = true
-				return
-			}
-			ops = append(ops, w)
+			ln.ops = append(ln.ops, w)
 		case w.val == "--":
-			ops = append(ops, args[i+1:]...)
+			ln.ops = append(ln.ops, args[i+1:]...)
 			i = len(args)
 		case w.val == "-t" || w.val == "-S" || w.val == "--suffix":
 			if i+1 < len(args) {
 				if w.val == "-t" {
-					dir = &args[i+1]
+					ln.dir = &args[i+1]
 				}
 				i++
 			}
 		case strings.HasPrefix(w.val, "--target-directory="):
 			d := w
 			d.val = strings.TrimPrefix(w.val, "--target-directory=")
-			dir = &d
+			ln.dir = &d
 		case w.val == "--symbolic" || strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.Contains(w.val, "s"):
-			symbolic = true
+			ln.symbolic = true
 		case strings.HasPrefix(w.val, "-"):
 		default:
-			ops = append(ops, w)
+			ln.ops = append(ln.ops, w)
 		}
 	}
-	if len(ops) == 0 {
-		return
-	}
-	var pairs [][2]word // target, link
+	return ln, true
+}
+
+// linkPairs are the (target, link) pairs ln makes: into -t's directory,
+// into the last operand when it is a directory, the last operand itself,
+// or the target's name in the working directory.
+func (a *analyzer) linkPairs(ln lnArgs, fl *flow) [][2]word {
+	ops := ln.ops
+	var pairs [][2]word
 	switch {
-	case dir != nil:
+	case len(ops) == 0:
+	case ln.dir != nil:
 		for _, t := range ops {
-			pairs = append(pairs, [2]word{t, joinWord(*dir, filepath.Base(t.val))})
+			pairs = append(pairs, [2]word{t, joinWord(*ln.dir, filepath.Base(t.val))})
 		}
 	case len(ops) == 1:
 		pairs = append(pairs, [2]word{ops[0], {val: filepath.Base(ops[0].val), lit: ops[0].lit}})
+	case len(ops) == 2 && !a.isDir(ops[1], fl):
+		pairs = append(pairs, [2]word{ops[0], ops[1]})
 	default:
 		last := ops[len(ops)-1]
-		isDir := false
-		if ps, ok := a.paths(last, fl.cwd); ok && len(ps) == 1 {
-			if fi, err := os.Stat(ps[0]); err == nil && fi.IsDir() {
-				isDir = true
-			}
-		}
-		if len(ops) == 2 && !isDir {
-			pairs = append(pairs, [2]word{ops[0], last})
-		} else {
-			for _, t := range ops[:len(ops)-1] {
-				pairs = append(pairs, [2]word{t, joinWord(last, filepath.Base(t.val))})
-			}
+		for _, t := range ops[:len(ops)-1] {
+			pairs = append(pairs, [2]word{t, joinWord(last, filepath.Base(t.val))})
 		}
 	}
-	for _, pr := range pairs {
-		a.write(pr[1], fl)
-		ls, ok := a.paths(pr[1], fl.cwd)
-		if !ok || !pr[0].lit {
-			a.linksLost = true
-			return
-		}
-		for _, l := range ls {
-			content := pr[0].val
-			if !symbolic {
-				ts, ok := a.paths(pr[0], fl.cwd)
-				if !ok || len(ts) != 1 {
-					a.linksLost = true
-					return
-				}
-				content = ts[0]
-			}
-			a.links[l] = content
-		}
+	return pairs
+}
+
+// isDir reports whether w names one existing directory.
+func (a *analyzer) isDir(w word, fl *flow) bool {
+	ps, ok := a.paths(w, fl.cwd)
+	if !ok || len(ps) != 1 {
+		return false
 	}
+	fi, err := os.Stat(ps[0])
+	return err == nil && fi.IsDir()
+}
+
+// recordLink remembers what a link points to: a symbolic link's text, a
+// hard link's file. false when it cannot be known.
+func (a *analyzer) recordLink(target, link word, symbolic bool, fl *flow) bool {
+	ls, ok := a.paths(link, fl.cwd)
+	if !ok || !target.lit {
+		return false
+	}
+	for _, l := range ls {
+		content := target.val
+		if !symbolic {
+			ts, ok := a.paths(target, fl.cwd)
+			if !ok || len(ts) != 1 {
+				return false
+			}
+			content = ts[0]
+		}
+		a.links[l] = content
+	}
+	return true
 }
 
 func joinWord(dir word, base string) word {
