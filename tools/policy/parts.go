@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -14,9 +12,21 @@ type origin struct {
 	findRoots []word
 }
 
-// addPart records a simple command, judges it, then what it runs inside
-// it: the script of sh -c and eval, the command after a wrapper, find
-// -exec's.
+// addPart records a simple command and judges it, in this order:
+//
+//  1. the program name and the environment the line gives it (a name not
+//     known before the line runs hides it from the denials: unchecked);
+//  2. what it does to the shell and the code it runs (special: cd, sh -c,
+//     eval, source, ln …; code.go, links.go), and the commands it runs
+//     inside it (a wrapper's, find -exec's: wrappers.go);
+//  3. its verdict (judge): read-only or why not (programs.go, scripts.go,
+//     git.go), the network (network.go), the options that keep a
+//     wildcard rule from covering it (risk.go);
+//  4. the files its arguments write (outputs.go), confined like
+//     redirects;
+//  5. the built-in denials (denials.go);
+//
+// then the commands found in step 2, each the same way.
 func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) {
 	if len(ws) == 0 {
 		return
@@ -231,350 +241,30 @@ func nameOperands(name string, args []word) []word {
 	return out
 }
 
-// shScripts are the shells whose scripts the policy can read.
-var shScripts = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash")
-
-// shell analyses what a shell runs: the -c string, a script file, or its
-// standard input.
-func (a *analyzer) shell(p *shellPart, fl *flow) {
-	name, args := p.name(), p.words[1:]
-	cmode, smode := false, false
-	var operand *word
-	i := 0
-options:
-	for ; i < len(args); i++ {
-		w := args[i]
-		if !w.lit {
-			if cmode || strings.HasPrefix(w.lead, "-") || w.lead == "" {
-				p.unchecked = name + " has an argument not known before the line runs"
-				return
-			}
-			break
-		}
-		switch v := w.val; {
-		case v == "--" || v == "-":
-			i++
-			break options
-		case v == "--rcfile" || v == "--init-file":
-			i++
-		case strings.HasPrefix(v, "--"):
-			if !shellLongFlags[v] {
-				p.unchecked = name + " has an option the policy does not know (" + v + ")"
-				return
-			}
-		case (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) && len(v) > 1:
-			for _, c := range v[1:] {
-				switch c {
-				case 'c':
-					cmode = cmode || v[0] == '-'
-				case 's':
-					smode = true
-				case 'o', 'O':
-					i++ // the option's name
-				}
-			}
-		default:
-			break options
-		}
-	}
-	if i < len(args) {
-		operand = &args[i]
-	}
-	switch {
-	case cmode && operand == nil:
-		return // bash: -c: option requires an argument
-	case cmode:
-		if !operand.lit {
-			p.unchecked = name + " -c runs a script not known before the line runs"
-			return
-		}
-		a.script(operand.val, fl.sub(), name+" -c")
-	case operand != nil && !smode:
-		switch {
-		case !operand.lit:
-			p.unchecked = name + " runs a script not known before the line runs (" + operand.text + ")"
-		case stdinNames[operand.val]:
-			a.fromStdin(p, fl, name)
-		case isFDPath(operand.val):
-			p.unchecked = name + " runs a script from a file descriptor the policy cannot see (" + operand.val + ")"
-		}
-	default:
-		a.fromStdin(p, fl, name)
-	}
-}
-
-var shellLongFlags = setOf("--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--version",
-	"--help", "--noediting", "--debugger", "--pretty-print", "--dump-strings", "--dump-po-strings")
-
-// fromStdin analyses a shell (or source) reading its script from stdin.
-func (a *analyzer) fromStdin(p *shellPart, fl *flow, what string) {
-	switch fl.stdin.kind {
-	case stdinNull:
-	case stdinText:
-		a.script(fl.stdin.text, fl.sub().withStdin(stdinNone), what+" fed on stdin")
-	default:
-		p.unchecked = what + " reads its script from stdin, which the policy cannot see"
-	}
-}
-
-func (a *analyzer) eval(args []word, fl *flow) {
-	if len(args) == 0 {
-		return
-	}
-	for _, w := range args {
-		if !w.lit {
-			a.unchecked("eval runs a string not known before the line runs")
-			return
-		}
-	}
-	a.script(strings.Join(vals(args), " "), fl, "eval")
-}
-
-func (a *analyzer) source(args []word, fl *flow) {
-	if len(args) == 0 {
-		return
-	}
-	w := args[0]
-	switch {
-	case !w.lit:
-		a.unchecked("source runs a file not known before the line runs")
-	case stdinNames[w.val]:
-		p := &shellPart{}
-		a.fromStdin(p, fl, "source")
-		if p.unchecked != "" {
-			a.unchecked(p.unchecked)
-		}
-	case isFDPath(w.val):
-		a.unchecked("source runs a file descriptor the policy cannot see (" + w.val + ")")
-	default:
-		fl.lose() // the sourced file may cd anywhere
-	}
-}
-
-func (a *analyzer) trap(args []word, fl *flow) {
-	for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
-		if args[0].val == "--" {
-			args = args[1:]
-			break
-		}
-		args = args[1:]
-	}
-	if len(args) < 2 {
-		return // trap -p, trap -l, trap SIG: prints or resets
-	}
-	switch w := args[0]; {
-	case !w.lit:
-		a.unchecked("trap runs a string not known before the line runs")
-	case w.val != "-":
-		a.script(w.val, fl.branch(), "trap")
-	}
-}
-
-// find records what find runs (-exec and kin) and treats -delete's roots
-// as removed; -fprint and -fls targets are writes.
-func (a *analyzer) find(p *shellPart, fl *flow) []innerCmd {
-	roots, expr, _ := findRoots(p.words[1:])
-	var out []innerCmd
-	for i := 0; i < len(expr); i++ {
-		w := expr[i]
-		switch w.val {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			for j < len(expr) && !(expr[j].lit && (expr[j].val == ";" || expr[j].val == "+")) {
-				j++
-			}
-			if j > i+1 {
-				in := innerCmd{words: expr[i+1 : j], flow: fl.sub(), origin: origin{findRoots: roots}}
-				if strings.HasSuffix(w.val, "dir") {
-					in.flow.cwd = a.rootDirs(roots, fl)
-				}
-				out = append(out, in)
-			}
-			i = j
-		case "-fprint", "-fprint0", "-fprintf", "-fls":
-			if i+1 < len(expr) {
-				a.write(expr[i+1], fl)
-			}
-		}
-	}
-	return out
-}
-
-// rootDirs is where -execdir runs: somewhere under find's roots.
-func (a *analyzer) rootDirs(roots []word, fl *flow) dirSet {
-	var out dirSet
-	for _, r := range roots {
-		ps, ok := a.paths(r, fl.cwd)
-		if !ok {
-			return unknownDirs()
-		}
-		out = out.union(known(ps...))
-	}
-	return out
-}
-
-// findRoots splits find's arguments into its starting points and its
-// expression. ok is false when a starting point is not known before the
-// line runs.
-func findRoots(args []word) (roots, expr []word, ok bool) {
-	i := 0
-	for i < len(args) && args[i].lit {
-		v := args[i].val
-		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
-			i++
-			continue
-		}
-		if v == "-D" {
-			i += 2
-			continue
-		}
-		break
-	}
-	ok = true
-	for ; i < len(args); i++ {
-		w := args[i]
-		if w.lit && (strings.HasPrefix(w.val, "-") || w.val == "(" || w.val == "!" || w.val == ")" || w.val == ",") {
-			break
-		}
-		if !w.lit && (w.lead == "" || strings.HasPrefix(w.lead, "-")) {
-			ok = false
-		}
-		roots = append(roots, w)
-	}
-	if i < len(args) {
-		expr = args[i:]
-	}
-	if len(roots) == 0 {
-		roots = []word{{val: ".", lit: true, lead: ".", text: "."}}
-	}
-	return roots, expr, ok
-}
-
-// link records the links `ln` makes, so a later write through one is
-// resolved where it really goes; a link it cannot follow makes every later
-// path unknown.
-func (a *analyzer) link(args []word, fl *flow) {
-	ln, ok := parseLn(args)
-	if !ok {
-		a.linksLost = true
-		return
-	}
-	for _, pr := range a.linkPairs(ln, fl) {
-		a.write(pr[1], fl)
-		if !a.recordLink(pr[0], pr[1], ln.symbolic, fl) {
-			a.linksLost = true
-			return
-		}
-	}
-}
-
-// lnArgs are ln's arguments as it reads them.
-type lnArgs struct {
-	symbolic bool
-	dir      *word  // -t DIR
-	ops      []word // targets, then the link name unless -t
-}
-
-// parseLn reads ln's options; ok is false when an option is not known
-// before the line runs.
-func parseLn(args []word) (ln lnArgs, ok bool) {
-	for i := 0; i < len(args); i++ {
-		w := args[i]
-		switch {
-		case !w.lit && (strings.HasPrefix(w.lead, "-") || w.lead == ""):
-			return ln, false
-		case !w.lit:
-			ln.ops = append(ln.ops, w)
-		case w.val == "--":
-			ln.ops = append(ln.ops, args[i+1:]...)
-			i = len(args)
-		case w.val == "-t" || w.val == "-S" || w.val == "--suffix":
-			if i+1 < len(args) {
-				if w.val == "-t" {
-					ln.dir = &args[i+1]
-				}
-				i++
-			}
-		case strings.HasPrefix(w.val, "--target-directory="):
-			d := w
-			d.val = strings.TrimPrefix(w.val, "--target-directory=")
-			ln.dir = &d
-		case w.val == "--symbolic" || strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.Contains(w.val, "s"):
-			ln.symbolic = true
-		case strings.HasPrefix(w.val, "-"):
-		default:
-			ln.ops = append(ln.ops, w)
-		}
-	}
-	return ln, true
-}
-
-// linkPairs are the (target, link) pairs ln makes: into -t's directory,
-// into the last operand when it is a directory, the last operand itself,
-// or the target's name in the working directory.
-func (a *analyzer) linkPairs(ln lnArgs, fl *flow) [][2]word {
-	ops := ln.ops
-	var pairs [][2]word
-	switch {
-	case len(ops) == 0:
-	case ln.dir != nil:
-		for _, t := range ops {
-			pairs = append(pairs, [2]word{t, joinWord(*ln.dir, filepath.Base(t.val))})
-		}
-	case len(ops) == 1:
-		pairs = append(pairs, [2]word{ops[0], {val: filepath.Base(ops[0].val), lit: ops[0].lit}})
-	case len(ops) == 2 && !a.isDir(ops[1], fl):
-		pairs = append(pairs, [2]word{ops[0], ops[1]})
-	default:
-		last := ops[len(ops)-1]
-		for _, t := range ops[:len(ops)-1] {
-			pairs = append(pairs, [2]word{t, joinWord(last, filepath.Base(t.val))})
-		}
-	}
-	return pairs
-}
-
-// isDir reports whether w names one existing directory.
-func (a *analyzer) isDir(w word, fl *flow) bool {
-	ps, ok := a.paths(w, fl.cwd)
-	if !ok || len(ps) != 1 {
-		return false
-	}
-	fi, err := os.Stat(ps[0])
-	return err == nil && fi.IsDir()
-}
-
-// recordLink remembers what a link points to: a symbolic link's text, a
-// hard link's file. false when it cannot be known.
-func (a *analyzer) recordLink(target, link word, symbolic bool, fl *flow) bool {
-	ls, ok := a.paths(link, fl.cwd)
-	if !ok || !target.lit {
-		return false
-	}
-	for _, l := range ls {
-		content := target.val
-		if !symbolic {
-			ts, ok := a.paths(target, fl.cwd)
-			if !ok || len(ts) != 1 {
-				return false
-			}
-			content = ts[0]
-		}
-		a.links[l] = content
-	}
-	return true
-}
-
-func joinWord(dir word, base string) word {
-	d := dir
-	d.val = strings.TrimSuffix(dir.val, "/") + "/" + base
-	return d
-}
-
 // isFDPath reports paths that name an open file descriptor or a pipe
 // rather than a file in the workspace.
 func isFDPath(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") ||
 		strings.HasPrefix(p, "/proc/thread-self/fd/") || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/tcp/") ||
 		strings.HasPrefix(p, "/dev/udp/")
+}
+
+// judge fills in a part's verdict: read-only or why not, whether it needs
+// the network, and what keeps a wildcard rule from covering it.
+func (a *analyzer) judge(p *shellPart, fl *flow) {
+	if p.Dynamic {
+		return
+	}
+	p.network = needsNetwork(p)
+	if r := riskyOption(p); r != "" && p.risky == "" {
+		p.risky = r
+	}
+	if p.why != "" {
+		return
+	}
+	if why := a.readOnlyWhy(p, fl); why != "" {
+		p.why = why
+	} else if p.network {
+		p.why = p.name() + " needs the network"
+	}
 }

@@ -261,3 +261,83 @@ func hasShortFlag(opts []word, c byte, long string) bool {
 	}
 	return false
 }
+
+// find records what find runs (-exec and kin) and treats -delete's roots
+// as removed; -fprint and -fls targets are writes.
+func (a *analyzer) find(p *shellPart, fl *flow) []innerCmd {
+	roots, expr, _ := findRoots(p.words[1:])
+	var out []innerCmd
+	for i := 0; i < len(expr); i++ {
+		w := expr[i]
+		switch w.val {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(expr) && !(expr[j].lit && (expr[j].val == ";" || expr[j].val == "+")) {
+				j++
+			}
+			if j > i+1 {
+				in := innerCmd{words: expr[i+1 : j], flow: fl.sub(), origin: origin{findRoots: roots}}
+				if strings.HasSuffix(w.val, "dir") {
+					in.flow.cwd = a.rootDirs(roots, fl)
+				}
+				out = append(out, in)
+			}
+			i = j
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(expr) {
+				a.write(expr[i+1], fl)
+			}
+		}
+	}
+	return out
+}
+
+// rootDirs is where -execdir runs: somewhere under find's roots.
+func (a *analyzer) rootDirs(roots []word, fl *flow) dirSet {
+	var out dirSet
+	for _, r := range roots {
+		ps, ok := a.paths(r, fl.cwd)
+		if !ok {
+			return unknownDirs()
+		}
+		out = out.union(known(ps...))
+	}
+	return out
+}
+
+// findRoots splits find's arguments into its starting points and its
+// expression. ok is false when a starting point is not known before the
+// line runs.
+func findRoots(args []word) (roots, expr []word, ok bool) {
+	i := 0
+	for i < len(args) && args[i].lit {
+		v := args[i].val
+		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
+			i++
+			continue
+		}
+		if v == "-D" {
+			i += 2
+			continue
+		}
+		break
+	}
+	ok = true
+	for ; i < len(args); i++ {
+		w := args[i]
+		if w.lit && (strings.HasPrefix(w.val, "-") || w.val == "(" || w.val == "!" || w.val == ")" || w.val == ",") {
+			break
+		}
+		if !w.lit && (w.lead == "" || strings.HasPrefix(w.lead, "-")) {
+			ok = false
+		}
+		roots = append(roots, w)
+	}
+	if i < len(args) {
+		expr = args[i:]
+	}
+	if len(roots) == 0 {
+		roots = []word{{val: ".", lit: true, lead: ".", text: "."}}
+	}
+	return roots, expr, ok
+}
