@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -200,7 +201,7 @@ func (d *inproc) stop(kill bool) int {
 		d.conn.Close()
 		select {
 		case d.exit = <-d.code:
-		case <-time.After(DefaultTimeout):
+		case <-time.After(await.Timeout(DefaultTimeout)):
 			d.exit = -1
 		}
 	})
@@ -241,7 +242,7 @@ func (p *proc) stop(kill bool) int {
 		go func() { _ = p.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(DefaultTimeout):
+		case <-time.After(await.Timeout(DefaultTimeout)):
 			_ = p.cmd.Process.Kill()
 			<-done
 		}
