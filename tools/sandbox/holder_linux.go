@@ -244,8 +244,9 @@ func holderMain() int {
 }
 
 // forkEntry starts an entry point with ctl as its control socket: in new
-// mount and PID namespaces (and a network namespace when newNet), as the
-// daemon's child.
+// mount and PID namespaces (and a network namespace when newNet), in a
+// session of its own (no controlling terminal, not the daemon's process
+// group), as the daemon's child.
 func forkEntry(ctl int, newNet bool) (int, error) {
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_PARENT)
 	if newNet {
@@ -259,7 +260,7 @@ func forkEntry(ctl int, newNet bool) (int, error) {
 	return syscall.ForkExec("/proc/self/exe", []string{"agentd-sandbox", entryArg}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{0, 1, 2, uintptr(ctl)},
-		Sys: &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL,
+		Sys: &syscall.SysProcAttr{Cloneflags: flags, Setsid: true, Pdeathsig: syscall.SIGKILL,
 			AmbientCaps: []uintptr{capSysAdmin, capSetpcap}},
 	})
 }

@@ -115,8 +115,12 @@ type Confinement struct {
 	// SessionNetwork: the command is in its session's network namespace,
 	// where only the loopback exists.
 	SessionNetwork bool `json:"sessionNetwork,omitempty"`
-	// Seccomp: sockets other than AF_UNIX/AF_NETLINK and io_uring are refused.
+	// Seccomp: sockets other than AF_UNIX/AF_NETLINK (and IPv4 and IPv6
+	// in a session's network) are refused.
 	Seccomp bool `json:"seccomp"`
+	// Filter: a seccomp filter refuses TIOCSTI and TIOCLINUX (typing into
+	// a terminal), io_uring and foreign system calls.
+	Filter bool `json:"filter"`
 	// Network is allowed.
 	Network bool `json:"network"`
 	// Protected are the paths made read-only inside the workspace.

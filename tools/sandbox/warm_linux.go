@@ -156,8 +156,11 @@ func startEntry(k nsKey) (*entryProc, error) {
 	cmd.Env = []string{} // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
 	// Without namespaces the daemon forks it itself: no new user
-	// namespace, so a vfork, cheap at any size.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// namespace, so a vfork, cheap at any size. A session of its own
+	// from the start: the command never has the daemon's controlling
+	// terminal (whose reader would take what it injects as typed), nor
+	// its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := cmd.Start(); err != nil {
 		ours.Close()
 		return nil, fmt.Errorf("sandbox: starting the entry point: %w", err)
