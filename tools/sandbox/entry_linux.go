@@ -29,6 +29,8 @@ func init() {
 		os.Exit(entry())
 	case holderArg:
 		os.Exit(holderMain())
+	case goCacheArg:
+		os.Exit(goCacheProg(os.Args[2:]))
 	}
 }
 
