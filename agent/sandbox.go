@@ -122,7 +122,7 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 	if conf == nil {
 		d := r.a.policy.Decide(r.rec.SessionID, policy, call)
 		c := tools.Confine{Profile: tools.ProfileRead}
-		if d.Action != tools.Deny && (d.Action == tools.Allow || pc.Request != nil) && d.Confine.Profile != tools.ProfileFull {
+		if d.Action != tools.Deny && (d.Action == tools.Allow || pc.req != nil) && d.Confine.Profile != tools.ProfileFull {
 			c = d.Confine
 		}
 		conf = &c
