@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -233,7 +234,7 @@ func TestEditorFilesCancelDoesNotWaitOnTheEditor(t *testing.T) {
 	if stop := h.prompt(id, "write g.txt"); stop != acpsdk.StopReasonCancelled {
 		t.Fatalf("stop reason %q", stop)
 	}
-	if d := time.Since(begin); d > 5*time.Second {
+	if d := time.Since(begin); d > await.Timeout(5*time.Second) {
 		t.Fatalf("cancel took %v", d)
 	}
 	if got, _ := h.client.buffer(filepath.Join(ws, "g.txt")); got != "new\n" {

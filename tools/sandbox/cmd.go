@@ -100,8 +100,7 @@ func (c *Cmd) wire(cmd *exec.Cmd) {
 	cmd.WaitDelay = c.WaitDelay
 	if c.tty != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.tty, c.tty, c.tty
-		cmd.SysProcAttr.Setpgid = false // setsid makes it a group leader already
-		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 }

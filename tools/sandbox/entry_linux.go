@@ -49,9 +49,8 @@ func entry() int {
 	// process or read its memory (its other threads are not confined).
 	_ = prctl(prSetDumpable, 0, 0, 0, 0)
 	// Signals the terminal sends to the whole group reach the command
-	// directly; the init must neither die of them (ending the namespace;
-	// while it waits, it is in the daemon's group) nor pass on SIG_IGN,
-	// which exec would keep.
+	// directly; the init must neither die of them (ending the namespace)
+	// nor pass on SIG_IGN, which exec would keep.
 	var orphaned atomic.Pointer[func()]
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
@@ -131,8 +130,12 @@ func entry() int {
 	return code
 }
 
-// takeStreams makes the received descriptors the standard streams, and
-// the process a group leader, or a session leader with its terminal.
+// takeStreams makes the received descriptors the standard streams and, on
+// a terminal, that terminal the session's controlling terminal. The entry
+// point was started in a session of its own (startEntry): without a
+// terminal of its own, the command has no controlling terminal at all, so
+// /dev/tty opens nothing (ENXIO) and the daemon's terminal (an editor's)
+// is out of its reach.
 func (p *plan) takeStreams(fds []int) error {
 	for i, fd := range fds {
 		if err := syscall.Dup3(fd, i, 0); err != nil {
@@ -141,10 +144,7 @@ func (p *plan) takeStreams(fds []int) error {
 		syscall.Close(fd)
 	}
 	if !p.Terminal {
-		return syscall.Setpgid(0, 0)
-	}
-	if _, err := syscall.Setsid(); err != nil {
-		return fmt.Errorf("setsid: %w", err)
+		return nil
 	}
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSCTTY, 0); e != 0 {
 		return fmt.Errorf("controlling terminal: %w", e)
@@ -189,17 +189,26 @@ func (p *plan) confine() (Confinement, error) {
 			return conf, &SetupError{Step: "landlock", Msg: err.Error()}
 		}
 	}
+	if p.Terminal && !p.Namespaces {
+		// Its own terminal by name, and no other one (tty_linux.go).
+		if own := ownTerminal(); own != "" {
+			if err := rs.allowPath(own, accDev); err != nil {
+				return conf, &SetupError{Step: "landlock", Msg: err.Error()}
+			}
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		return conf, &SetupError{Step: "capabilities", Msg: err.Error()}
 	}
 	if err := prctl(prSetNoNewPrivs, 1, 0, 0, 0); err != nil {
 		return conf, &SetupError{Step: "no_new_privs", Msg: err.Error()}
 	}
-	if len(p.Families) > 0 {
-		if err := installFilter(netFilter(p.Families)); err != nil {
+	if seccompSupported {
+		if err := installFilter(filter(p.Families)); err != nil {
 			return conf, &SetupError{Step: "seccomp", Msg: err.Error()}
 		}
-		conf.Seccomp = true
+		conf.Filter = true
+		conf.Seccomp = p.Families != nil
 	}
 	if err := rs.restrictThread(); err != nil {
 		return conf, &SetupError{Step: "landlock", Msg: err.Error()}

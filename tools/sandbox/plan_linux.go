@@ -57,8 +57,9 @@ var (
 	// systemRead are the system's programs, libraries and data.
 	systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
 		"/snap", "/sys", "/proc", "/var/lib/dpkg", "/var/lib/alternatives"}
-	// devices every command may read and write.
-	devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	// devices every command may read and write; /dev/pts is the command's
+	// own (tty_linux.go).
+	devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 	// etcHoles are secrets under /etc that root could otherwise read.
 	etcHoles = []string{"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssl/private",
 		"security/opasswd", "NetworkManager/system-connections", "wireguard", "krb5.keytab", "libvirt/secrets",
@@ -112,6 +113,9 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		add(accRead, etcPaths("/etc", etcHoles)...)
 	}
 	add(accDev, devices...)
+	if st.Namespaces {
+		add(accDev, "/dev/pts") // a devpts instance of its own, mounted before the rules
+	}
 	add(accRead, toolchainPaths(spec.Env, spec.Workspace)...)
 	add(accRead, spec.Read...)
 	add(accWrite, spec.Write...)

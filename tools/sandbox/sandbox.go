@@ -103,8 +103,11 @@ type Confinement struct {
 	PrivateProc bool `json:"privateProc"`
 	// NetNamespace: the command has an empty network namespace.
 	NetNamespace bool `json:"netNamespace"`
-	// Seccomp: sockets other than AF_UNIX/AF_NETLINK and io_uring are refused.
+	// Seccomp: sockets other than AF_UNIX/AF_NETLINK are refused.
 	Seccomp bool `json:"seccomp"`
+	// Filter: a seccomp filter refuses TIOCSTI and TIOCLINUX (typing into
+	// a terminal), io_uring and foreign system calls.
+	Filter bool `json:"filter"`
 	// Network is allowed.
 	Network bool `json:"network"`
 	// Protected are the paths made read-only inside the workspace.

@@ -14,8 +14,10 @@ import (
 	"unsafe"
 )
 
+// groupAttr starts a Full command in a session of its own (so in a group
+// of its own too): without the daemon's controlling terminal.
 func groupAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 func (c *Cmd) startConfined() error {

@@ -35,6 +35,7 @@ const (
 	mountAttrRdonly     = 0x1
 	mountAttrNosuid     = 0x2
 	mountAttrNodev      = 0x4
+	mountAttrNoexec     = 0x8
 	fsopenCloexec       = 1
 	fsmountCloexec      = 1
 	fsconfigCmdCreate   = 6

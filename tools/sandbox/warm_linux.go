@@ -127,7 +127,10 @@ func startEntry(k nsKey) (*entryProc, error) {
 	cmd.Args[0] = "agentd-sandbox"
 	cmd.Env = []string{} // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A session of its own from the start: the command never has the
+	// daemon's controlling terminal (whose reader would take what it
+	// injects as typed), nor its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if k.ns {
 		sys := cmd.SysProcAttr
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
