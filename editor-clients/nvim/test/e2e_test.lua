@@ -294,6 +294,57 @@ t.test('write: an edit of the proposed side is what gets written; a modified buf
   t.ok(table.concat(h.notes, '\n'):find('has unsaved changes here', 1, true), 'the user is told')
 end)
 
+local LIST = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n'
+
+-- The status line of the proposed side of the diff tab.
+local function proposed_status()
+  local wins = api.nvim_tabpage_list_wins(0)
+  return api.nvim_win_get_option(wins[#wins], 'statusline')
+end
+
+t.test('review: with auto_diff the diff tab opens by itself; hunks are kept (gy) or rejected (gh); ga writes what is left', function()
+  local ws = h.fresh('review', { files = { ['list.txt'] = LIST }, setup = { requests = { auto_diff = true } } })
+  local win = file_window(ws, 'notes.txt')
+  vim.cmd('Agentd shout the list')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab opens by itself')
+  local wins = api.nvim_tabpage_list_wins(0)
+  t.eq(api.nvim_get_current_win(), wins[2], 'the cursor on the proposed side')
+  t.eq(api.nvim_win_get_cursor(0)[1], 2, 'on the first hunk')
+  t.ok(proposed_status():find(' 3 hunks (gh reject, gy keep) │%< gx reject', 1, true), proposed_status())
+  h.keys('gy')
+  t.eq(api.nvim_win_get_cursor(0)[1], 5, 'gy keeps it and goes to the next hunk')
+  h.keys('gh')
+  t.eq(api.nvim_buf_get_lines(0, 4, 5, false), { 'five' }, 'gh took the current text back')
+  t.eq(api.nvim_win_get_cursor(0)[1], 9, 'and went to the next hunk')
+  t.ok(proposed_status():find('3 hunks, 1 rejected', 1, true), proposed_status())
+  t.eq(h.read(ws .. '/list.txt'), LIST, 'nothing written during the review')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/list.txt') == 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n'
+  end, 'the kept hunks written, not the rejected one')
+  t.wait(function()
+    return tabs() == 1
+  end, 'the diff tab closes')
+  h.wait_conversation('Wrote your version of list.txt.')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor is back where it was')
+end)
+
+t.test('review: every hunk rejected, ga rejects the write; the model is told why', function()
+  local ws = h.fresh('review', { files = { ['list.txt'] = LIST }, setup = { requests = { auto_diff = true } } })
+  vim.cmd('Agentd shout the list')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab opens by itself')
+  h.keys('ghghgh')
+  t.ok(proposed_status():find('3 hunks, 3 rejected', 1, true), proposed_status())
+  h.keys('ga')
+  h.wait_conversation('Left list.txt as it was.')
+  t.eq(h.read(ws .. '/list.txt'), LIST)
+  t.ok(h.conversation():find('→ rejected', 1, true), h.conversation())
+end)
+
 t.test('cancel: an open diff tab closes when its request is resolved elsewhere', function()
   local ws = h.fresh('cancel')
   vim.cmd('Agentd cancel the write')

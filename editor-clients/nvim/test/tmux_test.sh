@@ -30,7 +30,10 @@
 #      :AgentdCommands lists the broken one with why;
 #   9. :AgentdMcp with a connected, a failed and a starting server;
 #  10. a command's confirmation says where it runs; gF runs it without the
-#      sandbox; with the sandbox off the chat says so and gF is not offered.
+#      sandbox; with the sandbox off the chat says so and gF is not offered;
+#  11. review: with auto_diff a write's diff tab opens by itself on its first
+#      hunk; gy keeps a hunk, gh takes the current text back for the next,
+#      ga writes what is left.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -136,6 +139,7 @@ require('agentd').setup({
   env = { OPENAI_BASE_URL = '$URL', OPENAI_API_KEY = 'test', AGENTD_MODEL = 'fakemodel', AGENTD_STATE_DIR = '$T/$name/state', $extra },
   log_file = '$T/agentd.log',
   conversation = { width = 70 },
+  ${SETUP_EXTRA:-}
 })
 require('agentd').start()
 -- for the test only: a file that says when the index is built, so the
@@ -567,5 +571,27 @@ check 'the float has the cursor (its keys show)' 'gX never · q later'
 keys g a
 check 'allowed, it runs' 'Ran it.' 20
 stop_session sandboxoff
+
+# --- 11 ----------------------------------------------------------------------
+SETUP_EXTRA='requests = { auto_diff = true },' start_session review review || finish
+printf 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n' >"$WS/list.txt"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd shout the list' Enter
+check 'the diff tab opens by itself, with the review keys' '3 hunks (gh reject, gy keep) │ gx reject'
+check 'the current side' 'current → proposed: list.txt (modified)'
+capture review-diff
+keys g y
+keys g h
+check 'gh takes a hunk back; the status counts it' '3 hunks, 1 rejected (gh reject, gy keep)'
+capture review-hunk-rejected
+keys g a
+check 'ga writes what is left' 'Wrote your version of list.txt.' 20
+capture review-written
+if [ "$(tr '\n' ' ' <"$WS/list.txt")" = 'one TWO three four five six seven eight NINE ten ' ]; then
+  ok 'the kept hunks are on disk, not the rejected one'
+else
+  fail 'the kept hunks are on disk, not the rejected one'
+fi
+stop_session review
 
 finish

@@ -29,6 +29,7 @@ function M.add(req)
     require('agentd.methods').adopt(S.runs:add_request(req))
     refresh()
     float.offer()
+    diff.offer()
   end
 end
 
@@ -40,6 +41,7 @@ function M.resolved(id)
   diff.on_resolved(id)
   float.on_resolved(id)
   refresh()
+  diff.offer()
 end
 
 local function failed(id, e)
