@@ -364,6 +364,99 @@ t.test('cancel: an open diff tab closes when its request is resolved elsewhere',
   t.eq(S.requests:count(), 0, 'nothing open')
 end)
 
+-- inline edit ----------------------------------------------------------------
+
+local CALC = 'alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\n'
+local INLINE_NS = api.nvim_create_namespace('agentd.inline')
+
+-- What the inline overlay shows: the added lines (virtual lines) and the
+-- labels, by buffer line.
+local function overlay(buf)
+  local added, labels = {}, {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, { details = true })) do
+    local row, d = m[2] + 1, m[4]
+    for _, vl in ipairs(d.virt_lines or {}) do
+      added[#added + 1] = row .. ': ' .. vl[1][1]
+    end
+    for _, vt in ipairs(d.virt_text or {}) do
+      labels[row] = vim.trim(vt[1])
+    end
+  end
+  return added, labels
+end
+
+t.test("inline: :'<,'>AgentdEdit shows the change in the buffer hunk by hunk; gy keeps, gh rejects, ga writes the kept ones", function()
+  local ws = h.fresh('inline', { files = { ['calc.py'] = CALC } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  local buf = api.nvim_get_current_buf()
+  local win = api.nvim_get_current_win()
+  h.keys('2GVjj:AgentdEdit make them uppercase<CR>')
+  t.wait(function()
+    return #api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}) > 0
+  end, 'the change shown in the buffer')
+  t.eq(tabs(), 1, 'no diff tab')
+  t.eq(h.float_text(), '', 'no float')
+  t.eq(require('agentd.chat').wins(), nil, 'the chat did not open')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor stayed in the buffer')
+  t.eq(api.nvim_buf_get_lines(buf, 0, -1, false), { 'alpha = 1', 'beta = 2', 'gamma = 3', 'delta = 4' }, 'the text is not touched')
+  t.eq(vim.bo[buf].modified, false)
+  local added, labels = overlay(buf)
+  t.eq(added, { '2: BETA = 2', '4: DELTA = 4' })
+  t.eq(labels[2], 'agentd: hunk 1/2 · gy keep · gh reject · ga keep the rest and write · gx reject all')
+  t.eq(labels[4], 'agentd: hunk 2/2 · gy keep · gh reject')
+  t.eq(api.nvim_win_get_cursor(win)[1], 2, 'the cursor on the first hunk')
+  h.keys('gy')
+  t.eq(api.nvim_win_get_cursor(win)[1], 4, 'gy keeps it and goes to the next')
+  h.keys('gh')
+  added, labels = overlay(buf)
+  t.eq(added, { '2: BETA = 2' }, 'a rejected hunk shows no more')
+  t.eq(labels[2], 'agentd: hunk 1/2 kept (gh rejects it) · ga write · gx reject all')
+  t.eq(labels[4], 'agentd: hunk 2/2 rejected (gy keeps it) · ga write · gx reject all')
+  t.eq(h.read(ws .. '/calc.py'), CALC, 'nothing written before ga')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/calc.py') == 'alpha = 1\nBETA = 2\ngamma = 3\ndelta = 4\n'
+  end, 'the kept hunk written, not the rejected one')
+  t.wait(function()
+    return vim.deep_equal(api.nvim_buf_get_lines(buf, 0, -1, false), { 'alpha = 1', 'BETA = 2', 'gamma = 3', 'delta = 4' })
+  end, 'the buffer reloads')
+  t.eq(#api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}), 0, 'the overlay is gone')
+  t.eq(vim.fn.maparg('gy', 'n', false, true).buffer, nil, 'its keys are gone')
+  -- the same run and undo as everything else: the change is the session's checkpoint
+  local sid = S.runs:get(S.run).session
+  local cps
+  require('agentd.undo').refresh(sid, function(_, list)
+    cps = list
+  end)
+  t.wait(function()
+    return cps
+  end, 'agent/checkpoints')
+  t.eq(#cps, 1, vim.inspect(cps))
+  t.eq(cps[1].files[1].path, 'calc.py')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('run completed', 1, true)
+  end, 'the run goes on and completes')
+end)
+
+t.test('inline: gx rejects the change; nothing is written and the model is told', function()
+  local ws = h.fresh('inline', { files = { ['calc.py'] = CALC } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  local buf = api.nvim_get_current_buf()
+  vim.cmd('2,4AgentdEdit make them uppercase')
+  t.wait(function()
+    return #api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}) > 0
+  end, 'the change shown in the buffer')
+  h.keys('gx')
+  t.eq(#api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}), 0, 'the overlay is gone')
+  local run = S.runs:get(S.run)
+  t.wait(function()
+    return run.state == 'completed'
+  end, 'the run completes')
+  t.eq(h.read(ws .. '/calc.py'), CALC)
+  local text = table.concat(require('agentd.render').chat({ runs = { run } }, function() end).lines, '\n')
+  t.ok(text:find('Left the lines as they were.', 1, true), text)
+end)
+
 -- runs ---------------------------------------------------------------------
 
 t.test('mode: :AgentdMode full-auto runs the next command without asking', function()

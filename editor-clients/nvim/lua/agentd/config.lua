@@ -103,8 +103,9 @@ M.defaults = {
     },
     -- Global normal-mode keys (none by default), e.g. { chat = '<leader>aa',
     -- prompt = '<leader>ap', pending = '<leader>ar', cancel = '<leader>ac',
-    -- sessions = '<leader>as', toggle = '<leader>at' }. The prompt key also
-    -- works in Visual mode (the selection goes along).
+    -- sessions = '<leader>as', toggle = '<leader>at', edit = '<leader>ae' }.
+    -- The prompt key also works in Visual mode (the selection goes along);
+    -- edit is Visual mode only (:AgentdEdit on the selection).
     global = {},
   },
   -- Input request kinds this editor renders (all by default). A kind left
