@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +61,41 @@ func TestRunSaysWhatIsMissing(t *testing.T) {
 	code, _, errs = runAgentd("run", "hello")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, `approvalPolicy: "yolo" is not a mode`)
+}
+
+// Every subcommand has --help (exit 0, its flags on stdout); usage errors
+// exit 2.
+func TestHelpForEverySubcommand(t *testing.T) {
+	configHome(t, "")
+	names := []string{"run", "sessions", "serve", "acp", "index", "search", "config", "search-eval", "doctor"}
+	_, usage, _ := runAgentd("help")
+	for _, name := range names {
+		assert.Contains(t, usage, "agentd "+name+" ", "the usage lists every subcommand")
+	}
+	for _, name := range names {
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+			code, out, errs := runAgentd(args...)
+			assert.Equal(t, 0, code, "%v: %s", args, errs)
+			assert.Contains(t, out, "usage: agentd "+name, "%v", args)
+		}
+	}
+	_, out, _ := runAgentd("run", "--help")
+	for _, flag := range []string{"-policy", "-no-index", "-json", "-session", "-dir", "-reasoning", "Ctrl-C", "Exit status"} {
+		assert.Contains(t, out, flag)
+	}
+	_, out, _ = runAgentd("serve", "--help")
+	assert.Contains(t, out, "-no-index")
+	for _, args := range [][]string{{"run"}, {"run", "--bogus", "hi"}, {"run", "hi", "--policy", "yolo"},
+		{"search"}, {"serve", "extra"}, {"config", "extra"}, {"index", "a", "b"}, {"search-eval"}, {"nonsense"},
+		{"sessions", "extra"}, {"sessions", "--bogus"}, {"doctor", "extra"}, {"doctor", "--bench", "-1"}} {
+		code, _, errs := runAgentd(args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.NotEmpty(t, errs, "%v says nothing", args)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	proctest.Cleanup()
+	os.Exit(code)
 }

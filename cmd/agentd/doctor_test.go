@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/proctest"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
 // The real binary is its own sandbox entry point: `agentd doctor` probes
 // through it and times commands confined by it.
 func TestDoctor(t *testing.T) {
-	out, err := exec.Command(agentdBinary(t), "doctor", "--json", "--bench", "3").Output()
+	out, err := exec.Command(proctest.Agentd(t), "doctor", "--json", "--bench", "3").Output()
 	if err != nil {
 		t.Fatalf("agentd doctor: %v\n%s", err, out)
 	}
@@ -32,7 +33,7 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("no cost for %s: %v", k, report.Cost)
 		}
 	}
-	text, err := exec.Command(agentdBinary(t), "doctor").Output()
+	text, err := exec.Command(proctest.Agentd(t), "doctor").Output()
 	if err != nil || !strings.Contains(string(text), "kernel sandbox: active (Landlock ABI") {
 		t.Errorf("agentd doctor: %v\n%s", err, text)
 	}

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/agentd/agentd/rag"
+	"github.com/agentd/agentd/rpc/term"
 )
 
 // runIndex is `agentd index [--state-dir D] [dir]`: build or refresh the
@@ -195,8 +193,7 @@ func openIndex(ctx context.Context, root, stateDir string, emb rag.Embedder, std
 // buildWithProgress runs Build, drawing a bar on stderr when it is a
 // terminal; pipes and logs get nothing but the summary.
 func buildWithProgress(ctx context.Context, ix *rag.Index, stderr io.Writer) error {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !term.IsTerminal(stderr) {
 		return ix.Build(ctx, nil)
 	}
 	var last time.Time

@@ -41,7 +41,7 @@ func startedFile(state string) string {
 }
 
 func oneShot(t *testing.T, path, model, state, root string, args ...string) *exec.Cmd {
-	cmd := exec.Command(agentdBinary(t), append([]string{"run", "--dir", root}, args...)...)
+	cmd := exec.Command(proctest.Agentd(t), append([]string{"run", "--dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+path, "OPENAI_BASE_URL="+model, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
 		"AGENTD_STATE_DIR="+state, "HOME="+state, "XDG_CONFIG_HOME="+filepath.Join(state, "config"), "XDG_CACHE_HOME="+filepath.Join(state, "cache"), "AGENTD_RETRY_BASE=10ms")
 	return cmd

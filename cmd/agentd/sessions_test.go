@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/proctest"
 )
 
 // TestSessionsAndEarlierRuns: `agentd run --session` prints the session's
@@ -28,7 +29,7 @@ func TestSessionsAndEarlierRuns(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	agentd := func(args ...string) (string, string) {
 		t.Helper()
-		cmd := exec.Command(agentdBinary(t), args...)
+		cmd := exec.Command(proctest.Agentd(t), args...)
 		cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=k", "AGENTD_MODEL=fake",
 			"AGENTD_STATE_DIR="+state, "HOME="+state, "XDG_CONFIG_HOME="+state, "AGENTD_RETRY_BASE=10ms", "TZ=UTC")
 		var stdout, stderr strings.Builder

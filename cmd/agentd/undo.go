@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/term"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -70,7 +71,7 @@ func runUndo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	// Command lines, file names and diffs are what the model and its
 	// commands wrote: shown, never obeyed by the terminal.
-	u := &undoCLI{a: a, sid: sid, in: stdin, out: visibleWriter{stdout}, err: visibleWriter{stderr}, tty: stdout, diff: *showDiff, dry: *dry}
+	u := &undoCLI{a: a, sid: sid, in: stdin, out: term.NewVisibleWriter(stdout), err: term.NewVisibleWriter(stderr), tty: stdout, diff: *showDiff, dry: *dry}
 	switch {
 	case *list:
 		return u.list()
@@ -257,7 +258,7 @@ func (u *undoCLI) ask(res agent.UndoResult) string {
 	for _, c := range res.Conflicts {
 		changed = changed || c.Kind == "changed"
 	}
-	if !isTerminal(u.in) || !isTerminal(u.tty) {
+	if !term.IsTerminal(u.in) || !term.IsTerminal(u.tty) {
 		fmt.Fprintln(u.err, "\nagentd undo: nothing was changed; rerun with --skip to leave these files, or --overwrite to restore them too")
 		return ""
 	}

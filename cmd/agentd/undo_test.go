@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
+	"github.com/agentd/agentd/internal/proctest"
 )
 
 const undoCLIScript = `{"turns": [
@@ -50,7 +52,7 @@ func newUndoWorld(t *testing.T) *undoWorld {
 // exit code.
 func (w *undoWorld) agentd(args ...string) (string, int) {
 	w.t.Helper()
-	cmd := exec.Command(agentdBinary(w.t), args...)
+	cmd := exec.Command(proctest.Agentd(w.t), args...)
 	cmd.Env, cmd.Dir = w.env, w.root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -125,14 +127,14 @@ func TestUndoCommandLineAsksOnATerminal(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.NoError(t, os.WriteFile(filepath.Join(w.root, "f.txt"), []byte("mine\n"), 0o644))
 
-	cmd := exec.Command(agentdBinary(t), "undo")
+	cmd := exec.Command(proctest.Agentd(t), "undo")
 	cmd.Env, cmd.Dir = w.env, w.root
 	tty, err := pty.Start(cmd)
 	require.NoError(t, err)
 	defer tty.Close()
 	var screen bytes.Buffer
 	buf := make([]byte, 4096)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(await.Timeout(20 * time.Second))
 	for !strings.Contains(screen.String(), "[c]ancel? ") {
 		require.True(t, time.Now().Before(deadline), "no question on the terminal: %q", screen.String())
 		n, err := tty.Read(buf)

@@ -1,0 +1,44 @@
+//go:build darwin
+
+package term
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+type termios = syscall.Termios
+
+func getTermios(fd int) (*termios, error) {
+	var t termios
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGETA, uintptr(unsafe.Pointer(&t))); e != 0 {
+		return nil, e
+	}
+	return &t, nil
+}
+
+func setTermios(fd int, t *termios) error {
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSETA, uintptr(unsafe.Pointer(t))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// flushInput discards what was typed but not yet read (tcflush TCIFLUSH).
+func flushInput(fd int) error {
+	which := 1 // FREAD: the input queue
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCFLUSH, uintptr(unsafe.Pointer(&which))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// quiet is t without echo and line editing, so keys are read one by one as
+// they are typed and never shown by the terminal itself; signals (Ctrl-C)
+// and output processing stay as they are.
+func quiet(t *termios) *termios {
+	q := *t
+	q.Lflag &^= syscall.ECHO | syscall.ICANON | syscall.IEXTEN
+	q.Cc[syscall.VMIN], q.Cc[syscall.VTIME] = 1, 0
+	return &q
+}
