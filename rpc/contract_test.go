@@ -73,8 +73,8 @@ func currentContract(t *testing.T) contract {
 		OnConflict:          agent.OnConflicts,
 		ConflictKinds:       agent.ConflictKinds,
 		MCPStates:           strs(mcp.States),
-		RuleScopes:          strs(tools.RuleScopes),
-		RuleActions:         strs(tools.Actions),
+		RuleScopes:          agent.RuleScopes,
+		RuleActions:         agent.RuleActions,
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -115,8 +114,8 @@ type RulesParams struct {
 
 // RulesResult lists the rules the policy applies, and its files.
 type RulesResult struct {
-	Rules []tools.RuleInfo `json:"rules"`
-	Files tools.RuleFiles  `json:"files"`
+	Rules []agent.RuleInfo `json:"rules"`
+	Files agent.RuleFiles  `json:"files"`
 }
 
 // RuleRef names a rule (rules/revoke); SessionID for a session's rule.
@@ -127,16 +126,16 @@ type RuleRef struct {
 
 // RuleEditParams changes a rule; a field left out stays.
 type RuleEditParams struct {
-	ID        string       `json:"id"`
-	SessionID string       `json:"sessionId,omitempty"`
-	Tool      string       `json:"tool,omitempty"`
-	Pattern   *string      `json:"pattern,omitempty"`
-	Action    tools.Action `json:"action,omitempty"`
+	ID        string  `json:"id"`
+	SessionID string  `json:"sessionId,omitempty"`
+	Tool      string  `json:"tool,omitempty"`
+	Pattern   *string `json:"pattern,omitempty"`
+	Action    string  `json:"action,omitempty"`
 }
 
 // RuleResult is a rule as it is after an edit.
 type RuleResult struct {
-	Rule tools.RuleInfo `json:"rule"`
+	Rule agent.RuleInfo `json:"rule"`
 }
 
 // MCPServerRef names an MCP server the session (or every session) sees.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -47,9 +46,7 @@ var codes = []struct {
 	{agent.ErrRunNotPaused, wire.CodeRunNotPaused},
 	{agent.ErrNotSaved, wire.CodeNotSaved},
 	{agent.ErrUnknownCheckpoint, wire.CodeUnknownCheckpoint},
-	{tools.ErrUnknownRule, wire.CodeUnknownRule},
-	{tools.ErrRuleFixed, wire.CodeInvalidParams},
-	{tools.ErrInvalidRule, wire.CodeInvalidParams},
+	{agent.ErrUnknownRule, wire.CodeUnknownRule},
 	{mcp.ErrUnknownServer, wire.CodeInvalidParams},
 	{mcp.ErrNotStartable, wire.CodeInvalidParams},
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -154,7 +153,7 @@ var (
 		if p.ID == "" {
 			return nil, fmt.Errorf("%w: id is required", errInvalidParams)
 		}
-		r, err := a.EditRule(p.SessionID, p.ID, tools.RuleChange{Tool: p.Tool, Pattern: p.Pattern, Action: p.Action})
+		r, err := a.EditRule(p.SessionID, p.ID, agent.RuleEdit{Tool: p.Tool, Pattern: p.Pattern, Action: p.Action})
 		if err != nil {
 			return nil, err
 		}

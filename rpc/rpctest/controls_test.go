@@ -28,10 +28,10 @@ func rules(t *testing.T, e *Editor, sessionID string) rpc.RulesResult {
 	return res
 }
 
-func findRule(res rpc.RulesResult, scope tools.RuleScope, pattern string) (tools.RuleInfo, bool) {
-	i := slices.IndexFunc(res.Rules, func(r tools.RuleInfo) bool { return r.Scope == scope && r.Pattern == pattern })
+func findRule(res rpc.RulesResult, scope string, pattern string) (agent.RuleInfo, bool) {
+	i := slices.IndexFunc(res.Rules, func(r agent.RuleInfo) bool { return r.Scope == scope && r.Pattern == pattern })
 	if i < 0 {
-		return tools.RuleInfo{}, false
+		return agent.RuleInfo{}, false
 	}
 	return res.Rules[i], true
 }
@@ -58,12 +58,12 @@ func TestRulesView(t *testing.T) {
 		e.Answer(Decide(req.RequestID, tools.AllowAlways, ""))
 		e.Finished(run.RunID)
 		list := rules(t, e, "")
-		always, ok := findRule(list, tools.RuleAlways, "npm run one")
+		always, ok := findRule(list, "always", "npm run one")
 		require.True(t, ok, "%+v", list.Rules)
-		assert.Equal(t, tools.Allow, always.Action)
+		assert.Equal(t, "allow", always.Action)
 		assert.Equal(t, "run_cmd", always.Tool)
 		assert.True(t, always.Revocable)
-		user, ok := findRule(list, tools.RuleUser, "make *")
+		user, ok := findRule(list, "user", "make *")
 		require.True(t, ok)
 		assert.False(t, user.Revocable)
 		assert.Equal(t, filepath.Join(userConfigDir(env), "rules.json"), list.Files.User)
@@ -76,28 +76,28 @@ func TestRulesView(t *testing.T) {
 		e.CallErr(wire.MethodRules, rpc.RulesParams{SessionID: "s_nope"}, wire.CodeUnknownSession)
 
 		e.MustCall(wire.MethodRevokeRule, rpc.RuleRef{ID: always.ID}, nil)
-		_, ok = findRule(rules(t, e, ""), tools.RuleAlways, "npm run one")
+		_, ok = findRule(rules(t, e, ""), "always", "npm run one")
 		assert.False(t, ok, "revoked")
 		again := e.Run(agent.RunParams{Prompt: "second", SessionID: run.SessionID})
 		req = e.Requests(again.RunID, 1)[0]
 		assert.Equal(t, "npm run one", req.Command, "the revoked command asks again")
 		e.Answer(Decide(req.RequestID, tools.AllowSession, ""))
 		e.Finished(again.RunID)
-		session, ok := findRule(rules(t, e, run.SessionID), tools.RuleSession, "npm run one")
+		session, ok := findRule(rules(t, e, run.SessionID), "session", "npm run one")
 		require.True(t, ok, "a session's rule is listed with its session")
-		_, ok = findRule(rules(t, e, ""), tools.RuleSession, "npm run one")
+		_, ok = findRule(rules(t, e, ""), "session", "npm run one")
 		assert.False(t, ok, "and only with it")
 
 		pattern := "npm run *"
 		var edited rpc.RuleResult
 		e.MustCall(wire.MethodEditRule, rpc.RuleEditParams{ID: session.ID, SessionID: run.SessionID, Pattern: &pattern}, &edited)
 		assert.Equal(t, "npm run *", edited.Rule.Pattern)
-		assert.Equal(t, tools.RuleSession, edited.Rule.Scope)
+		assert.Equal(t, "session", edited.Rule.Scope)
 		third := e.Run(agent.RunParams{Prompt: "third", SessionID: run.SessionID})
 		assert.Equal(t, agent.StateCompleted, e.Finished(third.RunID).State)
 		assert.Empty(t, e.inputRequests(third.RunID), "the widened rule covers npm run two")
 		e.CallErr(wire.MethodEditRule, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "perhaps"}, wire.CodeInvalidParams)
-		e.MustCall(wire.MethodEditRule, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: tools.Deny}, &edited)
+		e.MustCall(wire.MethodEditRule, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "deny"}, &edited)
 		fourth := e.Run(agent.RunParams{Prompt: "fourth", SessionID: run.SessionID})
 		e.Finished(fourth.RunID)
 		assert.Empty(t, e.inputRequests(fourth.RunID), "denied now: refused unasked")

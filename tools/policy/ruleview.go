@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"crypto/sha256"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"github.com/agentd/agentd/tools"
 )
 
 // The rules a user can see and take back (issue 31): every rule the policy
@@ -184,7 +186,7 @@ func (c RuleChange) apply(r Rule) (Rule, error) {
 	if !slices.Contains(Actions, r.Action) {
 		return Rule{}, fmt.Errorf("%w: action %q (want allow, ask or deny)", ErrInvalidRule, r.Action)
 	}
-	if err := checkGlob(r.Pattern); err != nil {
+	if err := tools.CheckGlob(r.Pattern); err != nil {
 		return Rule{}, fmt.Errorf("%w: %w", ErrInvalidRule, err)
 	}
 	return r, nil
