@@ -38,6 +38,7 @@ type config struct {
 	modelURL string
 	form     bool // the client offers form elicitation
 	fs       acpsdk.FileSystemCapabilities
+	client   string // initialize's clientInfo.name ("" sends none)
 	index    IndexStarter
 	policy   tools.Mode
 	// userConfigDir is ~/.config/agentd (custom commands); hooks the
@@ -66,7 +67,11 @@ func start(t *testing.T, c config) *harness {
 	if c.form {
 		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
 	}
-	resp, err := h.conn.Initialize(h.ctx(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	init := acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps}
+	if c.client != "" {
+		init.ClientInfo = &acpsdk.Implementation{Name: c.client, Version: "1"}
+	}
+	resp, err := h.conn.Initialize(h.ctx(), init)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +62,10 @@ type Config struct {
 	// Env adds to (or replaces in) the daemon's environment: settings such
 	// as AGENTD_SANDBOX=off in both modes, any variable in binary mode.
 	Env map[string]string
+	// Terminal gives the binary a controlling terminal, a pseudo-terminal
+	// the test holds (Env.Terminal), as the Neovim client's daemon has one.
+	// Binary mode only.
+	Terminal bool
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -71,6 +76,8 @@ type Env struct {
 	State string
 	Model *modeltest.Server
 	cfg   Config
+	// Terminal is the binary's controlling terminal, with Config.Terminal.
+	Terminal *Terminal
 }
 
 // NewEnv makes the world for one scenario.
@@ -274,6 +281,11 @@ func (env *Env) startBinary() *Editor {
 	}
 	out := &lockedBuffer{}
 	cmd.Stderr = out
+	if env.cfg.Terminal {
+		env.Terminal = openTerminal(env.T)
+		cmd.ExtraFiles = []*os.File{env.Terminal.follower}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	}
 	if err := cmd.Start(); err != nil {
 		env.T.Fatal(err)
 	}
