@@ -153,19 +153,19 @@ var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, Kin
 
 // InputRequest asks the human something.
 type InputRequest struct {
-	RunID      string           `json:"runId"`
-	SessionID  string           `json:"sessionId"`
-	Seq        int64            `json:"seq"`
-	RequestID  string           `json:"requestId"`
-	ToolCallID string           `json:"toolCallId,omitempty"`
-	Kind       RequestKind      `json:"kind"`
-	Title      string           `json:"title"`
-	Message    string           `json:"message"`
-	Context    string           `json:"context,omitempty"`
-	Options    []tools.Option   `json:"options,omitempty"`
-	AllowOther bool             `json:"allowOther,omitempty"`
-	Multiple   bool             `json:"multiple,omitempty"`
-	Default    string           `json:"default,omitempty"`
+	RunID      string         `json:"runId"`
+	SessionID  string         `json:"sessionId"`
+	Seq        int64          `json:"seq"`
+	RequestID  string         `json:"requestId"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	Kind       RequestKind    `json:"kind"`
+	Title      string         `json:"title"`
+	Message    string         `json:"message"`
+	Context    string         `json:"context,omitempty"`
+	Options    []tools.Option `json:"options,omitempty"`
+	AllowOther bool           `json:"allowOther,omitempty"`
+	Multiple   bool           `json:"multiple,omitempty"`
+	Default    string         `json:"default,omitempty"`
 	// AnswerWith and Input complete the generic form every request has: a
 	// front end that knows nothing of a kind shows its title, message,
 	// context, command and diff, offers its options and its input, and
