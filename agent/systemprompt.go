@@ -57,7 +57,7 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 		system += textToolInstructions(specs)
 	}
 	msgs := r.compactedLocked(a.ContextWindow(), len(system)+specsSize(specs))
-	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
+	out := append([]Message{{Role: RoleSystem, Content: system}}, a.hydrateImages(msgs)...)
 	if a.textMode() {
 		out = textModeMessages(out)
 		specs = nil
