@@ -33,12 +33,12 @@ var allowed = map[string][]string{
 	"tools/sandbox":     {},
 	"tools/policy":      {"tools"},
 	"tools/mcp":         {"tools", "rag"},
-	"tools/mcp/mcptest": {},
+	"tools/mcp/mcptest": {"internal/testcache"},
 	"agent":             {"tools", "tools/policy", "tools/mcp", "tools/images", "rag"},
 	"agent/modeltest":   {},
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp"},
-	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools", "internal/await"},
 	"rpc/term":          {"agent", "tools", "rpc/term/termmd"},
 	"rpc/term/termmd":   {},
 	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "rpc/term", "agent", "tools", "tools/mcp", "tools/sandbox", "rag"},
@@ -46,7 +46,9 @@ var allowed = map[string][]string{
 	"cmd/bridgemodel":   {},
 	// Test helpers (imported by _test.go files only, which the policy
 	// does not read).
-	"internal/proctest": {},
+	"internal/proctest":  {"internal/await"},
+	"internal/await":     {},
+	"internal/testcache": {},
 }
 
 // tools/checkpoint (undo's store and checkpoints) sits under tools and

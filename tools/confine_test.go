@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -118,7 +119,7 @@ func TestSandboxStatusIsKept(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, stale, 0o600))
 	sb := NewSandbox(SandboxConfig{CacheDir: dir})
 	assert.False(t, sb.Status().Active, "the kept answer, at once")
-	require.Eventually(t, func() bool { return sb.Status().Active }, 10*time.Second, 20*time.Millisecond, "then the machine's")
+	require.Eventually(t, func() bool { return sb.Status().Active }, await.Timeout(10*time.Second), 20*time.Millisecond, "then the machine's")
 
 	// Another kernel or binary: the kept answer does not apply.
 	other, err := json.Marshal(cachedStatus{Key: "other", Status: sandbox.Status{OS: "linux", Problems: []string{"other"}}})

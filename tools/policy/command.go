@@ -44,6 +44,12 @@ type CommandClass struct {
 }
 
 // Classify judges a command line without deciding: see CommandClass.
+//
+// The analysis (analyzeCommand, analysis.go) parses the line and walks it
+// (shell.go) as bash would run it, following the working directory and
+// stdin (flow.go), the values of variables (words.go, eval.go); each simple
+// command it meets is recorded and judged by addPart (parts.go). classOf
+// then sums the parts up.
 func (p *Policy) Classify(c *tools.Command) CommandClass {
 	return classOf(p.analyze(c))
 }
@@ -167,22 +173,6 @@ func (p *Policy) judgeLine(rules []Rule, mode tools.Mode, an *shellAnalysis, cls
 		d.Rule += grantNote(p.grantRules(rules, an, Allow, ScopeSession))
 	}
 	return d
-}
-
-// grantNote tells the user what a lasting answer would store.
-func grantNote(rs []Rule) string {
-	var ps []string
-	for _, r := range rs {
-		p := "`" + r.Pattern + "`"
-		if r.Tool != tools.RunCmdToolName {
-			p = r.Tool + " " + p
-		}
-		ps = append(ps, p)
-	}
-	if len(ps) == 0 {
-		return ""
-	}
-	return "; always allow stores " + strings.Join(ps, ", ")
 }
 
 // decidePart judges one simple command. quiet says the line writes

@@ -18,21 +18,22 @@
 //
 // Files:
 //   - policy.go: [Policy], [Load], [Policy.Decide] and the mode defaults;
-//   - rules.go: rules files, matching, and the grants an answer stores;
+//   - rules.go: rules files and matching; grant.go: what the user's
+//     answers store ([Policy.Grant], [Policy.GrantNetwork]);
 //   - command.go: a command's verdict ([Policy.Classify], decideCommand);
-//   - network.go: the network a command needs and its grants;
-//   - shell.go, flow.go, words.go, eval.go: the analysis of a line (the
-//     statements, where each runs, what its words can hold, code evaluated
+//     confine.go: how it runs (profile, network, secrets, sandbox);
+//   - network.go: the network a command needs;
+//   - analysis.go, shell.go, flow.go, words.go, eval.go: the analysis of a
+//     line (its result, the walk of its statements, where each command
+//     runs and what it reads, what its words can hold, code bash evaluates
 //     a second time);
-//   - parts.go, wrappers.go: each simple command and the commands it runs
-//     (xargs, find -exec, env, timeout …);
-//   - programs.go, scripts.go: which programs and arguments only read
-//     (sed, awk and jq scripts among them);
-//   - risk.go, builtin.go: what needs the network, what a wildcard rule
-//     never covers, and the denials no rule lifts;
-//   - git.go: git's own risks (configuration that runs programs, the
-//     repositories made during a session) and the settings every
-//     auto-allowed git command runs with.
+//   - parts.go: each simple command, judged in one place (addPart), with
+//     code.go (sh -c, eval, source), links.go (ln) and wrappers.go (the
+//     commands a command runs: timeout, env, xargs, find -exec …);
+//   - programs.go, scripts.go, git.go: which programs and arguments only
+//     read (sed and awk scripts, git's subcommands and settings);
+//   - risk.go: what a wildcard rule never covers; outputs.go: the files a
+//     command's arguments write; denials.go: the denials no rule lifts.
 //
 // policy imports tools (the words of a call: [tools.Call], [tools.Mode],
 // [tools.Confine]) and never agent, rpc or cmd; tools never imports it.

@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/tools"
@@ -104,80 +102,107 @@ func matchNetworkRules(rules []Rule, part shellPart) (Verdict, bool) {
 	return matchPartBy(rules, part, func(tool string) bool { return tool == NetworkRuleTool })
 }
 
-// networkGrantRules are the network rules a lasting answer stores: the
-// exact text of each part that needs the network and that no rule grants
-// it yet (never a wildcard, like command grants). A part the built-in
-// denials cannot check gets none.
-func (p *Policy) networkGrantRules(known []Rule, an *shellAnalysis, declared bool, scope string) []Rule {
-	var rules []Rule
-	for _, part := range networkParts(an, declared) {
-		if part.unchecked != "" || part.Dynamic {
-			continue
-		}
-		if d, ok := matchNetworkRules(known, part); ok && d.Action == Allow {
-			continue
-		}
-		rules = addRule(rules, Rule{Tool: NetworkRuleTool, Pattern: grantPattern(part), Action: Allow, Scope: scope})
-	}
-	return rules
+// networkPrograms always use the network; networkSubcommands do for the
+// subcommands listed. This is the one list: the analysis marks the parts
+// (shellPart.network), which are then not read-only and ask for the
+// network apart (network.go). Building or testing can download too (go
+// test with a missing module, cargo build): the model says so with
+// run_cmd's network parameter.
+var networkPrograms = setOf("curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
+	"ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute", "mtr", "npx", "bunx", "pipx", "uvx", "gh", "aws",
+	"gcloud", "az", "kubectl", "helm", "terraform", "http", "https", "xh", "aria2c")
+
+var networkSubcommands = map[string]map[string]bool{
+	"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule"),
+	"go":       setOf("get"),
+	"npm":      setOf("install", "i", "ci", "add", "update", "upgrade", "publish", "view", "info", "outdated", "audit", "login", "search", "ping", "create", "exec", "x"),
+	"pnpm":     setOf("install", "i", "add", "update", "up", "publish", "dlx", "fetch", "create", "outdated", "audit"),
+	"yarn":     setOf("install", "add", "upgrade", "up", "publish", "dlx", "create", "npm", "outdated", "audit"),
+	"bun":      setOf("install", "i", "add", "update", "x", "create", "publish"),
+	"pip":      setOf("install", "download", "index", "search"),
+	"pip3":     setOf("install", "download", "index", "search"),
+	"uv":       setOf("pip", "sync", "lock", "add", "tool", "python", "run"),
+	"poetry":   setOf("install", "add", "update", "lock", "publish"),
+	"cargo":    setOf("fetch", "install", "update", "publish", "search", "add", "login"),
+	"docker":   setOf("pull", "push", "login", "search", "build", "run"),
+	"podman":   setOf("pull", "push", "login", "search", "build", "run"),
+	"apt":      setOf("update", "install", "upgrade", "full-upgrade", "download", "source"),
+	"apt-get":  setOf("update", "install", "upgrade", "dist-upgrade", "download", "source"),
+	"brew":     setOf("install", "update", "upgrade", "fetch", "search", "tap"),
+	"gem":      setOf("install", "update", "fetch", "search", "push"),
+	"bundle":   setOf("install", "update", "add"),
+	"composer": setOf("install", "update", "require", "create-project"),
+	"mvn":      setOf("install", "deploy", "dependency:resolve", "dependency:get"),
+	"rustup":   setOf("update", "install", "toolchain", "target", "component"),
+	"deno":     setOf("install", "add", "cache"),
+	"conda":    setOf("install", "update", "create"),
+	"dotnet":   setOf("restore", "add", "tool"),
 }
 
-// networkGrantNote tells the user what a lasting answer would store for
-// the network.
-func networkGrantNote(rs []Rule) string {
-	var ps []string
-	for _, r := range rs {
-		ps = append(ps, "network `"+r.Pattern+"`")
-	}
-	if len(ps) == 0 {
-		return ""
-	}
-	return "; always allow stores " + strings.Join(ps, ", ")
+// subcommandValueOptions are global options whose value is the next word,
+// so it is not the subcommand: git -C dir fetch, go -C dir get.
+var subcommandValueOptions = map[string]map[string]bool{
+	"git": setOf("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"),
+	"go":  setOf("-C"),
 }
 
-// GrantNetwork stores the network part of the user's answer to a command
-// confirmation that asked for the network: allow_session for the session,
-// allow_always for the workspace (a rejection stores no network rule: the
-// command's own reject_always rule covers it). Each part that needs the
-// network and no rule grants it yet gets its exact text, as command grants
-// do. It returns the rules added, "" when there are none.
-func (p *Policy) GrantNetwork(sessionID string, c *tools.Call, decision tools.Decision) (string, error) {
-	if c.Command == nil {
-		return "", nil
+// needsNetwork reports whether a command is known to need the network.
+// Others may use it too; this only names the ones it surely does.
+func needsNetwork(p *shellPart) bool {
+	name := p.name()
+	if networkPrograms[name] {
+		return true
 	}
-	scope := ScopeGrant
-	switch decision {
-	case tools.AllowSession:
-		scope = ScopeSession
-	case tools.AllowAlways:
-	default:
-		return "", nil
+	if name == "rsync" {
+		for _, w := range p.words[1:] {
+			if !strings.HasPrefix(w.val, "-") && strings.Contains(w.val, ":") {
+				return true // host:path
+			}
+		}
 	}
-	an := p.analyze(c.Command)
-	if an.ParseErr != nil || len(an.Denials) > 0 {
-		return "", nil
+	subs, ok := networkSubcommands[name]
+	if !ok {
+		return false
 	}
-	rules := p.networkGrantRules(p.rules(sessionID), an, c.Command.Network, scope)
-	if len(rules) == 0 {
-		return "", nil
+	args := p.words[1:]
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if w.lit && strings.HasPrefix(w.val, "-") {
+			if subcommandValueOptions[name][w.val] {
+				i++ // the option's value is not the subcommand
+			}
+			continue
+		}
+		if !w.lit {
+			return false
+		}
+		if name == "go" {
+			return goNeedsNetwork(w.val, args[i+1:])
+		}
+		return subs[w.val]
 	}
-	names := make([]string, len(rules))
-	for i, r := range rules {
-		names[i] = r.String()
+	return false
+}
+
+// goNeedsNetwork: go get downloads; go mod download, tidy, graph, verify,
+// vendor and why may; go install and go run of pkg@version download (of a
+// local package they do not).
+func goNeedsNetwork(sub string, rest []word) bool {
+	switch sub {
+	case "get":
+		return true
+	case "mod":
+		for _, w := range rest {
+			if w.lit && !strings.HasPrefix(w.val, "-") {
+				return w.val != "edit" && w.val != "init"
+			}
+		}
+	case "install", "run":
+		for _, w := range rest {
+			if strings.Contains(w.val, "@") {
+				return true
+			}
+		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if scope == ScopeSession {
-		p.session[sessionID] = append(p.session[sessionID], rules...)
-		return strings.Join(names, "; "), nil
-	}
-	if p.grantFile == "" {
-		return "", errors.New("no state directory to store the rule in")
-	}
-	next := append(slices.Clone(p.grants), rules...)
-	if err := saveRules(p.grantFile, next); err != nil {
-		return "", err
-	}
-	p.grants = next
-	return strings.Join(names, "; "), nil
+	return false
 }

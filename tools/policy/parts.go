@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -14,9 +12,21 @@ type origin struct {
 	findRoots []word
 }
 
-// addPart records a simple command, judges it, then what it runs inside
-// it: the script of sh -c and eval, the command after a wrapper, find
-// -exec's.
+// addPart records a simple command and judges it, in this order:
+//
+//  1. the program name and the environment the line gives it (a name not
+//     known before the line runs hides it from the denials: unchecked);
+//  2. what it does to the shell and the code it runs (special: cd, sh -c,
+//     eval, source, ln …; code.go, links.go), and the commands it runs
+//     inside it (a wrapper's, find -exec's: wrappers.go);
+//  3. its verdict (judge): read-only or why not (programs.go, scripts.go,
+//     git.go), the network (network.go), the options that keep a
+//     wildcard rule from covering it (risk.go);
+//  4. the files its arguments write (outputs.go), confined like
+//     redirects;
+//  5. the built-in denials (denials.go);
+//
+// then the commands found in step 2, each the same way.
 func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) {
 	if len(ws) == 0 {
 		return
@@ -69,6 +79,18 @@ var stdinNames = setOf("/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0")
 // special handles the programs that change the shell, run code they are
 // given, or run other commands; it returns the commands run inside p.
 func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
+	if p.name() == "find" {
+		return a.find(p, fl)
+	}
+	a.effects(p, fl)
+	return a.wrapped(p, fl, o)
+}
+
+// effects follows what a command does to the shell and to what the
+// analysis knows beyond its own verdict: where the line is, the code it
+// runs (sh -c, eval, source, trap, alias), the files it writes or links,
+// the names it evaluates.
+func (a *analyzer) effects(p *shellPart, fl *flow) {
 	name, args := p.name(), p.words[1:]
 	switch {
 	case name == "cd" || name == "pushd" || name == "popd":
@@ -82,13 +104,7 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 	case name == "trap":
 		a.trap(args, fl)
 	case name == "alias":
-		for _, w := range args {
-			if !w.lit {
-				a.unchecked("alias with a definition not known before the line runs")
-			} else if _, v, ok := strings.Cut(w.val, "="); ok {
-				a.script(v, fl.branch(), "an alias")
-			}
-		}
+		a.alias(args, fl)
 	case name == "hash":
 		for _, w := range args {
 			if !w.lit || strings.HasPrefix(w.val, "-") && strings.Contains(w.val, "p") {
@@ -101,17 +117,10 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 				a.write(w, fl)
 			}
 		}
-	case name == "find":
-		return a.find(p, fl)
 	case name == "ln":
 		a.link(args, fl)
 	case name == "cp":
-		for _, w := range args {
-			if !w.lit || w.val == "--symbolic-link" || w.val == "--link" ||
-				strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.ContainsAny(w.val, "sl") {
-				a.linksLost = true
-			}
-		}
+		a.copyLinks(args)
 	case name == "git":
 		a.gitConfigScripts(args, fl)
 	case nameBuiltins[name] != "" || name == "unset" || name == "getopts":
@@ -120,26 +129,59 @@ func (a *analyzer) special(p *shellPart, fl *flow, o origin) []innerCmd {
 			a.nameOperand(word{val: n, lit: w.lit, params: w.params, subst: w.subst, arith: w.arith}, name)
 		}
 	case name == "printf" || name == "test" || name == "[":
-		for i, w := range args {
-			if w.lit && w.val == "-v" && i+1 < len(args) {
-				a.nameOperand(args[i+1], name+" -v")
-			}
-			if w.lit && name != "printf" && w.val == "-R" && i+1 < len(args) {
-				a.nameOperand(args[i+1], name+" -R")
-			}
+		a.nameOptions(name, args)
+	}
+}
+
+// alias runs its definitions as code when the alias is used.
+func (a *analyzer) alias(args []word, fl *flow) {
+	for _, w := range args {
+		if !w.lit {
+			a.unchecked("alias with a definition not known before the line runs")
+		} else if _, v, ok := strings.Cut(w.val, "="); ok {
+			a.script(v, fl.branch(), "an alias")
 		}
 	}
+}
+
+// copyLinks: cp -s and cp -l make links the analysis does not follow.
+func (a *analyzer) copyLinks(args []word) {
+	for _, w := range args {
+		if !w.lit || w.val == "--symbolic-link" || w.val == "--link" ||
+			strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.ContainsAny(w.val, "sl") {
+			a.linksLost = true
+		}
+	}
+}
+
+// nameOptions checks printf -v NAME and test -v/-R NAME, which bash
+// evaluates as names (a subscript in them runs).
+func (a *analyzer) nameOptions(name string, args []word) {
+	for i, w := range args {
+		if w.lit && w.val == "-v" && i+1 < len(args) {
+			a.nameOperand(args[i+1], name+" -v")
+		}
+		if w.lit && name != "printf" && w.val == "-R" && i+1 < len(args) {
+			a.nameOperand(args[i+1], name+" -R")
+		}
+	}
+}
+
+// wrapped is the command a wrapper runs (timeout, env, xargs …), with the
+// environment, directory and input it gets; a script it runs instead is
+// analysed here.
+func (a *analyzer) wrapped(p *shellPart, fl *flow, o origin) []innerCmd {
+	name := p.name()
 	u := unwrap(p.words)
 	switch {
 	case u.bad != "":
 		p.why = u.bad
 		p.unchecked = u.bad
 		return nil
+	case u.script != nil && !u.script.lit:
+		p.unchecked = name + " runs a script not known before the line runs"
+		return nil
 	case u.script != nil:
-		if !u.script.lit {
-			p.unchecked = name + " runs a script not known before the line runs"
-			return nil
-		}
 		a.script(u.script.val, fl.sub(), name)
 		return nil
 	case u.words == nil:
@@ -199,321 +241,30 @@ func nameOperands(name string, args []word) []word {
 	return out
 }
 
-// shScripts are the shells whose scripts the policy can read.
-var shScripts = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash")
-
-// shell analyses what a shell runs: the -c string, a script file, or its
-// standard input.
-func (a *analyzer) shell(p *shellPart, fl *flow) {
-	name, args := p.name(), p.words[1:]
-	cmode, smode := false, false
-	var operand *word
-	i := 0
-options:
-	for ; i < len(args); i++ {
-		w := args[i]
-		if !w.lit {
-			if cmode || strings.HasPrefix(w.lead, "-") || w.lead == "" {
-				p.unchecked = name + " has an argument not known before the line runs"
-				return
-			}
-			break
-		}
-		switch v := w.val; {
-		case v == "--" || v == "-":
-			i++
-			break options
-		case v == "--rcfile" || v == "--init-file":
-			i++
-		case strings.HasPrefix(v, "--"):
-			if !shellLongFlags[v] {
-				p.unchecked = name + " has an option the policy does not know (" + v + ")"
-				return
-			}
-		case (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) && len(v) > 1:
-			for _, c := range v[1:] {
-				switch c {
-				case 'c':
-					cmode = cmode || v[0] == '-'
-				case 's':
-					smode = true
-				case 'o', 'O':
-					i++ // the option's name
-				}
-			}
-		default:
-			break options
-		}
-	}
-	if i < len(args) {
-		operand = &args[i]
-	}
-	switch {
-	case cmode && operand == nil:
-		return // bash: -c: option requires an argument
-	case cmode:
-		if !operand.lit {
-			p.unchecked = name + " -c runs a script not known before the line runs"
-			return
-		}
-		a.script(operand.val, fl.sub(), name+" -c")
-	case operand != nil && !smode:
-		switch {
-		case !operand.lit:
-			p.unchecked = name + " runs a script not known before the line runs (" + operand.text + ")"
-		case stdinNames[operand.val]:
-			a.fromStdin(p, fl, name)
-		case isFDPath(operand.val):
-			p.unchecked = name + " runs a script from a file descriptor the policy cannot see (" + operand.val + ")"
-		}
-	default:
-		a.fromStdin(p, fl, name)
-	}
-}
-
-var shellLongFlags = setOf("--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--version",
-	"--help", "--noediting", "--debugger", "--pretty-print", "--dump-strings", "--dump-po-strings")
-
-// fromStdin analyses a shell (or source) reading its script from stdin.
-func (a *analyzer) fromStdin(p *shellPart, fl *flow, what string) {
-	switch fl.stdin.kind {
-	case stdinNull:
-	case stdinText:
-		a.script(fl.stdin.text, fl.sub().withStdin(stdinNone), what+" fed on stdin")
-	default:
-		p.unchecked = what + " reads its script from stdin, which the policy cannot see"
-	}
-}
-
-func (a *analyzer) eval(args []word, fl *flow) {
-	if len(args) == 0 {
-		return
-	}
-	for _, w := range args {
-		if !w.lit {
-			a.unchecked("eval runs a string not known before the line runs")
-			return
-		}
-	}
-	a.script(strings.Join(vals(args), " "), fl, "eval")
-}
-
-func (a *analyzer) source(args []word, fl *flow) {
-	if len(args) == 0 {
-		return
-	}
-	w := args[0]
-	switch {
-	case !w.lit:
-		a.unchecked("source runs a file not known before the line runs")
-	case stdinNames[w.val]:
-		p := &shellPart{}
-		a.fromStdin(p, fl, "source")
-		if p.unchecked != "" {
-			a.unchecked(p.unchecked)
-		}
-	case isFDPath(w.val):
-		a.unchecked("source runs a file descriptor the policy cannot see (" + w.val + ")")
-	default:
-		fl.lose() // the sourced file may cd anywhere
-	}
-}
-
-func (a *analyzer) trap(args []word, fl *flow) {
-	for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
-		if args[0].val == "--" {
-			args = args[1:]
-			break
-		}
-		args = args[1:]
-	}
-	if len(args) < 2 {
-		return // trap -p, trap -l, trap SIG: prints or resets
-	}
-	switch w := args[0]; {
-	case !w.lit:
-		a.unchecked("trap runs a string not known before the line runs")
-	case w.val != "-":
-		a.script(w.val, fl.branch(), "trap")
-	}
-}
-
-// find records what find runs (-exec and kin) and treats -delete's roots
-// as removed; -fprint and -fls targets are writes.
-func (a *analyzer) find(p *shellPart, fl *flow) []innerCmd {
-	roots, expr, _ := findRoots(p.words[1:])
-	var out []innerCmd
-	for i := 0; i < len(expr); i++ {
-		w := expr[i]
-		switch w.val {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			for j < len(expr) && !(expr[j].lit && (expr[j].val == ";" || expr[j].val == "+")) {
-				j++
-			}
-			if j > i+1 {
-				in := innerCmd{words: expr[i+1 : j], flow: fl.sub(), origin: origin{findRoots: roots}}
-				if strings.HasSuffix(w.val, "dir") {
-					in.flow.cwd = a.rootDirs(roots, fl)
-				}
-				out = append(out, in)
-			}
-			i = j
-		case "-fprint", "-fprint0", "-fprintf", "-fls":
-			if i+1 < len(expr) {
-				a.write(expr[i+1], fl)
-			}
-		}
-	}
-	return out
-}
-
-// rootDirs is where -execdir runs: somewhere under find's roots.
-func (a *analyzer) rootDirs(roots []word, fl *flow) dirSet {
-	var out dirSet
-	for _, r := range roots {
-		ps, ok := a.paths(r, fl.cwd)
-		if !ok {
-			return unknownDirs()
-		}
-		out = out.union(known(ps...))
-	}
-	return out
-}
-
-// findRoots splits find's arguments into its starting points and its
-// expression. ok is false when a starting point is not known before the
-// line runs.
-func findRoots(args []word) (roots, expr []word, ok bool) {
-	i := 0
-	for i < len(args) && args[i].lit {
-		v := args[i].val
-		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
-			i++
-			continue
-		}
-		if v == "-D" {
-			i += 2
-			continue
-		}
-		break
-	}
-	ok = true
-	for ; i < len(args); i++ {
-		w := args[i]
-		if w.lit && (strings.HasPrefix(w.val, "-") || w.val == "(" || w.val == "!" || w.val == ")" || w.val == ",") {
-			break
-		}
-		if !w.lit && (w.lead == "" || strings.HasPrefix(w.lead, "-")) {
-			ok = false
-		}
-		roots = append(roots, w)
-	}
-	if i < len(args) {
-		expr = args[i:]
-	}
-	if len(roots) == 0 {
-		roots = []word{{val: ".", lit: true, lead: ".", text: "."}}
-	}
-	return roots, expr, ok
-}
-
-// link records the links `ln` makes, so a later write through one is
-// resolved where it really goes; a link it cannot follow makes every later
-// path unknown.
-func (a *analyzer) link(args []word, fl *flow) {
-	symbolic := false
-	var dir *word
-	var ops []word
-	for i := 0; i < len(args); i++ {
-		w := args[i]
-		switch {
-		case !w.lit:
-			if strings.HasPrefix(w.lead, "-") || w.lead == "" {
-				a.linksLost = true
-				return
-			}
-			ops = append(ops, w)
-		case w.val == "--":
-			ops = append(ops, args[i+1:]...)
-			i = len(args)
-		case w.val == "-t" || w.val == "-S" || w.val == "--suffix":
-			if i+1 < len(args) {
-				if w.val == "-t" {
-					dir = &args[i+1]
-				}
-				i++
-			}
-		case strings.HasPrefix(w.val, "--target-directory="):
-			d := w
-			d.val = strings.TrimPrefix(w.val, "--target-directory=")
-			dir = &d
-		case w.val == "--symbolic" || strings.HasPrefix(w.val, "-") && !strings.HasPrefix(w.val, "--") && strings.Contains(w.val, "s"):
-			symbolic = true
-		case strings.HasPrefix(w.val, "-"):
-		default:
-			ops = append(ops, w)
-		}
-	}
-	if len(ops) == 0 {
-		return
-	}
-	var pairs [][2]word // target, link
-	switch {
-	case dir != nil:
-		for _, t := range ops {
-			pairs = append(pairs, [2]word{t, joinWord(*dir, filepath.Base(t.val))})
-		}
-	case len(ops) == 1:
-		pairs = append(pairs, [2]word{ops[0], {val: filepath.Base(ops[0].val), lit: ops[0].lit}})
-	default:
-		last := ops[len(ops)-1]
-		isDir := false
-		if ps, ok := a.paths(last, fl.cwd); ok && len(ps) == 1 {
-			if fi, err := os.Stat(ps[0]); err == nil && fi.IsDir() {
-				isDir = true
-			}
-		}
-		if len(ops) == 2 && !isDir {
-			pairs = append(pairs, [2]word{ops[0], last})
-		} else {
-			for _, t := range ops[:len(ops)-1] {
-				pairs = append(pairs, [2]word{t, joinWord(last, filepath.Base(t.val))})
-			}
-		}
-	}
-	for _, pr := range pairs {
-		a.write(pr[1], fl)
-		ls, ok := a.paths(pr[1], fl.cwd)
-		if !ok || !pr[0].lit {
-			a.linksLost = true
-			return
-		}
-		for _, l := range ls {
-			content := pr[0].val
-			if !symbolic {
-				ts, ok := a.paths(pr[0], fl.cwd)
-				if !ok || len(ts) != 1 {
-					a.linksLost = true
-					return
-				}
-				content = ts[0]
-			}
-			a.links[l] = content
-		}
-	}
-}
-
-func joinWord(dir word, base string) word {
-	d := dir
-	d.val = strings.TrimSuffix(dir.val, "/") + "/" + base
-	return d
-}
-
 // isFDPath reports paths that name an open file descriptor or a pipe
 // rather than a file in the workspace.
 func isFDPath(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") ||
 		strings.HasPrefix(p, "/proc/thread-self/fd/") || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/tcp/") ||
 		strings.HasPrefix(p, "/dev/udp/")
+}
+
+// judge fills in a part's verdict: read-only or why not, whether it needs
+// the network, and what keeps a wildcard rule from covering it.
+func (a *analyzer) judge(p *shellPart, fl *flow) {
+	if p.Dynamic {
+		return
+	}
+	p.network = needsNetwork(p)
+	if r := riskyOption(p); r != "" && p.risky == "" {
+		p.risky = r
+	}
+	if p.why != "" {
+		return
+	}
+	if why := a.readOnlyWhy(p, fl); why != "" {
+		p.why = why
+	} else if p.network {
+		p.why = p.name() + " needs the network"
+	}
 }

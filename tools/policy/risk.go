@@ -4,26 +4,6 @@ import (
 	"strings"
 )
 
-// judge fills in a part's verdict: read-only or why not, whether it needs
-// the network, and what keeps a wildcard rule from covering it.
-func (a *analyzer) judge(p *shellPart, fl *flow) {
-	if p.Dynamic {
-		return
-	}
-	p.network = needsNetwork(p)
-	if r := riskyOption(p); r != "" && p.risky == "" {
-		p.risky = r
-	}
-	if p.why != "" {
-		return
-	}
-	if why := a.readOnlyWhy(p, fl); why != "" {
-		p.why = why
-	} else if p.network {
-		p.why = p.name() + " needs the network"
-	}
-}
-
 // safeEnvVars are variables a command may be given in the line and still
 // count as read-only: they change how output looks, never what runs.
 var safeEnvVars = setOf("LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
@@ -44,111 +24,6 @@ func safeEnvAssign(as assignment) bool {
 		return false
 	}
 	return safeEnvVars[as.name] || strings.HasPrefix(as.name, "LC_")
-}
-
-// networkPrograms always use the network; networkSubcommands do for the
-// subcommands listed. This is the one list: the analysis marks the parts
-// (shellPart.network), which are then not read-only and ask for the
-// network apart (network.go). Building or testing can download too (go
-// test with a missing module, cargo build): the model says so with
-// run_cmd's network parameter.
-var networkPrograms = setOf("curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
-	"ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute", "mtr", "npx", "bunx", "pipx", "uvx", "gh", "aws",
-	"gcloud", "az", "kubectl", "helm", "terraform", "http", "https", "xh", "aria2c")
-
-var networkSubcommands = map[string]map[string]bool{
-	"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule"),
-	"go":       setOf("get"),
-	"npm":      setOf("install", "i", "ci", "add", "update", "upgrade", "publish", "view", "info", "outdated", "audit", "login", "search", "ping", "create", "exec", "x"),
-	"pnpm":     setOf("install", "i", "add", "update", "up", "publish", "dlx", "fetch", "create", "outdated", "audit"),
-	"yarn":     setOf("install", "add", "upgrade", "up", "publish", "dlx", "create", "npm", "outdated", "audit"),
-	"bun":      setOf("install", "i", "add", "update", "x", "create", "publish"),
-	"pip":      setOf("install", "download", "index", "search"),
-	"pip3":     setOf("install", "download", "index", "search"),
-	"uv":       setOf("pip", "sync", "lock", "add", "tool", "python", "run"),
-	"poetry":   setOf("install", "add", "update", "lock", "publish"),
-	"cargo":    setOf("fetch", "install", "update", "publish", "search", "add", "login"),
-	"docker":   setOf("pull", "push", "login", "search", "build", "run"),
-	"podman":   setOf("pull", "push", "login", "search", "build", "run"),
-	"apt":      setOf("update", "install", "upgrade", "full-upgrade", "download", "source"),
-	"apt-get":  setOf("update", "install", "upgrade", "dist-upgrade", "download", "source"),
-	"brew":     setOf("install", "update", "upgrade", "fetch", "search", "tap"),
-	"gem":      setOf("install", "update", "fetch", "search", "push"),
-	"bundle":   setOf("install", "update", "add"),
-	"composer": setOf("install", "update", "require", "create-project"),
-	"mvn":      setOf("install", "deploy", "dependency:resolve", "dependency:get"),
-	"rustup":   setOf("update", "install", "toolchain", "target", "component"),
-	"deno":     setOf("install", "add", "cache"),
-	"conda":    setOf("install", "update", "create"),
-	"dotnet":   setOf("restore", "add", "tool"),
-}
-
-// subcommandValueOptions are global options whose value is the next word,
-// so it is not the subcommand: git -C dir fetch, go -C dir get.
-var subcommandValueOptions = map[string]map[string]bool{
-	"git": setOf("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"),
-	"go":  setOf("-C"),
-}
-
-// needsNetwork reports whether a command is known to need the network.
-// Others may use it too; this only names the ones it surely does.
-func needsNetwork(p *shellPart) bool {
-	name := p.name()
-	if networkPrograms[name] {
-		return true
-	}
-	if name == "rsync" {
-		for _, w := range p.words[1:] {
-			if !strings.HasPrefix(w.val, "-") && strings.Contains(w.val, ":") {
-				return true // host:path
-			}
-		}
-	}
-	subs, ok := networkSubcommands[name]
-	if !ok {
-		return false
-	}
-	args := p.words[1:]
-	for i := 0; i < len(args); i++ {
-		w := args[i]
-		if w.lit && strings.HasPrefix(w.val, "-") {
-			if subcommandValueOptions[name][w.val] {
-				i++ // the option's value is not the subcommand
-			}
-			continue
-		}
-		if !w.lit {
-			return false
-		}
-		if name == "go" {
-			return goNeedsNetwork(w.val, args[i+1:])
-		}
-		return subs[w.val]
-	}
-	return false
-}
-
-// goNeedsNetwork: go get downloads; go mod download, tidy, graph, verify,
-// vendor and why may; go install and go run of pkg@version download (of a
-// local package they do not).
-func goNeedsNetwork(sub string, rest []word) bool {
-	switch sub {
-	case "get":
-		return true
-	case "mod":
-		for _, w := range rest {
-			if w.lit && !strings.HasPrefix(w.val, "-") {
-				return w.val != "edit" && w.val != "init"
-			}
-		}
-	case "install", "run":
-		for _, w := range rest {
-			if strings.Contains(w.val, "@") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // riskyOptions are options that make a program run another program (or a

@@ -85,137 +85,172 @@ func sedReadOnly(args []word) string {
 // sedScriptWhy reads a sed script and says why it may write or run
 // something, or "". What it cannot read counts against it.
 func sedScriptWhy(s string) string {
-	i := 0
-	skipSpace := func() {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-	}
-	// delimited reads a /…/ part (the delimiter is s[i]), escapes included.
-	delimited := func() bool {
-		if i >= len(s) {
-			return false
-		}
-		d := s[i]
-		i++
-		for i < len(s) && s[i] != d {
-			if s[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		if i >= len(s) {
-			return false
-		}
-		i++
-		return true
-	}
-	address := func() bool {
-		switch {
-		case i < len(s) && s[i] >= '0' && s[i] <= '9':
-			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
-				i++
-			}
-		case i < len(s) && s[i] == '$':
-			i++
-		case i < len(s) && s[i] == '/':
-			if !delimited() {
-				return false
-			}
-			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
-				i++
-			}
-		case i+1 < len(s) && s[i] == '\\':
-			i++
-			if !delimited() {
-				return false
-			}
-		case i < len(s) && (s[i] == '+' || s[i] == '~'):
-			i++
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-		}
-		return true
-	}
-	toEOL := func() {
-		for i < len(s) && s[i] != '\n' {
-			if s[i] == '\\' && i+1 < len(s) {
-				i++
-			}
-			i++
-		}
-	}
-	for i < len(s) {
-		skipSpace()
-		if i >= len(s) {
-			break
-		}
-		if c := s[i]; c == ';' || c == '\n' || c == '}' {
-			i++
+	sc := sedScanner{s: s}
+	for sc.skipSpace(); sc.i < len(s); sc.skipSpace() {
+		switch s[sc.i] {
+		case ';', '\n', '}':
+			sc.i++
+			continue
+		case '#':
+			sc.toEOL()
 			continue
 		}
-		if s[i] == '#' {
-			toEOL()
-			continue
-		}
-		if !address() {
+		if !sc.addresses() {
 			return "sed's script cannot be read"
 		}
-		skipSpace()
-		if i < len(s) && s[i] == ',' {
-			i++
-			skipSpace()
-			if !address() {
-				return "sed's script cannot be read"
-			}
+		if why := sc.command(); why != "" {
+			return why
 		}
-		skipSpace()
-		for i < len(s) && s[i] == '!' {
-			i++
-			skipSpace()
+	}
+	return ""
+}
+
+// sedScanner reads a sed script: s from byte i on.
+type sedScanner struct {
+	s string
+	i int
+}
+
+func (sc *sedScanner) more() bool { return sc.i < len(sc.s) }
+
+func (sc *sedScanner) skipSpace() {
+	for sc.more() && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t') {
+		sc.i++
+	}
+}
+
+func (sc *sedScanner) skipDigits() {
+	for sc.more() && sc.s[sc.i] >= '0' && sc.s[sc.i] <= '9' {
+		sc.i++
+	}
+}
+
+// delimited reads a /…/ part (the delimiter is the byte at i), escapes
+// included.
+func (sc *sedScanner) delimited() bool {
+	if !sc.more() {
+		return false
+	}
+	d := sc.s[sc.i]
+	sc.i++
+	for sc.more() && sc.s[sc.i] != d {
+		if sc.s[sc.i] == '\\' {
+			sc.i++
 		}
-		if i >= len(s) {
-			return "sed's script cannot be read"
+		sc.i++
+	}
+	if !sc.more() {
+		return false
+	}
+	sc.i++
+	return true
+}
+
+// address reads one address: a line number (first~step), $, /regex/
+// with its flags, \cregexc, or GNU's +N and ~N.
+func (sc *sedScanner) address() bool {
+	s := sc.s
+	switch {
+	case sc.more() && s[sc.i] >= '0' && s[sc.i] <= '9':
+		for sc.more() && (s[sc.i] >= '0' && s[sc.i] <= '9' || s[sc.i] == '~') {
+			sc.i++
 		}
-		c := s[i]
-		i++
-		switch {
-		case c == '{' || c == '}':
-		case strings.IndexByte("=dDgGhHnNpPxzlqQFL", c) >= 0:
-			skipSpace()
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-		case c == ':' || c == 'b' || c == 't' || c == 'T' || c == 'r' || c == 'R' || c == 'v':
-			for i < len(s) && s[i] != '\n' && s[i] != ';' {
-				i++
-			}
-		case c == 'a' || c == 'i' || c == 'c':
-			toEOL()
-		case c == 's' || c == 'y':
-			if !delimited() { // the delimiter follows the command letter
-				return "sed's script cannot be read"
-			}
-			i-- // the closing delimiter opens the replacement
-			if !delimited() {
-				return "sed's script cannot be read"
-			}
-			if c == 's' {
-				for i < len(s) && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
-					i++
-				}
-				if i < len(s) && (s[i] == 'w' || s[i] == 'e' || s[i] == 'W') {
-					return "sed's s command with the " + string(s[i]) + " flag writes or runs something"
-				}
-			}
-		case c == 'w' || c == 'W':
-			return "sed's " + string(c) + " command writes a file"
-		case c == 'e':
-			return "sed's e command runs a command"
-		default:
-			return "sed's " + string(c) + " command is not known to be read-only"
+	case sc.more() && s[sc.i] == '$':
+		sc.i++
+	case sc.more() && s[sc.i] == '/':
+		if !sc.delimited() {
+			return false
 		}
+		for sc.more() && (s[sc.i] == 'I' || s[sc.i] == 'M') {
+			sc.i++
+		}
+	case sc.i+1 < len(s) && s[sc.i] == '\\':
+		sc.i++
+		return sc.delimited()
+	case sc.more() && (s[sc.i] == '+' || s[sc.i] == '~'):
+		sc.i++
+		sc.skipDigits()
+	}
+	return true
+}
+
+// addresses reads a command's address or range and its negations, up to
+// the command letter, which must follow.
+func (sc *sedScanner) addresses() bool {
+	if !sc.address() {
+		return false
+	}
+	sc.skipSpace()
+	if sc.more() && sc.s[sc.i] == ',' {
+		sc.i++
+		sc.skipSpace()
+		if !sc.address() {
+			return false
+		}
+	}
+	sc.skipSpace()
+	for sc.more() && sc.s[sc.i] == '!' {
+		sc.i++
+		sc.skipSpace()
+	}
+	return sc.more()
+}
+
+func (sc *sedScanner) toEOL() {
+	for sc.more() && sc.s[sc.i] != '\n' {
+		if sc.s[sc.i] == '\\' && sc.i+1 < len(sc.s) {
+			sc.i++
+		}
+		sc.i++
+	}
+}
+
+// command reads one command and its arguments; it says why the command
+// writes or runs something, or is unknown, or "".
+func (sc *sedScanner) command() string {
+	c := sc.s[sc.i]
+	sc.i++
+	switch {
+	case c == '{' || c == '}':
+	case strings.IndexByte("=dDgGhHnNpPxzlqQFL", c) >= 0:
+		sc.skipSpace()
+		sc.skipDigits()
+	case c == ':' || c == 'b' || c == 't' || c == 'T' || c == 'r' || c == 'R' || c == 'v':
+		for sc.more() && sc.s[sc.i] != '\n' && sc.s[sc.i] != ';' {
+			sc.i++
+		}
+	case c == 'a' || c == 'i' || c == 'c':
+		sc.toEOL()
+	case c == 's' || c == 'y':
+		return sc.substitute(c)
+	case c == 'w' || c == 'W':
+		return "sed's " + string(c) + " command writes a file"
+	case c == 'e':
+		return "sed's e command runs a command"
+	default:
+		return "sed's " + string(c) + " command is not known to be read-only"
+	}
+	return ""
+}
+
+// substitute reads s/…/…/flags and y/…/…/: the w, W and e flags write a
+// file or run the pattern space.
+func (sc *sedScanner) substitute(c byte) string {
+	if !sc.delimited() { // the delimiter follows the command letter
+		return "sed's script cannot be read"
+	}
+	sc.i-- // the closing delimiter opens the replacement
+	if !sc.delimited() {
+		return "sed's script cannot be read"
+	}
+	if c != 's' {
+		return ""
+	}
+	for sc.more() && strings.IndexByte("gpiImM0123456789", sc.s[sc.i]) >= 0 {
+		sc.i++
+	}
+	if sc.more() && (sc.s[sc.i] == 'w' || sc.s[sc.i] == 'e' || sc.s[sc.i] == 'W') {
+		return "sed's s command with the " + string(sc.s[sc.i]) + " flag writes or runs something"
 	}
 	return ""
 }

@@ -57,113 +57,141 @@ var braceRe = regexp.MustCompile(`\{[^{}]*(,|\.\.)[^{}]*\}`)
 // expansions remain. src is the source the word was parsed from, for
 // rule text.
 func decodeWord(w *syntax.Word, src string) word {
-	out := word{lit: true}
-	if w != nil && src != "" {
-		out.pos, out.end, out.located = int(w.Pos().Offset()), int(w.End().Offset()), true
-	}
+	d := wordDecoder{out: word{lit: true}, src: src, first: true}
 	if w == nil {
-		out.text = "''"
-		return out
+		d.out.text = "''"
+		return d.out
 	}
-	var b, unquoted strings.Builder
-	first, leadDone := true, false
-	stop := func() {
-		if !leadDone {
-			out.lead, leadDone = b.String(), true
-		}
-	}
-	var part func(p syntax.WordPart, quoted bool)
-	part = func(p syntax.WordPart, quoted bool) {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			if quoted {
-				b.WriteString(unescapeDouble(p.Value))
-				unquoted.WriteString(strings.Repeat("_", len(p.Value)))
-				break
-			}
-			if first && strings.HasPrefix(p.Value, "~") {
-				out.tilde = true
-			}
-			v, g, u := unescapeBare(p.Value)
-			if g >= 0 {
-				b.WriteString(v[:g])
-				stop()
-				out.glob = true
-			}
-			b.WriteString(v[max(g, 0):])
-			unquoted.WriteString(u)
-		case *syntax.SglQuoted:
-			v := p.Value
-			if p.Dollar {
-				if s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}}); err == nil {
-					v = s
-				} else {
-					out.lit = false
-				}
-			}
-			b.WriteString(v)
-			unquoted.WriteString(strings.Repeat("_", len(v)))
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				part(q, true)
-			}
-		case *syntax.ParamExp:
-			out.lit = false
-			stop()
-
-			out.split = out.split || !quoted
-			out.exps = append(out.exps, p)
-			name := "?"
-			if p.Param != nil {
-				name = p.Param.Value
-			}
-			out.params = append(out.params, name)
-			b.WriteString("$" + name)
-			unquoted.WriteString("_")
-			if p.Exp != nil && p.Exp.Word != nil {
-				inner := decodeWord(p.Exp.Word, src)
-				out.params = append(out.params, inner.params...)
-				out.arith = append(out.arith, inner.arith...)
-				out.exps = append(out.exps, inner.exps...)
-				out.subst = out.subst || inner.subst
-			}
-		case *syntax.CmdSubst:
-			stop()
-			out.lit, out.subst = false, true
-			out.split = out.split || !quoted
-			b.WriteString("$(…)")
-			unquoted.WriteString("_")
-		case *syntax.ProcSubst:
-			stop()
-			out.lit, out.subst = false, true
-			b.WriteString("<(…)")
-			unquoted.WriteString("_")
-		case *syntax.ArithmExp:
-			stop()
-			out.lit = false
-			out.arith = append(out.arith, p)
-			b.WriteString("$((…))")
-			unquoted.WriteString("_")
-		case *syntax.ExtGlob:
-			stop()
-			out.lit, out.glob = false, true
-			b.WriteString(p.Op.String() + p.Pattern.Value + ")")
-			unquoted.WriteString("_")
-		default:
-			stop()
-			out.lit = false
-			out.split = true
-			b.WriteString("$…")
-			unquoted.WriteString("_")
-		}
-		first = false
+	if src != "" {
+		d.out.pos, d.out.end, d.out.located = int(w.Pos().Offset()), int(w.End().Offset()), true
 	}
 	for _, p := range w.Parts {
-		part(p, false)
+		d.part(p, false)
 	}
-	out.val = b.String()
-	stop()
-	if braceRe.MatchString(unquoted.String()) {
+	return d.finish(w)
+}
+
+// wordDecoder builds a word from its parts, left to right.
+type wordDecoder struct {
+	out word
+	src string
+	// b is the value so far; unquoted is the same length with every
+	// quoted or escaped character masked, for brace detection.
+	b, unquoted strings.Builder
+	first       bool // no part decoded yet (a ~ only counts first)
+	leadDone    bool // out.lead is set: an expansion or glob was met
+}
+
+// stop ends the word's literal lead at the current point.
+func (d *wordDecoder) stop() {
+	if !d.leadDone {
+		d.out.lead, d.leadDone = d.b.String(), true
+	}
+}
+
+// expansion records a part that is not known before the line runs,
+// rendered as shown.
+func (d *wordDecoder) expansion(shown string) {
+	d.stop()
+	d.out.lit = false
+	d.b.WriteString(shown)
+	d.unquoted.WriteString("_")
+}
+
+func (d *wordDecoder) part(p syntax.WordPart, quoted bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		d.literal(p.Value, quoted)
+	case *syntax.SglQuoted:
+		d.singleQuoted(p)
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			d.part(q, true)
+		}
+	case *syntax.ParamExp:
+		d.param(p, quoted)
+	case *syntax.CmdSubst:
+		d.expansion("$(…)")
+		d.out.subst = true
+		d.out.split = d.out.split || !quoted
+	case *syntax.ProcSubst:
+		d.expansion("<(…)")
+		d.out.subst = true
+	case *syntax.ArithmExp:
+		d.expansion("$((…))")
+		d.out.arith = append(d.out.arith, p)
+	case *syntax.ExtGlob:
+		d.expansion(p.Op.String() + p.Pattern.Value + ")")
+		d.out.glob = true
+	default:
+		d.expansion("$…")
+		d.out.split = true
+	}
+	d.first = false
+}
+
+// literal is text as written: inside double quotes only \ $ ` " and
+// newline escapes apply; bare, every escape does and globs and ~ count.
+func (d *wordDecoder) literal(v string, quoted bool) {
+	if quoted {
+		d.b.WriteString(unescapeDouble(v))
+		d.unquoted.WriteString(strings.Repeat("_", len(v)))
+		return
+	}
+	if d.first && strings.HasPrefix(v, "~") {
+		d.out.tilde = true
+	}
+	v, g, u := unescapeBare(v)
+	if g >= 0 {
+		d.b.WriteString(v[:g])
+		d.stop()
+		d.out.glob = true
+	}
+	d.b.WriteString(v[max(g, 0):])
+	d.unquoted.WriteString(u)
+}
+
+// singleQuoted is '…' as written, or $'…' with its escapes decoded.
+func (d *wordDecoder) singleQuoted(p *syntax.SglQuoted) {
+	v := p.Value
+	if p.Dollar {
+		if s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}}); err == nil {
+			v = s
+		} else {
+			d.out.lit = false
+		}
+	}
+	d.b.WriteString(v)
+	d.unquoted.WriteString(strings.Repeat("_", len(v)))
+}
+
+// param is $X or ${X…}: the variable, and what its operator's word
+// (${X:-word}) expands in turn.
+func (d *wordDecoder) param(p *syntax.ParamExp, quoted bool) {
+	name := "?"
+	if p.Param != nil {
+		name = p.Param.Value
+	}
+	d.expansion("$" + name)
+	d.out.split = d.out.split || !quoted
+	d.out.exps = append(d.out.exps, p)
+	d.out.params = append(d.out.params, name)
+	if p.Exp != nil && p.Exp.Word != nil {
+		inner := decodeWord(p.Exp.Word, d.src)
+		d.out.params = append(d.out.params, inner.params...)
+		d.out.arith = append(d.out.arith, inner.arith...)
+		d.out.exps = append(d.out.exps, inner.exps...)
+		d.out.subst = d.out.subst || inner.subst
+	}
+}
+
+// finish sets what depends on the whole word: a brace expansion, whether
+// it is literal after all, its text for rules.
+func (d *wordDecoder) finish(w *syntax.Word) word {
+	out := &d.out
+	out.val = d.b.String()
+	d.stop()
+	if braceRe.MatchString(d.unquoted.String()) {
 		out.glob = true
 		out.lead = "" // where the brace falls in the value is not tracked
 	}
@@ -173,12 +201,12 @@ func decodeWord(w *syntax.Word, src string) word {
 	if out.lit {
 		out.text = quoteWord(out.val)
 	} else {
-		out.text = sourceOf(w, src)
+		out.text = sourceOf(w, d.src)
 	}
 	if out.text == "" {
 		out.text = out.val
 	}
-	return out
+	return *out
 }
 
 // unescapeBare removes backslash escapes from an unquoted literal and

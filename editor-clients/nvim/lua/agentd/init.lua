@@ -70,7 +70,8 @@ function M.run(opts)
     S.draft_context = opts.range and opts.range > 0 and context_for(opts) or nil
     return chat.open({ focus = 'compose' })
   end
-  -- a new session replaces the chat's once the daemon started it
+  -- a new session replaces the chat's once the daemon started it (not an
+  -- inline edit's: it lives in its buffer, agentd.inline)
   local session = not opts.new_session and S.session or nil
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
@@ -80,25 +81,42 @@ function M.run(opts)
   params.model = opts.model or set.model
   params.reasoningEffort = opts.reasoning_effort or set.reasoningEffort
   params.approvalPolicy = opts.approval_policy or set.approvalPolicy
-  if config.values.conversation.auto_open then
+  if config.values.conversation.auto_open and not opts.inline then
     chat.open()
   end
+  S.starting = S.starting + 1
   lifecycle.request(P.request.run, params, function(e, res)
+    S.starting = S.starting - 1
     if e then
+      -- the prompt is never lost: it waits in the compose window
+      local kept = opts.from_chat or (not opts.inline and chat.keep_prompt(prompt))
+      local where = kept and ' (your prompt is in the compose window: <C-s> sends it)' or ''
       if e.code == P.error_codes.SessionBusy then
-        ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session',
-          vim.log.levels.WARN)
+        ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session'
+          .. where, vim.log.levels.WARN)
       elseif e.code == P.error_codes.NotSaved then
-        ui.notify('the daemon could not save the run, so none was started (your prompt is kept): ' .. err_text(e),
+        ui.notify('the daemon could not save the run, so none was started: ' .. err_text(e) .. where,
           vim.log.levels.ERROR)
+      elseif e.code == P.DISCONNECTED then
+        ui.notify(tostring(e.message) .. where, vim.log.levels.ERROR)
       else
-        ui.notify('run refused: ' .. err_text(e), vim.log.levels.ERROR)
+        ui.notify('run refused: ' .. err_text(e) .. where, vim.log.levels.ERROR)
       end
       return
     end
     local run = S.runs:ensure(res.runId, res.sessionId)
     run.prompt = prompt
     run.context = params.context
+    if opts.inline then
+      S.inline[res.runId] = opts.inline
+      S.session_info(res.sessionId).title = prompt
+      S.run = res.runId
+      ui.redraw_status()
+      if opts.on_started then
+        opts.on_started(res.runId)
+      end
+      return
+    end
     S.session, S.new_chat = res.sessionId, false
     local sinfo = S.session_info(res.sessionId)
     sinfo.title = sinfo.title or prompt
@@ -267,6 +285,14 @@ function M.checkpoints()
   require('agentd.undo').pick()
 end
 
+--- :'<,'>AgentdEdit: change the selected lines, the change shown in the
+--- buffer (agentd.inline).
+---@param opts {line1: integer, line2: integer, instruction: string|nil}
+function M.edit(opts)
+  M.setup_once()
+  require('agentd.inline').start(opts)
+end
+
 --- :AgentdCommands: the custom commands, with why some cannot run.
 function M.commands()
   M.setup_once()
@@ -309,9 +335,9 @@ function M.statusline()
   local active = active_run()
   local run = S.run and S.runs:get(S.run)
   if active then
-    parts[#parts + 1] = active.state == 'requires_action' and 'waiting for you' or active.state
+    parts[#parts + 1] = require('agentd.render').state_word(active.state)
   elseif run then
-    parts[#parts + 1] = run.state
+    parts[#parts + 1] = require('agentd.render').state_word(run.state)
   end
   local n = S.requests:count()
   if n > 0 then
@@ -336,6 +362,7 @@ function M.status()
     pending = S.requests:count(),
     restarts = S.restarts,
     stderr = S.stderr,
+    start_error = S.start_error,
   }
 end
 
@@ -353,6 +380,7 @@ local function set_global_keymaps()
   end, 'chat')
   map('n', g.prompt, ':Agentd ', 'prompt')
   map('x', g.prompt, ':Agentd ', 'prompt about the selection')
+  map('x', g.edit, ':AgentdEdit ', 'change the selection (inline edit)')
   map('n', g.cancel, function()
     M.cancel()
   end, 'cancel the run')
@@ -443,6 +471,9 @@ function M._reset()
   end
   require('agentd.restore').close()
   require('agentd.mcp').close()
+  for id in pairs(require('agentd.inline')._reviews) do
+    require('agentd.inline').on_resolved(id)
+  end
   S.reset()
 end
 
