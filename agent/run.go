@@ -130,6 +130,7 @@ type run struct {
 	driving  bool
 	secrets  map[string]string
 	cut      *cut // how the conversation is compacted, kept while it fits
+	fixed    int  // what the last request's system message and tools took, in bytes
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor
