@@ -21,8 +21,14 @@ const entryArg = "__agentd_sandbox_entry__"
 // to forget, and it runs before the heavy initializers of the packages
 // sorted after this one, which keeps the cost per command down.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == entryArg {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case entryArg:
 		os.Exit(entry())
+	case holderArg:
+		os.Exit(holderMain())
 	}
 }
 
@@ -164,7 +170,8 @@ func (p *plan) orphaned() {
 // the namespace's capabilities), the Landlock rules (opening the paths),
 // then the capabilities go, then no_new_privs, seccomp and Landlock.
 func (p *plan) confine() (Confinement, error) {
-	conf := Confinement{Profile: p.Profile, Landlock: p.ABI, Network: p.Network, Namespaces: p.Namespaces, NetNamespace: p.NetNS}
+	conf := Confinement{Profile: p.Profile, Landlock: p.ABI, Network: p.Network, Namespaces: p.Namespaces,
+		NetNamespace: p.NetNS || p.Session != "", SessionNetwork: p.Session != ""}
 	if p.ABI < 1 {
 		return conf, &SetupError{Step: "landlock", Msg: "Landlock is not available"}
 	}
@@ -179,7 +186,9 @@ func (p *plan) confine() (Confinement, error) {
 	} else {
 		_ = prctl(prSetChildSubreaper, 1, 0, 0, 0)
 	}
-	rs, err := newRuleset(p.ABI, !p.Network)
+	// In a session's namespace only the loopback exists: TCP there is
+	// the session's own, so Landlock leaves it alone.
+	rs, err := newRuleset(p.ABI, !p.Network && p.Session == "")
 	if err != nil {
 		return conf, &SetupError{Step: "landlock", Msg: err.Error()}
 	}

@@ -28,6 +28,10 @@ type plan struct {
 	// namespaces and must make the mounts below.
 	Namespaces bool `json:"namespaces"`
 	NetNS      bool `json:"netns"`
+	// Session is the session whose network namespace the command joins
+	// (loopback only): TCP is left to the namespace, and seccomp lets
+	// IPv4 and IPv6 sockets through.
+	Session string `json:"session,omitempty"`
 	// Pins are directories bound onto themselves so that they cannot be
 	// renamed or removed (a .git that must stay where it is).
 	Pins []string `json:"pins,omitempty"`
@@ -85,6 +89,9 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		// which costs most of a millisecond to create. It stands in where
 		// they are missing.
 		NetNS: st.Namespaces && st.NetNamespace && !spec.Network && (!seccompSupported || st.Landlock < 6),
+	}
+	if spec.Session != "" && !spec.Network && st.Namespaces && st.NetNamespace {
+		p.Session, p.NetNS = spec.Session, false
 	}
 	path, err := lookPath(spec.Args[0], envGet(spec.Env, "PATH"), isExecutable)
 	if err != nil {
@@ -166,6 +173,12 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		p.Families = []uint32{afNetlink}
 		if st.Namespaces {
 			p.Families = append(p.Families, afUnix)
+		}
+		if p.Session != "" {
+			// Only the loopback exists in the session's namespace; other
+			// families (packet, vsock, bluetooth…) stay refused: some of
+			// them are not confined by a network namespace.
+			p.Families = append(p.Families, afInet, afInet6)
 		}
 	}
 	return p, nil
