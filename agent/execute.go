@@ -75,7 +75,8 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: pc.Call.ID, RequestID: pc.RequestID,
+		Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
