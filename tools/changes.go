@@ -181,7 +181,9 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 	if len(views) > 0 {
 		out.WriteString("\n" + strings.Join(views, "\n\n"))
 	}
-	out.WriteString(verify(ctx, env, chs))
+	if env.Language == nil { // the language servers check once per reply instead (agent/language.go)
+		out.WriteString(verify(ctx, env, chs))
+	}
 	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs), Checkpoint: id}, nil
 }
 

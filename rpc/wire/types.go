@@ -25,6 +25,9 @@ type ClientAgentCapabilities struct {
 	// PromptKinds lists the input request kinds the editor renders. A kind
 	// the editor does not render is resolved by the policy (fail closed).
 	PromptKinds []string `json:"promptKinds,omitempty"`
+	// Language lists the language requests the editor answers
+	// (editor/diagnostics, editor/definition, …); nil: none.
+	Language *LanguageCapabilities `json:"language,omitempty"`
 }
 
 // ServerAgentCapabilities is capabilities.experimental.agentd in the
