@@ -18,23 +18,26 @@ import (
 const module = "github.com/agentd/agentd"
 
 // allowed lists, for each package, the packages of this module it may
-// import. Imports flow one way: cmd → rpc → agent → tools → rag. Each
-// package owns its words: the run vocabulary is agent's, the tools' nouns,
-// modes and decisions are tools', the index's hits are rag's; rpc/wire is
-// the native protocol alone (methods, codes, initialize, index params) and
-// is part of rpc, so no lower layer imports it.
+// import. Imports flow one way: cmd → rpc → agent → tools/policy → tools →
+// rag. Each package owns its words: the run vocabulary is agent's, the
+// tools' nouns, modes and decisions are tools', the policy's verdicts and
+// rules are tools/policy's (which judges tools' calls, so it sits above
+// tools and only the agent asks it), the index's hits are rag's; rpc/wire
+// is the native protocol alone (methods, codes, initialize, index params)
+// and is part of rpc, so no lower layer imports it.
 var allowed = map[string][]string{
 	"rpc/wire":          {"rag"},
 	"rag":               {},
 	"tools":             {"rag", "tools/sandbox"},
 	"tools/sandbox":     {},
+	"tools/policy":      {"tools"},
 	"tools/mcp":         {"tools", "rag"},
-	"tools/mcp/mcptest": {},
-	"agent":             {"tools", "tools/mcp", "rag"},
+	"tools/mcp/mcptest": {"internal/testcache"},
+	"agent":             {"tools", "tools/policy", "tools/mcp", "rag"},
 	"agent/modeltest":   {},
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp"},
-	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools"},
+	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools", "internal/await"},
 	"rpc/term":          {"agent", "tools", "rpc/term/termmd"},
 	"rpc/term/termmd":   {},
 	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "rpc/term", "agent", "tools", "tools/mcp", "tools/sandbox", "rag"},
@@ -42,7 +45,9 @@ var allowed = map[string][]string{
 	"cmd/bridgemodel":   {},
 	// Test helpers (imported by _test.go files only, which the policy
 	// does not read).
-	"internal/proctest": {},
+	"internal/proctest":  {"internal/await"},
+	"internal/await":     {},
+	"internal/testcache": {},
 }
 
 // tools/checkpoint (undo's store and checkpoints) sits under tools and
@@ -61,7 +66,7 @@ var owners = map[string]string{
 	"github.com/philippgille/chromem-go":     "rag",
 	"github.com/fsnotify/fsnotify":           "rag",
 	"github.com/go-git/go-git/v5":            "rag",
-	"mvdan.cc/sh/v3":                         "tools",
+	"mvdan.cc/sh/v3":                         "tools/policy",
 	"github.com/creack/pty":                  "tools",
 	"github.com/aymanbagabas/go-udiff":       "tools",
 	"github.com/coder/acp-go-sdk":            "rpc/acp",

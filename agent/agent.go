@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
+	"github.com/agentd/agentd/tools/policy"
 )
 
 // Agent runs the runs of one workspace.
@@ -19,7 +20,7 @@ type Agent struct {
 	log      *slog.Logger
 	listener Listener
 	store    *store
-	policy   *tools.Policy
+	policy   *policy.Policy
 	sandbox  *tools.Sandbox
 	tools    map[string]tools.Tool
 	order    []tools.Tool
@@ -72,7 +73,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger})
-	pol, err := tools.LoadPolicy(tools.PolicyConfig{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
+	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
@@ -328,7 +329,7 @@ func (r *run) approveIfAllowedLocked(o openRequest, call *tools.Call) {
 		return // answered meanwhile
 	}
 	d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call)
-	if d.Action != tools.Allow {
+	if d.Action != policy.Allow {
 		return
 	}
 	prev := o.call.Confine

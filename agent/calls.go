@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/policy"
 )
 
 const (
@@ -179,25 +180,25 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	}
 	r.mu.Lock()
 	r.prepared[c.ID] = call
-	policy := r.rec.Policy
+	mode := r.rec.Policy
 	r.mu.Unlock()
 	if res := r.beforeTool(ctx, c, call); res != nil {
 		return res, nil, false
 	}
-	d := r.a.policy.Decide(r.rec.SessionID, policy, call)
+	d := r.a.policy.Decide(r.rec.SessionID, mode, call)
 	if call.Command != nil {
 		r.warnUnconfined()
-		if d.Action != tools.Deny {
+		if d.Action != policy.Deny {
 			conf := d.Confine
 			pc.Confine = &conf
 		}
 	}
 	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
-	case tools.Allow:
+	case policy.Allow:
 		r.a.audit(e)
 		return nil, nil, true
-	case tools.Deny:
+	case policy.Deny:
 		e.Reason = d.Reason
 		r.a.audit(e)
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
@@ -213,7 +214,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 
 // deniedText is what the model reads of a call the policy denies: why, and
 // that retrying will not help.
-func deniedText(d tools.Verdict) string {
+func deniedText(d policy.Verdict) string {
 	why := d.Reason
 	if !strings.Contains(d.Reason, strings.TrimPrefix(d.Rule, "built-in: ")) {
 		why = d.Rule + ": " + d.Reason
@@ -221,7 +222,7 @@ func deniedText(d tools.Verdict) string {
 	return fmt.Sprintf("Not run: the policy denies it (%s). Do not retry it; find another way, or tell the user what you need.", why)
 }
 
-func (r *run) confirmRequest(c ToolCall, call *tools.Call, d tools.Verdict) *InputRequest {
+func (r *run) confirmRequest(c ToolCall, call *tools.Call, d policy.Verdict) *InputRequest {
 	req := r.newRequest(c.ID)
 	req.Options = confirmOptions
 	req.Rule = d.Rule

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -188,11 +189,5 @@ func TestNestedInstructionsOnce(t *testing.T) {
 
 func waitRun(t *testing.T, done chan RunState) RunState {
 	t.Helper()
-	select {
-	case st := <-done:
-		return st
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not finish")
-	}
-	return RunState{}
+	return await.Recv(t, "the run to finish", 30*time.Second, done)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 )
 
 // The model client against the scripted server: every fault a model or its
@@ -40,9 +41,7 @@ func userRequest(text string) ModelRequest {
 func collect(t *testing.T, m Model, req ModelRequest) (ModelReply, string, string, error) {
 	t.Helper()
 	var text, thought strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	reply, err := m.Complete(ctx, req, ModelStream{
+	reply, err := m.Complete(await.Context(t, 30*time.Second), req, ModelStream{
 		OnText:      func(s string) { text.WriteString(s) },
 		OnReasoning: func(s string) { thought.WriteString(s) },
 	})
@@ -233,8 +232,7 @@ func TestModelFaults(t *testing.T) {
 				call = faultCall
 			}
 			m := testModel(t, srv, func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = idle, call })
-			ctx, cancel := context.WithTimeout(context.Background(), faultDeadline)
-			defer cancel()
+			ctx := await.Context(t, faultDeadline)
 			start := time.Now()
 			reply, err := m.Complete(ctx, userRequest("go"), ModelStream{})
 			elapsed := time.Since(start)
@@ -320,13 +318,9 @@ func TestModelCancelIsNotAFailure(t *testing.T) {
 		_, err := m.Complete(ctx, userRequest("go"), ModelStream{OnText: func(string) { cancel(errCancelled) }})
 		got <- err
 	}()
-	select {
-	case err := <-got:
-		assert.ErrorIs(t, err, errCancelled)
-		assert.False(t, isRetryable(err))
-	case <-time.After(10 * time.Second):
-		t.Fatal("cancel did not end the call")
-	}
+	err := await.Recv(t, "the cancel to end the call", 10*time.Second, got)
+	assert.ErrorIs(t, err, errCancelled)
+	assert.False(t, isRetryable(err))
 }
 
 func TestListModelsAndContextWindow(t *testing.T) {
@@ -373,12 +367,7 @@ func TestAgentAsksTheContextWindow(t *testing.T) {
 		assert.Equal(t, configured, a.ContextWindow(), "nothing asked before a run")
 		_, err = a.Run(context.Background(), RunParams{Prompt: "hello"})
 		require.NoError(t, err)
-		select {
-		case st := <-finished:
-			assert.Equal(t, StateCompleted, st)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the run did not finish")
-		}
+		assert.Equal(t, StateCompleted, await.Recv(t, "the run to finish", 10*time.Second, finished))
 		want := 8192
 		if configured > 0 {
 			want = configured

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -78,7 +79,7 @@ func TestModelSoak(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, res.RunID)
 	}
-	deadline := time.After(time.Duration(steps) * 2 * time.Second)
+	deadline := time.After(await.Timeout(time.Duration(steps) * 2 * time.Second))
 	for range runs {
 		select {
 		case <-done:
@@ -166,13 +167,13 @@ func openFDs(t *testing.T) int {
 // down their goroutines.
 func awaitBaseline(t *testing.T, when string, goroutines, fds int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	dl := await.NewDeadline(10 * time.Second)
 	for {
 		g, f := runtime.NumGoroutine(), openFDs(t)
 		if g <= goroutines && f <= fds {
 			return
 		}
-		if time.Now().After(deadline) {
+		if dl.Passed() {
 			buf := make([]byte, 1<<20)
 			t.Fatalf("%s: goroutines %d (baseline %d), file descriptors %d (baseline %d)\n%s", when, g, goroutines, f, fds, buf[:runtime.Stack(buf, true)])
 		}

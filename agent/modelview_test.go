@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -212,12 +213,8 @@ func driveView(t *testing.T, c viewCase) []modeltest.Request {
 	a, finished := viewAgent(t, root, srv, c.policy, c.kinds, lang)
 	_, err = a.Run(context.Background(), RunParams{Prompt: "look at this"})
 	require.NoError(t, err)
-	select {
-	case st := <-finished:
-		require.Equal(t, StateCompleted, st.State, st.Error)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run did not finish")
-	}
+	st := await.Recv(t, "the run to finish", 60*time.Second, finished)
+	require.Equal(t, StateCompleted, st.State, st.Error)
 	require.Empty(t, srv.Unused())
 	return srv.Requests()
 }
@@ -268,7 +265,7 @@ func TestModelViewPrompt(t *testing.T) {
 	a.SetOpenFiles([]string{"cart/cart.go"})
 	_, err = a.Run(context.Background(), RunParams{Prompt: "fix the total for empty carts"})
 	require.NoError(t, err)
-	st := <-finished
+	st := await.Recv(t, "the run to finish", 60*time.Second, finished)
 	require.Equal(t, StateCompleted, st.State, st.Error)
 	req := srv.Requests()[0]
 	var b strings.Builder

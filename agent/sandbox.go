@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/policy"
 )
 
 // Every command runs in the kernel sandbox (tools.Sandbox) in the profile
@@ -40,7 +41,7 @@ func (r *run) warnUnconfined() {
 // describeConfinement shows on a command's confirmation how it will run:
 // the profile and the network (in the message, the rule text and fields an
 // editor can show), the secrets it uses, and the answers that fit.
-func (r *run) describeConfinement(req *InputRequest, d tools.Verdict) {
+func (r *run) describeConfinement(req *InputRequest, d policy.Verdict) {
 	c := d.Confine
 	req.Profile, req.Network, req.Secrets = c.Profile, c.Network, d.Secrets
 	net := "without the network"
@@ -117,12 +118,12 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 	}
 	r.mu.Lock()
 	conf := pc.Confine
-	policy := r.rec.Policy
+	mode := r.rec.Policy
 	r.mu.Unlock()
 	if conf == nil {
-		d := r.a.policy.Decide(r.rec.SessionID, policy, call)
+		d := r.a.policy.Decide(r.rec.SessionID, mode, call)
 		c := tools.Confine{Profile: tools.ProfileRead}
-		if d.Action != tools.Deny && (d.Action == tools.Allow || pc.Request != nil) && d.Confine.Profile != tools.ProfileFull {
+		if d.Action != policy.Deny && (d.Action == policy.Allow || pc.Request != nil) && d.Confine.Profile != tools.ProfileFull {
 			c = d.Confine
 		}
 		conf = &c

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 )
 
 // states records the state each run reaches, for tests to wait on.
@@ -38,18 +39,23 @@ func (s *states) RunState(st RunState) {
 	s.cond.Broadcast()
 }
 
-// await waits until the run reaches state, failing after a deadline.
+// await waits until the run reaches state, failing after a deadline
+// (scaled for the machine), or at once when the run ended in another state.
 func (s *states) await(t *testing.T, runID string, state State) {
 	t.Helper()
-	timer := time.AfterFunc(10*time.Second, s.cond.Broadcast)
-	defer timer.Stop()
-	deadline := time.Now().Add(10 * time.Second)
+	dl := await.NewDeadline(10 * time.Second)
+	wake := time.AfterFunc(dl.Left(), s.cond.Broadcast)
+	defer wake.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.seen[runID] != state {
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s never reached %s (last %q)", runID, state, s.seen[runID])
+		switch last := s.seen[runID]; {
+		case last.Finished():
+			t.Fatalf("run %s ended %s: it can no longer reach %s", runID, last, state)
+		case dl.Passed():
+			t.Fatalf("run %s never reached %s within %s (last %q)", runID, state, dl, last)
 		}
+		wake.Reset(dl.Left())
 		s.cond.Wait()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestLiveIndexRunsInTheBackground(t *testing.T) {
 		End:   func(Status, error) { ended.Store(true) },
 	})
 	defer l.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(await.Timeout(10 * time.Second))
 	for !ended.Load() {
 		require.True(t, time.Now().Before(deadline), "the build never ended: %+v", l.Status())
 		time.Sleep(5 * time.Millisecond)
@@ -40,7 +41,7 @@ func TestLiveIndexRunsInTheBackground(t *testing.T) {
 func TestLiveIndexThatCannotOpen(t *testing.T) {
 	l := StartLive(Options{Root: filepath.Join(t.TempDir(), "missing"), StateDir: t.TempDir()}, Progress{})
 	defer l.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(await.Timeout(5 * time.Second))
 	for l.Err() == nil && l.Status().State != StateReady {
 		require.True(t, time.Now().Before(deadline))
 		time.Sleep(5 * time.Millisecond)

@@ -161,9 +161,11 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 			return *Errorf("writing %s: %v (nothing was changed)", c.Rel, err), nil
 		}
 	}
-	var out strings.Builder
+	var out, shown strings.Builder
 	fmt.Fprintf(&out, "%s\n", summarize(chs))
+	shown.WriteString(out.String())
 	if id != "" {
+		// the model's way back; the editor shows the checkpoint itself
 		fmt.Fprintf(&out, "checkpoint %s (undo_patch restores the files as they were before it)\n", id)
 	}
 	var views []string
@@ -178,13 +180,20 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		}
 		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
 	}
-	if len(views) > 0 {
-		out.WriteString("\n" + strings.Join(views, "\n\n"))
-	}
+	var rest string
 	if env.Language == nil { // the language servers check once per reply instead (agent/language.go)
-		out.WriteString(verify(ctx, env, chs))
+		rest = verify(ctx, env, chs)
 	}
-	return Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs), Checkpoint: id}, nil
+	if len(views) > 0 {
+		rest = "\n" + strings.Join(views, "\n\n") + rest
+	}
+	out.WriteString(rest)
+	shown.WriteString(rest)
+	res := Result{Output: strings.TrimRight(out.String(), "\n"), Files: diffs(chs), Checkpoint: id}
+	if id != "" {
+		res.Full = strings.TrimRight(shown.String(), "\n")
+	}
+	return res, nil
 }
 
 func summarize(chs []fileChange) string {

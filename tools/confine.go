@@ -185,6 +185,15 @@ type ProcSpec struct {
 	// Confine is the profile and the network; the zero value is the read
 	// profile without network.
 	Confine Confine
+	// Session is the key of the session the process belongs to (a run's
+	// Env.SessionID). A confined process without the network joins its
+	// session's network namespace: only the loopback, shared by the
+	// session's processes (a server one of them listens with on
+	// 127.0.0.1 is reachable from the others, nothing else is). A
+	// long-lived process passes its session's key to be reachable from the
+	// session's commands. "" leaves a process without the network no
+	// socket but local ones.
+	Session string
 	// Env adds variables (NAME=value) over the child environment
 	// (ChildEnv: the allow-list and the user's extra names).
 	Env []string
@@ -228,7 +237,7 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	if !filepath.IsAbs(ws) {
 		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
 	}
-	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full,
+	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Session: spec.Session,
 		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
 	if kp != sandbox.Full {
 		if dir := s.cacheDir(); dir != "" {
@@ -307,6 +316,10 @@ func (p *Proc) ID() ProcID { return p.c.ID() }
 // Confine is the profile and network the process runs with.
 func (p *Proc) Confine() Confine { return p.confine }
 
+// sessionNetwork reports whether the process is in its session's network
+// namespace (loopback only).
+func (p *Proc) sessionNetwork() bool { return p.c.Confinement().SessionNetwork }
+
 // Describe says what the kernel applied, for logs and tests: the profile,
 // the Landlock ABI, the namespaces and the network.
 func (p *Proc) Describe() string {
@@ -318,8 +331,11 @@ func (p *Proc) Describe() string {
 	if c.Namespaces {
 		s += ", namespaces"
 	}
-	if c.Network {
+	switch {
+	case c.Network:
 		return s + ", network"
+	case c.SessionNetwork:
+		return s + ", the session's network (loopback only)"
 	}
 	return s + ", no network"
 }

@@ -75,7 +75,12 @@ func TestEditFile(t *testing.T) {
 	out, err := c.Run(t.Context())
 	require.NoError(t, err)
 	mustOK(t, out)
-	assert.Contains(t, out.Output, "checkpoint c1")
+	assert.Contains(t, out.Output, "checkpoint c1 (undo_patch restores")
+	// the editor shows the checkpoint itself: its output has no line meant
+	// for the model alone
+	assert.Equal(t, "c1", out.Checkpoint)
+	assert.Contains(t, out.Full, "modified f.txt")
+	assert.NotContains(t, out.Full, "undo_patch")
 	assert.Equal(t, "one\nTWO\nthree\n", readBack(t, env, "f.txt"))
 
 	// A second edit needs no re-read: the tool knows what it wrote.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -27,7 +28,7 @@ func TestRunHook(t *testing.T) {
 	ws, out := t.TempDir(), t.TempDir()
 	spec := func(line string) HookSpec {
 		return HookSpec{Args: []string{"/bin/sh", "-c", line}, Workspace: ws, Stdin: []byte(`{"event":"x"}`),
-			Timeout: 20 * time.Second, Env: []string{"AGENTD_HOOK_EVENT=x"}}
+			Timeout: await.Timeout(20 * time.Second), Env: []string{"AGENTD_HOOK_EVENT=x"}}
 	}
 	ctx := context.Background()
 	sb := NewSandbox(SandboxConfig{CacheDir: t.TempDir()})
@@ -65,9 +66,9 @@ func TestRunHook(t *testing.T) {
 	res = sb.RunHook(ctx, s)
 	assert.True(t, res.TimedOut)
 	assert.Equal(t, -1, res.ExitCode)
-	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Less(t, time.Since(start), await.Timeout(10*time.Second))
 
-	res = sb.RunHook(ctx, HookSpec{Args: []string{"/no/such/hook"}, Workspace: ws, Timeout: 5 * time.Second})
+	res = sb.RunHook(ctx, HookSpec{Args: []string{"/no/such/hook"}, Workspace: ws, Timeout: await.Timeout(5 * time.Second)})
 	assert.Equal(t, -1, res.ExitCode)
 	assert.Error(t, res.Err)
 
@@ -87,7 +88,7 @@ func TestRunHookThroughTheOneDoor(t *testing.T) {
 	ws, cache := t.TempDir(), t.TempDir()
 	ctx := context.Background()
 	sh := func(line string) HookSpec {
-		return HookSpec{Args: []string{"/bin/sh", "-c", line}, Workspace: ws, Timeout: 20 * time.Second}
+		return HookSpec{Args: []string{"/bin/sh", "-c", line}, Workspace: ws, Timeout: await.Timeout(20 * time.Second)}
 	}
 	sb := NewSandbox(SandboxConfig{EnvAllow: []string{"AGENTD_TEST_ALLOWED"}, CacheDir: cache})
 	res := sb.RunHook(ctx, sh(`echo "$AGENTD_TEST_ALLOWED|$AGENTD_TEST_PRIVATE|$GOCACHE"`))

@@ -47,7 +47,7 @@ func runPlain(ctx context.Context, env *Env, cmd *Command, dir string, timeout t
 		code := p.ExitCode()
 		o.exitCode = &code
 	}
-	return finishConfined(env, capt.String(), o, cmd.Confine)
+	return finishConfined(env, capt.String(), o, cmd.Confine, p)
 }
 
 // commandSpec is the process spec of a command the model runs: the one
@@ -62,7 +62,7 @@ func commandSpec(env *Env, cmd *Command, dir string, stdout, stderr io.Writer, t
 		}
 	}
 	return ProcSpec{Args: shellArgv(cmd.Run()), Workspace: env.Root, Dir: dir, Confine: cmd.Confine,
-		Secrets: secrets, Stdout: stdout, Stderr: stderr, TTY: tty, WaitDelay: time.Second, Started: env.Started}
+		Session: env.SessionID, Secrets: secrets, Stdout: stdout, Stderr: stderr, TTY: tty, WaitDelay: time.Second, Started: env.Started}
 }
 
 // notStarted is the result of a command the sandbox did not start: the
@@ -80,46 +80,86 @@ func notStarted(cmd *Command, err error) Result {
 
 // finishConfined is finish, with a word for the model when a confined
 // command failed the way the sandbox makes commands fail, so that a
-// "Permission denied" or "Network is unreachable" is understood rather
-// than worked around.
-func finishConfined(env *Env, out string, o cmdOutcome, c Confine) Result {
+// refused socket or path is understood (and the network asked for the
+// right way) rather than worked around.
+func finishConfined(env *Env, out string, o cmdOutcome, c Confine, p *Proc) Result {
 	res := finish(env, out, o)
-	if res.IsError && o.stopped == "" && c.Profile != ProfileFull && refusedLike(out) {
-		res.Output += "\n" + sandboxNote(c)
+	if !res.IsError || o.stopped != "" || c.Profile == ProfileFull {
+		return res
+	}
+	if note := refusalNote(out, c, p != nil && p.sessionNetwork()); note != "" {
+		res.Output += "\n" + note
 		if res.Full != "" {
-			res.Full += "\n" + sandboxNote(c)
+			res.Full += "\n" + note
 		}
 	}
 	return res
 }
 
-// refusals are what commands print when the kernel refused them something.
-var refusals = []string{"Permission denied", "Read-only file system", "Operation not permitted",
-	"Network is unreachable", "Could not resolve", "Temporary failure in name resolution", "Name or service not known",
-	"network is unreachable", "no such host", "dial tcp", "Address family not supported", "Connection refused"}
+// netRefusals are what programs print when the network they want is not
+// there: in a session's namespace only the loopback exists (so other
+// addresses are unreachable, names do not resolve, this machine's own
+// services refuse), and without one the kernel refuses the socket itself.
+// They are matched without regard to case: Go prints "connect: network is
+// unreachable" and "socket: permission denied", bash and libc capitalise.
+var netRefusals = []string{"network is unreachable", "socket: permission denied", "connect: permission denied",
+	"could not resolve", "temporary failure in name resolution", "name or service not known", "no such host",
+	"address family not supported", "name resolution", "getaddrinfo", "enotfound", "eai_again", "enetunreach",
+	"connection refused", "econnrefused", "failed to establish a new connection", "module lookup disabled by goproxy=off",
+	"dial tcp", "dial udp"}
 
-func refusedLike(out string) bool {
-	for _, r := range refusals {
-		if strings.Contains(out, r) {
+// fileRefusals are what a refused path looks like (Landlock answers
+// EACCES, a read-only bind EROFS, a mount point being moved EBUSY).
+var fileRefusals = []string{"permission denied", "read-only file system", "operation not permitted", "eacces", "erofs"}
+
+// refusalNote says, when the output looks like the sandbox refused
+// something, what the command could not do and how to ask for it: one
+// line about the network when it had none, one about paths.
+func refusalNote(out string, c Confine, sessionNet bool) string {
+	network, files, goproxy := false, false, false
+	for _, line := range strings.Split(strings.ToLower(out), "\n") {
+		switch {
+		case containsAny(line, netRefusals):
+			network = true
+			goproxy = goproxy || strings.Contains(line, "goproxy=off")
+		case containsAny(line, fileRefusals):
+			files = true
+		}
+	}
+	var notes []string
+	if network && !c.Network {
+		n := "[sandbox: this command ran without the network"
+		if sessionNet {
+			n += ", in this session's private network: 127.0.0.1 reaches only servers this session's commands run, nothing else (not the internet, not this machine's services)"
+		} else {
+			n += ": it could open no socket but local ones"
+		}
+		if goproxy {
+			n += "; Go modules came from the user's module cache only (GOPROXY=off)"
+		}
+		notes = append(notes, n+". If it needs the network (a download, a fetch, an API), run it again with network: true: the user is asked.]")
+	}
+	if files {
+		notes = append(notes, fileNote(c))
+	}
+	return strings.Join(notes, "\n")
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}
 	return false
 }
 
-// sandboxNote says what a confined command could not do.
-func sandboxNote(c Confine) string {
-	var what string
-	switch c.Profile {
-	case ProfileWorkspaceWrite:
-		what = "[sandbox: this command ran in the workspace-write profile: it could write the workspace (not .git/config, .git/hooks, nested .git directories or .agentd/) and a private temporary directory, nothing else"
-	default:
-		what = "[sandbox: this command ran in the read profile, because it looked read-only: it could write only a private temporary directory"
+// fileNote says what a confined command could write.
+func fileNote(c Confine) string {
+	if c.Profile == ProfileWorkspaceWrite {
+		return "[sandbox: this command ran in the workspace-write profile: it could write the workspace (not .git/config, .git/hooks, nested .git directories or .agentd/) and a private temporary directory, nothing else. Do not work around a refused path: if the command must write there, ask the user (they can allow it without the sandbox).]"
 	}
-	if c.Network {
-		return what + "; it had the network]"
-	}
-	return what + "; it had no network (if it needs the network, run it again with network: true, which asks the user)]"
+	return "[sandbox: this command ran in the read profile, because it looked read-only: it could write only a private temporary directory. A command that changes files must say so plainly (the user is asked; approved, it runs in workspace-write).]"
 }
 
 // capture keeps a command's output: the first maxFullBytes and a rolling

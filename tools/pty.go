@@ -56,7 +56,7 @@ func runPTY(ctx context.Context, env *Env, cmd *Command, dir string, timeout tim
 		code := p.ExitCode()
 		o.exitCode = &code
 	}
-	return finishConfined(env, s.capt.String(), o, cmd.Confine)
+	return finishConfined(env, s.capt.String(), o, cmd.Confine, p)
 }
 
 func readChunks(f *os.File) <-chan []byte {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,7 +82,7 @@ func startedPID(t *testing.T, path string) int {
 		}
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
-	}, 5*time.Second, 20*time.Millisecond)
+	}, await.Timeout(5*time.Second), 20*time.Millisecond)
 	return pid
 }
 
@@ -117,17 +118,17 @@ func runConfined(t *testing.T, ctx context.Context, env *Env, confine Confine, p
 func stopsBeating(t *testing.T, path string) {
 	t.Helper()
 	read := func() string { b, _ := os.ReadFile(path); return string(b) }
-	require.Eventually(t, func() bool { return read() != "" }, 5*time.Second, 20*time.Millisecond, "the loop never beat")
+	require.Eventually(t, func() bool { return read() != "" }, await.Timeout(5*time.Second), 20*time.Millisecond, "the loop never beat")
 	last := read()
 	assert.Eventually(t, func() bool {
 		now := read()
 		if now == last {
-			time.Sleep(300 * time.Millisecond) // six beats: still the same means dead
+			time.Sleep(await.Timeout(300 * time.Millisecond)) // six beats: still the same means dead
 			return read() == now
 		}
 		last = now
 		return false
-	}, 3*time.Second, 10*time.Millisecond, "background child survived")
+	}, await.Timeout(3*time.Second), 10*time.Millisecond, "background child survived")
 }
 
 const heartbeat = "(while :; do date +%s%N > .b; mv .b beat; sleep 0.05; done) & "
@@ -138,7 +139,7 @@ func TestRunCmdTimeoutKillsGroup(t *testing.T) {
 		start := time.Now()
 		r := runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite},
 			RunCmdParams{Command: heartbeat + "echo started; wait", Timeout: 1})
-		assert.Less(t, time.Since(start), 5*time.Second)
+		assert.Less(t, time.Since(start), await.Timeout(5*time.Second))
 		mustErr(t, r)
 		assert.Contains(t, r.Output, "started")
 		assert.Regexp(t, `\[timed out after 1s \(ran [\d.]+m?s\); the process group was killed\. For a longer run set timeout \(at most 600 seconds\), or run less at once\]`, r.Output)
@@ -153,7 +154,7 @@ func TestRunCmdTimeoutKillsGroup(t *testing.T) {
 		mustErr(t, r)
 		assert.Contains(t, r.Output, "timed out after 1s")
 		pid := startedPID(t, pidFile)
-		assert.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond, "background child survived")
+		assert.Eventually(t, func() bool { return !alive(pid) }, await.Timeout(2*time.Second), 20*time.Millisecond, "background child survived")
 	})
 }
 
@@ -165,17 +166,13 @@ func TestRunCmdCancelStopsWithinASecond(t *testing.T) {
 		done <- runConfined(t, ctx, env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: heartbeat + "wait"})
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Root, "beat")); return err == nil },
-		5*time.Second, 20*time.Millisecond)
+		await.Timeout(5*time.Second), 20*time.Millisecond)
 	cancel()
 	start := time.Now()
-	select {
-	case res := <-done:
-		assert.Less(t, time.Since(start), time.Second)
-		mustErr(t, res)
-		assert.Contains(t, res.Output, "cancelled")
-	case <-time.After(3 * time.Second):
-		t.Fatal("run_cmd did not stop after cancel")
-	}
+	res := await.Recv(t, "run_cmd to stop after cancel", 3*time.Second, done)
+	assert.Less(t, time.Since(start), await.Timeout(time.Second))
+	mustErr(t, res)
+	assert.Contains(t, res.Output, "cancelled")
 	stopsBeating(t, filepath.Join(env.Root, "beat"))
 }
 

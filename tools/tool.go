@@ -112,7 +112,9 @@ type Confine struct {
 type Result struct {
 	// Output is what the model reads: capped, with a note when cut.
 	Output string
-	// Full is the whole output for the editor when Output was cut.
+	// Full is what the editor shows when it differs from Output: the whole
+	// output when Output was cut, and never the lines meant for the model
+	// alone (the checkpoint line: the editor shows Checkpoint on its own).
 	Full      string
 	IsError   bool
 	Truncated bool

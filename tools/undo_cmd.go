@@ -63,11 +63,17 @@ func (c *commandCheckpoint) end(ctx context.Context, res Result) Result {
 	}
 	res.Checkpoint = cp.ID
 	res.Files = append(res.Files, CheckpointDiffs(c.ws, chs)...)
-	line := fmt.Sprintf("[checkpoint %s: %s; undo_patch restores them]", cp.ID, describeChanges(chs))
-	for _, n := range notes {
-		line += "\n[" + n + "]"
+	// the model's way back; the editor shows the checkpoint itself, and
+	// reads only the notes
+	if res.Full == "" {
+		res.Full = res.Output
 	}
-	return c.note(res, line)
+	line := fmt.Sprintf("[checkpoint %s: %s; undo_patch restores them]", cp.ID, describeChanges(chs))
+	res.Output = strings.TrimRight(res.Output, "\n") + "\n" + line
+	for _, n := range notes {
+		res = c.note(res, "["+n+"]")
+	}
+	return res
 }
 
 // note appends a line to what the model and the editor read.

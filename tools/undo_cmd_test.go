@@ -29,6 +29,8 @@ func TestRunCmdChangesAreCheckpointedAndUndone(t *testing.T) {
 	assert.Equal(t, "c1", res.Checkpoint)
 	assert.Contains(t, res.Output, "[exit code 0")
 	assert.Contains(t, res.Output, "[checkpoint c1: renamed a/name.txt → a/renamed.txt, added made.txt, modified main.go, deleted notes.txt, mode of run.sh 0644 → 0755; undo_patch restores them]")
+	assert.Contains(t, res.Full, "[exit code 0", "the editor reads the command's outcome")
+	assert.NotContains(t, res.Full, "undo_patch", "not the line meant for the model: the editor shows the checkpoint")
 	byPath := map[string]FileDiff{}
 	for _, f := range res.Files {
 		byPath[f.Path] = f

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/internal/proctest"
 )
 
@@ -133,7 +134,7 @@ func TestUndoCommandLineAsksOnATerminal(t *testing.T) {
 	defer tty.Close()
 	var screen bytes.Buffer
 	buf := make([]byte, 4096)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(await.Timeout(20 * time.Second))
 	for !strings.Contains(screen.String(), "[c]ancel? ") {
 		require.True(t, time.Now().Before(deadline), "no question on the terminal: %q", screen.String())
 		n, err := tty.Read(buf)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/await"
 )
 
 // Running lists the processes whose command line names script.
@@ -30,30 +32,30 @@ func Running(script string) []int {
 	return pids
 }
 
-// AwaitFile waits until path exists; after within it fails t saying what
-// never happened.
+// AwaitFile waits until path exists; after within (scaled for the
+// machine: internal/await) it fails t saying what never happened.
 func AwaitFile(t testing.TB, path string, within time.Duration, never string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	dl := await.NewDeadline(within)
 	for _, err := os.Stat(path); err != nil; _, err = os.Stat(path) {
-		if time.Now().After(deadline) {
-			t.Fatal(never)
+		if dl.Passed() {
+			t.Fatalf("%s (waited %s)", never, dl)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// AwaitGone waits until no process runs script; after within it kills
-// what is left and fails t with "<name> (pids […]) <still>".
+// AwaitGone waits until no process runs script; after within (scaled) it
+// kills what is left and fails t with "<name> (pids […]) <still>".
 func AwaitGone(t testing.TB, script string, within time.Duration, name, still string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	dl := await.NewDeadline(within)
 	for {
 		pids := Running(script)
 		if len(pids) == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
+		if dl.Passed() {
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -10,6 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
@@ -190,7 +191,7 @@ func TestCancelEndsTurnCancelled(t *testing.T) {
 	if stop := h.prompt(id, "sleep a while"); stop != acpsdk.StopReasonCancelled {
 		t.Fatalf("stop reason %q", stop)
 	}
-	if time.Since(begin) > 10*time.Second {
+	if time.Since(begin) > await.Timeout(10*time.Second) {
 		t.Fatal("cancel took too long")
 	}
 }

@@ -26,16 +26,37 @@ type editorFiles struct {
 	write   bool // the client offers fs/write_text_file
 }
 
-// filesOf returns agent.Config.Files for a client with capabilities fsc:
-// nil (the disk) when it offers neither method.
-func filesOf(ws *workspace, fsc acpsdk.FileSystemCapabilities) func(agentID string) tools.FileSystem {
-	if !fsc.ReadTextFile && !fsc.WriteTextFile {
+// filesOf returns agent.Config.Files for a client named client with
+// capabilities fsc: nil (the disk) when it offers neither method. A client
+// that confirms each fs/write_text_file itself is not sent the writes (see
+// confirmsWrites).
+func filesOf(ws *workspace, fsc acpsdk.FileSystemCapabilities, client string) func(agentID string) tools.FileSystem {
+	write := fsc.WriteTextFile && !confirmsWrites(client)
+	if !fsc.ReadTextFile && !write {
 		return nil
 	}
 	return func(agentID string) tools.FileSystem {
-		return &editorFiles{ws: ws, agentID: agentID, read: fsc.ReadTextFile, write: fsc.WriteTextFile}
+		return &editorFiles{ws: ws, agentID: agentID, read: fsc.ReadTextFile, write: write}
 	}
 }
+
+// writeConfirmers are the ACP clients (initialize's clientInfo.name) that
+// ask their user to confirm every fs/write_text_file on their own: acpx
+// asks "Allow write to …? (y/N)" with no way for the agent to say the
+// write was already allowed (ACP has none). Every write agentd makes was
+// allowed first, by its own permission request (which shows the diff) or
+// by the mode and rules the user chose, so sending it to such a client
+// asks the same question twice, and in a session where nobody can answer,
+// its non-interactive policy refuses it. agentd writes those to the disk
+// instead, as for a client without the capability; reads still go through
+// the client. A client that applies writes without asking (Zed,
+// CodeCompanion: buffers, unsaved changes, its review of the agent's
+// edits) keeps getting them.
+var writeConfirmers = map[string]bool{"acpx": true}
+
+// confirmsWrites says whether the client confirms fs/write_text_file
+// itself.
+func confirmsWrites(client string) bool { return writeConfirmers[client] }
 
 // sessionID is the client's id of the agent session. It is looked up at
 // each call, not when the run starts: a new session is routed only once its

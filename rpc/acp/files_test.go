@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -84,6 +85,30 @@ func TestEditorFilesReadUnsavedBufferAndWriteThroughEditor(t *testing.T) {
 	}
 	if got, _ := h.client.buffer(abs); got != "one\nedited\n" {
 		t.Fatalf("buffer %q", got)
+	}
+}
+
+// A client that confirms every fs/write_text_file itself (acpx) is not
+// sent the write agentd's own permission already allowed: it goes to the
+// disk, and is asked once. Reads still go through the client.
+func TestEditorFilesClientThatConfirmsWritesIsNotAskedAgain(t *testing.T) {
+	h := start(t, config{stateDir: t.TempDir(), modelURL: script(t, editorScript), client: "acpx",
+		fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	ws, abs := editorWorkspace(t, h)
+	id := h.newSession(ws)
+	h.prompt(id, "fix f.txt")
+	if got := h.client.text(id); got != "Edited f.txt." {
+		t.Fatalf("answer %q", got)
+	}
+	if len(h.client.asked) != 1 {
+		t.Fatalf("agentd's permissions asked: %d, want 1", len(h.client.asked))
+	}
+	reads, writes := h.client.fsCalls()
+	if len(reads) == 0 || len(writes) != 0 {
+		t.Fatalf("fs calls: reads %+v, writes %+v", reads, writes)
+	}
+	if got := readDisk(t, abs); got != "one\nedited\n" {
+		t.Fatalf("disk %q", got)
 	}
 }
 
@@ -233,7 +258,7 @@ func TestEditorFilesCancelDoesNotWaitOnTheEditor(t *testing.T) {
 	if stop := h.prompt(id, "write g.txt"); stop != acpsdk.StopReasonCancelled {
 		t.Fatalf("stop reason %q", stop)
 	}
-	if d := time.Since(begin); d > 5*time.Second {
+	if d := time.Since(begin); d > await.Timeout(5*time.Second) {
 		t.Fatalf("cancel took %v", d)
 	}
 	if got, _ := h.client.buffer(filepath.Join(ws, "g.txt")); got != "new\n" {

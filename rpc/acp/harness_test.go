@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -36,6 +38,7 @@ type config struct {
 	modelURL string
 	form     bool // the client offers form elicitation
 	fs       acpsdk.FileSystemCapabilities
+	client   string // initialize's clientInfo.name ("" sends none)
 	index    IndexStarter
 	policy   tools.Mode
 	// userConfigDir is ~/.config/agentd (custom commands); hooks the
@@ -64,7 +67,11 @@ func start(t *testing.T, c config) *harness {
 	if c.form {
 		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
 	}
-	resp, err := h.conn.Initialize(h.ctx(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	init := acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps}
+	if c.client != "" {
+		init.ClientInfo = &acpsdk.Implementation{Name: c.client, Version: "1"}
+	}
+	resp, err := h.conn.Initialize(h.ctx(), init)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -92,22 +99,51 @@ func (h *harness) stop() {
 	h.in.Close()
 	select {
 	case <-h.stopped:
-	case <-time.After(10 * time.Second):
+	case <-time.After(await.Timeout(10 * time.Second)):
 		h.t.Errorf("server did not stop")
 	}
 }
 
+// errServerStopped ends a call the server stopped before answering.
+var errServerStopped = errors.New("the server stopped before answering")
+
+// ctx bounds a call: 20 s (scaled for the machine), and no longer than the
+// server runs (an answer already sent gets a second to arrive).
 func (h *harness) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	h.t.Cleanup(cancel)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h.t.Cleanup(func() { cancel(nil) })
+	timer := time.AfterFunc(await.Timeout(20*time.Second), func() {
+		cancel(fmt.Errorf("no answer within %s", await.NewDeadline(20*time.Second)))
+	})
+	h.t.Cleanup(func() { timer.Stop() })
+	go func() {
+		select {
+		case <-h.stopped:
+			select {
+			case <-time.After(time.Second):
+				cancel(errServerStopped)
+			case <-ctx.Done():
+			}
+		case <-ctx.Done():
+		}
+	}()
 	return ctx
+}
+
+// callErr says why a call failed: the context's cause when it ended it.
+func callErr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w (%v)", err, cause)
+	}
+	return err
 }
 
 func (h *harness) newSession(cwd string) acpsdk.SessionId {
 	h.t.Helper()
-	resp, err := h.conn.NewSession(h.ctx(), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	ctx := h.ctx()
+	resp, err := h.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
-		h.t.Fatalf("session/new: %v", err)
+		h.t.Fatalf("session/new: %v", callErr(ctx, err))
 	}
 	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 4 {
 		h.t.Fatalf("session/new modes: %+v", resp.Modes)
@@ -117,9 +153,10 @@ func (h *harness) newSession(cwd string) acpsdk.SessionId {
 
 func (h *harness) prompt(id acpsdk.SessionId, text string) acpsdk.StopReason {
 	h.t.Helper()
-	resp, err := h.conn.Prompt(h.ctx(), acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+	ctx := h.ctx()
+	resp, err := h.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 	if err != nil {
-		h.t.Fatalf("session/prompt %q: %v", text, err)
+		h.t.Fatalf("session/prompt %q: %v", text, callErr(ctx, err))
 	}
 	return resp.StopReason
 }
@@ -282,13 +319,7 @@ func (c *fakeClient) of(id acpsdk.SessionId) []acpsdk.SessionUpdate {
 // waitFor polls until cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.Until(t, what, 10*time.Second, cond)
 }
 
 func selected[T ~string](id T) acpsdk.RequestPermissionResponse {

@@ -62,6 +62,7 @@ type server struct {
 	workspaces map[string]*workspace
 	sessions   map[string]*session // by ACP session id
 	caps       acpsdk.ClientCapabilities
+	clientName string // initialize's clientInfo.name
 	closed     bool
 }
 
@@ -107,14 +108,18 @@ func (s *server) shutdown() {
 // Initialize answers with what agentd offers; the client's capabilities
 // decide how questions are asked.
 func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
-	s.mu.Lock()
-	s.caps = p.ClientCapabilities
-	s.mu.Unlock()
 	name := "unknown"
 	if p.ClientInfo != nil {
 		name = p.ClientInfo.Name
 	}
+	s.mu.Lock()
+	s.caps, s.clientName = p.ClientCapabilities, name
+	s.mu.Unlock()
 	s.log.Info("acp client", "name", name, "protocolVersion", p.ProtocolVersion)
+	if p.ClientCapabilities.Fs.WriteTextFile && confirmsWrites(name) {
+		s.log.Info("the client confirms each fs/write_text_file itself: writes go to the disk once agentd's permission allowed them",
+			"client", name)
+	}
 	title := "agentd"
 	// The kernel sandbox's status, as the native protocol's initialize
 	// gives it (docs/security.md): a client that reads _meta can warn at

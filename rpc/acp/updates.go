@@ -26,6 +26,7 @@ type translator struct {
 	live     map[string]*liveOutput // running commands' output, by tool call id
 	commands map[string]bool        // the tool calls that run a command
 	titles   map[string]string      // each tool call's title, repeated when it ends
+	kinds    map[string]tools.Kind  // each tool call's kind, for how its output reads
 	later    laterFunc              // nil while replaying
 }
 
@@ -100,9 +101,10 @@ func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
 		t.commands[u.ToolCallID] = true
 	}
 	if t.titles == nil {
-		t.titles = map[string]string{}
+		t.titles, t.kinds = map[string]string{}, map[string]tools.Kind{}
 	}
 	t.titles[u.ToolCallID] = title
+	t.kinds[u.ToolCallID] = u.ToolKind
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(acpsdk.ToolKind(u.ToolKind)),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)}
 	if len(input) > 0 {
@@ -162,8 +164,21 @@ func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	for _, d := range u.Files {
 		content = append(content, diffContent(t.root, d))
 	}
+	kind := t.kinds[u.ToolCallID]
+	if u.Status != agent.StatusInProgress && u.Status != agent.StatusPending {
+		delete(t.kinds, u.ToolCallID)
+	}
+	// The output is said once: as the content, or, where the content is
+	// the diffs, as the raw output. Clients show both (acpx prints each),
+	// so the same text in both reads twice.
 	if u.Output != "" && len(u.Files) == 0 {
-		content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(fenced(u.Output))))
+		content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(outputText(kind, u.Output))))
+	} else if u.Output != "" || u.ExitCode != nil {
+		raw := map[string]any{"output": u.Output, "isError": u.IsError}
+		if u.ExitCode != nil {
+			raw["exitCode"] = *u.ExitCode
+		}
+		opts = append(opts, acpsdk.WithUpdateRawOutput(raw))
 	}
 	if len(content) > 0 {
 		opts = append(opts, acpsdk.WithUpdateContent(content))
@@ -171,14 +186,21 @@ func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	if locs := t.locations(u.Locations); len(locs) > 0 && !t.commands[u.ToolCallID] {
 		opts = append(opts, acpsdk.WithUpdateLocations(locs))
 	}
-	if u.Output != "" || u.ExitCode != nil {
-		raw := map[string]any{"output": u.Output, "isError": u.IsError}
-		if u.ExitCode != nil {
-			raw["exitCode"] = *u.ExitCode
-		}
-		opts = append(opts, acpsdk.WithUpdateRawOutput(raw))
-	}
 	return acpsdk.UpdateToolCall(acpsdk.ToolCallId(u.ToolCallID), opts...)
+}
+
+// outputText is a tool's output as the chat shows it: what a command, a
+// read or a search printed in a code block; a line of prose (the user's
+// answer to a question, "Plan updated.") as it is.
+func outputText(kind tools.Kind, out string) string {
+	switch kind {
+	case tools.KindExecute, tools.KindRead, tools.KindSearch:
+		return fenced(out)
+	}
+	if strings.Contains(strings.TrimRight(out, "\n"), "\n") {
+		return fenced(out)
+	}
+	return out
 }
 
 // usage reports the tokens of the last model call (the step's growth of

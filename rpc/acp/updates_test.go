@@ -73,3 +73,49 @@ func TestFinalToolCallUpdateRepeatsTheTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestToolOutputIsSaidOnce: a call's output is its content or, where the
+// content is the diffs, its raw output, never both (acpx prints each: an
+// answered choice read "The user chose: blue" twice). A command's output
+// is a code block; a line of prose (the user's answer) is not.
+func TestToolOutputIsSaidOnce(t *testing.T) {
+	tr := newTranslator("/ws", 0, nil)
+	tr.translate(agent.Update{Kind: agent.UpdateToolCall, ToolCallID: "call_a", Title: "Ask the user", ToolKind: tools.KindOther,
+		Status: agent.StatusPending})
+	tr.translate(agent.Update{Kind: agent.UpdateToolCall, ToolCallID: "call_c", Title: "Run ls", ToolKind: tools.KindExecute,
+		Status: agent.StatusPending, Input: []byte(`{"command":"ls"}`)})
+	tr.translate(agent.Update{Kind: agent.UpdateToolCall, ToolCallID: "call_w", Title: "create a.txt", ToolKind: tools.KindEdit,
+		Status: agent.StatusPending})
+	exit, newText := 0, "x\n"
+	for _, c := range []struct {
+		u        agent.Update
+		content  string
+		rawOuput string
+	}{
+		{u: agent.Update{ToolCallID: "call_a", Output: "The user chose: blue"}, content: "The user chose: blue"},
+		{u: agent.Update{ToolCallID: "call_c", Output: "a.txt\n[exit code 0]", ExitCode: &exit}, content: "```\na.txt\n[exit code 0]\n```"},
+		{u: agent.Update{ToolCallID: "call_w", Output: "added a.txt", Files: []tools.FileDiff{{Path: "a.txt", Status: "added",
+			Diff: "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n", NewText: &newText}}}, rawOuput: "added a.txt"},
+	} {
+		c.u.Kind, c.u.Status = agent.UpdateToolCallUpdate, agent.StatusCompleted
+		us := tr.translate(c.u)
+		if len(us) != 1 || us[0].ToolCallUpdate == nil {
+			t.Fatalf("%s: %+v", c.u.ToolCallID, us)
+		}
+		tu := us[0].ToolCallUpdate
+		var texts []string
+		for _, b := range tu.Content {
+			if b.Content != nil && b.Content.Content.Text != nil {
+				texts = append(texts, b.Content.Content.Text.Text)
+			}
+		}
+		raw, _ := tu.RawOutput.(map[string]any)
+		rawText, _ := raw["output"].(string)
+		switch {
+		case c.content != "" && (len(texts) != 1 || texts[0] != c.content || tu.RawOutput != nil):
+			t.Errorf("%s: content %q, raw output %+v; want content %q alone", c.u.ToolCallID, texts, tu.RawOutput, c.content)
+		case c.rawOuput != "" && (len(texts) != 0 || rawText != c.rawOuput):
+			t.Errorf("%s: content %q, raw output %q; want the raw output %q and the diff", c.u.ToolCallID, texts, rawText, c.rawOuput)
+		}
+	}
+}

@@ -38,8 +38,8 @@ func openWorkspace(s *server, root string) (*workspace, error) {
 	ws.events = agent.NewQueue(ws)
 	cfg := s.opts.Agent
 	cfg.Root, cfg.StateDir, cfg.Searcher, cfg.Logger = root, state, ws.index, s.log.With("root", root)
-	cfg.Files = filesOf(ws, s.caps.Fs) // the caller holds s.mu; initialize has set caps
-	cfg.Listener = ws.events           // never makes a run wait on the client
+	cfg.Files = filesOf(ws, s.caps.Fs, s.clientName) // the caller holds s.mu; initialize has set caps
+	cfg.Listener = ws.events                         // never makes a run wait on the client
 	ws.agent, err = agent.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("opening agent for %s: %w", root, err)

@@ -10,21 +10,37 @@ import (
 )
 
 // RunState waits for the run to reach state and returns the notification.
+// A run that ended in another state fails the wait at once.
 func (e *Editor) RunState(runID string, state agent.State) agent.RunState {
 	e.t.Helper()
 	var st agent.RunState
-	e.Await(fmt.Sprintf("run %s state %s", runID, state), func(m Message) bool {
-		if m.Method != wire.MethodRunState {
-			return false
+	e.AwaitUnless(fmt.Sprintf("run %s state %s", runID, state), func(m Message) bool {
+		s, ok := runStateOf(m, runID)
+		if ok && s.State == state {
+			st = s
+			return true
 		}
-		var s agent.RunState
-		if json.Unmarshal(m.Params, &s) != nil || s.RunID != runID || s.State != state {
-			return false
-		}
-		st = s
-		return true
-	})
+		return false
+	}, func(m Message) string { return endedOtherwise(m, runID, state) })
 	return st
+}
+
+// runStateOf decodes m if it is the run's agent/runState.
+func runStateOf(m Message, runID string) (agent.RunState, bool) {
+	var s agent.RunState
+	if m.Method != wire.MethodRunState || json.Unmarshal(m.Params, &s) != nil || s.RunID != runID {
+		return s, false
+	}
+	return s, true
+}
+
+// endedOtherwise says why m makes waiting for the run to reach state
+// pointless: the run ended in another state.
+func endedOtherwise(m Message, runID string, state agent.State) string {
+	if s, ok := runStateOf(m, runID); ok && s.State.Finished() && s.State != state {
+		return fmt.Sprintf("run %s ended %s (%s)", runID, s.State, s.Error)
+	}
+	return ""
 }
 
 // Finished waits for the run to end in any final state.
@@ -32,15 +48,8 @@ func (e *Editor) Finished(runID string) agent.RunState {
 	e.t.Helper()
 	var st agent.RunState
 	e.Await("run "+runID+" to finish", func(m Message) bool {
-		if m.Method != wire.MethodRunState {
-			return false
-		}
-		var s agent.RunState
-		if json.Unmarshal(m.Params, &s) != nil || s.RunID != runID {
-			return false
-		}
-		switch s.State {
-		case agent.StateCompleted, agent.StateFailed, agent.StateCancelled:
+		s, ok := runStateOf(m, runID)
+		if ok && s.State.Finished() {
 			st = s
 			return true
 		}
@@ -62,13 +71,19 @@ func (e *Editor) ToolRunning() {
 }
 
 // Requests waits until n input requests of the run have arrived and returns
-// them in order.
+// them in order. A run that ended first fails the wait at once: it asks
+// nothing more.
 func (e *Editor) Requests(runID string, n int) []agent.InputRequest {
 	e.t.Helper()
 	var out []agent.InputRequest
-	e.Await(fmt.Sprintf("%d input requests of run %s", n, runID), func(Message) bool {
+	e.AwaitUnless(fmt.Sprintf("%d input requests of run %s", n, runID), func(Message) bool {
 		out = e.inputRequests(runID)
 		return len(out) >= n
+	}, func(m Message) string {
+		if s, ok := runStateOf(m, runID); ok && s.State.Finished() {
+			return fmt.Sprintf("run %s ended %s (%s) after %d of them", runID, s.State, s.Error, len(out))
+		}
+		return ""
 	})
 	return out[:n]
 }

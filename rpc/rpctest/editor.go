@@ -3,6 +3,7 @@ package rpctest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,12 +11,15 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
-// DefaultTimeout bounds every wait; a scenario that hangs fails with the
-// transcript instead of timing out the whole test binary.
+// DefaultTimeout bounds every wait on an idle machine; the waits scale it
+// with the machine's load (internal/await: AGENTD_TEST_TIMEOUT_SCALE, else
+// the load per CPU). A scenario that hangs fails with the transcript
+// instead of timing out the whole test binary.
 var DefaultTimeout = 15 * time.Second
 
 // Message is one message the daemon sent.
@@ -37,9 +41,10 @@ type Editor struct {
 	client *rpc.Client
 	daemon daemon
 
-	mu         sync.Mutex // guards msgs, transcript, responders
+	mu         sync.Mutex // guards msgs, transcript, responders, closed
 	cond       *sync.Cond
 	msgs       []Message
+	closed     bool // the daemon closed the connection: nothing more comes
 	transcript []string
 	responders map[agent.RequestKind]Responder
 }
@@ -61,6 +66,13 @@ func newEditor(t testing.TB, conn rwc, d daemon) *Editor {
 	e := &Editor{t: t, daemon: d, responders: map[agent.RequestKind]Responder{}}
 	e.cond = sync.NewCond(&e.mu)
 	e.client = rpc.NewClient(context.Background(), conn, e.receive)
+	go func() {
+		<-e.client.Done() // after the last message was received
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
+		e.cond.Broadcast()
+	}()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("wire transcript (%d lines):\n%s\n--- daemon stderr ---\n%s", len(e.transcript), e.Transcript(), d.stderr())
@@ -123,14 +135,39 @@ func (e *Editor) log(line string) {
 	e.mu.Unlock()
 }
 
-// Call sends a request and waits for its answer.
+// errDaemonGone ends a call whose daemon closed the connection: its answer
+// will never come.
+var errDaemonGone = errors.New("the daemon closed the connection before answering")
+
+// Call sends a request and waits for its answer, at most DefaultTimeout
+// (scaled), and no longer than the daemon is there to answer.
 func (e *Editor) Call(method string, params, result any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	timeout := time.AfterFunc(await.Timeout(DefaultTimeout), func() {
+		cancel(fmt.Errorf("no answer within %s", await.NewDeadline(DefaultTimeout)))
+	})
+	defer timeout.Stop()
+	go func() {
+		select {
+		case <-e.client.Done():
+			// The answer, if it came, is already on its way to the call:
+			// give it a moment to get there first.
+			select {
+			case <-time.After(time.Second):
+				cancel(errDaemonGone)
+			case <-ctx.Done():
+			}
+		case <-ctx.Done():
+		}
+	}()
 	p, _ := json.Marshal(params)
 	e.log("-> " + method + " " + string(p))
 	var raw json.RawMessage
 	err := e.client.Call(ctx, method, params, &raw)
+	if cause := context.Cause(ctx); err != nil && cause != nil && errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%s: %w", method, cause)
+	}
 	if err != nil {
 		e.log("<- error " + err.Error())
 		return err
@@ -184,12 +221,22 @@ func (e *Editor) SendRaw(b []byte) {
 }
 
 // Await waits until a message satisfying pred has arrived (at any time
-// since the start) and returns the first such message.
+// since the start) and returns the first such message. It fails when none
+// has within DefaultTimeout (scaled), or at once when the daemon closed the
+// connection without sending one.
 func (e *Editor) Await(desc string, pred func(Message) bool) Message {
 	e.t.Helper()
-	deadline := time.Now().Add(DefaultTimeout)
-	timer := time.AfterFunc(DefaultTimeout, e.cond.Broadcast)
-	defer timer.Stop()
+	return e.AwaitUnless(desc, pred, nil)
+}
+
+// AwaitUnless is Await that also fails at once when a message makes what
+// it waits for impossible: impossible returns why (a run that ended cannot
+// pause any more), or "".
+func (e *Editor) AwaitUnless(desc string, pred func(Message) bool, impossible func(Message) string) Message {
+	e.t.Helper()
+	dl := await.NewDeadline(DefaultTimeout)
+	wake := time.AfterFunc(dl.Left(), e.cond.Broadcast)
+	defer wake.Stop()
 	e.mu.Lock()
 	for {
 		for _, m := range e.msgs {
@@ -198,11 +245,29 @@ func (e *Editor) Await(desc string, pred func(Message) bool) Message {
 				return m
 			}
 		}
-		if time.Now().After(deadline) {
+		why := ""
+		for _, m := range e.msgs {
+			if impossible != nil {
+				if why = impossible(m); why != "" {
+					break
+				}
+			}
+		}
+		if why == "" && e.closed {
+			why = "the daemon closed the connection"
+		}
+		if why != "" {
 			e.mu.Unlock()
-			e.t.Fatalf("timed out after %s waiting for %s", DefaultTimeout, desc)
+			e.t.Fatalf("waiting for %s: it can no longer happen: %s", desc, why)
 			return Message{}
 		}
+		left := dl.Left()
+		if left <= 0 {
+			e.mu.Unlock()
+			e.t.Fatalf("timed out after %s waiting for %s", dl, desc)
+			return Message{}
+		}
+		wake.Reset(left) // the scale may have grown since
 		e.cond.Wait()
 	}
 }

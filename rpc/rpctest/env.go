@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -64,6 +66,10 @@ type Config struct {
 	// (capabilities.experimental.agentd.language); its handlers
 	// (Editor.Handle) answer.
 	Language *wire.LanguageCapabilities
+	// Terminal gives the binary a controlling terminal, a pseudo-terminal
+	// the test holds (Env.Terminal), as the Neovim client's daemon has one.
+	// Binary mode only.
+	Terminal bool
 }
 
 // Env is a workspace, a state directory and a scripted model.
@@ -74,6 +80,8 @@ type Env struct {
 	State string
 	Model *modeltest.Server
 	cfg   Config
+	// Terminal is the binary's controlling terminal, with Config.Terminal.
+	Terminal *Terminal
 }
 
 // NewEnv makes the world for one scenario.
@@ -211,7 +219,7 @@ func (d *inproc) stop(kill bool) int {
 		d.conn.Close()
 		select {
 		case d.exit = <-d.code:
-		case <-time.After(DefaultTimeout):
+		case <-time.After(await.Timeout(DefaultTimeout)):
 			d.exit = -1
 		}
 	})
@@ -252,7 +260,7 @@ func (p *proc) stop(kill bool) int {
 		go func() { _ = p.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(DefaultTimeout):
+		case <-time.After(await.Timeout(DefaultTimeout)):
 			_ = p.cmd.Process.Kill()
 			<-done
 		}
@@ -284,6 +292,11 @@ func (env *Env) startBinary() *Editor {
 	}
 	out := &lockedBuffer{}
 	cmd.Stderr = out
+	if env.cfg.Terminal {
+		env.Terminal = openTerminal(env.T)
+		cmd.ExtraFiles = []*os.File{env.Terminal.follower}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	}
 	if err := cmd.Start(); err != nil {
 		env.T.Fatal(err)
 	}

@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -241,16 +241,10 @@ func TestHooksDenyAndReceiveEvents(t *testing.T) {
 // awaitFile waits, with a deadline, for a hook to have written path.
 func awaitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(DefaultTimeout)
-	for {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for a hook to write %s", DefaultTimeout, path)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Until(t, "a hook to write "+path, DefaultTimeout, func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 0
+	})
 }
 
 func TestHookFailuresAreReportedAndQuestionsNotMissed(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -41,7 +42,7 @@ func failsWith(t *testing.T, env *Env, e *Editor, prompt, want string, attempts 
 	assert.Equal(t, agent.StopError, st.StopReason)
 	assert.Equal(t, want, st.Error)
 	assert.Len(t, env.Model.Requests()[before:], attempts)
-	assert.Less(t, time.Since(start), 12*time.Second, "the fault ended the run promptly")
+	assert.Less(t, time.Since(start), await.Timeout(12*time.Second), "the fault ended the run promptly")
 }
 
 // completes runs prompt and checks it completes with text.
@@ -122,7 +123,7 @@ func TestFaultRetryAfter(t *testing.T) {
 		require.Len(t, reqs, 4)
 		gap := reqs[3].Time.Sub(reqs[2].Time)
 		assert.GreaterOrEqual(t, gap, 1450*time.Millisecond, "the asked wait, capped at the configured 1.5s")
-		assert.Less(t, gap, 5*time.Second)
+		assert.Less(t, gap, await.Timeout(5*time.Second))
 	})
 }
 

@@ -79,7 +79,7 @@ func viaScript(name, body string) string {
 var refusals = []string{"Permission denied", "Read-only file system", "Operation not permitted", "No such file or directory",
 	"the policy denies it", "not run", "Not run", "escapes the workspace", "never write inside", "could not lock config file",
 	"Device or resource busy",
-	"Network is unreachable", "Could not resolve"}
+	"Network is unreachable", "Could not resolve", "ran without the network"}
 
 // deniedByPolicy is what the model reads of a call the policy refuses.
 const deniedByPolicy = "the policy denies it"

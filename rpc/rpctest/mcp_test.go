@@ -8,13 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -283,7 +283,7 @@ func TestMCPToolsChangeAtTheNextSession(t *testing.T) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "grow the server"})
 		e.Finished(run.RunID)
-		require.Eventually(t, func() bool { return mcpStatus(t, e)["test"].ToolsChanged }, DefaultTimeout, 20*time.Millisecond)
+		await.Until(t, "the server's tools to change", DefaultTimeout, func() bool { return mcpStatus(t, e)["test"].ToolsChanged })
 		same := e.Run(agent.RunParams{Prompt: "next", SessionID: run.SessionID})
 		e.Finished(same.RunID)
 		fresh := e.Run(agent.RunParams{Prompt: "next"})

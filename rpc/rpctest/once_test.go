@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -157,14 +157,8 @@ func procStart(pid string) (string, bool) {
 }
 
 // awaitCond polls a condition of the world outside the wire (files,
-// processes) until it holds, failing after DefaultTimeout.
+// processes) until it holds, failing after DefaultTimeout (scaled).
 func awaitCond(t *testing.T, desc string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(DefaultTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", DefaultTimeout, desc)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Until(t, desc, DefaultTimeout, cond)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
@@ -671,7 +672,7 @@ func TestRedTeamFuzzyMatchBomb(t *testing.T) {
 		start := time.Now()
 		run := e.Run(agent.RunParams{Prompt: "«bomb»"})
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
-		assert.Less(t, time.Since(start), 10*time.Second)
+		assert.Less(t, time.Since(start), await.Timeout(10*time.Second))
 		res := toolResults(env)
 		assert.Contains(t, res["call_edit"], "not found")
 		assert.NotEmpty(t, res["call_patch"])

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/internal/proctest"
 	"github.com/agentd/agentd/rpc/rpctest"
 )
@@ -141,10 +142,10 @@ func (term *terminal) waitForScreen(s string) {
 
 func (term *terminal) await(what string, cond func() bool) {
 	term.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	dl := await.NewDeadline(20 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			term.t.Fatalf("timed out waiting for %s", what)
+		if dl.Passed() {
+			term.t.Fatalf("timed out after %s waiting for %s", dl, what)
 		}
 		select {
 		case <-term.exited:
@@ -174,13 +175,14 @@ func (term *terminal) exitCode() int {
 	return term.exitWithin(20 * time.Second)
 }
 
-// exitWithin fails unless agentd run exits within d.
+// exitWithin fails unless agentd run exits within d (scaled for the
+// machine).
 func (term *terminal) exitWithin(d time.Duration) int {
 	term.t.Helper()
 	select {
 	case <-term.exited:
-	case <-time.After(d):
-		term.t.Fatalf("agentd run did not exit within %v", d)
+	case <-time.After(await.Timeout(d)):
+		term.t.Fatalf("agentd run did not exit within %v", await.NewDeadline(d))
 	}
 	<-term.done
 	return term.cmd.ProcessState.ExitCode()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/internal/proctest"
 )
 
@@ -259,9 +260,9 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	require.NoError(t, err)
 	mine := strings.Fields(string(self)[strings.LastIndexByte(string(self), ')')+1:])[3]
 	require.NotEmpty(t, sessionProcesses(atoi(t, mine)), "sessionProcesses finds nothing, not even this test")
-	deadline := time.Now().Add(5 * time.Second)
+	dl := await.NewDeadline(5 * time.Second)
 	for left := sessionProcesses(sid); len(left) > 0; left = sessionProcesses(sid) {
-		if time.Now().After(deadline) {
+		if dl.Passed() {
 			t.Fatalf("processes of agentd's session still run: %v", left)
 		}
 		time.Sleep(20 * time.Millisecond)

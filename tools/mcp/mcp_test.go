@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp/mcptest"
 )
@@ -37,10 +38,9 @@ func testServer(t *testing.T, name string, args ...string) Server {
 	return Server{Name: name, Command: mcptest.Server(t), Args: args}
 }
 
+// ctxFor is a context of d, scaled for the machine (internal/await).
 func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return await.Context(t, d)
 }
 
 // toolsOf takes the servers' tools as a run does, by name.
@@ -413,7 +413,7 @@ func TestListChanged(t *testing.T) {
 	m, _ := newManager(t, testServer(t, "test"))
 	first := toolsOf(t, m)
 	assert.Equal(t, "added late", call(t, first["mcp__test__grow"], `{}`, nil).Output)
-	require.Eventually(t, func() bool { return status(m, "test").ToolsChanged }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return status(m, "test").ToolsChanged }, await.Timeout(10*time.Second), 10*time.Millisecond,
 		"the server announces its new tool")
 	assert.NotContains(t, first, "mcp__test__late")
 	next := toolsOf(t, m)
@@ -453,13 +453,11 @@ func TestWorkspaceApproval(t *testing.T) {
 	assert.Equal(t, Ask, m.Approval("s2", changed[0]), "a changed command line is asked about again")
 }
 
-// TestCIInstallsTheNPMPackages: .ci/test installs the versions the tests
-// run, where they look for them.
+// TestCIInstallsTheNPMPackages: .ci/test installs the packages the tests
+// run through the tests' own installer (mcptest.NPM, versions and cache
+// directory included), requiring them.
 func TestCIInstallsTheNPMPackages(t *testing.T) {
 	data, err := os.ReadFile("../../.ci/test")
 	require.NoError(t, err)
-	for _, spec := range []string{mcptest.Everything, mcptest.Inspector} {
-		assert.Contains(t, string(data), spec)
-	}
-	assert.Contains(t, string(data), `${XDG_CACHE_HOME:-$HOME/.cache}/agentd-test/mcp-npm`)
+	assert.Contains(t, string(data), `AGENTD_TEST_REQUIRE_NPM=1 go test -count=1 -run '^TestNPMPackages$' ./tools/mcp/mcptest`)
 }

@@ -81,7 +81,7 @@ func BenchmarkSpawn(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			st := tc.mode.status()
 			defer cpuPerOp(b)()
-			key := nsKey{st.Namespaces, false}
+			key := nsKey{ns: st.Namespaces}
 			for i := 0; i < b.N; i++ {
 				if tc.profile != Full {
 					// A command follows a model's turn: the next entry point

@@ -22,8 +22,9 @@ type Cmd struct {
 	ctx      context.Context
 	spec     Spec
 	tty      *os.File
-	cmd      *exec.Cmd
-	tmp      string // the daemon-made private temporary directory, if any
+	cmd      *exec.Cmd   // in Full
+	proc     *os.Process // the process started: the command in Full, the sandbox's init otherwise
+	tmp      string      // the daemon-made private temporary directory, if any
 	conf     Confinement
 	id       ProcID
 	io       *streams    // the confined command's streams
@@ -58,7 +59,7 @@ func (c *Cmd) SetTerminal(tty *os.File) { c.tty = tty }
 // *SetupError when the sandbox could not be built; in both cases nothing
 // ran. When Start returns nil the command runs confined.
 func (c *Cmd) Start() error {
-	if c.cmd != nil {
+	if c.proc != nil {
 		return errors.New("sandbox: already started")
 	}
 	var err error
@@ -71,7 +72,7 @@ func (c *Cmd) Start() error {
 		c.cleanup()
 		return err
 	}
-	c.id = ProcID{Pid: c.cmd.Process.Pid}
+	c.id = ProcID{Pid: c.proc.Pid}
 	c.id.Start, _ = procStart(c.id.Pid)
 	return nil
 }
@@ -89,7 +90,7 @@ func (c *Cmd) startFull() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	c.cmd = cmd
+	c.cmd, c.proc = cmd, cmd.Process
 	c.conf = Confinement{Profile: Full, Network: true}
 	return nil
 }
@@ -100,8 +101,7 @@ func (c *Cmd) wire(cmd *exec.Cmd) {
 	cmd.WaitDelay = c.WaitDelay
 	if c.tty != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.tty, c.tty, c.tty
-		cmd.SysProcAttr.Setpgid = false // setsid makes it a group leader already
-		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 }
@@ -119,14 +119,14 @@ func (c *Cmd) context() context.Context {
 // directory. A command that ran and exited with a failure status is not
 // an error: see ExitCode.
 func (c *Cmd) Wait() error {
-	if c.cmd == nil {
+	if c.proc == nil {
 		return errors.New("sandbox: not started")
 	}
 	if c.waited {
 		return errors.New("sandbox: Wait was already called")
 	}
 	c.waited = true
-	pid := c.cmd.Process.Pid
+	pid := c.proc.Pid
 	var err error
 	if code, ok := c.statusFromInit(); ok {
 		// The init sent the status and is tearing its namespaces down:
@@ -136,13 +136,19 @@ func (c *Cmd) Wait() error {
 		c.exit, c.fromInit = code, true
 		c.stopCancel()
 		_ = killGroup(pid)
-		go func() { _ = c.cmd.Wait() }()
+		go func() { _, _ = c.proc.Wait() }()
 	} else {
 		waitExited(pid)
 		_ = killGroup(pid)
 		c.stopCancel()
-		err = c.cmd.Wait()
-		c.exit = exitCode(c.cmd.ProcessState)
+		var state *os.ProcessState
+		if c.cmd != nil {
+			err = c.cmd.Wait()
+			state = c.cmd.ProcessState
+		} else {
+			state, err = c.proc.Wait()
+		}
+		c.exit = exitCode(state)
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			err = nil
@@ -223,19 +229,19 @@ func (c *Cmd) ExitCode() int {
 
 // Kill kills the command and everything in its process group.
 func (c *Cmd) Kill() error {
-	if c.cmd == nil || c.cmd.Process == nil {
+	if c.proc == nil {
 		return errors.New("sandbox: not started")
 	}
-	return killGroup(c.cmd.Process.Pid)
+	return killGroup(c.proc.Pid)
 }
 
 // Signal sends sig to the command's whole process group. The sandbox's init
 // ignores it, so the command receives it once.
 func (c *Cmd) Signal(sig syscall.Signal) error {
-	if c.cmd == nil || c.cmd.Process == nil {
+	if c.proc == nil {
 		return errors.New("sandbox: not started")
 	}
-	return syscall.Kill(-c.cmd.Process.Pid, sig)
+	return syscall.Kill(-c.proc.Pid, sig)
 }
 
 func killGroup(pid int) error {

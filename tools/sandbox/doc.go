@@ -6,7 +6,9 @@
 // the toolchains; write only a private temporary directory), [WorkspaceWrite]
 // (the workspace too, except .git/config, .git/hooks, nested .git
 // directories and .agentd/) or [Full] (no confinement; only by an explicit
-// grant). The network is off unless [Spec.Network] asks for it.
+// grant). The network is off unless [Spec.Network] asks for it; without it,
+// the commands of one session ([Spec.Session]) share a network namespace of
+// their own where only the loopback exists ([EndSession] ends it).
 //
 //	c, err := sandbox.Command(ctx, sandbox.Spec{Profile: sandbox.WorkspaceWrite,
 //		Workspace: root, Args: []string{"bash", "-c", line}, Dir: dir, Env: env})
@@ -17,7 +19,10 @@
 //
 // On Linux the daemon re-executes its own binary as an entry point, in new
 // user, mount and PID namespaces, ahead of time: it waits on a socket for a
-// command's streams and plan. It then binds the protected paths read-only,
+// command's streams and plan. A small namespace holder (the same binary,
+// one for the host's network and one per session) forks the entry points
+// as the daemon's children, so that the daemon itself never forks into a
+// new user namespace. It then binds the protected paths read-only,
 // masks /tmp, /var/tmp, /dev/shm, /run and HOME with an empty tmpfs (the
 // paths the command may use are bound back), hides /etc's secrets, mounts
 // a /proc of its own, and on its one locked thread builds a Landlock

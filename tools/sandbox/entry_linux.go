@@ -21,8 +21,14 @@ const entryArg = "__agentd_sandbox_entry__"
 // to forget, and it runs before the heavy initializers of the packages
 // sorted after this one, which keeps the cost per command down.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == entryArg {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case entryArg:
 		os.Exit(entry())
+	case holderArg:
+		os.Exit(holderMain())
 	}
 }
 
@@ -49,9 +55,8 @@ func entry() int {
 	// process or read its memory (its other threads are not confined).
 	_ = prctl(prSetDumpable, 0, 0, 0, 0)
 	// Signals the terminal sends to the whole group reach the command
-	// directly; the init must neither die of them (ending the namespace;
-	// while it waits, it is in the daemon's group) nor pass on SIG_IGN,
-	// which exec would keep.
+	// directly; the init must neither die of them (ending the namespace)
+	// nor pass on SIG_IGN, which exec would keep.
 	var orphaned atomic.Pointer[func()]
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1,
@@ -131,8 +136,12 @@ func entry() int {
 	return code
 }
 
-// takeStreams makes the received descriptors the standard streams, and
-// the process a group leader, or a session leader with its terminal.
+// takeStreams makes the received descriptors the standard streams and, on
+// a terminal, that terminal the session's controlling terminal. The entry
+// point was started in a session of its own (startEntry): without a
+// terminal of its own, the command has no controlling terminal at all, so
+// /dev/tty opens nothing (ENXIO) and the daemon's terminal (an editor's)
+// is out of its reach.
 func (p *plan) takeStreams(fds []int) error {
 	for i, fd := range fds {
 		if err := syscall.Dup3(fd, i, 0); err != nil {
@@ -141,10 +150,7 @@ func (p *plan) takeStreams(fds []int) error {
 		syscall.Close(fd)
 	}
 	if !p.Terminal {
-		return syscall.Setpgid(0, 0)
-	}
-	if _, err := syscall.Setsid(); err != nil {
-		return fmt.Errorf("setsid: %w", err)
+		return nil
 	}
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSCTTY, 0); e != 0 {
 		return fmt.Errorf("controlling terminal: %w", e)
@@ -164,7 +170,8 @@ func (p *plan) orphaned() {
 // the namespace's capabilities), the Landlock rules (opening the paths),
 // then the capabilities go, then no_new_privs, seccomp and Landlock.
 func (p *plan) confine() (Confinement, error) {
-	conf := Confinement{Profile: p.Profile, Landlock: p.ABI, Network: p.Network, Namespaces: p.Namespaces, NetNamespace: p.NetNS}
+	conf := Confinement{Profile: p.Profile, Landlock: p.ABI, Network: p.Network, Namespaces: p.Namespaces,
+		NetNamespace: p.NetNS || p.Session != "", SessionNetwork: p.Session != ""}
 	if p.ABI < 1 {
 		return conf, &SetupError{Step: "landlock", Msg: "Landlock is not available"}
 	}
@@ -179,7 +186,9 @@ func (p *plan) confine() (Confinement, error) {
 	} else {
 		_ = prctl(prSetChildSubreaper, 1, 0, 0, 0)
 	}
-	rs, err := newRuleset(p.ABI, !p.Network)
+	// In a session's namespace only the loopback exists: TCP there is
+	// the session's own, so Landlock leaves it alone.
+	rs, err := newRuleset(p.ABI, !p.Network && p.Session == "")
 	if err != nil {
 		return conf, &SetupError{Step: "landlock", Msg: err.Error()}
 	}
@@ -189,17 +198,26 @@ func (p *plan) confine() (Confinement, error) {
 			return conf, &SetupError{Step: "landlock", Msg: err.Error()}
 		}
 	}
+	if p.Terminal && !p.Namespaces {
+		// Its own terminal by name, and no other one (tty_linux.go).
+		if own := ownTerminal(); own != "" {
+			if err := rs.allowPath(own, accDev); err != nil {
+				return conf, &SetupError{Step: "landlock", Msg: err.Error()}
+			}
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		return conf, &SetupError{Step: "capabilities", Msg: err.Error()}
 	}
 	if err := prctl(prSetNoNewPrivs, 1, 0, 0, 0); err != nil {
 		return conf, &SetupError{Step: "no_new_privs", Msg: err.Error()}
 	}
-	if len(p.Families) > 0 {
-		if err := installFilter(netFilter(p.Families)); err != nil {
+	if seccompSupported {
+		if err := installFilter(filter(p.Families)); err != nil {
 			return conf, &SetupError{Step: "seccomp", Msg: err.Error()}
 		}
-		conf.Seccomp = true
+		conf.Filter = true
+		conf.Seccomp = p.Families != nil
 	}
 	if err := rs.restrictThread(); err != nil {
 		return conf, &SetupError{Step: "landlock", Msg: err.Error()}

@@ -43,6 +43,9 @@ func (p *plan) mount(conf *Confinement) error {
 			conf.Protected = append(conf.Protected, b.path)
 		}
 	}
+	if err := mountPTS(); err != nil {
+		return &SetupError{Step: "mount", Msg: err.Error()}
+	}
 	if len(p.Masks) == 0 && len(p.Hide) == 0 {
 		return nil
 	}

@@ -28,6 +28,10 @@ type plan struct {
 	// namespaces and must make the mounts below.
 	Namespaces bool `json:"namespaces"`
 	NetNS      bool `json:"netns"`
+	// Session is the session whose network namespace the command joins
+	// (loopback only): TCP is left to the namespace, and seccomp lets
+	// IPv4 and IPv6 sockets through.
+	Session string `json:"session,omitempty"`
 	// Pins are directories bound onto themselves so that they cannot be
 	// renamed or removed (a .git that must stay where it is).
 	Pins []string `json:"pins,omitempty"`
@@ -57,12 +61,9 @@ var (
 	// systemRead are the system's programs, libraries and data.
 	systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
 		"/snap", "/sys", "/proc", "/var/lib/dpkg", "/var/lib/alternatives"}
-	// devices every command may read and write.
-	devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
-	// etcHoles are secrets under /etc that root could otherwise read.
-	etcHoles = []string{"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssl/private",
-		"security/opasswd", "NetworkManager/system-connections", "wireguard", "krb5.keytab", "libvirt/secrets",
-		"ssh/ssh_host_rsa_key", "ssh/ssh_host_ecdsa_key", "ssh/ssh_host_ed25519_key", "ssh/ssh_host_dsa_key"}
+	// devices every command may read and write; /dev/pts is the command's
+	// own (tty_linux.go).
+	devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 	// masked directories (and HOME) get an empty tmpfs: other users' and
 	// the daemon's temporary files, the user's private files and the
 	// sockets of running services (docker, ssh-agent, gpg-agent, D-Bus,
@@ -89,6 +90,9 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		// they are missing.
 		NetNS: st.Namespaces && st.NetNamespace && !spec.Network && (!seccompSupported || st.Landlock < 6),
 	}
+	if spec.Session != "" && !spec.Network && st.Namespaces && st.NetNamespace {
+		p.Session, p.NetNS = spec.Session, false
+	}
 	path, err := lookPath(spec.Args[0], envGet(spec.Env, "PATH"), isExecutable)
 	if err != nil {
 		return nil, err
@@ -101,17 +105,11 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		}
 	}
 	add(accRead, systemRead...)
-	if st.Namespaces {
-		add(accRead, "/etc")
-		for _, h := range etcHoles {
-			if _, err := os.Lstat(filepath.Join("/etc", h)); err == nil {
-				p.Hide = append(p.Hide, filepath.Join("/etc", h))
-			}
-		}
-	} else {
-		add(accRead, etcPaths("/etc", etcHoles)...)
-	}
+	add(accRead, etcRules()...)
 	add(accDev, devices...)
+	if st.Namespaces {
+		add(accDev, "/dev/pts") // a devpts instance of its own, mounted before the rules
+	}
 	add(accRead, toolchainPaths(spec.Env, spec.Workspace)...)
 	add(accRead, spec.Read...)
 	add(accWrite, spec.Write...)
@@ -175,6 +173,12 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		p.Families = []uint32{afNetlink}
 		if st.Namespaces {
 			p.Families = append(p.Families, afUnix)
+		}
+		if p.Session != "" {
+			// Only the loopback exists in the session's namespace; other
+			// families (packet, vsock, bluetooth…) stay refused: some of
+			// them are not confined by a network namespace.
+			p.Families = append(p.Families, afInet, afInet6)
 		}
 	}
 	return p, nil
@@ -274,39 +278,6 @@ func outermost(paths []string) []string {
 // within reports whether q is dir or lies beneath it.
 func within(dir, q string) bool {
 	return q == dir || strings.HasPrefix(q, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// etcPaths lists root's entries, recursing only where a hole lies deeper,
-// so that the holes (and nothing else) are left out.
-func etcPaths(root string, holes []string) []string {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		deeper := false
-		skip := false
-		var sub []string
-		for _, h := range holes {
-			switch {
-			case h == name:
-				skip = true
-			case strings.HasPrefix(h, name+"/"):
-				deeper = true
-				sub = append(sub, strings.TrimPrefix(h, name+"/"))
-			}
-		}
-		switch {
-		case skip:
-		case deeper && e.IsDir():
-			out = append(out, etcPaths(filepath.Join(root, name), sub)...)
-		default:
-			out = append(out, filepath.Join(root, name))
-		}
-	}
-	return out
 }
 
 // homePrivate are the user's credentials and private files under HOME.

@@ -67,9 +67,17 @@ type Spec struct {
 	// Workspace is the absolute directory of the project: readable in Read,
 	// writable in WorkspaceWrite.
 	Workspace string
-	// Network lets the command open TCP and UDP sockets. Off by default in
-	// every profile; the policy grants it per command.
+	// Network lets the command open TCP and UDP sockets in the host's
+	// network. Off by default in every profile; the policy grants it per
+	// command.
 	Network bool
+	// Session names the session the command belongs to. Without the
+	// network, the commands of one session share a network namespace of
+	// their own: loopback only, so a server one of them starts on
+	// 127.0.0.1 is reachable from the others, from nothing else, and
+	// nothing outside is reachable from it. "" leaves a command without
+	// the network no socket but local ones.
+	Session string
 	// Args is the command and its arguments. Args[0] without a slash is
 	// looked up in the PATH of Env.
 	Args []string
@@ -101,10 +109,18 @@ type Confinement struct {
 	Namespaces bool `json:"namespaces"`
 	// PrivateProc: /proc shows only the command's own PID namespace.
 	PrivateProc bool `json:"privateProc"`
-	// NetNamespace: the command has an empty network namespace.
+	// NetNamespace: the command has a network namespace of its own, or
+	// its session's (SessionNetwork).
 	NetNamespace bool `json:"netNamespace"`
-	// Seccomp: sockets other than AF_UNIX/AF_NETLINK and io_uring are refused.
+	// SessionNetwork: the command is in its session's network namespace,
+	// where only the loopback exists.
+	SessionNetwork bool `json:"sessionNetwork,omitempty"`
+	// Seccomp: sockets other than AF_UNIX/AF_NETLINK (and IPv4 and IPv6
+	// in a session's network) are refused.
 	Seccomp bool `json:"seccomp"`
+	// Filter: a seccomp filter refuses TIOCSTI and TIOCLINUX (typing into
+	// a terminal), io_uring and foreign system calls.
+	Filter bool `json:"filter"`
 	// Network is allowed.
 	Network bool `json:"network"`
 	// Protected are the paths made read-only inside the workspace.
@@ -200,7 +216,8 @@ type Status struct {
 	// Namespaces: commands get user, mount and PID namespaces (read-only
 	// binds inside the workspace, private /tmp, no leftovers).
 	Namespaces bool `json:"namespaces"`
-	// NetNamespace: commands without network get an empty network namespace.
+	// NetNamespace: commands without network get a network namespace of
+	// their session's (loopback only), or an empty one.
 	NetNamespace bool `json:"netNamespace"`
 	// PrivateProc: commands see only their own processes in /proc.
 	PrivateProc bool `json:"privateProc"`

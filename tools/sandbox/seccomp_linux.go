@@ -10,20 +10,38 @@ const (
 	seccompNr   = 0
 	seccompArch = 4
 	seccompArg0 = 16 // low 32 bits on little-endian machines
+	seccompArg1 = 24
 	sysIoUring  = 425
 	sysIoUrEnt  = 426
 	sysIoUrReg  = 427
 	x32Bit      = 0x40000000
+
+	// Terminal requests that push input into a terminal, which whoever
+	// reads the terminal (a shell, an editor) then takes as typed by the
+	// user: TIOCSTI injects a character, TIOCLINUX's subcode 2 pastes the
+	// console's selection.
+	tiocsti   = 0x5412
+	tiocLinux = 0x541c
 )
 
-// netFilter refuses socket(2) for every address family but those listed
-// (EACCES), io_uring (which can open sockets behind seccomp's back) and
-// system calls of a foreign ABI (32-bit or x32 on a 64-bit kernel, whose
-// numbers differ). It is what keeps UDP and raw sockets off when the
-// command has no network namespace of its own, and a second lock when it
-// has one.
-func netFilter(families []uint32) []syscall.SockFilter {
+// filter is the seccomp program every confined command runs under:
+//
+//   - system calls of a foreign ABI (32-bit or x32 on a 64-bit kernel,
+//     whose numbers differ) are refused;
+//   - io_uring, which can do what seccomp would refuse behind its back,
+//     and is a large attack surface no build needs;
+//   - ioctl TIOCSTI and TIOCLINUX (EPERM): a command that reaches a
+//     terminal (its own, or one it opened) cannot type into it;
+//   - when families is not nil (no network), socket(2) for every address
+//     family but those listed (EACCES): what keeps UDP and raw sockets off
+//     when the command has no network namespace of its own, and a second
+//     lock when it has one.
+//
+// The ioctl request is an unsigned int: the kernel reads only the low 32
+// bits, and so does the filter.
+func filter(families []uint32) []syscall.SockFilter {
 	deny := uint32(seccompRetErrno | uint32(syscall.EACCES))
+	perm := uint32(seccompRetErrno | uint32(syscall.EPERM))
 	var prog []syscall.SockFilter
 	stmt := func(code uint16, k uint32) { prog = append(prog, syscall.SockFilter{Code: code, K: k}) }
 	jump := func(code uint16, k uint32, jt, jf uint8) {
@@ -43,6 +61,17 @@ func netFilter(families []uint32) []syscall.SockFilter {
 	for _, nr := range []uint32{sysIoUring, sysIoUrEnt, sysIoUrReg} {
 		jump(jeq, nr, 0, 1)
 		stmt(ret, deny)
+	}
+	// ioctl: the two requests refused, every other one allowed.
+	jump(jeq, uint32(syscall.SYS_IOCTL), 0, 5)
+	stmt(ld, seccompArg1)
+	jump(jeq, tiocsti, 2, 0)
+	jump(jeq, tiocLinux, 1, 0)
+	stmt(ret, seccompRetAllow)
+	stmt(ret, perm)
+	if families == nil {
+		stmt(ret, seccompRetAllow)
+		return prog
 	}
 	jump(jeq, uint32(syscall.SYS_SOCKET), 1, 0)
 	stmt(ret, seccompRetAllow)

@@ -14,8 +14,10 @@ import (
 	"unsafe"
 )
 
+// groupAttr starts a Full command in a session of its own (so in a group
+// of its own too): without the daemon's controlling terminal.
 func groupAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 func (c *Cmd) startConfined() error {
@@ -49,7 +51,7 @@ func (c *Cmd) startConfined() error {
 	if err != nil {
 		return fmt.Errorf("sandbox: streams: %w", err)
 	}
-	key := nsKey{p.Namespaces, p.NetNS}
+	key := nsKey{ns: p.Namespaces, netns: p.NetNS, session: p.Session}
 	e, err := takeEntry(key)
 	if err != nil {
 		io.abort()
@@ -63,9 +65,13 @@ func (c *Cmd) startConfined() error {
 		c.refill()
 		return err
 	}
-	c.cmd, c.conf, c.io = e.cmd, conf, io
+	if p.Session != "" {
+		done, next := sessionStarted(p.Session), c.refill
+		c.refill = func() { done(); next() }
+	}
+	c.proc, c.conf, c.io = e.proc, conf, io
 	c.exitStatus = e.exitStatus
-	pid := e.cmd.Process.Pid
+	pid := e.proc.Pid
 	c.stopCtx = context.AfterFunc(c.context(), func() {
 		_ = killGroup(pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -164,8 +170,12 @@ func probe() Status {
 		s.NetNamespace = conf.NetNamespace
 		s.PrivateProc = conf.PrivateProc
 		s.Seccomp = conf.Seccomp
-		// The first command should not wait for an entry point to start.
-		go refill(nsKey{s.Namespaces, s.Namespaces && s.NetNamespace && (!seccompSupported || s.Landlock < 6)})
+		// The first command should not wait for an entry point to start,
+		// nor a session's first command for its network.
+		go refill(nsKey{ns: s.Namespaces, netns: s.Namespaces && s.NetNamespace && (!seccompSupported || s.Landlock < 6)})
+		if s.NetNamespace {
+			go refillSpare()
+		}
 		break
 	}
 	return s
@@ -198,14 +208,26 @@ func probeOnce(abi int, ws string, ns, netns bool) (Confinement, error) {
 		return Confinement{}, err
 	}
 	defer null.Close()
-	e, err := startEntry(nsKey{ns, netns})
-	if err != nil {
+	var e *entryProc
+	if ns && netns {
+		// What a session's network needs: a holder in a network
+		// namespace of its own, with the loopback up.
+		h, err := startHolder(true)
+		if err != nil {
+			return Confinement{}, err
+		}
+		defer h.close()
+		e, err = h.spawn(false)
+		if err != nil {
+			return Confinement{}, err
+		}
+	} else if e, err = startEntry(nsKey{ns: ns}); err != nil {
 		return Confinement{}, err
 	}
 	conf, err := launch(context.Background(), e, p, [3]*os.File{null, null, null})
 	if err != nil {
 		return conf, err
 	}
-	_ = e.cmd.Wait()
+	_, _ = e.proc.Wait()
 	return conf, nil
 }

@@ -154,13 +154,13 @@ func TestConcurrentCommandsAndLostEntryPoints(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	key := nsKey{true, false}
+	key := nsKey{ns: true}
 	warm.mu.Lock()
 	e := warm.ready[key]
 	warm.mu.Unlock()
 	if e != nil {
-		_ = e.cmd.Process.Kill()
-		await(t, "the entry point to die", 5*time.Second, func() bool { return exited(e.cmd.Process.Pid) })
+		_ = e.proc.Kill()
+		await(t, "the entry point to die", 5*time.Second, func() bool { return exited(e.proc.Pid) })
 	}
 	if r := run(t, modes[0], f.spec(Read, "echo after")); r.err != nil || r.out != "after\n" {
 		t.Errorf("after losing the waiting entry point: %v %q", r.err, r.out)

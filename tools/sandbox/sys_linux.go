@@ -35,6 +35,7 @@ const (
 	mountAttrRdonly     = 0x1
 	mountAttrNosuid     = 0x2
 	mountAttrNodev      = 0x4
+	mountAttrNoexec     = 0x8
 	fsopenCloexec       = 1
 	fsmountCloexec      = 1
 	fsconfigCmdCreate   = 6
@@ -50,12 +51,15 @@ const (
 	linuxCapabilityV3     = 0x20080522
 	capSysAdmin           = 21
 	capSetpcap            = 8
+	capNetAdmin           = 12
 	lastCapGuess          = 63
 	renameNoreplaceFlag   = 1
 	resolveNoMagiclinks   = 0x02
 	resolveBeneath        = 0x08
 	cloneNewCgroup        = 0x02000000
 	afUnix                = 1
+	afInet                = 2
+	afInet6               = 10
 	afNetlink             = 16
 	pidWaitable           = 1 // P_PID for waitid
 	wNowait               = 0x01000000

@@ -20,7 +20,7 @@ const ctlFD = 3
 
 // entryProc is an entry point started and waiting for its command.
 type entryProc struct {
-	cmd     *exec.Cmd
+	proc    *os.Process // the daemon's child, whoever forked it
 	ctl     *os.File
 	reports *json.Decoder
 	born    time.Time
@@ -44,12 +44,17 @@ func (e *entryProc) exitStatus() (int, bool) {
 
 // nsKey is how an entry point was started: the namespaces are chosen when
 // the process is created, so entry points wait in one slot per kind.
-type nsKey struct{ ns, netns bool }
+// session names the network namespace of a session's commands ("" for
+// none: the host's, or an empty one of the command's own when netns).
+type nsKey struct {
+	ns, netns bool
+	session   string
+}
 
 // warm keeps one entry point started ahead of time per kind. Starting a Go
-// process, and the full fork that CLONE_NEWUSER forces on the daemon, cost
-// several milliseconds; waiting for the command costs nothing, so a
-// command's path is only the confinement and its own fork and exec.
+// process costs several milliseconds; waiting for the command costs
+// nothing, so a command's path is only the confinement and its own fork
+// and exec.
 var warm struct {
 	mu       sync.Mutex
 	ready    map[nsKey]*entryProc
@@ -64,7 +69,7 @@ func takeEntry(k nsKey) (*entryProc, error) {
 	e := warm.ready[k]
 	delete(warm.ready, k)
 	warm.mu.Unlock()
-	if e != nil && (exited(e.cmd.Process.Pid) || time.Since(e.born) > maxWaiting) {
+	if e != nil && (exited(e.proc.Pid) || time.Since(e.born) > maxWaiting) {
 		e.discard() // killed meanwhile (an OOM kill, a ^C to the daemon's group), or stale
 		e = nil
 	}
@@ -89,34 +94,57 @@ func refill(k nsKey) {
 	warm.mu.Lock()
 	defer warm.mu.Unlock()
 	warm.starting[k] = false
-	if err == nil {
+	switch {
+	case err != nil:
+	case k.session != "" && !sessionOpen(k.session):
+		go e.discard() // the session ended meanwhile
+	default:
 		warm.ready[k] = e
 	}
 }
 
-// CloseIdle ends the entry points waiting for commands, for a clean
-// shutdown or a test that counts processes and descriptors. The next
-// command starts one again.
-func CloseIdle() {
+// discardWarm ends the waiting entry points that match.
+func discardWarm(match func(nsKey) bool) {
 	warm.mu.Lock()
-	idle := warm.ready
-	warm.ready = map[nsKey]*entryProc{}
+	var idle []*entryProc
+	for k, e := range warm.ready {
+		if match(k) {
+			idle = append(idle, e)
+			delete(warm.ready, k)
+		}
+	}
 	warm.mu.Unlock()
 	for _, e := range idle {
 		e.discard()
 	}
 }
 
+// CloseIdle ends the entry points waiting for commands and the namespace
+// holders no command uses, for a clean shutdown or a test that counts
+// processes and descriptors. The next command starts them again.
+func CloseIdle() {
+	discardWarm(func(nsKey) bool { return true })
+	closeIdleHolders()
+}
+
 func (e *entryProc) discard() {
-	_ = e.cmd.Process.Kill()
-	_ = e.cmd.Wait()
+	_ = e.proc.Kill()
+	_, _ = e.proc.Wait()
 	e.ctl.Close()
 }
 
-// startEntry starts an entry point — in new user, mount and PID namespaces
-// when k.ns, and a network namespace when k.netns — which waits for its
-// command on a socket.
+// startEntry starts an entry point of kind k, which waits for its command
+// on a socket: in new user, mount and PID namespaces (forked by a holder)
+// when k.ns, with a network namespace of its own when k.netns, or the
+// session's when k.session is set.
 func startEntry(k nsKey) (*entryProc, error) {
+	if k.ns {
+		h, e, err := holderFor(k.session)
+		if err != nil || e != nil {
+			return e, err
+		}
+		return h.spawn(k.netns && k.session == "")
+	}
 	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
@@ -127,34 +155,31 @@ func startEntry(k nsKey) (*entryProc, error) {
 	cmd.Args[0] = "agentd-sandbox"
 	cmd.Env = []string{} // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if k.ns {
-		sys := cmd.SysProcAttr
-		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-		if k.netns {
-			sys.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		// The same ids inside as outside, so files keep their owners and
-		// the command sees the user it runs as.
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		// A user other than root keeps, across the exec of the entry
-		// point, only ambient capabilities: the two that the mounts and
-		// the capability drop need. They hold inside the new namespaces
-		// only, and are dropped before the command starts.
-		sys.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
-	}
+	// Without namespaces the daemon forks it itself: no new user
+	// namespace, so a vfork, cheap at any size. A session of its own
+	// from the start: the command never has the daemon's controlling
+	// terminal (whose reader would take what it injects as typed), nor
+	// its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := cmd.Start(); err != nil {
 		ours.Close()
 		return nil, fmt.Errorf("sandbox: starting the entry point: %w", err)
 	}
-	e := &entryProc{cmd: cmd, ctl: ours, born: time.Now()}
-	if _, err := io.ReadFull(ours, make([]byte, 1)); err != nil {
-		e.discard()
-		return nil, &SetupError{Step: "entry", Msg: fmt.Sprintf(
-			"the entry point did not start (%v): does this binary link tools/sandbox?", err)}
+	e := &entryProc{proc: cmd.Process, ctl: ours, born: time.Now()}
+	if err := e.awaitReady(); err != nil {
+		return nil, err
 	}
 	return e, nil
+}
+
+// awaitReady waits for the entry point to say it is ready.
+func (e *entryProc) awaitReady() error {
+	if _, err := io.ReadFull(e.ctl, make([]byte, 1)); err != nil {
+		e.discard()
+		return &SetupError{Step: "entry", Msg: fmt.Sprintf(
+			"the entry point did not start (%v): does this binary link tools/sandbox?", err)}
+	}
+	return nil
 }
 
 // launch gives the entry point its streams and plan and waits for its
@@ -181,9 +206,9 @@ func launch(ctx context.Context, e *entryProc, p *plan, streams [3]*os.File) (Co
 		return r.Conf, nil // e.ctl stays open for the exit status
 	}
 	e.ctl.Close()
-	_ = killGroup(e.cmd.Process.Pid)
-	_ = e.cmd.Process.Kill()
-	waitErr := e.cmd.Wait()
+	_ = killGroup(e.proc.Pid)
+	_ = e.proc.Kill()
+	_, waitErr := e.proc.Wait()
 	if ctx.Err() != nil {
 		return Confinement{}, ctx.Err()
 	}

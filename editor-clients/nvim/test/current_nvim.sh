@@ -20,6 +20,12 @@ BASE=${AGENTD_NVIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-nvim-test}
 DIR=$BASE/$SUITE
 WRAPPER=$DIR/nvim
 
+# One unpacks, others (suites run at once, two checkouts) wait for it and use
+# what it unpacked: the lock is held to the end.
+mkdir -p "$BASE"
+exec 9>"$BASE/$SUITE.lock"
+flock 9
+
 if [ -x "$WRAPPER" ] && "$WRAPPER" --version >/dev/null 2>&1; then
   echo "$WRAPPER"
   exit 0

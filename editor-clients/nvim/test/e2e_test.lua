@@ -106,7 +106,10 @@ t.test('question: the float opens without taking the cursor; :AgentdPending goes
   h.wait_state('completed')
   t.eq(h.float_text(), '', 'the float closed')
   t.eq(api.nvim_get_current_win(), win, 'the cursor is back')
-  t.ok(h.conversation():find('Which colour do you like?  → answered', 1, true), h.conversation())
+  local conv = h.conversation()
+  t.ok(conv:find('? Which colour do you like?  → answered: teal\n', 1, true), conv)
+  t.eq(conv:find('Ask the user', 1, true), nil, 'the question is said once, not as a call too:\n' .. conv)
+  t.eq(conv:find('The user answered', 1, true), nil, conv)
 end)
 
 t.test('choice: answered in the chat, <CR> on the option line', function()
@@ -160,7 +163,7 @@ t.test('command: Esc at "reject with a reason" does not reject; the reason reach
   h.wait_float('gR reject+why')
   h.keys('gRnot on my machine<CR>')
   h.wait_conversation('Understood: not on your machine.')
-  t.ok(h.conversation():find('→ reject_once', 1, true), h.conversation())
+  t.ok(h.conversation():find('→ rejected', 1, true), h.conversation())
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0, 'ran.txt must not exist')
 end)
 
@@ -172,7 +175,7 @@ t.test('cancel: :AgentdCancel typed while a request is shown cancels the run; it
   wait_focus_in_float()
   h.keys(':AgentdCancel<CR>')
   h.wait_state('cancelled', 5000)
-  h.wait_conversation('→ cancelled')
+  h.wait_conversation('→ cancelled with the run')
   t.eq(h.float_text(), '', 'the float closed')
   t.eq(S.requests:count(), 0, 'nothing open')
 end)
@@ -259,7 +262,9 @@ t.test('write: the diff tab (readable names) allows with ga, the open buffer rel
   t.eq(h.read(ws .. '/hello.txt'), 'hello from agentd\nsecond line\n', ':w keeps the agent\'s text')
   local conv = h.conversation()
   t.ok(conv:find('Plan:', 1, true), 'the plan is shown')
-  t.ok(conv:find('→ allow_once', 1, true), 'the decision is shown')
+  t.ok(conv:find('→ allowed\n', 1, true), 'the decision is shown')
+  t.eq(conv:find('undo_patch', 1, true), nil, 'no line meant for the model alone:\n' .. conv)
+  t.ok(conv:find('  ↶ c1: M hello.txt · gu undo', 1, true), 'the checkpoint is shown once, in words:\n' .. conv)
 end)
 
 t.test('write: an edit of the proposed side is what gets written; a modified buffer is not reloaded over', function()
@@ -397,6 +402,58 @@ t.test('restart: the daemon dies, "the daemon is back" is shown, the dismissed q
   go_to_transcript_line('? Still there?')
   h.keys('<CR>yes<CR>')
   h.wait_conversation('Survived the restart.', 15000)
+end)
+
+t.test('restore: a request open when the editor quits comes back after its restart with its whole conversation', function()
+  h.fresh('question')
+  vim.cmd('Agentd What is my favourite colour?')
+  h.wait_float('Which colour do you like?')
+  -- a new "editor": it knows nothing; same workspace and state dir
+  local cfg = vim.deepcopy(require('agentd.config').values)
+  agentd._reset()
+  require('agentd.chat').render_now()
+  agentd.setup(cfg)
+  h.ui_reset()
+  agentd.start()
+  h.wait_float('Which colour do you like?')
+  require('agentd.chat').open({ focus = 'transcript' })
+  h.wait_conversation('## > What is my favourite colour?')
+  h.wait_conversation('? Which colour do you like?')
+  local conv = h.conversation()
+  t.eq(conv:find('not sent from here', 1, true), nil, conv)
+  t.ok(conv:find('— waiting for you', 1, true), conv)
+  local _, n = conv:gsub('Which colour do you like%?', '')
+  t.eq(n, 1, 'the request once, in its place:\n' .. conv)
+  go_to_transcript_line('? Which colour do you like?')
+  h.keys('<CR>teal<CR>')
+  h.wait_conversation('You like teal.')
+  h.wait_conversation('— completed')
+end)
+
+t.test('chat: a word with an underscore is no Markdown error (syntax on)', function()
+  h.fresh('question')
+  vim.cmd('syntax on')
+  local ok, err = pcall(function()
+    agentd.run({ prompt = 'What is my favourite colour?\nin my_colour' })
+    h.wait_float('Which colour do you like?')
+    require('agentd.chat').open({ focus = 'transcript' })
+    h.wait_conversation('## > What is my favourite colour?\n   in my_colour')
+    local twin = require('agentd.chat').wins()
+    local marked = {}
+    vim.api.nvim_win_call(twin, function()
+      for i, l in ipairs(require('agentd.chat').lines()) do
+        for col in l:gmatch('()_') do
+          local name = vim.fn.synIDattr(vim.fn.synID(i, col, 1), 'name')
+          if name == 'markdownError' then
+            marked[#marked + 1] = l
+          end
+        end
+      end
+    end)
+    t.eq(marked, {}, 'lines with a markdownError highlight')
+  end)
+  vim.cmd('syntax off')
+  assert(ok, err)
 end)
 
 -- sessions, history and settings -------------------------------------------
@@ -988,7 +1045,7 @@ t.test('command: the request says where it runs (profile, network) with the rule
   h.keys('gF')
   h.wait_conversation('Ran it.')
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
-  t.ok(h.conversation():find('→ allow_full: once, without the sandbox\n', 1, true), h.conversation())
+  t.ok(h.conversation():find('→ allowed once, without the sandbox\n', 1, true), h.conversation())
 end)
 
 t.test('command: with the sandbox off, the notice and the header say so; the request runs unconfined and offers no gF', function()
@@ -1093,6 +1150,32 @@ t.test(':checkhealth contacts the model: OK when it answers, ERROR when nobody l
   text = checkhealth_text()
   t.ok(text:match('not started yet'), text)
   t.ok(text:match('ERROR:? nobody answers at http://127%.0%.0%.1:' .. port .. '/v1/models'), text)
+end)
+
+t.test('missing daemon: the prompt waits in the compose window; :checkhealth says why and where the log is', function()
+  h.fresh('question', { setup = { cmd = h.tmp .. '/no/such/agentd' } })
+  h.keys(':Agentd What is my favourite colour?<CR>')
+  local chat = require('agentd.chat')
+  t.wait(function()
+    local _, cwin = chat.wins()
+    return cwin and table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(cwin), 0, -1, false), '\n')
+      == 'What is my favourite colour?'
+  end, 'the prompt in the compose window')
+  t.ok(table.concat(h.notes, '\n'):find('cannot find the daemon "' .. h.tmp .. '/no/such/agentd"', 1, true),
+    table.concat(h.notes, '\n'))
+  t.ok(table.concat(h.notes, '\n'):find('your prompt is in the compose window', 1, true), table.concat(h.notes, '\n'))
+  local text = checkhealth_text()
+  t.ok(text:match('ERROR:? cannot find the daemon'), text)
+  local log = require('agentd.config').values.log_file
+  t.ok(text:find('its log: ' .. log, 1, true), text)
+  t.eq(text:find('see the log:%s*\n'), nil, text)
+  -- the daemon found: the prompt kept is sent as it is
+  require('agentd.config').values.cmd = h.agentd
+  local _, cwin = chat.wins()
+  api.nvim_set_current_win(cwin)
+  h.keys('<C-s>')
+  h.wait_float('Which colour do you like?')
+  h.wait_conversation('## > What is my favourite colour?')
 end)
 
 t.test('http: the same GET through curl (the https path), and its failure', function()

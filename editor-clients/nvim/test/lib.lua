@@ -14,11 +14,23 @@ function t.log(...)
 end
 
 -- AGENTD_TEST_ONLY=pattern runs only the tests whose name matches (a Lua
--- pattern), while working on them.
+-- pattern; several separated by ;), while working on them.
 local only = os.getenv('AGENTD_TEST_ONLY')
 
+local function wanted(name)
+  if not only or only == '' then
+    return true
+  end
+  for p in only:gmatch('[^;]+') do
+    if name:find(p) then
+      return true
+    end
+  end
+  return false
+end
+
 function t.test(name, fn)
-  if only and only ~= '' and not name:find(only) then
+  if not wanted(name) then
     return
   end
   local ok, err = xpcall(fn, debug.traceback)

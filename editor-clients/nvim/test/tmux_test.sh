@@ -254,8 +254,8 @@ capture after-esc
 keys g x
 
 check 'the answer streams into the chat' 'All done in tmux.' 20
-check 'the command is shown rejected' '→ reject_once'
-check 'its tool call reads as rejected, not failed' '● touch ran.txt [execute] ✗ rejected'
+check 'the command is shown rejected' '→ rejected'
+check 'its tool call reads as rejected, not failed' '● $ touch ran.txt ✗ rejected'
 check 'the files changed are listed' 'M fruit.txt'
 check 'the statusline shows the run state' 'agentd: completed'
 check 'the open buffer of fruit.txt shows the agent'"'"'s text' 'banana'
@@ -295,7 +295,7 @@ keys ':Agentd what is my favourite colour?' Enter
 check 'the question shows in the float' 'agentd · question · 1 of 1 open'
 check 'with its text' 'Which colour do you like?'
 capture question-float
-check 'the expired question is marked in the chat' '→ timeout' 15
+check 'the expired question is marked in the chat' '→ expired: no answer in time' 15
 check 'the model goes on without the answer' 'No answer, so teal it is.' 15
 if ! screen | grep -qF 'agentd · question'; then ok 'the float of the expired question closed'; else fail 'the float of the expired question closed'; fi
 capture question-expired
@@ -547,7 +547,7 @@ keys ':AgentdPending' Enter
 check 'gF is offered (the float has the cursor: its keys show)' 'gF no sandbox, once · q later'
 capture confirm-profile
 keys g F
-check 'gF runs it without the sandbox' '→ allow_full: once, without the sandbox' 20
+check 'gF runs it without the sandbox' '→ allowed once, without the sandbox' 20
 check 'and the run goes on' 'Ran it.' 20
 if [ -e "$WS/ran.txt" ]; then ok 'ran.txt exists'; else fail 'ran.txt exists'; fi
 capture confirm-allow-full

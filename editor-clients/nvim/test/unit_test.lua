@@ -224,12 +224,12 @@ t.test('render: a running command shows its last lines, then the final output on
   end
   up(1, { kind = 'tool_call', title = 'make', toolKind = 'execute', status = 'pending' })
   up(2, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'compiling\n' })
-  t.eq(tool_lines(), { '● make [execute] …', '    compiling' })
+  t.eq(tool_lines(), { '● $ make …', '    compiling' })
   up(3, { kind = 'tool_call_update', status = 'in_progress', outputDelta = 'a\nb\nc\n50%\r100%' })
-  t.eq(tool_lines(), { '● make [execute] …', '    … 2 earlier lines', '    b', '    c', '    100%' })
+  t.eq(tool_lines(), { '● $ make …', '    … 2 earlier lines', '    b', '    c', '    100%' })
   up(4, { kind = 'tool_call_update', status = 'completed', output = 'compiling\na\nb\nc\ndone\n', exitCode = 0 })
   t.eq(tool_lines(), {
-    '● make [execute] ✓ exit 0',
+    '● $ make ✓ exit 0',
     '    compiling',
     '    a',
     '    b',
@@ -714,7 +714,7 @@ t.test('render: instructions are one quiet line, a notice is a warning, cached t
   t.eq(out.hl[i], 'WarningMsg')
   t.eq(out.hl[i + 1], 'WarningMsg')
   local _, status = line_with(out, '— completed')
-  t.eq(status, '— completed (end_turn) · 5216 tokens (4864 cached, 40 thinking)')
+  t.eq(status, '— completed · 5216 tokens (4864 cached, 40 thinking)')
 end)
 
 t.test('render: reasoning is one folded line of its latest words; the open key unfolds it', function()
@@ -886,9 +886,9 @@ t.test('render: a change has its checkpoint, files and key; an undone one says b
   local change = line_of(out, '  ↶ c1: M main.go, D notes.txt, A made.txt · gu undo')
   t.ok(change, text)
   t.eq(out.changes[change], 'c1')
-  t.eq(out.changes[line_of(out, '● sed -i s/a/b/ x')], 'c1', 'the call\'s own line too')
+  t.eq(out.changes[line_of(out, '● $ sed -i s/a/b/ x')], 'c1', 'the call\'s own line too')
   t.eq(out.hl[change], 'Comment')
-  t.ok(text:find('\n— completed (end_turn)\n  gU undo this turn · gW rewind to before it\n', 1, true), text)
+  t.ok(text:find('\n— completed\n  gU undo this turn · gW rewind to before it\n', 1, true), text)
   t.eq(out.runs[line_of(out, '## > tidy')], 'r1')
   t.eq(out.runs[line_of(out, '— completed')], 'r1')
   out = render.chat({ runs = { run }, checkpoint = function(id)
@@ -1060,6 +1060,85 @@ t.test('kinds: a command says where it runs (profile, network, secrets); allow_f
   t.eq(kinds.of(r).summary(r), 'Call test: echo')
   t.eq(kinds.of(r).details(r), { 'command:', '  mcp__test__echo {"text":"hi"}',
     'The agent wants to call a tool whose effect agentd cannot check.', 'rule: mode ask: calls of unknown effect ask' })
+end)
+
+t.test('render: the chat says what happened in words, never in the protocol\'s (requires_action, end_turn, allow_once, [other])', function()
+  local render = require('agentd.render')
+  local P = require('agentd.protocol')
+  local function transcript(state, stop, outcome, by)
+    local s = runs.new()
+    local function up(seq, u)
+      s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+    end
+    up(1, { kind = 'tool_call', toolCallId = 'c_ask', title = 'Ask the user', toolKind = 'other', status = 'pending' })
+    up(2, { kind = 'tool_call', toolCallId = 'c_cmd', title = 'touch ran.txt', toolKind = 'execute', status = 'pending' })
+    s:apply('agent/inputRequest', { runId = 'r1', sessionId = 's1', seq = 3, requestId = 'q1', toolCallId = 'c_cmd',
+      kind = 'confirm_command', command = 'touch ran.txt', cwd = '.' })
+    s:apply('agent/inputResolved', { runId = 'r1', sessionId = 's1', seq = 4, requestId = 'q1', outcome = outcome, by = by })
+    up(5, { kind = 'tool_call_update', toolCallId = 'c_cmd', status = 'completed', exitCode = 0 })
+    s:apply('agent/runState', { runId = 'r1', sessionId = 's1', seq = 6, state = state, stopReason = stop })
+    local run = s:get('r1')
+    run.prompt = 'go'
+    return table.concat(render.chat({ runs = { run } }, function() end).lines, '\n')
+  end
+  local words = {}
+  for _, list in ipairs({ P.run_states, P.decisions, P.stop_reasons, P.resolved_by }) do
+    for _, w in ipairs(list) do
+      if w:find('_', 1, true) then
+        words[#words + 1] = w
+      end
+    end
+  end
+  for _, k in ipairs(P.tool_kinds) do
+    words[#words + 1] = '[' .. k .. ']'
+  end
+  local cases = {
+    { 'requires_action', nil, 'allow_once', 'user', '— waiting for you', '→ allowed' },
+    { 'completed', 'end_turn', 'allow_session', 'user', '— completed\n', '→ allowed for this session' },
+    { 'completed', 'max_steps', 'allow_always', 'policy', '— completed (stopped at the step limit)', '→ always allowed (by a rule)' },
+    { 'completed', 'end_turn', 'allow_full', 'user', '— completed', '→ allowed once, without the sandbox' },
+    { 'failed', 'tool_errors', 'reject_always', 'user', '— failed (too many failed tool calls)', '→ always rejected' },
+    { 'failed', 'repetition', 'reject_once', 'user', '— failed (the model kept repeating itself)', '→ rejected' },
+    { 'cancelled', 'cancelled', 'cancelled', 'cancel', '— cancelled\n', '→ cancelled with the run' },
+    { 'completed', 'end_turn', 'timeout', 'timeout', '— completed', '→ expired: no answer in time' },
+  }
+  for _, c in ipairs(cases) do
+    local text = transcript(c[1], c[2], c[3], c[4])
+    for _, w in ipairs(words) do
+      t.eq(text:find(w, 1, true), nil, ('"%s" in the chat:\n%s'):format(w, text))
+    end
+    t.ok(text:find(c[5], 1, true), c[5] .. ' in:\n' .. text)
+    t.ok(text:find(c[6], 1, true), c[6] .. ' in:\n' .. text)
+    t.ok(text:find('\n● Ask the user\n', 1, true) or text:find('\n● Ask the user …\n', 1, true), text)
+    t.ok(text:find('\n● $ touch ran.txt ✓ exit 0\n', 1, true), text)
+  end
+end)
+
+t.test('render: a question the model asked (ask_user) reads once, with its answer; a command\'s prompt keeps its call', function()
+  local render = require('agentd.render')
+  local s = runs.new()
+  local function up(seq, u)
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  up(1, { kind = 'tool_call', toolCallId = 'c_ask', title = 'Ask the user', toolKind = 'other', status = 'pending',
+    input = { question = 'Which colour?', options = { 'red', 'blue' } } })
+  s:apply('agent/inputRequest', { runId = 'r1', sessionId = 's1', seq = 2, requestId = 'q1', toolCallId = 'c_ask',
+    kind = 'choice', message = 'Which colour?', options = { { optionId = '1', label = 'red' }, { optionId = '2', label = 'blue' } } })
+  s:apply('agent/inputResolved', { runId = 'r1', sessionId = 's1', seq = 3, requestId = 'q1', outcome = 'answered', by = 'user' })
+  up(4, { kind = 'tool_call_update', toolCallId = 'c_ask', status = 'completed', output = 'The user chose: blue' })
+  up(5, { kind = 'tool_call', toolCallId = 'c_cmd', title = 'npm init', toolKind = 'execute', status = 'pending',
+    input = { command = 'npm init', interactive = true } })
+  s:apply('agent/inputRequest', { runId = 'r1', sessionId = 's1', seq = 6, requestId = 'q2', toolCallId = 'c_cmd',
+    kind = 'question', message = 'package name:', command = 'npm init' })
+  s:apply('agent/inputResolved', { runId = 'r1', sessionId = 's1', seq = 7, requestId = 'q2', outcome = 'answered', by = 'user' })
+  local run = s:get('r1')
+  run.prompt = 'go'
+  local text = table.concat(render.chat({ runs = { run } }, function() end).lines, '\n')
+  t.ok(text:find('\n? Which colour?  → answered: blue\n', 1, true), text)
+  t.eq(text:find('Ask the user', 1, true), nil, text)
+  t.eq(text:find('The user chose', 1, true), nil, text)
+  t.ok(text:find('\n● $ npm init …\n', 1, true), 'a command\'s call stays:\n' .. text)
+  t.ok(text:find('\n? package name:  → answered\n', 1, true), text)
 end)
 
 t.finish()

@@ -8,6 +8,7 @@ package mcptest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,13 +18,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testcache"
 )
 
 // The npm packages the tests run, at the versions they were written
-// against; .ci/test installs the same (NPMDir says where).
+// against; .ci/test installs them ahead (TestNPMPackages).
 const (
 	Everything = "@modelcontextprotocol/server-everything@2026.8.31"
 	Inspector  = "@modelcontextprotocol/inspector@2.12.0"
@@ -106,59 +108,47 @@ func startListening(t testing.TB, cmd *exec.Cmd, env []string, marker string) st
 	return ""
 }
 
-// NPMDir is where the npm packages are installed:
-// $XDG_CACHE_HOME/agentd-test/mcp-npm (~/.cache/… by default).
-func NPMDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(base, "agentd-test", "mcp-npm"), nil
-}
-
 // NPM returns the directory whose node_modules holds the npm packages,
-// installing them if missing. It skips the test, saying why, when npm is
-// missing or cannot reach the registry; any other failure fails it.
+// installing them the first time (internal/testcache: once, under a lock,
+// whichever test binaries ask at once). It skips the test, saying why, when
+// npm is missing or cannot reach the registry, unless
+// AGENTD_TEST_REQUIRE_NPM=1 (.ci/test) makes that a failure too; any other
+// failure fails it.
 func NPM(t testing.TB) string {
 	t.Helper()
-	dir, err := NPMDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	required := os.Getenv("AGENTD_TEST_REQUIRE_NPM") == "1"
 	if _, err := exec.LookPath("npm"); err != nil {
+		if required {
+			t.Fatal("npm is not installed")
+		}
 		t.Skip("npm is not installed: the tests with published MCP servers need Node.js and npm (.ci/test installs them)")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := testcache.Ensure("mcp-npm", Everything+" "+Inspector, npmInstall)
+	switch {
+	case errors.Is(err, testcache.ErrSkip) && !required:
+		t.Skip(err)
+	case err != nil:
 		t.Fatal(err)
 	}
-	// Test binaries of several packages run at once: one installs, the
-	// others wait for it.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed(dir) {
-		return dir
-	}
+	return dir
+}
+
+// npmInstall installs the packages into dir.
+func npmInstall(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir, Everything, Inspector)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if unreachable(string(out)) {
-			t.Skipf("npm cannot reach the registry, so the published MCP servers cannot be installed: %s", lastLine(string(out)))
+			return fmt.Errorf("npm cannot reach the registry, so the published MCP servers %w: %s", testcache.ErrSkip, lastLine(string(out)))
 		}
-		t.Fatalf("npm install: %v\n%s", err, out)
+		return fmt.Errorf("npm install: %v\n%s", err, out)
 	}
 	if !installed(dir) {
-		t.Fatalf("npm install did not install %s and %s into %s", Everything, Inspector, dir)
+		return fmt.Errorf("npm install did not install %s and %s into %s", Everything, Inspector, dir)
 	}
-	return dir
+	return nil
 }
 
 // installed reports whether both packages are there at their versions.

@@ -54,6 +54,14 @@ local function named_scratch(name, modifiable)
   end
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
+  -- Markdown's syntax marks an underscore inside a word as an error
+  -- (markdownError): the chat names files and tools that have them
+  api.nvim_create_autocmd('Syntax', {
+    buffer = buf,
+    callback = function()
+      vim.cmd('silent! syntax clear markdownError')
+    end,
+  })
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modifiable = modifiable
   return buf
@@ -340,6 +348,25 @@ function M.send()
   })
 end
 
+--- Puts a prompt that could not be sent into the compose window (under
+--- what is already there), and opens the chat, so that nothing typed is
+--- lost. Returns true.
+---@param prompt string
+---@return boolean
+function M.keep_prompt(prompt)
+  local buf = M.compose_buf()
+  local lines = vim.split(prompt, '\n', { plain = true })
+  local have = api.nvim_buf_get_lines(buf, 0, -1, false)
+  if vim.trim(table.concat(have, '\n')) ~= '' then
+    table.insert(lines, 1, '')
+    api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  else
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  end
+  M.open()
+  return true
+end
+
 local function view()
   local title, loading
   if S.session then
@@ -376,7 +403,7 @@ local function transcript_status(v, width)
   local last = runs[#runs]
   local parts = { ' agentd chat' }
   if last then
-    parts[#parts + 1] = last.state == 'requires_action' and 'waiting for you' or last.state
+    parts[#parts + 1] = render.state_word(last.state)
   elseif not S.session then
     parts[#parts + 1] = 'new'
   end

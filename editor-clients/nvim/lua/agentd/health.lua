@@ -166,6 +166,16 @@ function M.report_models(h, e, res)
   h.warn(('the endpoint does not list its models (%s); model %s may still answer'):format(err, default))
 end
 
+--- Where the daemon's stderr goes (setup{ log_file }), or nil for nowhere.
+---@return string|nil
+function M.log_path()
+  local f = require('agentd.config').values.log_file
+  if f == false then
+    return nil
+  end
+  return f or (vim.fn.stdpath('cache') .. '/agentd.log')
+end
+
 function M.check()
   local h = reporter()
   local config = require('agentd.config').values
@@ -199,8 +209,15 @@ function M.check()
       h.warn('this plugin speaks protocol version ' .. require('agentd.protocol').VERSION)
     end
   elseif st.status == 'failed' then
-    h.error('the daemon failed to start or kept dying; see the log: '
-      .. table.concat(vim.list_slice(st.stderr, math.max(1, #st.stderr - 5)), ' | '))
+    local advice = {}
+    local last = vim.list_slice(st.stderr, math.max(1, #st.stderr - 5))
+    if #last > 0 then
+      advice[#advice + 1] = 'its last words: ' .. table.concat(last, ' | ')
+    end
+    local log = M.log_path()
+    advice[#advice + 1] = log and ('its log: ' .. log) or 'it has no log (log_file = false in setup{})'
+    advice[#advice + 1] = ':AgentdRestart tries again'
+    h.error(st.start_error or 'the daemon failed to start or kept dying', advice)
   else
     h.info('not started yet (it starts on the first :Agentd command, or with require("agentd").start())')
   end

@@ -83,16 +83,23 @@ function M.run(opts)
   if config.values.conversation.auto_open then
     chat.open()
   end
+  S.starting = S.starting + 1
   lifecycle.request(P.request.run, params, function(e, res)
+    S.starting = S.starting - 1
     if e then
+      -- the prompt is never lost: it waits in the compose window
+      local kept = opts.from_chat or chat.keep_prompt(prompt)
+      local where = kept and ' (your prompt is in the compose window: <C-s> sends it)' or ''
       if e.code == P.error_codes.SessionBusy then
-        ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session',
-          vim.log.levels.WARN)
+        ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session'
+          .. where, vim.log.levels.WARN)
       elseif e.code == P.error_codes.NotSaved then
-        ui.notify('the daemon could not save the run, so none was started (your prompt is kept): ' .. err_text(e),
+        ui.notify('the daemon could not save the run, so none was started: ' .. err_text(e) .. where,
           vim.log.levels.ERROR)
+      elseif e.code == P.DISCONNECTED then
+        ui.notify(tostring(e.message) .. where, vim.log.levels.ERROR)
       else
-        ui.notify('run refused: ' .. err_text(e), vim.log.levels.ERROR)
+        ui.notify('run refused: ' .. err_text(e) .. where, vim.log.levels.ERROR)
       end
       return
     end
@@ -309,9 +316,9 @@ function M.statusline()
   local active = active_run()
   local run = S.run and S.runs:get(S.run)
   if active then
-    parts[#parts + 1] = active.state == 'requires_action' and 'waiting for you' or active.state
+    parts[#parts + 1] = require('agentd.render').state_word(active.state)
   elseif run then
-    parts[#parts + 1] = run.state
+    parts[#parts + 1] = require('agentd.render').state_word(run.state)
   end
   local n = S.requests:count()
   if n > 0 then
@@ -336,6 +343,7 @@ function M.status()
     pending = S.requests:count(),
     restarts = S.restarts,
     stderr = S.stderr,
+    start_error = S.start_error,
   }
 end
 

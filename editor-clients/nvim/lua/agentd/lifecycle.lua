@@ -102,7 +102,7 @@ end
 local function open_log()
   local c = config.values
   if c.log_file ~= false and not S.log then
-    local path = c.log_file or (vim.fn.stdpath('cache') .. '/agentd.log')
+    local path = require('agentd.health').log_path()
     vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
     S.log = io.open(path, 'a')
   end
@@ -147,8 +147,8 @@ local function initialize(conn)
     S.status = 'ready'
     local waiting = S.waiting
     S.waiting = {}
-    for _, fn in ipairs(waiting) do
-      fn(conn.rpc)
+    for _, w in ipairs(waiting) do
+      w.fn(conn.rpc)
     end
     hooks.ready(was_restart)
     ui.redraw_status()
@@ -166,9 +166,11 @@ function M.start()
   S.ready = false
   S.status = S.restarts > 0 and 'restarting' or 'starting'
   open_log()
+  S.start_error = nil
   if vim.fn.executable(c.cmd) ~= 1 then
     S.status = 'failed'
-    ui.notify(('cannot find the daemon "%s" (set cmd in require("agentd").setup{})'):format(c.cmd), vim.log.levels.ERROR)
+    S.start_error = ('cannot find the daemon "%s" (set cmd in require("agentd").setup{})'):format(c.cmd)
+    ui.notify(S.start_error, vim.log.levels.ERROR)
     return false
   end
   local conn, err
@@ -195,7 +197,8 @@ function M.start()
   })
   if not conn then
     S.status = 'failed'
-    ui.notify('cannot start the daemon: ' .. tostring(err), vim.log.levels.ERROR)
+    S.start_error = 'cannot start the daemon: ' .. tostring(err)
+    ui.notify(S.start_error, vim.log.levels.ERROR)
     return false
   end
   S.conn = conn
@@ -224,7 +227,9 @@ function schedule_restart()
   end
   if S.restarts >= r.max_retries then
     S.status = 'failed'
-    ui.notify(('the daemon died %d times in a row; :AgentdRestart to try again'):format(S.restarts), vim.log.levels.ERROR)
+    S.start_error = ('the daemon died %d times in a row'):format(S.restarts)
+    ui.notify(S.start_error .. '; :AgentdRestart to try again', vim.log.levels.ERROR)
+    M.fail_waiting(S.start_error)
     ui.redraw_status()
     return
   end
@@ -245,29 +250,46 @@ function schedule_restart()
   end))
 end
 
---- Calls fn(endpoint) once the daemon is initialized (starting it if needed).
----@param fn fun(rpc: agentd.Endpoint)
-function M.with_rpc(fn)
-  if S.ready and S.conn then
-    return fn(S.conn.rpc)
-  end
-  table.insert(S.waiting, fn)
-  if not S.conn and S.status ~= 'restarting' then
-    S.stopping = false
-    S.restarts = 0
-    if not M.start() then
-      S.waiting = {}
+--- Tells every call waiting for the daemon that it will not come (fail(why)).
+---@param why string
+function M.fail_waiting(why)
+  local waiting = S.waiting
+  S.waiting = {}
+  for _, w in ipairs(waiting) do
+    if w.fail then
+      w.fail(why)
     end
   end
 end
 
---- Sends a request once the daemon is ready; cb(err, result).
+--- Calls fn(endpoint) once the daemon is initialized (starting it if
+--- needed), or fail(why) when it cannot start.
+---@param fn fun(rpc: agentd.Endpoint)
+---@param fail fun(why: string)|nil
+function M.with_rpc(fn, fail)
+  if S.ready and S.conn then
+    return fn(S.conn.rpc)
+  end
+  table.insert(S.waiting, { fn = fn, fail = fail })
+  if not S.conn and S.status ~= 'restarting' then
+    S.stopping = false
+    S.restarts = 0
+    if not M.start() then
+      M.fail_waiting(S.start_error or 'the daemon did not start')
+    end
+  end
+end
+
+--- Sends a request once the daemon is ready; cb(err, result). When it
+--- cannot start, cb gets the error DISCONNECTED with why.
 ---@param method string
 ---@param params any
 ---@param cb fun(err: table|nil, result: any)|nil
 function M.request(method, params, cb)
   M.with_rpc(function(r)
     r:request(method, params, cb)
+  end, cb and function(why)
+    cb({ code = P.DISCONNECTED, message = why })
   end)
 end
 

@@ -160,11 +160,40 @@ function M.catch_up(run, after_done, how)
   page()
 end
 
+--- A run this editor did not start, whose prompt it does not know: one
+--- that came back with an open request after the editor restarted, or one
+--- another editor started. Its session's conversation is fetched
+--- (agent/history) so that it shows whole, with its prompt; a chat that
+--- shows nothing yet follows it.
+---@param run agentd.Run
+function M.adopt(run)
+  if run.prompt or not run.session or run.adopting then
+    return
+  end
+  run.adopting = true
+  if not S.session and not S.new_chat then
+    S.session = run.session
+  end
+  local function check()
+    if S.starting > 0 then
+      -- an agent/run of ours is in flight: its answer names its runs
+      return vim.defer_fn(check, 50)
+    end
+    local info = S.session_info(run.session)
+    if run.prompt or info.loading then
+      return
+    end
+    require('agentd.sessions').load(run.session)
+  end
+  vim.schedule(check)
+end
+
 local function run_notification(method, p)
   if type(p) ~= 'table' or not p.runId then
     return
   end
   local run = S.runs:ensure(p.runId, p.sessionId)
+  M.adopt(run)
   if run.catching_up then
     table.insert(run.buffered, { method = method, params = p })
     return

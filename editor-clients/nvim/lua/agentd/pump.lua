@@ -26,7 +26,7 @@ end
 ---@param req table
 function M.add(req)
   if S.requests:add(req) then
-    S.runs:add_request(req)
+    require('agentd.methods').adopt(S.runs:add_request(req))
     refresh()
     float.offer()
   end

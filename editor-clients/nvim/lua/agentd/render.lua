@@ -106,22 +106,81 @@ local function context_line(ctx)
   return '   with ' .. table.concat(parts, '; ')
 end
 
--- What a decision's name does not say by itself.
-local OUTCOME_NOTES = { allow_full = 'once, without the sandbox' }
+-- How a run's state, its stop reason and a request's outcome read: the
+-- protocol's words (requires_action, end_turn, allow_once) are not for
+-- people. A stop reason the state says already (end_turn, cancelled,
+-- error: the error is shown) adds nothing.
+M.STATE_WORDS = {
+  running = 'running',
+  requires_action = 'waiting for you',
+  paused = 'paused',
+  completed = 'completed',
+  failed = 'failed',
+  cancelled = 'cancelled',
+}
+M.STOP_WORDS = {
+  max_steps = 'stopped at the step limit',
+  repetition = 'the model kept repeating itself',
+  tool_errors = 'too many failed tool calls',
+}
+M.OUTCOME_WORDS = {
+  answered = 'answered',
+  allow_once = 'allowed',
+  allow_session = 'allowed for this session',
+  allow_always = 'always allowed',
+  reject_once = 'rejected',
+  reject_always = 'always rejected',
+  allow_full = 'allowed once, without the sandbox',
+  timeout = 'expired: no answer in time',
+  cancelled = 'cancelled with the run',
+}
+-- Who closed a request, when it was not the user's own answer.
+local BY_WORDS = { policy = 'by a rule' }
 
-local function render_request(out, item, open)
+--- A run state for people.
+---@param state string|nil
+---@return string
+function M.state_word(state)
+  return M.STATE_WORDS[state] or (state and state:gsub('_', ' ')) or 'running'
+end
+
+-- The ask_user call a question, choice or secret belongs to: the request
+-- is the call, so the call's own line would say it twice. (A command's
+-- prompt or an MCP server's question belongs to a call that is more.)
+local function asking_call(req, run)
+  local tool = run and type(req.toolCallId) == 'string' and run.tools[req.toolCallId]
+  if tool and (req.kind == 'question' or req.kind == 'choice' or req.kind == 'secret')
+    and type(tool.input) == 'table' and type(tool.input.question) == 'string' then
+    return tool
+  end
+end
+
+-- What the user answered, from the sentence the model read ("The user
+-- chose: blue"); nil for a secret or anything else.
+local ANSWER_PREFIXES = { 'The user answered: ', 'The user chose: ' }
+local function answer_of(tool)
+  local output = tool and type(tool.output) == 'string' and tool.output or ''
+  for _, p in ipairs(ANSWER_PREFIXES) do
+    if output:sub(1, #p) == p then
+      return one_line(output:sub(#p + 1))
+    end
+  end
+end
+
+local function render_request(out, item, open, run)
   local r = item.req
   local spec = kinds.of(r)
   local id = r.requestId
   local head = '? ' .. (spec and spec.summary(r) or one_line(r.message))
   local o = open(id)
   if item.outcome then
-    local by = item.by
-    if by == 'user' or by == item.outcome or type(by) ~= 'string' then
-      by = nil
+    local by = BY_WORDS[item.by]
+    local what = M.OUTCOME_WORDS[item.outcome] or tostring(item.outcome):gsub('_', ' ')
+    local answer = item.outcome == 'answered' and r.kind ~= 'secret' and answer_of(asking_call(r, run))
+    if answer then
+      what = what .. ': ' .. answer
     end
-    local what = OUTCOME_NOTES[item.outcome]
-    return push(out, head .. '  → ' .. item.outcome .. (what and (': ' .. what) or '') .. (by and (' (' .. by .. ')') or ''))
+    return push(out, head .. '  → ' .. what .. (by and (' (' .. by .. ')') or ''))
   elseif not o then
     return push(out, head .. '  → answered')
   elseif o.sending then
@@ -174,13 +233,14 @@ local function render_live(out, item, max)
 end
 
 local function render_tool(out, item, max)
-  local s = ('● %s [%s] %s'):format(one_line(item.title or item.id), item.kind or 'tool',
-    TOOL_MARK[item.status] or item.status or '')
+  -- a command reads as one ($); other kinds say nothing the title does not
+  local s = ('● %s%s %s'):format(item.kind == 'execute' and '$ ' or '', one_line(item.title or item.id),
+    TOOL_MARK[item.status] or '')
   local outcome = type(item.outcome) == 'string' and item.outcome or ''
   local decided = item.status == 'failed' and (outcome:match('^reject') or outcome == 'cancelled' or outcome == 'timeout')
   if decided then
     -- a decision, not a failure; what the model was told about it is noise here
-    s = s .. (outcome:match('^reject') and ' rejected' or (' ' .. outcome))
+    s = s .. (outcome:match('^reject') and ' rejected' or outcome == 'timeout' and ' expired' or ' cancelled')
     return push(out, s)
   elseif item.status == 'failed' or item.isError == true then
     s = s .. ' failed'
@@ -266,6 +326,9 @@ local function render_item(out, item, open, max, ctx)
       push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
     end
   elseif item.type == 'tool' then
+    if ctx.asking[item.id] then
+      return -- its request says it (asking_call)
+    end
     local first = #out.lines + 1
     render_tool(out, item, max)
     if type(item.checkpoint) == 'string' and item.checkpoint ~= '' then
@@ -275,7 +338,7 @@ local function render_item(out, item, open, max, ctx)
       end
     end
   elseif item.type == 'request' then
-    render_request(out, item, open)
+    render_request(out, item, open, ctx.run)
   elseif item.type == 'instructions' then
     -- quiet: which instruction files the model was given
     local names = {}
@@ -311,7 +374,13 @@ function M.run(out, run, open, checkpoint)
   out.toggles, out.hl = out.toggles or {}, out.hl or {}
   out.runs, out.changes = out.runs or {}, out.changes or {}
   local first_line = #out.lines + 1
-  local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound }
+  local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound, run = run, asking = {} }
+  for _, item in ipairs(run.items) do
+    local tool = item.type == 'request' and asking_call(item.req, run)
+    if tool then
+      ctx.asking[tool.id] = true
+    end
+  end
   local max = config.values.conversation.tool_output_lines
   local prompt = split(run.prompt or '')
   if prompt[#prompt] == '' and #prompt > 1 then
@@ -336,7 +405,8 @@ function M.run(out, run, open, checkpoint)
       hl(out, 'Comment')
     end
   else
-    push(out, '## > (a prompt not sent from here; :AgentdSessions shows it)' .. (run.rewound and '  (rewound)' or ''))
+    -- started elsewhere: its prompt comes with the conversation (methods.adopt)
+    push(out, '## > …' .. (run.rewound and '  (rewound)' or ''))
   end
   local with = context_line(run.context)
   if with then
@@ -344,15 +414,17 @@ function M.run(out, run, open, checkpoint)
   end
   push(out, '')
   for _, item in ipairs(run.items) do
+    local before = #out.lines
     render_item(out, item, open, max, ctx)
     -- a blank line between blocks (not inside streamed text)
-    if item.type ~= 'text' or out.lines[#out.lines] ~= '' then
+    if #out.lines > before and (item.type ~= 'text' or out.lines[#out.lines] ~= '') then
       push(out, '')
     end
   end
-  local status = '— ' .. (run.state or 'running')
-  if type(run.stop_reason) == 'string' and run.stop_reason ~= '' and run.stop_reason ~= run.state then
-    status = status .. ' (' .. run.stop_reason .. ')'
+  local status = '— ' .. M.state_word(run.state)
+  local stop = M.STOP_WORDS[run.stop_reason]
+  if stop then
+    status = status .. ' (' .. stop .. ')'
   end
   local paused = run.state == 'paused'
   if type(run.error) == 'string' and run.error ~= '' and not paused then

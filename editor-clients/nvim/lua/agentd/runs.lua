@@ -25,6 +25,7 @@ local M = {}
 ---@field instructions table|nil the instruction files item: {type='instructions', files}
 ---@field seen integer           the store's counter when the run became known
 ---@field rewound boolean|nil    a rewind cut it from the conversation (agent/rewind, agent/history)
+---@field adopting boolean|nil   not started here: its session's conversation was asked for (methods.adopt)
 
 ---@class agentd.RunStore
 ---@field runs table<string, agentd.Run>

@@ -39,12 +39,13 @@ local requests = require('agentd.requests')
 ---@field configured boolean       setup() ran
 ---@field conn agentd.Connection|nil the live daemon
 ---@field ready boolean            initialize answered on conn
----@field waiting fun(rpc: agentd.Endpoint)[] calls waiting for ready
+---@field waiting {fn: fun(rpc: agentd.Endpoint), fail: fun(why: string)|nil}[] calls waiting for ready
 ---@field stopping boolean         stop() asked: no restart
 ---@field restarts integer         restarts in a row
 ---@field restart_timer userdata|nil
 ---@field started_at integer       uv.now() when the daemon was started
 ---@field status agentd.Status
+---@field start_error string|nil   why the daemon last failed to start, for people
 ---@field server table|nil         the initialize result
 ---@field root string|nil          the workspace (absolute, no trailing /)
 ---@field runs agentd.RunStore     runs built from notifications
@@ -56,6 +57,7 @@ local requests = require('agentd.requests')
 ---@field models table|nil         the last agent/models answer
 ---@field draft_context table|nil  the selection given with :'<,'>Agentd, for the prompt written in the chat
 ---@field run string|nil           the latest run started from this editor
+---@field starting integer         agent/run requests of this editor not answered yet
 ---@field opened table<integer, string> bufnr -> uri announced with didOpen
 ---@field last_file_buf integer|nil the last buffer of a workspace file the user was in
 ---@field checkpoints table<string, agentd.Checkpoints> session -> its checkpoints, as agent/checkpoints last said
@@ -76,6 +78,7 @@ function S.reset()
   S.restart_timer = nil
   S.started_at = 0
   S.status = 'stopped'
+  S.start_error = nil
   S.server = nil
   S.root = nil
   S.runs = runs.new()
@@ -89,6 +92,7 @@ function S.reset()
   S.checkpoints = {}
   S.commands = nil
   S.run = nil
+  S.starting = 0
   S.opened = {}
   S.last_file_buf = nil
   S.index = nil

@@ -1,0 +1,5 @@
+//go:build !race
+
+package await
+
+const raceEnabled = false
