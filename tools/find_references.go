@@ -16,8 +16,14 @@ var findReferencesDescription string
 
 // FindReferencesParams are find_references' arguments.
 type FindReferencesParams struct {
-	SymbolParams
-	IncludeDeclaration bool `json:"include_declaration,omitempty" jsonschema:"Also list the declaration itself; default false."`
+	Symbol             string `json:"symbol" min:"1" jsonschema:"The identifier as written in the code, e.g. Total (for cart.Total, just Total)."`
+	Path               string `json:"path,omitempty" jsonschema:"A file where the symbol appears, relative to the workspace root. Without it the symbol's declaration is looked up by name in the whole workspace."`
+	Line               int    `json:"line,omitempty" min:"1" jsonschema:"The line of path where the symbol appears (1-based). Without it: where path declares the symbol."`
+	IncludeDeclaration bool   `json:"include_declaration,omitempty" jsonschema:"Also list the declaration itself; default false."`
+}
+
+func (p FindReferencesParams) symbol() SymbolParams {
+	return SymbolParams{Symbol: p.Symbol, Path: p.Path, Line: p.Line}
 }
 
 var findReferencesSchema = SchemaOf(FindReferencesParams{})
@@ -34,10 +40,12 @@ func (findReferencesTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
 	}
-	abs, rel, r := checkSymbol(env, &p.SymbolParams)
+	sp := p.symbol()
+	abs, rel, r := checkSymbol(env, &sp)
 	if r != nil {
 		return nil, r
 	}
+	p.Symbol = sp.Symbol
 	lang, r := languageOf(env)
 	if r != nil {
 		return nil, r
@@ -56,7 +64,7 @@ func (findReferencesTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 
 func references(ctx context.Context, env *Env, lang Language, p FindReferencesParams, abs, rel string) Result {
 	src := newSources(env)
-	at, r := src.target(ctx, lang, p.SymbolParams, abs, rel)
+	at, r := src.target(ctx, lang, p.symbol(), abs, rel)
 	if r != nil {
 		return *r
 	}

@@ -20,7 +20,7 @@ import (
 
 // SymbolParams name a symbol: its text, and where it is used.
 type SymbolParams struct {
-	Symbol string `json:"symbol" jsonschema:"The identifier as written in the code, e.g. Total (for cart.Total, just Total)."`
+	Symbol string `json:"symbol" min:"1" jsonschema:"The identifier as written in the code, e.g. Total (for cart.Total, just Total)."`
 	Path   string `json:"path,omitempty" jsonschema:"A file where the symbol appears, relative to the workspace root. Without it the symbol is looked up by name in the whole workspace."`
 	Line   int    `json:"line,omitempty" min:"1" jsonschema:"The line of path where the symbol appears (1-based). Without it: where path declares the symbol, else its first use in path."`
 }
