@@ -56,8 +56,9 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	if a.textMode() {
 		system += textToolInstructions(specs)
 	}
-	msgs := r.compactedLocked(a.ContextWindow(), len(system)+specsSize(specs))
-	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
+	r.fixed = len(system) + specsSize(specs)
+	msgs := r.compactedLocked(a.ContextWindow(), r.fixed)
+	out := append([]Message{{Role: RoleSystem, Content: system}}, a.hydrateImages(msgs)...)
 	if a.textMode() {
 		out = textModeMessages(out)
 		specs = nil
