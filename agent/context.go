@@ -79,8 +79,7 @@ func (r *run) compactedLocked(window, fixed int) []Message {
 	}
 	kept := slices.Clone(c.kept(msgs))
 	if c.summary != "" && len(kept) > 0 {
-		kept[0].Content = "[agentd: earlier turns of this conversation were dropped to fit the model's context window. What they did:\n" +
-			c.summary + "]\n\n" + kept[0].Content
+		kept[0] = withSummary(kept[0], summaryHead, c.summary)
 	}
 	return kept
 }

@@ -164,10 +164,10 @@ func (r *run) interruptedLocked() {
 // write of the user's edited content.
 func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool, *callResult) {
 	r.mu.Lock()
-	call := r.prepared[pc.Call.ID]
+	call := r.prepared[pc]
 	var edited *string
-	if pc.Resolved != nil {
-		edited = pc.Resolved.Edited
+	if pc.req != nil && pc.req.Resolved != nil {
+		edited = pc.req.Resolved.Edited
 	}
 	r.mu.Unlock()
 	t, ok := r.toolNamed(pc.Call.Name)
@@ -183,7 +183,7 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 		if call.Command != nil { // how the line must run, as deciding would have set it
 			call.Command.Exec = r.a.policy.Classify(call.Command).Exec
 		}
-		if pc.Request != nil && !sameDiffs(pc.Request.Diff, call.Writes) {
+		if pc.req != nil && !sameDiffs(pc.req.Req.Diff, call.Writes) {
 			return nil, false, &callResult{IsError: true, Content: "Not run: the files changed since the user approved this change. Read them again and propose the change anew."}
 		}
 	}

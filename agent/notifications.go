@@ -43,11 +43,14 @@ const (
 	// small for the model, or the kernel sandbox unable to confine
 	// commands here.
 	UpdateNotice UpdateKind = "notice"
+	// UpdateContext says how full the model's context window is, after
+	// each model call: the context meter.
+	UpdateContext UpdateKind = "context"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateContext}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -84,6 +87,9 @@ type Update struct {
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`
+
+	// context
+	Context *ContextUse `json:"context,omitempty"`
 
 	// instructions
 	Instructions []InstructionFile `json:"instructions,omitempty"`

@@ -86,4 +86,7 @@ type SessionInfo struct {
 	RunCount  int    `json:"runCount"`
 	// Settings are the ones the session's next step uses.
 	Settings SessionSettings `json:"settings"`
+	// Match is the prompt a search found the session by (one line, cut),
+	// when not by its title.
+	Match string `json:"match,omitempty"`
 }

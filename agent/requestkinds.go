@@ -89,7 +89,7 @@ func answeredSecret(c ToolCall, _ *resolution) string {
 // allowed confirmation marks the call approved instead: settle runs it next.
 func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResult {
 	var out *callResult
-	if rule := requestRules[pc.Request.Kind]; rule.decision {
+	if rule := requestRules[pc.req.Req.Kind]; rule.decision {
 		if out = r.decisionResult(pc, rule.what); out == nil {
 			return nil
 		}
@@ -103,7 +103,7 @@ func (r *run) resultOfResolution(ctx context.Context, pc *pendingCall) *callResu
 // decisionResult is what the model reads of a confirmation that does not
 // let the call run; nil when it does.
 func (r *run) decisionResult(pc *pendingCall, what string) *callResult {
-	res := pc.Resolved
+	res := pc.req.Resolved
 	switch {
 	case res.Decision.Allows():
 		// Not saved: after a restart the saved resolution approves it again.
@@ -125,7 +125,7 @@ func (r *run) decisionResult(pc *pendingCall, what string) *callResult {
 }
 
 func (r *run) questionResult(pc *pendingCall, rule kindRule) *callResult {
-	switch res := pc.Resolved; res.Outcome {
+	switch res := pc.req.Resolved; res.Outcome {
 	case OutcomeTimeout:
 		return &callResult{Content: fmt.Sprintf("The user did not answer within %s. Decide with what you have, say which assumption you made, or give your answer with what you know.", r.a.cfg.QuestionTimeout)}
 	case OutcomeCancelled:

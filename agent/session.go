@@ -237,36 +237,8 @@ func (a *Agent) liveRun(runID string) (*run, error) {
 	return nil, fmt.Errorf("%w: %s", ErrUnknownRun, runID)
 }
 
-// Pending lists the open input requests, oldest first.
-func (a *Agent) Pending(runID string) []InputRequest {
-	a.mu.Lock()
-	runs := map[*run]bool{}
-	for _, r := range a.requests {
-		runs[r] = true
-	}
-	a.mu.Unlock()
-	out := []InputRequest{}
-	for r := range runs {
-		if runID == "" || r.rec.ID == runID {
-			out = append(out, r.openRequests()...)
-		}
-	}
-	slices.SortFunc(out, func(x, y InputRequest) int { return x.CreatedAt.Compare(y.CreatedAt) })
-	for i := range out {
-		out[i].PendingCount = len(out)
-	}
-	return out
-}
-
-func (r *run) openRequests() []InputRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []InputRequest
-	for _, o := range r.openLocked() {
-		out = append(out, *o.req)
-	}
-	return out
-}
+// Pending lists the open input requests, oldest first, as they were sent.
+func (a *Agent) Pending(runID string) []InputRequest { return a.inbox.pending(runID) }
 
 // Events returns a run's notifications after a sequence number, in order,
 // at most limit of them (0: all), whether more follow, and the run's state.

@@ -56,7 +56,8 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	if a.textMode() {
 		system += textToolInstructions(specs)
 	}
-	msgs := r.compactedLocked(a.ContextWindow(), len(system)+specsSize(specs))
+	r.fixed = len(system) + specsSize(specs)
+	msgs := r.compactedLocked(a.ContextWindow(), r.fixed)
 	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
 	if a.textMode() {
 		out = textModeMessages(out)

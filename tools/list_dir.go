@@ -42,7 +42,10 @@ func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) 
 	if r != nil {
 		return nil, r
 	}
-	depth := min(max(p.Depth, 1), 5)
+	depth := p.Depth // 1 to 5: the schema's bounds
+	if depth == 0 {
+		depth = 1
+	}
 	return &Call{
 		Title:     "list " + rel,
 		Locations: []Location{{Path: rel}}, Reads: []string{rel},

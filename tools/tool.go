@@ -59,10 +59,15 @@ type Call struct {
 
 // Prepare prepares a call of t (Tool.Prepare) and stamps it with what t's
 // Info declares, so every call carries its tool's name, kind and effect.
+// The arguments are checked against t's schema first (CheckArgs): a call
+// that does not fit is refused with what to change, and t never sees it.
 func Prepare(ctx context.Context, t Tool, env *Env, args json.RawMessage) (*Call, *Result) {
+	in := t.Info()
+	if err := CheckArgs(in.Parameters, args); err != nil {
+		return nil, Errorf("invalid arguments: %v", err)
+	}
 	c, refusal := t.Prepare(ctx, env, args)
 	if c != nil {
-		in := t.Info()
 		c.Tool, c.Kind, c.Effect = in.Name, in.Kind, in.Effect
 		if c.Effect == "" {
 			c.Effect = EffectUnknown
