@@ -13,10 +13,12 @@ import (
 
 // RunParams starts a run.
 type RunParams struct {
-	Prompt         string      `json:"prompt"`
-	SessionID      string      `json:"sessionId,omitempty"`
-	Context        *RunContext `json:"context,omitempty"`
-	ApprovalPolicy tools.Mode  `json:"approvalPolicy,omitempty"`
+	Prompt    string      `json:"prompt"`
+	SessionID string      `json:"sessionId,omitempty"`
+	Context   *RunContext `json:"context,omitempty"`
+	// Images go with the prompt: base64 data or workspace files.
+	Images         []ImageInput `json:"images,omitempty"`
+	ApprovalPolicy tools.Mode   `json:"approvalPolicy,omitempty"`
 	// Model and ReasoningEffort, like ApprovalPolicy, become the session's
 	// from this run on (see Agent.Configure).
 	Model           string `json:"model,omitempty"`
@@ -56,6 +58,9 @@ type Selection struct {
 type RunResult struct {
 	RunID     string `json:"runId"`
 	SessionID string `json:"sessionId"`
+	// Images are the prompt's images as the model gets them (scaled down
+	// when they were too large).
+	Images []ImageRef `json:"images,omitempty"`
 }
 
 // ReplyParams answers a question, a choice or a secret.

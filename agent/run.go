@@ -28,6 +28,7 @@ type runRecord struct {
 	Class      string      `json:"class"`
 	Prompt     string      `json:"prompt"`
 	Context    *RunContext `json:"context,omitempty"`
+	Images     []ImageRef  `json:"images,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -101,6 +102,9 @@ type resolution struct {
 type callResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError,omitempty"`
+	// Image is a picture the tool handed the model (stored): it follows
+	// the step's results in a user message.
+	Image *ImageRef `json:"image,omitempty"`
 	// Rejected marks a user's refusal, which is not a tool error.
 	Rejected bool `json:"rejected,omitempty"`
 }

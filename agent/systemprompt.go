@@ -58,7 +58,7 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	}
 	r.fixed = len(system) + specsSize(specs)
 	msgs := r.compactedLocked(a.ContextWindow(), r.fixed)
-	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
+	out := append([]Message{{Role: RoleSystem, Content: system}}, a.hydrateImages(msgs)...)
 	if a.textMode() {
 		out = textModeMessages(out)
 		specs = nil

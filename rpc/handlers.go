@@ -40,6 +40,7 @@ func init() {
 		wire.MethodIndexStat:  indexStatusHandler,
 		wire.MethodIndexQuery: indexSearchHandler,
 		wire.MethodMCPStatus:  mcpStatusHandler,
+		wire.MethodImage:      imageHandler,
 
 		wire.MethodRules:         rulesHandler,
 		wire.MethodRevokeRule:    revokeRuleHandler,
@@ -128,6 +129,9 @@ var (
 	})
 	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
 		return CommandsResult{Commands: a.Commands(), Directories: a.CommandDirs()}, nil
+	})
+	imageHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ImageParams) (any, error) {
+		return a.Image(ctx, p.ID)
 	})
 	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (any, error) {
 		return MCPStatusResult{Servers: a.MCPStatus(p.SessionID)}, nil

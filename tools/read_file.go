@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/tools/images"
 	"os"
 	"strings"
 	"time"
@@ -77,6 +78,9 @@ func readFile(ctx context.Context, env *Env, abs, rel string, p ReadFileParams) 
 	b, err := readContent(ctx, env, abs)
 	if err != nil {
 		return *Errorf("reading %s: %v", rel, err)
+	}
+	if images.Sniff(b) != "" {
+		return readPicture(ctx, env, rel, b)
 	}
 	if isBinary(b) {
 		return *Errorf("%s looks like a binary file (%d bytes); not shown", rel, len(b))

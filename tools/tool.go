@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/tools/images"
 	"time"
 
 	"github.com/agentd/agentd/rag"
@@ -129,6 +130,9 @@ type Result struct {
 	// Checkpoint names the change in the session's undo history (c3), when
 	// the call changed something.
 	Checkpoint string
+	// Image is a picture for the model to look at (read_file of a PNG):
+	// Output says what it is, the picture follows it.
+	Image *images.Image
 }
 
 // Errorf builds a refusal or failure the model reads.
@@ -175,6 +179,18 @@ type Env struct {
 	// Redactor hides the run's secrets in command output, live and whole;
 	// nil hides only the secrets typed at an interactive prompt.
 	Redactor *Redactor
+	// Images says whether the model takes images, and how large; nil: it
+	// does not, and read_file refuses pictures in one line.
+	Images ImageReader
+}
+
+// ImageReader is what the agent knows of the model's eyes: asked when a
+// tool meets a picture, not before (it may have to ask the endpoint).
+type ImageReader interface {
+	// TakesImages reports whether the model reads images, and if not why
+	// (one line, naming the setting).
+	TakesImages(ctx context.Context) (bool, string)
+	ImageLimits() images.Limits
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

@@ -23,6 +23,7 @@ const (
 	MethodIndexStat  = "index/status"
 	MethodIndexQuery = "index/search"
 	MethodMCPStatus  = "mcp/status"
+	MethodImage      = "agent/image"
 )
 
 // Editor → daemon notifications.

@@ -18,6 +18,8 @@ type ModelOptions struct {
 	// ReasoningEffort is "low", "medium" or "high", sent to the model as
 	// reasoning_effort; empty sends none.
 	ReasoningEffort string `json:"reasoningEffort,omitempty"`
+	// Images is "on", "off" or "auto": whether the model reads images.
+	Images string `json:"images,omitempty"`
 }
 
 // ClientAgentCapabilities is capabilities.experimental.agentd in initialize.
