@@ -256,7 +256,7 @@ func (a *Agent) toolNames() []string {
 }
 
 func (a *Agent) renders(kind RequestKind) bool {
-	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
+	return a.cfg.RequestKinds == nil || a.cfg.AnyRequestKind || slices.Contains(a.cfg.RequestKinds, kind)
 }
 
 // reviewOpenConfirms resolves open confirmations that a newly granted rule

@@ -72,8 +72,10 @@ type Config struct {
 	// Listener receives every run's notifications; nil means no one listens.
 	Listener Listener
 	// RequestKinds are the input requests the front end can show; nil
-	// means all.
-	RequestKinds []RequestKind
+	// means all. AnyRequestKind: it shows any kind, those it does not know
+	// from their generic form (InputRequest.AnswerWith, Options, Input).
+	RequestKinds   []RequestKind
+	AnyRequestKind bool
 	// Files returns how a session's runs read and write workspace files
 	// (through the editor, for unsaved buffers); nil, or a nil result,
 	// means the disk.

@@ -93,6 +93,7 @@ type resolution struct {
 	By       ResolvedBy     `json:"by"`
 	Text     string         `json:"text,omitempty"`
 	Options  []string       `json:"options,omitempty"`
+	Option   string         `json:"option,omitempty"` // the first option's id (replyForm)
 	Reason   string         `json:"reason,omitempty"`
 	Edited   *string        `json:"edited,omitempty"`
 	Decision tools.Decision `json:"decision,omitempty"`

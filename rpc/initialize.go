@@ -141,6 +141,9 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 		s.lang = lang
 		s.mu.Unlock()
 	}
+	if c := p.Capabilities.Experimental.Agentd; c != nil {
+		cfg.AnyRequestKind = c.GenericPrompts
+	}
 	cfg.Root, cfg.StateDir, cfg.FromEditor = root, state, true
 	cfg.Listener, cfg.Searcher, cfg.Logger = s, s, s.log
 	return cfg, nil

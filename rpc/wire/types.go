@@ -30,6 +30,10 @@ type ClientAgentCapabilities struct {
 	// Language lists the language requests the editor answers
 	// (editor/diagnostics, editor/definition, …); nil: none.
 	Language *LanguageCapabilities `json:"language,omitempty"`
+	// GenericPrompts: the editor shows any kind, those it does not know
+	// from their generic form (title, message, context, command, diff,
+	// options, input, answerWith), so a kind added to the daemon reaches it.
+	GenericPrompts bool `json:"genericPrompts,omitempty"`
 }
 
 // ServerAgentCapabilities is capabilities.experimental.agentd in the
