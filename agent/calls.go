@@ -257,6 +257,7 @@ func (r *run) settle(ctx context.Context) error {
 		pc, approved := r.nextActionable()
 		if pc == nil {
 			if r.stepComplete() {
+				r.diagnoseStep(ctx)
 				return r.commitStep()
 			}
 			select {
