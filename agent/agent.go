@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
@@ -30,6 +29,7 @@ type Agent struct {
 	hooks    *hookRunner
 	warned   sync.Map // session id → told the sandbox cannot confine commands
 	mcp      *mcp.Manager
+	lang     tools.Language // the editor's language servers, then agentd's own; nil: none
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
@@ -37,6 +37,8 @@ type Agent struct {
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
+	images   *imageStore
+	vision   visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -55,12 +57,13 @@ type Agent struct {
 	mcfg    ModelConfig
 	named   map[string]Model // sessions' other models of the endpoint
 
-	mu          sync.Mutex // guards runs, sessions, requests, resolvedIDs, openFiles
-	runs        map[string]*run
-	sessions    map[string]*sessionRecord
-	requests    map[string]*run
-	resolvedIDs map[string]Outcome // request id → outcome
-	openFiles   []string
+	// inbox holds every input request of every run (inbox.go).
+	inbox *inbox
+
+	mu        sync.Mutex // guards runs, sessions, openFiles
+	runs      map[string]*run
+	sessions  map[string]*sessionRecord
+	openFiles []string
 }
 
 // New opens the workspace's state: sessions, paused runs and their open
@@ -81,8 +84,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
 			"put allow rules in your own rules.json", "rule", r.String())
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
-		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, requests: map[string]*run{}, resolvedIDs: map[string]Outcome{},
+	a := &Agent{images: newImageStore(cfg.StateDir), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
+		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, inbox: newInbox(),
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
 	for _, t := range tools.Builtins() {
@@ -90,6 +93,7 @@ func New(cfg Config) (*Agent, error) {
 		a.order = append(a.order, t)
 	}
 	a.mcp = newMCP(cfg, sb)
+	a.lang = cfg.Language
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -137,8 +141,10 @@ func (a *Agent) restore(rec *runRecord) {
 			r.newBase = append(r.newBase, p)
 		}
 	}
-	if seq := a.store.lastSeq(rec.ID); seq > rec.Seq {
-		rec.Seq = seq
+	rec.migrateRequests()
+	last, sent := a.store.sentSeqs(rec.ID)
+	if last > rec.Seq {
+		rec.Seq = last
 	}
 	a.runs[rec.ID] = r
 	a.restoreSettings(r)
@@ -146,12 +152,9 @@ func (a *Agent) restore(rec *runRecord) {
 		return
 	}
 	// Not started yet: nothing else holds r.
+	r.restoreRequestsLocked(sent)
 	r.interruptedLocked()
-	open := r.openLocked()
-	for _, o := range open {
-		a.opened(o.req, r)
-	}
-	waiting := len(open) > 0
+	waiting := len(r.openRequestsLocked()) > 0
 	if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
 		r.start()
 		return
@@ -161,10 +164,11 @@ func (a *Agent) restore(rec *runRecord) {
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
-	r := &run{a: a, rec: rec, prepared: map[string]*tools.Call{}, live: map[string]openRequest{},
+	r := &run{a: a, rec: rec, prepared: map[*pendingCall]*tools.Call{},
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
+		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r}}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -252,32 +256,8 @@ func (a *Agent) toolNames() []string {
 }
 
 func (a *Agent) renders(kind RequestKind) bool {
-	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
+	return a.cfg.RequestKinds == nil || a.cfg.AnyRequestKind || slices.Contains(a.cfg.RequestKinds, kind)
 }
-
-// opened registers an open request so replies find their run.
-func (a *Agent) opened(req *InputRequest, r *run) {
-	a.mu.Lock()
-	a.requests[req.RequestID] = r
-	a.mu.Unlock()
-	a.open.Add(1)
-	if req.ExpiresAt != nil {
-		id := req.RequestID
-		time.AfterFunc(time.Until(*req.ExpiresAt), func() { r.expire(id) })
-	}
-}
-
-func (a *Agent) closed(id string, outcome Outcome) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.requests[id]; ok {
-		delete(a.requests, id)
-		a.resolvedIDs[id] = outcome
-		a.open.Add(-1)
-	}
-}
-
-func (a *Agent) openCount() int { return int(a.open.Load()) }
 
 // reviewOpenConfirms resolves open confirmations that a newly granted rule
 // now allows, so parallel identical calls are approved once.
@@ -301,45 +281,47 @@ func (a *Agent) reviewOpenConfirms(ctx context.Context, sessionID string) {
 // stays asked.
 func (r *run) reviewConfirms(ctx context.Context) {
 	r.mu.Lock()
-	var open []openRequest
-	for _, o := range r.openLocked() {
-		if o.call != nil && requestRules[o.req.Kind].decision {
-			open = append(open, o)
+	var open []*request
+	for _, q := range r.openRequestsLocked() {
+		if q.call != nil && requestRules[q.Req.Kind].decision {
+			open = append(open, q)
 		}
 	}
 	r.mu.Unlock()
-	for _, o := range open {
-		call, exact := r.decisionCall(ctx, o)
-		if !exact && o.req.Network {
+	for _, q := range open {
+		call, exact := r.decisionCall(ctx, q)
+		if !exact && q.Req.Network {
 			continue
 		}
 		r.mu.Lock()
-		r.approveIfAllowedLocked(o, call)
+		r.approveIfAllowedLocked(q, call)
 		r.mu.Unlock()
 	}
 }
 
-// approveIfAllowedLocked resolves the confirmation o, still open, when the
+// approveIfAllowedLocked resolves the confirmation q, still open, when the
 // policy now allows its call.
-func (r *run) approveIfAllowedLocked(o openRequest, call *tools.Call) {
-	if o.resolution() != nil {
+func (r *run) approveIfAllowedLocked(q *request, call *tools.Call) {
+	if !q.open() {
 		return // answered meanwhile
 	}
 	d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call)
 	if d.Action != policy.Allow {
 		return
 	}
-	prev := o.call.Confine
+	pc := q.call
+	prev := pc.Confine
 	if call.Command != nil {
 		conf := d.Confine
-		o.call.Confine = &conf
+		pc.Confine = &conf
 	}
-	if err := r.resolveLocked(o, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
-		o.call.Confine = prev
-		r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", o.req.RequestID, "err", err)
+	if err := r.resolveLocked(q, &resolution{Outcome: decided(tools.AllowOnce), By: ByPolicy, Decision: tools.AllowOnce}); err != nil {
+		pc.Confine = prev
+		r.logger().Error("the confirmation stays open: its approval could not be saved", "request_id", q.Req.RequestID, "err", err)
 		return
 	}
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule, Confine: o.call.Confine})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: q.CallID, RequestID: q.Req.RequestID,
+		Decision: string(tools.AllowOnce), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine})
 }
 
 // Shutdown stops every run's work without changing what is persisted: runs

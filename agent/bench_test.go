@@ -119,8 +119,10 @@ func BenchmarkPersistPausedRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
+		req := &InputRequest{RequestID: newID("q"), Kind: KindQuestion, Message: "Which port?"}
 		rec.Pending = append(rec.Pending, &pendingCall{Call: ToolCall{ID: fmt.Sprint("c", i), Name: askToolName, Args: json.RawMessage(`{"question":"?"}`)},
-			Request: &InputRequest{RequestID: newID("q"), Kind: KindQuestion, Message: "Which port?"}})
+			RequestID: req.RequestID})
+		rec.Requests = append(rec.Requests, &request{Req: req, Origin: originCall, CallID: fmt.Sprint("c", i)})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

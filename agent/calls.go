@@ -24,7 +24,7 @@ const (
 // refusal), approved to run, or waiting on a person. Every request is
 // persisted with the run before any is sent.
 func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
-	var requests []*InputRequest
+	var requests []*request
 	for _, c := range calls {
 		pc := &pendingCall{Call: c}
 		// The loop's own tools are announced first (the plan shows under its
@@ -34,22 +34,27 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 		if loopTool {
 			r.announce(c, nil)
 		}
-		if err := r.route(ctx, pc); err != nil {
+		req, err := r.route(ctx, pc)
+		if err != nil {
 			return err
 		}
 		if !loopTool {
 			r.mu.Lock()
-			call := r.prepared[c.ID]
+			call := r.prepared[pc]
 			r.mu.Unlock()
 			r.announce(c, call)
 		}
 		if pc.Result != nil {
 			r.reportSimple(pc.Call.ID, pc.Result)
 		}
-		if pc.Request != nil {
-			requests = append(requests, pc.Request)
-		}
 		r.mu.Lock()
+		if req != nil {
+			q := r.newRequestOf(originCall, req)
+			q.CallID, q.call = c.ID, pc
+			pc.RequestID, pc.req = req.RequestID, q
+			r.rec.Requests = append(r.rec.Requests, q)
+			requests = append(requests, q)
+		}
 		r.rec.Pending = append(r.rec.Pending, pc)
 		r.mu.Unlock()
 	}
@@ -61,25 +66,6 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 	}
 	// Not saved: a restart before the step commits asks the model again,
 	// and a call that must not run twice is saved as it starts.
-	return nil
-}
-
-// askLocked saves the step, synced, and only then registers and sends its
-// requests. If the step cannot be saved nobody is asked: the requests wait
-// in unsent for the run to be resumed.
-func (r *run) askLocked(requests []*InputRequest) error {
-	state := r.rec.State
-	r.rec.State = StateRequiresAction
-	if err := r.persistLocked(true); err != nil {
-		r.rec.State, r.unsent = state, requests
-		return err
-	}
-	r.unsent = nil
-	r.sendStateLocked()
-	for _, req := range requests {
-		r.a.opened(req, r)
-		r.sendRequestLocked(req)
-	}
 	return nil
 }
 
@@ -105,25 +91,26 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 		Status: StatusPending, Input: c.input(), Locations: locations})
 }
 
-// route decides what happens to one call.
-func (r *run) route(ctx context.Context, pc *pendingCall) error {
+// route decides what happens to one call: its result, or the request it
+// waits on.
+func (r *run) route(ctx context.Context, pc *pendingCall) (req *InputRequest, err error) {
 	c := pc.Call
 	if res, stop := r.repetition(c); res != nil {
 		if stop {
-			return stopError{reason: StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
+			return nil, stopError{reason: StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
 		}
 		pc.Result = res
-		return nil
+		return nil, nil
 	}
 	switch c.Name {
 	case planToolName:
 		pc.Result = r.applyPlan(c.Args)
 	case askToolName:
-		pc.Result, pc.Request = r.askRequest(c)
+		pc.Result, req = r.askRequest(c)
 	default:
-		pc.Result, pc.Request, pc.Approved = r.judge(ctx, pc)
+		pc.Result, req, pc.Approved = r.judge(ctx, pc)
 	}
-	return nil
+	return req, nil
 }
 
 // repetition refuses the third identical call in a row and stops the run
@@ -179,7 +166,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 		return &callResult{IsError: true, Content: refusal.Output}, nil, false
 	}
 	r.mu.Lock()
-	r.prepared[c.ID] = call
+	r.prepared[pc] = call
 	mode := r.rec.Policy
 	r.mu.Unlock()
 	if res := r.beforeTool(ctx, c, call); res != nil {
@@ -193,7 +180,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 			pc.Confine = &conf
 		}
 	}
-	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
+	e := auditEntry{Run: r.rec, Call: call, CallID: c.ID, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
 	case policy.Allow:
 		r.a.audit(e)
@@ -270,6 +257,7 @@ func (r *run) settle(ctx context.Context) error {
 		pc, approved := r.nextActionable()
 		if pc == nil {
 			if r.stepComplete() {
+				r.diagnoseStep(ctx)
 				return r.commitStep()
 			}
 			select {
@@ -312,7 +300,7 @@ func (r *run) nextActionable() (*pendingCall, bool) {
 		if pc.Approved {
 			return pc, true
 		}
-		if pc.Resolved != nil {
+		if pc.req != nil && !pc.req.open() {
 			return pc, false
 		}
 	}
@@ -343,7 +331,7 @@ func (r *run) finishCall(pc *pendingCall, res *callResult) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pc.Result = res
-	if (pc.Request != nil || pc.Started != nil) && !r.stepCompleteLocked() {
+	if (pc.req != nil || pc.Started != nil) && !r.stepCompleteLocked() {
 		return r.persistLocked(false)
 	}
 	return nil
@@ -354,8 +342,12 @@ func (r *run) finishCall(pc *pendingCall, res *callResult) error {
 func (r *run) commitStep() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var pictures []Message
 	for _, pc := range r.rec.Pending {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleTool, ToolCallID: pc.Call.ID, Content: pc.Result.Content})
+		if im := pc.Result.Image; im != nil {
+			pictures = append(pictures, pictureMessage(*im))
+		}
 		switch {
 		case pc.Result.IsError && !pc.Result.Rejected:
 			r.rec.ToolErrors++
@@ -363,9 +355,13 @@ func (r *run) commitStep() error {
 			r.rec.ToolErrors = 0
 		}
 	}
+	// Tool results carry text only: the pictures follow them, in the order
+	// of their calls, once every result is in (a request may put nothing
+	// between an assistant's tool calls and their results).
+	r.rec.Messages = append(r.rec.Messages, pictures...)
 	r.rec.Pending = nil
-	r.rec.Held = nil  // all resolved: the step's calls are done
-	clear(r.prepared) // the step's calls are done; they hold file contents
+	r.dropStepRequestsLocked() // all resolved: the step's calls are done
+	clear(r.prepared)          // the step's calls are done; they hold file contents
 	if r.rec.State != StateRunning {
 		r.setStateLocked(StateRunning, "", "")
 	}

@@ -57,6 +57,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	if t, ok := r.toolNamed(pc.Call.Name); ok && t.Info().Timeout > 0 {
 		timeout = t.Info().Timeout
 	}
+	r.beforeEdit(ctx, call)
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
 	out, err := call.Run(tctx)
@@ -75,7 +76,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
+	r.edited(pc.Call.ID, call, out) // language.go
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: pc.Call.ID, RequestID: pc.RequestID,
+		Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
@@ -89,6 +92,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
 	}
 	res = &callResult{Content: content, IsError: out.IsError}
+	if out.Image != nil {
+		r.attachImage(res, out, call.Title)
+	}
 	r.afterTool(ctx, pc, call, out, res, status, dur.Milliseconds())
 	return res, nil
 }
@@ -164,10 +170,10 @@ func (r *run) interruptedLocked() {
 // write of the user's edited content.
 func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool, *callResult) {
 	r.mu.Lock()
-	call := r.prepared[pc.Call.ID]
+	call := r.prepared[pc]
 	var edited *string
-	if pc.Resolved != nil {
-		edited = pc.Resolved.Edited
+	if pc.req != nil && pc.req.Resolved != nil {
+		edited = pc.req.Resolved.Edited
 	}
 	r.mu.Unlock()
 	t, ok := r.toolNamed(pc.Call.Name)
@@ -183,7 +189,7 @@ func (r *run) callToRun(ctx context.Context, pc *pendingCall) (*tools.Call, bool
 		if call.Command != nil { // how the line must run, as deciding would have set it
 			call.Command.Exec = r.a.policy.Classify(call.Command).Exec
 		}
-		if pc.Request != nil && !sameDiffs(pc.Request.Diff, call.Writes) {
+		if pc.req != nil && !sameDiffs(pc.req.Req.Diff, call.Writes) {
 			return nil, false, &callResult{IsError: true, Content: "Not run: the files changed since the user approved this change. Read them again and propose the change anew."}
 		}
 	}

@@ -7,18 +7,12 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// heldRequest is a durable input request that is not the confirmation of
-// one of the step's calls: the approval of a workspace's MCP server when a
-// run starts, or an MCP server's question during a call. It is persisted
-// with the run like a confirmation, so it survives a restart; whoever asks
-// again with the same Key (and call) after the restart finds it: open, it
-// waits again; answered, it takes the answer.
-type heldRequest struct {
-	Key      string        `json:"key"`
-	CallID   string        `json:"callId,omitempty"`
-	Request  *InputRequest `json:"request"`
-	Resolved *resolution   `json:"resolved,omitempty"`
-}
+// A held request is a durable input request that is not the confirmation
+// of one of the step's calls: the approval of a workspace's MCP server when
+// a run starts, or an MCP server's question during a call. It is saved with
+// the run like a confirmation (origin held, inbox.go), so it survives a
+// restart; whoever asks again with the same key (and call) after the
+// restart finds it: open, it waits again; answered, it takes the answer.
 
 // hold asks the user through a held request, opening it unless one with
 // the same key and call exists, and waits for its resolution. build makes
@@ -28,92 +22,51 @@ type heldRequest struct {
 // asked again after the restart) and is cancelled otherwise.
 func (r *run) hold(ctx context.Context, key, callID string, build func() *InputRequest) (*InputRequest, *resolution, error) {
 	r.mu.Lock()
-	i := slices.IndexFunc(r.rec.Held, func(h *heldRequest) bool { return h.Key == key && h.CallID == callID })
-	var h *heldRequest
+	i := slices.IndexFunc(r.rec.Requests, func(q *request) bool {
+		return q.Origin == originHeld && q.Key == key && q.CallID == callID
+	})
+	var q *request
 	if i >= 0 {
-		h = r.rec.Held[i]
+		q = r.rec.Requests[i]
 	} else {
 		var err error
-		if h, err = r.openHeldLocked(key, callID, build()); err != nil {
+		if q, err = r.openHeldLocked(key, callID, build()); err != nil {
 			r.mu.Unlock()
 			return nil, nil, err
 		}
 	}
-	if h.Resolved != nil {
-		res := h.Resolved
+	if !q.open() {
+		res := q.Resolved
 		r.mu.Unlock()
-		return h.Request, res, nil
+		return q.Req, res, nil
 	}
-	ch := r.waiterLocked(h.Request.RequestID)
 	r.mu.Unlock()
 	select {
-	case <-ch:
+	case <-q.done:
 	case <-ctx.Done():
 		r.mu.Lock()
-		if h.Resolved == nil && !r.a.closing.Load() {
+		if q.open() && !r.a.closing.Load() {
 			res := &resolution{Outcome: OutcomeCancelled, By: ByCancel}
-			if err := r.resolveLocked(openRequest{req: h.Request, held: h}, res); err != nil {
-				r.logger().Warn("the cancelled request stays open: it could not be saved", "request_id", h.Request.RequestID, "err", err)
+			if err := r.resolveLocked(q, res); err != nil {
+				r.logger().Warn("the cancelled request stays open: it could not be saved", "request_id", q.Req.RequestID, "err", err)
 			}
 		}
 		r.mu.Unlock()
-		return h.Request, nil, ctx.Err()
+		return q.Req, nil, ctx.Err()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.rec.State == StateRequiresAction && len(r.openLocked()) == 0 {
+	if r.rec.State == StateRequiresAction && len(r.openRequestsLocked()) == 0 {
 		r.setStateLocked(StateRunning, "", "")
 	}
-	return h.Request, h.Resolved, nil
-}
-
-// openHeldLocked saves a new held request with the run, synced, then
-// registers and sends it.
-func (r *run) openHeldLocked(key, callID string, req *InputRequest) (*heldRequest, error) {
-	h := &heldRequest{Key: key, CallID: callID, Request: req}
-	state := r.rec.State
-	r.rec.Held = append(r.rec.Held, h)
-	if state == StateRunning {
-		r.rec.State = StateRequiresAction
-	}
-	if err := r.persistLocked(true); err != nil {
-		r.rec.Held, r.rec.State = r.rec.Held[:len(r.rec.Held)-1], state
-		return nil, err
-	}
-	r.a.opened(req, r)
-	if r.rec.State != state {
-		r.sendStateLocked()
-	}
-	r.sendRequestLocked(req)
-	return h, nil
+	return q.Req, q.Resolved, nil
 }
 
 // heldByLocked reports whether a call asked the user through held requests:
 // a restart that cut it off makes it again rather than calling it
 // interrupted (see interruptedLocked).
 func (r *run) heldByLocked(callID string) bool {
-	return slices.ContainsFunc(r.rec.Held, func(h *heldRequest) bool { return h.CallID == callID })
-}
-
-// waiterLocked returns a channel closed when the request is resolved.
-func (r *run) waiterLocked(requestID string) chan struct{} {
-	if r.waiters == nil {
-		r.waiters = map[string]chan struct{}{}
-	}
-	ch, ok := r.waiters[requestID]
-	if !ok {
-		ch = make(chan struct{})
-		r.waiters[requestID] = ch
-	}
-	return ch
-}
-
-// wakeLocked wakes whoever waits on a held request.
-func (r *run) wakeLocked(requestID string) {
-	if ch, ok := r.waiters[requestID]; ok {
-		close(ch)
-		delete(r.waiters, requestID)
-	}
+	return slices.ContainsFunc(r.rec.Requests, func(q *request) bool { return q.Origin == originHeld && q.CallID == callID })
 }
 
 // askHeld puts a running tool's keyed question to the user as a held

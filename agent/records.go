@@ -69,6 +69,10 @@ const (
 type auditEntry struct {
 	Run  *runRecord
 	Call *tools.Call
+	// CallID is the model's call as the run knows it (unique in the
+	// conversation), RequestID the confirmation a decision answered.
+	CallID    string
+	RequestID string
 	// Decision is a policy action (allow, deny), a user's decision
 	// (allow_once, …) or one of the audit words above.
 	Decision string
@@ -85,6 +89,8 @@ type auditLine struct {
 	Time       time.Time  `json:"time"`
 	RunID      string     `json:"runId"`
 	SessionID  string     `json:"sessionId"`
+	CallID     string     `json:"callId,omitempty"`
+	RequestID  string     `json:"requestId,omitempty"`
 	Tool       string     `json:"tool,omitempty"`
 	Title      string     `json:"title,omitempty"`
 	Command    string     `json:"command,omitempty"`
@@ -108,7 +114,8 @@ func (a *Agent) audit(e auditEntry) {
 	if e.Call == nil || (e.Call.Command == nil && len(e.Call.Writes) == 0 && e.Call.Detail == "") {
 		return
 	}
-	l := auditLine{Time: time.Now().UTC(), RunID: e.Run.ID, SessionID: e.Run.SessionID, Tool: e.Call.Tool, Title: e.Call.Title,
+	l := auditLine{Time: time.Now().UTC(), RunID: e.Run.ID, SessionID: e.Run.SessionID, CallID: e.CallID, RequestID: e.RequestID,
+		Tool: e.Call.Tool, Title: e.Call.Title,
 		Decision: e.Decision, By: e.By, Rule: e.Rule, Reason: e.Reason, Outcome: e.Outcome, DurationMs: e.Duration.Milliseconds()}
 	if e.Call.Command != nil {
 		l.Command, l.Cwd, l.Secrets = e.Call.Command.Line, e.Call.Command.Cwd, e.Call.Command.Secrets

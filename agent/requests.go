@@ -10,208 +10,109 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// openRequest is an input request of a run: the request of one of the
-// step's calls (persisted with the run; call is set), a held request
-// (persisted; held is set: see heldRequest), or a question a running tool
-// asks (live; answer is set: it lasts as long as the tool, and a restart
-// cancels it). What each kind accepts and what the model reads once it is
-// closed is in requestRules.
-type openRequest struct {
-	req    *InputRequest
-	call   *pendingCall
-	held   *heldRequest
-	answer chan *resolution
-}
-
-// resolution says how the request was closed, nil while it is open. A
-// live request is forgotten when it closes, so it is always open.
-func (o openRequest) resolution() *resolution {
-	switch {
-	case o.call != nil:
-		return o.call.Resolved
-	case o.held != nil:
-		return o.held.Resolved
-	}
-	return nil
-}
-
-// closedErr refuses an answer to a request that is already closed.
-func (o openRequest) closedErr() error {
-	res := o.resolution()
-	switch {
-	case res == nil:
-		return nil
-	case res.Outcome == OutcomeTimeout:
-		return fmt.Errorf("%w: request %s expired at %s", ErrExpired, o.req.RequestID, o.req.ExpiresAt.Format(time.RFC3339))
-	}
-	return fmt.Errorf("%w: request %s was already resolved (%s by %s)", ErrAlreadyResolved, o.req.RequestID, res.Outcome, res.By)
-}
-
 // Reply answers a question, a choice or a secret.
 func (a *Agent) Reply(ctx context.Context, p ReplyParams) error {
-	r, err := a.runOfRequest(p.RequestID)
+	q, err := a.inbox.find(p.RequestID)
 	if err != nil {
 		return err
 	}
-	return r.reply(p)
+	return q.run.reply(q, p)
 }
 
 // Confirm answers a write or command confirmation.
 func (a *Agent) Confirm(ctx context.Context, p ConfirmParams) error {
-	r, err := a.runOfRequest(p.RequestID)
+	q, err := a.inbox.find(p.RequestID)
 	if err != nil {
 		return err
 	}
-	return r.confirm(ctx, p)
+	return q.run.confirm(ctx, q, p)
 }
 
-func (a *Agent) runOfRequest(id string) (*run, error) {
-	if id == "" {
-		return nil, fmt.Errorf("%w: requestId is required", ErrInvalid)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if r, ok := a.requests[id]; ok {
-		return r, nil
-	}
-	if outcome, ok := a.resolvedIDs[id]; ok {
-		if outcome == OutcomeTimeout {
-			return nil, fmt.Errorf("%w: request %s expired before the reply came", ErrExpired, id)
-		}
-		return nil, fmt.Errorf("%w: request %s was already resolved (%s)", ErrAlreadyResolved, id, outcome)
-	}
-	return nil, fmt.Errorf("%w: %s", ErrUnknownRequest, id)
-}
-
-// findLocked returns the request with that id, open or closed.
-func (r *run) findLocked(id string) (openRequest, error) {
-	for _, pc := range r.rec.Pending {
-		if pc.Request != nil && pc.Request.RequestID == id {
-			return openRequest{req: pc.Request, call: pc}, nil
-		}
-	}
-	for _, h := range r.rec.Held {
-		if h.Request.RequestID == id {
-			return openRequest{req: h.Request, held: h}, nil
-		}
-	}
-	if o, ok := r.live[id]; ok {
-		return o, nil
-	}
-	return openRequest{}, fmt.Errorf("%w: %s", ErrUnknownRequest, id)
-}
-
-// openLocked lists the run's open requests: the step's, then the live ones.
-func (r *run) openLocked() []openRequest {
-	var out []openRequest
-	for _, pc := range r.rec.Pending {
-		if pc.Request != nil && pc.Resolved == nil {
-			out = append(out, openRequest{req: pc.Request, call: pc})
-		}
-	}
-	for _, h := range r.rec.Held {
-		if h.Resolved == nil {
-			out = append(out, openRequest{req: h.Request, held: h})
-		}
-	}
-	for _, o := range r.live {
-		out = append(out, o)
-	}
-	return out
-}
-
-func (r *run) reply(p ReplyParams) error {
+func (r *run) reply(q *request, p ReplyParams) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o, err := r.findLocked(p.RequestID)
-	if err == nil {
-		err = o.closedErr()
-	}
-	if err != nil {
+	if err := q.closedErr(); err != nil {
 		return err
 	}
-	rule := requestRules[o.req.Kind]
+	rule := requestRules[q.Req.Kind]
 	if rule.decision {
-		return fmt.Errorf("%w: request %s is a %s; answer it with agent/confirm", ErrWrongKind, o.req.RequestID, o.req.Kind)
+		return fmt.Errorf("%w: request %s is a %s; answer it with agent/confirm", ErrWrongKind, q.Req.RequestID, q.Req.Kind)
 	}
-	res, err := rule.reply(o.req, p)
+	res, err := rule.reply(q.Req, p)
 	if err != nil {
 		return err
 	}
-	if err := r.resolveLocked(o, res); err != nil {
+	if err := r.resolveLocked(q, res); err != nil {
 		return err
 	}
-	if rule.secret && o.call != nil {
-		name := secretName(o.call.Call)
+	if rule.secret && q.call != nil {
+		name := secretName(q.call.Call)
 		r.secrets[name] = res.Text
 		r.red.AddNamed(name, res.Text)
 	}
 	return nil
 }
 
-func (r *run) confirm(ctx context.Context, p ConfirmParams) error {
+func (r *run) confirm(ctx context.Context, q *request, p ConfirmParams) error {
 	// The call the decision is about, prepared again first if a restart lost
 	// it: without the lock, since preparing may read files.
-	call, exact := r.callOfConfirm(ctx, p)
+	call, exact := r.callOfConfirm(ctx, q, p)
 	r.mu.Lock()
-	o, err := r.confirmableLocked(p)
-	if err != nil {
+	if err := confirmable(q, p); err != nil {
 		r.mu.Unlock()
 		return err
 	}
 	res := &resolution{Outcome: decided(p.Decision), By: ByUser, Decision: p.Decision, Reason: p.Reason, Edited: p.EditedContent}
 	var prev *tools.Confine
-	if o.call == nil { // a running tool's question has no call
+	pc := q.call
+	if pc == nil { // a held or a running tool's request has no call of the step
 		call = nil
 	} else {
-		prev = o.call.Confine
-		if p.Decision.Allows() && o.req.Kind == KindConfirmCommand {
-			o.call.Confine = confineOnApproval(o.call, p.Decision) // saved with the resolution
+		prev = pc.Confine
+		if p.Decision.Allows() && q.Req.Kind == KindConfirmCommand {
+			pc.Confine = confineOnApproval(pc, p.Decision) // saved with the resolution
 		}
 	}
-	err = r.resolveLocked(o, res)
+	err := r.resolveLocked(q, res)
 	var confine *tools.Confine
-	if o.call != nil {
+	if pc != nil {
 		if err != nil {
-			o.call.Confine = prev
+			pc.Confine = prev
 		}
-		confine = o.call.Confine
+		confine = pc.Confine
 	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(p.Decision), By: ByUser, Rule: o.req.Rule, Reason: p.Reason, Confine: confine})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: q.CallID, RequestID: q.Req.RequestID,
+		Decision: string(p.Decision), By: ByUser, Rule: q.Req.Rule, Reason: p.Reason, Confine: confine})
 	if call != nil && p.Decision.Lasts() {
-		r.grant(ctx, call, p.Decision, o.req.Network, exact)
+		r.grant(ctx, call, p.Decision, q.Req.Network, exact)
 	}
 	return nil
 }
 
-// confirmableLocked is the open request p answers, if p is an answer it
-// takes: the request is open and the decision one it offers.
-func (r *run) confirmableLocked(p ConfirmParams) (openRequest, error) {
-	o, err := r.findLocked(p.RequestID)
-	if err == nil {
-		err = o.closedErr()
+// confirmable checks that p is an answer q takes: q is open and the
+// decision one it offers. q's run's mu is held.
+func confirmable(q *request, p ConfirmParams) error {
+	if err := q.closedErr(); err != nil {
+		return err
 	}
-	if err == nil {
-		err = checkDecision(o.req, p)
-	}
-	return o, err
+	return checkDecision(q.Req, p)
 }
 
 // callOfConfirm is the call a valid answer to a step's confirmation is
 // about (decisionCall), or nil for any other answer, which confirm then
-// refuses or applies to a running tool's question.
-func (r *run) callOfConfirm(ctx context.Context, p ConfirmParams) (*tools.Call, bool) {
+// refuses or applies to a held or running tool's request.
+func (r *run) callOfConfirm(ctx context.Context, q *request, p ConfirmParams) (*tools.Call, bool) {
 	r.mu.Lock()
-	o, err := r.confirmableLocked(p)
+	err := confirmable(q, p)
 	r.mu.Unlock()
-	if err != nil || o.call == nil {
+	if err != nil || q.call == nil {
 		return nil, false
 	}
-	return r.decisionCall(ctx, o)
+	return r.decisionCall(ctx, q)
 }
 
 // prepareToJudgeTimeout bounds preparing a call again to judge it: an
@@ -227,9 +128,9 @@ const prepareToJudgeTimeout = 10 * time.Second
 // exact reports (its network need is not known exactly). A call prepared
 // here is only described: the run prepares it again to run it (callToRun),
 // with its own environment.
-func (r *run) decisionCall(ctx context.Context, o openRequest) (*tools.Call, bool) {
+func (r *run) decisionCall(ctx context.Context, q *request) (*tools.Call, bool) {
 	r.mu.Lock()
-	call := r.prepared[o.call.Call.ID]
+	call := r.prepared[q.call]
 	env := *r.env // the fields a running call sets are written under r.mu
 	r.mu.Unlock()
 	if call != nil {
@@ -237,10 +138,10 @@ func (r *run) decisionCall(ctx context.Context, o openRequest) (*tools.Call, boo
 	}
 	ctx, cancel := context.WithTimeout(ctx, prepareToJudgeTimeout)
 	defer cancel()
-	if call := r.prepareToJudge(ctx, o.call, o.req, &env); call != nil {
+	if call := r.prepareToJudge(ctx, q.call, q.Req, &env); call != nil {
 		return call, true
 	}
-	return requestCall(o.call, o.req), false
+	return requestCall(q.call, q.Req), false
 }
 
 // prepareToJudge prepares a call again on a copy of the run's environment,
@@ -338,107 +239,19 @@ func decisionList() string {
 	return strings.Join(names, ", ")
 }
 
-// resolveLocked closes a request: persists the resolution, synced, before
-// anything else, tells every view, and wakes whoever waits on it. A secret's
-// value is never persisted. A resolution that cannot be saved is an error
-// wrapping ErrNotSaved, and the request stays open.
-func (r *run) resolveLocked(o openRequest, res *resolution) error {
-	switch {
-	case o.call != nil:
-		o.call.Resolved = storedResolution(o.req, res)
-		if err := r.persistLocked(true); err != nil {
-			o.call.Resolved = nil
-			return err
-		}
-	case o.held != nil:
-		o.held.Resolved = storedResolution(o.req, res)
-		if err := r.persistLocked(true); err != nil {
-			o.held.Resolved = nil
-			return err
-		}
-	}
-	r.closeLocked(o, res)
-	return nil
-}
-
-// storedResolution is the resolution as the run keeps it: without a
-// secret's value.
-func storedResolution(req *InputRequest, res *resolution) *resolution {
-	stored := *res
-	if requestRules[req.Kind].secret {
-		stored.Text = ""
-	}
-	return &stored
-}
-
-// closeLocked tells every view the request is closed and wakes whoever
-// waits on it.
-func (r *run) closeLocked(o openRequest, res *resolution) {
-	r.wakeLocked(o.req.RequestID)
-	r.a.closed(o.req.RequestID, res.Outcome)
-	r.sendResolvedLocked(o.req.RequestID, res)
-	if o.answer != nil {
-		delete(r.live, o.req.RequestID)
-		o.answer <- res
-	}
-	r.signal()
-}
-
-// expireRetry is how soon an expiry that could not be saved is tried again.
-const expireRetry = 5 * time.Second
-
-// expire resolves a request whose time ran out.
-func (r *run) expire(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	o, err := r.findLocked(id)
-	if err != nil || o.resolution() != nil || r.journal == nil {
-		return // gone, closed, or the daemon is shutting down: a restart expires it
-	}
-	res := &resolution{Outcome: OutcomeTimeout, By: ByTimeout}
-	if err := r.resolveLocked(o, res); err != nil {
-		r.logger().Error("the request stays open: its expiry could not be saved", "request_id", id, "err", err)
-		time.AfterFunc(expireRetry, func() { r.expire(id) })
-		return
-	}
-	r.auditUndecidedLocked(o, res)
-}
-
 // auditUndecidedLocked records a confirmation closed without a decision
 // (cancelled, timed out), as every decision is recorded. After a restart
 // the call is not prepared yet: the request says what it was.
-func (r *run) auditUndecidedLocked(o openRequest, res *resolution) {
-	if o.call == nil || !requestRules[o.req.Kind].decision {
+func (r *run) auditUndecidedLocked(q *request, res *resolution) {
+	if q.call == nil || !requestRules[q.Req.Kind].decision {
 		return
 	}
-	call := r.prepared[o.call.Call.ID]
+	call := r.prepared[q.call]
 	if call == nil {
-		call = requestCall(o.call, o.req)
+		call = requestCall(q.call, q.Req)
 	}
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(res.Outcome), By: res.By, Rule: o.req.Rule})
-}
-
-// cancelOpenLocked resolves every open request of the run as cancelled and
-// closes every call of the step that has no result, so no view keeps a
-// pending tool call. The run's end, which follows, saves it all.
-func (r *run) cancelOpenLocked() {
-	for _, o := range r.openLocked() {
-		res := &resolution{Outcome: OutcomeCancelled, By: ByCancel}
-		switch {
-		case o.call != nil:
-			o.call.Resolved = storedResolution(o.req, res)
-		case o.held != nil:
-			o.held.Resolved = storedResolution(o.req, res)
-		}
-		r.closeLocked(o, res)
-		r.auditUndecidedLocked(o, res)
-	}
-	for _, pc := range r.rec.Pending {
-		if pc.Result == nil {
-			r.updateLocked(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusFailed,
-				Output: "Stopped: the run ended before this call finished.", IsError: true})
-		}
-	}
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: q.CallID, RequestID: q.Req.RequestID,
+		Decision: string(res.Outcome), By: res.By, Rule: q.Req.Rule})
 }
 
 // Ask implements tools.Asker: a running tool (an interactive command)
@@ -458,24 +271,22 @@ func (r *run) Ask(ctx context.Context, q tools.Question) (tools.Answer, error) {
 		return tools.Answer{Cancelled: true}, nil
 	}
 	r.mu.Lock()
-	req := r.newRequest(r.currentCallLocked())
+	callID := r.currentCallLocked()
+	req := r.newRequest(callID)
 	req.Kind, req.Title, req.Message, req.Options, req.Command = kind, q.Title, q.Message, q.Options, q.Command
 	req.AllowOther = kind == KindChoice
 	expireAfter(req, r.a.cfg.QuestionTimeout)
-	o := openRequest{req: req, answer: make(chan *resolution, 1)}
-	r.live[req.RequestID] = o
-	r.a.opened(req, r)
-	r.sendRequestLocked(req)
+	live := r.openLiveLocked(req, callID)
 	r.mu.Unlock()
 	select {
 	case <-ctx.Done():
 		r.mu.Lock()
-		if _, open := r.live[req.RequestID]; open {
-			r.closeLocked(o, &resolution{Outcome: OutcomeCancelled, By: ByCancel})
+		if live.open() {
+			_ = r.resolveLocked(live, &resolution{Outcome: OutcomeCancelled, By: ByCancel}) // a live request is not saved
 		}
 		r.mu.Unlock()
 		return tools.Answer{Cancelled: true}, ctx.Err()
-	case res := <-o.answer:
+	case res := <-live.answer:
 		return answerOf(req, res), nil
 	}
 }

@@ -28,6 +28,7 @@ type runRecord struct {
 	Class      string      `json:"class"`
 	Prompt     string      `json:"prompt"`
 	Context    *RunContext `json:"context,omitempty"`
+	Images     []ImageRef  `json:"images,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -36,9 +37,13 @@ type runRecord struct {
 	Explanation  string         `json:"explanation,omitempty"`
 	Step         int            `json:"step"`
 	Pending      []*pendingCall `json:"pending,omitempty"`
-	// Held are the run's durable requests that are not a call's
-	// confirmation (heldRequest).
-	Held []*heldRequest `json:"held,omitempty"`
+	// Requests are the run's input requests that are saved (inbox.go):
+	// its step's and its held ones, open and answered, in the order they
+	// were opened.
+	Requests []*request `json:"requests,omitempty"`
+	// OldHeld is how runs saved their held requests before Requests; a
+	// restore moves them there (migrateRequests).
+	OldHeld []*oldHeld `json:"held,omitempty"`
 	// mcp is the MCP tools the run took at its start (not persisted: taken
 	// again after a restart).
 	mcp        *toolSet
@@ -58,9 +63,14 @@ type runRecord struct {
 // to its result.
 type pendingCall struct {
 	Call ToolCall `json:"call"`
-	// Request is the input request the call waits on, if it needed one.
-	Request  *InputRequest `json:"request,omitempty"`
-	Resolved *resolution   `json:"resolved,omitempty"`
+	// RequestID names the input request the call waits on, if it needed
+	// one (runRecord.Requests); req is that request.
+	RequestID string `json:"requestId,omitempty"`
+	req       *request
+	// OldRequest and OldResolved are how runs saved a call's request
+	// before Requests; a restore moves them there (migrateRequests).
+	OldRequest  *InputRequest `json:"request,omitempty"`
+	OldResolved *resolution   `json:"resolved,omitempty"`
 	// Approved means the call may run: the policy allowed it or a user did.
 	Approved bool `json:"approved,omitempty"`
 	// Started is when a call that must not run twice (a command) was
@@ -83,6 +93,7 @@ type resolution struct {
 	By       ResolvedBy     `json:"by"`
 	Text     string         `json:"text,omitempty"`
 	Options  []string       `json:"options,omitempty"`
+	Option   string         `json:"option,omitempty"` // the first option's id (replyForm)
 	Reason   string         `json:"reason,omitempty"`
 	Edited   *string        `json:"edited,omitempty"`
 	Decision tools.Decision `json:"decision,omitempty"`
@@ -92,6 +103,9 @@ type resolution struct {
 type callResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError,omitempty"`
+	// Image is a picture the tool handed the model (stored): it follows
+	// the step's results in a user message.
+	Image *ImageRef `json:"image,omitempty"`
 	// Rejected marks a user's refusal, which is not a tool error.
 	Rejected bool `json:"rejected,omitempty"`
 }
@@ -110,18 +124,22 @@ type run struct {
 	newBase  []string // baseline files not yet in the journal
 	headed   bool     // the run's header is written
 	unsaved  bool     // a checkpoint failed: memory is ahead of the disk
-	unsent   []*InputRequest
-	ending   *ending                  // the end a failed checkpoint kept from being final
-	prepared map[string]*tools.Call   // by tool call id; lost on restart, prepared again
-	live     map[string]openRequest   // a running tool's questions, by request id
-	waiters  map[string]chan struct{} // closed when a held request is resolved
+	unsent   []*request
+	ending   *ending                      // the end a failed checkpoint kept from being final
+	prepared map[*pendingCall]*tools.Call // lost on restart, prepared again
 	cancel   context.CancelCauseFunc
 	driving  bool
 	secrets  map[string]string
 	cut      *cut // how the conversation is compacted, kept while it fits
+	fixed    int  // what the last request's system message and tools took, in bytes
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor
+	// edits is what the current reply's edits left for the language
+	// servers to check; diagBefore the problems known in each file before
+	// (language.go).
+	edits      stepDiagnostics
+	diagBefore map[string][]tools.Diagnostic
 
 	env  *tools.Env
 	wake chan struct{}
@@ -171,24 +189,6 @@ func (r *run) sendStateLocked() {
 		StopReason: r.rec.StopReason, Error: r.rec.Error}
 	if r.sendLocked(EventRunState, &p, &p.Seq) {
 		r.a.listener.RunState(p)
-	}
-}
-
-// sendRequestLocked sends an open request, stamping its seq and the number
-// of requests open.
-func (r *run) sendRequestLocked(req *InputRequest) {
-	req.PendingCount = r.a.openCount()
-	if r.sendLocked(EventInputRequest, req, &req.Seq) {
-		r.a.listener.InputRequest(*req)
-		r.inputRequestedLocked(*req)
-	}
-}
-
-func (r *run) sendResolvedLocked(requestID string, res *resolution) {
-	p := InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: requestID,
-		Outcome: res.Outcome, By: res.By}
-	if r.sendLocked(EventInputResolved, &p, &p.Seq) {
-		r.a.listener.InputResolved(p)
 	}
 }
 

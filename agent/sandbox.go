@@ -123,7 +123,7 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 	if conf == nil {
 		d := r.a.policy.Decide(r.rec.SessionID, mode, call)
 		c := tools.Confine{Profile: tools.ProfileRead}
-		if d.Action != policy.Deny && (d.Action == policy.Allow || pc.Request != nil) && d.Confine.Profile != tools.ProfileFull {
+		if d.Action != policy.Deny && (d.Action == policy.Allow || pc.req != nil) && d.Confine.Profile != tools.ProfileFull {
 			c = d.Confine
 		}
 		conf = &c

@@ -222,13 +222,24 @@ type eventLine struct {
 	Method string `json:"method,omitempty"`
 }
 
-// lastSeq is the highest seq in a run's event log.
-func (s *store) lastSeq(id string) int64 {
-	evs, _ := s.readEvents(id, 0)
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].Seq
+// sentSeqs reads a run's event log once: its highest seq, and the seq each
+// input request was sent with, by request id.
+func (s *store) sentSeqs(id string) (int64, map[string]int64) {
+	var last int64
+	sent := map[string]int64{}
+	_ = s.scanEvents(id, 0, func(ev Event) bool {
+		last = max(last, ev.Seq)
+		if ev.Kind == EventInputRequest {
+			var p struct {
+				RequestID string `json:"requestId"`
+			}
+			if json.Unmarshal(ev.Params, &p) == nil && p.RequestID != "" {
+				sent[p.RequestID] = ev.Seq
+			}
+		}
+		return true
+	})
+	return last, sent
 }
 
 func writeJSONAtomic(path string, v any, durable bool) error {

@@ -48,13 +48,15 @@ type contract struct {
 	OnConflict          []string       `json:"onConflict"`
 	ConflictKinds       []string       `json:"conflictKinds"`
 	MCPStates           []string       `json:"mcpStates"`
+	RuleScopes          []string       `json:"ruleScopes"`
+	RuleActions         []string       `json:"ruleActions"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
 func currentContract(t *testing.T) contract {
 	c := contract{
 		ProtocolVersion:     wire.ProtocolVersion,
-		ServerNotifications: []string{wire.MethodUpdate, wire.MethodInputRequest, wire.MethodInputResolved, wire.MethodRunState, wire.MethodProgress},
+		ServerNotifications: []string{wire.MethodUpdate, wire.MethodInputRequest, wire.MethodInputResolved, wire.MethodRunState, wire.MethodProgress, wire.MethodMCPChanged},
 		ServerRequests:      []string{wire.MethodProgressCreate},
 		PromptKinds:         strs(agent.RequestKinds),
 		Decisions:           strs(tools.Decisions),
@@ -71,6 +73,8 @@ func currentContract(t *testing.T) contract {
 		OnConflict:          agent.OnConflicts,
 		ConflictKinds:       agent.ConflictKinds,
 		MCPStates:           strs(mcp.States),
+		RuleScopes:          agent.RuleScopes,
+		RuleActions:         agent.RuleActions,
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,
@@ -107,6 +111,7 @@ var codeNames = map[int]string{
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
 	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown", wire.CodeNotSaved: "NotSaved",
 	wire.CodeUnknownCheckpoint: "UnknownCheckpoint",
+	wire.CodeUnknownRule:       "UnknownRule",
 	wire.CodeMethodNotFound:    "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",

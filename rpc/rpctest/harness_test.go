@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
-	"github.com/agentd/agentd/internal/await"
 )
 
 // recorder is a testing.TB whose Fatalf ends only the wait under test.
@@ -49,7 +48,7 @@ func failure(e *Editor, wait func()) (string, time.Duration) {
 // of after the deadline: a run that ended cannot pause, ask or reach
 // another state; a daemon that exited cannot answer or send anything.
 func TestHarnessGivesUpOnTheImpossible(t *testing.T) {
-	t.Setenv(await.ScaleEnv, "1")
+	t.Parallel()
 	env := NewEnv(t, InProcess, Config{Script: &modeltest.Script{Turns: []modeltest.Turn{{Reply: modeltest.Reply{Text: "Done."}}}}})
 	e := env.StartInitialized()
 	run := e.Run(agent.RunParams{Prompt: "hi"})

@@ -300,7 +300,9 @@ func TestMCPToolsChangeAtTheNextSession(t *testing.T) {
 // for that tool alone; a rule naming the server with * allows all its
 // tools.
 func TestMCPPolicy(t *testing.T) {
+	t.Parallel()
 	t.Run("read-only", func(t *testing.T) {
+		t.Parallel()
 		env := NewEnv(t, InProcess, Config{Policy: tools.ModeReadOnly, UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
 			Script: &modeltest.Script{Turns: []modeltest.Turn{call("echo", "mcp__test__echo", `{"text":"x"}`), after("mcp__test__echo", "Refused.")}}})
 		e := env.StartInitialized()
@@ -309,6 +311,7 @@ func TestMCPPolicy(t *testing.T) {
 		assert.Contains(t, toolResult(t, env.Model, "mcp__test__echo"), "the policy denies it (mode read-only: calls of unknown effect deny")
 	})
 	t.Run("grants", func(t *testing.T) {
+		t.Parallel()
 		env := NewEnv(t, InProcess, Config{UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
 			Script: &modeltest.Script{Turns: []modeltest.Turn{
 				call("echo", "mcp__test__echo", `{"text":"one"}`),
@@ -331,6 +334,7 @@ func TestMCPPolicy(t *testing.T) {
 		assert.Contains(t, string(data), `"tool": "mcp__test__echo"`)
 	})
 	t.Run("server rule", func(t *testing.T) {
+		t.Parallel()
 		env := NewEnv(t, InProcess, Config{UserConfig: serversConfig(t, map[string]any{"test": stdioServer(t)}),
 			Script: &modeltest.Script{Turns: []modeltest.Turn{call("env", "mcp__test__env", `{"name":"X"}`), after("mcp__test__env", "Done.")}}})
 		// The user's rules.json (a workspace's may restrict, never allow).
@@ -346,6 +350,7 @@ func TestMCPPolicy(t *testing.T) {
 
 // TestMCPStatusWithoutServers: the status is an empty list, not null.
 func TestMCPStatusWithoutServers(t *testing.T) {
+	t.Parallel()
 	env := NewEnv(t, InProcess, Config{})
 	e := env.StartInitialized()
 	var raw json.RawMessage

@@ -136,6 +136,7 @@ func commonPrefix(a, b []byte) int {
 // prefix cache would serve (each request's common prefix with the one
 // before). go test ./rpc/rpctest -run PrefixCacheFigures -v prints them.
 func TestPrefixCacheFigures(t *testing.T) {
+	t.Parallel()
 	var files = map[string]string{"AGENTS.md": "Run go test ./... before you finish.\n"}
 	for i := 0; i < 6; i++ {
 		var b strings.Builder

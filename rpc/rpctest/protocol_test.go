@@ -409,6 +409,7 @@ func TestSessionContinuesAtOnce(t *testing.T) {
 // as LSP $/progress under a token the editor can tell apart, and index/search
 // finds a function by what it does.
 func TestIndexOverTheWire(t *testing.T) {
+	t.Parallel()
 	env := NewEnv(t, Binary, Config{Index: true, Files: map[string]string{
 		"cart/cart.go": "package cart\n\n// Total sums the prices of the items in the cart.\nfunc Total(prices []int) int {\n\tsum := 0\n\tfor _, p := range prices {\n\t\tsum += p\n\t}\n\treturn sum\n}\n",
 		"README.md":    "# shop\n\nA small shop.\n",
@@ -497,6 +498,7 @@ func (slowIndex) Close() error             { return nil }
 // answered with RequestCancelled and the daemon keeps serving. In process
 // only: the slow index is a test double.
 func TestCancelRequest(t *testing.T) {
+	t.Parallel()
 	env := NewEnv(t, InProcess, Config{OpenIndex: func(root, dir string, p rpc.IndexProgress) rpc.Index { return slowIndex{} }})
 	e := env.StartInitialized()
 	e.SendRaw(frame(`{"jsonrpc":"2.0","id":"slow-1","method":"index/search","params":{"query":"anything"}}`))

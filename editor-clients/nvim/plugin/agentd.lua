@@ -27,6 +27,14 @@ end, {
   desc = 'agentd: run a prompt (! = new session; a range sends the selection; no prompt opens the chat)',
 })
 
+cmd('AgentdEdit', function(o)
+  require('agentd').edit({ line1 = o.line1, line2 = o.line2, instruction = o.args })
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'agentd: change the selected lines; the change shows in the buffer, hunk by hunk (gy keep, gh reject, ga write)',
+})
+
 cmd('AgentdChat', function(o)
   require('agentd').chat(o.bang)
 end, { bang = true, desc = 'agentd: open the chat and write a prompt (! = a new conversation)' })

@@ -294,6 +294,57 @@ t.test('write: an edit of the proposed side is what gets written; a modified buf
   t.ok(table.concat(h.notes, '\n'):find('has unsaved changes here', 1, true), 'the user is told')
 end)
 
+local LIST = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n'
+
+-- The status line of the proposed side of the diff tab.
+local function proposed_status()
+  local wins = api.nvim_tabpage_list_wins(0)
+  return api.nvim_win_get_option(wins[#wins], 'statusline')
+end
+
+t.test('review: with auto_diff the diff tab opens by itself; hunks are kept (gy) or rejected (gh); ga writes what is left', function()
+  local ws = h.fresh('review', { files = { ['list.txt'] = LIST }, setup = { requests = { auto_diff = true } } })
+  local win = file_window(ws, 'notes.txt')
+  vim.cmd('Agentd shout the list')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab opens by itself')
+  local wins = api.nvim_tabpage_list_wins(0)
+  t.eq(api.nvim_get_current_win(), wins[2], 'the cursor on the proposed side')
+  t.eq(api.nvim_win_get_cursor(0)[1], 2, 'on the first hunk')
+  t.ok(proposed_status():find(' 3 hunks (gh reject, gy keep) │%< gx reject', 1, true), proposed_status())
+  h.keys('gy')
+  t.eq(api.nvim_win_get_cursor(0)[1], 5, 'gy keeps it and goes to the next hunk')
+  h.keys('gh')
+  t.eq(api.nvim_buf_get_lines(0, 4, 5, false), { 'five' }, 'gh took the current text back')
+  t.eq(api.nvim_win_get_cursor(0)[1], 9, 'and went to the next hunk')
+  t.ok(proposed_status():find('3 hunks, 1 rejected', 1, true), proposed_status())
+  t.eq(h.read(ws .. '/list.txt'), LIST, 'nothing written during the review')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/list.txt') == 'one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n'
+  end, 'the kept hunks written, not the rejected one')
+  t.wait(function()
+    return tabs() == 1
+  end, 'the diff tab closes')
+  h.wait_conversation('Wrote your version of list.txt.')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor is back where it was')
+end)
+
+t.test('review: every hunk rejected, ga rejects the write; the model is told why', function()
+  local ws = h.fresh('review', { files = { ['list.txt'] = LIST }, setup = { requests = { auto_diff = true } } })
+  vim.cmd('Agentd shout the list')
+  t.wait(function()
+    return tabs() == 2
+  end, 'the diff tab opens by itself')
+  h.keys('ghghgh')
+  t.ok(proposed_status():find('3 hunks, 3 rejected', 1, true), proposed_status())
+  h.keys('ga')
+  h.wait_conversation('Left list.txt as it was.')
+  t.eq(h.read(ws .. '/list.txt'), LIST)
+  t.ok(h.conversation():find('→ rejected', 1, true), h.conversation())
+end)
+
 t.test('cancel: an open diff tab closes when its request is resolved elsewhere', function()
   local ws = h.fresh('cancel')
   vim.cmd('Agentd cancel the write')
@@ -311,6 +362,99 @@ t.test('cancel: an open diff tab closes when its request is resolved elsewhere',
   h.wait_state('cancelled', 5000)
   t.eq(vim.fn.filereadable(ws .. '/never.txt'), 0, 'never.txt must not exist')
   t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+-- inline edit ----------------------------------------------------------------
+
+local CALC = 'alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\n'
+local INLINE_NS = api.nvim_create_namespace('agentd.inline')
+
+-- What the inline overlay shows: the added lines (virtual lines) and the
+-- labels, by buffer line.
+local function overlay(buf)
+  local added, labels = {}, {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, { details = true })) do
+    local row, d = m[2] + 1, m[4]
+    for _, vl in ipairs(d.virt_lines or {}) do
+      added[#added + 1] = row .. ': ' .. vl[1][1]
+    end
+    for _, vt in ipairs(d.virt_text or {}) do
+      labels[row] = vim.trim(vt[1])
+    end
+  end
+  return added, labels
+end
+
+t.test("inline: :'<,'>AgentdEdit shows the change in the buffer hunk by hunk; gy keeps, gh rejects, ga writes the kept ones", function()
+  local ws = h.fresh('inline', { files = { ['calc.py'] = CALC } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  local buf = api.nvim_get_current_buf()
+  local win = api.nvim_get_current_win()
+  h.keys('2GVjj:AgentdEdit make them uppercase<CR>')
+  t.wait(function()
+    return #api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}) > 0
+  end, 'the change shown in the buffer')
+  t.eq(tabs(), 1, 'no diff tab')
+  t.eq(h.float_text(), '', 'no float')
+  t.eq(require('agentd.chat').wins(), nil, 'the chat did not open')
+  t.eq(api.nvim_get_current_win(), win, 'the cursor stayed in the buffer')
+  t.eq(api.nvim_buf_get_lines(buf, 0, -1, false), { 'alpha = 1', 'beta = 2', 'gamma = 3', 'delta = 4' }, 'the text is not touched')
+  t.eq(vim.bo[buf].modified, false)
+  local added, labels = overlay(buf)
+  t.eq(added, { '2: BETA = 2', '4: DELTA = 4' })
+  t.eq(labels[2], 'agentd: hunk 1/2 · gy keep · gh reject · ga keep the rest and write · gx reject all')
+  t.eq(labels[4], 'agentd: hunk 2/2 · gy keep · gh reject')
+  t.eq(api.nvim_win_get_cursor(win)[1], 2, 'the cursor on the first hunk')
+  h.keys('gy')
+  t.eq(api.nvim_win_get_cursor(win)[1], 4, 'gy keeps it and goes to the next')
+  h.keys('gh')
+  added, labels = overlay(buf)
+  t.eq(added, { '2: BETA = 2' }, 'a rejected hunk shows no more')
+  t.eq(labels[2], 'agentd: hunk 1/2 kept (gh rejects it) · ga write · gx reject all')
+  t.eq(labels[4], 'agentd: hunk 2/2 rejected (gy keeps it) · ga write · gx reject all')
+  t.eq(h.read(ws .. '/calc.py'), CALC, 'nothing written before ga')
+  h.keys('ga')
+  t.wait(function()
+    return h.read(ws .. '/calc.py') == 'alpha = 1\nBETA = 2\ngamma = 3\ndelta = 4\n'
+  end, 'the kept hunk written, not the rejected one')
+  t.wait(function()
+    return vim.deep_equal(api.nvim_buf_get_lines(buf, 0, -1, false), { 'alpha = 1', 'BETA = 2', 'gamma = 3', 'delta = 4' })
+  end, 'the buffer reloads')
+  t.eq(#api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}), 0, 'the overlay is gone')
+  t.eq(vim.fn.maparg('gy', 'n', false, true).buffer, nil, 'its keys are gone')
+  -- the same run and undo as everything else: the change is the session's checkpoint
+  local sid = S.runs:get(S.run).session
+  local cps
+  require('agentd.undo').refresh(sid, function(_, list)
+    cps = list
+  end)
+  t.wait(function()
+    return cps
+  end, 'agent/checkpoints')
+  t.eq(#cps, 1, vim.inspect(cps))
+  t.eq(cps[1].files[1].path, 'calc.py')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('run completed', 1, true)
+  end, 'the run goes on and completes')
+end)
+
+t.test('inline: gx rejects the change; nothing is written and the model is told', function()
+  local ws = h.fresh('inline', { files = { ['calc.py'] = CALC } })
+  vim.cmd('edit ' .. ws .. '/calc.py')
+  local buf = api.nvim_get_current_buf()
+  vim.cmd('2,4AgentdEdit make them uppercase')
+  t.wait(function()
+    return #api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}) > 0
+  end, 'the change shown in the buffer')
+  h.keys('gx')
+  t.eq(#api.nvim_buf_get_extmarks(buf, INLINE_NS, 0, -1, {}), 0, 'the overlay is gone')
+  local run = S.runs:get(S.run)
+  t.wait(function()
+    return run.state == 'completed'
+  end, 'the run completes')
+  t.eq(h.read(ws .. '/calc.py'), CALC)
+  local text = table.concat(require('agentd.render').chat({ runs = { run } }, function() end).lines, '\n')
+  t.ok(text:find('Left the lines as they were.', 1, true), text)
 end)
 
 -- runs ---------------------------------------------------------------------
@@ -953,8 +1097,10 @@ t.test('commands: / in the compose window completes the custom commands (not the
   for _, it in ipairs(menu[2]) do
     words[#words + 1] = { it.word, it.abbr, it.menu, it.kind }
   end
-  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' } },
-    'the runnable commands, the user\'s deploy winning')
+  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' },
+    { '/file ', '/file', 'pick a file to attach', 'agentd' }, { '/buffer ', '/buffer', 'pick an open buffer to attach', 'agentd' },
+    { '/diff ', '/diff', 'attach the uncommitted changes (#diff)', 'agentd' } },
+    'the runnable commands, the user\'s deploy winning, then the context pickers')
   h.wait_conversation('Reviewed cart.go as the command asked.')
   h.wait_state('completed')
   t.ok(h.conversation():find('## > /review cart.go', 1, true), 'the prompt as typed')
@@ -990,6 +1136,73 @@ t.test('commands: / in the compose window completes the custom commands (not the
   end, 'the command goes into the compose window')
   require('agentd.chat').send()
   h.wait_conversation('Deployed with your own command.')
+end)
+
+-- context ------------------------------------------------------------------
+
+-- The items of the completion menu, as typed so far (Insert mode).
+local function menu_words()
+  local out = {}
+  for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do
+    out[#out + 1] = it.word
+  end
+  return out
+end
+
+t.test('context: @file, #buffer (its unsaved text), #diff and /file complete in the compose window and reach the model', function()
+  local ws, m = h.fresh('context', { files = { ['src/cart.go'] = 'package cart\n', ['notes.txt'] = 'remember teal\n',
+    ['README.md'] = '# shop\n' } })
+  vim.fn.system({ 'git', '-C', ws, 'init', '-q' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first' })
+  h.write(ws .. '/src/cart.go', 'package cart\n\nfunc Sum() int { return 0 }\n')
+  vim.cmd('edit ' .. ws .. '/notes.txt')
+  h.keys('Aand blue<Esc>') -- unsaved
+  h.keys(':AgentdChat<CR><Esc>')
+  _G.agentd_menus = {}
+  -- typed keys arrive here in one stretch, so Neovim fires no TextChangedP
+  -- between them: it is fired as a terminal's keys would (the tmux test
+  -- types them one by one)
+  local function look(name)
+    return "<Cmd>doautocmd <nomodeline> TextChangedP<CR>" .. ("<Cmd>lua _G.agentd_menus['%s'] = { vim.fn.pumvisible(), (function() local w = {} for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do w[#w + 1] = it.word end return w end)() }<CR>"):format(name)
+  end
+  h.keys('ireview @' .. look('at') .. 'car' .. look('car') .. '<C-y>with #' .. look('hash') .. 'di' .. look('di')
+    .. '<C-y>and #not' .. look('not') .. '<C-y><Esc>')
+  local menus = _G.agentd_menus
+  t.eq(menus.at[1], 1, '@ opens the menu')
+  t.ok(vim.tbl_contains(menus.at[2], '@src/cart.go ') and vim.tbl_contains(menus.at[2], '@README.md '), vim.inspect(menus.at))
+  t.eq(menus.car[2], { '@src/cart.go ' }, 'narrowed by the file name, not only its path\'s start')
+  t.eq(menus.hash[2][1], '#diff ', vim.inspect(menus.hash))
+  t.ok(vim.tbl_contains(menus.hash[2], '#notes.txt '), vim.inspect(menus.hash))
+  t.eq(menus.di[2], { '#diff ' })
+  t.eq(menus['not'][2], { '#notes.txt ' })
+  local _, cwin = require('agentd.chat').wins()
+  local cbuf = api.nvim_win_get_buf(cwin)
+  t.eq(api.nvim_buf_get_lines(cbuf, 0, -1, false), { 'review @src/cart.go with #diff and #notes.txt ' })
+  -- /file: a picker, whose choice becomes @path
+  h.keys('A/fi' .. look('slash') .. '<C-y>')
+  t.eq(menus.slash[2], { '/file ' })
+  local sel = h.wait_select(1, 'the file picker')
+  t.ok(vim.tbl_contains(sel.labels, 'README.md'), vim.inspect(sel.labels))
+  h.pick(sel, 'README.md')
+  t.wait(function()
+    return api.nvim_buf_get_lines(cbuf, 0, -1, false)[1] == 'review @src/cart.go with #diff and #notes.txt @README.md '
+  end, 'the picked file in the prompt: ' .. vim.inspect(api.nvim_buf_get_lines(cbuf, 0, -1, false)))
+  vim.cmd('stopinsert')
+  require('agentd.chat').send()
+  h.wait_conversation('Reviewed what you pointed at.')
+  t.ok(h.conversation():find('\n   with src/cart.go; README.md; git diff; notes.txt (unsaved)\n', 1, true), h.conversation())
+  local reqs = h.model_requests(m)
+  local last
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' then
+      last = msg.content
+    end
+  end
+  t.ok(last:find('Files the user points at: notes.txt, src/cart.go, README.md', 1, true), last)
+  t.ok(last:find('Attached by the user, git diff:\n```\ndiff --git a/src/cart.go b/src/cart.go', 1, true), last)
+  t.ok(last:find('+func Sum() int { return 0 }', 1, true), last)
+  t.ok(last:find('Attached by the user, notes.txt (unsaved):\n```\nremember tealand blue\n```', 1, true), last)
 end)
 
 -- MCP ------------------------------------------------------------------------

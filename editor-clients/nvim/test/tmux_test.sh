@@ -30,7 +30,16 @@
 #      :AgentdCommands lists the broken one with why;
 #   9. :AgentdMcp with a connected, a failed and a starting server;
 #  10. a command's confirmation says where it runs; gF runs it without the
-#      sandbox; with the sandbox off the chat says so and gF is not offered.
+#      sandbox; with the sandbox off the chat says so and gF is not offered;
+#  11. review: with auto_diff a write's diff tab opens by itself on its first
+#      hunk; gy keeps a hunk, gh takes the current text back for the next,
+#      ga writes what is left.
+#  12. inline edit: lines selected, :AgentdEdit with what to change; the
+#      change shows in the buffer (removed lines highlighted, added ones
+#      under them), gy keeps a hunk, gh rejects one, ga writes the kept.
+#  13. context: in the compose window @ completes the workspace's files,
+#      narrowed by what is typed (@car finds src/cart.go), # the buffers and
+#      #diff; the prompt goes with the files and the git diff.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -49,10 +58,11 @@ failed=0
 step=0
 
 screen() { tmux capture-pane -p -t "$S" 2>/dev/null; }
-capture() { # capture NAME: the screen as it is now
+capture() { # capture NAME: the screen as it is now (and with its colours, .ansi)
   step=$((step + 1))
   last_capture=$CAPS/$(printf '%02d' "$step")-$1.txt
   screen >"$last_capture"
+  tmux capture-pane -e -p -t "$S" >"${last_capture%.txt}.ansi" 2>/dev/null
 }
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 fail() { # the screen is printed and kept with the captures
@@ -136,6 +146,7 @@ require('agentd').setup({
   env = { OPENAI_BASE_URL = '$URL', OPENAI_API_KEY = 'test', AGENTD_MODEL = 'fakemodel', AGENTD_STATE_DIR = '$T/$name/state', $extra },
   log_file = '$T/agentd.log',
   conversation = { width = 70 },
+  ${SETUP_EXTRA:-}
 })
 require('agentd').start()
 -- for the test only: a file that says when the index is built, so the
@@ -567,5 +578,83 @@ check 'the float has the cursor (its keys show)' 'gX never · q later'
 keys g a
 check 'allowed, it runs' 'Ran it.' 20
 stop_session sandboxoff
+
+# --- 11 ----------------------------------------------------------------------
+SETUP_EXTRA='requests = { auto_diff = true },' start_session review review || finish
+printf 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n' >"$WS/list.txt"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd shout the list' Enter
+check 'the diff tab opens by itself, with the review keys' '3 hunks (gh reject, gy keep) │ gx reject'
+check 'the current side' 'current → proposed: list.txt (modified)'
+capture review-diff
+keys g y
+keys g h
+check 'gh takes a hunk back; the status counts it' '3 hunks, 1 rejected (gh reject, gy keep)'
+capture review-hunk-rejected
+keys g a
+check 'ga writes what is left' 'Wrote your version of list.txt.' 20
+capture review-written
+if [ "$(tr '\n' ' ' <"$WS/list.txt")" = 'one TWO three four five six seven eight NINE ten ' ]; then
+  ok 'the kept hunks are on disk, not the rejected one'
+else
+  fail 'the kept hunks are on disk, not the rejected one'
+fi
+stop_session review
+
+# --- 12 ----------------------------------------------------------------------
+start_session inline inline || finish
+printf 'alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\n' >"$WS/calc.py"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':e calc.py' Enter
+check 'calc.py is open' 'gamma = 3'
+keys 2G V j j
+keys ':AgentdEdit make them uppercase' Enter
+check 'the change shows in the buffer, with its keys' 'agentd: hunk 1/2 · gy keep · gh reject'
+check 'the added lines under the removed ones' 'BETA = 2'
+check 'the second hunk' 'DELTA = 4'
+check_not 'no diff tab' '(proposed)'
+capture inline-overlay
+keys g y
+keys g h
+check 'gy kept the first hunk' 'hunk 1/2 kept (gh rejects it)'
+check 'gh rejected the second' 'hunk 2/2 rejected (gy keeps it)'
+capture inline-decided
+keys g a
+check 'ga writes the kept hunk: the buffer reloads' 'BETA = 2'
+waitgone 'agentd: hunk' || fail 'the overlay goes'
+capture inline-written
+if [ "$(tr '\n' ' ' <"$WS/calc.py")" = 'alpha = 1 BETA = 2 gamma = 3 delta = 4 ' ]; then
+  ok 'the kept hunk is on disk, not the rejected one'
+else
+  fail 'the kept hunk is on disk, not the rejected one'
+fi
+stop_session inline
+
+# --- 13 ----------------------------------------------------------------------
+start_session context context || finish
+mkdir -p "$WS/src" && printf 'package cart\n' >"$WS/src/cart.go" && printf '# shop\n' >"$WS/README.md"
+git -C "$WS" init -q && git -C "$WS" -c user.name=t -c user.email=t@t add . && git -C "$WS" -c user.name=t -c user.email=t@t commit -qm first
+printf 'package cart\n\nfunc Sum() int { return 0 }\n' >"$WS/src/cart.go"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+check 'the chat opens with the compose window' 'compose · <C-s> send'
+type_text 'review @'
+check '@ opens the menu of the files' '@README.md'
+type_text 'car'
+check 'the menu narrows to what is typed' '@src/cart.go'
+if screen | grep -qF '@README.md'; then fail 'the other files leave the menu'; else ok 'the other files leave the menu'; fi
+capture context-files
+keys C-y
+type_text 'with #di'
+check '# offers the git diff' '#diff'
+capture context-diff
+keys C-y
+keys C-s
+check 'the prompt as typed' '## > review @src/cart.go with #diff'
+check 'what went with it' 'with src/cart.go; git diff'
+check 'the model answers' 'Reviewed what you pointed at.' 20
+capture context-sent
+if curl -s "$URL/_requests" | grep -qF 'Attached by the user, git diff:'; then ok 'the diff reached the model'; else fail 'the diff reached the model'; fi
+stop_session context
 
 finish

@@ -30,6 +30,7 @@ export const Method = {
   inputRequest: 'agent/inputRequest',
   inputResolved: 'agent/inputResolved',
   runState: 'agent/runState',
+  mcpChanged: 'mcp/changed',
   progress: '$/progress',
   progressCreate: 'window/workDoneProgress/create',
   didOpen: 'textDocument/didOpen',
@@ -61,7 +62,7 @@ export const CLIENT_REQUESTS = [
   Method.indexStatus,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [Method.initialized, Method.exit, Method.didOpen, Method.didChange, Method.didSave, Method.didClose] as const;
-export const SERVER_NOTIFICATIONS = [Method.update, Method.inputRequest, Method.inputResolved, Method.runState, Method.progress] as const;
+export const SERVER_NOTIFICATIONS = [Method.update, Method.inputRequest, Method.inputResolved, Method.runState, Method.progress, Method.mcpChanged] as const;
 export const SERVER_REQUESTS = [Method.progressCreate] as const;
 
 export const ErrorCode = {
@@ -96,7 +97,7 @@ export type Decision = (typeof DECISIONS)[number];
 export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
 export type ApprovalPolicy = (typeof POLICIES)[number];
 
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'context'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;

@@ -43,6 +43,9 @@ M.defaults = {
   requests = {
     -- Show a request in a float (without moving the cursor) when it arrives.
     float = true,
+    -- Open a write's diff tab by itself when it arrives (one at a time: the
+    -- next opens when that one is answered), instead of on <CR>.
+    auto_diff = false,
     -- Width of the request float (at most the editor's width - 4).
     width = 72,
   },
@@ -64,6 +67,11 @@ M.defaults = {
       send = '<C-s>', -- send a multiple choice, or the text typed in the answer field
       close = 'q', -- close the float or the diff tab; the request stays open
       pick = 'gp', -- pick another open request
+      -- In the diff tab of a one-file write: take the current text back for
+      -- the change (hunk) under the cursor, or keep the proposed one; both go
+      -- on to the next. ga then writes what is left.
+      reject_hunk = 'gh',
+      keep_hunk = 'gy',
     },
     -- Buffer-local keys in the chat's transcript.
     chat = {
@@ -95,8 +103,9 @@ M.defaults = {
     },
     -- Global normal-mode keys (none by default), e.g. { chat = '<leader>aa',
     -- prompt = '<leader>ap', pending = '<leader>ar', cancel = '<leader>ac',
-    -- sessions = '<leader>as', toggle = '<leader>at' }. The prompt key also
-    -- works in Visual mode (the selection goes along).
+    -- sessions = '<leader>as', toggle = '<leader>at', edit = '<leader>ae' }.
+    -- The prompt key also works in Visual mode (the selection goes along);
+    -- edit is Visual mode only (:AgentdEdit on the selection).
     global = {},
   },
   -- Input request kinds this editor renders (all by default). A kind left

@@ -70,17 +70,22 @@ function M.run(opts)
     S.draft_context = opts.range and opts.range > 0 and context_for(opts) or nil
     return chat.open({ focus = 'compose' })
   end
-  -- a new session replaces the chat's once the daemon started it
+  -- a new session replaces the chat's once the daemon started it (not an
+  -- inline edit's: it lives in its buffer, agentd.inline)
   local session = not opts.new_session and S.session or nil
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
+  if not opts.inline then
+    -- what the prompt points at: @files, #buffers, #diff (agentd.context)
+    params.context = require('agentd.context').resolve(prompt, vim.deepcopy(params.context))
+  end
   -- a new conversation starts with the settings chosen for it; a session
   -- keeps its own (agent/configure)
   local set = session and {} or settings.for_new_run()
   params.model = opts.model or set.model
   params.reasoningEffort = opts.reasoning_effort or set.reasoningEffort
   params.approvalPolicy = opts.approval_policy or set.approvalPolicy
-  if config.values.conversation.auto_open then
+  if config.values.conversation.auto_open and not opts.inline then
     chat.open()
   end
   S.starting = S.starting + 1
@@ -88,7 +93,7 @@ function M.run(opts)
     S.starting = S.starting - 1
     if e then
       -- the prompt is never lost: it waits in the compose window
-      local kept = opts.from_chat or chat.keep_prompt(prompt)
+      local kept = opts.from_chat or (not opts.inline and chat.keep_prompt(prompt))
       local where = kept and ' (your prompt is in the compose window: <C-s> sends it)' or ''
       if e.code == P.error_codes.SessionBusy then
         ui.notify('this session is still running: wait for it, :AgentdCancel it, or :Agentd! starts a new session'
@@ -106,6 +111,16 @@ function M.run(opts)
     local run = S.runs:ensure(res.runId, res.sessionId)
     run.prompt = prompt
     run.context = params.context
+    if opts.inline then
+      S.inline[res.runId] = opts.inline
+      S.session_info(res.sessionId).title = prompt
+      S.run = res.runId
+      ui.redraw_status()
+      if opts.on_started then
+        opts.on_started(res.runId)
+      end
+      return
+    end
     S.session, S.new_chat = res.sessionId, false
     local sinfo = S.session_info(res.sessionId)
     sinfo.title = sinfo.title or prompt
@@ -274,6 +289,14 @@ function M.checkpoints()
   require('agentd.undo').pick()
 end
 
+--- :'<,'>AgentdEdit: change the selected lines, the change shown in the
+--- buffer (agentd.inline).
+---@param opts {line1: integer, line2: integer, instruction: string|nil}
+function M.edit(opts)
+  M.setup_once()
+  require('agentd.inline').start(opts)
+end
+
 --- :AgentdCommands: the custom commands, with why some cannot run.
 function M.commands()
   M.setup_once()
@@ -361,6 +384,7 @@ local function set_global_keymaps()
   end, 'chat')
   map('n', g.prompt, ':Agentd ', 'prompt')
   map('x', g.prompt, ':Agentd ', 'prompt about the selection')
+  map('x', g.edit, ':AgentdEdit ', 'change the selection (inline edit)')
   map('n', g.cancel, function()
     M.cancel()
   end, 'cancel the run')
@@ -451,6 +475,9 @@ function M._reset()
   end
   require('agentd.restore').close()
   require('agentd.mcp').close()
+  for id in pairs(require('agentd.inline')._reviews) do
+    require('agentd.inline').on_resolved(id)
+  end
   S.reset()
 end
 

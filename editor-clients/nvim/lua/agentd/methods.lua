@@ -92,8 +92,10 @@ function M.apply(method, p, how)
     on_update(p)
   end
   -- a chat that shows nothing yet follows the run (after a restart of
-  -- the editor), unless the user asked for a new conversation
-  if not S.session and run.session and not S.new_chat then
+  -- the editor), unless the user asked for a new conversation, or the run
+  -- is one this editor is starting (its answer says where it goes: the
+  -- chat, or an inline edit's buffer)
+  if not S.session and run.session and not S.new_chat and S.starting == 0 and not S.inline[run.id] then
     S.session = run.session
   end
   if run.session == S.session then
@@ -171,9 +173,6 @@ function M.adopt(run)
     return
   end
   run.adopting = true
-  if not S.session and not S.new_chat then
-    S.session = run.session
-  end
   local function check()
     if S.starting > 0 then
       -- an agent/run of ours is in flight: its answer names its runs
@@ -182,6 +181,9 @@ function M.adopt(run)
     local info = S.session_info(run.session)
     if run.prompt or info.loading then
       return
+    end
+    if not S.session and not S.new_chat then
+      S.session = run.session
     end
     require('agentd.sessions').load(run.session)
   end
@@ -242,6 +244,8 @@ M.notifications = {
     run_notification(m, p)
   end,
   [N.progress] = on_progress,
+  -- An MCP server's state changed (docs/protocol.md#mcpchanged): nothing shown yet.
+  [N.mcp_changed] = function() end,
 }
 
 --- Request handlers, by method (result, err).

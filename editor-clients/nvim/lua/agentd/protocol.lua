@@ -44,6 +44,7 @@ M.server_notification = {
   input_resolved = 'agent/inputResolved',
   run_state = 'agent/runState',
   progress = '$/progress',
+  mcp_changed = 'mcp/changed',
 }
 
 --- Requests the daemon sends (each has a handler in agentd.methods).
@@ -57,7 +58,7 @@ M.decisions = { 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'r
 M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
 M.update_kinds = {
   'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result',
-  'instructions', 'notice',
+  'instructions', 'notice', 'context',
 }
 M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
 M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }

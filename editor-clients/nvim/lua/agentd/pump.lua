@@ -27,8 +27,12 @@ end
 function M.add(req)
   if S.requests:add(req) then
     require('agentd.methods').adopt(S.runs:add_request(req))
+    if require('agentd.inline').claim(req) then
+      return refresh() -- shown in its buffer
+    end
     refresh()
     float.offer()
+    diff.offer()
   end
 end
 
@@ -39,7 +43,9 @@ function M.resolved(id)
   S.requests:resolve(id)
   diff.on_resolved(id)
   float.on_resolved(id)
+  require('agentd.inline').on_resolved(id)
   refresh()
+  diff.offer()
 end
 
 local function failed(id, e)

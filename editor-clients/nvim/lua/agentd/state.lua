@@ -58,6 +58,7 @@ local requests = require('agentd.requests')
 ---@field draft_context table|nil  the selection given with :'<,'>Agentd, for the prompt written in the chat
 ---@field run string|nil           the latest run started from this editor
 ---@field starting integer         agent/run requests of this editor not answered yet
+---@field inline table<string, agentd.InlineEdit> runId -> the inline edit it makes (agentd.inline)
 ---@field opened table<integer, string> bufnr -> uri announced with didOpen
 ---@field last_file_buf integer|nil the last buffer of a workspace file the user was in
 ---@field checkpoints table<string, agentd.Checkpoints> session -> its checkpoints, as agent/checkpoints last said
@@ -93,6 +94,7 @@ function S.reset()
   S.commands = nil
   S.run = nil
   S.starting = 0
+  S.inline = {}
   S.opened = {}
   S.last_file_buf = nil
   S.index = nil
