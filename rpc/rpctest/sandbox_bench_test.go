@@ -282,4 +282,3 @@ func statCPU(pid int, children bool) time.Duration {
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }
-
