@@ -81,9 +81,9 @@ func slicesHasVar(env []string, k string) bool {
 	return false
 }
 
-// workspaceCacheDir is where agentd keeps the caches of ws's commands: a
+// WorkspaceCacheDir is where agentd keeps the caches of ws's commands: a
 // directory per workspace, named after it and its path's hash.
-func (s *Sandbox) workspaceCacheDir(ws string) string {
+func (s *Sandbox) WorkspaceCacheDir(ws string) string {
 	dir := s.cacheDir()
 	if dir == "" {
 		return ""
@@ -103,7 +103,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 // settings for the toolchains).
 func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []string) *caches {
 	c := &caches{}
-	base := s.workspaceCacheDir(ws)
+	base := s.WorkspaceCacheDir(ws)
 	if base == "" {
 		return c
 	}
@@ -170,9 +170,6 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 		c.setEnv("GOMODCACHE", user.modCache)
 	} else {
 		c.setEnv("GOMODCACHE", private("go-mod"))
-	}
-	if !network {
-		c.setEnv("GOPROXY", "off")
 	}
 	if !layer("npm", user.npm) {
 		c.setEnv("npm_config_cache", private("npm"))

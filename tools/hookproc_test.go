@@ -93,7 +93,7 @@ func TestRunHookThroughTheOneDoor(t *testing.T) {
 	sb := NewSandbox(SandboxConfig{EnvAllow: []string{"AGENTD_TEST_ALLOWED"}, CacheDir: cache})
 	res := sb.RunHook(ctx, sh(`echo "$AGENTD_TEST_ALLOWED|$AGENTD_TEST_PRIVATE|$GOCACHE"`))
 	require.NoError(t, res.Err)
-	assert.Equal(t, "yes||"+filepath.Join(sb.workspaceCacheDir(ws), "read", "go-build")+"\n", res.Stdout)
+	assert.Equal(t, "yes||"+filepath.Join(sb.WorkspaceCacheDir(ws), "read", "go-build")+"\n", res.Stdout)
 
 	off := NewSandbox(SandboxConfig{Off: true, CacheDir: cache})
 	marker := filepath.Join(ws, "ran")
