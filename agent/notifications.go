@@ -84,6 +84,9 @@ type Update struct {
 	// tool_call_update of a call that changed the workspace: its
 	// checkpoint in the session's undo history (agent/undo).
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// tool_call_update of a web fetch: the URL it ended at, its status,
+	// content type and the bytes read.
+	Fetched *tools.Fetched `json:"fetched,omitempty"`
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`

@@ -72,7 +72,10 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 func (a *Agent) offeredTools() []string {
 	names := make([]string, 0, len(a.order)+2)
 	for _, t := range a.order {
-		if n := t.Info().Name; n != tools.SearchSemanticToolName || a.cfg.Searcher != nil {
+		switch n := t.Info().Name; {
+		case n == tools.SearchSemanticToolName && a.cfg.Searcher == nil:
+		case n == tools.WebSearchToolName && a.cfg.WebSearchURL == "":
+		default:
 			names = append(names, n)
 		}
 	}

@@ -14,5 +14,7 @@ func Builtins() []Tool {
 		undoPatchTool{},
 		runCmdTool{},
 		searchSemanticTool{},
+		webFetchTool{},
+		webSearchTool{},
 	}
 }
