@@ -164,6 +164,9 @@ func (s RunSummary) size() int {
 		if s.Context.Selection != nil {
 			n += len(s.Context.Selection.Text) + len(s.Context.Selection.Path)
 		}
+		for _, at := range s.Context.Attachments {
+			n += len(at.Name) + len(at.Text) + 32
+		}
 	}
 	return n
 }

@@ -33,6 +33,17 @@ type RunParams struct {
 type RunContext struct {
 	Files     []string   `json:"files,omitempty"`
 	Selection *Selection `json:"selection,omitempty"`
+	// Attachments are texts the user attached to the prompt (the
+	// uncommitted changes, a buffer's unsaved text), quoted into what the
+	// model reads after the prompt.
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Attachment is a text the user attached: Name says what it is for people
+// and the model ("git diff", "cart.go (unsaved)").
+type Attachment struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // Selection is a range of lines the user selected (1-based, inclusive).

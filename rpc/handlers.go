@@ -63,6 +63,23 @@ func init() {
 	}
 }
 
+// runHandler starts a run. A run that comes without context gets the
+// editor's (editor/context) when the editor offers it.
+func runHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
+	var p agent.RunParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.theAgent()
+	if err != nil {
+		return nil, err
+	}
+	if p.Context == nil {
+		s.editorContext(ctx, &p)
+	}
+	return a.Run(ctx, p)
+}
+
 // agentCall builds a handler that decodes P and calls the agent with it.
 func agentCall[P any](call func(ctx context.Context, a *agent.Agent, p P) (any, error)) requestHandler {
 	return func(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
@@ -79,9 +96,6 @@ func agentCall[P any](call func(ctx context.Context, a *agent.Agent, p P) (any, 
 }
 
 var (
-	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RunParams) (any, error) {
-		return a.Run(ctx, p)
-	})
 	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (any, error) {
 		return struct{}{}, a.Reply(ctx, p)
 	})

@@ -14,6 +14,9 @@ func Builtins() []Tool {
 		undoPatchTool{},
 		runCmdTool{},
 		searchSemanticTool{},
+		goToDefinitionTool{},
+		findReferencesTool{},
+		hoverTool{},
 		webFetchTool{},
 		webSearchTool{},
 	}

@@ -184,6 +184,12 @@ type Env struct {
 	// Redactor hides the run's secrets in command output, live and whole;
 	// nil hides only the secrets typed at an interactive prompt.
 	Redactor *Redactor
+	// Language answers the navigation tools (the editor's language
+	// servers, or agentd's own); nil: none in this session.
+	Language Language
+	// LanguageTimeout bounds a navigation call's wait for its server; 0
+	// means DefaultLanguageTimeout.
+	LanguageTimeout time.Duration
 	// Hosts judges the hosts a redirect leads to (the policy's rules and
 	// grants); nil follows no redirect to another host.
 	Hosts HostGate
