@@ -25,7 +25,17 @@ M.request = {
   undo = 'agent/undo',
   rewind = 'agent/rewind',
   commands = 'agent/commands',
+  rename_session = 'agent/renameSession',
+  delete_session = 'agent/deleteSession',
+  context = 'agent/context',
+  compact = 'agent/compact',
+  rules_list = 'rules/list',
+  rules_revoke = 'rules/revoke',
+  rules_edit = 'rules/edit',
   mcp_status = 'mcp/status',
+  mcp_enable = 'mcp/enable',
+  mcp_disable = 'mcp/disable',
+  mcp_restart = 'mcp/restart',
 }
 
 --- Notifications the editor sends.
@@ -77,6 +87,9 @@ M.on_conflict = { 'stop', 'skip', 'overwrite' }
 M.conflict_kinds = { 'changed', 'missing' }
 -- mcp/status: a server's state.
 M.mcp_states = { 'idle', 'starting', 'connected', 'failed', 'needs_approval', 'rejected', 'disabled' }
+-- rules/list: a rule's action and where it comes from.
+M.rule_actions = { 'allow', 'ask', 'deny' }
+M.rule_scopes = { 'built-in', 'user', 'workspace', 'always', 'session' }
 
 --- The error codes the plugin reacts to, by their protocol names.
 M.error_codes = {
@@ -93,6 +106,7 @@ M.error_codes = {
   ShuttingDown = -32020,
   NotSaved = -32021,
   UnknownCheckpoint = -32022,
+  UnknownRule = -32023,
 }
 
 --- The plugin's own code for "the daemon went away" (never on the wire).
