@@ -2,53 +2,43 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"go.lsp.dev/protocol"
 )
 
 // The editor's documents: which files are open (they rank higher in search
 // and are named in the model's context) and when they are saved (the index
 // picks them up at once).
 
-func didOpen(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidOpenTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
-	s.setOpen(string(p.TextDocument.URI), true)
+// documentParams is the part of LSP's textDocument/did* params agentd
+// reads: which document. The rest (its text, its changes) is not used:
+// tools read and write the files on disk.
+type documentParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+}
+
+func didOpen(ctx context.Context, s *Server, p documentParams) error {
+	s.setOpen(p.TextDocument.URI, true)
 	return nil
 }
 
-func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidCloseTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
-	s.setOpen(string(p.TextDocument.URI), false)
+func didClose(ctx context.Context, s *Server, p documentParams) error {
+	s.setOpen(p.TextDocument.URI, false)
 	return nil
 }
 
-// didChange carries unsaved text, which agentd does not use: tools read and
-// write the files on disk. It only marks the document open.
-func didChange(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidChangeTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
-	s.setOpen(string(p.TextDocument.URI), true)
+// didChange carries unsaved text, which agentd does not use. It only marks
+// the document open.
+func didChange(ctx context.Context, s *Server, p documentParams) error {
+	s.setOpen(p.TextDocument.URI, true)
 	return nil
 }
 
-func didSave(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidSaveTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
-	rel, ok := s.relative(string(p.TextDocument.URI))
+func didSave(ctx context.Context, s *Server, p documentParams) error {
+	rel, ok := s.relative(p.TextDocument.URI)
 	if !ok {
 		return nil
 	}

@@ -4,121 +4,164 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
-type requestHandler func(ctx context.Context, s *Server, params json.RawMessage) (any, error)
+// request is a method an editor calls: a thin handler that only decodes
+// and dispatches, and the Go types of its params and result, from which
+// the protocol's contract is derived (rpc/contract_test.go writes
+// testdata/contract/protocol.json and the clients' types from them).
+type request struct {
+	handle         func(ctx context.Context, s *Server, params json.RawMessage) (any, error)
+	params, result reflect.Type
+}
 
-type notificationHandler func(ctx context.Context, s *Server, params json.RawMessage) error
+// notification is a method an editor notifies, with its params' type.
+type notification struct {
+	handle func(ctx context.Context, s *Server, params json.RawMessage) error
+	params reflect.Type
+}
 
-// requests and notifications map each method to a thin handler that only
-// decodes and dispatches.
+// requests and notifications are the methods an editor may send.
 var (
-	requests      map[string]requestHandler
-	notifications map[string]notificationHandler
+	requests      map[string]request
+	notifications map[string]notification
 )
 
-func init() {
-	requests = map[string]requestHandler{
-		wire.MethodInitialize: initialize,
-		wire.MethodShutdown:   shutdown,
-		wire.MethodRun:        runHandler,
-		wire.MethodReply:      replyHandler,
-		wire.MethodConfirm:    confirmHandler,
-		wire.MethodCancel:     cancelHandler,
-		wire.MethodResume:     resumeHandler,
-		wire.MethodPending:    pendingHandler,
-		wire.MethodEvents:     eventsHandler,
-		wire.MethodSessions:   sessionsHandler,
-		wire.MethodHistory:    historyHandler,
-		wire.MethodConfigure:  configureHandler,
-		wire.MethodModels:     modelsHandler,
-		wire.MethodCommands:   commandsHandler,
-		wire.MethodIndexStat:  indexStatusHandler,
-		wire.MethodIndexQuery: indexSearchHandler,
-		wire.MethodMCPStatus:  mcpStatusHandler,
-	}
-	notifications = map[string]notificationHandler{
-		wire.MethodInitialized:    initialized,
-		wire.MethodDidOpen:        didOpen,
-		wire.MethodDidChange:      didChange,
-		wire.MethodDidSave:        didSave,
-		wire.MethodDidClose:       didClose,
-		wire.MethodProgressCancel: progressCancel,
+// handle makes h a request: its params are decoded into P, its result is
+// an R (struct{} for none: params absent, null, [] or [null]).
+func handle[P, R any](h func(ctx context.Context, s *Server, p P) (R, error)) request {
+	return request{
+		handle: func(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
+			var p P
+			if err := decode(params, &p); err != nil {
+				return nil, err
+			}
+			r, err := h(ctx, s, p)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+		params: reflect.TypeFor[P](),
+		result: reflect.TypeFor[R](),
 	}
 }
 
-// agentCall builds a handler that decodes P and calls the agent with it.
-func agentCall[P any](call func(ctx context.Context, a *agent.Agent, p P) (any, error)) requestHandler {
-	return func(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-		var p P
-		if err := decode(params, &p); err != nil {
-			return nil, err
-		}
+// notify makes h a notification whose params are decoded into P.
+func notify[P any](h func(ctx context.Context, s *Server, p P) error) notification {
+	return notification{
+		handle: func(ctx context.Context, s *Server, params json.RawMessage) error {
+			var p P
+			if err := decode(params, &p); err != nil {
+				return err
+			}
+			return h(ctx, s, p)
+		},
+		params: reflect.TypeFor[P](),
+	}
+}
+
+func init() {
+	requests = map[string]request{
+		wire.MethodInitialize:  handle(initialize),
+		wire.MethodShutdown:    handle(shutdown),
+		wire.MethodRun:         runHandler,
+		wire.MethodReply:       replyHandler,
+		wire.MethodConfirm:     confirmHandler,
+		wire.MethodCancel:      cancelHandler,
+		wire.MethodResume:      resumeHandler,
+		wire.MethodPending:     pendingHandler,
+		wire.MethodEvents:      eventsHandler,
+		wire.MethodSessions:    sessionsHandler,
+		wire.MethodHistory:     historyHandler,
+		wire.MethodConfigure:   configureHandler,
+		wire.MethodModels:      modelsHandler,
+		wire.MethodCommands:    commandsHandler,
+		wire.MethodIndexStatus: handle(indexStatusHandler),
+		wire.MethodIndexSearch: handle(indexSearchHandler),
+		wire.MethodMCPStatus:   mcpStatusHandler,
+	}
+	notifications = map[string]notification{
+		wire.MethodInitialized:    notify(initialized),
+		wire.MethodDidOpen:        notify(didOpen),
+		wire.MethodDidChange:      notify(didChange),
+		wire.MethodDidSave:        notify(didSave),
+		wire.MethodDidClose:       notify(didClose),
+		wire.MethodProgressCancel: notify(progressCancel),
+	}
+}
+
+// agentCall is a request that decodes P and calls the agent with it.
+func agentCall[P, R any](call func(ctx context.Context, a *agent.Agent, p P) (R, error)) request {
+	return handle(func(ctx context.Context, s *Server, p P) (R, error) {
 		a, err := s.theAgent()
 		if err != nil {
-			return nil, err
+			var zero R
+			return zero, err
 		}
 		return call(ctx, a, p)
-	}
+	})
 }
 
 var (
-	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RunParams) (any, error) {
+	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RunParams) (agent.RunResult, error) {
 		return a.Run(ctx, p)
 	})
-	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (any, error) {
+	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (struct{}, error) {
 		return struct{}{}, a.Reply(ctx, p)
 	})
-	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfirmParams) (any, error) {
+	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfirmParams) (struct{}, error) {
 		if p.Decision == "" {
-			return nil, fmt.Errorf("%w: decision is required", errInvalidParams)
+			return struct{}{}, fmt.Errorf("%w: decision is required", errInvalidParams)
 		}
 		return struct{}{}, a.Confirm(ctx, p)
 	})
-	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (any, error) {
+	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (struct{}, error) {
 		return struct{}{}, a.Cancel(ctx, p.RunID)
 	})
-	resumeHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (any, error) {
+	resumeHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (struct{}, error) {
 		return struct{}{}, a.Resume(ctx, p.RunID)
 	})
-	pendingHandler = agentCall(func(ctx context.Context, a *agent.Agent, p PendingParams) (any, error) {
+	pendingHandler = agentCall(func(ctx context.Context, a *agent.Agent, p PendingParams) (PendingResult, error) {
 		return PendingResult{Requests: a.Pending(p.RunID)}, nil
 	})
-	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p EventsParams) (any, error) {
+	eventsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p EventsParams) (EventsResult, error) {
 		evs, state, more, err := a.Events(p.RunID, p.AfterSeq, p.Limit)
 		if err != nil {
-			return nil, err
+			return EventsResult{}, err
 		}
 		return EventsResult{Events: wireEvents(evs), State: state, More: more}, nil
 	})
-	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (SessionsResult, error) {
 		return SessionsResult{Sessions: a.Sessions()}, nil
 	})
-	historyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.HistoryParams) (any, error) {
+	historyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.HistoryParams) (HistoryResult, error) {
 		h, err := a.History(ctx, p)
 		if err != nil {
-			return nil, err
+			return HistoryResult{}, err
 		}
 		return wireHistory(h), nil
 	})
-	configureHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfigureParams) (any, error) {
+	configureHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfigureParams) (agent.ConfigureResult, error) {
 		return a.Configure(ctx, p)
 	})
-	modelsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+	modelsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (agent.ModelList, error) {
 		return a.ModelList(ctx)
 	})
-	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (any, error) {
+	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (CommandsResult, error) {
 		return CommandsResult{Commands: a.Commands(), Directories: a.CommandDirs()}, nil
 	})
-	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (any, error) {
+	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (MCPStatusResult, error) {
 		return MCPStatusResult{Servers: a.MCPStatus(p.SessionID)}, nil
 	})
 )
 
-func shutdown(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
+// shutdown answers null.
+func shutdown(ctx context.Context, s *Server, _ struct{}) (*struct{}, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.mu.Unlock()
