@@ -31,12 +31,13 @@ const module = "github.com/agentd/agentd"
 var allowed = map[string][]string{
 	"rpc/wire":          {},
 	"rag":               {},
-	"tools":             {"rag", "tools/sandbox"},
+	"tools":             {"rag", "tools/sandbox", "tools/images"},
+	"tools/images":      {},
 	"tools/sandbox":     {},
 	"tools/policy":      {"tools"},
 	"tools/mcp":         {"tools", "rag"},
 	"tools/mcp/mcptest": {"internal/testcache"},
-	"agent":             {"tools", "tools/policy", "tools/mcp", "rag"},
+	"agent":             {"tools", "tools/policy", "tools/mcp", "tools/images", "rag"},
 	"agent/modeltest":   {},
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
@@ -79,6 +80,7 @@ var owners = map[string]string{
 	"github.com/yuin/goldmark":               "rpc/term/termmd",
 	"github.com/alecthomas/chroma/v2":        "rpc/term/termmd",
 	"golang.org/x/sys":                       "rag",
+	"golang.org/x/image":                     "tools/images",
 	// Reserved for the sandbox; not imported today (raw system calls, see
 	// tools/sandbox/landlock_linux.go for why).
 	"github.com/landlock-lsm/go-landlock": "tools/sandbox",

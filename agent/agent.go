@@ -36,6 +36,8 @@ type Agent struct {
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
+	images   *imageStore
+	vision   visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -81,7 +83,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
 			"put allow rules in your own rules.json", "rule", r.String())
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
+	a := &Agent{images: newImageStore(cfg.StateDir), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, inbox: newInbox(),
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
@@ -163,7 +165,8 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[*pendingCall]*tools.Call{},
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
+		Images: modelEyes{r}}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -251,7 +254,7 @@ func (a *Agent) toolNames() []string {
 }
 
 func (a *Agent) renders(kind RequestKind) bool {
-	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
+	return a.cfg.RequestKinds == nil || a.cfg.AnyRequestKind || slices.Contains(a.cfg.RequestKinds, kind)
 }
 
 // reviewOpenConfirms resolves open confirmations that a newly granted rule

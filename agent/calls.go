@@ -341,8 +341,12 @@ func (r *run) finishCall(pc *pendingCall, res *callResult) error {
 func (r *run) commitStep() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var pictures []Message
 	for _, pc := range r.rec.Pending {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleTool, ToolCallID: pc.Call.ID, Content: pc.Result.Content})
+		if im := pc.Result.Image; im != nil {
+			pictures = append(pictures, pictureMessage(*im))
+		}
 		switch {
 		case pc.Result.IsError && !pc.Result.Rejected:
 			r.rec.ToolErrors++
@@ -350,6 +354,10 @@ func (r *run) commitStep() error {
 			r.rec.ToolErrors = 0
 		}
 	}
+	// Tool results carry text only: the pictures follow them, in the order
+	// of their calls, once every result is in (a request may put nothing
+	// between an assistant's tool calls and their results).
+	r.rec.Messages = append(r.rec.Messages, pictures...)
 	r.rec.Pending = nil
 	r.dropStepRequestsLocked() // all resolved: the step's calls are done
 	clear(r.prepared)          // the step's calls are done; they hold file contents

@@ -68,8 +68,10 @@ type Config struct {
 	// Listener receives every run's notifications; nil means no one listens.
 	Listener Listener
 	// RequestKinds are the input requests the front end can show; nil
-	// means all.
-	RequestKinds []RequestKind
+	// means all. AnyRequestKind: it shows any kind, those it does not know
+	// from their generic form (InputRequest.AnswerWith, Options, Input).
+	RequestKinds   []RequestKind
+	AnyRequestKind bool
 	// Files returns how a session's runs read and write workspace files
 	// (through the editor, for unsaved buffers); nil, or a nil result,
 	// means the disk.
@@ -128,6 +130,12 @@ var settings = []Setting{
 	{Key: "model.toolMode", Env: "AGENTD_TOOL_MODE", Default: "native", Editor: true,
 		field: func(c *Config) value { return oneOf(&c.Model.ToolMode, "native", "text") },
 		Doc:   "`native` (function calling) or `text` (tool calls as JSON in the reply, for models without tool calling)"},
+	{Key: "model.images", Env: "AGENTD_MODEL_IMAGES", Default: ImagesAuto, Editor: true,
+		field: func(c *Config) value { return oneOf(&c.Model.Images, ImagesAuto, ImagesOn, ImagesOff) },
+		Doc:   "whether the model reads images: `on`, `off`, or `auto`: what the endpoint says (llama.cpp's `/props`, Ollama's `/api/show`, a model list's input modalities), else the model's name (gpt-4o, claude-3 …). A prompt's images are sent unless the model is known not to read them; `read_file` of a picture shows it only to a model known to read it"},
+	{Key: "model.imageMaxSide", Env: "AGENTD_IMAGE_MAX_SIDE", Default: "2000",
+		field: func(c *Config) value { return count(&c.Model.ImageMaxSide) },
+		Doc:   "the longest side, in pixels, of an image sent to the model: larger ones are scaled down once, when given (and kept under 3.75 MB)"},
 	{Key: "model.contextWindow", Env: "AGENTD_CONTEXT_WINDOW",
 		field: func(c *Config) value { return count(&c.Model.ContextWindow) },
 		Doc:   "the model's window in tokens; unset, what the endpoint says (its model list, llama.cpp's `/props`, Ollama's `/api/show`), else 128000. The conversation is compacted before it overflows"},

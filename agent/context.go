@@ -19,7 +19,11 @@ func estimateTokens(m Message) int {
 	for _, c := range m.ToolCalls {
 		n += len(c.Name) + len(c.Args)
 	}
-	return n/4 + 4
+	t := n/4 + 4
+	for _, im := range m.Images {
+		t += imageTokens(im)
+	}
+	return t
 }
 
 func sumTokens(msgs []Message) int {
@@ -79,8 +83,7 @@ func (r *run) compactedLocked(window, fixed int) []Message {
 	}
 	kept := slices.Clone(c.kept(msgs))
 	if c.summary != "" && len(kept) > 0 {
-		kept[0].Content = "[agentd: earlier turns of this conversation were dropped to fit the model's context window. What they did:\n" +
-			c.summary + "]\n\n" + kept[0].Content
+		kept[0] = withSummary(kept[0], summaryHead, c.summary)
 	}
 	return kept
 }
@@ -153,6 +156,8 @@ func summarize(msgs []Message) string {
 	var lines []string
 	for _, m := range msgs {
 		switch {
+		case m.Role == RoleUser && len(m.Images) > 0:
+			lines = append(lines, fmt.Sprintf("- %s (%d image(s), no longer shown)", oneLine(m.Content, 160), len(m.Images)))
 		case m.Role == RoleUser:
 			lines = append(lines, "- The user asked: "+oneLine(m.Content, 160))
 		case m.Role == RoleAssistant && len(m.ToolCalls) == 0:

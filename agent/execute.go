@@ -89,6 +89,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
 	}
 	res = &callResult{Content: content, IsError: out.IsError}
+	if out.Image != nil {
+		r.attachImage(res, out, call.Title)
+	}
 	r.afterTool(ctx, pc, call, out, res, status, dur.Milliseconds())
 	return res, nil
 }

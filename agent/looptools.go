@@ -1,11 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +25,7 @@ var askDescription string
 var askSchema = tools.SchemaOf(askParams{})
 
 type askParams struct {
-	Question   string   `json:"question" jsonschema:"The question, one sentence or two."`
+	Question   string   `json:"question" min:"1" jsonschema:"The question, one sentence or two."`
 	Options    []string `json:"options,omitempty" jsonschema:"Choices to pick from."`
 	AllowOther bool     `json:"allow_other,omitempty" jsonschema:"With options: also accept a free-text answer."`
 	Multiple   bool     `json:"multiple,omitempty" jsonschema:"With options: the user may pick several."`
@@ -40,8 +40,11 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // model reads when the question cannot be asked.
 func (r *run) askRequest(c ToolCall) (*callResult, *InputRequest) {
 	var p askParams
-	if err := json.Unmarshal(c.Args, &p); err != nil || strings.TrimSpace(p.Question) == "" {
-		return &callResult{IsError: true, Content: "ask_user needs {\"question\": string}; optional options, allow_other, multiple, context, secret, env_var."}, nil
+	if r := loopArgs(askSchema, c.Args, &p); r != nil {
+		return r, nil
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return &callResult{IsError: true, Content: "question is blank: write the question to ask."}, nil
 	}
 	kind := KindQuestion
 	switch {
@@ -85,27 +88,24 @@ var planSchema = tools.SchemaOf(planParams{})
 
 type planParams struct {
 	Explanation string     `json:"explanation,omitempty" jsonschema:"Why the plan is what it is or what changed."`
-	Plan        []planStep `json:"plan"`
+	Plan        []planStep `json:"plan" min:"1"`
 }
 
 // planStep is one step as the model writes it; its status is one of
 // Statuses (a test keeps the enum equal to them).
 type planStep struct {
-	Step   string `json:"step"`
+	Step   string `json:"step" min:"1"`
 	Status string `json:"status" enum:"pending,in_progress,completed,failed"`
 }
 
 // applyPlan replaces the plan and shows it.
 func (r *run) applyPlan(args json.RawMessage) *callResult {
 	var p planParams
-	if err := json.Unmarshal(args, &p); err != nil || len(p.Plan) == 0 {
-		return &callResult{IsError: true, Content: "update_plan needs {\"plan\": [{\"step\": string, \"status\": pending|in_progress|completed|failed}]}."}
+	if r := loopArgs(planSchema, args, &p); r != nil {
+		return r
 	}
 	entries := make([]PlanEntry, 0, len(p.Plan))
-	for i, s := range p.Plan {
-		if !slices.Contains(Statuses, Status(s.Status)) {
-			return &callResult{IsError: true, Content: fmt.Sprintf("update_plan: step %d has status %q; use pending, in_progress, completed or failed.", i+1, s.Status)}
-		}
+	for _, s := range p.Plan { // each status one of Statuses: the schema's enum
 		entries = append(entries, PlanEntry{Content: s.Step, Status: Status(s.Status)})
 	}
 	r.mu.Lock()
@@ -116,6 +116,22 @@ func (r *run) applyPlan(args json.RawMessage) *callResult {
 		return &callResult{Content: fmt.Sprintf("Plan updated. %d steps are in_progress: keep exactly one in_progress while you work, the others pending or completed.", n)}
 	}
 	return &callResult{Content: "Plan updated."}
+}
+
+// loopArgs checks a loop tool's arguments against its schema, as
+// tools.Prepare does for the tools, and decodes them into p; a result the
+// model reads when they do not fit.
+func loopArgs(schema, args json.RawMessage, p any) *callResult {
+	if err := tools.CheckArgs(schema, args); err != nil {
+		return &callResult{IsError: true, Content: "invalid arguments: " + err.Error()}
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, p); err != nil {
+		return &callResult{IsError: true, Content: "invalid arguments: " + err.Error()}
+	}
+	return nil
 }
 
 func countStatus(entries []PlanEntry, st Status) int {

@@ -42,6 +42,10 @@ func newToolSet(ts []tools.Tool) *toolSet {
 // newMCP opens the workspace's MCP servers: the user's and, once
 // approved, the workspace's.
 func newMCP(cfg Config, sb *tools.Sandbox) *mcp.Manager {
+	var onChange func(string, mcp.State)
+	if l, ok := cfg.Listener.(MCPListener); ok {
+		onChange = l.MCPChanged
+	}
 	var ws []mcp.Server
 	if cfg.Root != "" {
 		var warnings []string
@@ -55,7 +59,29 @@ func newMCP(cfg Config, sb *tools.Sandbox) *mcp.Manager {
 		}
 	}
 	return mcp.NewManager(mcp.Options{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Sandbox: sb,
-		User: cfg.MCPServers, Workspace: ws})
+		User: cfg.MCPServers, Workspace: ws, OnChange: onChange})
+}
+
+// MCPListener is a Listener that also wants to know when an MCP server's
+// state changes (the native protocol's mcp/changed), so a status it shows
+// stays current. Called on a goroutine of its own, never with a lock held.
+type MCPListener interface {
+	MCPChanged(name string, state mcp.State)
+}
+
+// EnableMCPServer lets a server start again (see mcp.Manager.Enable).
+func (a *Agent) EnableMCPServer(sessionID, name string) (mcp.Status, error) {
+	return a.mcp.Enable(sessionID, name)
+}
+
+// DisableMCPServer stops a server and keeps it stopped.
+func (a *Agent) DisableMCPServer(sessionID, name string) (mcp.Status, error) {
+	return a.mcp.Disable(sessionID, name)
+}
+
+// RestartMCPServer stops a server and starts it again.
+func (a *Agent) RestartMCPServer(sessionID, name string) (mcp.Status, error) {
+	return a.mcp.Restart(sessionID, name)
 }
 
 // SetSessionMCPServers gives a session the MCP servers its editor passed

@@ -43,11 +43,14 @@ const (
 	// small for the model, or the kernel sandbox unable to confine
 	// commands here.
 	UpdateNotice UpdateKind = "notice"
+	// UpdateContext says how full the model's context window is, after
+	// each model call: the context meter.
+	UpdateContext UpdateKind = "context"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateContext}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -84,6 +87,9 @@ type Update struct {
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`
+
+	// context
+	Context *ContextUse `json:"context,omitempty"`
 
 	// instructions
 	Instructions []InstructionFile `json:"instructions,omitempty"`
@@ -147,19 +153,25 @@ var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, Kin
 
 // InputRequest asks the human something.
 type InputRequest struct {
-	RunID      string           `json:"runId"`
-	SessionID  string           `json:"sessionId"`
-	Seq        int64            `json:"seq"`
-	RequestID  string           `json:"requestId"`
-	ToolCallID string           `json:"toolCallId,omitempty"`
-	Kind       RequestKind      `json:"kind"`
-	Title      string           `json:"title"`
-	Message    string           `json:"message"`
-	Context    string           `json:"context,omitempty"`
-	Options    []tools.Option   `json:"options,omitempty"`
-	AllowOther bool             `json:"allowOther,omitempty"`
-	Multiple   bool             `json:"multiple,omitempty"`
-	Default    string           `json:"default,omitempty"`
+	RunID      string         `json:"runId"`
+	SessionID  string         `json:"sessionId"`
+	Seq        int64          `json:"seq"`
+	RequestID  string         `json:"requestId"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	Kind       RequestKind    `json:"kind"`
+	Title      string         `json:"title"`
+	Message    string         `json:"message"`
+	Context    string         `json:"context,omitempty"`
+	Options    []tools.Option `json:"options,omitempty"`
+	AllowOther bool           `json:"allowOther,omitempty"`
+	Multiple   bool           `json:"multiple,omitempty"`
+	Default    string         `json:"default,omitempty"`
+	// AnswerWith and Input complete the generic form every request has: a
+	// front end that knows nothing of a kind shows its title, message,
+	// context, command and diff, offers its options and its input, and
+	// answers with AnswerWith (requestkinds.go sets them from the kind).
+	AnswerWith AnswerMethod     `json:"answerWith"`
+	Input      *TextInput       `json:"input,omitempty"`
 	Diff       []tools.FileDiff `json:"diff,omitempty"`
 	Command    string           `json:"command,omitempty"`
 	Cwd        string           `json:"cwd,omitempty"`
@@ -174,6 +186,32 @@ type InputRequest struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`
+}
+
+// AnswerMethod says how a request is answered: with a reply (an option or
+// options, a text) or a decision (agent/confirm in the native protocol).
+type AnswerMethod string
+
+// Answer methods.
+const (
+	AnswerReply   AnswerMethod = "reply"
+	AnswerConfirm AnswerMethod = "confirm"
+)
+
+// TextInput is the text a request lets the user type: the answer itself
+// (a question, a secret, a choice's own answer), or words that go with the
+// option picked (a rejection's reason, a plan's feedback).
+type TextInput struct {
+	Label string `json:"label"`
+	// Secret: hidden as it is typed, and never shown again.
+	Secret    bool `json:"secret,omitempty"`
+	Multiline bool `json:"multiline,omitempty"`
+	// Required: an answer without the text is refused.
+	Required bool `json:"required,omitempty"`
+	// With lists the options the text goes with, asked for once one of
+	// them is picked; empty, the text is an answer of its own (instead of
+	// an option, when the request has options).
+	With []string `json:"with,omitempty"`
 }
 
 // Outcome is how an input request was closed: answered, timed out,

@@ -28,6 +28,7 @@ type runRecord struct {
 	Class      string      `json:"class"`
 	Prompt     string      `json:"prompt"`
 	Context    *RunContext `json:"context,omitempty"`
+	Images     []ImageRef  `json:"images,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -92,6 +93,7 @@ type resolution struct {
 	By       ResolvedBy     `json:"by"`
 	Text     string         `json:"text,omitempty"`
 	Options  []string       `json:"options,omitempty"`
+	Option   string         `json:"option,omitempty"` // the first option's id (replyForm)
 	Reason   string         `json:"reason,omitempty"`
 	Edited   *string        `json:"edited,omitempty"`
 	Decision tools.Decision `json:"decision,omitempty"`
@@ -101,6 +103,9 @@ type resolution struct {
 type callResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError,omitempty"`
+	// Image is a picture the tool handed the model (stored): it follows
+	// the step's results in a user message.
+	Image *ImageRef `json:"image,omitempty"`
 	// Rejected marks a user's refusal, which is not a tool error.
 	Rejected bool `json:"rejected,omitempty"`
 }
@@ -126,6 +131,7 @@ type run struct {
 	driving  bool
 	secrets  map[string]string
 	cut      *cut // how the conversation is compacted, kept while it fits
+	fixed    int  // what the last request's system message and tools took, in bytes
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor

@@ -42,6 +42,8 @@ type sessionSummary struct {
 	Model     string     `json:"model,omitempty"`
 	Effort    string     `json:"reasoningEffort,omitempty"`
 	Policy    tools.Mode `json:"policy,omitempty"`
+	// Deleted marks a session deleted: the lines before it no longer count.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 func summaryOf(s *sessionRecord) sessionSummary {
@@ -86,6 +88,23 @@ func (x *sessionIndex) put(s sessionSummary) {
 		return
 	}
 	if err := appendLine(x.f, s); err != nil {
+		x.log.Warn("appending to the session index", "err", err)
+		return
+	}
+	x.lines++
+}
+
+// remove forgets a deleted session: a line says so, so the lines before it
+// no longer count.
+func (x *sessionIndex) remove(id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.loadLocked()
+	delete(x.byID, id)
+	if x.f == nil {
+		return
+	}
+	if err := appendLine(x.f, sessionSummary{ID: id, Deleted: true}); err != nil {
 		x.log.Warn("appending to the session index", "err", err)
 		return
 	}
@@ -160,8 +179,12 @@ func (x *sessionIndex) parseLocked(data []byte) {
 		if json.Unmarshal(sc.Bytes(), &s) != nil || !validID(s.ID) {
 			continue // a torn last line after a crash
 		}
-		x.byID[s.ID] = s
 		x.lines++
+		if s.Deleted {
+			delete(x.byID, s.ID)
+			continue
+		}
+		x.byID[s.ID] = s
 	}
 }
 

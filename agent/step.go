@@ -49,6 +49,7 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.mu.Lock()
 	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleAssistant, Content: reply.Text, ToolCalls: calls})
 	r.mu.Unlock()
+	r.reportContext()
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {
 			r.update(Update{Kind: UpdateMessageChunk, Text: text})

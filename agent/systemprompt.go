@@ -56,8 +56,9 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	if a.textMode() {
 		system += textToolInstructions(specs)
 	}
-	msgs := r.compactedLocked(a.ContextWindow(), len(system)+specsSize(specs))
-	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
+	r.fixed = len(system) + specsSize(specs)
+	msgs := r.compactedLocked(a.ContextWindow(), r.fixed)
+	out := append([]Message{{Role: RoleSystem, Content: system}}, a.hydrateImages(msgs)...)
 	if a.textMode() {
 		out = textModeMessages(out)
 		specs = nil
@@ -194,6 +195,9 @@ func (a *Agent) userMessageLocked(p RunParams) string {
 			}
 			fmt.Fprintf(&b, "\n\nFiles the user points at: %s", strings.Join(rel, ", "))
 		}
+		for _, at := range p.Context.Attachments {
+			fmt.Fprintf(&b, "\n\nAttached by the user, %s:\n%s", at.Name, codeFence(at.Text))
+		}
 	}
 	var notes []string
 	if open := a.openFiles; len(open) > 0 {
@@ -215,4 +219,14 @@ func relPath(root, p string) string {
 		}
 	}
 	return filepath.ToSlash(p)
+}
+
+// codeFence quotes text in a Markdown code block whose fence no line of the
+// text can close (a diff may hold ``` lines).
+func codeFence(text string) string {
+	f := "```"
+	for strings.Contains(text, f) {
+		f += "`"
+	}
+	return f + "\n" + strings.TrimRight(text, "\n") + "\n" + f
 }

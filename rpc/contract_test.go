@@ -52,6 +52,7 @@ var serverMessages = []struct {
 	{wire.MethodInputResolved, contract.ServerNotification, reflect.TypeFor[agent.InputResolved](), nil},
 	{wire.MethodRunState, contract.ServerNotification, reflect.TypeFor[agent.RunState](), nil},
 	{wire.MethodProgress, contract.ServerNotification, reflect.TypeFor[progressParams](), nil},
+	{wire.MethodMCPChanged, contract.ServerNotification, reflect.TypeFor[MCPChangedParams](), nil},
 	{wire.MethodProgressCreate, contract.ServerRequest, reflect.TypeFor[progressCreateParams](), reflect.TypeFor[*struct{}]()},
 }
 
@@ -161,6 +162,7 @@ func buildContract(t *testing.T) *contract.Contract {
 // clients know its types by.
 func describeWords(b *contract.Builder) {
 	b.Enum(agent.RequestKind(""), "PromptKind", "promptKinds", strs(agent.RequestKinds))
+	b.Enum(agent.AnswerMethod(""), "AnswerMethod", "answerMethods", strs([]agent.AnswerMethod{agent.AnswerReply, agent.AnswerConfirm}))
 	b.Enum(tools.Decision(""), "Decision", "decisions", strs(tools.Decisions))
 	b.Enum(tools.Mode(""), "ApprovalPolicy", "policies", strs(tools.Modes))
 	b.Enum(tools.Profile(""), "Profile", "profiles", strs(tools.Profiles))
@@ -186,6 +188,8 @@ func describeWords(b *contract.Builder) {
 	b.List("OnConflict", "onConflict", "What agent/undo and agent/rewind do with a file changed since.", agent.OnConflicts)
 	b.List("ConflictKind", "conflictKinds", "Why a file cannot be restored.", agent.ConflictKinds)
 	b.Enum(mcp.State(""), "McpState", "mcpStates", strs(mcp.States))
+	b.List("RuleScope", "ruleScopes", "Where a rule of the rules view lives.", agent.RuleScopes)
+	b.List("RuleAction", "ruleActions", "What a rule does.", agent.RuleActions)
 	b.Enum(mcp.Origin(""), "McpOrigin", "mcpOrigins", strs([]mcp.Origin{mcp.OriginUser, mcp.OriginSession, mcp.OriginWorkspace}))
 	b.Enum(agent.CommandSource(""), "CommandSource", "commandSources", strs([]agent.CommandSource{agent.CommandsOfUser, agent.CommandsOfWorkspace}))
 	b.Enum(agent.HookEvent(""), "HookEvent", "hookEvents", strs(agent.HookEvents))
@@ -240,6 +244,7 @@ var codeNames = map[int]string{
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
 	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown", wire.CodeNotSaved: "NotSaved",
 	wire.CodeUnknownCheckpoint: "UnknownCheckpoint",
+	wire.CodeUnknownRule:       "UnknownRule",
 	wire.CodeParseError:        "ParseError", wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",

@@ -106,3 +106,57 @@ func wireHistory(h agent.History) HistoryResult {
 	}
 	return out
 }
+
+// RulesParams asks for the rules; with a session, its own rules too.
+type RulesParams struct {
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// RulesResult lists the rules the policy applies, and its files.
+type RulesResult struct {
+	Rules []agent.RuleInfo `json:"rules"`
+	Files agent.RuleFiles  `json:"files"`
+}
+
+// RuleRef names a rule (rules/revoke); SessionID for a session's rule.
+type RuleRef struct {
+	ID        string `json:"id"`
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// RuleEditParams changes a rule; a field left out stays.
+type RuleEditParams struct {
+	ID        string  `json:"id"`
+	SessionID string  `json:"sessionId,omitempty"`
+	Tool      string  `json:"tool,omitempty"`
+	Pattern   *string `json:"pattern,omitempty"`
+	Action    string  `json:"action,omitempty"`
+}
+
+// RuleResult is a rule as it is after an edit.
+type RuleResult struct {
+	Rule agent.RuleInfo `json:"rule"`
+}
+
+// MCPServerRef names an MCP server the session (or every session) sees.
+type MCPServerRef struct {
+	Name      string `json:"name"`
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// MCPServerResult is the server as mcp/status shows it, after the change.
+type MCPServerResult struct {
+	Server mcp.Status `json:"server"`
+}
+
+// MCPChangedParams is the mcp/changed notification: which server, and its
+// new state.
+type MCPChangedParams struct {
+	Name  string    `json:"name"`
+	State mcp.State `json:"state"`
+}
+
+// SessionResult is a session as agent/sessions lists it.
+type SessionResult struct {
+	Session agent.SessionInfo `json:"session"`
+}

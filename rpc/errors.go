@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // Errors of the rpc layer itself.
@@ -45,6 +46,9 @@ var codes = []struct {
 	{agent.ErrRunNotPaused, wire.CodeRunNotPaused},
 	{agent.ErrNotSaved, wire.CodeNotSaved},
 	{agent.ErrUnknownCheckpoint, wire.CodeUnknownCheckpoint},
+	{agent.ErrUnknownRule, wire.CodeUnknownRule},
+	{mcp.ErrUnknownServer, wire.CodeInvalidParams},
+	{mcp.ErrNotStartable, wire.CodeInvalidParams},
 }
 
 // toWire is the one place an error gets its JSON-RPC code. The message is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // request is a method an editor calls: a thin handler that only decodes
@@ -84,6 +85,18 @@ func init() {
 		wire.MethodIndexStatus: handle(indexStatusHandler),
 		wire.MethodIndexSearch: handle(indexSearchHandler),
 		wire.MethodMCPStatus:   mcpStatusHandler,
+		wire.MethodImage:       imageHandler,
+
+		wire.MethodRules:         rulesHandler,
+		wire.MethodRevokeRule:    revokeRuleHandler,
+		wire.MethodEditRule:      editRuleHandler,
+		wire.MethodMCPEnable:     mcpEnableHandler,
+		wire.MethodMCPDisable:    mcpDisableHandler,
+		wire.MethodMCPRestart:    mcpRestartHandler,
+		wire.MethodRenameSession: renameSessionHandler,
+		wire.MethodDeleteSession: deleteSessionHandler,
+		wire.MethodContext:       contextHandler,
+		wire.MethodCompact:       compactHandler,
 	}
 	notifications = map[string]notification{
 		wire.MethodInitialized:    notify(initialized),
@@ -136,8 +149,12 @@ var (
 		}
 		return EventsResult{Events: wireEvents(evs), State: state, More: more}, nil
 	})
-	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (SessionsResult, error) {
-		return SessionsResult{Sessions: a.Sessions()}, nil
+	sessionsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.SessionsParams) (SessionsResult, error) {
+		list, err := a.SearchSessions(p)
+		if err != nil {
+			return SessionsResult{}, err
+		}
+		return SessionsResult{Sessions: list}, nil
 	})
 	historyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.HistoryParams) (HistoryResult, error) {
 		h, err := a.History(ctx, p)
@@ -155,10 +172,74 @@ var (
 	commandsHandler = agentCall(func(ctx context.Context, a *agent.Agent, _ struct{}) (CommandsResult, error) {
 		return CommandsResult{Commands: a.Commands(), Directories: a.CommandDirs()}, nil
 	})
+	imageHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ImageParams) (agent.ImageData, error) {
+		return a.Image(ctx, p.ID)
+	})
 	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (MCPStatusResult, error) {
 		return MCPStatusResult{Servers: a.MCPStatus(p.SessionID)}, nil
 	})
 )
+
+// The user's controls: rules, MCP servers, sessions, the context window.
+var (
+	rulesHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RulesParams) (RulesResult, error) {
+		rules, files, err := a.Rules(p.SessionID)
+		if err != nil {
+			return RulesResult{}, err
+		}
+		return RulesResult{Rules: rules, Files: files}, nil
+	})
+	revokeRuleHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RuleRef) (struct{}, error) {
+		if p.ID == "" {
+			return struct{}{}, fmt.Errorf("%w: id is required", errInvalidParams)
+		}
+		return struct{}{}, a.RevokeRule(p.SessionID, p.ID)
+	})
+	editRuleHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RuleEditParams) (RuleResult, error) {
+		if p.ID == "" {
+			return RuleResult{}, fmt.Errorf("%w: id is required", errInvalidParams)
+		}
+		r, err := a.EditRule(p.SessionID, p.ID, agent.RuleEdit{Tool: p.Tool, Pattern: p.Pattern, Action: p.Action})
+		if err != nil {
+			return RuleResult{}, err
+		}
+		return RuleResult{Rule: r}, nil
+	})
+	mcpEnableHandler  = mcpControl((*agent.Agent).EnableMCPServer)
+	mcpDisableHandler = mcpControl((*agent.Agent).DisableMCPServer)
+	mcpRestartHandler = mcpControl((*agent.Agent).RestartMCPServer)
+
+	renameSessionHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RenameParams) (SessionResult, error) {
+		info, err := a.RenameSession(p)
+		if err != nil {
+			return SessionResult{}, err
+		}
+		return SessionResult{Session: info}, nil
+	})
+	deleteSessionHandler = agentCall(func(ctx context.Context, a *agent.Agent, p SessionRef) (struct{}, error) {
+		return struct{}{}, a.DeleteSession(p.SessionID)
+	})
+	contextHandler = agentCall(func(ctx context.Context, a *agent.Agent, p SessionRef) (agent.ContextUse, error) {
+		return a.Context(p.SessionID)
+	})
+	compactHandler = agentCall(func(ctx context.Context, a *agent.Agent, p SessionRef) (agent.CompactResult, error) {
+		return a.Compact(ctx, p.SessionID)
+	})
+)
+
+// mcpControl builds the handler of an MCP server control.
+func mcpControl(do func(a *agent.Agent, sessionID, name string) (mcp.Status, error)) request {
+	return agentCall(func(ctx context.Context, a *agent.Agent, p MCPServerRef) (MCPServerResult, error) {
+		if p.Name == "" {
+			return MCPServerResult{}, fmt.Errorf("%w: name is required", errInvalidParams)
+		}
+		st, err := do(a, p.SessionID, p.Name)
+		if err != nil {
+			return MCPServerResult{}, err
+		}
+		return MCPServerResult{Server: st}, nil
+	})
+}
 
 // shutdown answers null.
 func shutdown(ctx context.Context, s *Server, _ struct{}) (*struct{}, error) {

@@ -127,6 +127,9 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
 		cfg.RequestKinds = typed[agent.RequestKind](c.PromptKinds)
 	}
+	if c := p.Capabilities.Experimental.Agentd; c != nil {
+		cfg.AnyRequestKind = c.GenericPrompts
+	}
 	cfg.Root, cfg.StateDir, cfg.FromEditor = root, state, true
 	cfg.Listener, cfg.Searcher, cfg.Logger = s, s, s.log
 	return cfg, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools/mcp"
 )
 
 // The server is the agent's Listener: each run notification goes to the
@@ -22,6 +23,12 @@ func (s *Server) InputResolved(p agent.InputResolved) { s.notify(wire.MethodInpu
 
 // RunState implements agent.Listener.
 func (s *Server) RunState(p agent.RunState) { s.notify(wire.MethodRunState, p) }
+
+// MCPChanged implements agent.MCPListener: the editor asks mcp/status
+// again.
+func (s *Server) MCPChanged(name string, state mcp.State) {
+	s.notify(wire.MethodMCPChanged, MCPChangedParams{Name: name, State: state})
+}
 
 // notify sends a notification to the editor.
 func (s *Server) notify(method string, params any) {

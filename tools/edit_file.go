@@ -17,7 +17,7 @@ var editFileDescription string
 
 // EditFileParams are edit_file's arguments.
 type EditFileParams struct {
-	Path       string `json:"path" jsonschema:"File to edit, relative to the workspace root."`
+	Path       string `json:"path" min:"1" jsonschema:"File to edit, relative to the workspace root."`
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace, including enough surrounding lines to be unique."`
 	NewString  string `json:"new_string" jsonschema:"Replacement text."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence instead of requiring a unique match."`

@@ -20,7 +20,7 @@ var globFileSearchDescription string
 
 // GlobFileSearchParams are glob_file_search's arguments.
 type GlobFileSearchParams struct {
-	Pattern string `json:"pattern" jsonschema:"Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."`
+	Pattern string `json:"pattern" min:"1" jsonschema:"Glob such as **/*.go, src/**/test_*.py or *.{ts,tsx}. A pattern without / matches file names at any depth."`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root; default the root."`
 }
 
@@ -39,9 +39,6 @@ func (globFileSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	var p GlobFileSearchParams
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
-	}
-	if p.Pattern == "" {
-		return nil, Errorf("pattern is required")
 	}
 	abs, rel, r := confine(env, p.Path)
 	if r != nil {
@@ -80,7 +77,7 @@ func globSearch(ctx context.Context, env *Env, abs, rel, pattern string) Result 
 		return *Errorf("%v", err)
 	}
 	var found []string
-	err = walkFiles(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
+	err = walkNames(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
 		if d.IsDir() {
 			return nil
 		}

@@ -23,7 +23,7 @@ var grepDescription string
 
 // GrepParams are grep's arguments.
 type GrepParams struct {
-	Pattern         string `json:"pattern" jsonschema:"Regular expression (RE2/Rust syntax) to search for."`
+	Pattern         string `json:"pattern" min:"1" jsonschema:"Regular expression (RE2/Rust syntax) to search for."`
 	Path            string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the workspace root; default the root."`
 	Glob            string `json:"glob,omitempty" jsonschema:"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts."`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"Match regardless of letter case."`
@@ -48,9 +48,6 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 	var p GrepParams
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
-	}
-	if p.Pattern == "" {
-		return nil, Errorf("pattern is required")
 	}
 	re, r := compileGrep(p)
 	if r != nil {

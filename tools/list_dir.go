@@ -42,7 +42,10 @@ func (listDirTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) 
 	if r != nil {
 		return nil, r
 	}
-	depth := min(max(p.Depth, 1), 5)
+	depth := p.Depth // 1 to 5: the schema's bounds
+	if depth == 0 {
+		depth = 1
+	}
 	return &Call{
 		Title:     "list " + rel,
 		Locations: []Location{{Path: rel}}, Reads: []string{rel},
@@ -59,7 +62,7 @@ func listDir(ctx context.Context, env *Env, abs, rel string, depth int) Result {
 	}
 	var b strings.Builder
 	n, more := 0, false
-	err = walkFiles(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
+	err = walkNames(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
 		if p == abs {
 			if !d.IsDir() {
 				return fmt.Errorf("%s is not a directory", rel)

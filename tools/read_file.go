@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/tools/images"
 	"os"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ var readFileDescription string
 // ReadFileParams are read_file's arguments. Offset is the 1-based first
 // line; Limit the number of lines.
 type ReadFileParams struct {
-	Path   string `json:"path" jsonschema:"File relative to the workspace root."`
+	Path   string `json:"path" min:"1" jsonschema:"File relative to the workspace root."`
 	Offset int    `json:"offset,omitempty" min:"1" jsonschema:"First line to read (1-based); default 1."`
 	Limit  int    `json:"limit,omitempty" min:"1" jsonschema:"Number of lines to read; default: as many as fit in one result (about 16 KB)."`
 }
@@ -45,9 +46,6 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	var p ReadFileParams
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
-	}
-	if p.Path == "" {
-		return nil, Errorf("path is required")
 	}
 	abs, rel, r := confine(env, p.Path)
 	if r != nil {
@@ -80,6 +78,9 @@ func readFile(ctx context.Context, env *Env, abs, rel string, p ReadFileParams) 
 	b, err := readContent(ctx, env, abs)
 	if err != nil {
 		return *Errorf("reading %s: %v", rel, err)
+	}
+	if images.Sniff(b) != "" {
+		return readPicture(ctx, env, rel, b)
 	}
 	if isBinary(b) {
 		return *Errorf("%s looks like a binary file (%d bytes); not shown", rel, len(b))

@@ -20,7 +20,7 @@ var runCmdDescription string
 
 // RunCmdParams are run_cmd's arguments. Timeout is in seconds.
 type RunCmdParams struct {
-	Command     string `json:"command" jsonschema:"Shell command line, run with bash -c."`
+	Command     string `json:"command" min:"1" jsonschema:"Shell command line, run with bash -c."`
 	Cwd         string `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace root; default the root."`
 	Timeout     int    `json:"timeout,omitempty" min:"1" max:"600" jsonschema:"Seconds before the command is killed; default 120, maximum 600."`
 	Interactive bool   `json:"interactive,omitempty" jsonschema:"Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."`
@@ -47,7 +47,7 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 		return nil, r
 	}
 	if strings.TrimSpace(p.Command) == "" {
-		return nil, Errorf("command is required")
+		return nil, Errorf("command is blank: give the command line to run")
 	}
 	dir, rel, r := confine(env, p.Cwd)
 	if r != nil {
@@ -58,7 +58,7 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	}
 	timeout := defaultCmdTimeout
 	if p.Timeout > 0 {
-		timeout = min(time.Duration(p.Timeout)*time.Second, maxCmdTimeout)
+		timeout = time.Duration(p.Timeout) * time.Second // at most maxCmdTimeout: the schema's max
 	}
 	c := &Command{Line: p.Command, Cwd: rel, Interactive: p.Interactive, Network: p.Network,
 		Secrets: secretsUsed(p.Command, env.Secrets)}

@@ -16,8 +16,13 @@ import (
 // omitempty is required; no other property is allowed. Tags add the rest:
 //
 //	jsonschema:"what the model reads about the field"
-//	min:"1" max:"600"           bounds of an integer
+//	min:"1" max:"600"           bounds of an integer; of a string's length
+//	                            (min:"1": not empty); of an array's items
 //	enum:"pending,completed"    the only values a string may take
+//
+// CheckArgs holds every call to its schema, so a tool reads arguments that
+// have the fields, types, bounds and values its schema says: it need not
+// check them again.
 //
 // It panics on a type it cannot describe: that is a mistake in a Params
 // struct, found by the first test that builds the tool.
@@ -36,6 +41,10 @@ type schema struct {
 	Enum                 []string    `json:"enum,omitempty"`
 	Minimum              *int        `json:"minimum,omitempty"`
 	Maximum              *int        `json:"maximum,omitempty"`
+	MinLength            *int        `json:"minLength,omitempty"`
+	MaxLength            *int        `json:"maxLength,omitempty"`
+	MinItems             *int        `json:"minItems,omitempty"`
+	MaxItems             *int        `json:"maxItems,omitempty"`
 	Items                *schema     `json:"items,omitempty"`
 	Properties           *properties `json:"properties,omitempty"`
 	Required             []string    `json:"required,omitempty"`
@@ -104,7 +113,15 @@ func schemaOfStruct(t reflect.Type) *schema {
 		}
 		p := schemaOfType(f.Type)
 		p.Description = f.Tag.Get("jsonschema")
-		p.Minimum, p.Maximum = bound(f, "min"), bound(f, "max")
+		lo, hi := bound(f, "min"), bound(f, "max")
+		switch p.Type {
+		case "string":
+			p.MinLength, p.MaxLength = lo, hi
+		case "array":
+			p.MinItems, p.MaxItems = lo, hi
+		default:
+			p.Minimum, p.Maximum = lo, hi
+		}
 		if enum := f.Tag.Get("enum"); enum != "" {
 			p.Enum = strings.Split(enum, ",")
 		}

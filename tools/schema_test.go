@@ -12,20 +12,20 @@ func TestSchemaOf(t *testing.T) {
 		State string `json:"state" enum:"todo,done"`
 	}
 	type params struct {
-		Path    string   `json:"path" jsonschema:"A path."`
+		Path    string   `json:"path" min:"1" jsonschema:"A path."`
 		Depth   int      `json:"depth,omitempty" min:"1" max:"5"`
 		Score   float64  `json:"score,omitempty"`
-		Tags    []string `json:"tags,omitempty"`
+		Tags    []string `json:"tags,omitempty" max:"3"`
 		Steps   []step   `json:"steps"`
 		Flag    *bool    `json:"flag,omitempty"`
 		Ignored string   `json:"-"`
 		hidden  string
 	}
 	want := `{"type":"object","properties":{` +
-		`"path":{"type":"string","description":"A path."},` +
+		`"path":{"type":"string","description":"A path.","minLength":1},` +
 		`"depth":{"type":"integer","minimum":1,"maximum":5},` +
 		`"score":{"type":"number"},` +
-		`"tags":{"type":"array","items":{"type":"string"}},` +
+		`"tags":{"type":"array","items":{"type":"string"},"maxItems":3},` +
 		`"steps":{"type":"array","items":{"type":"object","properties":{` +
 		`"name":{"type":"string","description":"What to do."},"state":{"type":"string","enum":["todo","done"]}},` +
 		`"required":["name","state"],"additionalProperties":false}},` +

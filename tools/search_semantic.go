@@ -19,7 +19,7 @@ var searchSemanticDescription string
 
 // SearchSemanticParams are search_semantic's arguments.
 type SearchSemanticParams struct {
-	Query string `json:"query" jsonschema:"What you are looking for, in words: \"where are retries configured\"."`
+	Query string `json:"query" min:"1" jsonschema:"What you are looking for, in words: \"where are retries configured\"."`
 	Limit int    `json:"limit,omitempty" min:"1" max:"20" jsonschema:"Number of hits to return; default 5."`
 }
 
@@ -28,7 +28,6 @@ type SearchSemanticParams struct {
 // the middle, so every one keeps its path:lines header.
 const (
 	searchDefaultHits = 5
-	searchMaxHits     = 20
 	searchHitLines    = 25
 	// A weak hit is there for completeness: a glance tells whether it is
 	// the one, read_file gives the rest.
@@ -51,13 +50,12 @@ func (searchSemanticTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		return nil, r
 	}
 	if strings.TrimSpace(p.Query) == "" {
-		return nil, Errorf("query is required")
+		return nil, Errorf("query is blank: say in words what you are looking for")
 	}
-	limit := p.Limit
-	if limit <= 0 {
+	limit := p.Limit // 1 to 20: the schema's bounds
+	if limit == 0 {
 		limit = searchDefaultHits
 	}
-	limit = min(limit, searchMaxHits)
 	return &Call{
 		Tool: SearchSemanticToolName, Title: "search " + p.Query, Kind: KindSearch,
 		Run: func(ctx context.Context) (Result, error) {

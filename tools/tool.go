@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/tools/images"
 	"time"
 
 	"github.com/agentd/agentd/rag"
@@ -59,10 +60,15 @@ type Call struct {
 
 // Prepare prepares a call of t (Tool.Prepare) and stamps it with what t's
 // Info declares, so every call carries its tool's name, kind and effect.
+// The arguments are checked against t's schema first (CheckArgs): a call
+// that does not fit is refused with what to change, and t never sees it.
 func Prepare(ctx context.Context, t Tool, env *Env, args json.RawMessage) (*Call, *Result) {
+	in := t.Info()
+	if err := CheckArgs(in.Parameters, args); err != nil {
+		return nil, Errorf("invalid arguments: %v", err)
+	}
 	c, refusal := t.Prepare(ctx, env, args)
 	if c != nil {
-		in := t.Info()
 		c.Tool, c.Kind, c.Effect = in.Name, in.Kind, in.Effect
 		if c.Effect == "" {
 			c.Effect = EffectUnknown
@@ -124,6 +130,9 @@ type Result struct {
 	// Checkpoint names the change in the session's undo history (c3), when
 	// the call changed something.
 	Checkpoint string
+	// Image is a picture for the model to look at (read_file of a PNG):
+	// Output says what it is, the picture follows it.
+	Image *images.Image
 }
 
 // Errorf builds a refusal or failure the model reads.
@@ -170,6 +179,18 @@ type Env struct {
 	// Redactor hides the run's secrets in command output, live and whole;
 	// nil hides only the secrets typed at an interactive prompt.
 	Redactor *Redactor
+	// Images says whether the model takes images, and how large; nil: it
+	// does not, and read_file refuses pictures in one line.
+	Images ImageReader
+}
+
+// ImageReader is what the agent knows of the model's eyes: asked when a
+// tool meets a picture, not before (it may have to ask the endpoint).
+type ImageReader interface {
+	// TakesImages reports whether the model reads images, and if not why
+	// (one line, naming the setting).
+	TakesImages(ctx context.Context) (bool, string)
+	ImageLimits() images.Limits
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

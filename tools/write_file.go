@@ -15,7 +15,7 @@ var writeFileDescription string
 
 // WriteFileParams are write_file's arguments.
 type WriteFileParams struct {
-	Path    string `json:"path" jsonschema:"File to write, relative to the workspace root. Missing directories are created."`
+	Path    string `json:"path" min:"1" jsonschema:"File to write, relative to the workspace root. Missing directories are created."`
 	Content string `json:"content" jsonschema:"The complete new content of the file."`
 }
 
@@ -32,9 +32,6 @@ func (writeFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	var p WriteFileParams
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
-	}
-	if p.Path == "" {
-		return nil, Errorf("path is required")
 	}
 	abs, rel, r := confine(env, p.Path)
 	if r != nil {

@@ -133,7 +133,7 @@ func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (ac
 		AuthMethods:     []acpsdk.AuthMethod{},
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},

@@ -81,3 +81,33 @@ func TestRedTeamTerminalInjection(t *testing.T) {
 		t.Logf("%s: %s\n%s", mode, strings.TrimSpace(res["call_run"]), strings.TrimSpace(res["call_osc"]))
 	})
 }
+
+// TestRedTeamCredentialsInToolchainVariables: the user's environment sets
+// toolchain variables commands inherit (the allow-list), with credentials
+// inside: a private Go proxy's token in GOPROXY's URL, an API token in
+// GOFLAGS's -ldflags, a repository password in MAVEN_OPTS. A command that
+// prints its environment (approved) reads none of them; the settings
+// around them still reach it.
+func TestRedTeamCredentialsInToolchainVariables(t *testing.T) {
+	secrets := map[string]string{
+		"GOPROXY":    "https://agentd:tok-goproxy-5e1f@proxy.corp.example/go,direct",
+		"GOFLAGS":    "-mod=mod -ldflags=-X=main.apiToken=tok-goflags-77ab",
+		"MAVEN_OPTS": "-Xmx1g -Dmaven.repo.password=tok-maven-90cd -Dhttp.proxyPassword=tok-proxy-13fe",
+	}
+	binaryOnly(t, []tools.Mode{tools.ModeAsk}, func(t *testing.T, _ tools.Mode) Config {
+		return Config{Env: secrets}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		env.Model.Append(turn("env", callOf("call_env", "run_cmd", cmd("env; tr '\\0' '\\n' < /proc/self/environ"))), doneAfterTools())
+		e := env.StartInitialized()
+		approveAll(e)
+		run := e.Run(agent.RunParams{Prompt: "«env»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		out := toolResults(env)["call_env"]
+		for _, tok := range []string{"tok-goproxy", "tok-goflags", "tok-maven", "tok-proxy"} {
+			assert.NotContains(t, out, tok)
+		}
+		for _, kept := range []string{"proxy.corp.example/go", "-mod=mod", "-Xmx1g"} {
+			assert.Contains(t, out, kept, "the rest of the setting reaches the command")
+		}
+	})
+}

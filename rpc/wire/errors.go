@@ -27,3 +27,6 @@ const (
 
 // CodeUnknownCheckpoint: no such checkpoint in the session, or it expired.
 const CodeUnknownCheckpoint = -32022
+
+// CodeUnknownRule: no rule has that id (revoked, or edited since).
+const CodeUnknownRule = -32023

@@ -23,6 +23,7 @@ const (
 	MethodIndexStatus = "index/status"
 	MethodIndexSearch = "index/search"
 	MethodMCPStatus   = "mcp/status"
+	MethodImage       = "agent/image"
 )
 
 // Editor → daemon notifications.
@@ -54,3 +55,23 @@ const (
 	MethodUndo        = "agent/undo"
 	MethodRewind      = "agent/rewind"
 )
+
+// Editor → daemon requests of the user's controls (docs/protocol.md#rules,
+// #mcp-servers, #sessions, #context): the rules the policy applies, the MCP
+// servers, sessions, the context window.
+const (
+	MethodRules         = "rules/list"
+	MethodRevokeRule    = "rules/revoke"
+	MethodEditRule      = "rules/edit"
+	MethodMCPEnable     = "mcp/enable"
+	MethodMCPDisable    = "mcp/disable"
+	MethodMCPRestart    = "mcp/restart"
+	MethodRenameSession = "agent/renameSession"
+	MethodDeleteSession = "agent/deleteSession"
+	MethodContext       = "agent/context"
+	MethodCompact       = "agent/compact"
+)
+
+// MethodMCPChanged (daemon → editor notification): an MCP server's state
+// changed; the editor asks mcp/status again.
+const MethodMCPChanged = "mcp/changed"

@@ -76,6 +76,18 @@ func (a *approvals) set(s Server, allow bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.servers[s.Name] = approval{Fingerprint: s.Fingerprint(), Command: s.CommandLine(), Allow: allow}
+	return a.saveLocked()
+}
+
+// forget drops the decision on s: it is asked about again.
+func (a *approvals) forget(s Server) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.servers, s.Name)
+	return a.saveLocked()
+}
+
+func (a *approvals) saveLocked() error {
 	if a.path == "" {
 		return nil
 	}

@@ -102,6 +102,7 @@ func (c *conn) start(force bool) <-chan struct{} {
 	c.state, c.err, c.starts = StateStarting, "", c.starts+1
 	c.ready = make(chan struct{})
 	go c.connect(c.gen, c.ready)
+	c.m.changed(c.srv.Name, StateStarting)
 	return c.ready
 }
 
@@ -135,12 +136,14 @@ func (c *conn) connect(gen int, ready chan struct{}) {
 		}
 		if gen == c.gen {
 			c.state, c.err, c.failedAt = StateFailed, err.Error(), time.Now()
+			c.m.changed(c.srv.Name, StateFailed)
 		}
 		log.Warn("MCP server did not start", "err", err)
 		return
 	}
 	c.session, c.proc, c.stopCtx, c.tools, c.stale = cs, proc, stop, tls, false
 	c.state, c.startedAt = StateConnected, time.Now()
+	c.m.changed(c.srv.Name, StateConnected)
 	log.Info("MCP server connected", "tools", len(tls), "startup", time.Since(t0).Round(time.Millisecond))
 	go c.watch(gen, cs, proc)
 }
@@ -264,6 +267,7 @@ func (c *conn) watch(gen int, cs *mcpsdk.ClientSession, proc *process) {
 func (c *conn) dropLocked(why string) {
 	c.state, c.err, c.failedAt = StateFailed, why, time.Time{} // a crash restarts at once
 	c.gen++
+	c.m.changed(c.srv.Name, StateFailed)
 	if c.stopCtx != nil {
 		c.stopCtx()
 	}
@@ -420,7 +424,8 @@ func (c *conn) stop() {
 	if c.state == StateConnected {
 		c.dropLocked("stopped")
 	}
-	c.state = StateIdle
+	c.state, c.err = StateIdle, ""
+	c.m.changed(c.srv.Name, StateIdle)
 }
 
 // status is the server's state for the status request.

@@ -30,6 +30,9 @@ type Options struct {
 	// those of the workspace's .mcp.json.
 	User      []Server
 	Workspace []Server
+	// OnChange is told when a server's state changes (starting, connected,
+	// failed, stopped, disabled); called on its own goroutine.
+	OnChange func(name string, state State)
 }
 
 func (o Options) sandbox() *tools.Sandbox {
@@ -49,6 +52,9 @@ type Manager struct {
 	ctx    context.Context // the servers' lifetime
 	cancel context.CancelFunc
 	store  *approvals
+	// toggles are the user's switches (Enable, Disable), over the
+	// configuration's "disabled".
+	toggles *toggles
 
 	mu       sync.Mutex
 	conns    map[string]*conn    // by Server.key
@@ -64,7 +70,8 @@ func NewManager(opts Options) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, conns: map[string]*conn{},
-		sessions: map[string][]Server{}, allowed: map[string][]string{}, store: loadApprovals(opts.StateDir, opts.Logger)}
+		sessions: map[string][]Server{}, allowed: map[string][]string{}, store: loadApprovals(opts.StateDir, opts.Logger),
+		toggles: loadToggles(opts.StateDir, opts.Logger)}
 	for _, s := range m.Servers("") {
 		if m.Approval("", s) == Approved && !s.Disabled {
 			m.conn(s).start(false)
@@ -146,7 +153,7 @@ func (m *Manager) Servers(sessionID string) []Server {
 		if s.Origin == OriginWorkspace && trusted[sanitize(s.Name)] {
 			continue
 		}
-		out = append(out, s)
+		out = append(out, m.toggles.apply(s))
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -159,7 +159,12 @@ func TestStdioServer(t *testing.T) {
 	c, refusal := tools.Prepare(context.Background(), echo, &tools.Env{}, json.RawMessage(`[1]`))
 	assert.Nil(t, c)
 	require.NotNil(t, refusal)
-	assert.Contains(t, refusal.Output, "must be a JSON object")
+	assert.Contains(t, refusal.Output, "must be one JSON object")
+	// The server's schema is checked before the call reaches it.
+	c, refusal = tools.Prepare(context.Background(), echo, &tools.Env{}, json.RawMessage(`{"txt":"hi"}`))
+	assert.Nil(t, c)
+	require.NotNil(t, refusal)
+	assert.Equal(t, "invalid arguments: text is required (a string); unknown parameter txt (did you mean text?): the parameters are text", refusal.Output)
 
 	c, _ = tools.Prepare(context.Background(), echo, &tools.Env{}, json.RawMessage(`{"text":"x"}`))
 	assert.Equal(t, "test: echo", c.Title)

@@ -1097,8 +1097,10 @@ t.test('commands: / in the compose window completes the custom commands (not the
   for _, it in ipairs(menu[2]) do
     words[#words + 1] = { it.word, it.abbr, it.menu, it.kind }
   end
-  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' } },
-    'the runnable commands, the user\'s deploy winning')
+  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' },
+    { '/file ', '/file', 'pick a file to attach', 'agentd' }, { '/buffer ', '/buffer', 'pick an open buffer to attach', 'agentd' },
+    { '/diff ', '/diff', 'attach the uncommitted changes (#diff)', 'agentd' } },
+    'the runnable commands, the user\'s deploy winning, then the context pickers')
   h.wait_conversation('Reviewed cart.go as the command asked.')
   h.wait_state('completed')
   t.ok(h.conversation():find('## > /review cart.go', 1, true), 'the prompt as typed')
@@ -1134,6 +1136,73 @@ t.test('commands: / in the compose window completes the custom commands (not the
   end, 'the command goes into the compose window')
   require('agentd.chat').send()
   h.wait_conversation('Deployed with your own command.')
+end)
+
+-- context ------------------------------------------------------------------
+
+-- The items of the completion menu, as typed so far (Insert mode).
+local function menu_words()
+  local out = {}
+  for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do
+    out[#out + 1] = it.word
+  end
+  return out
+end
+
+t.test('context: @file, #buffer (its unsaved text), #diff and /file complete in the compose window and reach the model', function()
+  local ws, m = h.fresh('context', { files = { ['src/cart.go'] = 'package cart\n', ['notes.txt'] = 'remember teal\n',
+    ['README.md'] = '# shop\n' } })
+  vim.fn.system({ 'git', '-C', ws, 'init', '-q' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first' })
+  h.write(ws .. '/src/cart.go', 'package cart\n\nfunc Sum() int { return 0 }\n')
+  vim.cmd('edit ' .. ws .. '/notes.txt')
+  h.keys('Aand blue<Esc>') -- unsaved
+  h.keys(':AgentdChat<CR><Esc>')
+  _G.agentd_menus = {}
+  -- typed keys arrive here in one stretch, so Neovim fires no TextChangedP
+  -- between them: it is fired as a terminal's keys would (the tmux test
+  -- types them one by one)
+  local function look(name)
+    return "<Cmd>doautocmd <nomodeline> TextChangedP<CR>" .. ("<Cmd>lua _G.agentd_menus['%s'] = { vim.fn.pumvisible(), (function() local w = {} for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do w[#w + 1] = it.word end return w end)() }<CR>"):format(name)
+  end
+  h.keys('ireview @' .. look('at') .. 'car' .. look('car') .. '<C-y>with #' .. look('hash') .. 'di' .. look('di')
+    .. '<C-y>and #not' .. look('not') .. '<C-y><Esc>')
+  local menus = _G.agentd_menus
+  t.eq(menus.at[1], 1, '@ opens the menu')
+  t.ok(vim.tbl_contains(menus.at[2], '@src/cart.go ') and vim.tbl_contains(menus.at[2], '@README.md '), vim.inspect(menus.at))
+  t.eq(menus.car[2], { '@src/cart.go ' }, 'narrowed by the file name, not only its path\'s start')
+  t.eq(menus.hash[2][1], '#diff ', vim.inspect(menus.hash))
+  t.ok(vim.tbl_contains(menus.hash[2], '#notes.txt '), vim.inspect(menus.hash))
+  t.eq(menus.di[2], { '#diff ' })
+  t.eq(menus['not'][2], { '#notes.txt ' })
+  local _, cwin = require('agentd.chat').wins()
+  local cbuf = api.nvim_win_get_buf(cwin)
+  t.eq(api.nvim_buf_get_lines(cbuf, 0, -1, false), { 'review @src/cart.go with #diff and #notes.txt ' })
+  -- /file: a picker, whose choice becomes @path
+  h.keys('A/fi' .. look('slash') .. '<C-y>')
+  t.eq(menus.slash[2], { '/file ' })
+  local sel = h.wait_select(1, 'the file picker')
+  t.ok(vim.tbl_contains(sel.labels, 'README.md'), vim.inspect(sel.labels))
+  h.pick(sel, 'README.md')
+  t.wait(function()
+    return api.nvim_buf_get_lines(cbuf, 0, -1, false)[1] == 'review @src/cart.go with #diff and #notes.txt @README.md '
+  end, 'the picked file in the prompt: ' .. vim.inspect(api.nvim_buf_get_lines(cbuf, 0, -1, false)))
+  vim.cmd('stopinsert')
+  require('agentd.chat').send()
+  h.wait_conversation('Reviewed what you pointed at.')
+  t.ok(h.conversation():find('\n   with src/cart.go; README.md; git diff; notes.txt (unsaved)\n', 1, true), h.conversation())
+  local reqs = h.model_requests(m)
+  local last
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' then
+      last = msg.content
+    end
+  end
+  t.ok(last:find('Files the user points at: notes.txt, src/cart.go, README.md', 1, true), last)
+  t.ok(last:find('Attached by the user, git diff:\n```\ndiff --git a/src/cart.go b/src/cart.go', 1, true), last)
+  t.ok(last:find('+func Sum() int { return 0 }', 1, true), last)
+  t.ok(last:find('Attached by the user, notes.txt (unsaved):\n```\nremember tealand blue\n```', 1, true), last)
 end)
 
 -- MCP ------------------------------------------------------------------------

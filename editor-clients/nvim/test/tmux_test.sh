@@ -37,6 +37,9 @@
 #  12. inline edit: lines selected, :AgentdEdit with what to change; the
 #      change shows in the buffer (removed lines highlighted, added ones
 #      under them), gy keeps a hunk, gh rejects one, ga writes the kept.
+#  13. context: in the compose window @ completes the workspace's files,
+#      narrowed by what is typed (@car finds src/cart.go), # the buffers and
+#      #diff; the prompt goes with the files and the git diff.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -626,5 +629,32 @@ else
   fail 'the kept hunk is on disk, not the rejected one'
 fi
 stop_session inline
+
+# --- 13 ----------------------------------------------------------------------
+start_session context context || finish
+mkdir -p "$WS/src" && printf 'package cart\n' >"$WS/src/cart.go" && printf '# shop\n' >"$WS/README.md"
+git -C "$WS" init -q && git -C "$WS" -c user.name=t -c user.email=t@t add . && git -C "$WS" -c user.name=t -c user.email=t@t commit -qm first
+printf 'package cart\n\nfunc Sum() int { return 0 }\n' >"$WS/src/cart.go"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+check 'the chat opens with the compose window' 'compose · <C-s> send'
+type_text 'review @'
+check '@ opens the menu of the files' '@README.md'
+type_text 'car'
+check 'the menu narrows to what is typed' '@src/cart.go'
+if screen | grep -qF '@README.md'; then fail 'the other files leave the menu'; else ok 'the other files leave the menu'; fi
+capture context-files
+keys C-y
+type_text 'with #di'
+check '# offers the git diff' '#diff'
+capture context-diff
+keys C-y
+keys C-s
+check 'the prompt as typed' '## > review @src/cart.go with #diff'
+check 'what went with it' 'with src/cart.go; git diff'
+check 'the model answers' 'Reviewed what you pointed at.' 20
+capture context-sent
+if curl -s "$URL/_requests" | grep -qF 'Attached by the user, git diff:'; then ok 'the diff reached the model'; else fail 'the diff reached the model'; fi
+stop_session context
 
 finish

@@ -8,12 +8,17 @@ export const Method = {
   cancel: 'agent/cancel',
   checkpoints: 'agent/checkpoints',
   commands: 'agent/commands',
+  compact: 'agent/compact',
   configure: 'agent/configure',
   confirm: 'agent/confirm',
+  context: 'agent/context',
+  deleteSession: 'agent/deleteSession',
   events: 'agent/events',
   history: 'agent/history',
+  image: 'agent/image',
   models: 'agent/models',
   pending: 'agent/pending',
+  renameSession: 'agent/renameSession',
   reply: 'agent/reply',
   resume: 'agent/resume',
   rewind: 'agent/rewind',
@@ -23,7 +28,13 @@ export const Method = {
   indexSearch: 'index/search',
   indexStatus: 'index/status',
   initialize: 'initialize',
+  mcpDisable: 'mcp/disable',
+  mcpEnable: 'mcp/enable',
+  mcpRestart: 'mcp/restart',
   mcpStatus: 'mcp/status',
+  editRule: 'rules/edit',
+  rules: 'rules/list',
+  revokeRule: 'rules/revoke',
   shutdown: 'shutdown',
   cancelRequest: '$/cancelRequest',
   exit: 'exit',
@@ -38,13 +49,14 @@ export const Method = {
   inputResolved: 'agent/inputResolved',
   runState: 'agent/runState',
   update: 'agent/update',
+  mcpChanged: 'mcp/changed',
   progressCreate: 'window/workDoneProgress/create',
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
-export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/configure', 'agent/confirm', 'agent/events', 'agent/history', 'agent/models', 'agent/pending', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/status', 'shutdown'] as const;
+export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
 export const NOTIFICATIONS = ['$/cancelRequest', 'exit', 'initialized', 'textDocument/didChange', 'textDocument/didClose', 'textDocument/didOpen', 'textDocument/didSave', 'window/workDoneProgress/cancel'] as const;
-export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress'] as const;
+export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed'] as const;
 export const SERVER_REQUESTS = ['window/workDoneProgress/create'] as const;
 
 export const ErrorCode = {
@@ -65,6 +77,7 @@ export const ErrorCode = {
   ShuttingDown: -32020,
   UnknownCheckpoint: -32022,
   UnknownRequest: -32011,
+  UnknownRule: -32023,
   UnknownRun: -32010,
   UnknownSession: -32017,
   WrongKind: -32013,
@@ -79,6 +92,13 @@ export const KINDS = {
   question: { answer: 'agent/reply', secret: false },
   secret: { answer: 'agent/reply', secret: true },
 } as const;
+
+/**
+ * AnswerMethod says how a request is answered: with a reply (an option or options, a text) or a
+ * decision (agent/confirm in the native protocol).
+ */
+export const ANSWER_METHODS = ['reply', 'confirm'] as const;
+export type AnswerMethod = (typeof ANSWER_METHODS)[number];
 
 /** ApprovalPolicy is an approval policy: how freely calls run. */
 export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
@@ -152,6 +172,14 @@ export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 export const RESOLVED_BY = ['user', 'timeout', 'cancel', 'policy'] as const;
 export type ResolvedBy = (typeof RESOLVED_BY)[number];
 
+/** What a rule does. */
+export const RULE_ACTIONS = ['allow', 'ask', 'deny'] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
+
+/** Where a rule of the rules view lives. */
+export const RULE_SCOPES = ['built-in', 'user', 'workspace', 'always', 'session'] as const;
+export type RuleScope = (typeof RULE_SCOPES)[number];
+
 /** The states a run goes through. */
 export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;
 export type RunStateName = (typeof RUN_STATES)[number];
@@ -177,8 +205,17 @@ export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as 
 export type UndoStatus = (typeof UNDO_STATUSES)[number];
 
 /** UpdateKind says which fields of an Update are set. */
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'context'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
+
+/**
+ * Attachment is a text the user attached: Name says what it is for people and the model ("git
+ * diff", "cart.go (unsaved)").
+ */
+export interface Attachment {
+  name: string;
+  text: string;
+}
 
 /** Checkpoint is one checkpoint as the editor lists it. */
 export interface Checkpoint {
@@ -217,6 +254,12 @@ export interface ClientAgentCapabilities {
    * is resolved by the policy (fail closed).
    */
   promptKinds?: string[];
+  /**
+   * GenericPrompts: the editor shows any kind, those it does not know from their generic form
+   * (title, message, context, command, diff, options, input, answerWith), so a kind added to the
+   * daemon reaches it.
+   */
+  genericPrompts?: boolean;
 }
 
 /** CommandDir is a directory commands are read from. */
@@ -232,6 +275,15 @@ export interface CommandDir {
 export interface CommandsResult {
   commands: CustomCommand[];
   directories: CommandDir[];
+}
+
+/** CompactResult says what agent/compact did, in tokens as the meter counts. */
+export interface CompactResult {
+  before: number;
+  after: number;
+  dropped: number;
+  /** Summary is what the model reads in place of the dropped messages. */
+  summary?: string;
 }
 
 /**
@@ -261,6 +313,26 @@ export interface ConfirmParams {
   decision: Decision;
   reason?: string;
   editedContent?: string;
+}
+
+/** ContextUse is how full the model's context window is. */
+export interface ContextUse {
+  /**
+   * Used is about the tokens the next request sends: the system message, the tools and the
+   * conversation (as compacted).
+   */
+  used: number;
+  /** Window is the model's context window in tokens. */
+  window: number;
+  /**
+   * CompactAt is where agentd drops older turns by itself: past it, the next request summarizes
+   * them.
+   */
+  compactAt: number;
+  /** Messages counts the conversation's messages the next request sends. */
+  messages: number;
+  /** Compacted says older turns are already summarized (by agentd or by agent/compact). */
+  compacted?: boolean;
 }
 
 /** CustomCommand is one custom slash command, as the editors list it. */
@@ -355,6 +427,8 @@ export interface HistoryRun {
   runId: string;
   prompt: string;
   context?: RunContext;
+  /** Images are the prompt's (agent/image returns their bytes). */
+  images?: ImageRef[];
   state: State;
   stopReason?: StopReason;
   error?: string;
@@ -386,6 +460,46 @@ export interface HookReport {
   command: string;
   outcome: HookOutcome;
   error: string;
+}
+
+/** ImageData is a stored image's bytes. */
+export interface ImageData {
+  mimeType: string;
+  /** Data is base64. */
+  data: string;
+  width: number;
+  height: number;
+}
+
+/**
+ * ImageInput is an image the editor attaches to a prompt: its bytes (base64 in Data, with MimeType)
+ * or a workspace file (Path).
+ */
+export interface ImageInput {
+  mimeType?: string;
+  data?: string;
+  path?: string;
+  /** Name says where data came from ("screenshot.png"), for the history. */
+  name?: string;
+}
+
+/** ImageParams asks for a stored image (agent/image). */
+export interface ImageParams {
+  id: string;
+}
+
+/** ImageRef names a stored image; what the editors show of it. */
+export interface ImageRef {
+  /** ID is the hash of the image's bytes; agent/image returns them. */
+  id: string;
+  mimeType: string;
+  width: number;
+  height: number;
+  bytes: number;
+  /** Name is where it came from: the file's workspace path, or "pasted". */
+  name?: string;
+  /** Scaled says agentd scaled it down to the model's limit. */
+  scaled?: boolean;
 }
 
 /** IndexSearchParams is index/search. */
@@ -470,6 +584,13 @@ export interface InputRequest {
   allowOther?: boolean;
   multiple?: boolean;
   default?: string;
+  /**
+   * AnswerWith and Input complete the generic form every request has: a front end that knows
+   * nothing of a kind shows its title, message, context, command and diff, offers its options and
+   * its input, and answers with AnswerWith (requestkinds.go sets them from the kind).
+   */
+  answerWith: AnswerMethod;
+  input?: TextInput;
   diff?: FileDiff[];
   command?: string;
   cwd?: string;
@@ -511,6 +632,23 @@ export interface InstructionFile {
 export interface Location {
   path: string;
   line?: number;
+}
+
+/** MCPChangedParams is the mcp/changed notification: which server, and its new state. */
+export interface MCPChangedParams {
+  name: string;
+  state: McpState;
+}
+
+/** MCPServerRef names an MCP server the session (or every session) sees. */
+export interface MCPServerRef {
+  name: string;
+  sessionId?: string;
+}
+
+/** MCPServerResult is the server as mcp/status shows it, after the change. */
+export interface MCPServerResult {
+  server: McpServer;
 }
 
 /**
@@ -606,6 +744,8 @@ export interface ModelOptions {
    * sends none.
    */
   reasoningEffort?: string;
+  /** Images is "on", "off" or "auto": whether the model reads images. */
+  images?: string;
 }
 
 /** Option is one answer a choice or a confirmation offers. */
@@ -655,6 +795,12 @@ export interface ProgressToken {
   token: unknown;
 }
 
+/** RenameParams gives a session a title. */
+export interface RenameParams {
+  sessionId: string;
+  title: string;
+}
+
 /** ReplyParams answers a question, a choice or a secret. */
 export interface ReplyParams {
   requestId: string;
@@ -674,10 +820,66 @@ export interface RewindParams {
   dryRun?: boolean;
 }
 
+/** RuleEditParams changes a rule; a field left out stays. */
+export interface RuleEditParams {
+  id: string;
+  sessionId?: string;
+  tool?: string;
+  pattern?: string;
+  action?: string;
+}
+
+/** RuleFiles are the files the rules are read from. */
+export interface RuleFiles {
+  user?: string;
+  workspace: string;
+  grants?: string;
+}
+
+/** RuleInfo is one rule as the rules view lists it. */
+export interface RuleInfo {
+  /** ID names the rule for RevokeRule and EditRule: stable while the rule is unchanged. */
+  id: string;
+  tool: string;
+  pattern: string;
+  /** Action is one of RuleActions; Scope one of RuleScopes. */
+  action: string;
+  scope: string;
+  /** Revocable: stored by the user's answers (always, session). */
+  revocable?: boolean;
+}
+
+/** RuleRef names a rule (rules/revoke); SessionID for a session's rule. */
+export interface RuleRef {
+  id: string;
+  sessionId?: string;
+}
+
+/** RuleResult is a rule as it is after an edit. */
+export interface RuleResult {
+  rule: RuleInfo;
+}
+
+/** RulesParams asks for the rules; with a session, its own rules too. */
+export interface RulesParams {
+  sessionId?: string;
+}
+
+/** RulesResult lists the rules the policy applies, and its files. */
+export interface RulesResult {
+  rules: RuleInfo[];
+  files: RuleFiles;
+}
+
 /** RunContext is what the editor knows that the prompt does not say. */
 export interface RunContext {
   files?: string[];
   selection?: Selection;
+  /**
+   * Attachments are texts the user attached to the prompt (the uncommitted changes, a buffer's
+   * unsaved text), quoted into what the model reads after the prompt.
+   */
+  attachments?: Attachment[];
 }
 
 /** RunEvent is one notification as it was sent. */
@@ -692,6 +894,8 @@ export interface RunParams {
   prompt: string;
   sessionId?: string;
   context?: RunContext;
+  /** Images go with the prompt: base64 data or workspace files. */
+  images?: ImageInput[];
   approvalPolicy?: ApprovalPolicy;
   /**
    * Model and ReasoningEffort, like ApprovalPolicy, become the session's from this run on (see
@@ -710,6 +914,8 @@ export interface RunRef {
 export interface RunResult {
   runId: string;
   sessionId: string;
+  /** Images are the prompt's images as the model gets them (scaled down when they were too large). */
+  images?: ImageRef[];
 }
 
 /** RunState reports a run's state change. */
@@ -800,11 +1006,18 @@ export interface SessionInfo {
   runCount: number;
   /** Settings are the ones the session's next step uses. */
   settings: SessionSettings;
+  /** Match is the prompt a search found the session by (one line, cut), when not by its title. */
+  match?: string;
 }
 
 /** SessionRef names a session (agent/checkpoints). */
 export interface SessionRef {
   sessionId: string;
+}
+
+/** SessionResult is a session as agent/sessions lists it. */
+export interface SessionResult {
+  session: SessionInfo;
 }
 
 /**
@@ -818,9 +1031,37 @@ export interface SessionSettings {
   approvalPolicy?: ApprovalPolicy;
 }
 
+/**
+ * SessionsParams filters the session list: Query keeps the sessions whose title or one of whose
+ * prompts holds every word of it (case-insensitive); Limit bounds the answer (0: all).
+ */
+export interface SessionsParams {
+  query?: string;
+  limit?: number;
+}
+
 /** SessionsResult lists the sessions of this workspace, newest first. */
 export interface SessionsResult {
   sessions: SessionInfo[];
+}
+
+/**
+ * TextInput is the text a request lets the user type: the answer itself (a question, a secret, a
+ * choice's own answer), or words that go with the option picked (a rejection's reason, a plan's
+ * feedback).
+ */
+export interface TextInput {
+  label: string;
+  /** Secret: hidden as it is typed, and never shown again. */
+  secret?: boolean;
+  multiline?: boolean;
+  /** Required: an answer without the text is refused. */
+  required?: boolean;
+  /**
+   * With lists the options the text goes with, asked for once one of them is picked; empty, the
+   * text is an answer of its own (instead of an option, when the request has options).
+   */
+  with?: string[];
 }
 
 /**
@@ -913,6 +1154,8 @@ export interface Update {
   checkpoint?: string;
   /** usage */
   usage?: Usage;
+  /** context */
+  context?: ContextUse;
   /** instructions */
   instructions?: InstructionFile[];
   /** result */
@@ -948,22 +1191,33 @@ export interface Requests {
   'agent/cancel': { params: RunRef; result: Record<string, never> };
   'agent/checkpoints': { params: SessionRef; result: CheckpointsResult };
   'agent/commands': { params: void; result: CommandsResult };
+  'agent/compact': { params: SessionRef; result: CompactResult };
   'agent/configure': { params: ConfigureParams; result: ConfigureResult };
   'agent/confirm': { params: ConfirmParams; result: Record<string, never> };
+  'agent/context': { params: SessionRef; result: ContextUse };
+  'agent/deleteSession': { params: SessionRef; result: Record<string, never> };
   'agent/events': { params: EventsParams; result: EventsResult };
   'agent/history': { params: HistoryParams; result: HistoryResult };
+  'agent/image': { params: ImageParams; result: ImageData };
   'agent/models': { params: void; result: ModelList };
   'agent/pending': { params: PendingParams; result: PendingResult };
+  'agent/renameSession': { params: RenameParams; result: SessionResult };
   'agent/reply': { params: ReplyParams; result: Record<string, never> };
   'agent/resume': { params: RunRef; result: Record<string, never> };
   'agent/rewind': { params: RewindParams; result: UndoResult };
   'agent/run': { params: RunParams; result: RunResult };
-  'agent/sessions': { params: void; result: SessionsResult };
+  'agent/sessions': { params: SessionsParams; result: SessionsResult };
   'agent/undo': { params: UndoParams; result: UndoResult };
   'index/search': { params: IndexSearchParams; result: IndexSearchResult };
   'index/status': { params: void; result: IndexStatus };
   'initialize': { params: InitializeParams; result: InitializeResult };
+  'mcp/disable': { params: MCPServerRef; result: MCPServerResult };
+  'mcp/enable': { params: MCPServerRef; result: MCPServerResult };
+  'mcp/restart': { params: MCPServerRef; result: MCPServerResult };
   'mcp/status': { params: MCPStatusParams; result: MCPStatusResult };
+  'rules/edit': { params: RuleEditParams; result: RuleResult };
+  'rules/list': { params: RulesParams; result: RulesResult };
+  'rules/revoke': { params: RuleRef; result: Record<string, never> };
   'shutdown': { params: void; result: null };
 }
 
@@ -986,6 +1240,7 @@ export interface ServerNotifications {
   'agent/inputResolved': InputResolved;
   'agent/runState': RunState;
   'agent/update': UpdateParams;
+  'mcp/changed': MCPChangedParams;
 }
 
 /** What the daemon calls: each method's params and result. */

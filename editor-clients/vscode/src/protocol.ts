@@ -62,6 +62,7 @@ export const HANDLED_NOTIFICATIONS = [
   Method.inputResolved,
   Method.runState,
   Method.progress,
+  Method.mcpChanged,
 ] as const satisfies readonly (keyof ServerNotifications)[];
 export const HANDLED_REQUESTS = [Method.progressCreate] as const satisfies readonly (keyof ServerRequests)[];
 

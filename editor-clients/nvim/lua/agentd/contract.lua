@@ -8,12 +8,17 @@ M.request = {
   cancel = 'agent/cancel',
   checkpoints = 'agent/checkpoints',
   commands = 'agent/commands',
+  compact = 'agent/compact',
   configure = 'agent/configure',
   confirm = 'agent/confirm',
+  context = 'agent/context',
+  delete_session = 'agent/deleteSession',
   events = 'agent/events',
   history = 'agent/history',
+  image = 'agent/image',
   models = 'agent/models',
   pending = 'agent/pending',
+  rename_session = 'agent/renameSession',
   reply = 'agent/reply',
   resume = 'agent/resume',
   rewind = 'agent/rewind',
@@ -23,7 +28,13 @@ M.request = {
   index_search = 'index/search',
   index_status = 'index/status',
   initialize = 'initialize',
+  mcp_disable = 'mcp/disable',
+  mcp_enable = 'mcp/enable',
+  mcp_restart = 'mcp/restart',
   mcp_status = 'mcp/status',
+  edit_rule = 'rules/edit',
+  rules = 'rules/list',
+  revoke_rule = 'rules/revoke',
   shutdown = 'shutdown',
 }
 
@@ -44,6 +55,7 @@ M.server_notification = {
   input_resolved = 'agent/inputResolved',
   run_state = 'agent/runState',
   update = 'agent/update',
+  mcp_changed = 'mcp/changed',
 }
 
 M.server_request = {
@@ -68,6 +80,7 @@ M.error_codes = {
   ShuttingDown = -32020,
   UnknownCheckpoint = -32022,
   UnknownRequest = -32011,
+  UnknownRule = -32023,
   UnknownRun = -32010,
   UnknownSession = -32017,
   WrongKind = -32013,
@@ -81,6 +94,11 @@ M.kinds = {
   question = { answer = 'agent/reply', secret = false },
   secret = { answer = 'agent/reply', secret = true },
 }
+
+--- AnswerMethod says how a request is answered: with a reply (an option or options, a text) or a
+--- decision (agent/confirm in the native protocol).
+M.answer_methods = { 'reply', 'confirm' }
+---@alias agentd.AnswerMethod 'reply'|'confirm'
 
 --- ApprovalPolicy is an approval policy: how freely calls run.
 M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
@@ -145,6 +163,14 @@ M.reasoning_efforts = { 'low', 'medium', 'high' }
 M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
 ---@alias agentd.ResolvedBy 'user'|'timeout'|'cancel'|'policy'
 
+--- What a rule does.
+M.rule_actions = { 'allow', 'ask', 'deny' }
+---@alias agentd.RuleAction 'allow'|'ask'|'deny'
+
+--- Where a rule of the rules view lives.
+M.rule_scopes = { 'built-in', 'user', 'workspace', 'always', 'session' }
+---@alias agentd.RuleScope 'built-in'|'user'|'workspace'|'always'|'session'
+
 --- The states a run goes through.
 M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
 ---@alias agentd.RunStateName 'running'|'requires_action'|'paused'|'completed'|'failed'|'cancelled'
@@ -170,8 +196,14 @@ M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
 ---@alias agentd.UndoStatus 'restored'|'conflicts'|'nothing'|'preview'
 
 --- UpdateKind says which fields of an Update are set.
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice' }
----@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'
+M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'context' }
+---@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'context'
+
+--- Attachment is a text the user attached: Name says what it is for people and the model ("git diff",
+--- "cart.go (unsaved)").
+---@class agentd.Attachment
+---@field name string
+---@field text string
 
 --- Checkpoint is one checkpoint as the editor lists it.
 ---@class agentd.Checkpoint
@@ -199,6 +231,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- ClientAgentCapabilities is capabilities.experimental.agentd in initialize.
 ---@class agentd.ClientAgentCapabilities
 ---@field promptKinds? string[] PromptKinds lists the input request kinds the editor renders. A kind the editor does not render is resolved by the policy (fail closed).
+---@field genericPrompts? boolean GenericPrompts: the editor shows any kind, those it does not know from their generic form (title, message, context, command, diff, options, input, answerWith), so a kind added to the daemon reaches it.
 
 --- CommandDir is a directory commands are read from.
 ---@class agentd.CommandDir
@@ -210,6 +243,13 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.CommandsResult
 ---@field commands agentd.CustomCommand[]
 ---@field directories agentd.CommandDir[]
+
+--- CompactResult says what agent/compact did, in tokens as the meter counts.
+---@class agentd.CompactResult
+---@field before integer
+---@field after integer
+---@field dropped integer
+---@field summary? string Summary is what the model reads in place of the dropped messages.
 
 --- ConfigureParams changes a session's settings. A field left out stays as it is; an empty string
 --- returns it to the daemon's configuration.
@@ -230,6 +270,14 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field decision agentd.Decision
 ---@field reason? string
 ---@field editedContent? string
+
+--- ContextUse is how full the model's context window is.
+---@class agentd.ContextUse
+---@field used integer Used is about the tokens the next request sends: the system message, the tools and the conversation (as compacted).
+---@field window integer Window is the model's context window in tokens.
+---@field compactAt integer CompactAt is where agentd drops older turns by itself: past it, the next request summarizes them.
+---@field messages integer Messages counts the conversation's messages the next request sends.
+---@field compacted? boolean Compacted says older turns are already summarized (by agentd or by agent/compact).
 
 --- CustomCommand is one custom slash command, as the editors list it.
 ---@class agentd.CustomCommand
@@ -295,6 +343,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field runId string
 ---@field prompt string
 ---@field context? agentd.RunContext
+---@field images? agentd.ImageRef[] Images are the prompt's (agent/image returns their bytes).
 ---@field state agentd.State
 ---@field stopReason? agentd.StopReason
 ---@field error? string
@@ -314,6 +363,35 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field command string
 ---@field outcome agentd.HookOutcome
 ---@field error string
+
+--- ImageData is a stored image's bytes.
+---@class agentd.ImageData
+---@field mimeType string
+---@field data string Data is base64.
+---@field width integer
+---@field height integer
+
+--- ImageInput is an image the editor attaches to a prompt: its bytes (base64 in Data, with MimeType) or
+--- a workspace file (Path).
+---@class agentd.ImageInput
+---@field mimeType? string
+---@field data? string
+---@field path? string
+---@field name? string Name says where data came from ("screenshot.png"), for the history.
+
+--- ImageParams asks for a stored image (agent/image).
+---@class agentd.ImageParams
+---@field id string
+
+--- ImageRef names a stored image; what the editors show of it.
+---@class agentd.ImageRef
+---@field id string ID is the hash of the image's bytes; agent/image returns them.
+---@field mimeType string
+---@field width integer
+---@field height integer
+---@field bytes integer
+---@field name? string Name is where it came from: the file's workspace path, or "pasted".
+---@field scaled? boolean Scaled says agentd scaled it down to the model's limit.
 
 --- IndexSearchParams is index/search.
 ---@class agentd.IndexSearchParams
@@ -369,6 +447,8 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field allowOther? boolean
 ---@field multiple? boolean
 ---@field default? string
+---@field answerWith agentd.AnswerMethod AnswerWith and Input complete the generic form every request has: a front end that knows nothing of a kind shows its title, message, context, command and diff, offers its options and its input, and answers with AnswerWith (requestkinds.go sets them from the kind).
+---@field input? agentd.TextInput
 ---@field diff? agentd.FileDiff[]
 ---@field command? string
 ---@field cwd? string
@@ -400,6 +480,20 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.Location
 ---@field path string
 ---@field line? integer
+
+--- MCPChangedParams is the mcp/changed notification: which server, and its new state.
+---@class agentd.MCPChangedParams
+---@field name string
+---@field state agentd.McpState
+
+--- MCPServerRef names an MCP server the session (or every session) sees.
+---@class agentd.MCPServerRef
+---@field name string
+---@field sessionId? string
+
+--- MCPServerResult is the server as mcp/status shows it, after the change.
+---@class agentd.MCPServerResult
+---@field server agentd.McpServer
 
 --- MCPStatusParams asks for the MCP servers a session sees; without a session, those every session sees
 --- (the user's and the workspace's).
@@ -453,6 +547,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field name? string
 ---@field toolMode? string ToolMode is "native" (function calling) or "text" (a JSON tool call in the reply text, for models without tool calling).
 ---@field reasoningEffort? string ReasoningEffort is "low", "medium" or "high", sent to the model as reasoning_effort; empty sends none.
+---@field images? string Images is "on", "off" or "auto": whether the model reads images.
 
 --- Option is one answer a choice or a confirmation offers.
 ---@class agentd.Option
@@ -488,6 +583,11 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.ProgressToken
 ---@field token any Token is the one window/workDoneProgress/create gave: a string.
 
+--- RenameParams gives a session a title.
+---@class agentd.RenameParams
+---@field sessionId string
+---@field title string
+
 --- ReplyParams answers a question, a choice or a secret.
 ---@class agentd.ReplyParams
 ---@field requestId string
@@ -503,10 +603,52 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field onConflict? string
 ---@field dryRun? boolean
 
+--- RuleEditParams changes a rule; a field left out stays.
+---@class agentd.RuleEditParams
+---@field id string
+---@field sessionId? string
+---@field tool? string
+---@field pattern? string
+---@field action? string
+
+--- RuleFiles are the files the rules are read from.
+---@class agentd.RuleFiles
+---@field user? string
+---@field workspace string
+---@field grants? string
+
+--- RuleInfo is one rule as the rules view lists it.
+---@class agentd.RuleInfo
+---@field id string ID names the rule for RevokeRule and EditRule: stable while the rule is unchanged.
+---@field tool string
+---@field pattern string
+---@field action string Action is one of RuleActions; Scope one of RuleScopes.
+---@field scope string
+---@field revocable? boolean Revocable: stored by the user's answers (always, session).
+
+--- RuleRef names a rule (rules/revoke); SessionID for a session's rule.
+---@class agentd.RuleRef
+---@field id string
+---@field sessionId? string
+
+--- RuleResult is a rule as it is after an edit.
+---@class agentd.RuleResult
+---@field rule agentd.RuleInfo
+
+--- RulesParams asks for the rules; with a session, its own rules too.
+---@class agentd.RulesParams
+---@field sessionId? string
+
+--- RulesResult lists the rules the policy applies, and its files.
+---@class agentd.RulesResult
+---@field rules agentd.RuleInfo[]
+---@field files agentd.RuleFiles
+
 --- RunContext is what the editor knows that the prompt does not say.
 ---@class agentd.RunContext
 ---@field files? string[]
 ---@field selection? agentd.Selection
+---@field attachments? agentd.Attachment[] Attachments are texts the user attached to the prompt (the uncommitted changes, a buffer's unsaved text), quoted into what the model reads after the prompt.
 
 --- RunEvent is one notification as it was sent.
 ---@class agentd.RunEvent
@@ -519,6 +661,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field prompt string
 ---@field sessionId? string
 ---@field context? agentd.RunContext
+---@field images? agentd.ImageInput[] Images go with the prompt: base64 data or workspace files.
 ---@field approvalPolicy? agentd.ApprovalPolicy
 ---@field model? string Model and ReasoningEffort, like ApprovalPolicy, become the session's from this run on (see Agent.Configure).
 ---@field reasoningEffort? string
@@ -531,6 +674,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.RunResult
 ---@field runId string
 ---@field sessionId string
+---@field images? agentd.ImageRef[] Images are the prompt's images as the model gets them (scaled down when they were too large).
 
 --- RunState reports a run's state change.
 ---@class agentd.RunState
@@ -599,10 +743,15 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field lastRunId? string
 ---@field runCount integer
 ---@field settings agentd.SessionSettings Settings are the ones the session's next step uses.
+---@field match? string Match is the prompt a search found the session by (one line, cut), when not by its title.
 
 --- SessionRef names a session (agent/checkpoints).
 ---@class agentd.SessionRef
 ---@field sessionId string
+
+--- SessionResult is a session as agent/sessions lists it.
+---@class agentd.SessionResult
+---@field session agentd.SessionInfo
 
 --- SessionSettings are what a session's runs use: the model, its reasoning effort and the approval
 --- mode. Reported, they are the values in effect, the daemon's configuration filling what the session
@@ -612,9 +761,25 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field reasoningEffort? string
 ---@field approvalPolicy? agentd.ApprovalPolicy
 
+--- SessionsParams filters the session list: Query keeps the sessions whose title or one of whose
+--- prompts holds every word of it (case-insensitive); Limit bounds the answer (0: all).
+---@class agentd.SessionsParams
+---@field query? string
+---@field limit? integer
+
 --- SessionsResult lists the sessions of this workspace, newest first.
 ---@class agentd.SessionsResult
 ---@field sessions agentd.SessionInfo[]
+
+--- TextInput is the text a request lets the user type: the answer itself (a question, a secret, a
+--- choice's own answer), or words that go with the option picked (a rejection's reason, a plan's
+--- feedback).
+---@class agentd.TextInput
+---@field label string
+---@field secret? boolean Secret: hidden as it is typed, and never shown again.
+---@field multiline? boolean
+---@field required? boolean Required: an answer without the text is refused.
+---@field with? string[] With lists the options the text goes with, asked for once one of them is picked; empty, the text is an answer of its own (instead of an option, when the request has options).
 
 --- UndoConflict is a path an undo does not restore by itself: Kind changed (someone changed it after
 --- the checkpoint; Diff is what the undo would do to it) or missing (its earlier content was not kept:
@@ -668,6 +833,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field files? agentd.FileDiff[] tool_call_update (an edit), files_changed
 ---@field checkpoint? string tool_call_update of a call that changed the workspace: its checkpoint in the session's undo history (agent/undo).
 ---@field usage? agentd.Usage usage
+---@field context? agentd.ContextUse context
 ---@field instructions? agentd.InstructionFile[] instructions
 ---@field stopReason? agentd.StopReason result
 ---@field hook? agentd.HookReport notice of a hook that failed (toolCallId is set for a tool event's hook)

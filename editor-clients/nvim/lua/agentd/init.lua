@@ -75,6 +75,10 @@ function M.run(opts)
   local session = not opts.new_session and S.session or nil
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
+  if not opts.inline then
+    -- what the prompt points at: @files, #buffers, #diff (agentd.context)
+    params.context = require('agentd.context').resolve(prompt, vim.deepcopy(params.context))
+  end
   -- a new conversation starts with the settings chosen for it; a session
   -- keeps its own (agent/configure)
   local set = session and {} or settings.for_new_run()

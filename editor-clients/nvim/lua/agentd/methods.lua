@@ -244,6 +244,8 @@ M.notifications = {
     run_notification(m, p)
   end,
   [N.progress] = on_progress,
+  -- An MCP server's state changed (docs/protocol.md#mcpchanged): nothing shown yet.
+  [N.mcp_changed] = function() end,
 }
 
 --- Request handlers, by method (result, err).

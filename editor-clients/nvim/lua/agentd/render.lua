@@ -92,13 +92,25 @@ local function context_line(ctx)
   end
   local parts = {}
   local sel = type(ctx.selection) == 'table' and ctx.selection or nil
+  local attached = {}
+  for _, at in ipairs(type(ctx.attachments) == 'table' and ctx.attachments or {}) do
+    if type(at) == 'table' and type(at.name) == 'string' then
+      attached[at.name] = true
+    end
+  end
   for _, f in ipairs(type(ctx.files) == 'table' and ctx.files or {}) do
-    if not (sel and sel.path == f) then
+    -- a file named by its selection or its unsaved text is said there
+    if not (sel and sel.path == f) and not attached[f .. ' (unsaved)'] then
       parts[#parts + 1] = f
     end
   end
   if sel then
     parts[#parts + 1] = ('%s, lines %d-%d'):format(sel.path, sel.startLine or 0, sel.endLine or 0)
+  end
+  for _, at in ipairs(type(ctx.attachments) == 'table' and ctx.attachments or {}) do
+    if type(at) == 'table' and type(at.name) == 'string' then
+      parts[#parts + 1] = at.name
+    end
   end
   if #parts == 0 then
     return nil
