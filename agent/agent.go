@@ -29,6 +29,7 @@ type Agent struct {
 	hooks    *hookRunner
 	warned   sync.Map // session id → told the sandbox cannot confine commands
 	mcp      *mcp.Manager
+	lang     tools.Language // the editor's language servers, then agentd's own; nil: none
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
@@ -92,6 +93,7 @@ func New(cfg Config) (*Agent, error) {
 		a.order = append(a.order, t)
 	}
 	a.mcp = newMCP(cfg, sb)
+	a.lang = cfg.Language
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -166,7 +168,7 @@ func (a *Agent) newRun(rec *runRecord) *run {
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
-		Images: modelEyes{r}}
+		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r}}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}

@@ -180,7 +180,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 			pc.Confine = &conf
 		}
 	}
-	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
+	e := auditEntry{Run: r.rec, Call: call, CallID: c.ID, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
 	case policy.Allow:
 		r.a.audit(e)
@@ -257,6 +257,7 @@ func (r *run) settle(ctx context.Context) error {
 		pc, approved := r.nextActionable()
 		if pc == nil {
 			if r.stepComplete() {
+				r.diagnoseStep(ctx)
 				return r.commitStep()
 			}
 			select {

@@ -50,6 +50,10 @@ type Config struct {
 	// "off" (no command is confined: each asks, and runs with the user's
 	// rights).
 	Sandbox string
+	// DiagnosticsTimeout bounds a reply's wait for the language servers'
+	// diagnostics after its last edit; LanguageTimeout a navigation
+	// call's (go_to_definition, find_references, hover) wait for its server.
+	DiagnosticsTimeout, LanguageTimeout time.Duration
 	// MCPServers are the user's MCP servers (trusted: they start without
 	// asking); the workspace's .mcp.json adds servers that start once
 	// approved (docs/extensions.md).
@@ -77,6 +81,10 @@ type Config struct {
 	// means the disk.
 	Files    func(sessionID string) tools.FileSystem
 	Searcher tools.Searcher
+	// Language is the front end's language intelligence (the editor's
+	// language servers); nil: none. agentd's own servers answer what it
+	// does not.
+	Language tools.Language
 	Logger   *slog.Logger
 
 	// For tests: the model client (nil: the OpenAI-compatible one) and how
@@ -176,6 +184,12 @@ var settings = []Setting{
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
 	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off") },
 		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
+	{Key: "diagnosticsTimeout", Env: "AGENTD_DIAGNOSTICS_TIMEOUT", Default: defaultDiagnosticsTimeout.String(),
+		field: func(c *Config) value { return duration(&c.DiagnosticsTimeout) },
+		Doc:   "the most a model reply waits, after its last edit, for the language servers' diagnostics of the files it changed (`0`: don't check); a server still busy then is reported as such"},
+	{Key: "languageTimeout", Env: "AGENTD_LANGUAGE_TIMEOUT", Default: tools.DefaultLanguageTimeout.String(),
+		field: func(c *Config) value { return duration(&c.LanguageTimeout) },
+		Doc:   "the most `go_to_definition`, `find_references` and `hover` wait for their language server (a cold one loads the workspace first)"},
 	{Key: "hooks", Object: true, field: func(c *Config) value { return hooksValue(&c.Hooks) },
 		Doc: "commands run on `before_tool` (may deny a call), `after_tool`, `input_requested` and `run_finished`, with the event as JSON on stdin, in the sandbox; config.json only, see docs/extensions.md"},
 	{Key: "mcpServers", Object: true, field: func(c *Config) value { return mcpServers(&c.MCPServers) },

@@ -84,6 +84,9 @@ type Update struct {
 	// tool_call_update of a call that changed the workspace: its
 	// checkpoint in the session's undo history (agent/undo).
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// tool_call_update of a reply's last edit: what the language servers
+	// see in the files the reply changed, as the model was told.
+	Diagnostics *tools.DiagnosticsReport `json:"diagnostics,omitempty"`
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`

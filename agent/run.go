@@ -135,6 +135,11 @@ type run struct {
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor
+	// edits is what the current reply's edits left for the language
+	// servers to check; diagBefore the problems known in each file before
+	// (language.go).
+	edits      stepDiagnostics
+	diagBefore map[string][]tools.Diagnostic
 
 	env  *tools.Env
 	wake chan struct{}

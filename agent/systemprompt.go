@@ -71,8 +71,13 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 // ask_user when someone can answer, update_plan always.
 func (a *Agent) offeredTools() []string {
 	names := make([]string, 0, len(a.order)+2)
+	nav := a.navigates()
 	for _, t := range a.order {
-		if n := t.Info().Name; n != tools.SearchSemanticToolName || a.cfg.Searcher != nil {
+		n := t.Info().Name
+		switch {
+		case n == tools.SearchSemanticToolName && a.cfg.Searcher == nil:
+		case slices.Contains(languageTools, n) && !nav:
+		default:
 			names = append(names, n)
 		}
 	}
@@ -140,6 +145,12 @@ const rulesApprove = `- Writes and commands may need the user's approval. A reje
 const rulesNoApprove = `- No one can approve writes or commands in this session: a call the approval policy does not allow is refused. Do what you can without it, never retry it unchanged, and tell the user what is left for them to run or change.
 `
 
+// goToDefinition is offered with the other navigation tools.
+const goToDefinition = "go_to_definition"
+
+const rulesLanguage = `- Language servers answer here: to find where a symbol is defined or every place it is used, use go_to_definition and find_references rather than grep (they resolve the symbol, not its spelling); hover gives a symbol's type and documentation. The last edit of each of your replies ends with the servers' diagnostics of the files you changed: fix the problems marked (new) before you finish.
+`
+
 const rulesRest = `- Paths are relative to the workspace root. Never touch anything outside the workspace.
 - Prefer small, targeted edits (edit_file) over rewriting whole files. After changing code, check it (build, vet or tests) when a command for that exists.
 - A result that was cut says which lines are missing and how to get them: follow that instead of guessing what they said.
@@ -160,6 +171,9 @@ func (a *Agent) systemPrompt(tools []string, ins []instruction, repoMap string, 
 		b.WriteString(rulesApprove)
 	} else {
 		b.WriteString(rulesNoApprove)
+	}
+	if slices.Contains(tools, goToDefinition) {
+		b.WriteString(rulesLanguage)
 	}
 	b.WriteString(rulesRest)
 	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))

@@ -41,39 +41,30 @@ var generated = []struct {
 
 // serverMessages are what the daemon sends, with their params (and a
 // request's result): the agent's notifications as rpc/notify.go sends
-// them, and LSP's progress.
+// them, LSP's progress (index.go), and the requests of the editor's
+// language intelligence (language.go), whose results may be null (the
+// editor has none).
 var serverMessages = []struct {
 	method         string
 	dir            contract.Direction
 	params, result reflect.Type
+	optIn          bool // sent only to an editor that declared it
 }{
-	{wire.MethodUpdate, contract.ServerNotification, reflect.TypeFor[agent.UpdateParams](), nil},
-	{wire.MethodInputRequest, contract.ServerNotification, reflect.TypeFor[agent.InputRequest](), nil},
-	{wire.MethodInputResolved, contract.ServerNotification, reflect.TypeFor[agent.InputResolved](), nil},
-	{wire.MethodRunState, contract.ServerNotification, reflect.TypeFor[agent.RunState](), nil},
-	{wire.MethodProgress, contract.ServerNotification, reflect.TypeFor[progressParams](), nil},
-	{wire.MethodMCPChanged, contract.ServerNotification, reflect.TypeFor[MCPChangedParams](), nil},
-	{wire.MethodProgressCreate, contract.ServerRequest, reflect.TypeFor[progressCreateParams](), reflect.TypeFor[*struct{}]()},
-}
-
-// progressParams is LSP's $/progress as the daemon sends it (index.go,
-// through go.lsp.dev/protocol's types, which stay inside rpc): a build of
-// the index, begun, reported, ended.
-type progressParams struct {
-	Token string `json:"token"`
-	Value struct {
-		Kind        string `json:"kind"` // begin, report or end
-		Title       string `json:"title,omitempty"`
-		Message     string `json:"message,omitempty"`
-		Percentage  int    `json:"percentage,omitempty"`
-		Cancellable bool   `json:"cancellable,omitempty"`
-	} `json:"value"`
-}
-
-// progressCreateParams is window/workDoneProgress/create's: the token the
-// progress notifications will carry.
-type progressCreateParams struct {
-	Token string `json:"token"`
+	{wire.MethodUpdate, contract.ServerNotification, reflect.TypeFor[agent.UpdateParams](), nil, false},
+	{wire.MethodInputRequest, contract.ServerNotification, reflect.TypeFor[agent.InputRequest](), nil, false},
+	{wire.MethodInputResolved, contract.ServerNotification, reflect.TypeFor[agent.InputResolved](), nil, false},
+	{wire.MethodRunState, contract.ServerNotification, reflect.TypeFor[agent.RunState](), nil, false},
+	{wire.MethodProgress, contract.ServerNotification, reflect.TypeFor[progressParams](), nil, true},
+	{wire.MethodMCPChanged, contract.ServerNotification, reflect.TypeFor[MCPChangedParams](), nil, false},
+	{wire.MethodProgressCreate, contract.ServerRequest, reflect.TypeFor[progressCreate](), reflect.TypeFor[*struct{}](), true},
+	{wire.MethodEditorDiagnostics, contract.ServerRequest, reflect.TypeFor[wire.DiagnosticsParams](), reflect.TypeFor[*wire.DiagnosticsResult](), true},
+	{wire.MethodEditorDefinition, contract.ServerRequest, reflect.TypeFor[wire.TextDocumentPosition](), reflect.TypeFor[*[]wire.Location](), true},
+	{wire.MethodEditorReferences, contract.ServerRequest, reflect.TypeFor[wire.ReferencesParams](), reflect.TypeFor[*[]wire.Location](), true},
+	{wire.MethodEditorHover, contract.ServerRequest, reflect.TypeFor[wire.TextDocumentPosition](), reflect.TypeFor[*wire.Hover](), true},
+	{wire.MethodEditorDocumentSymbols, contract.ServerRequest, reflect.TypeFor[wire.DocumentSymbolsParams](), reflect.TypeFor[*[]wire.Symbol](), true},
+	{wire.MethodEditorWorkspaceSymbols, contract.ServerRequest, reflect.TypeFor[wire.WorkspaceSymbolsParams](), reflect.TypeFor[*[]wire.Symbol](), true},
+	{wire.MethodEditorContext, contract.ServerRequest, reflect.TypeFor[struct{}](), reflect.TypeFor[*wire.EditorContext](), true},
+	{wire.MethodEditorReadFile, contract.ServerRequest, reflect.TypeFor[wire.ReadFileParams](), reflect.TypeFor[*wire.ReadFileResult](), true},
 }
 
 func buildContract(t *testing.T) *contract.Contract {
@@ -92,7 +83,7 @@ func buildContract(t *testing.T) *contract.Contract {
 	add := func(method string, dir contract.Direction, params, result reflect.Type) {
 		key, ok := keys[method]
 		if !ok {
-			t.Errorf("%s has no constant in rpc/wire/methods.go", method)
+			t.Errorf("%s has no Method constant in rpc/wire", method)
 		}
 		m := contract.Method{Direction: dir, Key: key}
 		if params != nil && params != reflect.TypeFor[struct{}]() {
@@ -132,6 +123,11 @@ func buildContract(t *testing.T) *contract.Contract {
 			c.ServerRequests = append(c.ServerRequests, s.method)
 		}
 		add(s.method, s.dir, s.params, s.result)
+		if s.optIn {
+			m := c.Methods[s.method]
+			m.OptIn = true
+			c.Methods[s.method] = m
+		}
 	}
 	for _, code := range []int{wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeMethodNotFound, wire.CodeInvalidParams,
 		wire.CodeInternalError, wire.CodeServerNotInitialized, wire.CodeRequestCancelled} {
@@ -151,6 +147,11 @@ func buildContract(t *testing.T) *contract.Contract {
 			info.Answer = wire.MethodConfirm
 		}
 		c.Kinds[string(k)] = info
+	}
+	for method := range keys {
+		if _, ok := c.Methods[method]; !ok {
+			t.Errorf("%s (rpc/wire) is in no table: serve it, or list what the daemon sends in serverMessages", method)
+		}
 	}
 	if err := b.Describe(c); err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func describeWords(b *contract.Builder) {
 	b.Enum(agent.CommandSource(""), "CommandSource", "commandSources", strs([]agent.CommandSource{agent.CommandsOfUser, agent.CommandsOfWorkspace}))
 	b.Enum(agent.HookEvent(""), "HookEvent", "hookEvents", strs(agent.HookEvents))
 	b.Enum(agent.HookOutcome(""), "HookOutcome", "hookOutcomes", strs([]agent.HookOutcome{agent.HookFailed, agent.HookTimedOut}))
-	b.Union(agent.UpdateParams{}, agent.InputRequest{}, agent.InputResolved{}, agent.RunState{}, wire.InitializeOptions{})
+	b.Union(agent.UpdateParams{}, agent.InputRequest{}, agent.InputResolved{}, agent.RunState{}, wire.InitializeOptions{}, progressValue{})
 
 	b.Rename(initializeParams{}, "InitializeParams")
 	b.Rename(initializeResult{}, "InitializeResult")
@@ -202,7 +203,10 @@ func describeWords(b *contract.Builder) {
 	b.Rename(documentParams{}, "DocumentParams")
 	b.Rename(progressToken{}, "ProgressToken")
 	b.Rename(progressParams{}, "ProgressParams")
-	b.Rename(progressCreateParams{}, "ProgressCreateParams")
+	b.Rename(progressValue{}, "ProgressValue")
+	b.Rename(progressCreate{}, "ProgressCreateParams")
+	b.Rename(wire.Selection{}, "EditorSelection")
+	b.Rename(wire.Location{}, "EditorLocation")
 	b.Rename(protocol.ServerInfo{}, "ServerInfo")
 	b.Rename(Event{}, "RunEvent")
 	b.Rename(agent.Command{}, "CustomCommand")
@@ -215,11 +219,26 @@ func describeWords(b *contract.Builder) {
 // (MethodRun: Run), for the clients' tables.
 func methodKeys(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("wire", "methods.go"), nil, 0)
+	files, err := filepath.Glob(filepath.Join("wire", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inspectMethods(f, keys)
+	}
+	return keys
+}
+
+// inspectMethods adds the Method constants of f to keys.
+func inspectMethods(f *ast.File, keys map[string]string) {
 	ast.Inspect(f, func(n ast.Node) bool {
 		vs, ok := n.(*ast.ValueSpec)
 		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
@@ -233,7 +252,6 @@ func methodKeys(t *testing.T) map[string]string {
 		keys[v] = strings.TrimPrefix(vs.Names[0].Name, "Method")
 		return true
 	})
-	return keys
 }
 
 // codeNames names the error codes after their wire constants.

@@ -70,7 +70,7 @@ func init() {
 	requests = map[string]request{
 		wire.MethodInitialize:  handle(initialize),
 		wire.MethodShutdown:    handle(shutdown),
-		wire.MethodRun:         runHandler,
+		wire.MethodRun:         handle(runHandler),
 		wire.MethodReply:       replyHandler,
 		wire.MethodConfirm:     confirmHandler,
 		wire.MethodCancel:      cancelHandler,
@@ -108,6 +108,19 @@ func init() {
 	}
 }
 
+// runHandler starts a run. A run that comes without context gets the
+// editor's (editor/context) when the editor offers it.
+func runHandler(ctx context.Context, s *Server, p agent.RunParams) (agent.RunResult, error) {
+	a, err := s.theAgent()
+	if err != nil {
+		return agent.RunResult{}, err
+	}
+	if p.Context == nil {
+		s.editorContext(ctx, &p)
+	}
+	return a.Run(ctx, p)
+}
+
 // agentCall is a request that decodes P and calls the agent with it.
 func agentCall[P, R any](call func(ctx context.Context, a *agent.Agent, p P) (R, error)) request {
 	return handle(func(ctx context.Context, s *Server, p P) (R, error) {
@@ -121,9 +134,6 @@ func agentCall[P, R any](call func(ctx context.Context, a *agent.Agent, p P) (R,
 }
 
 var (
-	runHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RunParams) (agent.RunResult, error) {
-		return a.Run(ctx, p)
-	})
 	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (struct{}, error) {
 		return struct{}{}, a.Reply(ctx, p)
 	})

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc/wire"
 )
@@ -70,6 +68,25 @@ func (s *Server) Search(ctx context.Context, query string, limit int) ([]rag.Sea
 	return idx.Search(ctx, query, limit)
 }
 
+// LSP's work-done progress, as agentd sends it: window/workDoneProgress/create
+// and $/progress with a begin, reports and an end.
+type (
+	progressCreate struct {
+		Token string `json:"token"`
+	}
+	progressParams struct {
+		Token string `json:"token"`
+		Value any    `json:"value" contract:"ProgressValue"`
+	}
+	progressValue struct {
+		Kind        string `json:"kind"`
+		Title       string `json:"title,omitempty"`
+		Cancellable bool   `json:"cancellable,omitempty"`
+		Message     string `json:"message,omitempty"`
+		Percentage  int    `json:"percentage,omitempty"`
+	}
+)
+
 // progressReporter sends $/progress for one indexing pass.
 type progressReporter struct {
 	s       *Server
@@ -86,9 +103,7 @@ func (r *progressReporter) begin() {
 	token := fmt.Sprintf("agentd-index-%d", time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	// Pointers: ProgressToken marshals through a pointer method, and a field
-	// of a struct passed by value would encode as {}.
-	if _, err := r.s.conn.Call(ctx, wire.MethodProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: *protocol.NewProgressToken(token)}, nil); err != nil {
+	if _, err := r.s.conn.Call(ctx, wire.MethodProgressCreate, progressCreate{Token: token}, nil); err != nil {
 		r.s.log.Debug("progress token refused", "err", err)
 		return
 	}
@@ -96,14 +111,14 @@ func (r *progressReporter) begin() {
 	r.s.progressToken = token
 	r.s.mu.Unlock()
 	r.token = token
-	r.send(protocol.WorkDoneProgressBegin{Kind: protocol.WorkDoneProgressKindBegin, Title: "Indexing workspace", Cancellable: true})
+	r.send(progressValue{Kind: "begin", Title: "Indexing workspace", Cancellable: true})
 }
 
 func (r *progressReporter) send(v any) {
 	if r.token == "" {
 		return
 	}
-	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, &protocol.ProgressParams{Token: *protocol.NewProgressToken(r.token), Value: v})
+	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, progressParams{Token: r.token, Value: v})
 }
 
 func (r *progressReporter) report(done, total int) {
@@ -115,7 +130,7 @@ func (r *progressReporter) report(done, total int) {
 		return
 	}
 	r.lastPct, r.last = pct, time.Now()
-	r.send(protocol.WorkDoneProgressReport{Kind: protocol.WorkDoneProgressKindReport, Message: fmt.Sprintf("%d/%d files", done, total), Percentage: uint32(pct)})
+	r.send(progressValue{Kind: "report", Message: fmt.Sprintf("%d/%d files", done, total), Percentage: pct})
 }
 
 func (r *progressReporter) end(st rag.Status, err error) {
@@ -123,7 +138,7 @@ func (r *progressReporter) end(st rag.Status, err error) {
 	if err != nil {
 		msg = "indexing stopped: " + err.Error()
 	}
-	r.send(protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: msg})
+	r.send(progressValue{Kind: "end", Message: msg})
 }
 
 // progressToken is what window/workDoneProgress/cancel carries.

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -44,9 +42,15 @@ type initializeParams struct {
 }
 
 type initializeResult struct {
-	Capabilities    serverCapabilities  `json:"capabilities"`
-	ServerInfo      protocol.ServerInfo `json:"serverInfo"`
-	ProtocolVersion int                 `json:"protocolVersion"`
+	Capabilities    serverCapabilities `json:"capabilities"`
+	ServerInfo      serverInfo         `json:"serverInfo"`
+	ProtocolVersion int                `json:"protocolVersion"`
+}
+
+// serverInfo is LSP's ServerInfo.
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
 }
 
 type serverCapabilities struct {
@@ -83,7 +87,7 @@ func initialize(ctx context.Context, s *Server, p initializeParams) (initializeR
 
 func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	var res initializeResult
-	res.ServerInfo = protocol.ServerInfo{Name: "agentd", Version: s.opts.Version}
+	res.ServerInfo = serverInfo{Name: "agentd", Version: s.opts.Version}
 	res.ProtocolVersion = wire.ProtocolVersion
 	res.Capabilities.TextDocumentSync = map[string]any{"openClose": true, "change": 1, "save": map[string]bool{"includeText": false}}
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
@@ -126,6 +130,16 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 	}
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
 		cfg.RequestKinds = typed[agent.RequestKind](c.PromptKinds)
+	}
+	if c := p.Capabilities.Experimental.Agentd; c != nil && c.Language != nil {
+		lang := &editorLanguage{s: s, caps: *c.Language}
+		cfg.Language = lang
+		if c.Language.Buffers {
+			cfg.Files = func(string) tools.FileSystem { return editorFiles{lang: lang, root: root} }
+		}
+		s.mu.Lock()
+		s.lang = lang
+		s.mu.Unlock()
 	}
 	if c := p.Capabilities.Experimental.Agentd; c != nil {
 		cfg.AnyRequestKind = c.GenericPrompts

@@ -55,6 +55,8 @@ type Server struct {
 	progressToken string
 	index         Index
 	docs          map[string]bool
+	// lang is the editor's language intelligence, when it declared any.
+	lang *editorLanguage
 
 	exited chan struct{}
 	once   sync.Once

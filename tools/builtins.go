@@ -14,5 +14,8 @@ func Builtins() []Tool {
 		undoPatchTool{},
 		runCmdTool{},
 		searchSemanticTool{},
+		goToDefinitionTool{},
+		findReferencesTool{},
+		hoverTool{},
 	}
 }

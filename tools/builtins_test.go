@@ -25,7 +25,7 @@ func TestBuiltins(t *testing.T) {
 		assert.Equal(t, "object", schema["type"], info.Name)
 	}
 	assert.Equal(t, []string{"list_dir", "read_file", "glob_file_search", "grep", "edit_file", "apply_patch",
-		"write_file", "undo_patch", "run_cmd", "search_semantic"}, names)
+		"write_file", "undo_patch", "run_cmd", "search_semantic", "go_to_definition", "find_references", "hover"}, names)
 }
 
 // TestBuiltinEffects: every built-in tool declares an effect, and its
@@ -33,7 +33,8 @@ func TestBuiltins(t *testing.T) {
 func TestBuiltinEffects(t *testing.T) {
 	want := map[string]Effect{ListDirToolName: EffectRead, ReadFileToolName: EffectRead, GlobFileSearchToolName: EffectRead,
 		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
-		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute}
+		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute,
+		GoToDefinitionToolName: EffectRead, FindReferencesToolName: EffectRead, HoverToolName: EffectRead}
 	for _, tl := range Builtins() {
 		in := tl.Info()
 		assert.Equal(t, want[in.Name], in.Effect, in.Name)

@@ -55,6 +55,9 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		Title:     "read " + rel,
 		Locations: []Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
+			if env.Language != nil {
+				env.Language.Warm([]string{abs}) // a file read is often a file about to change
+			}
 			return readFile(ctx, env, abs, rel, p), nil
 		},
 	}, nil

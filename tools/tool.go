@@ -179,6 +179,12 @@ type Env struct {
 	// Redactor hides the run's secrets in command output, live and whole;
 	// nil hides only the secrets typed at an interactive prompt.
 	Redactor *Redactor
+	// Language answers the navigation tools (the editor's language
+	// servers, or agentd's own); nil: none in this session.
+	Language Language
+	// LanguageTimeout bounds a navigation call's wait for its server; 0
+	// means DefaultLanguageTimeout.
+	LanguageTimeout time.Duration
 	// Images says whether the model takes images, and how large; nil: it
 	// does not, and read_file refuses pictures in one line.
 	Images ImageReader

@@ -17,7 +17,7 @@ type Builder struct {
 	enums   map[reflect.Type]Enum
 	types   map[string]Struct
 	owners  map[string]reflect.Type // which Go type took each name
-	unions  map[string]reflect.Type // names a contract:"A|B" tag may use
+	unions  []reflect.Type          // the types a contract:"A|B" tag may name
 	lists   []namedEnum
 	errs    []error
 }
@@ -26,7 +26,7 @@ type Builder struct {
 // under root (the directory of go.mod), whose module path is module.
 func NewBuilder(root, module string) *Builder {
 	return &Builder{docs: newDocs(root, module), names: map[reflect.Type]string{}, renames: map[reflect.Type]string{},
-		enums: map[reflect.Type]Enum{}, types: map[string]Struct{}, owners: map[string]reflect.Type{}, unions: map[string]reflect.Type{}}
+		enums: map[reflect.Type]Enum{}, types: map[string]Struct{}, owners: map[string]reflect.Type{}}
 }
 
 // Rename gives the Go type of v another name in the contract (two packages'
@@ -59,8 +59,7 @@ type namedEnum struct {
 // Union registers the named types a field tagged contract:"A|B" may name.
 func (b *Builder) Union(vs ...any) {
 	for _, v := range vs {
-		t := reflect.TypeOf(v)
-		b.unions[b.nameOf(t)] = t
+		b.unions = append(b.unions, reflect.TypeOf(v))
 	}
 }
 
@@ -209,12 +208,12 @@ func (b *Builder) fields(t reflect.Type) []Field {
 func (b *Builder) tagged(t reflect.Type, f reflect.StructField, tag string) Type {
 	names := strings.Split(tag, "|")
 	for _, n := range names {
-		ut, ok := b.unions[n]
-		if !ok {
+		i := slices.IndexFunc(b.unions, func(u reflect.Type) bool { return b.nameOf(u) == n })
+		if i < 0 {
 			b.fail("%s.%s: contract tag names %s, which is not registered (Builder.Union)", t, f.Name, n)
 			continue
 		}
-		b.Type(ut)
+		b.Type(b.unions[i])
 	}
 	if len(names) == 1 {
 		return Type{Kind: KindRef, Ref: names[0]}

@@ -53,6 +53,9 @@ type Method struct {
 	// without "Method" (MethodRun: run in TypeScript and Lua,
 	// MethodInputRequest: inputRequest, input_request).
 	Key string `json:"key"`
+	// OptIn: the daemon sends it only to an editor that declared it in
+	// initialize (capabilities), so a client need not handle it.
+	OptIn bool `json:"optIn,omitempty"`
 	// Params is nil for a method without params; Result is nil for a
 	// notification.
 	Params *Type `json:"params,omitempty"`

@@ -27,6 +27,9 @@ type ClientAgentCapabilities struct {
 	// PromptKinds lists the input request kinds the editor renders. A kind
 	// the editor does not render is resolved by the policy (fail closed).
 	PromptKinds []string `json:"promptKinds,omitempty"`
+	// Language lists the language requests the editor answers
+	// (editor/diagnostics, editor/definition, …); nil: none.
+	Language *LanguageCapabilities `json:"language,omitempty"`
 	// GenericPrompts: the editor shows any kind, those it does not know
 	// from their generic form (title, message, context, command, diff,
 	// options, input, answerWith), so a kind added to the daemon reaches it.

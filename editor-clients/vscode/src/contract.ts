@@ -50,6 +50,14 @@ export const Method = {
   runState: 'agent/runState',
   update: 'agent/update',
   mcpChanged: 'mcp/changed',
+  editorContext: 'editor/context',
+  editorDefinition: 'editor/definition',
+  editorDiagnostics: 'editor/diagnostics',
+  editorDocumentSymbols: 'editor/documentSymbols',
+  editorHover: 'editor/hover',
+  editorReadFile: 'editor/readFile',
+  editorReferences: 'editor/references',
+  editorWorkspaceSymbols: 'editor/workspaceSymbols',
   progressCreate: 'window/workDoneProgress/create',
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
@@ -57,7 +65,7 @@ export type MethodName = (typeof Method)[keyof typeof Method];
 export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
 export const NOTIFICATIONS = ['$/cancelRequest', 'exit', 'initialized', 'textDocument/didChange', 'textDocument/didClose', 'textDocument/didOpen', 'textDocument/didSave', 'window/workDoneProgress/cancel'] as const;
 export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed'] as const;
-export const SERVER_REQUESTS = ['window/workDoneProgress/create'] as const;
+export const SERVER_REQUESTS = ['window/workDoneProgress/create', 'editor/diagnostics', 'editor/definition', 'editor/references', 'editor/hover', 'editor/documentSymbols', 'editor/workspaceSymbols', 'editor/context', 'editor/readFile'] as const;
 
 export const ErrorCode = {
   AlreadyResolved: -32012,
@@ -255,6 +263,11 @@ export interface ClientAgentCapabilities {
    */
   promptKinds?: string[];
   /**
+   * Language lists the language requests the editor answers (editor/diagnostics, editor/definition,
+   * …); nil: none.
+   */
+  language?: LanguageCapabilities;
+  /**
    * GenericPrompts: the editor shows any kind, those it does not know from their generic form
    * (title, message, context, command, diff, options, input, answerWith), so a kind added to the
    * daemon reaches it.
@@ -353,12 +366,105 @@ export interface CustomCommand {
   error?: string;
 }
 
+/** Diagnostic is LSP's Diagnostic. */
+export interface Diagnostic {
+  range: Range;
+  severity?: number;
+  /** number or string */
+  code?: unknown;
+  source?: string;
+  message: string;
+}
+
+/** DiagnosticItem is one problem as the model and the editor read it. */
+export interface DiagnosticItem {
+  path: string;
+  /**
+   * Line and Column are 1-based (the column counts UTF-16 units, as LSP does: characters, for most
+   * text).
+   */
+  line: number;
+  column: number;
+  severity: string;
+  message: string;
+  source?: string;
+  code?: string;
+  /** New: not there before the reply's edits. */
+  new?: boolean;
+}
+
+/** DiagnosticsParams are editor/diagnostics' params. */
+export interface DiagnosticsParams {
+  uris: string[];
+  /**
+   * Fresh: agentd has just written the files on disk. The editor makes its language servers take in
+   * their current content and answers once they published diagnostics for it, or near TimeoutMs
+   * with what it has. Without it, the editor answers at once with what it knows.
+   */
+  fresh: boolean;
+  timeoutMs: number;
+}
+
 /**
- * DocumentParams is the part of LSP's textDocument/did* params agentd reads: which document. The
- * rest (its text, its changes) is not used: tools read and write the files on disk.
+ * DiagnosticsReport is what the model is told of the problems in the files one reply changed, once,
+ * after the reply's last edit; the editor shows the same under that edit. Text is exactly what the
+ * model read.
  */
+export interface DiagnosticsReport {
+  /** Files are the files asked about, workspace-relative. */
+  files: string[];
+  items?: DiagnosticItem[];
+  /** New counts the problems the reply's edits brought (shown or not). */
+  new: number;
+  /**
+   * Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are
+   * never shown.
+   */
+  omitted?: number;
+  quiet?: number;
+  /** Servers name who answered: "the editor", "gopls". */
+  servers?: string[];
+  /** Notes say what is missing: a server that did not answer in time or failed. */
+  notes?: string[];
+  text: string;
+}
+
+/** DiagnosticsResult is editor/diagnostics' result. */
+export interface DiagnosticsResult {
+  items: FileDiagnostics[];
+}
+
+/** DocumentParams is the part of the textDocument/did* params agentd reads. */
 export interface DocumentParams {
-  textDocument: { uri: string };
+  textDocument: TextDocument;
+}
+
+/** DocumentSymbolsParams are editor/documentSymbols' params. */
+export interface DocumentSymbolsParams {
+  textDocument: TextDocument;
+}
+
+/** EditorContext is editor/context's result: what the user has in front of them. */
+export interface EditorContext {
+  openFiles?: string[];
+  activeFile?: string;
+  selection?: EditorSelection;
+}
+
+/**
+ * EditorLocation is LSP's Location. A LocationLink decodes into it too: its targetUri and
+ * targetSelectionRange (the name) are taken.
+ */
+export interface EditorLocation {
+  uri: string;
+  range: Range;
+}
+
+/** EditorSelection is the user's selection in EditorContext. */
+export interface EditorSelection {
+  uri: string;
+  range: Range;
+  text?: string;
 }
 
 /**
@@ -379,6 +485,22 @@ export interface EventsResult {
   events: RunEvent[];
   state: State;
   more?: boolean;
+}
+
+/** FileDiagnostics are one file's diagnostics in editor/diagnostics' result. */
+export interface FileDiagnostics {
+  uri: string;
+  /**
+   * Covered false: no language server of the editor handles the file (agentd asks its own). Absent
+   * means true.
+   */
+  covered?: boolean;
+  /**
+   * Pending: the servers had not answered for the current content when the time was up; Diagnostics
+   * are the ones from before.
+   */
+  pending?: boolean;
+  diagnostics: Diagnostic[];
 }
 
 /** FileDiff is one file a change touches. Path is relative to the workspace. */
@@ -460,6 +582,14 @@ export interface HookReport {
   command: string;
   outcome: HookOutcome;
   error: string;
+}
+
+/**
+ * Hover is LSP's Hover; Contents is MarkupContent, a MarkedString or a list of MarkedStrings, as
+ * JSON.
+ */
+export interface Hover {
+  contents: unknown;
 }
 
 /** ImageData is a stored image's bytes. */
@@ -565,7 +695,7 @@ export interface InitializeParams {
 
 export interface InitializeResult {
   capabilities: ServerCapabilities;
-  serverInfo: ServerInfo;
+  serverInfo: serverInfo;
   protocolVersion: number;
 }
 
@@ -626,6 +756,24 @@ export interface InstructionFile {
   /** Bytes is the file's size; Truncated says the model got only the first 32 KiB. */
   bytes: number;
   truncated?: boolean;
+}
+
+/**
+ * LanguageCapabilities is capabilities.experimental.agentd.language in initialize: the daemon →
+ * editor requests the editor answers. A request the editor does not declare is never sent: agentd
+ * asks its own language servers instead.
+ */
+export interface LanguageCapabilities {
+  diagnostics?: boolean;
+  definition?: boolean;
+  references?: boolean;
+  hover?: boolean;
+  documentSymbols?: boolean;
+  workspaceSymbols?: boolean;
+  /** Context: editor/context (the open files and the selection). */
+  context?: boolean;
+  /** Buffers: editor/readFile; the model reads the editor's unsaved buffers. */
+  buffers?: boolean;
 }
 
 /** Location points the editor at a place a tool touched. */
@@ -771,28 +919,66 @@ export interface PlanEntry {
   status: ToolStatus;
 }
 
-/**
- * ProgressCreateParams is window/workDoneProgress/create's: the token the progress notifications
- * will carry.
- */
+/** Position is LSP's Position. */
+export interface Position {
+  line: number;
+  character: number;
+}
+
 export interface ProgressCreateParams {
   token: string;
 }
 
-/**
- * ProgressParams is LSP's $/progress as the daemon sends it (index.go, through
- * go.lsp.dev/protocol's types, which stay inside rpc): a build of the index, begun, reported,
- * ended.
- */
 export interface ProgressParams {
   token: string;
-  value: { kind: string; title?: string; message?: string; percentage?: number; cancellable?: boolean };
+  value: ProgressValue;
 }
 
 /** ProgressToken is what window/workDoneProgress/cancel carries. */
 export interface ProgressToken {
   /** Token is the one window/workDoneProgress/create gave: a string. */
   token: unknown;
+}
+
+export interface ProgressValue {
+  kind: string;
+  title?: string;
+  cancellable?: boolean;
+  message?: string;
+  percentage?: number;
+}
+
+/** Range is LSP's Range (end exclusive). */
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** ReadFileParams are editor/readFile's params. */
+export interface ReadFileParams {
+  uri: string;
+}
+
+/**
+ * ReadFileResult is editor/readFile's result: the buffer's text. The editor answers null for a file
+ * it does not have open (agentd reads the disk).
+ */
+export interface ReadFileResult {
+  text: string;
+  version?: number;
+  dirty?: boolean;
+}
+
+/** ReferencesContext is LSP's ReferenceContext. */
+export interface ReferencesContext {
+  includeDeclaration: boolean;
+}
+
+/** ReferencesParams are editor/references' params. */
+export interface ReferencesParams {
+  textDocument: TextDocument;
+  position: Position;
+  context: ReferencesContext;
 }
 
 /** RenameParams gives a session a title. */
@@ -989,11 +1175,6 @@ export interface ServerCapabilities {
   experimental: { agentd: ServerAgentCapabilities };
 }
 
-export interface ServerInfo {
-  name: string;
-  version?: string;
-}
-
 /** SessionInfo describes one session. */
 export interface SessionInfo {
   sessionId: string;
@@ -1043,6 +1224,35 @@ export interface SessionsParams {
 /** SessionsResult lists the sessions of this workspace, newest first. */
 export interface SessionsResult {
   sessions: SessionInfo[];
+}
+
+/**
+ * Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
+ * sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
+ */
+export interface Symbol {
+  name: string;
+  kind: number;
+  detail?: string;
+  containerName?: string;
+  range?: Range;
+  selectionRange?: Range;
+  location?: EditorLocation;
+  children?: Symbol[];
+}
+
+/** TextDocument is LSP's TextDocumentIdentifier. */
+export interface TextDocument {
+  uri: string;
+}
+
+/**
+ * TextDocumentPosition is LSP's TextDocumentPositionParams: the params of editor/definition and
+ * editor/hover.
+ */
+export interface TextDocumentPosition {
+  textDocument: TextDocument;
+  position: Position;
 }
 
 /**
@@ -1152,6 +1362,11 @@ export interface Update {
    * history (agent/undo).
    */
   checkpoint?: string;
+  /**
+   * tool_call_update of a reply's last edit: what the language servers see in the files the reply
+   * changed, as the model was told.
+   */
+  diagnostics?: DiagnosticsReport;
   /** usage */
   usage?: Usage;
   /** context */
@@ -1184,6 +1399,17 @@ export interface Usage {
   cachedTokens?: number;
   /** ReasoningTokens is the part of the completions spent thinking. */
   reasoningTokens?: number;
+}
+
+/** WorkspaceSymbolsParams are editor/workspaceSymbols' params. */
+export interface WorkspaceSymbolsParams {
+  query: string;
+}
+
+/** serverInfo is LSP's ServerInfo. */
+export interface serverInfo {
+  name: string;
+  version?: string;
 }
 
 /** What the editor calls: each method's params and result. */
@@ -1245,5 +1471,13 @@ export interface ServerNotifications {
 
 /** What the daemon calls: each method's params and result. */
 export interface ServerRequests {
+  'editor/context': { params: void; result: EditorContext | null };
+  'editor/definition': { params: TextDocumentPosition; result: EditorLocation[] | null };
+  'editor/diagnostics': { params: DiagnosticsParams; result: DiagnosticsResult | null };
+  'editor/documentSymbols': { params: DocumentSymbolsParams; result: Symbol[] | null };
+  'editor/hover': { params: TextDocumentPosition; result: Hover | null };
+  'editor/readFile': { params: ReadFileParams; result: ReadFileResult | null };
+  'editor/references': { params: ReferencesParams; result: EditorLocation[] | null };
+  'editor/workspaceSymbols': { params: WorkspaceSymbolsParams; result: Symbol[] | null };
   'window/workDoneProgress/create': { params: ProgressCreateParams; result: null };
 }

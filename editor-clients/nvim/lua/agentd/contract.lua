@@ -59,6 +59,14 @@ M.server_notification = {
 }
 
 M.server_request = {
+  editor_context = 'editor/context',
+  editor_definition = 'editor/definition',
+  editor_diagnostics = 'editor/diagnostics',
+  editor_document_symbols = 'editor/documentSymbols',
+  editor_hover = 'editor/hover',
+  editor_read_file = 'editor/readFile',
+  editor_references = 'editor/references',
+  editor_workspace_symbols = 'editor/workspaceSymbols',
   progress_create = 'window/workDoneProgress/create',
 }
 
@@ -231,6 +239,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- ClientAgentCapabilities is capabilities.experimental.agentd in initialize.
 ---@class agentd.ClientAgentCapabilities
 ---@field promptKinds? string[] PromptKinds lists the input request kinds the editor renders. A kind the editor does not render is resolved by the policy (fail closed).
+---@field language? agentd.LanguageCapabilities Language lists the language requests the editor answers (editor/diagnostics, editor/definition, …); nil: none.
 ---@field genericPrompts? boolean GenericPrompts: the editor shows any kind, those it does not know from their generic form (title, message, context, command, diff, options, input, answerWith), so a kind added to the daemon reaches it.
 
 --- CommandDir is a directory commands are read from.
@@ -289,10 +298,73 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field shadowed? boolean Shadowed: a command of the same name from the user's directory wins; this one cannot be run.
 ---@field error? string Error says why the file cannot be used; the command cannot be run.
 
---- DocumentParams is the part of LSP's textDocument/did* params agentd reads: which document. The rest
---- (its text, its changes) is not used: tools read and write the files on disk.
+--- Diagnostic is LSP's Diagnostic.
+---@class agentd.Diagnostic
+---@field range agentd.Range
+---@field severity? integer
+---@field code? any number or string
+---@field source? string
+---@field message string
+
+--- DiagnosticItem is one problem as the model and the editor read it.
+---@class agentd.DiagnosticItem
+---@field path string
+---@field line integer Line and Column are 1-based (the column counts UTF-16 units, as LSP does: characters, for most text).
+---@field column integer
+---@field severity string
+---@field message string
+---@field source? string
+---@field code? string
+---@field new? boolean New: not there before the reply's edits.
+
+--- DiagnosticsParams are editor/diagnostics' params.
+---@class agentd.DiagnosticsParams
+---@field uris string[]
+---@field fresh boolean Fresh: agentd has just written the files on disk. The editor makes its language servers take in their current content and answers once they published diagnostics for it, or near TimeoutMs with what it has. Without it, the editor answers at once with what it knows.
+---@field timeoutMs integer
+
+--- DiagnosticsReport is what the model is told of the problems in the files one reply changed, once,
+--- after the reply's last edit; the editor shows the same under that edit. Text is exactly what the
+--- model read.
+---@class agentd.DiagnosticsReport
+---@field files string[] Files are the files asked about, workspace-relative.
+---@field items? agentd.DiagnosticItem[]
+---@field new integer New counts the problems the reply's edits brought (shown or not).
+---@field omitted? integer Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are never shown.
+---@field quiet? integer
+---@field servers? string[] Servers name who answered: "the editor", "gopls".
+---@field notes? string[] Notes say what is missing: a server that did not answer in time or failed.
+---@field text string
+
+--- DiagnosticsResult is editor/diagnostics' result.
+---@class agentd.DiagnosticsResult
+---@field items agentd.FileDiagnostics[]
+
+--- DocumentParams is the part of the textDocument/did* params agentd reads.
 ---@class agentd.DocumentParams
----@field textDocument { uri: string }
+---@field textDocument agentd.TextDocument
+
+--- DocumentSymbolsParams are editor/documentSymbols' params.
+---@class agentd.DocumentSymbolsParams
+---@field textDocument agentd.TextDocument
+
+--- EditorContext is editor/context's result: what the user has in front of them.
+---@class agentd.EditorContext
+---@field openFiles? string[]
+---@field activeFile? string
+---@field selection? agentd.EditorSelection
+
+--- EditorLocation is LSP's Location. A LocationLink decodes into it too: its targetUri and
+--- targetSelectionRange (the name) are taken.
+---@class agentd.EditorLocation
+---@field uri string
+---@field range agentd.Range
+
+--- EditorSelection is the user's selection in EditorContext.
+---@class agentd.EditorSelection
+---@field uri string
+---@field range agentd.Range
+---@field text? string
 
 --- EventsParams asks for a run's notifications after a sequence number, at most Limit of them (0: all).
 ---@class agentd.EventsParams
@@ -306,6 +378,13 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field events agentd.RunEvent[]
 ---@field state agentd.State
 ---@field more? boolean
+
+--- FileDiagnostics are one file's diagnostics in editor/diagnostics' result.
+---@class agentd.FileDiagnostics
+---@field uri string
+---@field covered? boolean Covered false: no language server of the editor handles the file (agentd asks its own). Absent means true.
+---@field pending? boolean Pending: the servers had not answered for the current content when the time was up; Diagnostics are the ones from before.
+---@field diagnostics agentd.Diagnostic[]
 
 --- FileDiff is one file a change touches. Path is relative to the workspace.
 ---@class agentd.FileDiff
@@ -363,6 +442,10 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field command string
 ---@field outcome agentd.HookOutcome
 ---@field error string
+
+--- Hover is LSP's Hover; Contents is MarkupContent, a MarkedString or a list of MarkedStrings, as JSON.
+---@class agentd.Hover
+---@field contents any
 
 --- ImageData is a stored image's bytes.
 ---@class agentd.ImageData
@@ -429,7 +512,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 
 ---@class agentd.InitializeResult
 ---@field capabilities agentd.ServerCapabilities
----@field serverInfo agentd.ServerInfo
+---@field serverInfo agentd.serverInfo
 ---@field protocolVersion integer
 
 --- InputRequest asks the human something.
@@ -475,6 +558,19 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field scope string
 ---@field bytes integer Bytes is the file's size; Truncated says the model got only the first 32 KiB.
 ---@field truncated? boolean
+
+--- LanguageCapabilities is capabilities.experimental.agentd.language in initialize: the daemon →
+--- editor requests the editor answers. A request the editor does not declare is never sent: agentd asks
+--- its own language servers instead.
+---@class agentd.LanguageCapabilities
+---@field diagnostics? boolean
+---@field definition? boolean
+---@field references? boolean
+---@field hover? boolean
+---@field documentSymbols? boolean
+---@field workspaceSymbols? boolean
+---@field context? boolean Context: editor/context (the open files and the selection).
+---@field buffers? boolean Buffers: editor/readFile; the model reads the editor's unsaved buffers.
 
 --- Location points the editor at a place a tool touched.
 ---@class agentd.Location
@@ -568,20 +664,54 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field content string
 ---@field status agentd.ToolStatus
 
---- ProgressCreateParams is window/workDoneProgress/create's: the token the progress notifications will
---- carry.
+--- Position is LSP's Position.
+---@class agentd.Position
+---@field line integer
+---@field character integer
+
 ---@class agentd.ProgressCreateParams
 ---@field token string
 
---- ProgressParams is LSP's $/progress as the daemon sends it (index.go, through go.lsp.dev/protocol's
---- types, which stay inside rpc): a build of the index, begun, reported, ended.
 ---@class agentd.ProgressParams
 ---@field token string
----@field value { kind: string, title?: string, message?: string, percentage?: integer, cancellable?: boolean }
+---@field value agentd.ProgressValue
 
 --- ProgressToken is what window/workDoneProgress/cancel carries.
 ---@class agentd.ProgressToken
 ---@field token any Token is the one window/workDoneProgress/create gave: a string.
+
+---@class agentd.ProgressValue
+---@field kind string
+---@field title? string
+---@field cancellable? boolean
+---@field message? string
+---@field percentage? integer
+
+--- Range is LSP's Range (end exclusive).
+---@class agentd.Range
+---@field start agentd.Position
+---@field end agentd.Position
+
+--- ReadFileParams are editor/readFile's params.
+---@class agentd.ReadFileParams
+---@field uri string
+
+--- ReadFileResult is editor/readFile's result: the buffer's text. The editor answers null for a file it
+--- does not have open (agentd reads the disk).
+---@class agentd.ReadFileResult
+---@field text string
+---@field version? integer
+---@field dirty? boolean
+
+--- ReferencesContext is LSP's ReferenceContext.
+---@class agentd.ReferencesContext
+---@field includeDeclaration boolean
+
+--- ReferencesParams are editor/references' params.
+---@class agentd.ReferencesParams
+---@field textDocument agentd.TextDocument
+---@field position agentd.Position
+---@field context agentd.ReferencesContext
 
 --- RenameParams gives a session a title.
 ---@class agentd.RenameParams
@@ -729,10 +859,6 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field textDocumentSync table<string, any>
 ---@field experimental { agentd: agentd.ServerAgentCapabilities }
 
----@class agentd.ServerInfo
----@field name string
----@field version? string
-
 --- SessionInfo describes one session.
 ---@class agentd.SessionInfo
 ---@field sessionId string
@@ -770,6 +896,28 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- SessionsResult lists the sessions of this workspace, newest first.
 ---@class agentd.SessionsResult
 ---@field sessions agentd.SessionInfo[]
+
+--- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
+--- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
+---@class agentd.Symbol
+---@field name string
+---@field kind integer
+---@field detail? string
+---@field containerName? string
+---@field range? agentd.Range
+---@field selectionRange? agentd.Range
+---@field location? agentd.EditorLocation
+---@field children? agentd.Symbol[]
+
+--- TextDocument is LSP's TextDocumentIdentifier.
+---@class agentd.TextDocument
+---@field uri string
+
+--- TextDocumentPosition is LSP's TextDocumentPositionParams: the params of editor/definition and
+--- editor/hover.
+---@class agentd.TextDocumentPosition
+---@field textDocument agentd.TextDocument
+---@field position agentd.Position
 
 --- TextInput is the text a request lets the user type: the answer itself (a question, a secret, a
 --- choice's own answer), or words that go with the option picked (a rejection's reason, a plan's
@@ -832,6 +980,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field durationMs? integer
 ---@field files? agentd.FileDiff[] tool_call_update (an edit), files_changed
 ---@field checkpoint? string tool_call_update of a call that changed the workspace: its checkpoint in the session's undo history (agent/undo).
+---@field diagnostics? agentd.DiagnosticsReport tool_call_update of a reply's last edit: what the language servers see in the files the reply changed, as the model was told.
 ---@field usage? agentd.Usage usage
 ---@field context? agentd.ContextUse context
 ---@field instructions? agentd.InstructionFile[] instructions
@@ -852,5 +1001,14 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field totalTokens integer
 ---@field cachedTokens? integer CachedTokens is the part of the prompts the provider served from its prompt cache, where it says (prompt_tokens_details.cached_tokens).
 ---@field reasoningTokens? integer ReasoningTokens is the part of the completions spent thinking.
+
+--- WorkspaceSymbolsParams are editor/workspaceSymbols' params.
+---@class agentd.WorkspaceSymbolsParams
+---@field query string
+
+--- serverInfo is LSP's ServerInfo.
+---@class agentd.serverInfo
+---@field name string
+---@field version? string
 
 return M
