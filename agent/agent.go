@@ -74,7 +74,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger})
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
+		Own: ownDirs(cfg)})
 	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
