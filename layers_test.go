@@ -81,6 +81,9 @@ var owners = map[string]string{
 	"github.com/alecthomas/chroma/v2":        "rpc/term/termmd",
 	"golang.org/x/sys":                       "rag",
 	"golang.org/x/image":                     "tools/images",
+	// web_fetch: HTML into Markdown, and the page's character set.
+	"github.com/JohannesKaufmann/html-to-markdown": "tools",
+	"golang.org/x/net": "tools",
 	// Reserved for the sandbox; not imported today (raw system calls, see
 	// tools/sandbox/landlock_linux.go for why).
 	"github.com/landlock-lsm/go-landlock": "tools/sandbox",

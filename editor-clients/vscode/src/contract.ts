@@ -201,7 +201,7 @@ export const STOP_REASONS = ['end_turn', 'max_steps', 'cancelled', 'error', 'rep
 export type StopReason = (typeof STOP_REASONS)[number];
 
 /** ToolKind is how an editor shows a tool call; the names are ACP's, so editors can pick icons. */
-export const TOOL_KINDS = ['read', 'edit', 'search', 'execute', 'think', 'other'] as const;
+export const TOOL_KINDS = ['read', 'edit', 'search', 'execute', 'fetch', 'think', 'other'] as const;
 export type ToolKind = (typeof TOOL_KINDS)[number];
 
 /** ToolStatus is the state of a tool call or of a plan entry. */
@@ -485,6 +485,19 @@ export interface EventsResult {
   events: RunEvent[];
   state: State;
   more?: boolean;
+}
+
+/**
+ * Fetched is what a web fetch got, for the editors: the URL it ended at, the status, the type and
+ * the bytes read.
+ */
+export interface Fetched {
+  url: string;
+  status: number;
+  contentType?: string;
+  bytes: number;
+  /** Cut: the page was larger than what was read. */
+  cut?: boolean;
 }
 
 /** FileDiagnostics are one file's diagnostics in editor/diagnostics' result. */
@@ -1367,6 +1380,11 @@ export interface Update {
    * changed, as the model was told.
    */
   diagnostics?: DiagnosticsReport;
+  /**
+   * tool_call_update of a web fetch: the URL it ended at, its status, content type and the bytes
+   * read.
+   */
+  fetched?: Fetched;
   /** usage */
   usage?: Usage;
   /** context */

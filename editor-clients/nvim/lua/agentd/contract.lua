@@ -192,8 +192,8 @@ M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 
 ---@alias agentd.StopReason 'end_turn'|'max_steps'|'cancelled'|'error'|'repetition'|'tool_errors'
 
 --- ToolKind is how an editor shows a tool call; the names are ACP's, so editors can pick icons.
-M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'other' }
----@alias agentd.ToolKind 'read'|'edit'|'search'|'execute'|'think'|'other'
+M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'fetch', 'think', 'other' }
+---@alias agentd.ToolKind 'read'|'edit'|'search'|'execute'|'fetch'|'think'|'other'
 
 --- ToolStatus is the state of a tool call or of a plan entry.
 M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
@@ -378,6 +378,15 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field events agentd.RunEvent[]
 ---@field state agentd.State
 ---@field more? boolean
+
+--- Fetched is what a web fetch got, for the editors: the URL it ended at, the status, the type and the
+--- bytes read.
+---@class agentd.Fetched
+---@field url string
+---@field status integer
+---@field contentType? string
+---@field bytes integer
+---@field cut? boolean Cut: the page was larger than what was read.
 
 --- FileDiagnostics are one file's diagnostics in editor/diagnostics' result.
 ---@class agentd.FileDiagnostics
@@ -981,6 +990,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field files? agentd.FileDiff[] tool_call_update (an edit), files_changed
 ---@field checkpoint? string tool_call_update of a call that changed the workspace: its checkpoint in the session's undo history (agent/undo).
 ---@field diagnostics? agentd.DiagnosticsReport tool_call_update of a reply's last edit: what the language servers see in the files the reply changed, as the model was told.
+---@field fetched? agentd.Fetched tool_call_update of a web fetch: the URL it ended at, its status, content type and the bytes read.
 ---@field usage? agentd.Usage usage
 ---@field context? agentd.ContextUse context
 ---@field instructions? agentd.InstructionFile[] instructions
