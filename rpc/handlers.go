@@ -87,9 +87,9 @@ func init() {
 		wire.MethodMCPStatus:   mcpStatusHandler,
 		wire.MethodImage:       imageHandler,
 
-		wire.MethodRules:         rulesHandler,
-		wire.MethodRevokeRule:    revokeRuleHandler,
-		wire.MethodEditRule:      editRuleHandler,
+		wire.MethodRulesList:     rulesHandler,
+		wire.MethodRulesRevoke:   revokeRuleHandler,
+		wire.MethodRulesEdit:     editRuleHandler,
 		wire.MethodMCPEnable:     mcpEnableHandler,
 		wire.MethodMCPDisable:    mcpDisableHandler,
 		wire.MethodMCPRestart:    mcpRestartHandler,

@@ -60,9 +60,9 @@ const (
 // #mcp-servers, #sessions, #context): the rules the policy applies, the MCP
 // servers, sessions, the context window.
 const (
-	MethodRules         = "rules/list"
-	MethodRevokeRule    = "rules/revoke"
-	MethodEditRule      = "rules/edit"
+	MethodRulesList     = "rules/list"
+	MethodRulesRevoke   = "rules/revoke"
+	MethodRulesEdit     = "rules/edit"
 	MethodMCPEnable     = "mcp/enable"
 	MethodMCPDisable    = "mcp/disable"
 	MethodMCPRestart    = "mcp/restart"

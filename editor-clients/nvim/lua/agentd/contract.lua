@@ -32,9 +32,9 @@ M.request = {
   mcp_enable = 'mcp/enable',
   mcp_restart = 'mcp/restart',
   mcp_status = 'mcp/status',
-  edit_rule = 'rules/edit',
-  rules = 'rules/list',
-  revoke_rule = 'rules/revoke',
+  rules_edit = 'rules/edit',
+  rules_list = 'rules/list',
+  rules_revoke = 'rules/revoke',
   shutdown = 'shutdown',
 }
 

@@ -41,6 +41,9 @@ M.on_conflict = C.on_conflict
 M.conflict_kinds = C.conflict_kinds
 -- mcp/status: a server's state.
 M.mcp_states = C.mcp_states
+-- rules/list: a rule's action and where it comes from.
+M.rule_actions = C.rule_actions
+M.rule_scopes = C.rule_scopes
 
 --- The error codes, by their protocol names.
 M.error_codes = C.error_codes
