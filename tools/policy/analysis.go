@@ -132,6 +132,7 @@ type analyzer struct {
 	cdpath     bool              // the line sets CDPATH
 	backquotes int               // depth of `…` being analysed
 	srcs       []string          // sources being parsed, innermost last
+	fixedDepth int               // how many expansions of the line this one is (fixed.go)
 }
 
 // analyzeCommand parses line with a real shell parser and collects every
@@ -164,9 +165,11 @@ func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellA
 	}
 	a.vars.collect(f)
 	fl := &flow{cwd: known(filepath.Clean(cwd)), old: unknownDirs()}
+	start := fl.sub()
 	a.srcs = append(a.srcs, line)
 	a.stmts(f.Stmts, fl)
 	a.forkBombs()
+	a.fixedDenials(f, line, start)
 	return a.out
 }
 
@@ -221,7 +224,11 @@ func (a *analyzer) script(code string, fl *flow, what string) {
 		return
 	}
 	a.vars.collect(f)
-	a.within(code, func() { a.stmts(f.Stmts, fl) })
+	start := fl.sub()
+	a.within(code, func() {
+		a.stmts(f.Stmts, fl)
+		a.fixedDenials(f, code, start)
+	})
 }
 
 // within runs f with src as the source being analysed (word positions
