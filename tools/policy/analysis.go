@@ -117,8 +117,9 @@ type analyzer struct {
 	home string // "" when the line reassigns HOME
 	// trust says which git configuration predates the session (nil
 	// skips the check).
-	trust *gitTrustBase
-	out   *shellAnalysis
+	trust   *gitTrustBase
+	private []string // agentd's own directories: reading them is not read-only
+	out     *shellAnalysis
 
 	funcs    map[string]funcDef
 	calls    map[string]map[string]bool // function → names it calls
@@ -140,12 +141,14 @@ type analyzer struct {
 // the line runs as code, the files it writes and the built-in denials it
 // trips. root and cwd are absolute.
 func analyzeCommand(line, root, cwd string) *shellAnalysis {
-	return analyzeCommandTrusting(line, root, cwd, nil)
+	return analyzeCommandTrusting(line, root, cwd, nil, nil)
 }
 
-func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellAnalysis {
+// trust is what the policy knew of the repositories when it loaded (nil
+// skips the check); private are agentd's own directories.
+func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase, private []string) *shellAnalysis {
 	a := &analyzer{
-		root: root, home: userHome(), trust: trust, out: &shellAnalysis{src: line},
+		root: root, home: userHome(), trust: trust, private: private, out: &shellAnalysis{src: line},
 		funcs: map[string]funcDef{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
 		vars: newVarTaint(), links: map[string]string{},
 	}

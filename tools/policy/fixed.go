@@ -74,7 +74,7 @@ func (a *analyzer) fixedDenials(f *syntax.File, src string, fl *flow) {
 // workspace, home and trust, one level deeper, with its own findings.
 func (a *analyzer) child() *analyzer {
 	c := &analyzer{
-		root: a.root, home: a.home, trust: a.trust, out: &shellAnalysis{},
+		root: a.root, home: a.home, trust: a.trust, private: a.private, out: &shellAnalysis{},
 		funcs: map[string]funcDef{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
 		vars: newVarTaint(), links: map[string]string{}, fixedDepth: a.fixedDepth + 1,
 	}
