@@ -37,6 +37,12 @@ type SandboxConfig struct {
 	// (the user's own would let a command poison what the user later runs
 	// unconfined). "" is <user cache dir>/agentd/sandbox.
 	CacheDir string
+	// Own are agentd's own directories: its state (every workspace's
+	// sessions, transcripts, audit log and granted rules) and the user's
+	// configuration (config.json, rules.json, AGENTS.md, commands). No
+	// confined process may read or write them, wherever the workspace lies
+	// (Hidden); missing ones are made, so that a command cannot make them.
+	Own []string
 	// Logger reports what the sandbox could not do (nil: slog's default).
 	Logger *slog.Logger
 	// status replaces the machine's answer, for tests.
@@ -53,6 +59,9 @@ type Sandbox struct {
 
 	mu     sync.Mutex          // guards nested
 	nested map[string][]string // workspace → nested .git entries; absent: to walk again
+
+	hideOnce sync.Once
+	hidden   []string
 }
 
 // NewSandbox returns a sandbox with cfg. The machine is probed once, at the
@@ -251,6 +260,9 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	}
 	if kp == sandbox.WorkspaceWrite {
 		ss.Protect = s.nestedGit(ctx, ws)
+	}
+	if kp != sandbox.Full {
+		ss.Hide = s.Hidden()
 	}
 	c, err := sandbox.Command(ctx, ss)
 	if err != nil {
@@ -499,4 +511,27 @@ func (s *Sandbox) Output(ctx context.Context, root, dir string, stdin io.Reader,
 		return stdout.Bytes(), fmt.Errorf("%s: exit status %d: %s", args[0], code, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// Hidden lists agentd's own files, which no confined process may read or
+// write wherever the workspace lies (a workspace that is HOME, or holds
+// them): the directories of SandboxConfig.Own and agentd's cache directory
+// (the workspaces' indexes, the sandbox's status), except the caches
+// confined commands share. The file tools keep out of them too.
+func (s *Sandbox) Hidden() []string {
+	s.hideOnce.Do(func() {
+		for _, d := range s.cfg.Own {
+			if d == "" || !filepath.IsAbs(d) {
+				continue
+			}
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				s.cfg.Logger.Warn("sandbox: agentd's own directory", "dir", d, "err", err)
+			}
+			s.hidden = append(s.hidden, filepath.Clean(d))
+		}
+		if c := s.cacheDir(); c != "" {
+			s.hidden = append(s.hidden, filepath.Dir(c))
+		}
+	})
+	return s.hidden
 }

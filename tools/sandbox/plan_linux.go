@@ -134,8 +134,11 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 			p.ReadOnly = append(p.ReadOnly, filepath.Clean(q))
 		}
 	}
+	holes := holesIn(rules, hidden(envGet(spec.Env, "HOME"), spec.Hide))
 	if st.Namespaces {
-		p.Hide = append(p.Hide, privateInside(envGet(spec.Env, "HOME"), rules)...)
+		p.Hide = append(p.Hide, holes...)
+	} else {
+		rules = carve(rules, holes)
 	}
 	env := spec.Env
 	if st.Namespaces {
@@ -278,32 +281,6 @@ func outermost(paths []string) []string {
 // within reports whether q is dir or lies beneath it.
 func within(dir, q string) bool {
 	return q == dir || strings.HasPrefix(q, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// homePrivate are the user's credentials and private files under HOME.
-var homePrivate = []string{".ssh", ".gnupg", ".aws", ".azure", ".config", ".kube", ".docker", ".netrc", ".npmrc",
-	".pypirc", ".git-credentials", ".gitconfig", ".password-store", ".local/share/keyrings", ".cargo/credentials.toml",
-	".cargo/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".terraform.d", ".vault-token",
-	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history"}
-
-// privateInside lists the private files under home that a granted path
-// contains (the workspace is HOME itself, or a parent of it): they are
-// hidden, since Landlock cannot leave a hole in a grant.
-func privateInside(home string, rules []rule) []string {
-	if !filepath.IsAbs(home) || home == "/" {
-		return nil
-	}
-	var out []string
-	for _, name := range homePrivate {
-		q := filepath.Join(home, name)
-		if !slices.ContainsFunc(rules, func(r rule) bool { return r.Access != accDev && within(r.Path, q) }) {
-			continue
-		}
-		if _, err := os.Lstat(q); err == nil {
-			out = append(out, q)
-		}
-	}
-	return out
 }
 
 // homeTools are toolchain directories under HOME that hold programs,

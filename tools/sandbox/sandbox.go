@@ -96,6 +96,11 @@ type Spec struct {
 	// WorkspaceWrite, for example the nested .git directories
 	// [NestedGitDirs] found. Missing paths are skipped.
 	Protect []string
+	// Hide lists paths the command may neither read nor write even where
+	// a grant contains them (the workspace is HOME, or holds them):
+	// agentd's own state, configuration and caches. Missing paths are
+	// skipped.
+	Hide []string
 }
 
 // Confinement says what was applied to a started command, for the audit
@@ -143,7 +148,7 @@ func (s *Spec) validate() error {
 	if s.Dir == "" {
 		s.Dir = s.Workspace
 	}
-	for _, list := range [][]string{{s.Dir}, s.Read, s.Write, s.Protect} {
+	for _, list := range [][]string{{s.Dir}, s.Read, s.Write, s.Protect, s.Hide} {
 		for _, p := range list {
 			if !filepath.IsAbs(p) {
 				return fmt.Errorf("sandbox: path %q is not absolute", p)
