@@ -53,14 +53,7 @@ func AgentDirs(extra ...string) []string {
 			out = append(out, c)
 		}
 	}
-	// A directory inside another of the list adds nothing.
-	var top []string
-	for _, d := range out {
-		if !slices.ContainsFunc(out, func(o string) bool { return o != d && within(o, d) }) {
-			top = append(top, d)
-		}
-	}
-	return top
+	return out
 }
 
 // canonicalDir resolves the symlinks of the longest existing prefix of
@@ -73,10 +66,14 @@ func canonicalDir(d string) string {
 	return d
 }
 
-// privateDir returns the agentd directory abs is in, "" when none.
+// privateDir returns the agentd directory abs is in, "" when none. A
+// directory that holds the workspace itself does not count: the user
+// opened a project there (the state base of a test's temporary
+// directories, agentd's configuration opened to edit it); what the hole
+// is about is a workspace that holds agentd's directories.
 func (env *Env) privateDir(abs string) string {
 	for _, d := range env.Private {
-		if within(d, abs) {
+		if within(d, abs) && !within(d, env.Root) {
 			return d
 		}
 	}

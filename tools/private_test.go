@@ -41,7 +41,9 @@ func homeWorkspace(t *testing.T) *Env {
 // show them.
 func TestAgentDirsAreNeverTouched(t *testing.T) {
 	env := homeWorkspace(t)
-	require.Len(t, env.Private, 3, "%v", env.Private)
+	for _, d := range []string{".local/state/agentd", ".cache/agentd", ".config/agentd"} {
+		require.Contains(t, env.Private, filepath.Join(env.Root, d))
+	}
 	for _, path := range []string{".config/agentd/rules.json", ".config/agentd/config.json",
 		".local/state/agentd/0123456789abcdef/runs/r1/events.jsonl", ".local/state/agentd/0123456789abcdef/audit.jsonl",
 		".cache/agentd/fedcba9876543210/index.txt", ".config/agentd/new.json", ".local/state/agentd"} {
@@ -104,4 +106,17 @@ func TestAgentDirs(t *testing.T) {
 	assert.Contains(t, dirs, "/etc/xdg-config/agentd")
 	assert.Contains(t, dirs, "/elsewhere/state")
 	assert.Len(t, dirs, 5)
+}
+
+// TestAgentDirHoldingTheWorkspace: a workspace opened inside one of
+// agentd's directories (its configuration, opened to edit it) is the
+// user's project: the tools work there, and still keep out of the other
+// directories of the list.
+func TestAgentDirHoldingTheWorkspace(t *testing.T) {
+	env := newEnv(t)
+	writeFile(t, env, "config.json", "{}\n")
+	writeFile(t, env, "state/audit.jsonl", "{}\n")
+	env.Private = AgentDirs(filepath.Dir(env.Root), filepath.Join(env.Root, "state"))
+	mustOK(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "config.json"}))
+	mustErr(t, call(t, env, ReadFileToolName, ReadFileParams{Path: "state/audit.jsonl"}))
 }

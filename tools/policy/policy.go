@@ -102,7 +102,7 @@ func Load(cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode, root: root, private: cfg.Private, sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
+	p := &Policy{mode: mode, root: root, private: privateAround(root, cfg.Private), sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if p.sandbox == nil {
 		p.sandbox = tools.DefaultSandbox()
 	}
@@ -136,6 +136,18 @@ func Load(cfg Config) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// privateAround keeps the private directories that do not hold the
+// workspace (tools.Env.privateDir says why).
+func privateAround(root string, private []string) []string {
+	var out []string
+	for _, d := range private {
+		if !tools.Within(d, root) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // IgnoredWorkspaceRules are the allow rules of the workspace's

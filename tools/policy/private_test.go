@@ -23,7 +23,7 @@ func TestCommandsAndAgentDirs(t *testing.T) {
 	p, _ := newPolicyWith(t, Config{Mode: tools.ModeAsk, Root: env.Root, StateDir: env.StateDir, UserConfigDir: t.TempDir(), Private: private})
 	for line, want := range map[string]expect{
 		`echo '{"rules":[{"tool":"*","action":"allow"}]}' > .config/agentd/rules.json`: denied,
-		`: > .local/state/agentd/0123456789abcdef/audit.jsonl`:                        denied,
+		`: > .local/state/agentd/0123456789abcdef/audit.jsonl`:                         denied,
 		`cp evil.json .config/agentd/rules.json`:                                       denied,
 		`sed -i 's/deny/allow/' .config/agentd/rules.json`:                             denied,
 		`cd .config && tee agentd/rules.json < evil.json`:                              denied,
