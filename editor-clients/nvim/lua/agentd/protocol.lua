@@ -60,6 +60,15 @@ M.server_notification = {
 --- Requests the daemon sends (each has a handler in agentd.methods).
 M.server_request = {
   progress_create = 'window/workDoneProgress/create',
+  -- language intelligence: the editor's servers (agentd.language)
+  diagnostics = 'editor/diagnostics',
+  definition = 'editor/definition',
+  references = 'editor/references',
+  hover = 'editor/hover',
+  document_symbols = 'editor/documentSymbols',
+  workspace_symbols = 'editor/workspaceSymbols',
+  context = 'editor/context',
+  read_file = 'editor/readFile',
 }
 
 -- Enumerations, in the daemon's order.
@@ -73,7 +82,7 @@ M.update_kinds = {
 M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
 M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }
 M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
-M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'other' }
+M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'fetch', 'other' }
 M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
 -- What a session may choose with agent/configure when the daemon's
 -- initialize does not say (capabilities.experimental.agentd.reasoningEfforts).
