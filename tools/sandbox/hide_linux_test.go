@@ -16,7 +16,7 @@ func TestHiddenInsideTheWorkspace(t *testing.T) {
 	requireSandbox(t)
 	home := filepath.Join(visibleTempDir(t), "home")
 	files := map[string]string{
-		".local/state/agentd/0123abcd/audit.jsonl":       "AUDIT-LINE\n",
+		".local/state/agentd/0123abcd/audit.jsonl":      "AUDIT-LINE\n",
 		".local/state/agentd/fedc3210/sessions/s.jsonl": "OTHER-TRANSCRIPT\n",
 		".config/agentd/config.json":                    `{"apiKey":"KEY-IN-CONFIG"}`,
 		".cache/agentd/fedc3210/index.bin":              "INDEX-BYTES\n",

@@ -49,6 +49,9 @@ type plan struct {
 	// Families are the socket families seccomp lets through; nil means no
 	// filter.
 	Families []uint32 `json:"families,omitempty"`
+	// Overlays are mounted over the user's directories (caches) so that
+	// the command reads them and writes elsewhere.
+	Overlays []Overlay `json:"overlays,omitempty"`
 }
 
 // rule is one Landlock path-beneath rule.
@@ -113,6 +116,18 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	add(accRead, toolchainPaths(spec.Env, spec.Workspace)...)
 	add(accRead, spec.Read...)
 	add(accWrite, spec.Write...)
+	for _, o := range spec.Overlays {
+		// Without a mount namespace there is no overlay: the user's
+		// directory is only read.
+		if !st.Namespaces || o.Upper == "" {
+			add(accRead, o.Path)
+		} else {
+			add(accWrite, o.Path)
+		}
+		if st.Namespaces {
+			p.Overlays = append(p.Overlays, o)
+		}
+	}
 	if spec.Network {
 		if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && target != "/etc/resolv.conf" {
 			add(accRead, target)

@@ -198,10 +198,10 @@ end
 -- The request a textDocument method of the daemon becomes, and how its
 -- results are joined.
 local DOCUMENT = {
-  [R.definition] = { 'textDocument/definition', locations },
-  [R.references] = { 'textDocument/references', locations },
-  [R.hover] = { 'textDocument/hover', hover },
-  [R.document_symbols] = { 'textDocument/documentSymbol', function(results)
+  [R.editor_definition] = { 'textDocument/definition', locations },
+  [R.editor_references] = { 'textDocument/references', locations },
+  [R.editor_hover] = { 'textDocument/hover', hover },
+  [R.editor_document_symbols] = { 'textDocument/documentSymbol', function(results)
     return results[1]
   end },
 }
@@ -221,7 +221,7 @@ local function document_request(method, params, respond)
     end
     ask_buffer(buf, spec[1], params, function(results)
       local joined = spec[2](results)
-      if joined == nil and method == R.hover then
+      if joined == nil and method == R.editor_hover then
         return respond(vim.NIL)
       end
       respond(joined == nil and {} or joined)
@@ -523,18 +523,18 @@ end
 --- Handlers of the daemon's requests: fn(params, respond) → ASYNC, or a
 --- result at once.
 M.handlers = {
-  [R.diagnostics] = function(params, respond)
+  [R.editor_diagnostics] = function(params, respond)
     diagnostics(params, respond)
     return require('agentd.rpc').ASYNC
   end,
-  [R.workspace_symbols] = function(params, respond)
+  [R.editor_workspace_symbols] = function(params, respond)
     workspace_symbols(params, respond)
     return require('agentd.rpc').ASYNC
   end,
-  [R.read_file] = function(params)
+  [R.editor_read_file] = function(params)
     return read_file(params)
   end,
-  [R.context] = function()
+  [R.editor_context] = function()
     return context()
   end,
 }

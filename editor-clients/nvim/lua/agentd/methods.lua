@@ -262,8 +262,8 @@ M.requests = {
     return vim.NIL
   end,
 }
-for _, method in ipairs({ 'diagnostics', 'definition', 'references', 'hover', 'document_symbols', 'workspace_symbols',
-  'context', 'read_file' }) do
+for _, method in ipairs({ 'editor_diagnostics', 'editor_definition', 'editor_references', 'editor_hover',
+  'editor_document_symbols', 'editor_workspace_symbols', 'editor_context', 'editor_read_file' }) do
   local name = P.server_request[method]
   M.requests[name] = function(params, respond)
     return require('agentd.language').handlers[name](params, respond)
