@@ -1441,6 +1441,9 @@ t.test('language: after an edit, the daemon asks Neovim for diagnostics (clangd,
   local ws, m = h.fresh('language', { files = { ['main.c'] = MAIN_C }, setup = { approval_policy = 'full-auto',
     env = { AGENTD_DIAGNOSTICS_TIMEOUT = '20s' } } })
   local stop = clangd(ws)
+  if os.getenv('AGENTD_LANG_DEBUG') then
+    dofile(os.getenv('AGENTD_LANG_DEBUG'))
+  end
   local ok, err = pcall(function()
     vim.cmd('Agentd break the build')
     h.wait_conversation('I see the error the editor reports.', 30000)

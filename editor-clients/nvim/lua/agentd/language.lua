@@ -266,6 +266,9 @@ end
 local gen = {}
 local sent = {}
 local sent_at, published_at = {}, {} -- buffer -> uv.now() of its last state given, of its last publication
+-- buffer -> the document version its servers last published for (servers
+-- that say it), and the version of the state it was last given (didChange)
+local published, expected = {}, {}
 
 --- A server may publish once for several states given in a row (it skips
 --- an outdated one): after a publication for the latest state, this much
@@ -289,10 +292,32 @@ local function watch()
       published_at[a.buf] = uv.now()
     end,
   })
+  local key = 'textDocument/publishDiagnostics'
+  local orig = vim.lsp.handlers[key]
+  vim.lsp.handlers[key] = function(err, result, ctx, config)
+    if type(result) == 'table' and type(result.uri) == 'string' and type(result.version) == 'number' then
+      local ok, b = pcall(vim.uri_to_bufnr, result.uri)
+      if ok then
+        published[b] = math.max(published[b] or -1, result.version)
+      end
+    end
+    return orig(err, result, ctx, config)
+  end
 end
 
--- Whether buf's servers have published for the latest state they were given.
+-- The document version language servers have of a buffer.
+local function version(buf)
+  local v = vim.lsp.util and vim.lsp.util.buf_versions and vim.lsp.util.buf_versions[buf]
+  return type(v) == 'number' and v or api.nvim_buf_get_changedtick(buf)
+end
+
+-- Whether buf's servers have published for the latest state they were
+-- given: by its version when they say which (a publication still in
+-- flight for an older text does not count), else by counting.
 local function caught_up(buf)
+  if expected[buf] ~= nil and published[buf] ~= nil then
+    return published[buf] >= expected[buf]
+  end
   if (gen[buf] or 0) >= (sent[buf] or 0) then
     return true
   end
@@ -310,11 +335,12 @@ end
 
 --- agentd.documents reloaded buf from disk (the agent wrote it; changed:
 --- its text did change). A reload closes and opens the document again for
---- its servers, and one that clears its diagnostics on close publishes
---- twice: both count.
+--- its servers (with a version that says nothing new), and one that clears
+--- its diagnostics on close publishes twice: both count.
 function M.note_reload(buf, changed)
   seen(buf)
   if changed then
+    expected[buf] = nil
     gave(buf, 2)
   end
 end
@@ -397,6 +423,7 @@ local function take_disk(buf)
     if not vim.deep_equal(lines, api.nvim_buf_get_lines(buf, 0, -1, false)) then
       api.nvim_buf_set_lines(buf, 0, -1, false, lines)
       vim.bo[buf].modified = false
+      expected[buf] = version(buf)
       gave(buf, 1)
     end
     return
@@ -445,6 +472,7 @@ local function diagnostics(params, respond)
         -- loaded here: its servers are given its text once they attach
         watch()
         gen[f.buf], sent[f.buf] = gen[f.buf] or 0, gen[f.buf] or 0
+        expected[f.buf] = version(f.buf)
         gave(f.buf, 1)
       elseif params.fresh then
         take_disk(f.buf)
