@@ -57,6 +57,9 @@ type Sandbox struct {
 	status sandbox.Status
 	known  bool
 
+	base baseEnv  // the child environment without secrets, made once
+	made madeDirs // agentd's cache directories made already
+
 	mu     sync.Mutex          // guards nested
 	nested map[string][]string // workspace → nested .git entries; absent: to walk again
 
@@ -353,7 +356,10 @@ func (p *Proc) Describe() string {
 // settings, the process's own secrets and variables. A confined process's
 // caches come on top (caches.go).
 func (s *Sandbox) childEnv(spec ProcSpec) []string {
-	env := ChildEnv(os.Environ(), spec.Secrets, s.cfg.EnvAllow)
+	env := s.base.get(s.cfg.EnvAllow)
+	for k, v := range spec.Secrets {
+		env = setEnv(env, k, v)
+	}
 	if spec.Confine.Profile != ProfileFull {
 		env = withGitIdentity(env)
 	}
