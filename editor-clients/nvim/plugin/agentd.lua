@@ -59,6 +59,10 @@ cmd('AgentdRename', function(o)
   require('agentd').rename(o.args ~= '' and o.args or nil)
 end, { nargs = '*', desc = "agentd: rename the chat's conversation" })
 
+cmd('AgentdPaste', function()
+  require('agentd').paste()
+end, { desc = "agentd: the clipboard's image goes with the next prompt" })
+
 cmd('AgentdCompact', function()
   require('agentd').compact()
 end, { desc = "agentd: summarize the chat's conversation's older turns now (the context meter drops)" })

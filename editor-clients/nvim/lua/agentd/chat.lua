@@ -154,14 +154,14 @@ local function transcript_keys(buf)
       return
     end
     if m.option then
-      return pump().reply(m.id, { optionId = require('agentd.kinds').options(S.requests:get(m.id).req)[m.option].id })
+      return pump().pick_option(m.id, require('agentd.kinds').options(S.requests:get(m.id).req)[m.option].id)
     end
     pump().open(m.id, { back = 'close' })
   end, 'answer the request under the cursor')
   map(buf, 'n', k.other, function()
     local m = M.request_at_cursor()
     local o = m and S.requests:get(m.id)
-    if o and o.req.kind == 'choice' and o.req.allowOther then
+    if o and require('agentd.kinds').allows_other(o.req) then
       require('agentd.float').show(m.id, { focus = true, mode = 'other', back = 'close' })
     end
   end, 'answer a choice in your own words')
@@ -238,6 +238,10 @@ local function compose_status()
   local ctx = S.draft_context
   if ctx and ctx.selection then
     s = s .. (' · with %s, lines %d-%d'):format(ctx.selection.path, ctx.selection.startLine, ctx.selection.endLine)
+  end
+  local n = S.draft_images and #S.draft_images or 0
+  if n > 0 then
+    s = s .. (' · %d pasted image%s'):format(n, n == 1 and '' or 's')
   end
   return esc(s)
 end
