@@ -27,6 +27,7 @@ func init() {
 		wire.MethodShutdown:   shutdown,
 		wire.MethodRun:        runHandler,
 		wire.MethodReply:      replyHandler,
+		wire.MethodSteer:      steerHandler,
 		wire.MethodConfirm:    confirmHandler,
 		wire.MethodCancel:     cancelHandler,
 		wire.MethodResume:     resumeHandler,
@@ -104,6 +105,9 @@ var (
 			return nil, fmt.Errorf("%w: decision is required", errInvalidParams)
 		}
 		return struct{}{}, a.Confirm(ctx, p)
+	})
+	steerHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.SteerParams) (any, error) {
+		return struct{}{}, a.Steer(ctx, p)
 	})
 	cancelHandler = agentCall(func(ctx context.Context, a *agent.Agent, p RunRef) (any, error) {
 		return struct{}{}, a.Cancel(ctx, p.RunID)
