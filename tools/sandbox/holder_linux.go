@@ -59,7 +59,7 @@ func startHolder(netns bool) (*holder, error) {
 	if netns {
 		cmd.Args = append(cmd.Args, "net")
 	}
-	cmd.Env = []string{} // the daemon's environment stays with the daemon
+	cmd.Env = entryEnv // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
 	flags := uintptr(syscall.CLONE_NEWUSER)
 	caps := []uintptr{capSysAdmin, capSetpcap}
@@ -116,6 +116,10 @@ func (h *holder) read() (string, error) {
 	}
 }
 
+// errHolderClosed: the holder was closed (CloseIdle, EndSession) between
+// the moment it was chosen and the request; the caller chooses again.
+var errHolderClosed = errors.New("sandbox: the namespace holder was closed")
+
 // spawn asks the holder for an entry point, in a network namespace of its
 // own when newNet (where seccomp and Landlock cannot keep the network off),
 // and waits until it is ready.
@@ -134,7 +138,7 @@ func (h *holder) spawn(newNet bool) (*entryProc, error) {
 	if h.dead {
 		h.mu.Unlock()
 		ours.Close()
-		return nil, errors.New("sandbox: the namespace holder was closed")
+		return nil, errHolderClosed
 	}
 	err = syscall.Sendmsg(int(h.ctl.Fd()), []byte{req}, syscall.UnixRights(int(theirs.Fd())), nil, 0)
 	var answer string
@@ -258,7 +262,7 @@ func forkEntry(ctl int, newNet bool) (int, error) {
 	// namespace, and the signal it then sends itself, the init of that
 	// namespace, is ignored by the kernel.)
 	return syscall.ForkExec("/proc/self/exe", []string{"agentd-sandbox", entryArg}, &syscall.ProcAttr{
-		Env:   []string{},
+		Env:   entryEnv,
 		Files: []uintptr{0, 1, 2, uintptr(ctl)},
 		Sys: &syscall.SysProcAttr{Cloneflags: flags, Setsid: true, Pdeathsig: syscall.SIGKILL,
 			AmbientCaps: []uintptr{capSysAdmin, capSetpcap}},
