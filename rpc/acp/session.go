@@ -27,12 +27,12 @@ type session struct {
 	// turns are the session/prompt requests in flight, by run: the one at
 	// work and those queued behind it (agentd queues a prompt sent during a
 	// turn, as Zed does its own: it starts when the turn before it ends).
-	turns   map[string]*turn
-	asking  []agent.InputRequest          // free-text questions the next prompts answer
-	asks    map[string]context.CancelFunc // client requests in flight, by input request id
-	runs    map[string]*translator
-	mcp     []mcp.Server // the servers the client passed; every run gets them
-	closed  bool
+	turns  map[string]*turn
+	asking []agent.InputRequest          // free-text questions the next prompts answer
+	asks   map[string]context.CancelFunc // client requests in flight, by input request id
+	runs   map[string]*translator
+	mcp    []mcp.Server // the servers the client passed; every run gets them
+	closed bool
 }
 
 // turn is a session/prompt in flight: it waits for its run to end.
