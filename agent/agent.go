@@ -117,6 +117,7 @@ func (a *Agent) load() error {
 			a.restore(rec)
 		}
 	}
+	a.startQueuedAfterLoad()
 	return err
 }
 
@@ -156,6 +157,10 @@ func (a *Agent) restore(rec *runRecord) {
 	a.restoreSettings(r)
 	if r.openLog() != nil {
 		return
+	}
+	r.steers = a.store.loadSteers(rec.ID)
+	if rec.State == StateQueued {
+		return // its turn comes when the session's runs before it end (startQueuedAfterLoad)
 	}
 	// Not started yet: nothing else holds r.
 	r.restoreRequestsLocked(sent)
