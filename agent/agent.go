@@ -40,6 +40,7 @@ type Agent struct {
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
 	images   *imageStore
+	webPages *tools.WebCache // pages fetched, by session and URL
 	vision   visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
@@ -76,7 +77,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger})
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
+		Own: ownDirs(cfg)})
 	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
@@ -86,7 +88,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
 			"put allow rules in your own rules.json", "rule", r.String())
 	}
-	a := &Agent{images: newImageStore(cfg.StateDir), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
+	a := &Agent{images: newImageStore(cfg.StateDir), webPages: tools.NewWebCache(), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, inbox: newInbox(),
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
@@ -174,7 +176,8 @@ func (a *Agent) newRun(rec *runRecord) *run {
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
-		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r}}
+		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r},
+		Hosts: r, WebCache: a.webPages, WebSearchURL: a.cfg.WebSearchURL}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}

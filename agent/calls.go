@@ -180,7 +180,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 			pc.Confine = &conf
 		}
 	}
-	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
+	e := auditEntry{Run: r.rec, Call: call, CallID: c.ID, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
 	case policy.Allow:
 		r.a.audit(e)
@@ -400,7 +400,7 @@ func (r *run) reportResult(id string, res tools.Result, status Status, dur time.
 	}
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
 		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files,
-		Checkpoint: res.Checkpoint})
+		Checkpoint: res.Checkpoint, Fetched: res.Fetched})
 }
 
 // redact replaces every secret value the user gave, verbatim or encoded
@@ -421,6 +421,12 @@ func truncate(s string, n int) string {
 // run, with what the tool's server claims in the message.
 func confirmTool(req *InputRequest, c ToolCall, call *tools.Call) {
 	req.Kind = KindConfirmCommand
+	if call.Host != nil {
+		req.Title = strings.ToUpper(call.Title[:1]) + call.Title[1:]
+		req.Message = "The agent wants to fetch a web page from " + call.Host.Name + ". " + call.Detail
+		req.Command = call.Title
+		return
+	}
 	req.Title = "Call " + call.Title
 	req.Message = "The agent wants to call a tool whose effect agentd cannot check."
 	if call.Detail != "" {

@@ -34,6 +34,9 @@ type Config struct {
 	ConfirmTimeout  time.Duration // 0: confirmations never expire
 	MaxSteps        int
 	RetryBase       time.Duration
+	// WebSearchURL is the search service of web_search; "" offers no
+	// search tool.
+	WebSearchURL string
 	// Embeddings is the index's embedding endpoint; the agent only carries
 	// it to the front ends that start the index.
 	Embeddings EmbeddingsConfig
@@ -178,6 +181,8 @@ var settings = []Setting{
 		Doc: "MiB of stored contents one session's checkpoints may use; past it (or 1000 checkpoints) its oldest checkpoints expire and can no longer be undone (docs/undo.md)"},
 	{Key: "undo.maxFileSize", Env: "AGENTD_UNDO_MAX_FILE_MB", Default: "8", field: func(c *Config) value { return count(&c.UndoMaxFileMB) },
 		Doc: "MiB: a larger file's content is not kept, so a command's change to it is reported and cannot be undone"},
+	{Key: "webSearch.url", Env: "AGENTD_WEB_SEARCH_URL", field: func(c *Config) value { return str(&c.WebSearchURL) },
+		Doc: "a web search service for the `web_search` tool: a SearXNG instance's `/search` (asked for JSON), or any URL with `{query}` in it that answers SearXNG's JSON (`{\"results\": [{\"title\", \"url\", \"content\"}]}`). Unset, the model is offered no search tool; `web_fetch` is offered either way"},
 	{Key: "embeddings.baseUrl", Env: "AGENTD_EMBED_BASE_URL", field: func(c *Config) value { return str(&c.Embeddings.BaseURL) },
 		Doc: "optional embeddings endpoint: adds vector similarity to the search. Without one (the default) search is keyword-based; `agentd search-eval` says whether a model helps"},
 	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },

@@ -77,7 +77,8 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
 	r.edited(pc.Call.ID, call, out) // language.go
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: pc.Call.ID, RequestID: pc.RequestID,
+		Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)

@@ -87,6 +87,9 @@ type Update struct {
 	// tool_call_update of a reply's last edit: what the language servers
 	// see in the files the reply changed, as the model was told.
 	Diagnostics *tools.DiagnosticsReport `json:"diagnostics,omitempty"`
+	// tool_call_update of a web fetch: the URL it ended at, its status,
+	// content type and the bytes read.
+	Fetched *tools.Fetched `json:"fetched,omitempty"`
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`

@@ -77,6 +77,7 @@ func (a *Agent) offeredTools() []string {
 		switch {
 		case n == tools.SearchSemanticToolName && a.cfg.Searcher == nil:
 		case slices.Contains(languageTools, n) && !nav:
+		case n == tools.WebSearchToolName && a.cfg.WebSearchURL == "":
 		default:
 			names = append(names, n)
 		}

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,40 +18,24 @@ type documentParams struct {
 // and are named in the model's context) and when they are saved (the index
 // picks them up at once).
 
-func didOpen(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p documentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didOpen(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), true)
 	return nil
 }
 
-func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p documentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didClose(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), false)
 	return nil
 }
 
 // didChange carries unsaved text, which agentd does not use: tools read and
 // write the files on disk. It only marks the document open.
-func didChange(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p documentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didChange(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), true)
 	return nil
 }
 
-func didSave(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p documentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didSave(ctx context.Context, s *Server, p documentParams) error {
 	rel, ok := s.relative(string(p.TextDocument.URI))
 	if !ok {
 		return nil

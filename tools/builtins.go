@@ -17,5 +17,7 @@ func Builtins() []Tool {
 		goToDefinitionTool{},
 		findReferencesTool{},
 		hoverTool{},
+		webFetchTool{},
+		webSearchTool{},
 	}
 }

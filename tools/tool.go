@@ -49,6 +49,9 @@ type Call struct {
 	Writes []FileDiff
 	// Command is set for calls that run a process.
 	Command *Command
+	// Host is the host a network tool (web_fetch) reaches, for the
+	// policy, which asks per host.
+	Host *HostAccess
 	// Detail says, for a call that neither writes files nor runs a
 	// command (an MCP tool's), what the user would approve beside its
 	// arguments: whose tool it is and what its server claims it does.
@@ -130,6 +133,8 @@ type Result struct {
 	// Checkpoint names the change in the session's undo history (c3), when
 	// the call changed something.
 	Checkpoint string
+	// Fetched says what a web fetch got, for the editors.
+	Fetched *Fetched
 	// Image is a picture for the model to look at (read_file of a PNG):
 	// Output says what it is, the picture follows it.
 	Image *images.Image
@@ -185,6 +190,14 @@ type Env struct {
 	// LanguageTimeout bounds a navigation call's wait for its server; 0
 	// means DefaultLanguageTimeout.
 	LanguageTimeout time.Duration
+	// Hosts judges the hosts a redirect leads to (the policy's rules and
+	// grants); nil follows no redirect to another host.
+	Hosts HostGate
+	// WebSearchURL is the search service web_search asks ("" when none is
+	// configured: the tool is not offered).
+	WebSearchURL string
+	// WebCache keeps the session's fetched pages; nil keeps none.
+	WebCache *WebCache
 	// Images says whether the model takes images, and how large; nil: it
 	// does not, and read_file refuses pictures in one line.
 	Images ImageReader

@@ -224,9 +224,35 @@ function M.pending()
   end)
 end
 
-function M.sessions()
+--- :AgentdSessions [query]: a picker of the sessions (those mentioning
+--- query); with manage (the bang), the sessions panel (rename, delete,
+--- search).
+---@param query string|nil
+---@param manage boolean|nil
+function M.sessions(query, manage)
   M.setup_once()
-  sessions.pick()
+  if manage then
+    return sessions.manage(query)
+  end
+  sessions.pick(query)
+end
+
+--- :AgentdRename [title]: renames the chat's conversation.
+function M.rename(title)
+  M.setup_once()
+  sessions.rename(S.session, title)
+end
+
+--- :AgentdCompact: summarizes the chat's conversation's older turns now.
+function M.compact()
+  M.setup_once()
+  sessions.compact(S.session)
+end
+
+--- :AgentdRules: the rules the policy applies; revoke or edit yours.
+function M.rules()
+  M.setup_once()
+  require('agentd.rules').show()
 end
 
 --- Sets a setting of the chat's conversation (agentd.settings): which is
