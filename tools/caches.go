@@ -113,7 +113,7 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 	if p == sandbox.WorkspaceWrite {
 		tier = filepath.Join(base, "write")
 	}
-	if err := os.MkdirAll(tier, 0o700); err != nil {
+	if err := s.made.make(tier); err != nil {
 		s.cfg.Logger.Warn("sandbox: no cache for confined commands", "dir", tier, "err", err)
 		return c
 	}
@@ -146,7 +146,7 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 		}
 		upper, work := filepath.Join(base, "layers", name, "upper"), filepath.Join(base, "layers", name, "work")
 		if p == sandbox.WorkspaceWrite {
-			if os.MkdirAll(upper, 0o700) != nil || os.MkdirAll(work, 0o700) != nil {
+			if s.made.make(upper) != nil || s.made.make(work) != nil {
 				return false
 			}
 			c.overlays = append(c.overlays, sandbox.Overlay{Path: path, Upper: upper, Work: work})
@@ -163,7 +163,7 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 	}
 	private := func(name string) string {
 		d := filepath.Join(tier, name)
-		_ = os.MkdirAll(d, 0o700)
+		_ = s.made.make(d)
 		return d
 	}
 	if layer("go-mod", user.modCache) {

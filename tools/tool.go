@@ -115,6 +115,12 @@ func (c *Command) Run() string {
 type Confine struct {
 	Profile Profile `json:"profile,omitempty"`
 	Network bool    `json:"network,omitempty"`
+	// Git: the line runs git and nothing else (the policy checked its
+	// subcommands and options, and runs it with git's safe settings), so
+	// in workspace-write it may write the repository's objects, refs and
+	// index; any other command finds the git directory read-only
+	// (docs/security.md).
+	Git bool `json:"git,omitempty"`
 }
 
 // Result is what a tool call produced.

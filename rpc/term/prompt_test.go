@@ -292,7 +292,7 @@ func TestRunPromptShowsEscapesInACommand(t *testing.T) {
 	// Where it would run, wrapped at spaces to the terminal's width: no
 	// word is broken at the edge.
 	words := strings.Join(strings.Fields(term.screen()), " ")
-	assert.Contains(t, words, "it runs in the workspace-write sandbox (it can change the workspace, not .git/config, .git/hooks, nested repositories or .agentd/), without the network.")
+	assert.Contains(t, words, "it runs in the workspace-write sandbox (it can change the workspace, not the repository's .git, nested repositories or .agentd/), without the network.")
 	assert.Contains(t, words, "always allow stores `rm -rf ./build")
 	term.press("n")
 	term.waitFor("Left as it is.")

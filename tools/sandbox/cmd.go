@@ -37,6 +37,9 @@ type Cmd struct {
 	exitStatus func() (int, bool)
 	status     *Status     // tests override Check's answer
 	tweak      func(*plan) // tests change the plan to try one mechanism alone
+	// absent are git's guarded names that did not exist (Spec.Git);
+	// removed, what Wait removed because they appeared.
+	absent, removed []string
 }
 
 // Command prepares spec. Cancelling ctx kills the command and everything
@@ -162,9 +165,17 @@ func (c *Cmd) Wait() error {
 	if c.refill != nil {
 		c.refill()
 	}
+	// Every process of the command is gone (the init reaps them all
+	// before it reports): what appeared among git's guarded names stays
+	// no longer than the command.
+	c.removed = removeAppeared(c.absent)
 	c.cleanup()
 	return err
 }
+
+// Removed lists the paths of the repository's configuration, hooks or
+// commondir that a git command (Spec.Git) created and Wait removed.
+func (c *Cmd) Removed() []string { return c.removed }
 
 func (c *Cmd) stopCancel() {
 	if c.stopCtx != nil {

@@ -15,8 +15,9 @@ const (
 	// Read reads the workspace, the system and the toolchains, writes only
 	// a private temporary directory and has no network unless asked.
 	Read Profile = iota + 1
-	// WorkspaceWrite is Read plus writes to the workspace, except the git
-	// configuration and hooks, nested git directories and .agentd/.
+	// WorkspaceWrite is Read plus writes to the workspace, except its git
+	// directories (but for git itself, Spec.Git), nested repositories and
+	// .agentd/.
 	WorkspaceWrite
 	// Full runs with the user's own rights: no confinement at all. Only an
 	// explicit grant may choose it.
@@ -96,6 +97,12 @@ type Spec struct {
 	// WorkspaceWrite, for example the nested .git directories
 	// [NestedGitDirs] found. Missing paths are skipped.
 	Protect []string
+	// Git says the command is git itself, run with git's safe settings,
+	// with no option that runs a program or writes a file of its choosing
+	// (the policy checked the line): in WorkspaceWrite it may write the
+	// repository's objects, refs, index and logs. Any other command finds
+	// the whole git directory read-only (gitdirs_linux.go).
+	Git bool
 	// Hide lists paths the command may neither read nor write even where
 	// a grant contains them (the workspace is HOME, or holds them):
 	// agentd's own state, configuration and caches. Missing paths are

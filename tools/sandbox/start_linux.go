@@ -71,6 +71,7 @@ func (c *Cmd) startConfined() error {
 	}
 	c.proc, c.conf, c.io = e.proc, conf, io
 	c.exitStatus = e.exitStatus
+	c.absent = p.Absent
 	pid := e.proc.Pid
 	c.stopCtx = context.AfterFunc(c.context(), func() {
 		_ = killGroup(pid)

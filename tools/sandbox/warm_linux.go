@@ -137,11 +137,17 @@ func (e *entryProc) discard() {
 // session's when k.session is set.
 func startEntry(k nsKey) (*entryProc, error) {
 	if k.ns {
-		h, e, err := holderFor(k.session)
-		if err != nil || e != nil {
-			return e, err
+		for range 3 {
+			h, e, err := holderFor(k.session)
+			if err != nil || e != nil {
+				return e, err
+			}
+			e, err = h.spawn(k.netns && k.session == "")
+			if !errors.Is(err, errHolderClosed) {
+				return e, err
+			}
 		}
-		return h.spawn(k.netns && k.session == "")
+		return nil, errHolderClosed
 	}
 	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -1409,6 +1409,140 @@ t.test('context: the chat\'s status line shows how full the context window is; :
   h.wait_conversation(' · compacted\n')
 end)
 
+-- language intelligence ------------------------------------------------------
+
+local MAIN_C = 'int total(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  return total(1, 2);\n}\n'
+
+-- clangd for C files, attached as a user's configuration would (0.7.2 has
+-- no vim.lsp.start: start_client and buf_attach_client).
+local function clangd(ws)
+  vim.cmd('filetype on')
+  local id
+  api.nvim_create_autocmd('FileType', {
+    group = api.nvim_create_augroup('agentd-test-clangd', { clear = true }),
+    pattern = 'c',
+    callback = function(a)
+      id = id or vim.lsp.start_client({ name = 'clangd', cmd = { 'clangd', '--log=error' }, root_dir = ws })
+      vim.lsp.buf_attach_client(a.buf, id)
+    end,
+  })
+  return function()
+    api.nvim_create_augroup('agentd-test-clangd', { clear = true })
+    if id then
+      vim.lsp.stop_client(id, true)
+    end
+  end
+end
+
+t.test('language: after an edit, the daemon asks Neovim for diagnostics (clangd, the file loaded hidden); the chat shows them under the edit and <CR> opens one', function()
+  if vim.fn.executable('clangd') ~= 1 then
+    return t.log('     skipped: no clangd')
+  end
+  local ws, m = h.fresh('language', { files = { ['main.c'] = MAIN_C }, setup = { approval_policy = 'full-auto',
+    env = { AGENTD_DIAGNOSTICS_TIMEOUT = '20s' } } })
+  local stop = clangd(ws)
+  if os.getenv('AGENTD_LANG_DEBUG') then
+    dofile(os.getenv('AGENTD_LANG_DEBUG'))
+  end
+  local ok, err = pcall(function()
+    vim.cmd('Agentd break the build')
+    h.wait_conversation('I see the error the editor reports.', 30000)
+    h.wait_state('completed')
+    local conv = h.conversation()
+    -- "new" is the daemon's: the file's diagnostics before the edit were not in yet (clangd was starting)
+    t.ok(conv:find("\n  ⚑ 1 error %(%d new%) · the editor · <CR> shows them\n"), conv)
+    local reqs = h.model_requests(m)
+    local saw
+    for _, msg in ipairs(reqs[#reqs].messages) do
+      if msg.role == 'tool' and msg.content:find('Diagnostics after your edits (the editor)', 1, true) then
+        saw = msg.content
+      end
+    end
+    t.ok(saw and saw:find("main.c:6:19: error: Use of undeclared identifier 'two'", 1, true), tostring(saw))
+    go_to_transcript_line('⚑ 1 error')
+    h.keys('<CR>')
+    h.wait_conversation("\n    main.c:6:19: error: Use of undeclared identifier 'two'")
+    go_to_transcript_line("main.c:6:19: error")
+    h.keys('<CR>')
+    t.wait(function()
+      return api.nvim_buf_get_name(0):match('main%.c$')
+    end, 'main.c opens')
+    t.eq(api.nvim_win_get_cursor(0), { 6, 18 }, 'at the line and column of the error')
+  end)
+  stop()
+  assert(ok, err)
+end)
+
+t.test('language: go_to_definition is answered by the editor\'s language server (editor/definition)', function()
+  if vim.fn.executable('clangd') ~= 1 then
+    return t.log('     skipped: no clangd')
+  end
+  local ws = h.fresh('language', { files = { ['main.c'] = MAIN_C }, setup = { approval_policy = 'full-auto' } })
+  local stop = clangd(ws)
+  local ok, err = pcall(function()
+    vim.cmd('edit ' .. ws .. '/main.c')
+    vim.cmd('Agentd where is total defined')
+    h.wait_conversation('total is defined on line 1 of main.c.', 30000)
+    t.ok(h.conversation():find('● definition of total ✓', 1, true), h.conversation())
+  end)
+  stop()
+  assert(ok, err)
+end)
+
+t.test('language: the model reads an open buffer\'s unsaved text (editor/readFile)', function()
+  local ws = h.fresh('language', { files = { ['main.c'] = MAIN_C } })
+  vim.cmd('edit ' .. ws .. '/main.c')
+  h.keys('Go// unsaved note<Esc>')
+  t.eq(vim.bo.modified, true)
+  vim.cmd('Agentd read my buffer')
+  h.wait_conversation('I read your unsaved note.')
+  t.eq(h.read(ws .. '/main.c'), MAIN_C, 'the disk was not touched')
+end)
+
+-- A one-page web server on loopback: GET / answers page. Returns its URL
+-- and a function that stops it.
+local function web_server(page)
+  local server = uv.new_tcp()
+  server:bind('127.0.0.1', 0)
+  server:listen(8, function()
+    local c = uv.new_tcp()
+    server:accept(c)
+    c:read_start(function(_, data)
+      if data and data:find('\r\n\r\n', 1, true) then
+        c:write(('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s')
+          :format(#page, page), function()
+          c:close()
+        end)
+      end
+    end)
+  end)
+  return ('http://127.0.0.1:%d/'):format(server:getsockname().port), function()
+    server:close()
+  end
+end
+
+t.test('fetch: a page the agent fetched shows with its address, size and type under the call', function()
+  local url, stop = web_server('<html><body><h1>Shop</h1><p>Opening hours: 9 to 5.</p></body></html>')
+  local script = h.tmp .. '/fetch-model.json'
+  h.write(script, vim.json.encode({ turns = {
+    { name = 'read', match = { afterTool = 'web_fetch', lastTool = 'Opening hours' }, reply = { text = 'Open 9 to 5.' } },
+    { name = 'fetch', match = { lastUser = 'opening hours' }, reply = { toolCalls = { { id = 'call_f', name = 'web_fetch',
+      arguments = { url = url } } } } },
+  } }))
+  local ok, err = pcall(function()
+    h.fresh(script)
+    vim.cmd('Agentd what are the opening hours')
+    h.wait_float('Fetch ' .. url)
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    h.keys('ga')
+    h.wait_conversation('Open 9 to 5.')
+    t.ok(h.conversation():find('\n    ↳ ' .. url .. ' · %d+ B · text/html\n'), h.conversation())
+  end)
+  stop()
+  assert(ok, err)
+end)
+
 -- confirmations ----------------------------------------------------------------
 
 t.test('command: the request says where it runs (profile, network) with the rule; gF runs it once without the sandbox', function()

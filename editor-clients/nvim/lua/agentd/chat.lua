@@ -24,7 +24,7 @@ M.COMPOSE = 'agentd compose'
 ---@field runs table<integer, string> transcript line -> the run it belongs to
 ---@field changes table<integer, string> transcript line -> the checkpoint of the change on it
 ---@field pending_render boolean
-local C = { marks = {}, toggles = {}, runs = {}, changes = {}, pending_render = false }
+local C = { marks = {}, toggles = {}, runs = {}, changes = {}, locations = {}, pending_render = false }
 
 local NS = api.nvim_create_namespace('agentd.chat')
 
@@ -141,9 +141,13 @@ local function transcript_keys(buf)
     local line = api.nvim_win_get_cursor(0)[1]
     local toggle = C.toggles[line]
     if toggle then
-      -- the model's reasoning: unfold it, or fold it back
+      -- the model's reasoning, a long prompt, diagnostics: unfold, or fold back
       toggle.expanded = not toggle.expanded or nil
       return M.render_now()
+    end
+    local loc = C.locations[line]
+    if loc then
+      return M.open_location(loc)
     end
     local m = M.request_at_cursor()
     if not m then
@@ -462,6 +466,7 @@ function M.render_now()
   C.toggles = out.toggles or {}
   C.runs = out.runs or {}
   C.changes = out.changes or {}
+  C.locations = out.locations or {}
   local buf = C.tbuf
   local old_count = api.nvim_buf_line_count(buf)
   vim.bo[buf].modifiable = true
@@ -505,6 +510,37 @@ function M.render()
   end
   C.pending_render = true
   vim.schedule(M.render_now)
+end
+
+--- Opens a workspace file at a 1-based line and column (UTF-16 units, as
+--- the daemon counts them) in the window the user was in before the chat.
+---@param loc {path: string, line: integer|nil, column: integer|nil}
+function M.open_location(loc)
+  local twin, cwin = M.wins()
+  local target
+  local prev = vim.fn.win_getid(vim.fn.winnr('#'))
+  if prev ~= 0 and prev ~= twin and prev ~= cwin then
+    target = prev
+  else
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if w ~= twin and w ~= cwin and api.nvim_win_get_config(w).relative == '' then
+        target = w
+        break
+      end
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd('aboveleft new')
+  end
+  local path = loc.path:sub(1, 1) == '/' and loc.path or ((S.root or vim.fn.getcwd()) .. '/' .. loc.path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local row = math.max(1, math.min(loc.line or 1, api.nvim_buf_line_count(0)))
+  local text = api.nvim_buf_get_lines(0, row - 1, row, false)[1] or ''
+  local col = math.max(0, (loc.column or 1) - 1)
+  local ok, byte = pcall(vim.str_byteindex, text, col, true) -- UTF-16 → bytes
+  api.nvim_win_set_cursor(0, { row, ok and byte or col })
 end
 
 --- The transcript's lines (for tests).
