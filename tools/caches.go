@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -89,14 +89,14 @@ func (s *Sandbox) WorkspaceCacheDir(ws string) string {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(ws))
-	name := unsafeName.ReplaceAllString(filepath.Base(ws), "_")
+	name := unsafeName().ReplaceAllString(filepath.Base(ws), "_")
 	if len(name) > 32 {
 		name = name[:32]
 	}
 	return filepath.Join(dir, "ws", name+"-"+hex.EncodeToString(sum[:6]))
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeName = lazy.Regexp(`[^A-Za-z0-9._-]`)
 
 // caches decides the caches of a confined process of workspace ws in
 // profile p, with the network or not. env is its environment (the user's

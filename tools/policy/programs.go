@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -110,7 +111,7 @@ var transparentWrappers = setOf("env", "timeout", "nice", "ionice", "stdbuf", "c
 	"setsid", "chronic", "unbuffer", "caffeinate")
 
 // procReadable are /proc files anyone may read that hold no secret.
-var procReadable = regexp.MustCompile(`^/proc/(cpuinfo|meminfo|version|loadavg|uptime|stat|mounts|filesystems|` +
+var procReadable = lazy.Regexp(`^/proc/(cpuinfo|meminfo|version|loadavg|uptime|stat|mounts|filesystems|` +
 	`partitions|diskstats|swaps|vmstat|zoneinfo|sys/.*|self/(status|limits|mountinfo|cgroup))$`)
 
 // readOnlyWhy says why a simple command is not read-only, or "".
@@ -247,7 +248,7 @@ func (a *analyzer) procReads(args []word, cwd dirSet) string {
 			if w.lit {
 				c = filepath.Clean(c)
 			}
-			if strings.HasPrefix(c, "/proc/") && !procReadable.MatchString(c) {
+			if strings.HasPrefix(c, "/proc/") && !procReadable().MatchString(c) {
 				return "it reads " + w.text + ", another process's state"
 			}
 		}
@@ -477,7 +478,7 @@ var findTests = map[string]int{
 	",": 0, "-warn": 0, "-nowarn": 0,
 }
 
-var findNewerXY = regexp.MustCompile(`^-newer[aBcmt][aBcmt]$`)
+var findNewerXY = lazy.Regexp(`^-newer[aBcmt][aBcmt]$`)
 
 // findReadOnly allows find with starting points and an expression made
 // only of tests and printing actions (never -exec, -delete, -fprint).
@@ -497,7 +498,7 @@ func findReadOnly(args []word) string {
 			return "find's expression has " + w.text + ", not known before the line runs"
 		}
 		n, ok := findTests[w.val]
-		if !ok && findNewerXY.MatchString(w.val) {
+		if !ok && findNewerXY().MatchString(w.val) {
 			n, ok = 1, true
 		}
 		if !ok {
