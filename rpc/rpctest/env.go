@@ -378,6 +378,9 @@ func BuildAgentd(t testing.TB) string {
 		}
 		buildPath = filepath.Join(dir, "agentd")
 		cmd := exec.Command("go", "build", "-o", buildPath, "github.com/agentd/agentd/cmd/agentd")
+		// Built as the README's install line builds it: static, without
+		// cgo (a dynamically linked agentd starts 1–1.5 ms later).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -51,6 +51,10 @@ type Config struct {
 	Root          string
 	StateDir      string
 	UserConfigDir string
+	// Private are agentd's own directories (tools.AgentDirs): a command
+	// line that writes there is refused in every mode, wherever the
+	// workspace lies.
+	Private []string
 	// Sandbox says which profiles the kernel can confine commands in; nil
 	// is the machine's (tools.DefaultSandbox). A command it cannot confine
 	// asks, whatever the mode, and runs with the user's own rights once
@@ -71,6 +75,7 @@ type Confiner interface {
 type Policy struct {
 	mode      tools.Mode
 	root      string
+	private   []string
 	sandbox   Confiner
 	grantFile string
 	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
@@ -97,7 +102,7 @@ func Load(cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode, root: root, sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
+	p := &Policy{mode: mode, root: root, private: privateAround(root, cfg.Private), sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if p.sandbox == nil {
 		p.sandbox = tools.DefaultSandbox()
 	}
@@ -131,6 +136,18 @@ func Load(cfg Config) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// privateAround keeps the private directories that do not hold the
+// workspace (tools.Env.privateDir says why).
+func privateAround(root string, private []string) []string {
+	var out []string
+	for _, d := range private {
+		if !tools.Within(d, root) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // IgnoredWorkspaceRules are the allow rules of the workspace's
