@@ -181,10 +181,9 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		}
 		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
 	}
+	// The language servers check the files once the model's reply has
+	// made all its edits (agent/language.go), not here after each.
 	var rest string
-	if env.Language == nil { // the language servers check once per reply instead (agent/language.go)
-		rest = verify(ctx, env, chs)
-	}
 	if len(views) > 0 {
 		rest = "\n" + strings.Join(views, "\n\n") + rest
 	}

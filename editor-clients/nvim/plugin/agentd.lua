@@ -39,6 +39,10 @@ cmd('AgentdChat', function(o)
   require('agentd').chat(o.bang)
 end, { bang = true, desc = 'agentd: open the chat and write a prompt (! = a new conversation)' })
 
+cmd('AgentdChatTab', function()
+  require('agentd').chat_tab()
+end, { desc = 'agentd: another conversation in a new tab page, while the others go on' })
+
 cmd('AgentdCancel', function()
   require('agentd').cancel()
 end, { desc = 'agentd: cancel the current run' })

@@ -88,6 +88,52 @@ t.test('chat: a prompt composed over two lines is sent with <C-s>; a follow-up c
   t.eq(headers, 1, 'one conversation header')
 end)
 
+t.test('conversations: two at once, each in its own tab (:AgentdChatTab), each waiting for its own answer', function()
+  h.fresh('queue')
+  local chat = require('agentd.chat')
+  vim.cmd('Agentd first question')
+  h.wait_float('First question?')
+  local first = S.session
+  t.ok(first, 'the first conversation')
+  vim.cmd('AgentdChatTab')
+  t.eq(tabs(), 2, 'a tab of its own')
+  t.eq(S.session, nil, 'a new conversation is current')
+  vim.cmd('stopinsert')
+  local _, cwin = chat.wins()
+  api.nvim_buf_set_lines(api.nvim_win_get_buf(cwin), 0, -1, false, { 'second question' })
+  chat.send()
+  t.wait(function()
+    return S.session and S.session ~= first
+  end, 'the second conversation')
+  local second = S.session
+  h.wait_conversation('## > second question')
+  t.eq(h.conversation():find('first question', 1, true), nil, 'this tab shows its own conversation only')
+  t.eq(#chat.views(), 2)
+  -- back to the first tab: its conversation is the current one again
+  vim.cmd('tabprevious')
+  local twin = chat.wins()
+  api.nvim_set_current_win(twin)
+  t.wait(function()
+    return S.session == first
+  end, 'the first conversation current in its tab')
+  h.wait_conversation('## > first question')
+  t.eq(h.conversation():find('second question', 1, true), nil, h.conversation())
+  -- both requests are open; each is answered in its own conversation
+  h.wait_requests(2)
+  go_to_transcript_line('? First question?')
+  h.keys('<CR>one<CR>')
+  h.wait_conversation('Got one.')
+  vim.cmd('tabnext')
+  api.nvim_set_current_win((chat.wins()))
+  t.wait(function()
+    return S.session == second
+  end, 'the second conversation current in its tab')
+  go_to_transcript_line('? Second question?')
+  h.keys('<CR>two<CR>')
+  h.wait_conversation('Got two.')
+  t.eq(h.conversation():find('Got one.', 1, true), nil, h.conversation())
+end)
+
 -- requests -----------------------------------------------------------------
 
 t.test('question: the float opens without taking the cursor; :AgentdPending goes there; the answer is typed in it', function()

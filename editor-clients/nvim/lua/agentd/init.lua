@@ -247,6 +247,13 @@ function M.rename(title)
   sessions.rename(S.session, title)
 end
 
+--- :AgentdChatTab: another conversation, in a new tab page, while the
+--- others go on.
+function M.chat_tab()
+  M.setup_once()
+  chat.open_new_view()
+end
+
 --- :AgentdPaste: the clipboard's image goes with the next prompt.
 function M.paste()
   M.setup_once()
@@ -514,6 +521,7 @@ function M._reset()
   for id in pairs(require('agentd.inline')._reviews) do
     require('agentd.inline').on_resolved(id)
   end
+  chat.reset()
   S.reset()
 end
 
