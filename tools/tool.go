@@ -161,6 +161,10 @@ type Env struct {
 	// StateDir is the per-workspace state directory (undo history lives
 	// under it, never in the user's .git).
 	StateDir string
+	// Private are agentd's own directories (AgentDirs): no tool reads or
+	// writes inside them, and the walks skip them, wherever the workspace
+	// lies.
+	Private []string
 	// Reads remembers which files the run has read, and when, so an edit of
 	// an unread or since-changed file is refused.
 	Reads *ReadTracker

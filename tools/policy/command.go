@@ -61,7 +61,7 @@ func (p *Policy) Classify(c *tools.Command) CommandClass {
 
 func (p *Policy) analyze(c *tools.Command) *shellAnalysis {
 	cwd := filepath.Join(p.root, filepath.FromSlash(c.Cwd))
-	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust)
+	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust, p.private)
 }
 
 func classOf(an *shellAnalysis) CommandClass {
@@ -257,6 +257,12 @@ func (p *Policy) decideRedirect(rules []Rule, mode tools.Mode, w shellWrite) Ver
 		d.Rule = "run_cmd: write to an unresolvable path: " + string(d.Action)
 		d.Reason = "the command writes to " + w.Target + ", which cannot be resolved before it runs"
 		return d
+	}
+	for _, d := range p.private {
+		if tools.Within(d, w.Abs) {
+			return Verdict{Action: Deny, Rule: "built-in: agentd's own state and configuration are never written",
+				Reason: "the command writes " + w.Target + ", inside " + d + " (sessions, transcripts, rules)"}
+		}
 	}
 	_, rel, err := tools.ResolvePath(p.root, w.Abs)
 	if err != nil {

@@ -126,6 +126,9 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	if why := a.procReads(args, fl.cwd); why != "" {
 		return why
 	}
+	if why := a.privateReads(args, fl.cwd); why != "" {
+		return why
+	}
 	if spec := readOnlyPrograms[name]; p.appended && !(spec.any && spec.maxOps < 0) {
 		return name + " gets more arguments from xargs's input"
 	}
@@ -228,6 +231,46 @@ var isShellBuiltin = setOf("echo", "printf", "pwd", "type", "test", "[", "true",
 // procReads refuses reads of another process's environment or memory
 // (where the daemon keeps the model's key) among a read-only command's
 // operands.
+// privateReads says why a command that runs in, or names a path in,
+// agentd's own directories (a workspace that is the home directory holds
+// them) is not read-only: what it reads there is other projects'
+// transcripts and the user's rules. The sandbox hides them from commands;
+// this makes such a command ask first.
+func (a *analyzer) privateReads(args []word, cwd dirSet) string {
+	inPrivate := func(p string) string {
+		for _, d := range a.private {
+			if tools.Within(d, p) {
+				return d
+			}
+		}
+		return ""
+	}
+	for _, d := range cwd.dirs {
+		if pd := inPrivate(d); pd != "" {
+			return "it runs in " + pd + ", agentd's own state and configuration"
+		}
+	}
+	for _, w := range args {
+		if !w.lit && w.lead == "" {
+			continue
+		}
+		v := w
+		if !w.lit {
+			v = word{val: w.lead, lit: true, lead: w.lead, text: w.lead}
+		}
+		ps, ok := a.paths(v, cwd)
+		if !ok {
+			continue
+		}
+		for _, p := range ps {
+			if pd := inPrivate(p); pd != "" {
+				return "it reads " + w.text + ", inside " + pd + ", agentd's own state and configuration"
+			}
+		}
+	}
+	return ""
+}
+
 func (a *analyzer) procReads(args []word, cwd dirSet) string {
 	for _, w := range args {
 		v := w.val

@@ -88,6 +88,52 @@ t.test('chat: a prompt composed over two lines is sent with <C-s>; a follow-up c
   t.eq(headers, 1, 'one conversation header')
 end)
 
+t.test('conversations: two at once, each in its own tab (:AgentdChatTab), each waiting for its own answer', function()
+  h.fresh('queue')
+  local chat = require('agentd.chat')
+  vim.cmd('Agentd first question')
+  h.wait_float('First question?')
+  local first = S.session
+  t.ok(first, 'the first conversation')
+  vim.cmd('AgentdChatTab')
+  t.eq(tabs(), 2, 'a tab of its own')
+  t.eq(S.session, nil, 'a new conversation is current')
+  vim.cmd('stopinsert')
+  local _, cwin = chat.wins()
+  api.nvim_buf_set_lines(api.nvim_win_get_buf(cwin), 0, -1, false, { 'second question' })
+  chat.send()
+  t.wait(function()
+    return S.session and S.session ~= first
+  end, 'the second conversation')
+  local second = S.session
+  h.wait_conversation('## > second question')
+  t.eq(h.conversation():find('first question', 1, true), nil, 'this tab shows its own conversation only')
+  t.eq(#chat.views(), 2)
+  -- back to the first tab: its conversation is the current one again
+  vim.cmd('tabprevious')
+  local twin = chat.wins()
+  api.nvim_set_current_win(twin)
+  t.wait(function()
+    return S.session == first
+  end, 'the first conversation current in its tab')
+  h.wait_conversation('## > first question')
+  t.eq(h.conversation():find('second question', 1, true), nil, h.conversation())
+  -- both requests are open; each is answered in its own conversation
+  h.wait_requests(2)
+  go_to_transcript_line('? First question?')
+  h.keys('<CR>one<CR>')
+  h.wait_conversation('Got one.')
+  vim.cmd('tabnext')
+  api.nvim_set_current_win((chat.wins()))
+  t.wait(function()
+    return S.session == second
+  end, 'the second conversation current in its tab')
+  go_to_transcript_line('? Second question?')
+  h.keys('<CR>two<CR>')
+  h.wait_conversation('Got two.')
+  t.eq(h.conversation():find('Got one.', 1, true), nil, h.conversation())
+end)
+
 -- requests -----------------------------------------------------------------
 
 t.test('question: the float opens without taking the cursor; :AgentdPending goes there; the answer is typed in it', function()
@@ -205,6 +251,56 @@ t.test('requests: two open at once, the newer answered first through the picker'
     return S.runs:get(first_run).state == 'completed'
   end, 'the first run completed')
   t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+-- A kind the plugin does not know is shown and answered from its generic
+-- form: the plugin's own view of a kind is taken away for the test.
+local function without_kind(kind, fn)
+  local kinds = require('agentd.kinds')
+  local saved = kinds.spec[kind]
+  kinds.spec[kind] = nil
+  local ok, err = pcall(fn)
+  kinds.spec[kind] = saved
+  assert(ok, err)
+end
+
+t.test('generic form: a kind unknown to the plugin (a choice here) is shown from its generic form and answered by its option', function()
+  h.fresh('choice')
+  without_kind('choice', function()
+    vim.cmd('Agentd pick a colour for me')
+    h.wait_float('agentd · request · 1 of 1 open')
+    local text = h.float_text()
+    t.ok(text:find('  2 blue', 1, true), text)
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    h.wait_float('1-9 pick')
+    h.keys('2')
+    h.wait_conversation('You chose blue.')
+  end)
+end)
+
+t.test('generic form: a confirmation unknown to the plugin asks for the text its input takes with "Reject", and sends it as the reason', function()
+  local ws = h.fresh('reason')
+  without_kind('confirm_command', function()
+    vim.cmd('Agentd touch a file please')
+    h.wait_float('agentd · request')
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    local text = h.float_text()
+    local n
+    for i, l in ipairs(require('agentd.kinds').options(S.requests:list()[1].req)) do
+      if l.id == 'reject_once' then
+        n = i
+      end
+    end
+    t.ok(n and text:find(('  %d Reject'):format(n), 1, true), text)
+    h.keys(tostring(n))
+    h.wait_float('Why not, or what to do instead (with "Reject", optional)')
+    -- (the keys of one h.keys leave Insert mode when they run out: A goes on typing)
+    h.keys('Anot on my machine<CR>')
+    h.wait_conversation('Understood: not on your machine.')
+    t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0)
+  end)
 end)
 
 -- writes -------------------------------------------------------------------
@@ -1203,6 +1299,37 @@ t.test('context: @file, #buffer (its unsaved text), #diff and /file complete in 
   t.ok(last:find('Attached by the user, git diff:\n```\ndiff --git a/src/cart.go b/src/cart.go', 1, true), last)
   t.ok(last:find('+func Sum() int { return 0 }', 1, true), last)
   t.ok(last:find('Attached by the user, notes.txt (unsaved):\n```\nremember tealand blue\n```', 1, true), last)
+end)
+
+-- images ---------------------------------------------------------------------
+
+-- A 12×8 PNG, red (decimal escapes: 0.7.2 has no vim.base64).
+local PNG = '\137\80\78\71\13\10\26\10\0\0\0\13\73\72\68\82\0\0\0\12\0\0\0\8\8\2\0\0\0\66\134\137\166\0\0\0\17\73\68\65\84\120\156\99\56\97\100\68\16\49\140\42\2\0\71\55\112\129\21\150\79\161\0\0\0\0\73\69\78\68\174\66\96\130'
+
+t.test('images: @shot.png in a prompt and a pasted image (:AgentdPaste) go to the model; the chat shows each under the prompt', function()
+  local ws, m = h.fresh('images', { setup = { env = { AGENTD_MODEL_IMAGES = 'on' } } })
+  h.write(ws .. '/shot.png', PNG)
+  local clip = h.tmp .. '/clipboard.png'
+  h.write(clip, PNG)
+  require('agentd.config').values.images.paste = { 'cat', clip }
+  vim.cmd('AgentdPaste')
+  t.ok(table.concat(h.notes, '\n'):find('a pasted image goes with the next prompt (1 in all)', 1, true), table.concat(h.notes, '\n'))
+  h.keys(':AgentdChat<CR><Esc>')
+  t.ok(h.compose_status():find('1 pasted image', 1, true), h.compose_status())
+  h.keys('iwhat is in the picture @shot.png<Esc>')
+  require('agentd.chat').send()
+  h.wait_conversation('A small red picture.')
+  h.wait_conversation('\n   [image shot.png · PNG 12×8, ')
+  h.wait_conversation('\n   [image clipboard.png · PNG 12×8, ')
+  t.eq(S.draft_images, nil, 'the pasted image went with it')
+  local reqs = h.model_requests(m)
+  local parts = 0
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' and type(msg.images) == 'table' then
+      parts = parts + #msg.images -- the image_url parts, as the scripted model records them
+    end
+  end
+  t.eq(parts, 2, 'two pictures in the model request: ' .. vim.inspect(reqs[#reqs].messages))
 end)
 
 -- MCP ------------------------------------------------------------------------

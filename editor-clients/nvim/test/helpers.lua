@@ -54,6 +54,12 @@ function h.wait_conversation_equal(want, msg, timeout)
   end
 end
 
+--- The compose window's status line.
+function h.compose_status()
+  local _, cwin = require('agentd.chat').wins()
+  return cwin and vim.api.nvim_win_get_option(cwin, 'statusline') or ''
+end
+
 --- The transcript window's status line.
 function h.chat_status()
   local twin = require('agentd.chat').wins()

@@ -48,6 +48,9 @@
 #      the agent's edit of the open file: the daemon asks Neovim for its
 #      diagnostics, the chat shows "⚑ 1 error" under the edit, <CR> shows
 #      it, <CR> on it opens main.c at the error.
+#  17. two conversations at once: a question waits in the first while
+#      :AgentdChatTab opens a second in its own tab, which runs and asks too;
+#      each tab's chat shows its own, and each question is answered there.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -759,5 +762,36 @@ end })" start_session language language "AGENTD_POLICY = 'full-auto', AGENTD_DIA
 else
   echo "skip 16: clangd is not installed"
 fi
+
+# --- 17 ----------------------------------------------------------------------
+start_session tabs queue || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd first question' Enter
+check 'the first conversation asks' 'First question?'
+keys ':AgentdChatTab' Enter
+check 'a second chat, in its own tab' 'agentd chat 2 · new'
+type_text 'second question'
+keys C-s
+check 'the second conversation runs and asks' 'Second question?' 20
+check 'two requests are open' '2 open requests'
+if screen | grep -qF '## > first question'; then fail "the second tab shows its own conversation only"; else ok "the second tab shows its own conversation only"; fi
+capture tabs-second
+keys Escape ':AgentdChat' Enter Escape C-w k
+keys ':call search("? Second question")' Enter
+keys Enter
+check 'the answer field of the second question' 'Type your answer below'
+type_text 'two'
+keys Enter
+check 'the second conversation goes on' 'Got two.' 20
+keys Escape ':tabprevious' Enter
+check 'the first tab shows the first conversation' '## > first question'
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("? First question")' Enter
+keys Enter
+type_text 'one'
+keys Enter
+check 'the first conversation goes on' 'Got one.' 20
+capture tabs-first
+stop_session tabs
 
 finish

@@ -80,6 +80,9 @@ local function initialize_params()
     capabilities = {
       window = { workDoneProgress = true },
       experimental = { agentd = { promptKinds = c.prompt_kinds,
+        -- a kind this plugin does not know is shown from its generic form
+        -- (unless the user limits the kinds: then the daemon keeps to them)
+        genericPrompts = #c.prompt_kinds >= #P.prompt_kinds or nil,
         -- the daemon → editor requests this editor answers (agentd.language)
         language = c.language and require('agentd.language').capabilities() or nil } },
     },

@@ -103,9 +103,8 @@ function M.apply(method, p, how)
   if not S.session and run.session and not S.new_chat and S.starting == 0 and not S.inline[run.id] then
     S.session = run.session
   end
-  if run.session == S.session then
-    chat().render()
-  end
+  -- every chat view showing its session (agentd.chat renders each once a tick)
+  chat().render()
   ui.redraw_status()
 end
 

@@ -206,7 +206,7 @@ local function render_request(out, item, open, run)
       hl(out, 'WarningMsg')
     end
   end
-  if r.kind == 'choice' then
+  if kinds.picks(r) then
     for i, opt in ipairs(kinds.options(r)) do
       local desc = opt.description ~= '' and (' — ' .. opt.description) or ''
       push(out, ('  %d %s%s'):format(i, opt.label, desc), { id = id, option = (not r.multiple) and i or nil })
@@ -214,9 +214,9 @@ local function render_request(out, item, open, run)
   end
   local k = config.values.keymaps.request
   local parts
-  if r.kind == 'choice' then
+  if kinds.picks(r) then
     parts = { r.multiple and (k.open .. ' choose') or (k.open .. ' on an option picks it') }
-    if r.allowOther and k.other then
+    if kinds.allows_other(r) and k.other then
       parts[#parts + 1] = k.other .. ' other…'
     end
   else
@@ -498,6 +498,14 @@ function M.run(out, run, open, checkpoint)
   local with = context_line(run.context)
   if with then
     push(out, with)
+  end
+  for _, img in ipairs(type(run.images) == 'table' and run.images or {}) do
+    -- a picture that went with the prompt, as the model got it
+    local kind = type(img.mimeType) == 'string' and img.mimeType:match('image/(%w+)') or '?'
+    local dims = (type(img.width) == 'number' and type(img.height) == 'number') and (' %d×%d'):format(img.width, img.height) or ''
+    push(out, ('   [image %s · %s%s%s%s]'):format(tostring(img.name or img.id or '?'), kind:upper(), dims,
+      type(img.bytes) == 'number' and (', ' .. M.size(img.bytes)) or '', img.scaled and ', scaled down' or ''))
+    hl(out, 'Comment')
   end
   push(out, '')
   for _, item in ipairs(run.items) do
