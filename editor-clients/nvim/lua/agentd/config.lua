@@ -93,6 +93,7 @@ M.defaults = {
       undo_change = 'gu', -- on a change (a write, an edit, a command that changed files): restore the files to before it
       undo_turn = 'gU', -- on a run: undo what it changed
       rewind = 'gW', -- on a run: rewind the conversation (and the files) to before it
+      drop_queued = 'dd', -- on a queued run: cancel it before it starts
     },
     -- Keys of the restore preview (the tab an undo or a rewind shows first).
     restore = {
@@ -104,8 +105,11 @@ M.defaults = {
     },
     -- Buffer-local keys in the compose window (send also works in Insert mode).
     compose = {
+      -- while the conversation's run works: its steer (the model reads it at
+      -- its next step); else a new run
       send = '<C-s>',
       send_normal = '<CR>',
+      queue = '<C-q>', -- a follow-up run that starts when the current one ends
       close = 'q',
       cancel = '<C-c>',
     },
