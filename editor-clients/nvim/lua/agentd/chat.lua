@@ -145,6 +145,13 @@ local function transcript_keys(buf)
     require('agentd.ui').notify(('no change on this line: %s on a line under a change (↶ c1 …), %s on a turn')
       :format(km.undo_change, km.undo_turn or ''))
   end, 'undo the change under the cursor')
+  map(buf, 'n', km.review_change, function()
+    local id = C.changes[api.nvim_win_get_cursor(0)[1]]
+    if id and S.session then
+      return require('agentd.review').open(S.session, id)
+    end
+    require('agentd.ui').notify('no change on this line: put the cursor on a change (↶ c1 …)')
+  end, 'review the change under the cursor')
   map(buf, 'n', km.undo_turn, function()
     local run = C.runs[api.nvim_win_get_cursor(0)[1]]
     if run then

@@ -91,6 +91,7 @@ M.defaults = {
       prev_request = '[r',
       resume = 'R', -- resume the conversation's paused run
       undo_change = 'gu', -- on a change (a write, an edit, a command that changed files): restore the files to before it
+      review_change = 'gd', -- on a change: review it in a diff, hunk by hunk (gh takes one back in the file)
       undo_turn = 'gU', -- on a run: undo what it changed
       rewind = 'gW', -- on a run: rewind the conversation (and the files) to before it
       drop_queued = 'dd', -- on a queued run: cancel it before it starts

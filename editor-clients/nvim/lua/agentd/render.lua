@@ -382,6 +382,10 @@ local function render_change(out, item, info, rewound)
     s = s .. ': ' .. table.concat(names, ', ')
   end
   local key = config.values.keymaps.chat.undo_change
+  local review = config.values.keymaps.chat.review_change
+  if not undone and not rewound and review and review ~= '' then
+    s = s .. ' · ' .. review .. ' review'
+  end
   if not undone and not rewound and key and key ~= '' then
     s = s .. ' · ' .. key .. ' undo'
   end
