@@ -416,7 +416,7 @@ t.test('contract: the generated agentd.contract is the contract: every enumerati
     t.eq(P.answer_method[k], contract.kinds[k].answer, 'the answer method of ' .. k)
     t.eq(kinds.spec[k].confirm, P.answer_method[k] == P.request.confirm, 'the kind table answers ' .. k .. ' as the daemon takes it')
   end
-  t.eq(sorted(vim.tbl_keys(P.terminal_states)), sorted(missing(P.run_states, { 'running', 'requires_action', 'paused' })))
+  t.eq(sorted(vim.tbl_keys(P.terminal_states)), sorted(missing(P.run_states, { 'queued', 'running', 'requires_action', 'paused' })))
 end)
 
 t.test('contract: the error codes the plugin names are the daemon\'s', function()
