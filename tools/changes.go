@@ -39,12 +39,13 @@ func diffs(chs []fileChange) []FileDiff {
 			old = c.OldRel
 		}
 		out = append(out, FileDiff{
-			Path:    c.Rel,
-			Status:  statusOf(c.Before, c.After, c.moved()),
-			OldPath: oldPath(c),
-			Diff:    unifiedDiff(old, c.Rel, c.Before, c.After),
-			OldText: inlineText(c.Before),
-			NewText: inlineText(c.After),
+			Path:      c.Rel,
+			Status:    statusOf(c.Before, c.After, c.moved()),
+			OldPath:   oldPath(c),
+			Diff:      unifiedDiff(old, c.Rel, c.Before, c.After),
+			OldText:   inlineText(c.Before),
+			NewText:   inlineText(c.After),
+			RunsLater: RunsLater(c.Rel),
 		})
 	}
 	return out
