@@ -43,6 +43,10 @@ const (
 	// small for the model, or the kernel sandbox unable to confine
 	// commands here.
 	UpdateNotice UpdateKind = "notice"
+	// UpdateSteer is the user's words added to the run while it works
+	// (agent/steer), where they were given; the model reads them before
+	// its next request.
+	UpdateSteer UpdateKind = "steer"
 	// UpdateContext says how full the model's context window is, after
 	// each model call: the context meter.
 	UpdateContext UpdateKind = "context"
@@ -50,15 +54,17 @@ const (
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateContext}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it), notice
+	// never sent back to it), notice, steer
 	Text string `json:"text,omitempty"`
+	// steer: the images that came with the words (agent/image has them).
+	Images []ImageRef `json:"images,omitempty"`
 
 	// plan
 	Explanation string      `json:"explanation,omitempty"`
@@ -188,7 +194,13 @@ type InputRequest struct {
 	Network bool          `json:"network,omitempty"`
 	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
-	Rule         string     `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// GrantCovers says, for a confirmation, what "allow for this session"
+	// and "always allow" would allow from then on, one entry per rule the
+	// answer stores, e.g. "`go test` with any arguments, except options
+	// that run another program …" (policy.Covers). Editors show it beside
+	// those answers.
+	GrantCovers  []string   `json:"grantCovers,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`
@@ -269,6 +281,9 @@ const (
 	StateCompleted      State = "completed"
 	StateFailed         State = "failed"
 	StateCancelled      State = "cancelled"
+	// StateQueued: the run waits for the session's run before it to end
+	// (agent/run on a busy session); it has not started.
+	StateQueued State = "queued"
 )
 
 // StateIdle is the state of a session that has no run yet; no run is ever
@@ -276,7 +291,7 @@ const (
 const StateIdle State = "idle"
 
 // States lists every run state.
-var States = []State{StateRunning, StateRequiresAction, StatePaused, StateCompleted, StateFailed, StateCancelled}
+var States = []State{StateRunning, StateRequiresAction, StatePaused, StateCompleted, StateFailed, StateCancelled, StateQueued}
 
 // Finished reports whether a run in this state is over for good.
 func (s State) Finished() bool {
