@@ -78,13 +78,17 @@ type Mode string
 // Approval modes, from the strictest.
 const (
 	ModeReadOnly Mode = "read-only"
+	// ModePlan reads like read-only, and the agent ends by putting a plan
+	// to the user, who approves it into another mode or asks for changes.
+	// The policy judges its calls as read-only's.
+	ModePlan     Mode = "plan"
 	ModeAsk      Mode = "ask"
 	ModeAutoEdit Mode = "auto-edit"
 	ModeFullAuto Mode = "full-auto"
 )
 
 // Modes lists the modes in the order editors show them.
-var Modes = []Mode{ModeReadOnly, ModeAsk, ModeAutoEdit, ModeFullAuto}
+var Modes = []Mode{ModeReadOnly, ModePlan, ModeAsk, ModeAutoEdit, ModeFullAuto}
 
 // Decision is the user's answer to a write or command confirmation.
 type Decision string
