@@ -37,7 +37,9 @@ var allowed = map[string][]string{
 	"tools/policy":      {"tools", "internal/lazy"},
 	"tools/mcp":         {"tools", "rag", "internal/lazy"},
 	"tools/mcp/mcptest": {"internal/testcache"},
-	"agent":             {"tools", "tools/policy", "tools/mcp", "tools/images", "rag", "internal/lazy"},
+	"tools/lsp":         {"tools"},
+	"tools/lsp/lsptest": {"internal/testcache"},
+	"agent":             {"tools", "tools/policy", "tools/mcp", "tools/lsp", "tools/images", "rag", "internal/lazy"},
 	"agent/modeltest":   {},
 	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
 	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
@@ -67,8 +69,13 @@ func init() {
 
 // owners names the one package that may import each third-party module.
 var owners = map[string]string{
-	"go.lsp.dev/jsonrpc2":                    "rpc",
-	"go.lsp.dev/protocol":                    "rpc",
+	"go.lsp.dev/jsonrpc2": "rpc",
+	// The LSP client of agentd's own language servers; rpc speaks the
+	// editor's LSP-shaped protocol with its own types (rpc/wire), and
+	// tools/lsp frames its JSON-RPC itself rather than through jsonrpc2
+	// (a server child may hang or flood: every call bounded, no write
+	// blocking a caller), so each library has one owner.
+	"go.lsp.dev/protocol":                    "tools/lsp",
 	"github.com/sashabaranov/go-openai":      "", // tests only: modeltest's checks against an independent client
 	"github.com/philippgille/chromem-go":     "rag",
 	"github.com/fsnotify/fsnotify":           "rag",

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/lsp"
 	"github.com/agentd/agentd/tools/mcp"
 	"github.com/agentd/agentd/tools/policy"
 )
@@ -31,6 +32,7 @@ type Agent struct {
 	warned   sync.Map // session id → told the sandbox cannot confine commands
 	mcp      *mcp.Manager
 	lang     tools.Language // the editor's language servers, then agentd's own; nil: none
+	own      *lsp.Manager   // agentd's own language servers; nil when off
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
@@ -100,6 +102,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.mcp = newMCP(cfg, sb)
 	a.lang = cfg.Language
+	if cfg.LanguageServers.Auto {
+		a.own = lsp.New(lsp.Config{Root: cfg.Root, Sandbox: sb, Settings: cfg.LanguageServers, Logger: cfg.Logger})
+		a.lang = tools.Chain(cfg.Language, a.own)
+	}
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -358,6 +364,9 @@ func (a *Agent) Shutdown() {
 	a.wg.Wait()
 	a.closeCheckpoints()
 	a.mcp.Close()
+	if a.own != nil {
+		a.own.Close()
+	}
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

@@ -197,6 +197,9 @@ type ProcSpec struct {
 	// Confine is the profile and the network; the zero value is the read
 	// profile without network.
 	Confine Confine
+	// NoCaches: the process uses no toolchain (rg, ctags): it gets none of
+	// the build caches, and starts without their overlays' mounts.
+	NoCaches bool
 	// Session is the key of the session the process belongs to (a run's
 	// Env.SessionID). A confined process without the network joins its
 	// session's network namespace: only the loopback, shared by the
@@ -251,7 +254,7 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	}
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Git: spec.Confine.Git, Session: spec.Session,
 		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
-	if kp != sandbox.Full {
+	if kp != sandbox.Full && !spec.NoCaches {
 		s.caches(ws, kp, ss.Network, ss.Env).apply(&ss, spec.Env)
 	}
 	if kp == sandbox.WorkspaceWrite {
@@ -442,7 +445,7 @@ func (s *Sandbox) treeMayChange(ws string) {
 func (s *Sandbox) Output(ctx context.Context, root, dir string, stdin io.Reader, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	p, err := s.Command(ctx, ProcSpec{Args: args, Workspace: root, Dir: dir, Confine: Confine{Profile: ProfileRead},
-		Stdin: stdin, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second})
+		NoCaches: true, Stdin: stdin, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second})
 	if err != nil {
 		return nil, err
 	}

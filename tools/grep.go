@@ -111,7 +111,7 @@ func grepRipgrep(ctx context.Context, env *Env, rg, root, abs string, p GrepPara
 	args = append(args, "-e", p.Pattern, "--", relPath(root, abs))
 	var stdout, stderr bytes.Buffer
 	proc, err := env.sandbox().Command(ctx, ProcSpec{Args: append([]string{rg}, args...), Workspace: root, Dir: root,
-		Confine: Confine{Profile: ProfileRead}, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second, Started: env.Started})
+		Confine: Confine{Profile: ProfileRead}, NoCaches: true, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second, Started: env.Started})
 	if err == nil {
 		err = proc.Wait()
 	}

@@ -309,7 +309,10 @@ func (env *Env) startBinary() *Editor {
 // binaryEnv configures the child like options() configures in-process.
 func (env *Env) binaryEnv() []string {
 	c := env.cfg
-	vars := []string{"AGENTD_STATE_DIR=" + env.State, "AGENTD_RETRY_BASE=10ms", "HOME=" + env.State, "XDG_CONFIG_HOME=" + filepath.Join(env.State, "config")}
+	// agentd's own language servers are off unless a scenario turns them
+	// on (Env): which are installed differs from machine to machine.
+	vars := []string{"AGENTD_STATE_DIR=" + env.State, "AGENTD_RETRY_BASE=10ms", "HOME=" + env.State, "XDG_CONFIG_HOME=" + filepath.Join(env.State, "config"),
+		"AGENTD_LANGUAGE_SERVERS=off"}
 	set := func(name, v string) {
 		if v != "" {
 			vars = append(vars, name+"="+v)

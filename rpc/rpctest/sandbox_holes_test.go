@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -245,4 +246,56 @@ func TestRedTeamGitDirectory(t *testing.T) {
 		git(root, "commit", "-qam", "the user's commit")
 		assert.NoFileExists(t, marker, "the user's git ran the planted code")
 	})
+}
+
+// TestRedTeamForkBomb: a script the line writes and runs (the policy
+// cannot see into it; a bomb in the line itself is refused) forks without
+// end, and waits. The command's processes stay within its limit, the
+// daemon answers the editor at once meanwhile, and the timeout ends every
+// process of it.
+func TestRedTeamForkBomb(t *testing.T) {
+	binaryOnly(t, []tools.Mode{tools.ModeFullAuto}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		marker := fmt.Sprintf("agentd-bomb-%d", time.Now().UnixNano())
+		bomb := "#!/bin/bash\nexec -a " + marker + " bash -c 'bomb() { bomb | bomb & }; bomb; sleep 3600'\n"
+		env.Model.Append(
+			turn("write", callOf("call_write", "write_file", map[string]any{"path": "bomb.sh", "content": bomb})),
+			turn("bomb", callOf("call_bomb", "run_cmd", map[string]any{"command": "bash bomb.sh", "timeout": 8})),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«write»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		before := countProcesses()
+		run = e.Run(agent.RunParams{Prompt: "«bomb»", SessionID: run.SessionID})
+		time.Sleep(2 * time.Second) // the bomb at its limit
+		peak := countProcesses() - before
+		start := time.Now()
+		var sessions any
+		e.MustCall(wire.MethodSessions, nil, &sessions)
+		answered := time.Since(start)
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		t.Logf("during the bomb: %d more processes on the machine, the daemon answered in %v\n%s", peak, answered, toolResults(env)["call_bomb"])
+		assert.Less(t, peak, 4096+200, "the bomb went past its limit")
+		assert.Less(t, answered, 3*time.Second, "the bomb starved the daemon")
+		assert.Contains(t, toolResults(env)["call_bomb"], "timed out")
+		deadline := time.Now().Add(20 * time.Second)
+		for countProcesses() > before+20 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		assert.LessOrEqual(t, countProcesses(), before+20, "the bomb's processes outlived its timeout")
+	})
+}
+
+// countProcesses counts the machine's processes.
+func countProcesses() int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		if c := e.Name()[0]; c >= '0' && c <= '9' {
+			n++
+		}
+	}
+	return n
 }

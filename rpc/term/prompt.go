@@ -223,6 +223,9 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 		for _, l := range pr.p.diffLines(d.Diff, -1) { // all of it: nothing is approved unseen
 			b.WriteString(l + "\n")
 		}
+		if d.RunsLater != "" {
+			b.WriteString(pr.sc.style("33", "  "+d.Path+" runs later, outside the sandbox: "+d.RunsLater) + "\n")
+		}
 	}
 	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
 		// Where it would run: the sandbox profile, the network, the secrets.

@@ -227,13 +227,23 @@ func (p *Policy) decideReads(rules []Rule, mode tools.Mode, c *tools.Call) Verdi
 	return strictest(ds)
 }
 
+// decideWrite judges a write of one workspace path by a file tool or a
+// command: the strictest rule that names it, else the mode. A file that
+// runs later outside any sandbox (tools.RunsLater: .vscode/tasks.json,
+// .envrc, a git hook of .husky/ …) asks in every mode that writes, unless
+// a rule the user wrote or a grant of that file allows it.
 func (p *Policy) decideWrite(rules []Rule, mode tools.Mode, tool, path string) Verdict {
 	d, ok := matchRules(rules, tool, "write", path, matchPath)
-	if !ok {
+	switch {
+	case ok && d.Action == Allow && mode == tools.ModeReadOnly:
 		return modeDefault(mode, tools.EffectEdit)
+	case ok:
+		return d
 	}
-	if d.Action == Allow && mode == tools.ModeReadOnly {
-		return modeDefault(mode, tools.EffectEdit)
+	d = modeDefault(mode, tools.EffectEdit)
+	if why := tools.RunsLater(path); why != "" && d.Action != Deny {
+		d = raise(d, Verdict{Action: Ask, Rule: "runs later: " + path + " runs outside the sandbox: ask",
+			Reason: path + " runs later, outside the sandbox: " + why})
 	}
 	return d
 }

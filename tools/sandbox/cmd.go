@@ -37,6 +37,7 @@ type Cmd struct {
 	exitStatus func() (int, bool)
 	status     *Status     // tests override Check's answer
 	tweak      func(*plan) // tests change the plan to try one mechanism alone
+	entry      *entryProc  // nil in Full
 	// absent are git's guarded names that did not exist (Spec.Git);
 	// removed, what Wait removed because they appeared.
 	absent, removed []string
@@ -139,7 +140,10 @@ func (c *Cmd) Wait() error {
 		c.exit, c.fromInit = code, true
 		c.stopCancel()
 		_ = killGroup(pid)
-		go func() { _, _ = c.proc.Wait() }()
+		go func() {
+			_, _ = c.proc.Wait()
+			c.entry.released()
+		}()
 	} else {
 		waitExited(pid)
 		_ = killGroup(pid)
@@ -152,6 +156,7 @@ func (c *Cmd) Wait() error {
 			state, err = c.proc.Wait()
 		}
 		c.exit = exitCode(state)
+		c.entry.released()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			err = nil

@@ -209,6 +209,13 @@ func (p *plan) confine() (Confinement, error) {
 			}
 		}
 	}
+	if p.NProc > 0 && p.Namespaces {
+		// Where no control group bounds the command (limits_linux.go):
+		// the user's processes in the sandbox's user namespace (outside
+		// one, it would count every process of the user on the machine).
+		lim := syscall.Rlimit{Cur: uint64(p.NProc), Max: uint64(p.NProc)}
+		_ = syscall.Setrlimit(rlimitNproc, &lim)
+	}
 	if err := dropCapabilities(); err != nil {
 		return conf, &SetupError{Step: "capabilities", Msg: err.Error()}
 	}

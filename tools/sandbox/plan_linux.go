@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,10 @@ type plan struct {
 	// Families are the socket families seccomp lets through; nil means no
 	// filter.
 	Families []uint32 `json:"families,omitempty"`
+	// TmpSize bounds the private tmpfs (/tmp, /var/tmp, /dev/shm
+	// together), in bytes; NProc is RLIMIT_NPROC for the command.
+	TmpSize int64 `json:"tmpSize,omitempty"`
+	NProc   int   `json:"nproc,omitempty"`
 	// Absent are paths in git directories that must not appear while a
 	// git command runs (Spec.Git): the daemon removes them after it.
 	Absent []string `json:"-"`
@@ -88,7 +93,7 @@ const privateSub = ".agentd-private"
 func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	p := &plan{
 		Argv: spec.Args, Dir: spec.Dir, Profile: spec.Profile, Daemon: os.Getpid(), ABI: st.Landlock, Network: spec.Network,
-		Namespaces: st.Namespaces,
+		Namespaces: st.Namespaces, TmpSize: cmp.Or(spec.TmpSize, tmpfsSize()), NProc: cmp.Or(spec.MaxProcs, maxProcs()),
 		// The seccomp filter refuses every socket but AF_UNIX and
 		// AF_NETLINK, Landlock refuses TCP and scopes abstract sockets:
 		// together they cover what an empty network namespace would,

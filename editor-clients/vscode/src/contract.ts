@@ -529,6 +529,11 @@ export interface FileDiff {
   diff: string;
   oldText?: string;
   newText?: string;
+  /**
+   * RunsLater says who runs the file later, outside any sandbox, and when (VS Code's tasks when the
+   * folder opens, direnv's .envrc, a git hook, CI): a change the user should look at (RunsLater).
+   */
+  runsLater?: string;
 }
 
 /** Hints are a tool's annotations: claims of its server. */

@@ -406,6 +406,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field diff string Diff is a unified diff of the file.
 ---@field oldText? string
 ---@field newText? string
+---@field runsLater? string RunsLater says who runs the file later, outside any sandbox, and when (VS Code's tasks when the folder opens, direnv's .envrc, a git hook, CI): a change the user should look at (RunsLater).
 
 --- Hints are a tool's annotations: claims of its server.
 ---@class agentd.Hints
