@@ -527,8 +527,8 @@ func oneOf(p *string, allowed ...string) value {
 
 func mode(p *tools.Mode) value {
 	return textValue{get: func() string { return string(*p) }, parse: func(s string) error {
-		if !slices.Contains(tools.Modes, tools.Mode(s)) {
-			return fmt.Errorf("%q is not a mode: one of %s", s, tools.ModeList())
+		if !slices.Contains(Modes, tools.Mode(s)) {
+			return fmt.Errorf("%q is not a mode: one of %s", s, ModeList())
 		}
 		*p = tools.Mode(s)
 		return nil

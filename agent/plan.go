@@ -49,6 +49,19 @@ const planDeniedText = "Not run: this is plan mode: you may read and search, not
 // planModeNote tells the model of a run in plan mode what it may do.
 const planModeNote = "[agentd: plan mode: read and search only, change nothing. When you know enough, end with propose_plan and your plan; the user approves it or asks for changes.]"
 
+// Modes are the modes a session may be in, in the order editors show them:
+// the policy's, and plan.
+var Modes = []tools.Mode{tools.ModeReadOnly, tools.ModePlan, tools.ModeAsk, tools.ModeAutoEdit, tools.ModeFullAuto}
+
+// ModeList names the modes for a message: "read-only, plan, ask, …".
+func ModeList() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
 // policyMode is the mode the policy judges a run's calls in: plan mode's
 // calls as read-only's.
 func policyMode(m tools.Mode) tools.Mode {

@@ -82,9 +82,10 @@ type Mode string
 // Approval modes, from the strictest.
 const (
 	ModeReadOnly Mode = "read-only"
-	// ModePlan reads like read-only, and the agent ends by putting a plan
-	// to the user, who approves it into another mode or asks for changes.
-	// The policy judges its calls as read-only's.
+	// ModePlan is a session's mode, not the policy's: the agent reads as in
+	// read-only (the policy judges its calls as read-only's) and ends by
+	// putting a plan to the user, who approves it into another mode or asks
+	// for changes. It is not in Modes, the policy's modes.
 	ModePlan     Mode = "plan"
 	ModeAsk      Mode = "ask"
 	ModeAutoEdit Mode = "auto-edit"
@@ -92,7 +93,7 @@ const (
 )
 
 // Modes lists the modes in the order editors show them.
-var Modes = []Mode{ModeReadOnly, ModePlan, ModeAsk, ModeAutoEdit, ModeFullAuto}
+var Modes = []Mode{ModeReadOnly, ModeAsk, ModeAutoEdit, ModeFullAuto}
 
 // Decision is the user's answer to a write or command confirmation.
 type Decision string
