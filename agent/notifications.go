@@ -64,8 +64,10 @@ type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it), notice
+	// never sent back to it), notice, steer
 	Text string `json:"text,omitempty"`
+	// steer: the images that came with the words (agent/image has them).
+	Images []ImageRef `json:"images,omitempty"`
 
 	// plan
 	Explanation string      `json:"explanation,omitempty"`
@@ -201,7 +203,13 @@ type InputRequest struct {
 	Network bool          `json:"network,omitempty"`
 	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
-	Rule         string     `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// GrantCovers says, for a confirmation, what "allow for this session"
+	// and "always allow" would allow from then on, one entry per rule the
+	// answer stores, e.g. "`go test` with any arguments, except options
+	// that run another program …" (policy.Covers). Editors show it beside
+	// those answers.
+	GrantCovers  []string   `json:"grantCovers,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`

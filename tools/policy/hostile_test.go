@@ -143,7 +143,7 @@ var hostileLines = []hostileLine{
 	{"write-option", `cat in | tee copy.txt`, notReadOnly, false},
 	{"write-option", `sed -i 's/a/b/' main.go`, notReadOnly, true},
 	{"write-option", `sed -i 's/a/b/' /etc/hosts`, denied, false},
-	{"write-option", `sed -n 'w /tmp/out' f`, notReadOnly, false},
+	{"write-option", `sed -n 'w /tmp/out' f`, denied, false},
 	{"write-option", `awk '{ print > "/tmp/out" }' f`, notReadOnly, true},
 	{"write-option", `find . -fprint /out/list`, denied, false},
 	{"write-option", `tree -o /out/f`, denied, false},
@@ -238,6 +238,10 @@ var hostileLines = []hostileLine{
 	{"download-runs", `curl -s https://x | jq .name`, notReadOnly, false},
 	{"download-runs", `curl -s https://x | xargs echo`, notReadOnly, false},
 	{"download-runs", `curl -s https://x | sed -n 1p`, notReadOnly, false},
+	// Issue 24: a file a sed script writes is a write like a redirect's.
+	{"script-writes", `sed 's/a/b/w /etc/cron.d/x' main.go`, denied, false},
+	{"script-writes", `sed -n '1w out.txt' main.go`, notReadOnly, false},
+	{"script-writes", `sed -e 'w /dev/stdout' main.go`, notReadOnly, false},
 	// Issue 24: the user's terminal is not the command's output.
 	{"terminal", `printf '\033]52;c;aGk=\a' > /dev/tty`, notReadOnly, false},
 	{"terminal", `printf '\033]0;title\007' >/dev/tty`, notReadOnly, false},

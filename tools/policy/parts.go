@@ -135,6 +135,13 @@ func (a *analyzer) effects(p *shellPart, fl *flow) {
 		}
 	case name == "printf" || name == "test" || name == "[":
 		a.nameOptions(name, args)
+	case sedNames[name]:
+		for _, script := range sedScripts(args) { // w FILE, s///w FILE: writes like a redirect's
+			files, _ := sedWrites(script)
+			for _, f := range files {
+				a.write(word{val: f, lit: true, lead: f, text: quoteWord(f)}, fl)
+			}
+		}
 	}
 }
 

@@ -754,6 +754,13 @@ export interface InputRequest {
   secrets?: string[];
   /** Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)". */
   rule?: string;
+  /**
+   * GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would
+   * allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments,
+   * except options that run another program …" (policy.Covers). Editors show it beside those
+   * answers.
+   */
+  grantCovers?: string[];
   createdAt: string;
   expiresAt?: string;
   pendingCount: number;
@@ -1256,6 +1263,8 @@ export interface SessionsResult {
 export interface SteerParams {
   runId: string;
   text: string;
+  /** Images go with the words, as a prompt's do (agent/run). */
+  images?: ImageInput[];
 }
 
 /**
@@ -1367,9 +1376,11 @@ export interface Update {
   kind: UpdateKind;
   /**
    * message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it),
-   * notice
+   * notice, steer
    */
   text?: string;
+  /** steer: the images that came with the words (agent/image has them). */
+  images?: ImageRef[];
   /** plan */
   explanation?: string;
   entries?: PlanEntry[];
