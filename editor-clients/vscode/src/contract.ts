@@ -393,6 +393,11 @@ export interface DiagnosticItem {
   code?: string;
   /** New: not there before the reply's edits. */
   new?: boolean;
+  /**
+   * Other: in a file the reply did not change (a caller its edit broke); only new problems of such
+   * files are reported.
+   */
+  other?: boolean;
 }
 
 /** DiagnosticsParams are editor/diagnostics' params. */
@@ -416,8 +421,12 @@ export interface DiagnosticsReport {
   /** Files are the files asked about, workspace-relative. */
   files: string[];
   items?: DiagnosticItem[];
-  /** New counts the problems the reply's edits brought (shown or not). */
+  /**
+   * New counts the problems the reply's edits brought (shown or not); Others those of them in files
+   * the reply did not change.
+   */
   new: number;
+  others?: number;
   /**
    * Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are
    * never shown.

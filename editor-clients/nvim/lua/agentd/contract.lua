@@ -318,6 +318,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field source? string
 ---@field code? string
 ---@field new? boolean New: not there before the reply's edits.
+---@field other? boolean Other: in a file the reply did not change (a caller its edit broke); only new problems of such files are reported.
 
 --- DiagnosticsParams are editor/diagnostics' params.
 ---@class agentd.DiagnosticsParams
@@ -331,7 +332,8 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.DiagnosticsReport
 ---@field files string[] Files are the files asked about, workspace-relative.
 ---@field items? agentd.DiagnosticItem[]
----@field new integer New counts the problems the reply's edits brought (shown or not).
+---@field new integer New counts the problems the reply's edits brought (shown or not); Others those of them in files the reply did not change.
+---@field others? integer
 ---@field omitted? integer Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are never shown.
 ---@field quiet? integer
 ---@field servers? string[] Servers name who answered: "the editor", "gopls".
