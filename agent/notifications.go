@@ -61,8 +61,10 @@ type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it), notice
+	// never sent back to it), notice, steer
 	Text string `json:"text,omitempty"`
+	// steer: the images that came with the words (agent/image has them).
+	Images []ImageRef `json:"images,omitempty"`
 
 	// plan
 	Explanation string      `json:"explanation,omitempty"`

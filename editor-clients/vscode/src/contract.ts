@@ -1255,6 +1255,8 @@ export interface SessionsResult {
 export interface SteerParams {
   runId: string;
   text: string;
+  /** Images go with the words, as a prompt's do (agent/run). */
+  images?: ImageInput[];
 }
 
 /**
@@ -1366,9 +1368,11 @@ export interface Update {
   kind: UpdateKind;
   /**
    * message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it),
-   * notice
+   * notice, steer
    */
   text?: string;
+  /** steer: the images that came with the words (agent/image has them). */
+  images?: ImageRef[];
   /** plan */
   explanation?: string;
   entries?: PlanEntry[];

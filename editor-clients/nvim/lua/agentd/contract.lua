@@ -914,6 +914,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.SteerParams
 ---@field runId string
 ---@field text string
+---@field images? agentd.ImageInput[] Images go with the words, as a prompt's do (agent/run).
 
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
@@ -981,7 +982,8 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- Update is one event of a run; Kind says which fields are set.
 ---@class agentd.Update
 ---@field kind agentd.UpdateKind
----@field text? string message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it), notice
+---@field text? string message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it), notice, steer
+---@field images? agentd.ImageRef[] steer: the images that came with the words (agent/image has them).
 ---@field explanation? string plan
 ---@field entries? agentd.PlanEntry[]
 ---@field toolCallId? string tool_call, tool_call_update
