@@ -78,7 +78,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", LandlockOnly: cfg.Sandbox == "landlock", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
 		Own: tools.AgentDirs(ownDirs(cfg)...)})
 	// One list of agentd's own directories: the sandbox hides them from
 	// commands, the file tools and the policy keep out of them.

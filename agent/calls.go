@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,8 +232,41 @@ func (r *run) confirmRequest(c ToolCall, call *tools.Call, d policy.Verdict) *In
 		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
 		req.Diff = call.Writes
 	}
+	r.describeGrant(req, call)
 	expireAfter(req, r.a.cfg.ConfirmTimeout)
 	return req
+}
+
+// describeGrant says on a confirmation what "allow for this session" and
+// "always allow" would allow from then on (policy.Covers): in GrantCovers,
+// and in those answers' descriptions. A confirmation that offers neither
+// (a command the sandbox cannot confine) says nothing.
+func (r *run) describeGrant(req *InputRequest, call *tools.Call) {
+	if !slices.ContainsFunc(req.Options, func(o tools.Option) bool { return o.OptionID == string(tools.AllowSession) }) {
+		return
+	}
+	covers := r.a.policy.Covers(r.rec.SessionID, call)
+	if len(covers) == 0 {
+		return
+	}
+	req.GrantCovers = covers
+	req.Options = slices.Clone(req.Options)
+	for i, o := range req.Options {
+		var when string
+		switch tools.Decision(o.OptionID) {
+		case tools.AllowSession:
+			when = "for the rest of this session"
+		case tools.AllowAlways:
+			when = "from now on, in this workspace"
+		default:
+			continue
+		}
+		d := when + ", also allows: " + strings.Join(covers, "; ")
+		if o.Description != "" {
+			d = o.Description + "; " + d
+		}
+		req.Options[i].Description = d
+	}
 }
 
 // confirmOptions are the answers a confirmation offers: each decision, in

@@ -194,7 +194,13 @@ type InputRequest struct {
 	Network bool          `json:"network,omitempty"`
 	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
-	Rule         string     `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// GrantCovers says, for a confirmation, what "allow for this session"
+	// and "always allow" would allow from then on, one entry per rule the
+	// answer stores, e.g. "`go test` with any arguments, except options
+	// that run another program …" (policy.Covers). Editors show it beside
+	// those answers.
+	GrantCovers  []string   `json:"grantCovers,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`

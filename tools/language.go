@@ -213,8 +213,14 @@ func (c chain) WorkspaceSymbols(ctx context.Context, query string) ([]Symbol, er
 	return b, errB
 }
 
+// Warm warms the second only when the first does not check files itself:
+// an editor that answers diagnostics runs its own servers, and agentd's
+// would duplicate them (they start when the editor declines a file).
 func (c chain) Warm(files []string) {
 	c.first.Warm(files)
+	if d, ok := c.first.(interface{ ChecksFiles() bool }); ok && d.ChecksFiles() {
+		return
+	}
 	c.second.Warm(files)
 }
 

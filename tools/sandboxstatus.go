@@ -71,6 +71,9 @@ func (s *Sandbox) recheck(file, key string) {
 	st := sandbox.Check()
 	s.smu.Lock()
 	s.status = st
+	if s.cfg.LandlockOnly {
+		s.status = st.WithoutNamespaces()
+	}
 	s.smu.Unlock()
 	s.keep(file, key, st)
 }

@@ -232,6 +232,11 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	if len(req.GrantCovers) > 0 { // what a lasting answer would allow from then on
+		for _, l := range wrapWords("\"for this session\" and \"always\" also allow: "+strings.Join(req.GrantCovers, "; "), pr.p.width()-4) {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 	if req.Rule != "" {
 		for _, l := range wrapWords("("+req.Rule+")", pr.p.width()-4) {
 			b.WriteString(pr.sc.style("2", "  "+l) + "\n")

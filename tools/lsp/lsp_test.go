@@ -19,7 +19,7 @@ import (
 // The real servers, installed by lsptest, in the real sandbox.
 
 // workspace writes files into a new workspace and returns its root.
-func workspace(t *testing.T, files map[string]string) string {
+func workspace(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)

@@ -753,6 +753,13 @@ export interface InputRequest {
   secrets?: string[];
   /** Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)". */
   rule?: string;
+  /**
+   * GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would
+   * allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments,
+   * except options that run another program …" (policy.Covers). Editors show it beside those
+   * answers.
+   */
+  grantCovers?: string[];
   createdAt: string;
   expiresAt?: string;
   pendingCount: number;

@@ -551,6 +551,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field network? boolean
 ---@field secrets? string[]
 ---@field rule? string Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
+---@field grantCovers? string[] GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments, except options that run another program …" (policy.Covers). Editors show it beside those answers.
 ---@field createdAt string
 ---@field expiresAt? string
 ---@field pendingCount integer
