@@ -177,6 +177,9 @@ func (a *Agent) DeleteSession(sessionID string) error {
 	}
 	a.mu.Lock()
 	runs := slices.Clone(s.RunIDs)
+	a.mu.Unlock()
+	runs = append(runs, a.subagentsOf(runs)...)
+	a.mu.Lock()
 	delete(a.sessions, s.ID)
 	for _, id := range runs {
 		delete(a.runs, id)
@@ -193,7 +196,7 @@ func (a *Agent) DeleteSession(sessionID string) error {
 			continue
 		}
 		for _, p := range []string{a.store.runPath(id), a.store.journalPath(id), a.store.eventsPath(id), a.store.messagesPath(id),
-			filepath.Join(a.store.openDir(), id)} {
+			a.store.steersPath(id), filepath.Join(a.store.openDir(), id)} {
 			errs = append(errs, removeIfThere(p))
 		}
 	}

@@ -54,7 +54,9 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	for _, rn := range renamed {
 		r.logger().Warn("the model gave a call an id another call has: agentd gave it its own", "id", rn.was, "now", rn.now)
 	}
-	r.reportContext()
+	if r.sub == nil {
+		r.reportContext() // the session's context window, not a subagent's
+	}
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {
 			r.update(Update{Kind: UpdateMessageChunk, Text: text})
@@ -100,6 +102,9 @@ func (e stopError) Error() string { return e.msg }
 // editor which instruction files the model was given and, once per agent,
 // warns when the model's context window leaves little room.
 func (r *run) prefix(ctx context.Context) *sessionPrefix {
+	if r.sub != nil {
+		return r.subagentPrefix(ctx) // subagent.go
+	}
 	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID, r.mcpToolNames())
 	r.mu.Lock()
 	first := r.rec.Step == 0

@@ -216,7 +216,7 @@ export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as 
 export type UndoStatus = (typeof UNDO_STATUSES)[number];
 
 /** UpdateKind says which fields of an Update are set. */
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings', 'subagent'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 /**
@@ -770,6 +770,12 @@ export interface InputRequest {
    * answers.
    */
   grantCovers?: string[];
+  /**
+   * Subagent is set on a subagent's request: who asks (its run and description) and about which of
+   * its own calls. Its runId and toolCallId are its parent run's and the task call's, so it shows
+   * under the task call; it is answered like any other request.
+   */
+  subagent?: Subagent;
   createdAt: string;
   expiresAt?: string;
   pendingCount: number;
@@ -1277,6 +1283,42 @@ export interface SteerParams {
 }
 
 /**
+ * Subagent names a subagent, the run a task call started, where its parent run reports on it: the
+ * subagent's own run id and the task's short description (its label). In a subagent update it
+ * carries one of the subagent's own updates (Update) or its new state (State); on the task call's
+ * last tool_call_update, how it ended, its tokens and the files it read; on an input request it
+ * asks, the subagent's own call the request is about.
+ */
+export interface Subagent {
+  runId: string;
+  description: string;
+  /**
+   * ToolCallID (an input request): the subagent's own tool call the request is about; the request's
+   * toolCallId is the task call's.
+   */
+  toolCallId?: string;
+  /**
+   * Update is one of the subagent's updates, as its own run made it: its tool calls' ids are its
+   * own, unique within the subagent.
+   */
+  update?: Update;
+  /** State is the subagent's new state, with why it stopped. */
+  state?: State;
+  stopReason?: StopReason;
+  error?: string;
+  /**
+   * Usage is the subagent's tokens (the task call's last update): its parent's usage counts them
+   * too.
+   */
+  usage?: Usage;
+  /**
+   * Read lists the files the subagent read (the task call's last update), workspace-relative, in
+   * the order it first read them.
+   */
+  read?: string[];
+}
+
+/**
  * Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
  * sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
  */
@@ -1436,6 +1478,8 @@ export interface Update {
   stopReason?: StopReason;
   /** notice of a hook that failed (toolCallId is set for a tool event's hook) */
   hook?: HookReport;
+  /** subagent; and the tool_call and tool_call_update of a task call: the subagent it started. */
+  subagent?: Subagent;
 }
 
 /** UpdateParams is one update of a run. */

@@ -207,8 +207,8 @@ M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
 ---@alias agentd.UndoStatus 'restored'|'conflicts'|'nothing'|'preview'
 
 --- UpdateKind says which fields of an Update are set.
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings' }
----@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'|'settings'
+M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings', 'subagent' }
+---@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'|'settings'|'subagent'
 
 --- Attachment is a text the user attached: Name says what it is for people and the model ("git diff",
 --- "cart.go (unsaved)").
@@ -555,6 +555,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field secrets? string[]
 ---@field rule? string Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
 ---@field grantCovers? string[] GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments, except options that run another program …" (policy.Covers). Editors show it beside those answers.
+---@field subagent? agentd.Subagent Subagent is set on a subagent's request: who asks (its run and description) and about which of its own calls. Its runId and toolCallId are its parent run's and the task call's, so it shows under the task call; it is answered like any other request.
 ---@field createdAt string
 ---@field expiresAt? string
 ---@field pendingCount integer
@@ -920,6 +921,22 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field text string
 ---@field images? agentd.ImageInput[] Images go with the words, as a prompt's do (agent/run).
 
+--- Subagent names a subagent, the run a task call started, where its parent run reports on it: the
+--- subagent's own run id and the task's short description (its label). In a subagent update it carries
+--- one of the subagent's own updates (Update) or its new state (State); on the task call's last
+--- tool_call_update, how it ended, its tokens and the files it read; on an input request it asks, the
+--- subagent's own call the request is about.
+---@class agentd.Subagent
+---@field runId string
+---@field description string
+---@field toolCallId? string ToolCallID (an input request): the subagent's own tool call the request is about; the request's toolCallId is the task call's.
+---@field update? agentd.Update Update is one of the subagent's updates, as its own run made it: its tool calls' ids are its own, unique within the subagent.
+---@field state? agentd.State State is the subagent's new state, with why it stopped.
+---@field stopReason? agentd.StopReason
+---@field error? string
+---@field usage? agentd.Usage Usage is the subagent's tokens (the task call's last update): its parent's usage counts them too.
+---@field read? string[] Read lists the files the subagent read (the task call's last update), workspace-relative, in the order it first read them.
+
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
 ---@class agentd.Symbol
@@ -1012,6 +1029,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field settings? agentd.SessionSettings settings
 ---@field stopReason? agentd.StopReason result
 ---@field hook? agentd.HookReport notice of a hook that failed (toolCallId is set for a tool event's hook)
+---@field subagent? agentd.Subagent subagent; and the tool_call and tool_call_update of a task call: the subagent it started.
 
 --- UpdateParams is one update of a run.
 ---@class agentd.UpdateParams
