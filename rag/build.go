@@ -366,7 +366,7 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		h := sha256.Sum256(w.buf)
 		res.slots = append(res.slots, slot{Start: int32(ch.Start), End: int32(ch.End), Off: int32(ch.Off),
 			Len: int32(ch.Len), flags: ch.Flags, Symbol: strings.Clone(ch.Symbol), hash: [16]byte(h[:16])})
-		bg := w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text)
+		bg := w.tc.countFields(ch.Path, ch.Names, ch.Symbol, ch.Text)
 		if res.entry.Kind != kindGenerated {
 			// Generated code defines names nobody asks for by name.
 			for _, k := range nameKeys(ch.Names) {
@@ -411,6 +411,7 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 			sl.file = e.id
 			n := ix.addSlotLocked(sl, r.bags[i])
 			e.slots = append(e.slots, n)
+			ix.fileLens[e.id] += ix.bm.docLen[n]
 			if ix.cache != nil {
 				if v, ok := ix.cache.vecs[sl.hash]; ok {
 					ix.setVecLocked(ctx, n, v)
@@ -427,10 +428,12 @@ func (ix *Index) addFileLocked(e *fileEntry) {
 		e.id, ix.freeFiles = ix.freeFiles[k-1], ix.freeFiles[:k-1]
 		ix.fileTab[e.id] = e
 		ix.fileKinds[e.id] = e.Kind
+		ix.fileLens[e.id] = 0
 	} else {
 		e.id = int32(len(ix.fileTab))
 		ix.fileTab = append(ix.fileTab, e)
 		ix.fileKinds = append(ix.fileKinds, e.Kind)
+		ix.fileLens = append(ix.fileLens, 0)
 	}
 	ix.files[e.path] = e
 }
@@ -490,6 +493,7 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	}
 	delete(ix.files, rel)
 	ix.fileTab[e.id] = nil
+	ix.fileLens[e.id] = 0
 	ix.freeFiles = append(ix.freeFiles, e.id)
 	ix.dirty = true
 	for _, n := range e.slots {
