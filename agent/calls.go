@@ -31,7 +31,7 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 		// The loop's own tools are announced first (the plan shows under its
 		// call); workspace tools once prepared, with their real title and
 		// the places they touch.
-		loopTool := c.Name == planToolName || c.Name == askToolName
+		loopTool := c.Name == planToolName || c.Name == askToolName || c.Name == proposeToolName
 		if loopTool {
 			r.announce(c, nil)
 		}
@@ -87,6 +87,9 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 	case planToolName:
 		kind = tools.KindThink
 		title = "Update the plan"
+	case proposeToolName:
+		kind = tools.KindThink
+		title = "Propose the plan"
 	}
 	r.update(Update{Kind: UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
 		Status: StatusPending, Input: c.input(), Locations: locations})
@@ -108,6 +111,8 @@ func (r *run) route(ctx context.Context, pc *pendingCall) (req *InputRequest, er
 		pc.Result = r.applyPlan(c.Args)
 	case askToolName:
 		pc.Result, req = r.askRequest(c)
+	case proposeToolName:
+		pc.Result, req = r.proposeRequest(c) // plan.go
 	default:
 		pc.Result, req, pc.Approved = r.judge(ctx, pc)
 	}
@@ -173,7 +178,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	if res := r.beforeTool(ctx, c, call); res != nil {
 		return res, nil, false
 	}
-	d := r.a.policy.Decide(r.rec.SessionID, mode, call)
+	d := r.a.policy.Decide(r.rec.SessionID, policyMode(mode), call)
 	if call.Command != nil {
 		r.warnUnconfined()
 		if d.Action != policy.Deny {
@@ -189,6 +194,9 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	case policy.Deny:
 		e.Reason = d.Reason
 		r.a.audit(e)
+		if mode == tools.ModePlan && strings.HasPrefix(d.Rule, "mode ") {
+			return &callResult{IsError: true, Rejected: true, Content: planDeniedText}, nil, false // plan.go
+		}
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
 	}
 	req := r.confirmRequest(c, call, d)

@@ -168,7 +168,7 @@ var settings = []Setting{
 		Doc:   "the longest wait before a retry, whether backoff or the server's `Retry-After`"},
 	{Key: "approvalPolicy", Env: "AGENTD_POLICY", Default: string(tools.ModeAsk), Editor: true,
 		field: func(c *Config) value { return mode(&c.Policy) },
-		Doc:   "`read-only`, `ask`, `auto-edit` or `full-auto`"},
+		Doc:   "`read-only`, `plan`, `ask`, `auto-edit` or `full-auto`"},
 	{Key: "questionTimeout", Env: "AGENTD_QUESTION_TIMEOUT", Default: "30m", field: func(c *Config) value { return duration(&c.QuestionTimeout) },
 		Doc: "a question expires into \"no answer\" after this (`0`: never)"},
 	{Key: "confirmTimeout", Env: "AGENTD_CONFIRM_TIMEOUT", Default: "0", field: func(c *Config) value { return duration(&c.ConfirmTimeout) },
@@ -527,8 +527,8 @@ func oneOf(p *string, allowed ...string) value {
 
 func mode(p *tools.Mode) value {
 	return textValue{get: func() string { return string(*p) }, parse: func(s string) error {
-		if !slices.Contains(tools.Modes, tools.Mode(s)) {
-			return fmt.Errorf("%q is not a mode: one of %s", s, tools.ModeList())
+		if !slices.Contains(Modes, tools.Mode(s)) {
+			return fmt.Errorf("%q is not a mode: one of %s", s, ModeList())
 		}
 		*p = tools.Mode(s)
 		return nil

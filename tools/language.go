@@ -112,6 +112,11 @@ type FileDiagnostics struct {
 	// Err says why no server answered for the file (it wraps
 	// ErrNoLanguageServer when none covers it).
 	Err error
+	// Related marks a file not asked about whose diagnostics the server
+	// changed with the asked files' new content (a caller a rename broke);
+	// Before are its diagnostics from before.
+	Related bool
+	Before  []Diagnostic
 }
 
 // Symbol is a named thing of the code: a function, a type, a field.

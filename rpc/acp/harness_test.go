@@ -151,7 +151,7 @@ func (h *harness) newSession(cwd string) acpsdk.SessionId {
 	if err != nil {
 		h.t.Fatalf("session/new: %v", callErr(ctx, err))
 	}
-	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 4 {
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 5 {
 		h.t.Fatalf("session/new modes: %+v", resp.Modes)
 	}
 	return resp.SessionId

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/term/termmd"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -290,10 +291,8 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 func (pr *prompter) header(req agent.InputRequest) {
 	var b strings.Builder
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
-	if requestHeadline(req) != req.Message { // a message of several lines: a plan
-		for _, l := range wrapPlain(req.Message, pr.p.width()-4) {
-			b.WriteString("    " + l + "\n")
-		}
+	if requestHeadline(req) != req.Message { // a message of several lines (a plan): Markdown
+		b.WriteString(indent(strings.TrimRight(termmd.Render(req.Message, pr.p.width()-4, pr.sc.colour), "\n"), "    ") + "\n")
 	}
 	if req.Context != "" {
 		for _, l := range wrapPlain(req.Context, pr.p.width()-4) {

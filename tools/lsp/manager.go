@@ -286,7 +286,9 @@ func (m *Manager) Warm(files []string) {
 			defer cancel()
 			if s, err := m.ready(ctx, f); err == nil {
 				defer s.use()()
-				_, _ = s.sync(ctx, f)
+				if _, err := s.sync(ctx, f); err == nil && s.lang.Ask != nil {
+					s.ask(ctx, f) // what it says now, to compare after an edit elsewhere
+				}
 			}
 		}()
 	}
