@@ -416,6 +416,9 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 		e := r.entry
 		ix.addFileLocked(e)
 		e.slots = make([]int32, 0, len(r.slots))
+		if len(r.slots) > 0 {
+			ix.chunked++
+		}
 		for i := range r.slots {
 			sl := r.slots[i]
 			sl.file = e.id
@@ -503,6 +506,9 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 		return
 	}
 	delete(ix.files, rel)
+	if len(e.slots) > 0 {
+		ix.chunked--
+	}
 	ix.fileTab[e.id] = nil
 	ix.fileLens[e.id] = 0
 	ix.freeFiles = append(ix.freeFiles, e.id)

@@ -55,6 +55,7 @@ type Index struct {
 	fileTab   []*fileEntry          // by file id; nil = free
 	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
 	fileLens  []int32               // by file id: the sum of its chunks' BM25 lengths (file-level evidence)
+	chunked   int                   // files with at least one chunk: N of file-level BM25
 	freeFiles []int32
 	slots     []slot  // chunks by slot number; file < 0 = free
 	free      []int32 // slots ready for reuse
@@ -197,7 +198,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 func (ix *Index) reset() {
 	ix.files = make(map[string]*fileEntry)
 	ix.fileTab, ix.fileKinds, ix.fileLens, ix.freeFiles = nil, nil, nil, nil
-	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
+	ix.slots, ix.free, ix.limbo, ix.live, ix.chunked = nil, nil, nil, 0, 0
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)
 	ix.dirs = make(map[string]int64)

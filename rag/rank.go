@@ -26,7 +26,7 @@ type corpus interface {
 	docStart(doc int32) int32 // first line: ties within a file go to the earlier chunk
 	fileKind(f int32) fileKind
 	filePath(f int32) string
-	numFiles() int         // live files
+	numFiles() int         // live files with chunks
 	fileLen(f int32) int32 // the sum of its chunks' lengths; 0 for a removed file
 }
 
@@ -164,6 +164,22 @@ func parseQuery(text string, p *rankParams) *parsedQuery {
 		}
 	}
 	return q
+}
+
+// queryTerms lists every term whose postings rank asks for (a store that
+// fetches postings per query, like the team index, fetches these): the query's
+// terms, their synonyms and the symbol keys of its words.
+func queryTerms(q *parsedQuery) []string {
+	var out []string
+	for i, t := range q.terms {
+		out = append(out, t)
+		out = append(out, q.alts[i]...)
+	}
+	for _, w := range q.words {
+		out = append(out, symbolTerm(w))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // looksLikeCode: ListenAndServe, read_file, http.Get; not prose.

@@ -56,6 +56,7 @@ type snapFile struct {
 	root                                 string
 	nFiles, nDirs, nDocs, nSlots, nTerms int
 	nIndexed                             int // files with chunks or none, not unread ones
+	nChunked                             int // files with chunks
 	totalLen                             int64
 	strs, files, dirs, docs, post, slots []byte
 	terms                                []byte
@@ -107,6 +108,11 @@ func parseSnapshot(data []byte) (*snapFile, error) {
 		return nil, errors.New("snapshot term table is malformed")
 	}
 	s.root = s.str(0, le32(data, 128))
+	for i := range s.nFiles {
+		if le32(s.files, i*fileRec+44) > 0 {
+			s.nChunked++
+		}
+	}
 	return s, nil
 }
 
@@ -288,6 +294,9 @@ func (ix *Index) restore(path string) error {
 		ix.fileTab = append(ix.fileTab, e)
 		ix.fileKinds[i] = e.Kind
 		ix.fileLens[i] = int32(r.length)
+		if r.nDocs > 0 {
+			ix.chunked++
+		}
 		ix.files[e.path] = e
 	}
 	for i := range s.nDirs {
