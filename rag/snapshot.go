@@ -60,7 +60,7 @@ type snapFile struct {
 	nIndexed                             int // files with chunks or none, not unread ones
 	nChunked                             int // files with chunks
 	// id names this snapshot; a delta names the base it applies to.
-	id, baseID uint64
+	id, baseID                           uint64
 	totalLen                             int64
 	strs, files, dirs, docs, post, slots []byte
 	terms                                []byte
