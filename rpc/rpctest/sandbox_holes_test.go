@@ -299,3 +299,58 @@ func countProcesses() int {
 	}
 	return n
 }
+
+// TestRedTeamLandlockAlone: where user namespaces are missing (here:
+// sandbox: landlock), /proc is the machine's. A read-only command, run
+// unasked in the read profile, lists every process's arguments: the
+// daemon's, and a process of the user's with a token in its arguments. It
+// sees none of them. The editor is told that workspace-write is not available,
+// and a command that writes asks and says it would run unconfined.
+func TestRedTeamLandlockAlone(t *testing.T) {
+	binaryOnly(t, []tools.Mode{tools.ModeAsk}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode, Env: map[string]string{"AGENTD_SANDBOX": "landlock"}}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		token := fmt.Sprintf("--token=tok-%d", time.Now().UnixNano())
+		other := exec.Command("bash", "-c", `exec -a "user-tool $0" sleep 600`, token)
+		require.NoError(t, other.Start())
+		t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+		env.Model.Append(
+			turn("ps", callOf("call_ps", "run_cmd", cmd("ps -eo args"))),
+			turn("write", callOf("call_write", "run_cmd", cmd("echo x > made.txt"))),
+			doneAfterTools(),
+		)
+		e := env.Start()
+		var init struct {
+			Capabilities struct {
+				Experimental struct {
+					Agentd wire.ServerAgentCapabilities `json:"agentd"`
+				} `json:"experimental"`
+			} `json:"capabilities"`
+		}
+		e.MustCall(wire.MethodInitialize, env.InitializeParams(nil), &init)
+		e.Notify(wire.MethodInitialized, struct{}{})
+		sb := init.Capabilities.Experimental.Agentd.Sandbox
+		assert.True(t, sb.Active, "read-only commands are confined")
+		assert.Equal(t, []string{"read", "full"}, sb.Profiles)
+		assert.Contains(t, sb.Summary, "other commands cannot be confined here")
+
+		run := e.Run(agent.RunParams{Prompt: "«ps»"})
+		sid := run.SessionID
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Empty(t, e.inputRequests(run.RunID), "ps is read-only: it runs unasked, confined")
+		res := toolResults(env)
+		assert.NotContains(t, res["call_ps"], token)
+		assert.NotContains(t, res["call_ps"], "serve --log-level", "the daemon's arguments")
+		var seen []agent.InputRequest
+		e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) {
+			seen = append(seen, req)
+			return Decide(req.RequestID, tools.RejectOnce, "no")
+		})
+		run = e.Run(agent.RunParams{Prompt: "«write»", SessionID: sid})
+		e.Finished(run.RunID)
+		require.Len(t, seen, 1)
+		assert.Equal(t, tools.ProfileFull, seen[0].Profile, "a write cannot be confined here: it asks to run unconfined")
+		assert.NoFileExists(t, filepath.Join(env.Root, "made.txt"))
+		t.Logf("ps: %s", res["call_ps"])
+	})
+}

@@ -25,6 +25,9 @@ func (c *Cmd) startConfined() error {
 	if c.status != nil {
 		st = *c.status
 	}
+	if c.spec.LandlockOnly {
+		st = st.WithoutNamespaces()
+	}
 	if !st.Supports(c.spec.Profile) {
 		why := strings.Join(st.Problems, "; ")
 		if why == "" {
