@@ -354,3 +354,11 @@ func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
+
+// Refusal is a right the sandbox did not give a command that it seems to
+// have needed (Cmd.Refused): Right is "read" (and execute), "write" or
+// "network"; Path is empty for the network.
+type Refusal struct {
+	Path  string `json:"path,omitempty"`
+	Right string `json:"right"`
+}

@@ -86,6 +86,7 @@ func (c *Cmd) startConfined() error {
 	c.exitStatus = e.exitStatus
 	c.absent = p.Absent
 	c.entry = e
+	c.plan = p
 	c.conf.Limits = e.release != nil
 	pid := e.proc.Pid
 	c.stopCtx = context.AfterFunc(c.context(), func() {

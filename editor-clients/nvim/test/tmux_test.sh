@@ -66,6 +66,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/agentd-tmux.XXXXXX")
 CAPS=${AGENTD_TEST_CAPTURES:-$T/captures}
 mkdir -p "$CAPS"
 S=agentd-nvim-test-$$
+# a tmux server of its own: a kill-server elsewhere on the default socket
+# must not end this one
+tmux() { command tmux -S "$T/tmux.sock" "$@"; }
 MODEL_PID=
 passed=0
 failed=0
@@ -85,7 +88,7 @@ fail() { # the screen is printed and kept with the captures
   echo "--- screen (kept in $last_capture):"; screen | sed 's/^/  | /'
 }
 cleanup() {
-  tmux kill-session -t "$S" 2>/dev/null
+  tmux kill-server 2>/dev/null # its own server (the socket in $T)
   chattr -R -i "$T" 2>/dev/null
   [ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
   if [ "$failed" -gt 0 ]; then

@@ -460,6 +460,10 @@ local function render_item(out, item, open, max, ctx)
     push(out, 'Files changed:')
     for _, f in ipairs(item.files or {}) do
       push(out, '  ' .. (FILE_MARK[f.status] or '?') .. ' ' .. tostring(f.path))
+      if type(f.runsLater) == 'string' and f.runsLater ~= '' then
+        push(out, '    ' .. kinds.runs_later(f.runsLater))
+        hl(out, 'WarningMsg')
+      end
     end
   end
 end
