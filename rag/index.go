@@ -54,6 +54,8 @@ type Index struct {
 	files     map[string]*fileEntry // manifest, by workspace-relative path
 	fileTab   []*fileEntry          // by file id; nil = free
 	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
+	fileLens  []int32               // by file id: the sum of its chunks' BM25 lengths (file-level evidence)
+	chunked   int                   // files with at least one chunk: N of file-level BM25
 	freeFiles []int32
 	slots     []slot  // chunks by slot number; file < 0 = free
 	free      []int32 // slots ready for reuse
@@ -74,6 +76,7 @@ type Index struct {
 	skipped   map[string]string    // rel → reason, from the latest pass over a path
 	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
 	lastRead  int                  // files the latest Build re-read: tests check restarts
+	baseID    uint64               // the id of the snapshot restored or last written (a delta names it)
 	gen       uint64               // counts changes to files and unread, for caches of an overlay's state
 	published func(rel string) ([16]byte, bool)
 	seed      func(rel string) bool // until the first Build is done
@@ -140,6 +143,24 @@ func StateDirFor(root string) (string, error) {
 // Open loads the snapshot in opts.StateDir, if any, and returns an index that
 // answers from it at once; call Build to bring it up to date.
 func Open(ctx context.Context, opts Options) (*Index, error) {
+	ix, err := newIndex(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.restore(ix.snapshotPath()); err != nil {
+		ix.log.Warn("index snapshot unusable, rebuilding", "err", err)
+		ix.reset()
+	}
+	ix.forgetStaleSame()
+	if ix.emb != nil {
+		ix.vec = newVectorStore()
+		ix.cache = ix.loadCache(ctx, ix.emb.Name())
+	}
+	return ix, nil
+}
+
+// newIndex returns an empty index of opts.Root.
+func newIndex(opts Options) (*Index, error) {
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
@@ -180,23 +201,14 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		ephemeral: opts.ephemeral,
 	}
 	ix.reset()
-	if err := ix.restore(ix.snapshotPath()); err != nil {
-		log.Warn("index snapshot unusable, rebuilding", "err", err)
-		ix.reset()
-	}
-	ix.forgetStaleSame()
-	if ix.emb != nil {
-		ix.vec = newVectorStore()
-		ix.cache = ix.loadCache(ctx, ix.emb.Name())
-	}
 	return ix, nil
 }
 
 // reset empties the index.
 func (ix *Index) reset() {
 	ix.files = make(map[string]*fileEntry)
-	ix.fileTab, ix.fileKinds, ix.freeFiles = nil, nil, nil
-	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
+	ix.fileTab, ix.fileKinds, ix.fileLens, ix.freeFiles = nil, nil, nil, nil
+	ix.slots, ix.free, ix.limbo, ix.live, ix.chunked = nil, nil, nil, 0, 0
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)
 	ix.dirs = make(map[string]int64)
