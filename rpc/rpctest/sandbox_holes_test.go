@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
@@ -282,9 +283,9 @@ func TestRedTeamForkBomb(t *testing.T) {
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
 		t.Logf("during the bomb: %d more processes on the machine, the daemon answered in %v\n%s", peak, answered, toolResults(env)["call_bomb"])
 		assert.Less(t, peak, 4096+200, "the bomb went past its limit")
-		assert.Less(t, answered, 3*time.Second, "the bomb starved the daemon")
+		assert.Less(t, answered, await.Timeout(3*time.Second), "the bomb starved the daemon")
 		assert.Contains(t, toolResults(env)["call_bomb"], "timed out")
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(await.Timeout(20 * time.Second))
 		for countProcesses() > before+20 && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -386,7 +387,7 @@ func TestSandboxRefusalNamesTheSetting(t *testing.T) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "hi"})
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(await.Timeout(30 * time.Second))
 		var st map[string]mcp.Status
 		for st = mcpStatus(t, e); (st["outside"].State == mcp.StateStarting || st["granted"].State == mcp.StateStarting) && time.Now().Before(deadline); st = mcpStatus(t, e) {
 			time.Sleep(50 * time.Millisecond)
