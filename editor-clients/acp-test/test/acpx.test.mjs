@@ -178,7 +178,7 @@ test("acpx: plan mode refuses a write unasked, asks to approve the plan in the c
   term.type(acpx("1"));
   s = await term.waitFor("the plan carried out", /\[done\] \w+/);
   assert.match(s, /\[done\] end_turn/);
-  assert.match(s, /Wrote notes\.txt\./);
+  assert.match(prose(s), /Wrote notes\.txt\./);
   assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
   assert.match(log(), /currentModeId\\":\\"auto-edit\\",\\"sessionUpdate\\":\\"current_mode_update/, "the client is told the mode changed");
 });
