@@ -107,12 +107,12 @@ func (l *subLink) labelRequest(req *InputRequest) {
 }
 
 // subagentTools names the tools a subagent is given by default: the
-// session's reading and searching tools, and ask_user where the session
-// has it.
+// session's reading and searching tools (readTools: not the process tool,
+// which stops processes too), and ask_user where the session has it.
 func (a *Agent) subagentTools(session []string) []string {
 	var out []string
 	for _, n := range session {
-		if t, ok := a.tools[n]; ok && t.Info().Effect == tools.EffectRead {
+		if containsName(readTools, n) {
 			out = append(out, n)
 		}
 	}
@@ -182,8 +182,8 @@ func subagentSystem(session string, names []string, confirms bool) string {
 	return b.String()
 }
 
-// readTools are agentd's tools that only read: a subagent given only these
-// needs no word on approvals.
+// readTools are agentd's tools that only read and search, a subagent's by
+// default: one given only these needs no word on approvals.
 var readTools = []string{tools.ListDirToolName, tools.ReadFileToolName, tools.GlobFileSearchToolName, tools.GrepToolName,
 	tools.SearchSemanticToolName, tools.GoToDefinitionToolName, tools.FindReferencesToolName, tools.HoverToolName}
 
