@@ -80,6 +80,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	}
 	walked := time.Since(start)
 	todo, gone := ix.diff(cands)
+	todo = ix.takeSeeded(todo)
 	ix.mu.Lock()
 	ix.lastRead = len(todo)
 	if !maps.Equal(ix.dirs, dirs) {
@@ -345,6 +346,11 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 	}
 	sum := sha256.Sum256(data)
 	res.entry = &fileEntry{Size: int64(len(data)), Mtime: c.mtime, Hash: [16]byte(sum[:16]), Link: c.link, path: c.rel}
+	if ix.asPublished(c.rel, res.entry.Hash) {
+		res.entry = nil
+		res.skip, res.unread = skipPublished, true
+		return res
+	}
 	if old != nil && old.Hash == res.entry.Hash {
 		res.entry.Kind = old.Kind
 		res.unchanged = true
@@ -366,7 +372,7 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		h := sha256.Sum256(w.buf)
 		res.slots = append(res.slots, slot{Start: int32(ch.Start), End: int32(ch.End), Off: int32(ch.Off),
 			Len: int32(ch.Len), flags: ch.Flags, Symbol: strings.Clone(ch.Symbol), hash: [16]byte(h[:16])})
-		bg := w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text)
+		bg := w.tc.countFields(ch.Path, ch.Names, ch.Symbol, ch.Text)
 		if res.entry.Kind != kindGenerated {
 			// Generated code defines names nobody asks for by name.
 			for _, k := range nameKeys(ch.Names) {
@@ -385,18 +391,22 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 	defer ix.mu.Unlock()
 	for _, r := range results {
 		if r.skip != "" {
-			ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
-			ix.skipped[r.rel] = r.skip
+			if r.skip != skipPublished {
+				ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
+				ix.skipped[r.rel] = r.skip
+			}
 			ix.removeFileLocked(ctx, r.rel)
 			if r.unread {
 				ix.unread[r.rel] = r.stamp
 				ix.dirty = true
+				ix.gen++
 			}
 			continue
 		}
 		delete(ix.skipped, r.rel)
 		delete(ix.unread, r.rel)
 		ix.dirty = true
+		ix.gen++
 		if r.unchanged {
 			e := ix.files[r.rel]
 			e.Size, e.Mtime, e.Link = r.entry.Size, r.entry.Mtime, r.entry.Link
@@ -406,11 +416,15 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 		e := r.entry
 		ix.addFileLocked(e)
 		e.slots = make([]int32, 0, len(r.slots))
+		if len(r.slots) > 0 {
+			ix.chunked++
+		}
 		for i := range r.slots {
 			sl := r.slots[i]
 			sl.file = e.id
 			n := ix.addSlotLocked(sl, r.bags[i])
 			e.slots = append(e.slots, n)
+			ix.fileLens[e.id] += ix.bm.docLen[n]
 			if ix.cache != nil {
 				if v, ok := ix.cache.vecs[sl.hash]; ok {
 					ix.setVecLocked(ctx, n, v)
@@ -427,10 +441,12 @@ func (ix *Index) addFileLocked(e *fileEntry) {
 		e.id, ix.freeFiles = ix.freeFiles[k-1], ix.freeFiles[:k-1]
 		ix.fileTab[e.id] = e
 		ix.fileKinds[e.id] = e.Kind
+		ix.fileLens[e.id] = 0
 	} else {
 		e.id = int32(len(ix.fileTab))
 		ix.fileTab = append(ix.fileTab, e)
 		ix.fileKinds = append(ix.fileKinds, e.Kind)
+		ix.fileLens = append(ix.fileLens, 0)
 	}
 	ix.files[e.path] = e
 }
@@ -483,15 +499,21 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	if _, ok := ix.unread[rel]; ok {
 		delete(ix.unread, rel)
 		ix.dirty = true
+		ix.gen++
 	}
 	e, ok := ix.files[rel]
 	if !ok {
 		return
 	}
 	delete(ix.files, rel)
+	if len(e.slots) > 0 {
+		ix.chunked--
+	}
 	ix.fileTab[e.id] = nil
+	ix.fileLens[e.id] = 0
 	ix.freeFiles = append(ix.freeFiles, e.id)
 	ix.dirty = true
+	ix.gen++
 	for _, n := range e.slots {
 		sl := &ix.slots[n]
 		ix.bm.remove(n) // lazily: the slot waits in limbo for the purge

@@ -26,6 +26,16 @@ type Options struct {
 	// agentd's own state and configuration when the workspace holds them
 	// (a workspace that is the home directory; tools.AgentDirs).
 	Hidden []string
+	// Published makes the index an overlay on a team index (Team): a
+	// file whose content hash is rel's published one is left out (kept
+	// as unread, so it is not read again until it changes), so that the
+	// index holds only the workspace's differences from the published
+	// commit. Seed, for the first Build only, names the published files
+	// known to be unchanged (git said so) without reading them.
+	Published func(rel string) ([16]byte, bool)
+	Seed      func(rel string) bool
+	// ephemeral indexes are never saved (a publish's scratch index).
+	ephemeral bool
 }
 
 // Index is the workspace index. Its methods are safe for concurrent use.
@@ -44,6 +54,8 @@ type Index struct {
 	files     map[string]*fileEntry // manifest, by workspace-relative path
 	fileTab   []*fileEntry          // by file id; nil = free
 	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
+	fileLens  []int32               // by file id: the sum of its chunks' BM25 lengths (file-level evidence)
+	chunked   int                   // files with at least one chunk: N of file-level BM25
 	freeFiles []int32
 	slots     []slot  // chunks by slot number; file < 0 = free
 	free      []int32 // slots ready for reuse
@@ -64,6 +76,11 @@ type Index struct {
 	skipped   map[string]string    // rel → reason, from the latest pass over a path
 	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
 	lastRead  int                  // files the latest Build re-read: tests check restarts
+	baseID    uint64               // the id of the snapshot restored or last written (a delta names it)
+	gen       uint64               // counts changes to files and unread, for caches of an overlay's state
+	published func(rel string) ([16]byte, bool)
+	seed      func(rel string) bool // until the first Build is done
+	ephemeral bool
 
 	pendingMu sync.Mutex
 	pending   map[string]bool
@@ -126,6 +143,24 @@ func StateDirFor(root string) (string, error) {
 // Open loads the snapshot in opts.StateDir, if any, and returns an index that
 // answers from it at once; call Build to bring it up to date.
 func Open(ctx context.Context, opts Options) (*Index, error) {
+	ix, err := newIndex(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.restore(ix.snapshotPath()); err != nil {
+		ix.log.Warn("index snapshot unusable, rebuilding", "err", err)
+		ix.reset()
+	}
+	ix.forgetStaleSame()
+	if ix.emb != nil {
+		ix.vec = newVectorStore()
+		ix.cache = ix.loadCache(ctx, ix.emb.Name())
+	}
+	return ix, nil
+}
+
+// newIndex returns an empty index of opts.Root.
+func newIndex(opts Options) (*Index, error) {
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
@@ -160,24 +195,20 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		skipped:  make(map[string]string),
 		pending:  make(map[string]bool),
 		wake:     make(chan struct{}, 1),
+
+		published: opts.Published,
+		seed:      opts.Seed,
+		ephemeral: opts.ephemeral,
 	}
 	ix.reset()
-	if err := ix.restore(ix.snapshotPath()); err != nil {
-		log.Warn("index snapshot unusable, rebuilding", "err", err)
-		ix.reset()
-	}
-	if ix.emb != nil {
-		ix.vec = newVectorStore()
-		ix.cache = ix.loadCache(ctx, ix.emb.Name())
-	}
 	return ix, nil
 }
 
 // reset empties the index.
 func (ix *Index) reset() {
 	ix.files = make(map[string]*fileEntry)
-	ix.fileTab, ix.fileKinds, ix.freeFiles = nil, nil, nil
-	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
+	ix.fileTab, ix.fileKinds, ix.fileLens, ix.freeFiles = nil, nil, nil, nil
+	ix.slots, ix.free, ix.limbo, ix.live, ix.chunked = nil, nil, nil, 0, 0
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)
 	ix.dirs = make(map[string]int64)

@@ -346,6 +346,9 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
 		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(req.Message)))
 	}
+	if covers := grantCovers(req); covers != "" {
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(covers)))
+	}
 	if req.Rule != "" {
 		meta := map[string]any{"rule": req.Rule, "requestId": req.RequestID}
 		if req.Profile != "" {
@@ -357,6 +360,22 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 		tc.Meta = map[string]any{"agentd": meta}
 	}
 	return tc
+}
+
+// grantCovers says what the permission's "always" option would allow from
+// then on (grantCovers: a family of commands, not only this line), beside
+// the options where clients show the call; "" when it offers none. ACP has
+// no "for this session" option, so only "always" is named.
+func grantCovers(req agent.InputRequest) string {
+	if len(req.GrantCovers) == 0 {
+		return ""
+	}
+	for _, o := range permissionOptions(req) {
+		if o.OptionId == acpsdk.PermissionOptionId(tools.AllowAlways) {
+			return fmt.Sprintf("%q also allows from now on: %s", o.Name, strings.Join(req.GrantCovers, "; "))
+		}
+	}
+	return ""
 }
 
 // mcpRequest says whether a command confirmation is about MCP: a workspace
