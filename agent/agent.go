@@ -41,8 +41,12 @@ type Agent struct {
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
 	images   *imageStore
-	webPages *tools.WebCache // pages fetched, by session and URL
-	vision   visionProbe
+	// background runs the sessions' background processes (processes.go).
+	background *tools.Background
+	procMu     sync.Mutex // serializes the record's writes
+	procNotes  procNotes
+	webPages   *tools.WebCache // pages fetched, by session and URL
+	vision     visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -101,6 +105,7 @@ func New(cfg Config) (*Agent, error) {
 		a.order = append(a.order, t)
 	}
 	a.mcp = newMCP(cfg, sb)
+	a.startBackground()
 	a.lang = cfg.Language
 	if cfg.LanguageServers.Auto {
 		a.own = lsp.New(lsp.Config{Root: cfg.Root, Sandbox: sb, Settings: cfg.LanguageServers, Logger: cfg.Logger})
@@ -186,7 +191,7 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir, Private: a.private,
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
 		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r},
-		Hosts: r, WebCache: a.webPages, WebSearchURL: a.cfg.WebSearchURL}
+		Hosts: r, WebCache: a.webPages, Background: a.background, WebSearchURL: a.cfg.WebSearchURL}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -360,6 +365,7 @@ func (a *Agent) Shutdown() {
 		r.stop(errShutdown)
 	}
 	a.rmap.stop()
+	a.background.Close()
 	a.stopWork()
 	a.wg.Wait()
 	a.closeCheckpoints()

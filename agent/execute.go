@@ -51,6 +51,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
 	}
 	r.env.OutputLimit = limit
+	r.env.ToolCallID = pc.Call.ID
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute

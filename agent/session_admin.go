@@ -175,6 +175,7 @@ func (a *Agent) DeleteSession(sessionID string) error {
 	if live && !r.state().Finished() {
 		return fmt.Errorf("%w: session %s has run %s in state %s; cancel it before deleting the session", ErrSessionBusy, s.ID, r.rec.ID, r.state())
 	}
+	a.background.EndSession(s.ID)
 	a.mu.Lock()
 	runs := slices.Clone(s.RunIDs)
 	delete(a.sessions, s.ID)

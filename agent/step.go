@@ -16,7 +16,8 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.a.probeWindow(ctx)
 	pfx := r.prefix(ctx)
 	r.mu.Lock()
-	r.steerLocked() // the user's words given since the last request (steer.go)
+	r.steerLocked()         // the user's words given since the last request (steer.go)
+	r.noteProcessesLocked() // background processes that ended (processes.go)
 	limit := r.rec.Step >= r.a.cfg.MaxSteps
 	if limit && r.rec.Messages[len(r.rec.Messages)-1].Content != limitNote {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: limitNote})

@@ -18,6 +18,7 @@ export const Method = {
   image: 'agent/image',
   models: 'agent/models',
   pending: 'agent/pending',
+  processes: 'agent/processes',
   renameSession: 'agent/renameSession',
   reply: 'agent/reply',
   resume: 'agent/resume',
@@ -25,6 +26,7 @@ export const Method = {
   run: 'agent/run',
   sessions: 'agent/sessions',
   steer: 'agent/steer',
+  stopProcess: 'agent/stopProcess',
   undo: 'agent/undo',
   indexSearch: 'index/search',
   indexStatus: 'index/status',
@@ -48,6 +50,7 @@ export const Method = {
   progress: '$/progress',
   inputRequest: 'agent/inputRequest',
   inputResolved: 'agent/inputResolved',
+  processChanged: 'agent/processChanged',
   runState: 'agent/runState',
   update: 'agent/update',
   mcpChanged: 'mcp/changed',
@@ -63,9 +66,9 @@ export const Method = {
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
-export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/steer', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
+export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/processes', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/steer', 'agent/stopProcess', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
 export const NOTIFICATIONS = ['$/cancelRequest', 'exit', 'initialized', 'textDocument/didChange', 'textDocument/didClose', 'textDocument/didOpen', 'textDocument/didSave', 'window/workDoneProgress/cancel'] as const;
-export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed'] as const;
+export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed', 'agent/processChanged'] as const;
 export const SERVER_REQUESTS = ['window/workDoneProgress/create', 'editor/diagnostics', 'editor/definition', 'editor/references', 'editor/hover', 'editor/documentSymbols', 'editor/workspaceSymbols', 'editor/context', 'editor/readFile'] as const;
 
 export const ErrorCode = {
@@ -572,6 +575,7 @@ export interface HistoryResult {
   runs: HistoryRun[];
   earlierRuns: number;
   pending: InputRequest[];
+  processes: ProcessInfo[];
 }
 
 /** HistoryRun is one run of a history page. */
@@ -962,6 +966,46 @@ export interface Position {
   character: number;
 }
 
+/** ProcessInfo is one background process, as the model and the editors see it. */
+export interface ProcessInfo {
+  id: string;
+  sessionId: string;
+  command: string;
+  cwd: string;
+  /**
+   * State is ProcRunning, ProcExited (on its own: ExitCode says how), ProcStopped (by the model or
+   * the user) or ProcLost (it ended with an earlier daemon).
+   */
+  state: string;
+  /** StoppedBy says who stopped it: "model", "user" or "agentd". */
+  stoppedBy?: string;
+  exitCode?: number;
+  startedAt: string;
+  endedAt?: string;
+  /** Output is how many bytes it printed in all. */
+  output: number;
+  /** ToolCallID is the run_cmd call that started it. */
+  toolCallId?: string;
+}
+
+/**
+ * ProcessResult is one background process: agent/stopProcess's answer, and the agent/processChanged
+ * notification.
+ */
+export interface ProcessResult {
+  process: ProcessInfo;
+}
+
+/** ProcessesParams names a session (agent/processes). */
+export interface ProcessesParams {
+  sessionId: string;
+}
+
+/** ProcessesResult lists a session's background processes (agent/processes). */
+export interface ProcessesResult {
+  processes: ProcessInfo[];
+}
+
 export interface ProgressCreateParams {
   token: string;
 }
@@ -1276,6 +1320,12 @@ export interface SteerParams {
   images?: ImageInput[];
 }
 
+/** StopProcessParams names a session's background process (agent/stopProcess). */
+export interface StopProcessParams {
+  sessionId: string;
+  id: string;
+}
+
 /**
  * Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
  * sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
@@ -1486,6 +1536,7 @@ export interface Requests {
   'agent/image': { params: ImageParams; result: ImageData };
   'agent/models': { params: void; result: ModelList };
   'agent/pending': { params: PendingParams; result: PendingResult };
+  'agent/processes': { params: ProcessesParams; result: ProcessesResult };
   'agent/renameSession': { params: RenameParams; result: SessionResult };
   'agent/reply': { params: ReplyParams; result: Record<string, never> };
   'agent/resume': { params: RunRef; result: Record<string, never> };
@@ -1493,6 +1544,7 @@ export interface Requests {
   'agent/run': { params: RunParams; result: RunResult };
   'agent/sessions': { params: SessionsParams; result: SessionsResult };
   'agent/steer': { params: SteerParams; result: Record<string, never> };
+  'agent/stopProcess': { params: StopProcessParams; result: ProcessResult };
   'agent/undo': { params: UndoParams; result: UndoResult };
   'index/search': { params: IndexSearchParams; result: IndexSearchResult };
   'index/status': { params: void; result: IndexStatus };
@@ -1524,6 +1576,7 @@ export interface ServerNotifications {
   '$/progress': ProgressParams;
   'agent/inputRequest': InputRequest;
   'agent/inputResolved': InputResolved;
+  'agent/processChanged': ProcessResult;
   'agent/runState': RunState;
   'agent/update': UpdateParams;
   'mcp/changed': MCPChangedParams;

@@ -18,6 +18,7 @@ M.request = {
   image = 'agent/image',
   models = 'agent/models',
   pending = 'agent/pending',
+  processes = 'agent/processes',
   rename_session = 'agent/renameSession',
   reply = 'agent/reply',
   resume = 'agent/resume',
@@ -25,6 +26,7 @@ M.request = {
   run = 'agent/run',
   sessions = 'agent/sessions',
   steer = 'agent/steer',
+  stop_process = 'agent/stopProcess',
   undo = 'agent/undo',
   index_search = 'index/search',
   index_status = 'index/status',
@@ -54,6 +56,7 @@ M.server_notification = {
   progress = '$/progress',
   input_request = 'agent/inputRequest',
   input_resolved = 'agent/inputResolved',
+  process_changed = 'agent/processChanged',
   run_state = 'agent/runState',
   update = 'agent/update',
   mcp_changed = 'mcp/changed',
@@ -431,6 +434,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field runs agentd.HistoryRun[]
 ---@field earlierRuns integer
 ---@field pending agentd.InputRequest[]
+---@field processes agentd.ProcessInfo[]
 
 --- HistoryRun is one run of a history page.
 ---@class agentd.HistoryRun
@@ -685,6 +689,33 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field line integer
 ---@field character integer
 
+--- ProcessInfo is one background process, as the model and the editors see it.
+---@class agentd.ProcessInfo
+---@field id string
+---@field sessionId string
+---@field command string
+---@field cwd string
+---@field state string State is ProcRunning, ProcExited (on its own: ExitCode says how), ProcStopped (by the model or the user) or ProcLost (it ended with an earlier daemon).
+---@field stoppedBy? string StoppedBy says who stopped it: "model", "user" or "agentd".
+---@field exitCode? integer
+---@field startedAt string
+---@field endedAt? string
+---@field output integer Output is how many bytes it printed in all.
+---@field toolCallId? string ToolCallID is the run_cmd call that started it.
+
+--- ProcessResult is one background process: agent/stopProcess's answer, and the agent/processChanged
+--- notification.
+---@class agentd.ProcessResult
+---@field process agentd.ProcessInfo
+
+--- ProcessesParams names a session (agent/processes).
+---@class agentd.ProcessesParams
+---@field sessionId string
+
+--- ProcessesResult lists a session's background processes (agent/processes).
+---@class agentd.ProcessesResult
+---@field processes agentd.ProcessInfo[]
+
 ---@class agentd.ProgressCreateParams
 ---@field token string
 
@@ -919,6 +950,11 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field runId string
 ---@field text string
 ---@field images? agentd.ImageInput[] Images go with the words, as a prompt's do (agent/run).
+
+--- StopProcessParams names a session's background process (agent/stopProcess).
+---@class agentd.StopProcessParams
+---@field sessionId string
+---@field id string
 
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
