@@ -33,13 +33,18 @@ type Live struct {
 // StartLive opens opts' index in the background, builds it and watches the
 // workspace until Close.
 func StartLive(opts Options, p Progress) *Live {
+	return startLive(opts, p, true)
+}
+
+// startLive is StartLive, without the watch for a one-shot search.
+func startLive(opts Options, p Progress, watch bool) *Live {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Live{cancel: cancel, done: make(chan struct{})}
-	go l.run(ctx, opts, p)
+	go l.run(ctx, opts, p, watch)
 	return l
 }
 
-func (l *Live) run(ctx context.Context, opts Options, p Progress) {
+func (l *Live) run(ctx context.Context, opts Options, p Progress, watch bool) {
 	defer close(l.done)
 	ix, err := Open(ctx, opts)
 	buildCtx, stop := context.WithCancel(ctx)
@@ -68,7 +73,7 @@ func (l *Live) run(ctx context.Context, opts Options, p Progress) {
 	if err != nil && buildCtx.Err() == nil {
 		log.Error("building index", "err", err)
 	}
-	if ctx.Err() == nil {
+	if watch && ctx.Err() == nil {
 		if err := ix.Watch(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("watching workspace", "err", err)
 		}
