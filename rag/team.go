@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,18 +50,18 @@ type Team struct {
 
 	started chan struct{} // closed once the first contact with the store ended
 
-	mu        sync.Mutex
-	overlay   *Live
-	built     bool            // the overlay's first build is done
-	seed      map[string]bool // git's changed files at the start; nil without git
-	headKey   string          // the head the manifest is of
-	commit    string
-	fallback  *Live
-	notice    string // why the local index answers; "" when the team index does
-	nextTry   time.Time
-	trying    bool
-	open      []string
-	lastFiles int
+	mu       sync.Mutex
+	overlay  *Live
+	built    bool            // the overlay's first build is done
+	seed     map[string]bool // git's changed files at the start; nil without git
+	headKey  string          // the head the manifest is of
+	commit   string
+	fallback *Live
+	notice   string // why the local index answers; "" when the team index does
+	reason   string // what went wrong, in a few words
+	nextTry  time.Time
+	trying   bool
+	open     []string
 
 	manifest atomic.Pointer[map[string][16]byte] // the head's files and their content hashes
 	hc       hiddenCache
@@ -186,6 +187,9 @@ func (t *Team) setManifest(b *baseView, hi int) {
 
 // useFallback makes the workspace's full local index answer, and says why.
 func (t *Team) useFallback(err error, p Progress) {
+	t.mu.Lock()
+	t.reason = reasonOf(err)
+	t.mu.Unlock()
 	notice := "the team index is unreachable: searching this machine's index"
 	if errors.Is(err, ErrNotPublished) {
 		notice = "this repository is not in the team index: searching this machine's index"
@@ -216,6 +220,22 @@ func (t *Team) Wait(ctx context.Context) error {
 	}
 }
 
+// WaitBuilt waits until the index answering now (the overlay, or the
+// local index when the team index cannot answer) has ended its first
+// build: a search then is complete.
+func (t *Team) WaitBuilt(ctx context.Context) error {
+	if err := t.Wait(ctx); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	l := t.overlay
+	if t.notice != "" || l == nil {
+		l = t.fallback
+	}
+	t.mu.Unlock()
+	return l.WaitBuilt(ctx)
+}
+
 // Search answers from the team index and the overlay, or from the local
 // index when the store cannot be reached; partial while the overlay (or
 // the local index) is still being built.
@@ -233,7 +253,7 @@ func (t *Team) Search(ctx context.Context, query string, limit int) ([]SearchHit
 	}
 	t.mu.Unlock()
 	if notice == "" && overlay != nil && !t.fallbackBetter(fallback) {
-		hits, partial, err := t.searchTeam(ctx, overlay, query, limit)
+		hits, partial, err := t.searchRepos(ctx, overlay, []string{t.opts.Repo}, query, limit)
 		if err == nil || ctx.Err() != nil {
 			return hits, partial, err
 		}
@@ -257,7 +277,76 @@ func (t *Team) fallbackBetter(fallback *Live) bool {
 	return !built && fallback.Status().State == StateReady
 }
 
-func (t *Team) searchTeam(ctx context.Context, overlay *Live, query string, limit int) ([]SearchHit, bool, error) {
+// SearchRepos answers from repositories of the team index (exact names;
+// nil: every one), the workspace's own overlaid when it is among them.
+// When the team index cannot answer, the local index answers for the
+// workspace alone (Status says why).
+func (t *Team) SearchRepos(ctx context.Context, repos []string, query string, limit int) ([]SearchHit, bool, error) {
+	if err := t.Wait(ctx); err != nil {
+		return nil, false, err
+	}
+	t.mu.Lock()
+	overlay, fallback, notice := t.overlay, t.fallback, t.notice
+	t.mu.Unlock()
+	if notice == "" && overlay != nil {
+		hits, partial, err := t.searchRepos(ctx, overlay, repos, query, limit)
+		if err == nil || ctx.Err() != nil {
+			return hits, partial, err
+		}
+		t.useFallback(err, Progress{})
+		t.mu.Lock()
+		fallback = t.fallback
+		t.mu.Unlock()
+	}
+	return fallback.Search(ctx, query, limit)
+}
+
+// Repos lists the repositories published in the team index.
+func (t *Team) Repos(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+	defer cancel()
+	res, err := t.cache.st.Fetch(ctx, FetchRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, h := range res.Heads {
+		out = append(out, h.Repo)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ResolveRepos finds the repositories each pattern names among names: the
+// name itself, or its last path elements ("api" or "acme/api" for
+// "github.com/acme/api"); "all" names every one (nil).
+func ResolveRepos(names, patterns []string) ([]string, error) {
+	var out []string
+	for _, p := range patterns {
+		if p == "all" {
+			return nil, nil
+		}
+		var found []string
+		for _, n := range names {
+			if n == p || strings.HasSuffix(n, "/"+strings.Trim(p, "/")) {
+				found = append(found, n)
+			}
+		}
+		switch {
+		case len(found) == 0:
+			return nil, fmt.Errorf("no repository %q in the team index (it has %s)", p, strings.Join(names, ", "))
+		case len(found) > 1 && !slices.Contains(found, p):
+			return nil, fmt.Errorf("%q names several repositories: %s", p, strings.Join(found, ", "))
+		case slices.Contains(found, p):
+			found = []string{p}
+		}
+		out = append(out, found...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func (t *Team) searchRepos(ctx context.Context, overlay *Live, repos []string, query string, limit int) ([]SearchHit, bool, error) {
 	ix, err := overlay.get()
 	if err != nil {
 		return nil, false, err
@@ -270,9 +359,12 @@ func (t *Team) searchTeam(ctx context.Context, overlay *Live, query string, limi
 	t.mu.Lock()
 	built := t.built
 	t.mu.Unlock()
-	src := &overlaySource{repo: t.opts.Repo, ix: ix, hidden: t.hidden}
-	hits, b, err := searchStoreBase(qctx, t.cache, storeQuery{repos: []string{t.opts.Repo}, text: query, limit: limit,
-		over: src, bonus: ix.bonus(time.Now())})
+	q := storeQuery{repos: repos, text: query, limit: limit}
+	if repos == nil || slices.Contains(repos, t.opts.Repo) {
+		q.over = &overlaySource{repo: t.opts.Repo, ix: ix, hidden: t.hidden}
+		q.bonus = ix.bonus(time.Now())
+	}
+	hits, b, err := searchStoreBase(qctx, t.cache, q)
 	if err != nil {
 		return nil, false, err
 	}
@@ -347,11 +439,11 @@ func (t *Team) Status() Status {
 		return Status{State: StateIndexing, Team: &TeamStatus{Repo: t.opts.Repo}}
 	}
 	t.mu.Lock()
-	overlay, fallback, notice, commit := t.overlay, t.fallback, t.notice, t.commit
+	overlay, fallback, notice, commit, reason := t.overlay, t.fallback, t.notice, t.commit, t.reason
 	t.mu.Unlock()
 	if notice != "" || overlay == nil {
 		st := fallback.Status()
-		st.Team = &TeamStatus{Repo: t.opts.Repo, Notice: notice}
+		st.Team = &TeamStatus{Repo: t.opts.Repo, Notice: notice, Reason: reason}
 		return st
 	}
 	st := overlay.Status()
@@ -436,4 +528,16 @@ type TeamStatus struct {
 	// index is unreachable, the repository is not published); empty when
 	// the team index answers.
 	Notice string `json:"notice,omitempty"`
+	// Reason is what went wrong, in the store's words (never a password).
+	Reason string `json:"reason,omitempty"`
+}
+
+// reasonOf is an error's last words: the cause, without the layers of
+// context above it.
+func reasonOf(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && len(msg)-i > 12 {
+		msg = msg[i+2:]
+	}
+	return msg
 }
