@@ -875,6 +875,7 @@ check 'the work nested in its card' '┊ task: Ask the user which currency total
 check "the subagent's question says whose it is" 'Subagent “Ask about the currency” asks:'
 capture sub-asking
 keys ':AgentdPending' Enter
+check 'the cursor in the float' 'q later'
 keys Enter
 check 'the answer field' 'Type your answer below'
 type_text 'EUR'
