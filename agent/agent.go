@@ -155,7 +155,9 @@ func (a *Agent) restore(rec *runRecord) {
 		r.start()
 		return
 	}
-	r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+	r.mu.Lock()
+	r.pauseLocked(PauseRestart, "interrupted by a daemon restart in the middle of a step")
+	r.mu.Unlock()
 	r.checkpoint()
 }
 

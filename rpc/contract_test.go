@@ -50,6 +50,7 @@ type contract struct {
 	MCPStates           []string       `json:"mcpStates"`
 	RuleScopes          []string       `json:"ruleScopes"`
 	RuleActions         []string       `json:"ruleActions"`
+	PauseReasons        []string       `json:"pauseReasons"`
 	ErrorCodes          map[string]int `json:"errorCodes"`
 }
 
@@ -75,6 +76,7 @@ func currentContract(t *testing.T) contract {
 		MCPStates:           strs(mcp.States),
 		RuleScopes:          agent.RuleScopes,
 		RuleActions:         agent.RuleActions,
+		PauseReasons:        strs(agent.PauseReasons),
 		ErrorCodes: map[string]int{
 			"ParseError": wire.CodeParseError, "InvalidRequest": wire.CodeInvalidRequest,
 			"MethodNotFound": wire.CodeMethodNotFound, "InvalidParams": wire.CodeInvalidParams,
