@@ -14,13 +14,22 @@
   const pickers = { model: $('model'), effort: $('effort'), mode: $('mode') };
   const pickerError = $('picker-error');
   const waiting = $('waiting');
+  const meter = $('meter');
+  $('compact').addEventListener('click', () => post({ type: 'compact' }));
   const saved = vscode.getState() || {};
   if (saved.draft) prompt.value = saved.draft;
+  // Half-typed answers (never a secret), by field, kept across a window reload as the draft is.
+  const typed = saved.fields && typeof saved.fields === 'object' ? saved.fields : {};
   const toggled = new Set(); // reject forms the user opened, by data-toggle id
   let shownUndo = '';
 
   const post = (m) => vscode.postMessage(m);
-  const saveDraft = () => vscode.setState({ draft: prompt.value });
+  const saveDraft = () => vscode.setState({ draft: prompt.value, fields: typed });
+  /** Forgets what was typed for a request once it is answered. */
+  const forgetTyped = (id) => {
+    for (const k of Object.keys(typed)) if (k.startsWith(`${id}-`)) delete typed[k];
+    saveDraft();
+  };
 
   // ---- the prompt box --------------------------------------------------------------------
   function send() {
@@ -140,6 +149,7 @@
   function disable(id) {
     const el = requestEl(id);
     if (el) el.querySelectorAll('button, input').forEach((x) => (x.disabled = true));
+    forgetTyped(id);
   }
   function act(b) {
     const id = b.dataset.request;
@@ -216,6 +226,41 @@
         conv.querySelectorAll('.undo button').forEach((x) => (x.disabled = true));
         post({ type: 'undoApply', onConflict: b.dataset.onConflict });
         return;
+      case 'autoDiff':
+        post({ type: 'autoDiff', value: b.checked });
+        return;
+      case 'openTab':
+      case 'closeTab':
+      case 'sessionRename':
+      case 'sessionDelete':
+      case 'deleteConfirm':
+        post({ type: b.dataset.action, sessionId: b.dataset.session || '' });
+        return;
+      case 'renameSave': {
+        const f = conv.querySelector(`[data-field="${CSS.escape(`rename-${b.dataset.session}`)}"]`);
+        if (!f || !f.value.trim()) return;
+        post({ type: 'renameSave', sessionId: b.dataset.session, title: f.value });
+        return;
+      }
+      case 'ruleEdit':
+      case 'ruleRevoke':
+        post({ type: b.dataset.action, id: b.dataset.rule || '' });
+        return;
+      case 'ruleSave': {
+        const id = b.dataset.rule;
+        const pattern = conv.querySelector(`[data-field="${CSS.escape(`rule-${id}-pattern`)}"]`);
+        const action = conv.querySelector(`[data-field="${CSS.escape(`rule-${id}-action`)}"]`);
+        post({ type: 'ruleSave', id, pattern: pattern ? pattern.value : undefined, action: action ? action.value : undefined });
+        return;
+      }
+      case 'rulesRefresh':
+      case 'closeRules':
+        post({ type: b.dataset.action });
+        return;
+      case 'mcpAction':
+        b.disabled = true;
+        post({ type: 'mcpAction', name: b.dataset.name, action: b.dataset.mcpAction });
+        return;
       case 'newSession':
       case 'closeSessions':
       case 'loadEarlier':
@@ -230,7 +275,26 @@
     const b = e.target.closest('[data-action]');
     // A button in a row's summary acts without folding the row.
     if (b && b.closest('summary')) e.preventDefault();
+    // A check box changes itself; it is not a button.
+    if (b && b.type === 'checkbox' && b.dataset.action === 'autoDiff') {
+      act(b);
+      return;
+    }
     if (b && !b.disabled) act(b);
+  });
+  let searchTimer;
+  conv.addEventListener('input', (e) => {
+    const f = e.target;
+    if (f.dataset && f.dataset.field === 'sessions-query') {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => post({ type: 'sessionSearch', query: f.value }), 150);
+      return;
+    }
+    if (!f.dataset || !f.dataset.field || f.type === 'password' || f.type === 'checkbox') return;
+    typed[f.dataset.field] = f.value;
+    const keys = Object.keys(typed);
+    if (keys.length > 100) delete typed[keys[0]];
+    saveDraft();
   });
   conv.addEventListener('keydown', (e) => {
     if (e.key !== 'Enter' || e.shiftKey) return;
@@ -238,6 +302,9 @@
     if (t.matches('input.answer-text')) {
       e.preventDefault();
       act({ dataset: { action: 'reply', request: t.dataset.request } });
+    } else if (t.dataset && t.dataset.submit === 'renameSave') {
+      e.preventDefault();
+      act({ dataset: { action: 'renameSave', session: t.dataset.session } });
     } else if (t.matches('input.reason')) {
       e.preventDefault();
       act({ dataset: { action: 'reject', request: t.dataset.request, decision: 'reject_once' } });
@@ -288,7 +355,11 @@
       else if (closed.has(d.dataset.id)) d.open = false;
     });
     conv.querySelectorAll('[data-field]').forEach((f) => {
-      if (!values.has(f.dataset.field)) return;
+      if (!values.has(f.dataset.field)) {
+        // A field shown for the first time in this webview (after a reload): what was typed.
+        if (f.type !== 'password' && f.type !== 'checkbox' && typed[f.dataset.field] !== undefined) f.value = typed[f.dataset.field];
+        return;
+      }
       const v = values.get(f.dataset.field);
       if (f.type === 'checkbox') f.checked = v;
       else f.value = v;
@@ -329,6 +400,7 @@
       }
       if (select.value !== picker.value) select.value = picker.value;
     }
+    renderMeter(m.meter);
     pickerError.hidden = !p.error;
     pickerError.textContent = p.error || '';
     waiting.hidden = !m.waiting;
@@ -353,6 +425,22 @@
       prompt.focus();
     }
   });
+
+  /** The context meter: how much of the model's window the conversation takes, and Compact. */
+  function renderMeter(c) {
+    meter.hidden = !c;
+    if (!c) return;
+    const k = (n) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10000 ? 0 : 1)}k` : String(n));
+    const pct = Math.min(100, Math.round((100 * c.used) / c.window));
+    meter.querySelector('.meter-fill').style.width = `${pct}%`;
+    meter.querySelector('.meter-mark').style.left = `${Math.min(100, (100 * c.compactAt) / c.window)}%`;
+    meter.classList.toggle('meter-high', c.used >= c.compactAt * 0.8);
+    meter.querySelector('.meter-text').textContent = `Context ${k(c.used)} / ${k(c.window)} (${pct}%)${c.compacted ? ' · compacted' : ''}`;
+    meter.title = `About ${c.used.toLocaleString('en-US')} tokens of the model's ${c.window.toLocaleString('en-US')}-token window: the system message, the tools and ${c.messages} messages. Past ${c.compactAt.toLocaleString('en-US')} agentd summarizes the older turns by itself.`;
+    const compact = $('compact');
+    compact.disabled = !!c.busy || c.messages <= 2;
+    compact.title = c.busy ? 'Compact once the run is over' : c.messages <= 2 ? 'Nothing to compact yet' : 'Summarize the older turns now (the last turn is kept whole), so the conversation takes less of the model\'s window';
+  }
 
   function escapeHtml(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);

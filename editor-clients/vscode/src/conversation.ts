@@ -10,10 +10,12 @@ import { Composer, attachmentLabel, buildRun, matchPaths, mentionsIn } from './c
 import { WorkspacePaths } from './contextPicker';
 import { ConversationPanel, PanelMessage, PanelView } from './panel';
 import { Rpc } from './daemon';
-import { listCommands, matchCommands, mcpStatus, slashName } from './extensions';
+import { McpAction, McpWatch, listCommands, matchCommands, slashName } from './extensions';
 import { ErrorCode, McpServer, OnConflict, ON_CONFLICT, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
 import { RunView } from './runStore';
 import { UndoFlow, UndoTarget } from './undo';
+import { RulesView } from './rules';
+import { plural } from './words';
 import { PanelAnswer, RequestBook, answerFor } from './requests';
 import { SessionPickers } from './settings';
 import { ProposedWrites } from './writes';
@@ -32,16 +34,19 @@ export interface ConversationDeps {
   rpc: Rpc;
   /** The daemon serves agent/undo, agent/rewind and agent/checkpoints. */
   undoSupported: () => boolean;
-  /** The MCP servers were listed (for the status bar). */
-  mcpChanged?: (servers: McpServer[]) => void;
+  /** The MCP servers, as last asked (the status bar and the MCP view). */
+  mcp: McpWatch;
   workspaceRoot: () => vscode.Uri | undefined;
   log: (line: string) => void;
 }
 
 export class Conversation {
   panel?: ConversationPanel;
-  private sessions?: { list?: SessionInfo[]; error?: string };
-  private mcp?: { list?: McpServer[]; error?: string };
+  private sessions?: PanelView['sessions'];
+  /** The rules view, while shown. */
+  private rules?: RulesView;
+  /** The MCP view is shown. */
+  private mcpShown = false;
   readonly undo: UndoFlow;
   /** Runs whose end already refreshed the checkpoints. */
   private readonly ended = new Set<string>();
@@ -94,13 +99,18 @@ export class Conversation {
       daemon: this.d.daemonState(),
       answers,
       edited: writes.editedIds(),
+      editedDiffs: writes.editedDiffs(),
+      autoDiff: !!vscode.workspace.getConfiguration('agentd').get<boolean>('review.openDiff'),
       sessions: this.sessions,
+      tabs: controller.openTabs(),
+      rules: this.rules?.state,
+      meter: sv?.context && { ...sv.context, busy },
       session: sv && { loading: sv.loading, earlierRuns: sv.earlierRuns, loadingEarlier: sv.loadingEarlier, error: sv.error },
       busy,
       canUndo: this.d.undoSupported() && !!controller.currentSessionId && !busy && this.d.daemonState().state === 'ready',
       undo: this.undo.view,
       undone,
-      mcp: this.mcp,
+      mcp: this.mcpShown ? { list: this.d.mcp.list, error: this.d.mcp.error } : undefined,
       chips: composer.chips(),
       pickers: this.d.pickers.view(),
     };
@@ -126,6 +136,52 @@ export class Conversation {
       }
       case 'sessions':
         void this.showSessions();
+        break;
+      case 'sessionSearch':
+        void this.searchSessions(m.query);
+        break;
+      case 'sessionRename':
+      case 'sessionDelete':
+        if (this.sessions) {
+          this.sessions = { ...this.sessions, failed: undefined, renaming: m.type === 'sessionRename' ? m.sessionId || undefined : undefined, deleting: m.type === 'sessionDelete' ? m.sessionId || undefined : undefined };
+          this.update();
+        }
+        break;
+      case 'renameSave':
+        void this.renameSession(m.sessionId, m.title);
+        break;
+      case 'deleteConfirm':
+        void this.deleteSession(m.sessionId);
+        break;
+      case 'openTab':
+        void this.openSession(m.sessionId || undefined, false);
+        break;
+      case 'closeTab':
+        this.d.controller.closeTab(m.sessionId || undefined);
+        this.save();
+        this.update();
+        break;
+      case 'rules':
+        void this.showRules();
+        break;
+      case 'rulesRefresh':
+        void this.rules?.load();
+        break;
+      case 'closeRules':
+        this.rules = undefined;
+        this.update();
+        break;
+      case 'ruleEdit':
+        this.rules?.edit(m.id || undefined);
+        break;
+      case 'ruleRevoke':
+        void this.rules?.revoke(m.id);
+        break;
+      case 'ruleSave':
+        void this.rules?.save(m.id, { pattern: m.pattern, action: m.action });
+        break;
+      case 'compact':
+        void this.compact();
         break;
       case 'closeSessions':
         this.sessions = undefined;
@@ -180,8 +236,14 @@ export class Conversation {
       case 'mcpRefresh':
         void this.showMcp();
         break;
+      case 'autoDiff':
+        void vscode.workspace.getConfiguration('agentd').update('review.openDiff', !!m.value, vscode.ConfigurationTarget.Global);
+        break;
+      case 'mcpAction':
+        void this.mcpAction(m.name, m.action);
+        break;
       case 'closeMcp':
-        this.mcp = undefined;
+        this.mcpShown = false;
         this.update();
         break;
     }
@@ -276,10 +338,10 @@ export class Conversation {
   }
 
   /** Answers a request from the panel; a write's edited proposal goes along. */
-  async answer(m: PanelAnswer): Promise<void> {
+  async answer(m: PanelAnswer, editedContent?: string): Promise<void> {
     const open = this.d.requests.get(m.requestId);
     if (!open) return;
-    const edited = m.type === 'confirm' && open.req.kind === 'confirm_write' ? await this.d.writes.editedContent(m.requestId) : undefined;
+    const edited = m.type === 'confirm' && open.req.kind === 'confirm_write' ? (editedContent ?? (await this.d.writes.editedContent(m.requestId))) : undefined;
     const a = answerFor(open.req, m, edited);
     if (typeof a === 'string') {
       this.d.requests.setError(m.requestId, a);
@@ -290,32 +352,107 @@ export class Conversation {
   }
 
   async showSessions(): Promise<void> {
-    this.mcp = undefined;
+    this.mcpShown = false;
+    this.rules = undefined;
     this.sessions = {};
     this.update();
     await this.panel?.reveal();
+    await this.searchSessions('');
+  }
+
+  /** Lists the sessions whose title or prompts hold every word of the query (all for none). */
+  private async searchSessions(query: string): Promise<void> {
+    if (!this.sessions) return;
+    const asked = (this.searchCount = (this.searchCount ?? 0) + 1);
+    this.sessions = { ...this.sessions, query };
     try {
-      this.sessions = { list: await this.d.controller.sessions() };
+      const list = await this.d.controller.sessions(query);
+      if (asked === this.searchCount && this.sessions) this.sessions = { ...this.sessions, list, error: undefined };
     } catch (e) {
-      this.sessions = { error: `Could not list the sessions: ${e instanceof Error ? e.message : e}` };
+      if (this.sessions) this.sessions = { ...this.sessions, error: `Could not list the sessions: ${e instanceof Error ? e.message : e}` };
     }
     this.update();
   }
+  private searchCount?: number;
 
-  /** Opens a session of the list: its whole conversation, and follow-ups continue it. */
-  async openSession(sessionId: string): Promise<void> {
+  private async renameSession(sessionId: string, title: string): Promise<void> {
+    try {
+      await this.d.controller.renameSession(sessionId, title);
+      if (this.sessions) this.sessions = { ...this.sessions, renaming: undefined, failed: undefined };
+      this.save();
+      await this.searchSessions(this.sessions?.query ?? '');
+    } catch (e) {
+      if (this.sessions) this.sessions = { ...this.sessions, failed: `Could not rename the session: ${e instanceof Error ? e.message : e}` };
+      this.update();
+    }
+  }
+
+  private async deleteSession(sessionId: string): Promise<void> {
+    try {
+      await this.d.controller.deleteSession(sessionId);
+      if (this.sessions) this.sessions = { ...this.sessions, deleting: undefined, failed: undefined };
+      this.save();
+      await this.searchSessions(this.sessions?.query ?? '');
+    } catch (e) {
+      const msg = errorCode(e) === ErrorCode.SessionBusy ? 'It has a run going: cancel it first.' : e instanceof Error ? e.message : String(e);
+      if (this.sessions) this.sessions = { ...this.sessions, failed: `Could not delete the session: ${msg}` };
+      this.update();
+    }
+  }
+
+  /**
+   * Opens a session of the list or a tab: its whole conversation, and follow-ups continue it. The
+   * one shown before stays open in its tab. Undefined is the new conversation's tab.
+   */
+  async openSession(sessionId: string | undefined, fromList = true): Promise<void> {
+    if (!sessionId) {
+      this.d.controller.closeTab(undefined);
+      this.d.controller.newSession();
+      this.save();
+      this.update();
+      return;
+    }
     const info = this.sessions?.list?.find((x) => x.sessionId === sessionId);
-    this.sessions = undefined;
+    if (fromList) this.sessions = undefined;
     const opening = this.d.controller.openSession(sessionId, info);
     this.save();
     this.update();
     await opening;
+    if (!this.d.controller.session?.context) void this.d.controller.refreshContext(sessionId);
+    this.update();
+  }
+
+  /** The rules view: what agentd may do unasked, with the user's answers to revoke or edit. */
+  async showRules(): Promise<void> {
+    this.sessions = undefined;
+    this.mcpShown = false;
+    this.rules = new RulesView(this.d.rpc, () => this.d.controller.currentSessionId, () => this.update());
+    this.update();
+    await this.panel?.reveal();
+    await this.rules.load();
+  }
+
+  /** Compacts the shown conversation now and says what it saved. */
+  async compact(): Promise<void> {
+    try {
+      const res = await this.d.controller.compact();
+      if (!res) return;
+      const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
+      const msg = res.dropped
+        ? `agentd: compacted the conversation, ${k(res.before)} → ${k(res.after)} tokens (${plural(res.dropped, 'message')} summarized; the last turn is kept whole).`
+        : 'agentd: nothing to compact yet: the conversation is its last turn.';
+      void vscode.window.showInformationMessage(msg);
+    } catch (e) {
+      const why = errorCode(e) === ErrorCode.SessionBusy ? 'a run of it is going; compact once it is over.' : e instanceof Error ? e.message : String(e);
+      void vscode.window.showErrorMessage(`agentd: could not compact the conversation: ${why}`);
+    }
     this.update();
   }
 
   newSession(): void {
     this.d.pickers.newConversation(this.d.controller.session?.settings);
-    this.d.controller.newSession();
+    // One new conversation at a time: a blank one already open comes to the front.
+    if (this.d.controller.session) this.d.controller.newSession();
     this.sessions = undefined;
     this.save();
     this.update();
@@ -344,37 +481,29 @@ export class Conversation {
     this.refreshCheckpoints();
   }
 
-  /** The MCP servers view: agentd's servers for this session, asked afresh each time. */
+  /** The MCP servers view: agentd's servers for this session, asked afresh when shown. */
   async showMcp(): Promise<void> {
-    this.mcp = { list: this.mcp?.list };
+    this.mcpShown = true;
     this.sessions = undefined;
+    this.rules = undefined;
     this.update();
     await this.panel?.reveal();
-    try {
-      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
-      this.mcp = { list };
-      this.d.mcpChanged?.(list);
-    } catch (e) {
-      this.mcp = { error: `Could not ask agentd for its MCP servers: ${e instanceof Error ? e.message : e}` };
-    }
-    this.update();
+    await this.d.mcp.refresh();
   }
 
-  /**
-   * Asks for the MCP servers for the status bar (after a connect, when a run ends: there is no
-   * change notification). Never fails; the view, when open, shows the new list too.
-   */
-  async refreshMcp(): Promise<void> {
+  /** Enables, disables or restarts a server from the MCP view. */
+  private async mcpAction(name: string, action: string): Promise<void> {
+    if (action !== 'enable' && action !== 'disable' && action !== 'restart') return;
     try {
-      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
-      this.d.mcpChanged?.(list);
-      if (this.mcp?.list) {
-        this.mcp = { list };
-        this.update();
-      }
+      await this.d.mcp.act(name, action as McpAction);
     } catch (e) {
-      this.d.log(`mcp/status: ${e instanceof Error ? e.message : e}`);
+      void vscode.window.showErrorMessage(`agentd: could not ${action} the MCP server ${name}: ${e instanceof Error ? e.message : e}`);
     }
+  }
+
+  /** Asks for the MCP servers again (after a connect, when a run ends). Never fails. */
+  refreshMcp(): Promise<void> {
+    return this.d.mcp.refresh();
   }
 
   /** Completes `/name` in the prompt box from the custom commands (read afresh, so new files show). */

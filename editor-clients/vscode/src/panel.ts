@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { PanelAnswer } from './requests';
 import { PanelState, renderConversation } from './render';
 import { PickersView, SettingField } from './settings';
+import { ContextUse } from './protocol';
 
 export type PanelMessage =
   | { type: 'ready' }
@@ -34,12 +35,30 @@ export type PanelMessage =
   | { type: 'undoClose' }
   | { type: 'slash'; query: string }
   | { type: 'mcpRefresh' }
+  | { type: 'mcpAction'; name: string; action: string }
+  | { type: 'autoDiff'; value: boolean }
+  | { type: 'sessionSearch'; query: string }
+  | { type: 'sessionRename'; sessionId: string }
+  | { type: 'sessionDelete'; sessionId: string }
+  | { type: 'renameSave'; sessionId: string; title: string }
+  | { type: 'deleteConfirm'; sessionId: string }
+  | { type: 'openTab'; sessionId: string }
+  | { type: 'closeTab'; sessionId: string }
+  | { type: 'rules' }
+  | { type: 'rulesRefresh' }
+  | { type: 'closeRules' }
+  | { type: 'ruleEdit'; id: string }
+  | { type: 'ruleRevoke'; id: string }
+  | { type: 'ruleSave'; id: string; pattern: string; action: string }
+  | { type: 'compact' }
   | { type: 'closeMcp' };
 
 export interface PanelView extends PanelState {
   busy: boolean;
   chips: { key: string; label: string }[];
   pickers: PickersView;
+  /** The context meter of the shown conversation, when known. */
+  meter?: ContextUse & { busy: boolean };
 }
 
 export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -107,7 +126,7 @@ export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Dis
   private flush(): void {
     if (!this.view) return;
     const s = this.state();
-    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length });
+    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length, meter: s.meter });
   }
 
   dispose(): void {
@@ -146,6 +165,7 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
     <select id="mode" title="Approval mode: what the agent may do without asking" aria-label="Approval mode"></select>
   </div>
   <div id="picker-error" class="request-error" hidden></div>
+  <div id="meter" class="meter" hidden><span class="meter-bar" aria-hidden="true"><span class="meter-fill"></span><span class="meter-mark"></span></span> <span class="meter-text"></span> <button id="compact" class="link" title="Summarize the older turns now (the last turn is kept whole), so the conversation takes less of the model's window">Compact</button></div>
 </div>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;

@@ -25,6 +25,16 @@ export const Method = {
   undo: 'agent/undo',
   rewind: 'agent/rewind',
   mcpStatus: 'mcp/status',
+  mcpEnable: 'mcp/enable',
+  mcpDisable: 'mcp/disable',
+  mcpRestart: 'mcp/restart',
+  rules: 'rules/list',
+  revokeRule: 'rules/revoke',
+  editRule: 'rules/edit',
+  renameSession: 'agent/renameSession',
+  deleteSession: 'agent/deleteSession',
+  context: 'agent/context',
+  compact: 'agent/compact',
   indexStatus: 'index/status',
   update: 'agent/update',
   inputRequest: 'agent/inputRequest',
@@ -59,6 +69,16 @@ export const CLIENT_REQUESTS = [
   Method.undo,
   Method.rewind,
   Method.mcpStatus,
+  Method.mcpEnable,
+  Method.mcpDisable,
+  Method.mcpRestart,
+  Method.rules,
+  Method.revokeRule,
+  Method.editRule,
+  Method.renameSession,
+  Method.deleteSession,
+  Method.context,
+  Method.compact,
   Method.indexStatus,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [Method.initialized, Method.exit, Method.didOpen, Method.didChange, Method.didSave, Method.didClose] as const;
@@ -86,6 +106,7 @@ export const ErrorCode = {
   ShuttingDown: -32020,
   NotSaved: -32021,
   UnknownCheckpoint: -32022,
+  UnknownRule: -32023,
 } as const;
 
 export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
@@ -240,7 +261,46 @@ export interface Update {
   instructions?: InstructionFile[];
   /** tool_call_update: the call changed the workspace; its checkpoint (`c3`) for agent/undo. */
   checkpoint?: string;
+  /** context: how full the model's context window is. */
+  context?: ContextUse;
 }
+
+/** How full the model's context window is (the `context` update, agent/context). */
+export interface ContextUse {
+  used: number;
+  window: number;
+  compactAt: number;
+  messages: number;
+  compacted?: boolean;
+}
+
+/** agent/compact's answer: tokens before and after, messages dropped. */
+export interface CompactResult {
+  before: number;
+  after: number;
+  dropped: number;
+  summary?: string;
+}
+
+/** A rule of rules/list. */
+export interface RuleInfo {
+  id: string;
+  tool: string;
+  pattern: string;
+  action: RuleAction | string;
+  scope: RuleScope | string;
+  revocable?: boolean;
+}
+
+export interface RulesResult {
+  rules: RuleInfo[];
+  files: { user?: string; workspace: string; grants?: string };
+}
+
+export const RULE_SCOPES = ['built-in', 'user', 'workspace', 'always', 'session'] as const;
+export type RuleScope = (typeof RULE_SCOPES)[number];
+export const RULE_ACTIONS = ['allow', 'ask', 'deny'] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
 
 export interface RunNotification {
   runId: string;
@@ -256,7 +316,12 @@ export interface RunStateParams extends RunNotification {
   state: RunStateName | string;
   stopReason?: string;
   error?: string;
+  /** paused: `restart` (the daemon stopped mid-step: resume it) or `not_saved` (the user resumes it). */
+  pauseReason?: PauseReason | string;
 }
+
+export const PAUSE_REASONS = ['restart', 'not_saved'] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
 
 export interface Option {
   optionId: string;
@@ -332,6 +397,8 @@ export interface SessionInfo {
   lastRunId?: string;
   runCount?: number;
   settings?: SessionSettings;
+  /** agent/sessions with a query: the prompt line the session was found by. */
+  match?: string;
 }
 
 export interface HistoryParams {

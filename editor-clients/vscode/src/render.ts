@@ -12,7 +12,9 @@ import { FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMIN
 import { OpenRequest } from './requests';
 import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
 import type { UndoView } from './undo';
-import { decisionsOf, isAllow, mcpStateName, outcomeText, plural, profileText, runStateName, stopReasonText, whenText } from './words';
+import type { RulesState } from './rules';
+import type { TabView } from './agent';
+import { decisionsOf, isAllow, mcpStateName, outcomeText, plural, profileText, ruleActionName, ruleScopeName, ruleToolName, runStateName, stopReasonText, whenText } from './words';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -26,8 +28,14 @@ export interface PanelState {
   answers?: Record<string, string>;
   /** Writes whose proposed content the user edited (Accept sends their version). */
   edited?: Record<string, boolean>;
-  /** The session list, when the panel shows it. */
-  sessions?: { list?: SessionInfo[]; error?: string };
+  /** The user's version of an edited write, as a diff of the file. */
+  editedDiffs?: Record<string, string>;
+  /** Changes open in the diff editor as they come (agentd.review.openDiff). */
+  autoDiff?: boolean;
+  /** The session list, when the panel shows it: found by `query`, one being renamed or deleted. */
+  sessions?: { list?: SessionInfo[]; error?: string; query?: string; renaming?: string; deleting?: string; failed?: string };
+  /** The conversations open (tabs). */
+  tabs?: TabView[];
   /** The open session's loading state. */
   session?: { loading?: boolean; earlierRuns?: number; loadingEarlier?: boolean; error?: string };
   /** For the session list's times (tests fix it). */
@@ -40,6 +48,8 @@ export interface PanelState {
   undone?: Record<string, string>;
   /** The MCP servers view, when the panel shows it. */
   mcp?: { list?: McpServer[]; error?: string; loading?: boolean };
+  /** The rules view, when the panel shows it. */
+  rules?: RulesState;
 }
 
 export function escapeHtml(s: string): string {
@@ -203,11 +213,9 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
 function checkpointHtml(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   if (!t.checkpoint) return '';
   const undone = ctx.undone[t.checkpoint];
-  if (undone) return ` <span class="undone" title="checkpoint ${esc(t.checkpoint)}, undone by ${esc(undone)}">undone</span>`;
+  if (undone) return ` <span class="undone" title="An undo since put these files back as they were before this change">undone</span>`;
   if (!ctx.canUndo || run.rewound) return '';
-  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change (checkpoint ${esc(
-    t.checkpoint,
-  )}) and every later one; you see what changes first">Restore to here</button>`;
+  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change and every later one; you see what changes first">Restore to here</button>`;
 }
 
 function formatInput(input: unknown): string {
@@ -225,6 +233,8 @@ interface RenderContext {
   open: Map<string, OpenRequest>;
   answers: Record<string, string>;
   edited: Record<string, boolean>;
+  editedDiffs: Record<string, string>;
+  autoDiff: boolean;
   canUndo: boolean;
   undone: Record<string, string>;
   undo?: UndoView;
@@ -381,11 +391,18 @@ function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
         editable ? ` <button class="link" data-action="edit" data-request="${id}">Edit before accepting</button>` : ''
       }</div>`,
   );
-  const diffs = `<details class="inline-diff" data-id="${id}-diff"${files.length === 1 && (files[0].diff ?? '').split('\n').length <= 40 ? ' open' : ''}><summary>Proposed change</summary>${files
-    .map((f) => renderDiff(f.diff ?? ''))
+  // Once the user changed the proposal (in the diff editor), the change shown is theirs.
+  const mine = ctx.edited[req.requestId] ? ctx.editedDiffs[req.requestId] : undefined;
+  const shown = mine !== undefined ? [mine] : files.map((f) => f.diff ?? '');
+  const summary = mine !== undefined ? `Your version ${statHtml(mine)}` : 'Proposed change';
+  const diffs = `<details class="inline-diff${mine !== undefined ? ' inline-diff-edited' : ''}" data-id="${id}-diff"${shown.length === 1 && shown[0].split('\n').length <= 40 ? ' open' : ''}><summary>${summary}</summary>${shown
+    .map((d) => (d ? renderDiff(d) : '<div class="empty">No change left: accepting writes nothing new.</div>'))
     .join('')}</details>`;
   const edited = ctx.edited[req.requestId] ? '<div class="request-note edited">You edited the proposed content: accepting writes your version.</div>' : '';
-  return `<div class="write-files">${rows.join('')}</div>${diffs}${edited}`;
+  const auto = `<label class="auto-diff" title="Changes agentd proposes open in VS Code's diff editor, where each hunk can be accepted or rejected"><input type="checkbox" data-action="autoDiff"${
+    ctx.autoDiff ? ' checked' : ''
+  }> Open changes in the diff editor as they come</label>`;
+  return `<div class="write-files">${rows.join('')}</div>${diffs}${edited}${auto}`;
 }
 
 // ---- runs -----------------------------------------------------------------------------------
@@ -516,7 +533,7 @@ function renderUndoPreview(p: UndoResult, kind: UndoView['target']['kind'], key:
   }
   const what = kind === 'rewind' ? `The agent forgets this run and every later one${p.rewound?.length ? ` (${plural(p.rewound.length, 'run')})` : ''}. ` : '';
   const files = p.files?.length ? `${plural(p.files.length, 'file')} would be put back` : 'No file would change';
-  parts.push(`<div class="undo-summary">${esc(what + files)}${p.undone?.length ? ` <span class="undo-ids">(checkpoints ${esc(p.undone.join(', '))})</span>` : ''}.</div>`);
+  parts.push(`<div class="undo-summary">${esc(what + files)}${p.undone && p.undone.length > 1 ? ` <span class="undo-ids">(${esc(plural(p.undone.length, 'change'))} undone)</span>` : ''}.</div>`);
   parts.push(undoFiles(p.files ?? [], `${key}-f`));
   if (changed.length) {
     parts.push(`<div class="undo-conflicts"><div class="label">Changed since — yours to keep or overwrite</div>`);
@@ -558,7 +575,7 @@ function renderUndoResult(r: UndoResult, kind: UndoView['target']['kind'], key: 
   for (const n of r.notes ?? []) parts.push(`<div class="request-facts">${esc(n)}</div>`);
   if (r.checkpoint) {
     parts.push(
-      `<div class="decisions"><button class="secondary" data-action="undoCheckpoint" data-run="" data-checkpoint="${esc(r.checkpoint)}" title="The restore is checkpoint ${esc(r.checkpoint)}: undoing it brings the files back">Undo this restore</button></div>`,
+      `<div class="decisions"><button class="secondary" data-action="undoCheckpoint" data-run="" data-checkpoint="${esc(r.checkpoint)}" title="The restore is a change of its own: undoing it brings the files back as they were before it">Undo this restore</button></div>`,
     );
   }
   return parts.join('\n');
@@ -596,23 +613,111 @@ function renderInstructions(files: InstructionFile[]): string {
 
 function renderSessions(s: NonNullable<PanelState['sessions']>, current: string | undefined, now: Date): string {
   const parts = ['<div class="sessions"><div class="sessions-head"><span class="label">Sessions</span><span style="flex:1"></span><button class="secondary" data-action="newSession">New session</button> <button class="link" data-action="closeSessions">Close</button></div>'];
+  parts.push(
+    `<input type="search" class="sessions-query" data-field="sessions-query" placeholder="Search titles and prompts" aria-label="Search the sessions" value="${esc(s.query ?? '')}">`,
+  );
   if (s.error) parts.push(`<div class="request-error">${esc(s.error)}</div>`);
   else if (!s.list) parts.push('<div class="empty">Loading…</div>');
-  else if (!s.list.length) parts.push('<div class="empty">No sessions yet in this workspace.</div>');
+  else if (!s.list.length) parts.push(s.query ? `<div class="empty">No session matches “${esc(s.query)}”.</div>` : '<div class="empty">No sessions yet in this workspace.</div>');
+  if (s.failed) parts.push(`<div class="request-error">${esc(s.failed)}</div>`);
   for (const x of s.list ?? []) {
+    const id = esc(x.sessionId);
     const meta = [whenText(x.updatedAt, now), x.state === 'idle' ? 'no runs' : runStateName(x.state)];
     if (x.runCount !== undefined && x.state !== 'idle') meta.push(plural(x.runCount, 'run'));
     parts.push(
-      `<button class="session${x.sessionId === current ? ' current' : ''} session-state-${esc(x.state)}" data-action="openSession" data-session="${esc(x.sessionId)}"><span class="session-title">${esc(
+      `<div class="session-row" data-session="${id}"><button class="session${x.sessionId === current ? ' current' : ''} session-state-${esc(x.state)}" data-action="openSession" data-session="${id}"><span class="session-title">${esc(
         x.title || x.sessionId,
-      )}</span><span class="session-meta">${esc(meta.filter(Boolean).join(' · '))}</span></button>`,
+      )}</span><span class="session-meta">${esc(meta.filter(Boolean).join(' · '))}</span>${x.match ? `<span class="session-match">“${esc(x.match)}”</span>` : ''}</button><span class="session-actions"><button class="link" data-action="sessionRename" data-session="${id}">Rename</button> · <button class="link" data-action="sessionDelete" data-session="${id}">Delete</button></span></div>`,
     );
+    if (s.renaming === x.sessionId) {
+      parts.push(
+        `<div class="session-rename" data-session="${id}"><input type="text" data-field="rename-${id}" data-submit="renameSave" data-session="${id}" value="${esc(x.title)}" aria-label="New title"> <button class="primary" data-action="renameSave" data-session="${id}">Save</button> <button class="secondary" data-action="sessionRename" data-session="">Cancel</button></div>`,
+      );
+    }
+    if (s.deleting === x.sessionId) {
+      parts.push(
+        `<div class="session-delete" data-session="${id}">Delete “${esc(x.title)}”${x.runCount ? ` and its ${esc(plural(x.runCount, 'run'))}` : ''}? agentd forgets it for good; your files stay as they are. <button class="danger" data-action="deleteConfirm" data-session="${id}">Delete</button> <button class="secondary" data-action="sessionDelete" data-session="">Keep it</button></div>`,
+      );
+    }
   }
   parts.push('</div>');
   return parts.join('');
 }
 
+/** The conversations open, one tab each: its title, whether it works or waits for you. */
+export function renderTabs(tabs: NonNullable<PanelState['tabs']>): string {
+  if (tabs.length < 2) return '';
+  const items = tabs.map((t) => {
+    const id = esc(t.sessionId ?? '');
+    const flags = `${t.busy ? '<span class="spinner"></span>' : ''}${t.waiting ? `<span class="tab-waiting" title="${esc(plural(t.waiting, 'request'))} waiting for you">${t.waiting}</span>` : ''}`;
+    return `<span class="tab${t.active ? ' active' : ''}"><button class="tab-open" data-action="openTab" data-session="${id}" title="${esc(t.title)}">${flags}${esc(t.title.length > 28 ? `${t.title.slice(0, 27)}…` : t.title)}</button><button class="tab-x" data-action="closeTab" data-session="${id}" title="Close this conversation (its runs go on; the session list has it)" aria-label="Close ${esc(t.title)}">×</button></span>`;
+  });
+  return `<div class="tabs" role="tablist">${items.join('')}<button class="tab-new" data-action="newSession" title="A new conversation beside these" aria-label="New conversation">+</button></div>`;
+}
+
 const MCP_TONES: Record<string, string> = { connected: 'ok', failed: 'error', rejected: 'declined', needs_approval: 'waiting', disabled: 'neutral', idle: 'neutral', starting: 'neutral' };
+
+const RULE_TONES: Record<string, string> = { allow: 'ok', ask: 'waiting', deny: 'declined' };
+const RULE_ORDER = ['session', 'always', 'user', 'workspace', 'built-in'];
+
+/** The rules agentd applies, by where they come from; the user's answers can be revoked or edited. */
+export function renderRules(r: RulesState): string {
+  const parts = [
+    '<div class="rules"><div class="sessions-head"><span class="label">Rules</span><span style="flex:1"></span><button class="secondary" data-action="rulesRefresh">Refresh</button> <button class="link" data-action="closeRules">Close</button></div>',
+    '<div class="request-facts">What agentd may do without asking you, and what it refuses. Where several rules match, the strictest wins.</div>',
+  ];
+  if (r.error) parts.push(`<div class="request-error">${esc(r.error)}</div>`);
+  else if (!r.list) parts.push('<div class="empty">Loading…</div>');
+  if (r.failed) parts.push(`<div class="request-error">${esc(r.failed)}</div>`);
+  const files: Record<string, string | undefined> = { user: r.files?.user, workspace: r.files?.workspace };
+  for (const scope of RULE_ORDER) {
+    const rules = (r.list ?? []).filter((x) => x.scope === scope);
+    if (!rules.length && !(scope === 'always' || scope === 'session') && !files[scope]) continue;
+    if (!r.list) break;
+    const file = files[scope] ? ` <button class="link" data-action="openFile" data-path="${esc(files[scope]!)}" title="${esc(files[scope]!)}">Open the file</button>` : '';
+    parts.push(`<div class="rules-group" data-scope="${esc(scope)}"><div class="label">${esc(ruleScopeName(scope))}${file}</div>`);
+    if (!rules.length) {
+      parts.push(
+        `<div class="empty">${
+          scope === 'always' ? 'None: "Always accept" or "Always reject" on a request stores one here.' : scope === 'session' ? 'None: "Accept for this session" stores one here.' : 'None.'
+        }</div>`,
+      );
+    }
+    for (const x of rules) {
+      const id = esc(x.id);
+      const what = `${esc(sentenceCase(ruleToolName(x.tool)))} <code>${esc(x.pattern || 'anything')}</code>`;
+      const acts = x.revocable
+        ? ` <span class="rule-actions"><button class="link" data-action="ruleEdit" data-rule="${id}">Edit</button> · <button class="link" data-action="ruleRevoke" data-rule="${id}" title="Take it back: what it covered asks again">Revoke</button></span>`
+        : '';
+      parts.push(`<div class="rule rule-${esc(x.action)}" data-rule="${id}"><span class="rule-what">${what}</span> <span class="tool-status tone-${RULE_TONES[x.action] ?? 'neutral'}">${esc(ruleActionName(x.action))}</span>${acts}</div>`);
+      if (r.editing === x.id) {
+        const opt = (a: string) => `<option value="${a}"${x.action === a ? ' selected' : ''}>${esc(sentenceCase(ruleActionName(a)))}</option>`;
+        parts.push(
+          `<div class="rule-edit" data-rule="${id}"><input type="text" class="rule-pattern" data-field="rule-${id}-pattern" value="${esc(x.pattern)}" aria-label="Pattern" title="A command glob (* is anything) or a path glob (** spans folders)"> <select data-field="rule-${id}-action" aria-label="What the rule does">${['allow', 'ask', 'deny']
+            .map(opt)
+            .join('')}</select> <button class="primary" data-action="ruleSave" data-rule="${id}">Save</button> <button class="secondary" data-action="ruleEdit" data-rule="">Cancel</button></div>`,
+        );
+      }
+    }
+    parts.push('</div>');
+  }
+  parts.push('</div>');
+  return parts.join('');
+}
+
+/** What can be done to a server from its row: start it again, switch it off or on. */
+function mcpButtons(s: McpServer): string {
+  const b = (action: string, label: string, tip: string) =>
+    `<button class="link mcp-action" data-action="mcpAction" data-name="${esc(s.name)}" data-mcp-action="${action}" title="${esc(tip)}">${label}</button>`;
+  const out: string[] = [];
+  if (s.state === 'disabled') out.push(b('enable', 'Enable', 'Let it start again (runs offer its tools from the next session)'));
+  else if (s.state === 'rejected') out.push(b('enable', 'Enable', 'You rejected it for good: enabling it asks you again at the next session'));
+  else {
+    if (s.state !== 'needs_approval') out.push(b('restart', 'Restart', 'Stop it and start it again now'));
+    out.push(b('disable', 'Disable', 'Stop it and keep it stopped (remembered for this workspace)'));
+  }
+  return ` <span class="mcp-actions">${out.join(' · ')}</span>`;
+}
 
 /** The MCP servers the session sees (mcp/status): state, tools, why one failed. */
 export function renderMcp(m: NonNullable<PanelState['mcp']>): string {
@@ -651,7 +756,7 @@ export function renderMcp(m: NonNullable<PanelState['mcp']>): string {
     parts.push(
       `<details class="mcp-server mcp-state-${esc(s.state)}" data-id="mcp-${esc(s.name)}"${s.error || s.state === 'needs_approval' ? ' open' : ''}><summary><span class="mcp-name">${esc(s.name)}</span> <span class="tool-status tone-${tone}">${esc(
         mcpStateName(s.state),
-      )}</span>${count}</summary>${body.join('')}</details>`,
+      )}</span>${count}${mcpButtons(s)}</summary>${body.join('')}</details>`,
     );
   }
   parts.push('</div>');
@@ -663,15 +768,19 @@ export function renderConversation(state: PanelState): string {
     open: new Map(state.open.map((o) => [o.req.requestId, o])),
     answers: state.answers ?? {},
     edited: state.edited ?? {},
+    editedDiffs: state.editedDiffs ?? {},
+    autoDiff: !!state.autoDiff,
     canUndo: !!state.canUndo,
     undone: state.undone ?? {},
     undo: state.undo,
   };
   const parts: string[] = [];
+  if (state.tabs) parts.push(renderTabs(state.tabs));
   if (state.daemon.state !== 'ready') {
     const words: Record<string, string> = { starting: 'starting…', restarting: 'restarting…', failed: 'not running', stopped: 'stopped' };
     parts.push(`<div class="daemon daemon-${esc(state.daemon.state)}">agentd ${esc(words[state.daemon.state] ?? state.daemon.state)}${state.daemon.detail ? `: ${esc(state.daemon.detail)}` : ''}</div>`);
   }
+  if (state.rules) parts.push(renderRules(state.rules));
   if (state.mcp) parts.push(renderMcp(state.mcp));
   if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId, state.now ?? new Date()));
   // Requests of runs that are not in this view (other sessions, or from before a restart) come

@@ -80,6 +80,8 @@ export interface RunView {
   state: string;
   stopReason?: string;
   error?: string;
+  /** Why a paused run is paused (agent/runState's pauseReason). */
+  pauseReason?: string;
   plan?: { explanation?: string; entries: PlanEntry[] };
   timeline: TimelineItem[];
   tools: Record<string, ToolCallView>;
@@ -262,6 +264,7 @@ export class RunStore {
         if (p.stopReason) run.stopReason = p.stopReason;
         // The error says why the run is where it is now: a paused run that goes on again has none.
         run.error = p.error || undefined;
+        run.pauseReason = p.state === 'paused' ? p.pauseReason || undefined : undefined;
         if (p.state === 'running' && !run.activity) run.activity = 'Thinking…';
         if (p.state === 'requires_action') run.activity = 'Waiting for your input';
         break;

@@ -45,7 +45,18 @@ const DEFAULT_MODEL = 'fake-model';
 const MODELS = [{ id: DEFAULT_MODEL, ownedBy: 'fake' }, { id: 'fake-model-large', ownedBy: 'fake', contextWindow: 32768 }];
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022 };
+const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022, unknownRule: -32023 };
+
+// The rules agentd would list: built-in, the user's, one "always" answer; a session's come with
+// its runs that said "allow for this session".
+let ruleCount = 0;
+const rules = [
+  { id: 'rule_b1', tool: 'write', pattern: '**/.git/**', action: 'deny', scope: 'built-in' },
+  { id: 'rule_u1', tool: 'run_cmd', pattern: 'make *', action: 'allow', scope: 'user' },
+  { id: 'rule_a1', tool: 'run_cmd', pattern: 'go test ./...', action: 'allow', scope: 'always', revocable: true },
+];
+const sessionRules = new Map(); // sessionId → rules
+let mcpServers; // mcp/status, as FAKE_MCP set it and the controls changed it
 const ON_CONFLICT = ['stop', 'skip', 'overwrite'];
 
 function send(msg) {
@@ -75,7 +86,17 @@ const SCHEMAS = {
   'agent/resume': { runId: str },
   'agent/pending': { runId: str },
   'agent/events': { runId: str, afterSeq: int, limit: int },
-  'agent/sessions': {},
+  'agent/sessions': { query: str, limit: int },
+  'agent/renameSession': { sessionId: str, title: str },
+  'agent/deleteSession': { sessionId: str },
+  'agent/context': { sessionId: str },
+  'agent/compact': { sessionId: str },
+  'rules/list': { sessionId: str },
+  'rules/revoke': { id: str, sessionId: str },
+  'rules/edit': { id: str, sessionId: str, tool: str, pattern: str, action: str },
+  'mcp/enable': { name: str, sessionId: str },
+  'mcp/disable': { name: str, sessionId: str },
+  'mcp/restart': { name: str, sessionId: str },
   'agent/history': { sessionId: str, beforeRunId: str, limit: int },
   'agent/configure': { sessionId: str, model: str, reasoningEffort: str, approvalPolicy: str },
   'agent/models': {},
@@ -260,6 +281,7 @@ function play(run) {
     update(run, { kind: 'thought_chunk', text: 'Thinking about it.' });
     update(run, { kind: 'message_chunk', text: p.slice(4) });
     update(run, { kind: 'usage', usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110, cachedTokens: 80 } });
+    update(run, { kind: 'context', context: contextOf(sessions.get(run.sessionId)) });
     finish(run, p.slice(4));
     return;
   }
@@ -279,7 +301,7 @@ function play(run) {
   }
   if (p === 'ask') ask(run, 'question');
   else if (p === 'write') ask(run, 'confirm_write');
-  else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
+  else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', pauseReason: 'not_saved', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
 }
 const handlers = {
   initialize: (p) => {
@@ -347,9 +369,88 @@ const handlers = {
     return res;
   },
   'agent/sessions': (raw) => {
-    decode('agent/sessions', raw);
-    return { sessions: [...sessions.values()].map(sessionInfo).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)) };
+    const p = decode('agent/sessions', raw);
+    if ((p.limit ?? 0) < 0) throw new RpcError(E.invalid, 'invalid params: limit must not be negative');
+    const words = (p.query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const has = (t) => words.every((w) => t.toLowerCase().includes(w));
+    const out = [];
+    for (const info of [...sessions.values()].map(sessionInfo).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))) {
+      if (!words.length || has(info.title)) out.push(info);
+      else {
+        const prompt = sessions.get(info.sessionId).runs.map((id) => runs.get(id).prompt).find(has);
+        if (prompt) out.push({ ...info, match: prompt.split('\n').find(has) ?? prompt });
+      }
+    }
+    return { sessions: p.limit ? out.slice(0, p.limit) : out };
   },
+  'agent/renameSession': (raw) => {
+    const p = decode('agent/renameSession', raw);
+    const title = (p.title ?? '').split(/\s+/).filter(Boolean).join(' ');
+    if (!title) throw new RpcError(E.invalid, 'invalid params: title is required');
+    const s = theSession(p.sessionId);
+    s.title = title;
+    return { session: sessionInfo(s) };
+  },
+  'agent/deleteSession': (raw) => {
+    const p = decode('agent/deleteSession', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    const last = runs.get(s.runs[s.runs.length - 1]);
+    if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session busy: session ${s.sessionId} has run ${last.runId} in state ${last.state}; cancel it before deleting the session`);
+    for (const id of s.runs) runs.delete(id);
+    sessions.delete(s.sessionId);
+    return {};
+  },
+  'agent/context': (raw) => {
+    const p = decode('agent/context', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    return contextOf(s);
+  },
+  'agent/compact': (raw) => {
+    const p = decode('agent/compact', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    const last = runs.get(s.runs[s.runs.length - 1]);
+    if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+    const before = contextOf(s).used;
+    const dropped = Math.max(0, 2 * (s.runs.length - (s.compactedAt ?? 0) - 1));
+    if (dropped) s.compactedAt = s.runs.length - 1;
+    const after = contextOf(s).used;
+    return dropped ? { before, after, dropped, summary: '- The user asked: …' } : { before, after: before, dropped: 0 };
+  },
+  'rules/list': (raw) => {
+    const p = decode('rules/list', raw);
+    if (p.sessionId) theSession(p.sessionId);
+    return { rules: [...rules, ...(p.sessionId ? sessionRules.get(p.sessionId) ?? [] : [])], files: { user: '/home/ada/.config/agentd/rules.json', workspace: '/w/.agentd/rules.json', grants: '/state/rules.json' } };
+  },
+  'rules/revoke': (raw) => {
+    const p = decode('rules/revoke', raw);
+    required(p, 'id');
+    const { list, i } = findRule(p);
+    if (!list[i].revocable) throw new RpcError(E.invalid, `rule not revocable: ${list[i].tool} \`${list[i].pattern}\` is a ${list[i].scope} rule; it lives in your rules.json (~/.config/agentd/rules.json)`);
+    list.splice(i, 1);
+    return {};
+  },
+  'rules/edit': (raw) => {
+    const p = decode('rules/edit', raw);
+    required(p, 'id');
+    const { list, i } = findRule(p);
+    if (!list[i].revocable) throw new RpcError(E.invalid, `rule not revocable: a ${list[i].scope} rule`);
+    if (p.action !== undefined && p.action !== '' && !['allow', 'ask', 'deny'].includes(p.action)) throw new RpcError(E.invalid, `invalid rule: action "${p.action}" (want allow, ask or deny)`);
+    const rule = { ...list[i], id: `rule_e${++ruleCount}` };
+    if (p.tool) rule.tool = p.tool;
+    if (p.pattern !== undefined) rule.pattern = p.pattern;
+    if (p.action) rule.action = p.action;
+    list[i] = rule;
+    return { rule };
+  },
+  'mcp/enable': (raw) => mcpControl('mcp/enable', raw, (s) => ({ ...s, state: 'connected' })),
+  'mcp/disable': (raw) => mcpControl('mcp/disable', raw, (s) => ({ ...s, state: 'disabled', tools: undefined })),
+  'mcp/restart': (raw) => mcpControl('mcp/restart', raw, (s) => {
+    if (s.state === 'disabled') throw new RpcError(E.invalid, `MCP server cannot start: ${s.name} is disabled; enable it to start it`);
+    return { ...s, starts: (s.starts ?? 1) + 1 };
+  }),
   'agent/history': (raw) => {
     const p = decode('agent/history', raw);
     required(p, 'sessionId');
@@ -439,13 +540,42 @@ const handlers = {
   },
   'mcp/status': (raw) => {
     decode('mcp/status', raw);
-    return { servers: JSON.parse(process.env.FAKE_MCP || '[]') };
+    mcpServers ??= JSON.parse(process.env.FAKE_MCP || '[]');
+    return { servers: mcpServers };
   },
   'index/status': (raw) => {
     decode('index/status', raw);
     return { state: 'ready', files: 1, chunks: 1, progress: 1, embedder: 'fake' };
   },
 };
+
+function findRule(p) {
+  for (const list of [rules, ...(p.sessionId ? [sessionRules.get(p.sessionId) ?? []] : [])]) {
+    const i = list.findIndex((r) => r.id === p.id);
+    if (i >= 0) return { list, i };
+  }
+  throw new RpcError(E.unknownRule, `unknown rule: ${p.id}`);
+}
+
+/** An MCP control: the server as it is after, and mcp/changed. */
+function mcpControl(method, raw, change) {
+  const p = decode(method, raw);
+  required(p, 'name');
+  mcpServers ??= JSON.parse(process.env.FAKE_MCP || '[]');
+  const i = mcpServers.findIndex((s) => s.name === p.name);
+  if (i < 0) throw new RpcError(E.invalid, `unknown MCP server: "${p.name}"`);
+  mcpServers[i] = change(mcpServers[i]);
+  setImmediate(() => send({ jsonrpc: '2.0', method: 'mcp/changed', params: { name: p.name, state: mcpServers[i].state } }));
+  return { server: mcpServers[i] };
+}
+
+/** The context meter of a session: 1000 tokens a run since the last compaction, and the system's 4000. */
+function contextOf(s) {
+  const kept = s.runs.length - (s.compactedAt ?? 0);
+  const out = { used: 4000 + 1000 * kept, window: 128000, compactAt: 95000, messages: 2 * kept };
+  if (s.compactedAt) out.compacted = true;
+  return out;
+}
 
 /** Undoes the session's checkpoints from index `from` on, as agentd's restore: dry run, conflicts, onConflict. */
 function restore(s, from, p, tool) {
