@@ -99,6 +99,9 @@ export function pausedByRestart(r: Pick<RunView, 'pauseReason' | 'error'>): bool
   return r.pauseReason === 'restart' || (!r.pauseReason && !r.error);
 }
 
+/** Conversations open at once, at most (the oldest idle one closes; the session list keeps it). */
+export const MAX_TABS = 6;
+
 /** Events asked per agent/events request. */
 export const EVENTS_PAGE = 500;
 /** Runs fetched when a session opens (older ones come with "Show earlier runs"). */
@@ -347,6 +350,7 @@ export class AgentController {
   newSession(): void {
     if (!this.tabs.includes(undefined)) this.tabs.push(undefined);
     this.session = undefined;
+    this.trimTabs();
     this.sessionChanged();
   }
 
@@ -362,6 +366,16 @@ export class AgentController {
       else this.tabs.splice(at + 1, 0, view);
     }
     this.session = view;
+    this.trimTabs();
+  }
+
+  /** At most MAX_TABS open: the oldest that neither works nor waits closes (it stays in the list). */
+  private trimTabs(): void {
+    while (this.tabs.length > MAX_TABS) {
+      const idle = this.tabs.findIndex((t) => t !== this.session && t !== undefined && !this.tabOf(t, false).busy && !this.tabOf(t, false).waiting);
+      if (idle < 0) return;
+      this.tabs.splice(idle, 1);
+    }
   }
 
   /** The conversations open, in their tab order. */

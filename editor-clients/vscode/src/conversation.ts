@@ -440,7 +440,7 @@ export class Conversation {
       const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
       const msg = res.dropped
         ? `agentd: compacted the conversation, ${k(res.before)} → ${k(res.after)} tokens (${plural(res.dropped, 'message')} summarized; the last turn is kept whole).`
-        : 'agentd: nothing to compact yet: the conversation is its last turn.';
+        : 'agentd: nothing worth compacting yet: the conversation is its last turn, or its older turns are shorter than a summary of them.';
       void vscode.window.showInformationMessage(msg);
     } catch (e) {
       const why = errorCode(e) === ErrorCode.SessionBusy ? 'a run of it is going; compact once it is over.' : e instanceof Error ? e.message : String(e);

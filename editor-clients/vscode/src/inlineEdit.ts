@@ -291,7 +291,8 @@ export class InlineEdits implements vscode.CodeLensProvider, vscode.Disposable {
         continue;
       }
       const key = Review.key(h);
-      lenses.push(new vscode.CodeLens(at, { title: '$(check) Accept', command: 'agentd.review.acceptHunk', arguments: [p.requestId, key] }));
+      const what = `${h.newLines.length ? `+${h.newLines.length}` : ''}${h.newLines.length && h.oldLines.length ? ' ' : ''}${h.oldLines.length ? `−${h.oldLines.length}` : ''}`;
+      lenses.push(new vscode.CodeLens(at, { title: `$(check) Accept (${what})`, command: 'agentd.review.acceptHunk', arguments: [p.requestId, key] }));
       lenses.push(new vscode.CodeLens(at, { title: '$(discard) Reject', command: 'agentd.review.rejectHunk', arguments: [p.requestId, key] }));
     }
     return lenses;
