@@ -23,20 +23,24 @@ const module = "github.com/agentd/agentd"
 // tools' nouns, modes and decisions are tools', the policy's verdicts and
 // rules are tools/policy's (which judges tools' calls, so it sits above
 // tools and only the agent asks it), the index's hits are rag's; rpc/wire
-// is the native protocol alone (methods, codes, initialize, index params)
-// and is part of rpc, so no lower layer imports it.
+// is the native protocol alone (methods, codes, initialize, the index's
+// params and answers as the wire carries them: its own types, which rpc
+// fills from rag's, so a change in rag never changes the wire) and is part
+// of rpc, so no lower layer imports it. rpc and rpc/acp name rag's hits
+// where they hand the index to search_semantic.
 var allowed = map[string][]string{
-	"rpc/wire":          {"rag"},
+	"rpc/wire":          {},
 	"rag":               {},
-	"tools":             {"rag", "tools/sandbox"},
+	"tools":             {"rag", "tools/sandbox", "tools/images"},
+	"tools/images":      {},
 	"tools/sandbox":     {},
 	"tools/policy":      {"tools"},
 	"tools/mcp":         {"tools", "rag"},
 	"tools/mcp/mcptest": {"internal/testcache"},
-	"agent":             {"tools", "tools/policy", "tools/mcp", "rag"},
+	"agent":             {"tools", "tools/policy", "tools/mcp", "tools/images", "rag"},
 	"agent/modeltest":   {},
-	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp"},
-	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp"},
+	"rpc":               {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
+	"rpc/acp":           {"rpc/wire", "agent", "tools", "tools/mcp", "rag"},
 	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools", "internal/await"},
 	"rpc/term":          {"agent", "tools", "rpc/term/termmd"},
 	"rpc/term/termmd":   {},
@@ -48,6 +52,7 @@ var allowed = map[string][]string{
 	"internal/proctest":  {"internal/await"},
 	"internal/await":     {},
 	"internal/testcache": {},
+	"internal/contract":  {},
 }
 
 // tools/checkpoint (undo's store and checkpoints) sits under tools and
@@ -75,6 +80,10 @@ var owners = map[string]string{
 	"github.com/yuin/goldmark":               "rpc/term/termmd",
 	"github.com/alecthomas/chroma/v2":        "rpc/term/termmd",
 	"golang.org/x/sys":                       "rag",
+	"golang.org/x/image":                     "tools/images",
+	// web_fetch: HTML into Markdown, and the page's character set.
+	"github.com/JohannesKaufmann/html-to-markdown": "tools",
+	"golang.org/x/net": "tools",
 	// Reserved for the sandbox; not imported today (raw system calls, see
 	// tools/sandbox/landlock_linux.go for why).
 	"github.com/landlock-lsm/go-landlock": "tools/sandbox",

@@ -29,6 +29,7 @@ type Agent struct {
 	hooks    *hookRunner
 	warned   sync.Map // session id → told the sandbox cannot confine commands
 	mcp      *mcp.Manager
+	lang     tools.Language // the editor's language servers, then agentd's own; nil: none
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
@@ -36,6 +37,9 @@ type Agent struct {
 	saveMu   sync.Mutex // serializes session saves
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
+	images   *imageStore
+	webPages *tools.WebCache // pages fetched, by session and URL
+	vision   visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -71,7 +75,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger})
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
+		Own: ownDirs(cfg)})
 	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
 	if err != nil {
@@ -81,7 +86,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
 			"put allow rules in your own rules.json", "rule", r.String())
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
+	a := &Agent{images: newImageStore(cfg.StateDir), webPages: tools.NewWebCache(), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, inbox: newInbox(),
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
@@ -90,6 +95,7 @@ func New(cfg Config) (*Agent, error) {
 		a.order = append(a.order, t)
 	}
 	a.mcp = newMCP(cfg, sb)
+	a.lang = cfg.Language
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -165,7 +171,9 @@ func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[*pendingCall]*tools.Call{},
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
 	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
-		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red}
+		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
+		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r},
+		Hosts: r, WebCache: a.webPages, WebSearchURL: a.cfg.WebSearchURL}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -253,7 +261,7 @@ func (a *Agent) toolNames() []string {
 }
 
 func (a *Agent) renders(kind RequestKind) bool {
-	return a.cfg.RequestKinds == nil || slices.Contains(a.cfg.RequestKinds, kind)
+	return a.cfg.RequestKinds == nil || a.cfg.AnyRequestKind || slices.Contains(a.cfg.RequestKinds, kind)
 }
 
 // reviewOpenConfirms resolves open confirmations that a newly granted rule

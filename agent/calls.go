@@ -180,7 +180,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 			pc.Confine = &conf
 		}
 	}
-	e := auditEntry{Run: r.rec, Call: call, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
+	e := auditEntry{Run: r.rec, Call: call, CallID: c.ID, Decision: string(d.Action), By: ByPolicy, Rule: d.Rule, Confine: pc.Confine}
 	switch d.Action {
 	case policy.Allow:
 		r.a.audit(e)
@@ -257,6 +257,7 @@ func (r *run) settle(ctx context.Context) error {
 		pc, approved := r.nextActionable()
 		if pc == nil {
 			if r.stepComplete() {
+				r.diagnoseStep(ctx)
 				return r.commitStep()
 			}
 			select {
@@ -341,8 +342,12 @@ func (r *run) finishCall(pc *pendingCall, res *callResult) error {
 func (r *run) commitStep() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var pictures []Message
 	for _, pc := range r.rec.Pending {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleTool, ToolCallID: pc.Call.ID, Content: pc.Result.Content})
+		if im := pc.Result.Image; im != nil {
+			pictures = append(pictures, pictureMessage(*im))
+		}
 		switch {
 		case pc.Result.IsError && !pc.Result.Rejected:
 			r.rec.ToolErrors++
@@ -350,6 +355,10 @@ func (r *run) commitStep() error {
 			r.rec.ToolErrors = 0
 		}
 	}
+	// Tool results carry text only: the pictures follow them, in the order
+	// of their calls, once every result is in (a request may put nothing
+	// between an assistant's tool calls and their results).
+	r.rec.Messages = append(r.rec.Messages, pictures...)
 	r.rec.Pending = nil
 	r.dropStepRequestsLocked() // all resolved: the step's calls are done
 	clear(r.prepared)          // the step's calls are done; they hold file contents
@@ -391,7 +400,7 @@ func (r *run) reportResult(id string, res tools.Result, status Status, dur time.
 	}
 	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: r.redact(out),
 		IsError: res.IsError, Truncated: res.Truncated, ExitCode: res.ExitCode, DurationMs: dur.Milliseconds(), Files: res.Files,
-		Checkpoint: res.Checkpoint})
+		Checkpoint: res.Checkpoint, Fetched: res.Fetched})
 }
 
 // redact replaces every secret value the user gave, verbatim or encoded
@@ -412,6 +421,12 @@ func truncate(s string, n int) string {
 // run, with what the tool's server claims in the message.
 func confirmTool(req *InputRequest, c ToolCall, call *tools.Call) {
 	req.Kind = KindConfirmCommand
+	if call.Host != nil {
+		req.Title = strings.ToUpper(call.Title[:1]) + call.Title[1:]
+		req.Message = "The agent wants to fetch a web page from " + call.Host.Name + ". " + call.Detail
+		req.Command = call.Title
+		return
+	}
 	req.Title = "Call " + call.Title
 	req.Message = "The agent wants to call a tool whose effect agentd cannot check."
 	if call.Detail != "" {

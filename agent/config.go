@@ -33,6 +33,9 @@ type Config struct {
 	ConfirmTimeout  time.Duration // 0: confirmations never expire
 	MaxSteps        int
 	RetryBase       time.Duration
+	// WebSearchURL is the search service of web_search; "" offers no
+	// search tool.
+	WebSearchURL string
 	// Embeddings is the index's embedding endpoint; the agent only carries
 	// it to the front ends that start the index.
 	Embeddings EmbeddingsConfig
@@ -50,6 +53,10 @@ type Config struct {
 	// "off" (no command is confined: each asks, and runs with the user's
 	// rights).
 	Sandbox string
+	// DiagnosticsTimeout bounds a reply's wait for the language servers'
+	// diagnostics after its last edit; LanguageTimeout a navigation
+	// call's (go_to_definition, find_references, hover) wait for its server.
+	DiagnosticsTimeout, LanguageTimeout time.Duration
 	// MCPServers are the user's MCP servers (trusted: they start without
 	// asking); the workspace's .mcp.json adds servers that start once
 	// approved (docs/extensions.md).
@@ -68,13 +75,19 @@ type Config struct {
 	// Listener receives every run's notifications; nil means no one listens.
 	Listener Listener
 	// RequestKinds are the input requests the front end can show; nil
-	// means all.
-	RequestKinds []RequestKind
+	// means all. AnyRequestKind: it shows any kind, those it does not know
+	// from their generic form (InputRequest.AnswerWith, Options, Input).
+	RequestKinds   []RequestKind
+	AnyRequestKind bool
 	// Files returns how a session's runs read and write workspace files
 	// (through the editor, for unsaved buffers); nil, or a nil result,
 	// means the disk.
 	Files    func(sessionID string) tools.FileSystem
 	Searcher tools.Searcher
+	// Language is the front end's language intelligence (the editor's
+	// language servers); nil: none. agentd's own servers answer what it
+	// does not.
+	Language tools.Language
 	Logger   *slog.Logger
 
 	// For tests: the model client (nil: the OpenAI-compatible one) and how
@@ -128,6 +141,12 @@ var settings = []Setting{
 	{Key: "model.toolMode", Env: "AGENTD_TOOL_MODE", Default: "native", Editor: true,
 		field: func(c *Config) value { return oneOf(&c.Model.ToolMode, "native", "text") },
 		Doc:   "`native` (function calling) or `text` (tool calls as JSON in the reply, for models without tool calling)"},
+	{Key: "model.images", Env: "AGENTD_MODEL_IMAGES", Default: ImagesAuto, Editor: true,
+		field: func(c *Config) value { return oneOf(&c.Model.Images, ImagesAuto, ImagesOn, ImagesOff) },
+		Doc:   "whether the model reads images: `on`, `off`, or `auto`: what the endpoint says (llama.cpp's `/props`, Ollama's `/api/show`, a model list's input modalities), else the model's name (gpt-4o, claude-3 …). A prompt's images are sent unless the model is known not to read them; `read_file` of a picture shows it only to a model known to read it"},
+	{Key: "model.imageMaxSide", Env: "AGENTD_IMAGE_MAX_SIDE", Default: "2000",
+		field: func(c *Config) value { return count(&c.Model.ImageMaxSide) },
+		Doc:   "the longest side, in pixels, of an image sent to the model: larger ones are scaled down once, when given (and kept under 3.75 MB)"},
 	{Key: "model.contextWindow", Env: "AGENTD_CONTEXT_WINDOW",
 		field: func(c *Config) value { return count(&c.Model.ContextWindow) },
 		Doc:   "the model's window in tokens; unset, what the endpoint says (its model list, llama.cpp's `/props`, Ollama's `/api/show`), else 128000. The conversation is compacted before it overflows"},
@@ -158,6 +177,8 @@ var settings = []Setting{
 		Doc: "MiB of stored contents one session's checkpoints may use; past it (or 1000 checkpoints) its oldest checkpoints expire and can no longer be undone (docs/undo.md)"},
 	{Key: "undo.maxFileSize", Env: "AGENTD_UNDO_MAX_FILE_MB", Default: "8", field: func(c *Config) value { return count(&c.UndoMaxFileMB) },
 		Doc: "MiB: a larger file's content is not kept, so a command's change to it is reported and cannot be undone"},
+	{Key: "webSearch.url", Env: "AGENTD_WEB_SEARCH_URL", field: func(c *Config) value { return str(&c.WebSearchURL) },
+		Doc: "a web search service for the `web_search` tool: a SearXNG instance's `/search` (asked for JSON), or any URL with `{query}` in it that answers SearXNG's JSON (`{\"results\": [{\"title\", \"url\", \"content\"}]}`). Unset, the model is offered no search tool; `web_fetch` is offered either way"},
 	{Key: "embeddings.baseUrl", Env: "AGENTD_EMBED_BASE_URL", field: func(c *Config) value { return str(&c.Embeddings.BaseURL) },
 		Doc: "optional embeddings endpoint: adds vector similarity to the search. Without one (the default) search is keyword-based; `agentd search-eval` says whether a model helps"},
 	{Key: "embeddings.model", Env: "AGENTD_EMBED_MODEL", field: func(c *Config) value { return str(&c.Embeddings.Model) },
@@ -168,6 +189,12 @@ var settings = []Setting{
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
 	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off") },
 		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
+	{Key: "diagnosticsTimeout", Env: "AGENTD_DIAGNOSTICS_TIMEOUT", Default: defaultDiagnosticsTimeout.String(),
+		field: func(c *Config) value { return duration(&c.DiagnosticsTimeout) },
+		Doc:   "the most a model reply waits, after its last edit, for the language servers' diagnostics of the files it changed (`0`: don't check); a server still busy then is reported as such"},
+	{Key: "languageTimeout", Env: "AGENTD_LANGUAGE_TIMEOUT", Default: tools.DefaultLanguageTimeout.String(),
+		field: func(c *Config) value { return duration(&c.LanguageTimeout) },
+		Doc:   "the most `go_to_definition`, `find_references` and `hover` wait for their language server (a cold one loads the workspace first)"},
 	{Key: "hooks", Object: true, field: func(c *Config) value { return hooksValue(&c.Hooks) },
 		Doc: "commands run on `before_tool` (may deny a call), `after_tool`, `input_requested` and `run_finished`, with the event as JSON on stdin, in the sandbox; config.json only, see docs/extensions.md"},
 	{Key: "mcpServers", Object: true, field: func(c *Config) value { return mcpServers(&c.MCPServers) },

@@ -29,7 +29,8 @@ func TestSettingsLayers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{`config.json: unknown key "extra.a" (ignored)`, `config.json: unknown key "model.colour" (ignored)`}, warnings)
 	assert.Equal(t, ModelConfig{Name: "qwen", BaseURL: "http://file", ToolMode: "native",
-		StreamIdleTimeout: DefaultStreamIdleTimeout, CallTimeout: DefaultCallTimeout, MaxRetryWait: DefaultMaxRetryWait}, c.Model)
+		StreamIdleTimeout: DefaultStreamIdleTimeout, CallTimeout: DefaultCallTimeout, MaxRetryWait: DefaultMaxRetryWait,
+		Images: ImagesAuto, ImageMaxSide: 2000}, c.Model)
 	assert.Equal(t, tools.ModeAutoEdit, c.Policy)
 	assert.Zero(t, c.QuestionTimeout, "0 is never")
 	assert.Equal(t, 7, c.MaxSteps)

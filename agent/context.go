@@ -19,7 +19,11 @@ func estimateTokens(m Message) int {
 	for _, c := range m.ToolCalls {
 		n += len(c.Name) + len(c.Args)
 	}
-	return n/4 + 4
+	t := n/4 + 4
+	for _, im := range m.Images {
+		t += imageTokens(im)
+	}
+	return t
 }
 
 func sumTokens(msgs []Message) int {
@@ -152,6 +156,8 @@ func summarize(msgs []Message) string {
 	var lines []string
 	for _, m := range msgs {
 		switch {
+		case m.Role == RoleUser && len(m.Images) > 0:
+			lines = append(lines, fmt.Sprintf("- %s (%d image(s), no longer shown)", oneLine(m.Content, 160), len(m.Images)))
 		case m.Role == RoleUser:
 			lines = append(lines, "- The user asked: "+oneLine(m.Content, 160))
 		case m.Role == RoleAssistant && len(m.ToolCalls) == 0:

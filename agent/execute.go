@@ -57,6 +57,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	if t, ok := r.toolNamed(pc.Call.Name); ok && t.Info().Timeout > 0 {
 		timeout = t.Info().Timeout
 	}
+	r.beforeEdit(ctx, call)
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
 	out, err := call.Run(tctx)
@@ -75,7 +76,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
-	r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
+	r.edited(pc.Call.ID, call, out) // language.go
+	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: pc.Call.ID, RequestID: pc.RequestID,
+		Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
 	r.a.trace(traceTool(r.rec, pc.Call, out, dur))
 
 	content := r.redact(out.Output)
@@ -89,6 +92,9 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		content = "The user edited your proposed content before it was written; the file now holds the user's version.\n" + content
 	}
 	res = &callResult{Content: content, IsError: out.IsError}
+	if out.Image != nil {
+		r.attachImage(res, out, call.Title)
+	}
 	r.afterTool(ctx, pc, call, out, res, status, dur.Milliseconds())
 	return res, nil
 }

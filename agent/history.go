@@ -36,12 +36,14 @@ type History struct {
 
 // RunSummary is one run of a session as its record keeps it.
 type RunSummary struct {
-	RunID      string      `json:"runId"`
-	Prompt     string      `json:"prompt"`
-	Context    *RunContext `json:"context,omitempty"`
-	State      State       `json:"state"`
-	StopReason StopReason  `json:"stopReason,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	RunID   string      `json:"runId"`
+	Prompt  string      `json:"prompt"`
+	Context *RunContext `json:"context,omitempty"`
+	// Images are the prompt's (agent/image returns their bytes).
+	Images     []ImageRef `json:"images,omitempty"`
+	State      State      `json:"state"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Error      string     `json:"error,omitempty"`
 	// Answer is the beginning of the run's final answer (at most
 	// AnswerPreview bytes, cut with "…"), for a collapsed view: the whole
 	// is in the run's result update.
@@ -162,6 +164,9 @@ func (s RunSummary) size() int {
 		if s.Context.Selection != nil {
 			n += len(s.Context.Selection.Text) + len(s.Context.Selection.Path)
 		}
+		for _, at := range s.Context.Attachments {
+			n += len(at.Name) + len(at.Text) + 32
+		}
 	}
 	return n
 }
@@ -196,7 +201,7 @@ func (a *Agent) runSummary(id string) (RunSummary, error) {
 }
 
 func summaryOfRun(rec *runRecord) RunSummary {
-	s := RunSummary{RunID: rec.ID, Prompt: rec.Prompt, Context: rec.Context, State: rec.State, StopReason: rec.StopReason,
+	s := RunSummary{RunID: rec.ID, Prompt: rec.Prompt, Context: rec.Context, Images: rec.Images, State: rec.State, StopReason: rec.StopReason,
 		Error: rec.Error, Answer: preview(rec.FinalText, AnswerPreview), CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt,
 		Settings: SessionSettings{Model: rec.Model, ReasoningEffort: rec.Effort, ApprovalPolicy: rec.Policy}}
 	if rec.Usage != (Usage{}) {

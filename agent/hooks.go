@@ -294,7 +294,7 @@ func (r *run) beforeTool(ctx context.Context, c ToolCall, call *tools.Call) *cal
 			continue
 		}
 		if deny {
-			r.a.audit(auditEntry{Run: r.rec, Call: call, Decision: string(policy.Deny), By: ByPolicy,
+			r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: c.ID, Decision: string(policy.Deny), By: ByPolicy,
 				Rule: "before_tool hook: " + hook.label(), Reason: reason})
 			return &callResult{IsError: true, Rejected: true, Content: "Not run: the user's before_tool hook denies it: " + reason +
 				"\nDo not retry it unchanged; find another way, or tell the user what you need."}

@@ -64,6 +64,7 @@ type request struct {
 
 // newRequestOf wraps an input request of r.
 func (r *run) newRequestOf(o origin, req *InputRequest) *request {
+	formOf(req)
 	q := &request{Req: req, Origin: o, run: r, done: make(chan struct{})}
 	if o == originLive {
 		q.answer = make(chan *resolution, 1)
@@ -423,6 +424,9 @@ func (r *run) restoreRequestsLocked(sent map[string]int64) {
 	}
 	for _, q := range r.rec.Requests {
 		q.run, q.done = r, make(chan struct{})
+		if q.Req.AnswerWith == "" {
+			formOf(q.Req) // saved before requests had their generic form
+		}
 		if pc := calls[q.Req.RequestID]; pc != nil && q.Origin == originCall {
 			q.call, pc.req = pc, q
 		}

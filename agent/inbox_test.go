@@ -7,9 +7,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/internal/await"
+	"github.com/agentd/agentd/tools"
 )
 
 // askAndStop starts a run that asks a question, waits for it to ask, and
@@ -153,4 +157,67 @@ func oldJournalLine(t *testing.T, line string) string {
 	b, err := json.Marshal(e)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestANewKindIsARuleAway: a kind of request the agent has never had needs
+// its constant, its rule and the code that opens it, nothing else: the
+// inbox opens, lists and closes it like any other, it carries the generic
+// form every front end shows, and replyForm checks its answers.
+func TestANewKindIsARuleAway(t *testing.T) {
+	const kind RequestKind = "test_vote"
+	requestRules[kind] = kindRule{reply: replyForm,
+		input: func(*InputRequest) *TextInput {
+			return &TextInput{Label: "Why", Required: true, With: []string{"against"}}
+		}}
+	t.Cleanup(func() { delete(requestRules, kind) })
+
+	w := newSessionWorld(t)
+	a, l := w.open(t)
+	run, err := a.Run(context.Background(), RunParams{Prompt: "ask me"})
+	require.NoError(t, err)
+	l.await(t, run.RunID, StateRequiresAction)
+	a.mu.Lock()
+	r := a.runs[run.RunID]
+	a.mu.Unlock()
+
+	type held struct {
+		res *resolution
+		err error
+	}
+	got := make(chan held, 1)
+	go func() {
+		_, res, err := r.hold(context.Background(), "vote", "", func() *InputRequest {
+			req := r.newRequest("")
+			req.Kind, req.Title, req.Message = kind, "Vote", "Ship it?"
+			req.Options = []tools.Option{{OptionID: "for", Label: "For"}, {OptionID: "against", Label: "Against"}}
+			return req
+		})
+		got <- held{res, err}
+	}()
+	var vote InputRequest
+	await.Until(t, "the vote in pending", 10*time.Second, func() bool {
+		for _, p := range a.Pending(run.RunID) {
+			if p.Kind == kind {
+				vote = p
+				return true
+			}
+		}
+		return false
+	})
+	assert.Equal(t, AnswerReply, vote.AnswerWith)
+	assert.Equal(t, &TextInput{Label: "Why", Required: true, With: []string{"against"}}, vote.Input)
+	assert.NotZero(t, vote.Seq)
+
+	ctx := context.Background()
+	assert.ErrorIs(t, a.Reply(ctx, ReplyParams{RequestID: vote.RequestID, OptionID: "maybe"}), ErrWrongKind)
+	assert.ErrorIs(t, a.Reply(ctx, ReplyParams{RequestID: vote.RequestID, OptionID: "against"}), ErrInvalid, "why is required with against")
+	assert.ErrorIs(t, a.Reply(ctx, ReplyParams{RequestID: vote.RequestID, OptionID: "for", Text: ptrTo("sure")}), ErrWrongKind, "no words go with for")
+	assert.ErrorIs(t, a.Confirm(ctx, ConfirmParams{RequestID: vote.RequestID, Decision: tools.AllowOnce}), ErrWrongKind)
+	require.NoError(t, a.Reply(ctx, ReplyParams{RequestID: vote.RequestID, OptionID: "against", Text: ptrTo("not tested")}))
+	h := <-got
+	require.NoError(t, h.err)
+	assert.Equal(t, "against", h.res.Option)
+	assert.Equal(t, []string{"Against"}, h.res.Options)
+	assert.Equal(t, "not tested", h.res.Text)
+	assert.ErrorIs(t, a.Reply(ctx, ReplyParams{RequestID: vote.RequestID, OptionID: "for"}), ErrAlreadyResolved)
 }

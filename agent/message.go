@@ -11,6 +11,9 @@ type Message struct {
 	ToolCallID string     `json:"toolCallId,omitempty"`
 	// Summary marks a message that stands for turns compacted away.
 	Summary bool `json:"summary,omitempty"`
+	// Images go with a user message: the prompt's, or a picture a tool
+	// handed the model (sent as image_url parts after the text).
+	Images []ImageRef `json:"images,omitempty"`
 }
 
 // ToolCall is a call the model asked for.

@@ -31,6 +31,12 @@ type ModelConfig struct {
 	// MaxRetryWait caps the wait a Retry-After header asks for; 0 means
 	// DefaultMaxRetryWait.
 	MaxRetryWait time.Duration
+	// Images says whether the model reads images: ImagesAuto (the
+	// endpoint or the model's name says), ImagesOn or ImagesOff.
+	Images string
+	// ImageMaxSide is the longest side of an image sent, in pixels; 0
+	// means images.DefaultLimits'.
+	ImageMaxSide int
 }
 
 // Defaults of ModelConfig's timeouts. Reasoning models can think for minutes

@@ -200,10 +200,23 @@ type streamOpts struct {
 }
 
 type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content,omitempty"`
+	Role string `json:"role"`
+	// Content is a *string, or []chatPart for a message with images.
+	Content    any            `json:"content,omitempty"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// chatPart is one part of a message's content: text, or an image as a
+// data URL.
+type chatPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+}
+
+type chatImageURL struct {
+	URL string `json:"url"`
 }
 
 type chatToolCall struct {
@@ -253,10 +266,17 @@ func (m *openaiModel) encode(req ModelRequest) ([]byte, error) {
 }
 
 // toChatMessage sends content as a string, even empty, except for an
-// assistant message that only calls tools, whose content is left out.
+// assistant message that only calls tools, whose content is left out, and a
+// message with images, whose content is its text then its pictures.
 func toChatMessage(m Message) chatMessage {
 	cm := chatMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-	if m.Content != "" || len(m.ToolCalls) == 0 {
+	if len(m.Images) > 0 {
+		parts := []chatPart{{Type: "text", Text: m.Content}}
+		for _, im := range m.Images {
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: im.dataURL()}})
+		}
+		cm.Content = parts
+	} else if m.Content != "" || len(m.ToolCalls) == 0 {
 		content := m.Content
 		cm.Content = &content
 	}

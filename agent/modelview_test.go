@@ -40,6 +40,9 @@ type viewCase struct {
 	steps       [][]modeltest.ToolCall
 	policy      tools.Mode
 	kinds       []RequestKind // nil: every kind can be asked
+	// lang, when set, is the session's language servers (its root is
+	// filled in).
+	lang *fakeLanguage
 }
 
 // call is a tool call with its arguments as a model writes them (no HTML
@@ -130,6 +133,38 @@ func viewCases() []viewCase {
 		{name: "plan_mistakes", about: "update_plan with two steps in progress (taken, with a reminder), then with a status that does not exist",
 			steps: [][]modeltest.ToolCall{{call("update_plan", map[string]any{"plan": []map[string]string{{"step": "Read the code", "status": "in_progress"}, {"step": "Fix the bug", "status": "in_progress"}}})},
 				{call("update_plan", map[string]any{"plan": []map[string]string{{"step": "Read the code", "status": "done"}}})}}},
+		{name: "lsp_navigation", about: "go_to_definition, find_references and hover; then a name on no line given, an ambiguous name, a symbol not on the line, definitions outside the workspace",
+			files: map[string]string{"cart.go": cartGo, "main.go": mainGo, "util.go": "package shop\n\nfunc Max(a, b int) int { return a }\n", "web/max.ts": "export function Max() {}\n"},
+			lang: &fakeLanguage{defs: map[string][]string{"Total": {"cart.go:4:6"}, "Max": {"util.go:3:6", "web/max.ts:1:17"},
+				"secret": {"/home/ada/.ssh/id_rsa:1:1"}},
+				refs:   map[string][]string{"Total": {"main.go:4:9", "main.go:8:14"}},
+				hovers: map[string]string{"Total": "```go\nfunc Total(items []int) int\n```\n\nTotal sums the cart."}},
+			steps: [][]modeltest.ToolCall{{call("go_to_definition", map[string]any{"symbol": "Total", "path": "main.go", "line": 4}),
+				call("find_references", map[string]any{"symbol": "Total", "path": "cart.go", "line": 4}),
+				call("hover", map[string]any{"symbol": "Total", "path": "main.go", "line": 4})},
+				{call("go_to_definition", map[string]any{"symbol": "Total"}),
+					call("go_to_definition", map[string]any{"symbol": "Max"}),
+					call("go_to_definition", map[string]any{"symbol": "Total", "path": "main.go", "line": 3}),
+					call("go_to_definition", map[string]any{"symbol": "secret", "path": "main.go", "line": 9})}}},
+		{name: "lsp_diagnostics", about: "a reply of three edits: the language server's diagnostics once, after the last edit, new problems first (a file no server covers is not mentioned)",
+			files: map[string]string{"cart.go": cartGo, "main.go": mainGo, "README.md": "# shop\n"}, policy: tools.ModeFullAuto,
+			lang: &fakeLanguage{
+				before: map[string][]tools.Diagnostic{"main.go": {diag(3, 6, tools.SeverityWarning, "lint", "", "exported func Checkout should have a comment")}},
+				after: map[string][]tools.Diagnostic{
+					"main.go": {diag(3, 6, tools.SeverityWarning, "lint", "", "exported func Checkout should have a comment"),
+						diag(4, 9, tools.SeverityError, "compiler", "UndeclaredName", "undefined: Totl"),
+						diag(8, 2, tools.SeverityHint, "unusedresult", "", "result of fmt.Sprintf call not used")},
+					"cart.go": {diag(6, 2, tools.SeverityError, "compiler", "", "declared and not used: unused\nsee https://go.dev/ref/spec#Variable_declarations")}}},
+			steps: [][]modeltest.ToolCall{{call("read_file", map[string]any{"path": "cart.go"}), call("read_file", map[string]any{"path": "main.go"}), call("read_file", map[string]any{"path": "README.md"})},
+				{call("edit_file", map[string]any{"path": "main.go", "old_string": "return Total(items)", "new_string": "return Totl(items)"}),
+					call("edit_file", map[string]any{"path": "cart.go", "old_string": "\tsum := 0\n", "new_string": "\tsum := 0\n\tunused := 1\n"}),
+					call("edit_file", map[string]any{"path": "README.md", "old_string": "# shop", "new_string": "# Shop"})}}},
+		{name: "lsp_diagnostics_slow", about: "a reply whose language server did not finish checking in time",
+			files: map[string]string{"main.go": mainGo}, policy: tools.ModeFullAuto,
+			lang: &fakeLanguage{pending: map[string]bool{"main.go": true},
+				before: map[string][]tools.Diagnostic{"main.go": {diag(3, 6, tools.SeverityWarning, "lint", "", "exported func Checkout should have a comment")}}},
+			steps: [][]modeltest.ToolCall{{call("read_file", map[string]any{"path": "main.go"})},
+				{call("edit_file", map[string]any{"path": "main.go", "old_string": "* 2", "new_string": "* 3"})}}},
 		{name: "ask_nobody", about: "ask_user when no one can answer (it is not offered, but a model may call it anyway)",
 			kinds: []RequestKind{},
 			steps: [][]modeltest.ToolCall{{call("ask_user", map[string]any{"question": "Which database?", "options": []string{"sqlite", "postgres"}})}}},
@@ -176,7 +211,12 @@ func driveView(t *testing.T, c viewCase) []modeltest.Request {
 	}
 	turns = append(turns, modeltest.Turn{Reply: modeltest.Reply{Text: "done"}})
 	srv := modeltest.StartT(t, &modeltest.Script{Turns: turns})
-	a, finished := viewAgent(t, root, srv, c.policy, c.kinds)
+	var lang tools.Language
+	if c.lang != nil {
+		c.lang.root = root
+		lang = c.lang
+	}
+	a, finished := viewAgent(t, root, srv, c.policy, c.kinds, lang)
 	_, err = a.Run(context.Background(), RunParams{Prompt: "look at this"})
 	require.NoError(t, err)
 	st := await.Recv(t, "the run to finish", 60*time.Second, finished)
@@ -185,10 +225,11 @@ func driveView(t *testing.T, c viewCase) []modeltest.Request {
 	return srv.Requests()
 }
 
-func viewAgent(t *testing.T, root string, srv *modeltest.Server, policy tools.Mode, kinds []RequestKind) (*Agent, chan RunState) {
+func viewAgent(t *testing.T, root string, srv *modeltest.Server, policy tools.Mode, kinds []RequestKind, lang tools.Language) (*Agent, chan RunState) {
 	t.Helper()
 	finished := make(chan RunState, 4)
 	a, err := New(Config{Root: root, StateDir: t.TempDir(), UserConfigDir: t.TempDir(), Policy: policy, RequestKinds: kinds,
+		Language: lang, DiagnosticsTimeout: defaultDiagnosticsTimeout,
 		Model:    ModelConfig{BaseURL: srv.URL, Name: "fake"},
 		Listener: seqListener{onSeq: func(string, int64) {}, onEnd: func(st RunState) { finished <- st }}})
 	require.NoError(t, err)
@@ -223,6 +264,7 @@ func TestModelViewPrompt(t *testing.T) {
 	user := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(user, "AGENTS.md"), []byte("Answer in British English.\n"), 0o644))
 	a, err := New(Config{Root: root, StateDir: t.TempDir(), UserConfigDir: user, Model: ModelConfig{BaseURL: srv.URL, Name: "fake"},
+		Language: &fakeLanguage{root: root},
 		Listener: seqListener{onSeq: func(string, int64) {}, onEnd: func(st RunState) { finished <- st }}})
 	require.NoError(t, err)
 	t.Cleanup(a.Shutdown)
@@ -233,7 +275,7 @@ func TestModelViewPrompt(t *testing.T) {
 	require.Equal(t, StateCompleted, st.State, st.Error)
 	req := srv.Requests()[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, "# The first request of a session: the system message, then the user's message\n\n== system:\n%s\n\n== user:\n%s\n", req.Messages[0].Content, req.Last().Content)
+	fmt.Fprintf(&b, "# The first request of a session with language servers: the system message, then the user's message\n\n== system:\n%s\n\n== user:\n%s\n", req.Messages[0].Content, req.Last().Content)
 	view := strings.ReplaceAll(strings.ReplaceAll(b.String(), root, "/home/ada/shop"), user, "/home/ada/.config/agentd")
 	golden(t, "prompt.txt", normalizeView(t, view))
 
@@ -246,7 +288,7 @@ func TestModelViewPrompt(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(req.ToolsJSON, &tl))
 	b.Reset()
-	fmt.Fprintf(&b, "# The tools a session offers (%d bytes as sent), each with its description and parameters\n", len(req.ToolsJSON))
+	fmt.Fprintf(&b, "# The tools a session with language servers offers (%d bytes as sent), each with its description and parameters\n", len(req.ToolsJSON))
 	for _, tool := range tl {
 		fmt.Fprintf(&b, "\n== %s\n%s\nparameters: %s\n", tool.Function.Name, strings.TrimSpace(tool.Function.Description), tool.Function.Parameters)
 	}
@@ -274,6 +316,12 @@ func golden(t *testing.T, name, got string) {
 	require.NoError(t, err, "no golden file: go test ./agent -run ModelView -update")
 	assert.Equal(t, string(want), got, "what the model reads changed; review it and run go test ./agent -run ModelView -update")
 }
+
+// cartGo and mainGo are a small Go package for the language cases.
+const (
+	cartGo = "package shop\n\n// Total sums the cart.\nfunc Total(items []int) int {\n\tsum := 0\n\tfor _, it := range items {\n\t\tsum += it\n\t}\n\treturn sum\n}\n"
+	mainGo = "package shop\n\nfunc Checkout(items []int) int {\n\treturn Total(items) * 2\n}\n\nfunc Report(items []int) {\n\tfmt.Println(Total(items))\n\t_ = secret\n}\n"
+)
 
 // bigGoFile is a Go file of n lines.
 func bigGoFile(n int) string {

@@ -84,6 +84,12 @@ type Update struct {
 	// tool_call_update of a call that changed the workspace: its
 	// checkpoint in the session's undo history (agent/undo).
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// tool_call_update of a reply's last edit: what the language servers
+	// see in the files the reply changed, as the model was told.
+	Diagnostics *tools.DiagnosticsReport `json:"diagnostics,omitempty"`
+	// tool_call_update of a web fetch: the URL it ended at, its status,
+	// content type and the bytes read.
+	Fetched *tools.Fetched `json:"fetched,omitempty"`
 
 	// usage
 	Usage *Usage `json:"usage,omitempty"`
@@ -153,19 +159,25 @@ var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, Kin
 
 // InputRequest asks the human something.
 type InputRequest struct {
-	RunID      string           `json:"runId"`
-	SessionID  string           `json:"sessionId"`
-	Seq        int64            `json:"seq"`
-	RequestID  string           `json:"requestId"`
-	ToolCallID string           `json:"toolCallId,omitempty"`
-	Kind       RequestKind      `json:"kind"`
-	Title      string           `json:"title"`
-	Message    string           `json:"message"`
-	Context    string           `json:"context,omitempty"`
-	Options    []tools.Option   `json:"options,omitempty"`
-	AllowOther bool             `json:"allowOther,omitempty"`
-	Multiple   bool             `json:"multiple,omitempty"`
-	Default    string           `json:"default,omitempty"`
+	RunID      string         `json:"runId"`
+	SessionID  string         `json:"sessionId"`
+	Seq        int64          `json:"seq"`
+	RequestID  string         `json:"requestId"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	Kind       RequestKind    `json:"kind"`
+	Title      string         `json:"title"`
+	Message    string         `json:"message"`
+	Context    string         `json:"context,omitempty"`
+	Options    []tools.Option `json:"options,omitempty"`
+	AllowOther bool           `json:"allowOther,omitempty"`
+	Multiple   bool           `json:"multiple,omitempty"`
+	Default    string         `json:"default,omitempty"`
+	// AnswerWith and Input complete the generic form every request has: a
+	// front end that knows nothing of a kind shows its title, message,
+	// context, command and diff, offers its options and its input, and
+	// answers with AnswerWith (requestkinds.go sets them from the kind).
+	AnswerWith AnswerMethod     `json:"answerWith"`
+	Input      *TextInput       `json:"input,omitempty"`
 	Diff       []tools.FileDiff `json:"diff,omitempty"`
 	Command    string           `json:"command,omitempty"`
 	Cwd        string           `json:"cwd,omitempty"`
@@ -180,6 +192,32 @@ type InputRequest struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`
+}
+
+// AnswerMethod says how a request is answered: with a reply (an option or
+// options, a text) or a decision (agent/confirm in the native protocol).
+type AnswerMethod string
+
+// Answer methods.
+const (
+	AnswerReply   AnswerMethod = "reply"
+	AnswerConfirm AnswerMethod = "confirm"
+)
+
+// TextInput is the text a request lets the user type: the answer itself
+// (a question, a secret, a choice's own answer), or words that go with the
+// option picked (a rejection's reason, a plan's feedback).
+type TextInput struct {
+	Label string `json:"label"`
+	// Secret: hidden as it is typed, and never shown again.
+	Secret    bool `json:"secret,omitempty"`
+	Multiline bool `json:"multiline,omitempty"`
+	// Required: an answer without the text is refused.
+	Required bool `json:"required,omitempty"`
+	// With lists the options the text goes with, asked for once one of
+	// them is picked; empty, the text is an answer of its own (instead of
+	// an option, when the request has options).
+	With []string `json:"with,omitempty"`
 }
 
 // Outcome is how an input request was closed: answered, timed out,

@@ -13,10 +13,12 @@ import (
 
 // RunParams starts a run.
 type RunParams struct {
-	Prompt         string      `json:"prompt"`
-	SessionID      string      `json:"sessionId,omitempty"`
-	Context        *RunContext `json:"context,omitempty"`
-	ApprovalPolicy tools.Mode  `json:"approvalPolicy,omitempty"`
+	Prompt    string      `json:"prompt"`
+	SessionID string      `json:"sessionId,omitempty"`
+	Context   *RunContext `json:"context,omitempty"`
+	// Images go with the prompt: base64 data or workspace files.
+	Images         []ImageInput `json:"images,omitempty"`
+	ApprovalPolicy tools.Mode   `json:"approvalPolicy,omitempty"`
 	// Model and ReasoningEffort, like ApprovalPolicy, become the session's
 	// from this run on (see Agent.Configure).
 	Model           string `json:"model,omitempty"`
@@ -31,6 +33,17 @@ type RunParams struct {
 type RunContext struct {
 	Files     []string   `json:"files,omitempty"`
 	Selection *Selection `json:"selection,omitempty"`
+	// Attachments are texts the user attached to the prompt (the
+	// uncommitted changes, a buffer's unsaved text), quoted into what the
+	// model reads after the prompt.
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Attachment is a text the user attached: Name says what it is for people
+// and the model ("git diff", "cart.go (unsaved)").
+type Attachment struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // Selection is a range of lines the user selected (1-based, inclusive).
@@ -45,6 +58,9 @@ type Selection struct {
 type RunResult struct {
 	RunID     string `json:"runId"`
 	SessionID string `json:"sessionId"`
+	// Images are the prompt's images as the model gets them (scaled down
+	// when they were too large).
+	Images []ImageRef `json:"images,omitempty"`
 }
 
 // ReplyParams answers a question, a choice or a secret.

@@ -11,12 +11,18 @@ import (
 
 // kindRule is how the agent handles one kind of input request: how the user
 // answers it, and what the model reads once it is closed. A new kind is a
-// row here, the call that opens it, and the front ends that show it.
+// row here, its constant (notifications.go), the code that opens it, and
+// docs/protocol.md: every front end shows it from its generic form
+// (InputRequest.AnswerWith, Options, Input), and the inbox opens and closes
+// it like any other.
 type kindRule struct {
 	// decision: the user answers with Confirm and a decision (allow_once …);
-	// otherwise with Reply, which reply checks and turns into a resolution.
+	// otherwise with Reply, which reply checks and turns into a resolution
+	// (replyForm checks a reply against the generic form alone).
 	decision bool
 	reply    func(req *InputRequest, p ReplyParams) (*resolution, error)
+	// input is the text the request lets the user type, if any.
+	input func(req *InputRequest) *TextInput
 	// secret: the answer goes to commands only; it is never persisted nor
 	// shown to the model.
 	secret bool
@@ -27,11 +33,91 @@ type kindRule struct {
 }
 
 var requestRules = map[RequestKind]kindRule{
-	KindQuestion:       {reply: replyText, answered: answeredText},
-	KindChoice:         {reply: replyChoice, answered: answeredChoice},
-	KindSecret:         {reply: replyText, secret: true, answered: answeredSecret},
-	KindConfirmWrite:   {decision: true, what: "write"},
-	KindConfirmCommand: {decision: true, what: "command"},
+	KindQuestion:       {reply: replyText, input: textInput("Your answer"), answered: answeredText},
+	KindChoice:         {reply: replyChoice, input: otherInput, answered: answeredChoice},
+	KindSecret:         {reply: replyText, input: secretInput, secret: true, answered: answeredSecret},
+	KindConfirmWrite:   {decision: true, input: reasonInput, what: "write"},
+	KindConfirmCommand: {decision: true, input: reasonInput, what: "command"},
+}
+
+// formOf completes a request's generic form from its kind's rule.
+func formOf(req *InputRequest) {
+	rule := requestRules[req.Kind]
+	req.AnswerWith = AnswerReply
+	if rule.decision {
+		req.AnswerWith = AnswerConfirm
+	}
+	if rule.input != nil {
+		req.Input = rule.input(req)
+	}
+}
+
+func textInput(label string) func(*InputRequest) *TextInput {
+	return func(*InputRequest) *TextInput { return &TextInput{Label: label} }
+}
+
+func secretInput(*InputRequest) *TextInput { return &TextInput{Label: "Value (hidden)", Secret: true} }
+
+// otherInput is a choice's own answer, when it takes one.
+func otherInput(req *InputRequest) *TextInput {
+	if !req.AllowOther {
+		return nil
+	}
+	return &TextInput{Label: "Other answer"}
+}
+
+// reasonInput is the reason that goes with a rejection.
+func reasonInput(req *InputRequest) *TextInput {
+	var with []string
+	for _, o := range req.Options {
+		if d := tools.Decision(o.OptionID); !d.Allows() {
+			with = append(with, o.OptionID)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	return &TextInput{Label: "Why not, or what to do instead", With: with}
+}
+
+// replyForm takes a reply by the request's generic form alone: one of its
+// options (several if it takes several), and its text where its input
+// asks for it. A kind whose answer is no more than that needs no reply
+// function of its own.
+func replyForm(req *InputRequest, p ReplyParams) (*resolution, error) {
+	ids := p.Answers
+	if p.OptionID != "" {
+		ids = append([]string{p.OptionID}, ids...)
+	}
+	in := req.Input
+	res := &resolution{Outcome: OutcomeAnswered, By: ByUser}
+	switch {
+	case len(ids) > 1 && !req.Multiple:
+		return nil, fmt.Errorf("%w: request %s takes one option", ErrWrongKind, req.RequestID)
+	case len(ids) == 0 && len(req.Options) > 0 && (in == nil || len(in.With) > 0 || p.Text == nil):
+		return nil, fmt.Errorf("%w: optionId is required for request %s", ErrInvalid, req.RequestID)
+	}
+	for _, id := range ids {
+		i := slices.IndexFunc(req.Options, func(o tools.Option) bool { return o.OptionID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: option %q is not among the options of %s", ErrWrongKind, id, req.RequestID)
+		}
+		res.Options = append(res.Options, req.Options[i].Label)
+	}
+	if len(ids) > 0 {
+		res.Option = ids[0]
+	}
+	// The text: an answer of its own, or words with one of the options.
+	asked := in != nil && (len(in.With) == 0 && len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return slices.Contains(in.With, id) }))
+	switch {
+	case p.Text != nil && !asked:
+		return nil, fmt.Errorf("%w: request %s takes no text with that answer", ErrWrongKind, req.RequestID)
+	case asked && in.Required && (p.Text == nil || strings.TrimSpace(*p.Text) == ""):
+		return nil, fmt.Errorf("%w: %s is required with that answer", ErrInvalid, strings.ToLower(in.Label))
+	case p.Text != nil:
+		res.Text = *p.Text
+	}
+	return res, nil
 }
 
 func replyText(req *InputRequest, p ReplyParams) (*resolution, error) {

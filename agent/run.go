@@ -30,6 +30,7 @@ type runRecord struct {
 	Class       string      `json:"class"`
 	Prompt      string      `json:"prompt"`
 	Context     *RunContext `json:"context,omitempty"`
+	Images      []ImageRef  `json:"images,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -94,6 +95,7 @@ type resolution struct {
 	By       ResolvedBy     `json:"by"`
 	Text     string         `json:"text,omitempty"`
 	Options  []string       `json:"options,omitempty"`
+	Option   string         `json:"option,omitempty"` // the first option's id (replyForm)
 	Reason   string         `json:"reason,omitempty"`
 	Edited   *string        `json:"edited,omitempty"`
 	Decision tools.Decision `json:"decision,omitempty"`
@@ -103,6 +105,9 @@ type resolution struct {
 type callResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError,omitempty"`
+	// Image is a picture the tool handed the model (stored): it follows
+	// the step's results in a user message.
+	Image *ImageRef `json:"image,omitempty"`
 	// Rejected marks a user's refusal, which is not a tool error.
 	Rejected bool `json:"rejected,omitempty"`
 }
@@ -132,6 +137,11 @@ type run struct {
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor
+	// edits is what the current reply's edits left for the language
+	// servers to check; diagBefore the problems known in each file before
+	// (language.go).
+	edits      stepDiagnostics
+	diagBefore map[string][]tools.Diagnostic
 
 	env  *tools.Env
 	wake chan struct{}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -135,3 +136,17 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 // Sandbox is the kernel sandbox every process the agent starts goes
 // through (tools.Sandbox.Command): hooks and MCP servers use it too.
 func (a *Agent) Sandbox() *tools.Sandbox { return a.sandbox }
+
+// ownDirs are agentd's own directories, hidden from every confined process
+// (tools.SandboxConfig.Own): the user's configuration and the directory that
+// holds every workspace's state (this one's is a directory of it).
+func ownDirs(cfg Config) []string {
+	var out []string
+	if cfg.UserConfigDir != "" {
+		out = append(out, cfg.UserConfigDir)
+	}
+	if cfg.StateDir != "" {
+		out = append(out, filepath.Dir(filepath.Clean(cfg.StateDir)))
+	}
+	return out
+}

@@ -33,8 +33,11 @@ type sessionRecord struct {
 
 // Run starts a run and returns at once; the run goes on in the background.
 func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
-	if strings.TrimSpace(p.Prompt) == "" {
+	if strings.TrimSpace(p.Prompt) == "" && len(p.Images) == 0 {
 		return RunResult{}, fmt.Errorf("%w: prompt is required", ErrInvalid)
+	}
+	if strings.TrimSpace(p.Prompt) == "" {
+		p.Prompt = imageOnlyPrompt
 	}
 	if err := checkSettings(p.Model, p.ReasoningEffort, p.ApprovalPolicy); err != nil {
 		return RunResult{}, err
@@ -53,6 +56,10 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	if toModel.Prompt, err = a.expandPrompt(p.Prompt); err != nil {
 		return RunResult{}, err
 	}
+	imgs, err := a.promptImages(ctx, a.Effective(SessionSettings{Model: p.Model}).Model, p.Images)
+	if err != nil {
+		return RunResult{}, err
+	}
 	now := time.Now().UTC()
 	a.mu.Lock()
 	sess, err := a.sessionFor(p, now)
@@ -63,8 +70,8 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	set := a.Effective(sess.settings())
 	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
 		Model: set.Model, Effort: set.ReasoningEffort,
-		Class: classify(toModel.Prompt), Prompt: p.Prompt, Context: p.Context, CreatedAt: now, UpdatedAt: now}
-	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(toModel)})
+		Class: classify(toModel.Prompt), Prompt: p.Prompt, Context: p.Context, Images: imgs, CreatedAt: now, UpdatedAt: now}
+	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(toModel), Images: imgs})
 	if p.MCPServers != nil {
 		a.mcp.SetSession(sess.ID, p.MCPServers) // before the run takes its tools
 	}
@@ -90,7 +97,7 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	}
 	a.maintainCheckpoints() // undo.go: the store is current before the first command
 	r.start()
-	return RunResult{RunID: rec.ID, SessionID: sess.ID}, nil
+	return RunResult{RunID: rec.ID, SessionID: sess.ID, Images: imgs}, nil
 }
 
 // checkModel says what is missing for the model to be called.

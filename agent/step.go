@@ -47,8 +47,12 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 		}
 	}
 	r.mu.Lock()
+	calls, renamed := uniqueCallIDs(r.rec.Messages, calls)
 	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleAssistant, Content: reply.Text, ToolCalls: calls})
 	r.mu.Unlock()
+	for _, rn := range renamed {
+		r.logger().Warn("the model gave a call an id another call has: agentd gave it its own", "id", rn.was, "now", rn.now)
+	}
 	r.reportContext()
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {

@@ -58,7 +58,7 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 	}
 	r.fixed = len(system) + specsSize(specs)
 	msgs := r.compactedLocked(a.ContextWindow(), r.fixed)
-	out := append([]Message{{Role: RoleSystem, Content: system}}, msgs...)
+	out := append([]Message{{Role: RoleSystem, Content: system}}, a.hydrateImages(msgs)...)
 	if a.textMode() {
 		out = textModeMessages(out)
 		specs = nil
@@ -71,8 +71,14 @@ func (r *run) buildRequestLocked(pfx *sessionPrefix) ModelRequest {
 // ask_user when someone can answer, update_plan always.
 func (a *Agent) offeredTools() []string {
 	names := make([]string, 0, len(a.order)+2)
+	nav := a.navigates()
 	for _, t := range a.order {
-		if n := t.Info().Name; n != tools.SearchSemanticToolName || a.cfg.Searcher != nil {
+		n := t.Info().Name
+		switch {
+		case n == tools.SearchSemanticToolName && a.cfg.Searcher == nil:
+		case slices.Contains(languageTools, n) && !nav:
+		case n == tools.WebSearchToolName && a.cfg.WebSearchURL == "":
+		default:
 			names = append(names, n)
 		}
 	}
@@ -140,6 +146,12 @@ const rulesApprove = `- Writes and commands may need the user's approval. A reje
 const rulesNoApprove = `- No one can approve writes or commands in this session: a call the approval policy does not allow is refused. Do what you can without it, never retry it unchanged, and tell the user what is left for them to run or change.
 `
 
+// goToDefinition is offered with the other navigation tools.
+const goToDefinition = "go_to_definition"
+
+const rulesLanguage = `- Language servers answer here: to find where a symbol is defined or every place it is used, use go_to_definition and find_references rather than grep (they resolve the symbol, not its spelling); hover gives a symbol's type and documentation. The last edit of each of your replies ends with the servers' diagnostics of the files you changed: fix the problems marked (new) before you finish.
+`
+
 const rulesRest = `- Paths are relative to the workspace root. Never touch anything outside the workspace.
 - Prefer small, targeted edits (edit_file) over rewriting whole files. After changing code, check it (build, vet or tests) when a command for that exists.
 - A result that was cut says which lines are missing and how to get them: follow that instead of guessing what they said.
@@ -160,6 +172,9 @@ func (a *Agent) systemPrompt(tools []string, ins []instruction, repoMap string, 
 		b.WriteString(rulesApprove)
 	} else {
 		b.WriteString(rulesNoApprove)
+	}
+	if slices.Contains(tools, goToDefinition) {
+		b.WriteString(rulesLanguage)
 	}
 	b.WriteString(rulesRest)
 	fmt.Fprintf(&b, "\n\n## Workspace\n- Root: %s\n- OS: %s/%s, shell: bash\n- Date: %s (when this conversation started)", a.cfg.Root, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
@@ -195,6 +210,9 @@ func (a *Agent) userMessageLocked(p RunParams) string {
 			}
 			fmt.Fprintf(&b, "\n\nFiles the user points at: %s", strings.Join(rel, ", "))
 		}
+		for _, at := range p.Context.Attachments {
+			fmt.Fprintf(&b, "\n\nAttached by the user, %s:\n%s", at.Name, codeFence(at.Text))
+		}
 	}
 	var notes []string
 	if open := a.openFiles; len(open) > 0 {
@@ -216,4 +234,14 @@ func relPath(root, p string) string {
 		}
 	}
 	return filepath.ToSlash(p)
+}
+
+// codeFence quotes text in a Markdown code block whose fence no line of the
+// text can close (a diff may hold ``` lines).
+func codeFence(text string) string {
+	f := "```"
+	for strings.Contains(text, f) {
+		f += "`"
+	}
+	return f + "\n" + strings.TrimRight(text, "\n") + "\n" + f
 }

@@ -105,6 +105,14 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 			return true
 		}
 	}
+	return ig.ignoredByRules(rel, isDir)
+}
+
+// ignoredByRules is ignored without the binary extensions.
+func (ig *ignorer) ignoredByRules(rel string, isDir bool) bool {
+	if slices.Contains(strings.Split(rel, "/"), ".git") {
+		return true
+	}
 	return gitignore.NewMatcher(ig.patterns(parentDir(rel))).Match(strings.Split(rel, "/"), isDir)
 }
 

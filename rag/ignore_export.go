@@ -15,5 +15,12 @@ func NewIgnore(root string) *Ignore { return &Ignore{ig: newIgnorer(root)} }
 // arrives alone, use IgnoredPath.
 func (i *Ignore) Ignored(rel string, isDir bool) bool { return i.ig.ignored(rel, isDir) }
 
+// IgnoredByRules is Ignored without the binary-file defaults: for a
+// listing of names (a picture is part of the project even though the
+// index does not read it).
+func (i *Ignore) IgnoredByRules(rel string, isDir bool) bool {
+	return i.ig.ignoredByRules(rel, isDir)
+}
+
 // IgnoredPath checks rel and each of its parent directories.
 func (i *Ignore) IgnoredPath(rel string, isDir bool) bool { return i.ig.ignoredPath(rel, isDir) }

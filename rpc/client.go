@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -16,6 +17,22 @@ import (
 type Client struct {
 	conn   jsonrpc2.Conn
 	framed *framedConn
+
+	mu       sync.Mutex // guards handlers
+	handlers map[string]RequestHandler
+}
+
+// RequestHandler answers a request from the daemon: its result, or an
+// error (a *CallError keeps its code).
+type RequestHandler func(ctx context.Context, params json.RawMessage) (any, error)
+
+// Handle answers the daemon's requests of method with h (in its own
+// goroutine, so h may take its time), instead of with null. onMessage
+// still sees each request first.
+func (c *Client) Handle(method string, h RequestHandler) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handlers[method] = h
 }
 
 // CallError is a JSON-RPC error answer.
@@ -35,13 +52,28 @@ func NewClient(ctx context.Context, rwc io.ReadWriteCloser, onMessage func(metho
 		st.onOrphan = func(body []byte) { onMessage(MethodForeignResponse, body) }
 	}
 	conn := jsonrpc2.NewConn(observer{st, onMessage})
+	c := &Client{conn: conn, framed: st, handlers: map[string]RequestHandler{}}
 	conn.Go(ctx, func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		if onMessage != nil {
 			onMessage(req.Method(), req.Params())
 		}
-		return reply(ctx, nil, nil)
+		c.mu.Lock()
+		h := c.handlers[req.Method()]
+		c.mu.Unlock()
+		if _, isCall := req.(*jsonrpc2.Call); !isCall || h == nil {
+			return reply(ctx, nil, nil)
+		}
+		go func() {
+			res, err := h(ctx, req.Params())
+			var ce *CallError
+			if errors.As(err, &ce) {
+				err = &jsonrpc2.Error{Code: jsonrpc2.Code(ce.Code), Message: ce.Message}
+			}
+			_ = reply(context.WithoutCancel(ctx), res, err)
+		}()
+		return nil
 	})
-	return &Client{conn: conn, framed: st}
+	return c
 }
 
 // MethodForeignResponse is the pseudo-method under which a Client reports an

@@ -2,52 +2,40 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"go.lsp.dev/protocol"
+	"github.com/agentd/agentd/rpc/wire"
 )
+
+// documentParams is the part of the textDocument/did* params agentd reads.
+type documentParams struct {
+	TextDocument wire.TextDocument `json:"textDocument"`
+}
 
 // The editor's documents: which files are open (they rank higher in search
 // and are named in the model's context) and when they are saved (the index
 // picks them up at once).
 
-func didOpen(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidOpenTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didOpen(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), true)
 	return nil
 }
 
-func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidCloseTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didClose(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), false)
 	return nil
 }
 
 // didChange carries unsaved text, which agentd does not use: tools read and
 // write the files on disk. It only marks the document open.
-func didChange(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidChangeTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didChange(ctx context.Context, s *Server, p documentParams) error {
 	s.setOpen(string(p.TextDocument.URI), true)
 	return nil
 }
 
-func didSave(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p protocol.DidSaveTextDocumentParams
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+func didSave(ctx context.Context, s *Server, p documentParams) error {
 	rel, ok := s.relative(string(p.TextDocument.URI))
 	if !ok {
 		return nil
@@ -69,6 +57,27 @@ func (s *Server) setOpen(uri string, open bool) {
 	} else {
 		delete(s.docs, rel)
 	}
+	s.mu.Unlock()
+	s.publishOpen()
+}
+
+// replaceOpen takes the editor's list of its open files (editor/context).
+func (s *Server) replaceOpen(uris []string) {
+	docs := map[string]bool{}
+	for _, u := range uris {
+		if rel, ok := s.relative(u); ok {
+			docs[rel] = true
+		}
+	}
+	s.mu.Lock()
+	s.docs = docs
+	s.mu.Unlock()
+	s.publishOpen()
+}
+
+// publishOpen tells the agent and the index which files are open.
+func (s *Server) publishOpen() {
+	s.mu.Lock()
 	list := make([]string, 0, len(s.docs))
 	for d := range s.docs {
 		list = append(list, d)

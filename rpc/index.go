@@ -7,17 +7,17 @@ import (
 	"strings"
 	"time"
 
-	"go.lsp.dev/protocol"
-
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc/wire"
 )
 
 // Index is the workspace index running in the background; cmd plugs in the
 // rag package through an IndexStarter. It answers while it is still being
-// built (partial results).
+// built (partial results), in the index's words (search_semantic reads
+// them); index/status and index/search carry the wire's own (toWire*).
 type Index interface {
-	Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error)
-	Status() wire.IndexStatus
+	Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, bool, error)
+	Status() rag.Status
 	// Err says why the index could not be opened, if it could not.
 	Err() error
 	Changed(paths ...string)
@@ -31,7 +31,7 @@ type Index interface {
 type IndexProgress struct {
 	Begin  func()
 	Report func(done, total int)
-	End    func(st wire.IndexStatus, err error)
+	End    func(st rag.Status, err error)
 }
 
 // IndexStarter starts the index of root, keeping its files in dir.
@@ -57,7 +57,7 @@ func (s *Server) liveIndex() Index {
 
 // Search implements tools.Searcher for search_semantic: partial and empty
 // until the index starts.
-func (s *Server) Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error) {
+func (s *Server) Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, bool, error) {
 	idx := s.liveIndex()
 	if idx == nil {
 		if s.opts.OpenIndex == nil {
@@ -67,6 +67,25 @@ func (s *Server) Search(ctx context.Context, query string, limit int) ([]wire.Se
 	}
 	return idx.Search(ctx, query, limit)
 }
+
+// LSP's work-done progress, as agentd sends it: window/workDoneProgress/create
+// and $/progress with a begin, reports and an end.
+type (
+	progressCreate struct {
+		Token string `json:"token"`
+	}
+	progressParams struct {
+		Token string `json:"token"`
+		Value any    `json:"value" contract:"ProgressValue"`
+	}
+	progressValue struct {
+		Kind        string `json:"kind"`
+		Title       string `json:"title,omitempty"`
+		Cancellable bool   `json:"cancellable,omitempty"`
+		Message     string `json:"message,omitempty"`
+		Percentage  int    `json:"percentage,omitempty"`
+	}
+)
 
 // progressReporter sends $/progress for one indexing pass.
 type progressReporter struct {
@@ -84,9 +103,7 @@ func (r *progressReporter) begin() {
 	token := fmt.Sprintf("agentd-index-%d", time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	// Pointers: ProgressToken marshals through a pointer method, and a field
-	// of a struct passed by value would encode as {}.
-	if _, err := r.s.conn.Call(ctx, wire.MethodProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: *protocol.NewProgressToken(token)}, nil); err != nil {
+	if _, err := r.s.conn.Call(ctx, wire.MethodProgressCreate, progressCreate{Token: token}, nil); err != nil {
 		r.s.log.Debug("progress token refused", "err", err)
 		return
 	}
@@ -94,14 +111,14 @@ func (r *progressReporter) begin() {
 	r.s.progressToken = token
 	r.s.mu.Unlock()
 	r.token = token
-	r.send(protocol.WorkDoneProgressBegin{Kind: protocol.WorkDoneProgressKindBegin, Title: "Indexing workspace", Cancellable: true})
+	r.send(progressValue{Kind: "begin", Title: "Indexing workspace", Cancellable: true})
 }
 
 func (r *progressReporter) send(v any) {
 	if r.token == "" {
 		return
 	}
-	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, &protocol.ProgressParams{Token: *protocol.NewProgressToken(r.token), Value: v})
+	_ = r.s.conn.Notify(context.Background(), wire.MethodProgress, progressParams{Token: r.token, Value: v})
 }
 
 func (r *progressReporter) report(done, total int) {
@@ -113,24 +130,24 @@ func (r *progressReporter) report(done, total int) {
 		return
 	}
 	r.lastPct, r.last = pct, time.Now()
-	r.send(protocol.WorkDoneProgressReport{Kind: protocol.WorkDoneProgressKindReport, Message: fmt.Sprintf("%d/%d files", done, total), Percentage: uint32(pct)})
+	r.send(progressValue{Kind: "report", Message: fmt.Sprintf("%d/%d files", done, total), Percentage: pct})
 }
 
-func (r *progressReporter) end(st wire.IndexStatus, err error) {
+func (r *progressReporter) end(st rag.Status, err error) {
 	msg := fmt.Sprintf("%d files, %d chunks", st.Files, st.Chunks)
 	if err != nil {
 		msg = "indexing stopped: " + err.Error()
 	}
-	r.send(protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: msg})
+	r.send(progressValue{Kind: "end", Message: msg})
 }
 
-func progressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
-	var p struct {
-		Token json.RawMessage `json:"token"`
-	}
-	if err := decode(params, &p); err != nil {
-		return err
-	}
+// progressToken is what window/workDoneProgress/cancel carries.
+type progressToken struct {
+	// Token is the one window/workDoneProgress/create gave: a string.
+	Token json.RawMessage `json:"token"`
+}
+
+func progressCancel(ctx context.Context, s *Server, p progressToken) error {
 	s.mu.Lock()
 	idx, token := s.index, s.progressToken
 	s.mu.Unlock()
@@ -140,40 +157,46 @@ func progressCancel(ctx context.Context, s *Server, params json.RawMessage) erro
 	return nil
 }
 
-func indexStatusHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
+func indexStatusHandler(ctx context.Context, s *Server, _ struct{}) (wire.IndexStatus, error) {
 	idx, err := s.indexOrErr()
 	if err != nil {
-		return nil, err
+		return wire.IndexStatus{}, err
 	}
 	if idx == nil {
-		return wire.IndexStatus{State: "indexing"}, nil
+		return wire.IndexStatus{State: rag.StateIndexing}, nil
 	}
-	return idx.Status(), nil
+	return wireStatus(idx.Status()), nil
 }
 
-func indexSearchHandler(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p wire.IndexSearchParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
+func wireStatus(st rag.Status) wire.IndexStatus {
+	return wire.IndexStatus{State: st.State, Files: st.Files, Chunks: st.Chunks, Progress: st.Progress, Embedder: st.Embedder, Error: st.Error}
+}
+
+func wireHits(hits []rag.SearchHit) []wire.SearchHit {
+	out := make([]wire.SearchHit, len(hits))
+	for i, h := range hits {
+		out[i] = wire.SearchHit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Symbol: h.Symbol, Score: h.Score,
+			Match: h.Match, Kind: h.Kind, Text: h.Text}
 	}
+	return out
+}
+
+func indexSearchHandler(ctx context.Context, s *Server, p wire.IndexSearchParams) (wire.IndexSearchResult, error) {
 	if strings.TrimSpace(p.Query) == "" {
-		return nil, fmt.Errorf("%w: query is required", errInvalidParams)
+		return wire.IndexSearchResult{}, fmt.Errorf("%w: query is required", errInvalidParams)
 	}
 	p.Limit = min(max(p.Limit, 0), 100)
 	if p.Limit == 0 {
 		p.Limit = 10
 	}
 	if _, err := s.indexOrErr(); err != nil {
-		return nil, err
+		return wire.IndexSearchResult{}, err
 	}
 	hits, partial, err := s.Search(ctx, p.Query, p.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errIndexUnavailable, err)
+		return wire.IndexSearchResult{}, fmt.Errorf("%w: %v", errIndexUnavailable, err)
 	}
-	if hits == nil {
-		hits = []wire.SearchHit{}
-	}
-	return wire.IndexSearchResult{Hits: hits, Partial: partial}, nil
+	return wire.IndexSearchResult{Hits: wireHits(hits), Partial: partial}, nil
 }
 
 // indexOrErr returns the running index (nil while it has not started), or

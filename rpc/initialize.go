@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -20,29 +18,39 @@ type initializeParams struct {
 	ClientInfo *struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
-	} `json:"clientInfo"`
-	RootURI          string `json:"rootUri"`
-	RootPath         string `json:"rootPath"`
+	} `json:"clientInfo,omitempty"`
+	// The workspace: the first folder, else rootUri, else rootPath, else
+	// the daemon's working directory.
+	RootURI          string `json:"rootUri,omitempty"`
+	RootPath         string `json:"rootPath,omitempty"`
 	WorkspaceFolders []struct {
 		URI string `json:"uri"`
-	} `json:"workspaceFolders"`
+	} `json:"workspaceFolders,omitempty"`
+	// Capabilities: whether the editor shows LSP progress (the index's
+	// build), and agentd's own (omitempty: none of it is required).
 	Capabilities struct {
 		Window struct {
-			WorkDoneProgress bool `json:"workDoneProgress"`
-		} `json:"window"`
+			WorkDoneProgress bool `json:"workDoneProgress,omitempty"`
+		} `json:"window,omitempty"`
 		Experimental struct {
-			Agentd *wire.ClientAgentCapabilities `json:"agentd"`
-		} `json:"experimental"`
-	} `json:"capabilities"`
+			Agentd *wire.ClientAgentCapabilities `json:"agentd,omitempty"`
+		} `json:"experimental,omitempty"`
+	} `json:"capabilities,omitempty"`
 	// InitializationOptions is shaped like config.json (wire.InitializeOptions
 	// lists what the editor may set); agent.Config reads it.
-	InitializationOptions json.RawMessage `json:"initializationOptions"`
+	InitializationOptions json.RawMessage `json:"initializationOptions,omitempty" contract:"InitializeOptions"`
 }
 
 type initializeResult struct {
-	Capabilities    serverCapabilities  `json:"capabilities"`
-	ServerInfo      protocol.ServerInfo `json:"serverInfo"`
-	ProtocolVersion int                 `json:"protocolVersion"`
+	Capabilities    serverCapabilities `json:"capabilities"`
+	ServerInfo      serverInfo         `json:"serverInfo"`
+	ProtocolVersion int                `json:"protocolVersion"`
+}
+
+// serverInfo is LSP's ServerInfo.
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
 }
 
 type serverCapabilities struct {
@@ -52,22 +60,18 @@ type serverCapabilities struct {
 	} `json:"experimental"`
 }
 
-func initialize(ctx context.Context, s *Server, params json.RawMessage) (any, error) {
-	var p initializeParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+func initialize(ctx context.Context, s *Server, p initializeParams) (initializeResult, error) {
 	root, err := workspaceRoot(p)
 	if err != nil {
-		return nil, err
+		return initializeResult{}, err
 	}
 	cfg, err := s.agentConfig(root, p)
 	if err != nil {
-		return nil, err
+		return initializeResult{}, err
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: starting the agent: %v", errInternal, err)
+		return initializeResult{}, fmt.Errorf("%w: starting the agent: %v", errInternal, err)
 	}
 	s.mu.Lock()
 	s.agent, s.root, s.state = a, root, stateInitialized
@@ -83,7 +87,7 @@ func initialize(ctx context.Context, s *Server, params json.RawMessage) (any, er
 
 func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	var res initializeResult
-	res.ServerInfo = protocol.ServerInfo{Name: "agentd", Version: s.opts.Version}
+	res.ServerInfo = serverInfo{Name: "agentd", Version: s.opts.Version}
 	res.ProtocolVersion = wire.ProtocolVersion
 	res.Capabilities.TextDocumentSync = map[string]any{"openClose": true, "change": 1, "save": map[string]bool{"includeText": false}}
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
@@ -126,6 +130,19 @@ func (s *Server) agentConfig(root string, p initializeParams) (agent.Config, err
 	}
 	if c := p.Capabilities.Experimental.Agentd; c != nil && c.PromptKinds != nil {
 		cfg.RequestKinds = typed[agent.RequestKind](c.PromptKinds)
+	}
+	if c := p.Capabilities.Experimental.Agentd; c != nil && c.Language != nil {
+		lang := &editorLanguage{s: s, caps: *c.Language}
+		cfg.Language = lang
+		if c.Language.Buffers {
+			cfg.Files = func(string) tools.FileSystem { return editorFiles{lang: lang, root: root} }
+		}
+		s.mu.Lock()
+		s.lang = lang
+		s.mu.Unlock()
+	}
+	if c := p.Capabilities.Experimental.Agentd; c != nil {
+		cfg.AnyRequestKind = c.GenericPrompts
 	}
 	cfg.Root, cfg.StateDir, cfg.FromEditor = root, state, true
 	cfg.Listener, cfg.Searcher, cfg.Logger = s, s, s.log
@@ -175,7 +192,7 @@ func uriPath(u string) string {
 	return filepath.FromSlash(parsed.Path)
 }
 
-func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
+func initialized(ctx context.Context, s *Server, _ struct{}) error {
 	s.startIndexing()
 	return nil
 }

@@ -55,6 +55,8 @@ type Server struct {
 	progressToken string
 	index         Index
 	docs          map[string]bool
+	// lang is the editor's language intelligence, when it declared any.
+	lang *editorLanguage
 
 	exited chan struct{}
 	once   sync.Once
@@ -171,7 +173,7 @@ func (s *Server) call(ctx context.Context, method string, params json.RawMessage
 	case state == stateShutdown:
 		return nil, fmt.Errorf("%w: %s after shutdown", errShuttingDown, method)
 	}
-	return h(ctx, s, params)
+	return h.handle(ctx, s, params)
 }
 
 func (s *Server) notification(ctx context.Context, method string, params json.RawMessage) {
@@ -186,7 +188,7 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		return // LSP: notifications before initialize are dropped
 	}
 	if h, ok := notifications[method]; ok {
-		if err := h(ctx, s, params); err != nil {
+		if err := h.handle(ctx, s, params); err != nil {
 			s.log.Warn("bad notification", "method", method, "err", err)
 		}
 	}

@@ -16,14 +16,14 @@ func init() {
 }
 
 var (
-	checkpointsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p SessionRef) (any, error) {
+	checkpointsHandler = agentCall(func(ctx context.Context, a *agent.Agent, p SessionRef) (CheckpointsResult, error) {
 		cps, err := a.Checkpoints(p.SessionID)
 		return CheckpointsResult{Checkpoints: cps}, err
 	})
-	undoHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.UndoParams) (any, error) {
+	undoHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.UndoParams) (agent.UndoResult, error) {
 		return a.Undo(ctx, p)
 	})
-	rewindHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RewindParams) (any, error) {
+	rewindHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.RewindParams) (agent.UndoResult, error) {
 		return a.Rewind(ctx, p)
 	})
 )

@@ -14,5 +14,10 @@ func Builtins() []Tool {
 		undoPatchTool{},
 		runCmdTool{},
 		searchSemanticTool{},
+		goToDefinitionTool{},
+		findReferencesTool{},
+		hoverTool{},
+		webFetchTool{},
+		webSearchTool{},
 	}
 }

@@ -19,13 +19,14 @@ func TestBuiltins(t *testing.T) {
 		names = append(names, info.Name)
 		assert.NotEmpty(t, info.Description, info.Name)
 		assert.Positive(t, info.Timeout, info.Name)
-		assert.Contains(t, []Kind{KindRead, KindEdit, KindSearch, KindExecute}, info.Kind, info.Name)
+		assert.Contains(t, []Kind{KindRead, KindEdit, KindSearch, KindExecute, KindFetch}, info.Kind, info.Name)
 		var schema map[string]any
 		require.NoError(t, json.Unmarshal(info.Parameters, &schema), info.Name)
 		assert.Equal(t, "object", schema["type"], info.Name)
 	}
 	assert.Equal(t, []string{"list_dir", "read_file", "glob_file_search", "grep", "edit_file", "apply_patch",
-		"write_file", "undo_patch", "run_cmd", "search_semantic"}, names)
+		"write_file", "undo_patch", "run_cmd", "search_semantic", "go_to_definition", "find_references", "hover",
+		"web_fetch", "web_search"}, names)
 }
 
 // TestBuiltinEffects: every built-in tool declares an effect, and its
@@ -33,7 +34,9 @@ func TestBuiltins(t *testing.T) {
 func TestBuiltinEffects(t *testing.T) {
 	want := map[string]Effect{ListDirToolName: EffectRead, ReadFileToolName: EffectRead, GlobFileSearchToolName: EffectRead,
 		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
-		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute}
+		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute,
+		GoToDefinitionToolName: EffectRead, FindReferencesToolName: EffectRead, HoverToolName: EffectRead,
+		WebFetchToolName: EffectNetwork, WebSearchToolName: EffectNetwork}
 	for _, tl := range Builtins() {
 		in := tl.Info()
 		assert.Equal(t, want[in.Name], in.Effect, in.Name)

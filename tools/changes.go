@@ -180,7 +180,10 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		}
 		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
 	}
-	rest := verify(ctx, env, chs)
+	var rest string
+	if env.Language == nil { // the language servers check once per reply instead (agent/language.go)
+		rest = verify(ctx, env, chs)
+	}
 	if len(views) > 0 {
 		rest = "\n" + strings.Join(views, "\n\n") + rest
 	}

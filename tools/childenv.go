@@ -2,6 +2,7 @@ package tools
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -55,9 +56,10 @@ var secretPatterns = []string{
 }
 
 // ChildEnv builds the environment of a command the model runs: the
-// variables of base on the allow-list (or matching one of the user's allow
-// globs, from config), then the forced non-interactive settings, then the
-// user's secrets for commands, which never reach the model.
+// variables of base on the allow-list, their credentials stripped
+// (stripCredentials), or matching one of the user's allow globs (from
+// config, passed as they are), then the forced non-interactive settings,
+// then the user's secrets for commands, which never reach the model.
 func ChildEnv(base []string, secrets map[string]string, allow []string) []string {
 	var out []string
 	idx := map[string]int{}
@@ -74,8 +76,13 @@ func ChildEnv(base []string, secrets map[string]string, allow []string) []string
 		if !ok || k == "" {
 			continue
 		}
-		if matchAny(k, allow) || (matchAny(k, passEnv) && !looksSecret(k)) {
-			set(k, v)
+		switch {
+		case matchAny(k, allow):
+			set(k, v) // the user named it: as it is
+		case matchAny(k, passEnv) && !looksSecret(k):
+			if v, ok := stripCredentials(v); ok {
+				set(k, v)
+			}
 		}
 	}
 	for _, kv := range forcedEnv {
@@ -110,3 +117,74 @@ func matchAny(name string, patterns []string) bool {
 	}
 	return false
 }
+
+// A variable on the allow-list is a toolchain's setting, but its value can
+// carry a credential: GOPROXY=https://user:token@proxy.corp,
+// GOFLAGS=-ldflags=-X=main.apiToken=…, MAVEN_OPTS=-Dmaven.repo.password=…,
+// a URL's ?access_token=. stripCredentials removes them, keeping the rest
+// of the setting:
+//
+//   - the user information of every URL (scheme://user:pass@host → scheme://host);
+//   - a query parameter whose name looks like a credential's;
+//   - a word (options are separated by spaces) that sets something whose
+//     name looks like a credential's (-Dhttp.proxyPassword=…,
+//     --token=…, -X=main.apiKey=…), and the word after an option that
+//     takes one (--password x);
+//
+// and drops the variable (false) when what is left still holds a token of
+// a known shape (ghp_…, AKIA…, xoxb-…). A user who wants a credential in
+// a command's environment names the variable in the settings' env list.
+func stripCredentials(v string) (string, bool) {
+	if !strings.ContainsAny(v, "@=:_-") {
+		return v, true // a path, a number, a plain word: nothing to strip
+	}
+	v = urlUserinfo.ReplaceAllString(v, "$1")
+	v = secretQuery.ReplaceAllString(v, "$1")
+	if strings.ContainsAny(v, "=- ") {
+		words := strings.Fields(v)
+		kept := words[:0]
+		skipNext := false
+		for _, w := range words {
+			switch {
+			case skipNext:
+				skipNext = false
+			case secretSetting.MatchString(w):
+			case secretOption.MatchString(w):
+				skipNext = true
+			default:
+				kept = append(kept, w)
+			}
+		}
+		if len(kept) != len(words) || skipNext {
+			v = strings.Join(kept, " ")
+		}
+	}
+	if tokenShape.MatchString(v) {
+		return "", false
+	}
+	return v, true
+}
+
+// credentialName is what a credential's name contains: password, passwd,
+// passphrase, pass and pwd as words, secret, token, apikey (api_key,
+// api-key, api.key), credential, private key, auth as a word or authToken,
+// _auth, login as a word (sonar.login), access key.
+const credentialName = `(?i:password|passwd|passphrase|\bpass\b|\bpwd\b|secret|token|api[._-]?key|credential|` +
+	`private[._-]?key|\bauth\b|auth[._-]?token|_auth|\blogin\b|access[._-]?key)`
+
+var (
+	// urlUserinfo is "scheme://user[:pass]@", kept: "scheme://".
+	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s,|]*@`)
+	// secretQuery is "?name=value" or "&name=value" with a credential's name.
+	secretQuery = regexp.MustCompile(`([?&])[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=[^&\s,|#]*&?`)
+	// secretSetting is a word that sets a credential: -Dx.password=…,
+	// --token=…, -ldflags=-X=main.apiKey=…, PASSWORD=….
+	secretSetting = regexp.MustCompile(`[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=\S`)
+	// secretOption is an option naming a credential, its value the next word.
+	secretOption = regexp.MustCompile(`^--?[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*$`)
+	// tokenShape are tokens whose shape gives them away: GitHub's, GitLab's,
+	// Slack's, AWS's access key ids, npm's, OpenAI-style keys, JWTs.
+	tokenShape = regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|` +
+		`xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{36}|sk-[A-Za-z0-9_-]{20,}|` +
+		`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+)`)
+)

@@ -66,3 +66,46 @@ func TestChildEnvUserAllowAndSecrets(t *testing.T) {
 		t.Errorf("forced settings missing: %v", got)
 	}
 }
+
+// Credentials inside the values of allow-listed variables are stripped;
+// the rest of each setting passes. A variable the user named passes as it
+// is.
+func TestChildEnvStripsCredentials(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"GOPROXY", "https://user:tok3n@proxy.corp.example/go,https://proxy.golang.org|direct", "https://proxy.corp.example/go,https://proxy.golang.org|direct"},
+		{"GOPROXY", "https://only-a-token@proxy.corp.example", "https://proxy.corp.example"},
+		{"GOSUMDB", "sum.corp+abc https://u:p@sum.corp.example", "sum.corp+abc https://sum.corp.example"},
+		{"GOFLAGS", "-mod=mod -ldflags=-X=main.apiToken=s3cr3t -trimpath", "-mod=mod -trimpath"},
+		{"MAVEN_OPTS", "-Xmx2g -Dmaven.repo.password=s3cr3t -Dhttp.proxyPassword=s3cr3t -Dsonar.login=s3cr3t -Dfile.encoding=UTF-8", "-Xmx2g -Dfile.encoding=UTF-8"},
+		{"NODE_OPTIONS", "--max-old-space-size=4096 --auth-token s3cr3t", "--max-old-space-size=4096"},
+		{"GOPROXY", "https://proxy.corp.example/?access_token=s3cr3t&x=1", "https://proxy.corp.example/?x=1"},
+		{"CGO_CFLAGS", "-O2 -DAPI_KEY=s3cr3t -I/usr/include", "-O2 -I/usr/include"},
+		{"GOFLAGS", "-mod=mod -tags=ghp_abcdefghijklmnopqrstuvwxyz0123", ""}, // a token of a known shape: dropped
+		// Settings that carry none pass unchanged.
+		{"GOFLAGS", "-mod=mod -trimpath -tags=integration,sqlite", "-mod=mod -trimpath -tags=integration,sqlite"},
+		{"GOPROXY", "https://proxy.golang.org,direct", "https://proxy.golang.org,direct"},
+		{"GOPRIVATE", "*.corp.example,github.com/me/*", "*.corp.example,github.com/me/*"},
+		{"MAVEN_OPTS", "-Xmx2g -Dfile.encoding=UTF-8 -Dmaven.repo.local=/m2", "-Xmx2g -Dfile.encoding=UTF-8 -Dmaven.repo.local=/m2"},
+		{"PATH", "/usr/local/go/bin:/home/u/go/bin:/usr/bin", "/usr/local/go/bin:/home/u/go/bin:/usr/bin"},
+		{"GIT_AUTHOR_EMAIL", "me@example.com", "me@example.com"},
+		{"LDFLAGS", "-L/opt/lib -Wl,-rpath,/opt/lib", "-L/opt/lib -Wl,-rpath,/opt/lib"},
+		{"PATH", "/opt/auth/bin:/opt/tokens:/usr/bin", "/opt/auth/bin:/opt/tokens:/usr/bin"},
+		{"MAVEN_OPTS", "-Dauthor=me -Dbypass=yes -Dcompass.dir=/c", "-Dauthor=me -Dbypass=yes -Dcompass.dir=/c"},
+		{"MAVEN_OPTS", "-Ddb.pass=s3cr3t -Dx=1", "-Dx=1"},
+	} {
+		got, ok := envMap(ChildEnv([]string{tc.name + "=" + tc.in}, nil, nil))[tc.name]
+		if tc.want == "" {
+			if ok {
+				t.Errorf("%s=%q passed as %q, want it dropped", tc.name, tc.in, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s=%q: got %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+	named := "https://user:tok3n@proxy.corp.example"
+	if got := envMap(ChildEnv([]string{"GOPROXY=" + named}, nil, []string{"GOPROXY"}))["GOPROXY"]; got != named {
+		t.Errorf("a variable the user named: got %q", got)
+	}
+}

@@ -33,10 +33,16 @@ type SandboxConfig struct {
 	// EnvAllow are more variable names (path.Match globs, from the user's
 	// settings) that commands inherit from the daemon.
 	EnvAllow []string
-	// CacheDir holds what only confined commands share: the Go build cache
-	// (the user's own would let a command poison what the user later runs
-	// unconfined). "" is <user cache dir>/agentd/sandbox.
+	// CacheDir holds the caches confined commands write, per workspace
+	// (caches.go): the user's own would let a command poison what the user
+	// later runs unconfined. "" is <user cache dir>/agentd/sandbox.
 	CacheDir string
+	// Own are agentd's own directories: its state (every workspace's
+	// sessions, transcripts, audit log and granted rules) and the user's
+	// configuration (config.json, rules.json, AGENTS.md, commands). No
+	// confined process may read or write them, wherever the workspace lies
+	// (Hidden); missing ones are made, so that a command cannot make them.
+	Own []string
 	// Logger reports what the sandbox could not do (nil: slog's default).
 	Logger *slog.Logger
 	// status replaces the machine's answer, for tests.
@@ -53,6 +59,9 @@ type Sandbox struct {
 
 	mu     sync.Mutex          // guards nested
 	nested map[string][]string // workspace → nested .git entries; absent: to walk again
+
+	hideOnce sync.Once
+	hidden   []string
 }
 
 // NewSandbox returns a sandbox with cfg. The machine is probed once, at the
@@ -240,17 +249,13 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Session: spec.Session,
 		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
 	if kp != sandbox.Full {
-		if dir := s.cacheDir(); dir != "" {
-			ss.Write = append(ss.Write, dir)
-		}
-		if m := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); m != "" {
-			if _, err := os.Stat(m); err == nil {
-				ss.Read = append(ss.Read, m) // the file:// proxy in front of GOPROXY reads it
-			}
-		}
+		s.caches(ws, kp, ss.Network, ss.Env).apply(&ss, spec.Env)
 	}
 	if kp == sandbox.WorkspaceWrite {
 		ss.Protect = s.nestedGit(ctx, ws)
+	}
+	if kp != sandbox.Full {
+		ss.Hide = s.Hidden()
 	}
 	c, err := sandbox.Command(ctx, ss)
 	if err != nil {
@@ -342,13 +347,10 @@ func (p *Proc) Describe() string {
 
 // childEnv is the process's environment: the allow-list of the daemon's
 // variables and the user's extra names, the forced non-interactive
-// settings, the process's own secrets and variables, and, when it is
-// confined, the build cache only confined commands share.
+// settings, the process's own secrets and variables. A confined process's
+// caches come on top (caches.go).
 func (s *Sandbox) childEnv(spec ProcSpec) []string {
 	env := ChildEnv(os.Environ(), spec.Secrets, s.cfg.EnvAllow)
-	if spec.Confine.Profile != ProfileFull {
-		env = s.confinedCaches(env)
-	}
 	for _, kv := range spec.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env = setEnv(env, k, v)
@@ -362,7 +364,7 @@ func setEnv(env []string, k, v string) []string {
 	return append(out, k+"="+v)
 }
 
-// cacheDir is where the caches only confined commands share live.
+// cacheDir is where the caches confined commands write live.
 func (s *Sandbox) cacheDir() string {
 	if s.cfg.CacheDir != "" {
 		return s.cfg.CacheDir
@@ -372,66 +374,6 @@ func (s *Sandbox) cacheDir() string {
 		return ""
 	}
 	return filepath.Join(base, "agentd", "sandbox")
-}
-
-// sharedCache is one of those caches, made if missing; "" when there is
-// nowhere to put it (the tool then has none it can write, and says so).
-func (s *Sandbox) sharedCache(name string) string {
-	dir := s.cacheDir()
-	if dir == "" {
-		return ""
-	}
-	cache := filepath.Join(dir, name)
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		s.cfg.Logger.Warn("sandbox: no cache for confined commands", "dir", cache, "err", err)
-		return ""
-	}
-	return cache
-}
-
-func (s *Sandbox) goCache() string { return s.sharedCache("go-build") }
-
-// confinedCaches points the toolchains' caches, which live under HOME
-// where a confined command cannot write, at caches only confined commands
-// share: Go's build cache and module cache (the user's modules still
-// serve, through a file:// proxy in front of the user's GOPROXY), npm's and
-// pip's caches. The user's own caches are never written: a command could
-// otherwise poison what the user later runs unconfined.
-func (s *Sandbox) confinedCaches(env []string) []string {
-	if c := s.goCache(); c != "" {
-		env = setEnv(env, "GOCACHE", c)
-	}
-	if m := s.sharedCache("go-mod"); m != "" {
-		proxy := envValue(env, "GOPROXY")
-		if proxy == "" {
-			proxy = "https://proxy.golang.org,direct"
-		}
-		if user := userModCache(ChildEnv(os.Environ(), nil, s.cfg.EnvAllow)); user != "" {
-			proxy = "file://" + filepath.ToSlash(filepath.Join(user, "cache", "download")) + "," + proxy
-		}
-		env = setEnv(setEnv(env, "GOMODCACHE", m), "GOPROXY", proxy)
-	}
-	if c := s.sharedCache("npm"); c != "" {
-		env = setEnv(env, "npm_config_cache", c)
-	}
-	if c := s.sharedCache("pip"); c != "" {
-		env = setEnv(env, "PIP_CACHE_DIR", c)
-	}
-	return env
-}
-
-// userModCache is the user's Go module cache, as go finds it.
-func userModCache(env []string) string {
-	if m := envValue(env, "GOMODCACHE"); filepath.IsAbs(m) {
-		return m
-	}
-	if gp := filepath.SplitList(envValue(env, "GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
-		return filepath.Join(gp[0], "pkg", "mod")
-	}
-	if home := envValue(env, "HOME"); filepath.IsAbs(home) {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }
 
 func envValue(env []string, k string) string {
@@ -499,4 +441,27 @@ func (s *Sandbox) Output(ctx context.Context, root, dir string, stdin io.Reader,
 		return stdout.Bytes(), fmt.Errorf("%s: exit status %d: %s", args[0], code, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// Hidden lists agentd's own files, which no confined process may read or
+// write wherever the workspace lies (a workspace that is HOME, or holds
+// them): the directories of SandboxConfig.Own and agentd's cache directory
+// (the workspaces' indexes, the sandbox's status), except the caches
+// confined commands share. The file tools keep out of them too.
+func (s *Sandbox) Hidden() []string {
+	s.hideOnce.Do(func() {
+		for _, d := range s.cfg.Own {
+			if d == "" || !filepath.IsAbs(d) {
+				continue
+			}
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				s.cfg.Logger.Warn("sandbox: agentd's own directory", "dir", d, "err", err)
+			}
+			s.hidden = append(s.hidden, filepath.Clean(d))
+		}
+		if c := s.cacheDir(); c != "" {
+			s.hidden = append(s.hidden, filepath.Dir(c))
+		}
+	})
+	return s.hidden
 }

@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,32 +59,6 @@ func TestUnconfinedIsNeverSilent(t *testing.T) {
 	r := mustOK(t, runConfined(t, t.Context(), env, Confine{Profile: ProfileFull}, RunCmdParams{Command: "touch " + marker}))
 	assert.Contains(t, r.Output, "[exit code 0")
 	assert.FileExists(t, marker, "full runs, by the user's explicit choice")
-}
-
-// TestConfinedGoUsesTheUserModules: a confined go command finds the modules
-// the user already downloaded (through the file:// proxy in front of
-// GOPROXY) without the network, and writes only the caches confined
-// commands share.
-func TestConfinedGoUsesTheUserModules(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH")
-	}
-	user := userModCache(ChildEnv(os.Environ(), nil, nil))
-	zip := filepath.Join(user, "cache", "download", "github.com", "stretchr", "testify", "@v", "v1.12.1.zip")
-	if _, err := os.Stat(zip); err != nil {
-		t.Skip("testify v1.12.1 is not in the user's module cache")
-	}
-	sum, err := os.ReadFile(filepath.Join("..", "go.sum"))
-	require.NoError(t, err)
-	env := newEnv(t)
-	env.Sandbox = NewSandbox(SandboxConfig{CacheDir: t.TempDir()}) // a fresh module cache: every module comes through the proxy
-	writeFile(t, env, "go.mod", "module example.com/m\n\ngo 1.21\n\nrequire github.com/stretchr/testify v1.12.1\n")
-	writeFile(t, env, "go.sum", string(sum))
-	writeFile(t, env, "m.go", "package m\n\nimport \"github.com/stretchr/testify/assert\"\n\nvar _ = assert.Equal\n")
-	r := runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: "go list -mod=mod -deps ./... > /dev/null && echo loaded", Timeout: 300})
-	mustOK(t, r)
-	assert.Contains(t, r.Output, "loaded")
-	assert.DirExists(t, filepath.Join(env.Sandbox.cacheDir(), "go-mod", "github.com", "stretchr", "testify@v1.12.1"))
 }
 
 // TestCommandEnvFromSettings: a name the user adds (commandEnv) reaches

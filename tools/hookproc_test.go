@@ -78,7 +78,7 @@ func TestRunHook(t *testing.T) {
 
 // TestRunHookThroughTheOneDoor: a hook starts as every process does
 // (Sandbox.Command): it inherits the variables the user's commandEnv names
-// and no others, gets the caches only confined processes share, and where
+// and no others, gets the caches of its workspace's read commands, and where
 // the sandbox cannot confine its profile (here switched off) it is refused,
 // never run unconfined, unless its profile is full.
 func TestRunHookThroughTheOneDoor(t *testing.T) {
@@ -93,7 +93,7 @@ func TestRunHookThroughTheOneDoor(t *testing.T) {
 	sb := NewSandbox(SandboxConfig{EnvAllow: []string{"AGENTD_TEST_ALLOWED"}, CacheDir: cache})
 	res := sb.RunHook(ctx, sh(`echo "$AGENTD_TEST_ALLOWED|$AGENTD_TEST_PRIVATE|$GOCACHE"`))
 	require.NoError(t, res.Err)
-	assert.Equal(t, "yes||"+filepath.Join(cache, "go-build")+"\n", res.Stdout)
+	assert.Equal(t, "yes||"+filepath.Join(sb.WorkspaceCacheDir(ws), "read", "go-build")+"\n", res.Stdout)
 
 	off := NewSandbox(SandboxConfig{Off: true, CacheDir: cache})
 	marker := filepath.Join(ws, "ran")

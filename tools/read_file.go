@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/tools/images"
 	"os"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ func (readFileTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 		Title:     "read " + rel,
 		Locations: []Location{{Path: rel, Line: max(p.Offset, 1)}}, Reads: []string{rel},
 		Run: func(ctx context.Context) (Result, error) {
+			if env.Language != nil {
+				env.Language.Warm([]string{abs}) // a file read is often a file about to change
+			}
 			return readFile(ctx, env, abs, rel, p), nil
 		},
 	}, nil
@@ -77,6 +81,9 @@ func readFile(ctx context.Context, env *Env, abs, rel string, p ReadFileParams) 
 	b, err := readContent(ctx, env, abs)
 	if err != nil {
 		return *Errorf("reading %s: %v", rel, err)
+	}
+	if images.Sniff(b) != "" {
+		return readPicture(ctx, env, rel, b)
 	}
 	if isBinary(b) {
 		return *Errorf("%s looks like a binary file (%d bytes); not shown", rel, len(b))

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/tools/images"
 	"time"
 
 	"github.com/agentd/agentd/rag"
@@ -48,6 +49,9 @@ type Call struct {
 	Writes []FileDiff
 	// Command is set for calls that run a process.
 	Command *Command
+	// Host is the host a network tool (web_fetch) reaches, for the
+	// policy, which asks per host.
+	Host *HostAccess
 	// Detail says, for a call that neither writes files nor runs a
 	// command (an MCP tool's), what the user would approve beside its
 	// arguments: whose tool it is and what its server claims it does.
@@ -129,6 +133,11 @@ type Result struct {
 	// Checkpoint names the change in the session's undo history (c3), when
 	// the call changed something.
 	Checkpoint string
+	// Fetched says what a web fetch got, for the editors.
+	Fetched *Fetched
+	// Image is a picture for the model to look at (read_file of a PNG):
+	// Output says what it is, the picture follows it.
+	Image *images.Image
 }
 
 // Errorf builds a refusal or failure the model reads.
@@ -175,6 +184,32 @@ type Env struct {
 	// Redactor hides the run's secrets in command output, live and whole;
 	// nil hides only the secrets typed at an interactive prompt.
 	Redactor *Redactor
+	// Language answers the navigation tools (the editor's language
+	// servers, or agentd's own); nil: none in this session.
+	Language Language
+	// LanguageTimeout bounds a navigation call's wait for its server; 0
+	// means DefaultLanguageTimeout.
+	LanguageTimeout time.Duration
+	// Hosts judges the hosts a redirect leads to (the policy's rules and
+	// grants); nil follows no redirect to another host.
+	Hosts HostGate
+	// WebSearchURL is the search service web_search asks ("" when none is
+	// configured: the tool is not offered).
+	WebSearchURL string
+	// WebCache keeps the session's fetched pages; nil keeps none.
+	WebCache *WebCache
+	// Images says whether the model takes images, and how large; nil: it
+	// does not, and read_file refuses pictures in one line.
+	Images ImageReader
+}
+
+// ImageReader is what the agent knows of the model's eyes: asked when a
+// tool meets a picture, not before (it may have to ask the endpoint).
+type ImageReader interface {
+	// TakesImages reports whether the model reads images, and if not why
+	// (one line, naming the setting).
+	TakesImages(ctx context.Context) (bool, string)
+	ImageLimits() images.Limits
 }
 
 // Asker asks the human on behalf of a running tool. Secret questions get

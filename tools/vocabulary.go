@@ -17,12 +17,13 @@ const (
 	KindEdit    Kind = "edit"
 	KindSearch  Kind = "search"
 	KindExecute Kind = "execute"
+	KindFetch   Kind = "fetch"
 	KindThink   Kind = "think"
 	KindOther   Kind = "other"
 )
 
 // Kinds lists every tool kind.
-var Kinds = []Kind{KindRead, KindEdit, KindSearch, KindExecute, KindThink, KindOther}
+var Kinds = []Kind{KindRead, KindEdit, KindSearch, KindExecute, KindFetch, KindThink, KindOther}
 
 // Effect is what a call may do to the world. The policy decides on it: a
 // tool that does not say what it does is EffectUnknown, which asks in every

@@ -16,7 +16,18 @@ import (
 // rag.Ignore). Symlinks are not followed, so a walk never leaves the
 // workspace.
 func walkFiles(ctx context.Context, root, start string, fn func(abs, rel string, d fs.DirEntry) error) error {
-	ign := rag.NewIgnore(root)
+	return walk(ctx, root, start, rag.NewIgnore(root).Ignored, fn)
+}
+
+// walkNames is walkFiles for tools that list names rather than read
+// contents (list_dir, glob_file_search): pictures and other binary files
+// the ignore rules do not exclude are listed, so the model can find a
+// screenshot to read_file.
+func walkNames(ctx context.Context, root, start string, fn func(abs, rel string, d fs.DirEntry) error) error {
+	return walk(ctx, root, start, rag.NewIgnore(root).IgnoredByRules, fn)
+}
+
+func walk(ctx context.Context, root, start string, ignored func(rel string, isDir bool) bool, fn func(abs, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start {
@@ -28,7 +39,7 @@ func walkFiles(ctx context.Context, root, start string, fn func(abs, rel string,
 			return ctx.Err()
 		}
 		rel := relPath(root, p)
-		if p != start && (d.Name() == ".git" || ign.Ignored(rel, d.IsDir())) {
+		if p != start && (d.Name() == ".git" || ignored(rel, d.IsDir())) {
 			return skip(d)
 		}
 		return fn(p, rel, d)

@@ -53,7 +53,9 @@ type Request struct {
 type Message struct {
 	Role string `json:"role"`
 	// Content is the text; the text parts of multi-part content are joined.
-	Content    string            `json:"content,omitempty"`
+	Content string `json:"content,omitempty"`
+	// Images are the URLs of its image_url parts (data: URLs as sent).
+	Images     []string          `json:"images,omitempty"`
 	ToolCalls  []MessageToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string            `json:"toolCallId,omitempty"`
 	Name       string            `json:"name,omitempty"`

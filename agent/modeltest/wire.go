@@ -88,6 +88,7 @@ func (in *wireRequest) record() Request {
 		msg := Message{
 			Role:       m.Role,
 			Content:    contentText(m.Content),
+			Images:     contentImages(m.Content),
 			ToolCallID: m.ToolCallID,
 			Name:       m.Name,
 		}
@@ -101,6 +102,26 @@ func (in *wireRequest) record() Request {
 		req.Messages = append(req.Messages, msg)
 	}
 	return req
+}
+
+// contentImages lists the image URLs of content that is an array of parts.
+func contentImages(raw json.RawMessage) []string {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var urls []string
+	for _, p := range parts {
+		if p.Type == "image_url" && p.ImageURL != nil {
+			urls = append(urls, p.ImageURL.URL)
+		}
+	}
+	return urls
 }
 
 // contentText reads content that is a string, null, or an array of parts;

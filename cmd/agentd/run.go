@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -68,17 +69,23 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		noIndex   = fs.Bool("no-index", false, "do not index the workspace (search_semantic then tells the model to use grep)")
 		asJSON    = fs.Bool("json", false, "print the run's notifications as JSON lines on stdout, for scripts; asks nothing")
 		reasoning = fs.Bool("reasoning", false, "show the model's reasoning whole, dimmed, instead of one line per thought")
+		pictures  fileList
 	)
+	fs.Var(&pictures, "image", "attach this picture (PNG, JPEG, GIF or WebP) to the prompt; repeat for several")
 	pos, code := fs.parse(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
 	switch {
-	case prompt == "":
+	case prompt == "" && len(pictures) == 0:
 		return fs.fail(stderr, errors.New(`give a prompt, e.g. agentd run "explain what this repository does"`))
 	case *policy != "" && !slices.Contains(tools.Modes, tools.Mode(*policy)):
 		return fs.fail(stderr, fmt.Errorf("--policy %q: use one of %s", *policy, tools.ModeList()))
+	}
+	imgs, err := readPictures(pictures)
+	if err != nil {
+		return fs.fail(stderr, err)
 	}
 	if *stateDir != "" {
 		os.Setenv("AGENTD_STATE_DIR", *stateDir)
@@ -128,8 +135,32 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	return term.Run(ctx, term.Options{
 		Config: cfg,
-		Params: agent.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: tools.Mode(*policy)},
+		Params: agent.RunParams{Prompt: prompt, SessionID: *session, ApprovalPolicy: tools.Mode(*policy), Images: imgs},
 		JSON:   *asJSON, Reasoning: *reasoning,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Logs: logs,
 	})
+}
+
+// fileList is a flag given once per file.
+type fileList []string
+
+func (f *fileList) String() string { return strings.Join(*f, ",") }
+
+func (f *fileList) Set(v string) error {
+	*f = append(*f, v)
+	return nil
+}
+
+// readPictures reads the files given with --image: the user named them,
+// so they may lie outside the workspace; the agent checks what they are.
+func readPictures(paths []string) ([]agent.ImageInput, error) {
+	var out []agent.ImageInput
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--image: %w", err)
+		}
+		out = append(out, agent.ImageInput{Data: base64.StdEncoding.EncodeToString(data), Name: filepath.Base(p)})
+	}
+	return out, nil
 }

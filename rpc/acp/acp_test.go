@@ -11,7 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/internal/await"
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -235,8 +235,8 @@ func TestLoadAfterRestartAsksAgain(t *testing.T) {
 type stubIndex struct{}
 
 func (stubIndex) Close() error { return nil }
-func (stubIndex) Search(ctx context.Context, q string, limit int) ([]wire.SearchHit, bool, error) {
-	return []wire.SearchHit{{Path: "cart.go", StartLine: 10, EndLine: 14, Symbol: "Total", Score: 0.9, Text: "func Total() int"}}, false, nil
+func (stubIndex) Search(ctx context.Context, q string, limit int) ([]rag.SearchHit, bool, error) {
+	return []rag.SearchHit{{Path: "cart.go", StartLine: 10, EndLine: 14, Symbol: "Total", Score: 0.9, Text: "func Total() int"}}, false, nil
 }
 
 func TestSearchCommandAndModes(t *testing.T) {

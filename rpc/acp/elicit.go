@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -41,10 +42,10 @@ func (s *session) elicit(req agent.InputRequest) {
 }
 
 // declined answers a question the user dismissed: the model is told, so it
-// goes on with what it has. A closed choice has no such answer and is asked
-// in the chat.
+// goes on with what it has. A request whose answer must be one of its
+// options has no such answer and is asked in the chat.
 func (s *session) declined(req agent.InputRequest) {
-	if req.Kind == agent.KindChoice && !req.AllowOther {
+	if len(req.Options) > 0 && !ownText(req) {
 		s.askInChat(req)
 		return
 	}
@@ -54,8 +55,9 @@ func (s *session) declined(req agent.InputRequest) {
 	}
 }
 
-// formSchema is one field, "answer", shaped by the request; a choice that
-// allows other answers adds the field "other".
+// formSchema is one field, "answer", shaped by the request's generic form;
+// a request whose text may replace its options adds the field "other", one
+// whose text goes with some options the field "text".
 func formSchema(req agent.InputRequest) acpsdk.UnstableElicitationSchema {
 	answer := map[string]any{"type": "string", "title": firstNonEmpty(req.Title, "Answer"), "description": req.Message}
 	if req.Default != "" {
@@ -63,7 +65,7 @@ func formSchema(req agent.InputRequest) acpsdk.UnstableElicitationSchema {
 	}
 	props := map[string]any{"answer": answer}
 	required := []string{"answer"}
-	if req.Kind == agent.KindChoice {
+	if len(req.Options) > 0 {
 		opts := make([]map[string]any, 0, len(req.Options))
 		for _, o := range req.Options {
 			opts = append(opts, map[string]any{"const": o.OptionID, "title": o.Label})
@@ -74,9 +76,18 @@ func formSchema(req agent.InputRequest) acpsdk.UnstableElicitationSchema {
 		} else {
 			answer["oneOf"] = opts
 		}
-		if req.AllowOther {
+		switch in := req.Input; {
+		case ownText(req):
 			props["other"] = map[string]any{"type": "string", "title": "Other", "description": "Your own answer instead of a choice"}
 			required = nil
+		case in != nil:
+			var with []string
+			for _, o := range req.Options {
+				if textWith(req, o.OptionID) {
+					with = append(with, o.Label)
+				}
+			}
+			props["text"] = map[string]any{"type": "string", "title": in.Label, "description": "With: " + strings.Join(with, ", ")}
 		}
 	}
 	return acpsdk.UnstableElicitationSchema{Type: acpsdk.UnstableElicitationSchemaTypeObject, Properties: props, Required: required}
@@ -89,6 +100,9 @@ func formReply(req agent.InputRequest, content map[string]any) agent.ReplyParams
 		p.Text = &other
 		return p
 	}
+	if text, _ := content["text"].(string); text != "" {
+		p.Text = &text
+	}
 	switch v := content["answer"].(type) {
 	case []any:
 		for _, x := range v {
@@ -99,7 +113,7 @@ func formReply(req agent.InputRequest, content map[string]any) agent.ReplyParams
 		p.Text = &empty
 	default:
 		text := fmt.Sprint(v)
-		if req.Kind == agent.KindChoice {
+		if len(req.Options) > 0 {
 			p.OptionID = text
 		} else {
 			p.Text = &text

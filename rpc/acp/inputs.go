@@ -15,8 +15,10 @@ import (
 	"github.com/agentd/agentd/tools/mcp"
 )
 
-// ask puts an input request to the client in the best form it offers.
-// Called by the workspace worker, so whatever waits runs in a goroutine.
+// ask puts an input request to the client in the best form it offers, by
+// the request's generic form (whatever its kind): a decision is a
+// permission, a reply a form, or else a message in the chat. Called by the
+// workspace worker, so whatever waits runs in a goroutine.
 //
 // A choice goes into a form when the client offers one, else into the chat
 // as numbered options, like a question: ACP's permission options have four
@@ -29,10 +31,10 @@ import (
 func (s *session) ask(req agent.InputRequest) {
 	form := s.srv.formElicitation()
 	switch {
-	case req.Kind == agent.KindConfirmWrite || req.Kind == agent.KindConfirmCommand:
+	case req.AnswerWith == agent.AnswerConfirm:
 		s.srv.log.Debug("acp ask", "as", "session/request_permission", "session", s.id, "request", req.RequestID, "kind", req.Kind, "toolCall", req.ToolCallID)
 		go s.askPermission(req)
-	case form && (req.Kind == agent.KindChoice || req.Kind == agent.KindQuestion):
+	case form && !secret(req):
 		s.srv.log.Debug("acp ask", "as", "elicitation/create", "session", s.id, "request", req.RequestID, "kind", req.Kind, "toolCall", req.ToolCallID)
 		go s.elicit(req)
 	default:
@@ -134,7 +136,20 @@ func (s *server) secretAsked(sessionID string) bool {
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return sess.turn == nil && len(sess.asking) > 0 && sess.asking[0].Kind == agent.KindSecret
+	return sess.turn == nil && len(sess.asking) > 0 && secret(sess.asking[0])
+}
+
+// secret says whether the request's answer is a secret, which never goes
+// into a form and is never logged.
+func secret(req agent.InputRequest) bool { return req.Input != nil && req.Input.Secret }
+
+// ownText says whether typed text may be the answer itself (a question's,
+// or a choice's other answer), rather than only words with an option.
+func ownText(req agent.InputRequest) bool { return req.Input != nil && len(req.Input.With) == 0 }
+
+// textWith says whether words go with the option id (a plan's feedback).
+func textWith(req agent.InputRequest, id string) bool {
+	return req.Input != nil && slices.Contains(req.Input.With, id)
 }
 
 // askInChat writes the question as an agent message and ends the turn; the
@@ -144,7 +159,7 @@ func (s *session) askInChat(req agent.InputRequest) { s.askInChatNote(req, "") }
 // reask asks again a question whose typed answer did not fit.
 func (s *session) reask(req agent.InputRequest, answer string) {
 	note := "That answer does not fit the question."
-	if req.Kind == agent.KindChoice {
+	if len(req.Options) > 0 {
 		note = fmt.Sprintf("%s is not one of the options.", codeSpan(clipLine(answer, 80)))
 	}
 	s.askInChatNote(req, note)
@@ -200,7 +215,7 @@ func chatQuestion(req agent.InputRequest) string {
 
 func howToAnswer(req agent.InputRequest) string {
 	switch {
-	case req.Kind == agent.KindSecret:
+	case secret(req):
 		return "Send the value as your next message. It goes to the command only, never to the model; your editor keeps it in this chat."
 	case len(req.Options) == 0:
 		return "Your next message is the answer."
@@ -209,10 +224,21 @@ func howToAnswer(req agent.InputRequest) string {
 	if req.Multiple {
 		what = "the numbers or names of one or more options, separated by commas"
 	}
-	if req.AllowOther {
+	if ownText(req) {
 		what += ", or with your own words"
 	}
-	return "Answer in your next message with " + what + "."
+	how := "Answer in your next message with " + what + "."
+	var with []string
+	for i, o := range req.Options {
+		if textWith(req, o.OptionID) {
+			with = append(with, strconv.Itoa(i+1))
+		}
+	}
+	if len(with) > 0 {
+		how += fmt.Sprintf(" After %s, add %s on the same line (%s).", strings.Join(with, " or "),
+			strings.ToLower(req.Input.Label), codeSpan(with[0]+": your words"))
+	}
+	return how
 }
 
 // chatReply makes a reply of a typed answer: a choice's option (or
@@ -221,7 +247,7 @@ func howToAnswer(req agent.InputRequest) string {
 func chatReply(q agent.InputRequest, text string) agent.ReplyParams {
 	text = strings.TrimSpace(text)
 	p := agent.ReplyParams{RequestID: q.RequestID}
-	if q.Kind == agent.KindChoice {
+	if len(q.Options) > 0 {
 		if id, ok := optionNamed(q, text); ok {
 			p.OptionID = id
 			return p
@@ -230,9 +256,27 @@ func chatReply(q agent.InputRequest, text string) agent.ReplyParams {
 			p.Answers = ids
 			return p
 		}
+		if id, words, ok := optionWithWords(q, text); ok {
+			p.OptionID, p.Text = id, &words
+			return p
+		}
 	}
 	p.Text = &text
 	return p
+}
+
+// optionWithWords reads an option that takes words, then the words:
+// "2: write the tests first".
+func optionWithWords(q agent.InputRequest, text string) (string, string, bool) {
+	i := strings.IndexAny(text, ":.,- \n")
+	if i < 0 {
+		return "", "", false
+	}
+	id, ok := optionNamed(q, text[:i])
+	if !ok || !textWith(q, id) {
+		return "", "", false
+	}
+	return id, strings.TrimSpace(strings.TrimLeft(text[i:], ":.,- \n")), true
 }
 
 // optionNamed finds the option the text names: its number, id or label.

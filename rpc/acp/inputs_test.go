@@ -269,3 +269,46 @@ func TestLocationsAreFiles(t *testing.T) {
 		t.Fatalf("locations %+v", got)
 	}
 }
+
+// A kind ACP has never heard of is asked and answered by its generic form:
+// its options, the words that go with one of them, the method that takes
+// the answer.
+func TestAnUnknownKindByItsForm(t *testing.T) {
+	req := agent.InputRequest{RequestID: "q_1", Kind: "made_up", Title: "Vote", Message: "Ship it?",
+		AnswerWith: agent.AnswerReply, Options: []tools.Option{{OptionID: "for", Label: "For"}, {OptionID: "against", Label: "Against"}},
+		Input: &agent.TextInput{Label: "Why", With: []string{"against"}}}
+
+	text := chatQuestion(req)
+	for _, want := range []string{"**Vote**", "Ship it?", "\n1. For", "\n2. Against", "After 2, add why on the same line (`2: your words`)"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the request in the chat lacks %q: %q", want, text)
+		}
+	}
+	for typed, want := range map[string]agent.ReplyParams{
+		"1":                     {RequestID: "q_1", OptionID: "for"},
+		"against":               {RequestID: "q_1", OptionID: "against"},
+		"2: not tested":         {RequestID: "q_1", OptionID: "against", Text: ptr("not tested")},
+		"Against - not tested!": {RequestID: "q_1", OptionID: "against", Text: ptr("not tested!")},
+		"1 because":             {RequestID: "q_1", Text: ptr("1 because")}, // no words go with For: the daemon refuses it
+	} {
+		if got := chatReply(req, typed); !equalReply(got, want) {
+			t.Errorf("%q read as %+v, want %+v", typed, got, want)
+		}
+	}
+
+	schema := formSchema(req)
+	if _, ok := schema.Properties["text"]; !ok || len(schema.Required) != 1 {
+		t.Fatalf("the form: %+v", schema)
+	}
+	got := formReply(req, map[string]any{"answer": "against", "text": "not tested"})
+	if !equalReply(got, agent.ReplyParams{RequestID: "q_1", OptionID: "against", Text: ptr("not tested")}) {
+		t.Fatalf("the form's answer read as %+v", got)
+	}
+}
+
+func equalReply(a, b agent.ReplyParams) bool {
+	return a.RequestID == b.RequestID && a.OptionID == b.OptionID && slices.Equal(a.Answers, b.Answers) &&
+		(a.Text == nil) == (b.Text == nil) && (a.Text == nil || *a.Text == *b.Text)
+}
+
+func ptr(s string) *string { return &s }

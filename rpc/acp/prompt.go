@@ -24,14 +24,14 @@ func (s *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	text, rc := promptOf(sess.ws.root, p.Prompt)
-	if strings.TrimSpace(text) == "" {
+	text, rc, imgs := promptOf(sess.ws.root, p.Prompt)
+	if strings.TrimSpace(text) == "" && len(imgs) == 0 {
 		return acpsdk.PromptResponse{}, invalidParams("the prompt has no text")
 	}
 	if name, arg, ok := slashCommand(text); ok {
 		return sess.command(ctx, name, arg)
 	}
-	t, err := sess.begin(ctx, text, rc)
+	t, err := sess.begin(ctx, text, rc, imgs)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
@@ -39,9 +39,11 @@ func (s *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 }
 
 // begin answers a waiting question or starts a run.
-func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) (*turn, error) {
-	if t, ok := s.answer(ctx, text); ok {
-		return t, nil
+func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext, imgs []agent.ImageInput) (*turn, error) {
+	if len(imgs) == 0 {
+		if t, ok := s.answer(ctx, text); ok {
+			return t, nil
+		}
 	}
 	if err := s.settleLastRun(ctx); err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext) 
 	if busy {
 		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
 	}
-	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, MCPServers: servers}
+	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, Images: imgs, MCPServers: servers}
 	if agentID == "" {
 		// The first run creates the agent session with what was chosen
 		// before it; from then on the agent session keeps the settings.
@@ -180,14 +182,21 @@ func (e turnEnd) response() (acpsdk.PromptResponse, error) {
 
 // promptOf turns ACP content into our prompt: text as it is, embedded
 // resources (often unsaved buffers) quoted into the prompt, links to
-// workspace files as context files.
-func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *agent.RunContext) {
+// workspace files as context files, images as the prompt's images.
+func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *agent.RunContext, []agent.ImageInput) {
 	var b strings.Builder
+	var imgs []agent.ImageInput
 	rc := &agent.RunContext{}
 	for _, c := range blocks {
 		switch {
 		case c.Text != nil:
 			b.WriteString(c.Text.Text)
+		case c.Image != nil && c.Image.Data != "":
+			imgs = append(imgs, agent.ImageInput{MimeType: c.Image.MimeType, Data: c.Image.Data})
+		case c.Image != nil && c.Image.Uri != nil:
+			if rel, ok := workspacePath(root, *c.Image.Uri); ok {
+				imgs = append(imgs, agent.ImageInput{Path: rel})
+			}
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
 			fmt.Fprintf(&b, "\n\n<context file=%q>\n%s\n</context>\n", displayPath(root, r.Uri), r.Text)
@@ -202,7 +211,7 @@ func promptOf(root string, blocks []acpsdk.ContentBlock) (string, *agent.RunCont
 	if len(rc.Files) == 0 {
 		rc = nil
 	}
-	return b.String(), rc
+	return b.String(), rc, imgs
 }
 
 // workspacePath returns the workspace-relative path of a file:// URI inside

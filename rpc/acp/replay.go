@@ -47,6 +47,11 @@ func (s *session) replayRun(run agent.SessionRun) *translator {
 	if run.Prompt != "" {
 		s.send(acpsdk.UpdateUserMessageText(run.Prompt))
 	}
+	for _, im := range run.Images {
+		if data, err := s.ws.agent.Image(context.Background(), im.ID); err == nil {
+			s.send(acpsdk.UpdateUserMessage(acpsdk.ImageBlock(data.Data, data.MimeType)))
+		}
+	}
 	rp := replayer{s: s, tr: newTranslator(s.ws.root, s.ws.contextWindow(), nil)} // no deferred sends: the final update supersedes running output
 	for _, ev := range run.Events {
 		if err := ev.Deliver(rp); err != nil {

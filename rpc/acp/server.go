@@ -13,14 +13,14 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/tools"
 )
 
 // Index is the workspace index running in the background, as this front
 // end uses it; cmd plugs in the rag package through an IndexStarter.
 type Index interface {
-	Search(ctx context.Context, query string, limit int) ([]wire.SearchHit, bool, error)
+	Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, bool, error)
 	Close() error
 }
 
@@ -30,7 +30,7 @@ type IndexStarter func(root, dir string) Index
 // noIndex stands in when the agent runs without an index.
 type noIndex struct{}
 
-func (noIndex) Search(context.Context, string, int) ([]wire.SearchHit, bool, error) {
+func (noIndex) Search(context.Context, string, int) ([]rag.SearchHit, bool, error) {
 	return nil, false, errors.New("this agent runs without a workspace index")
 }
 
@@ -133,7 +133,7 @@ func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (ac
 		AuthMethods:     []acpsdk.AuthMethod{},
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},

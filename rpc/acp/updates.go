@@ -47,6 +47,9 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 		t.streamed = false
 		return one(t.toolCall(u))
 	case agent.UpdateToolCallUpdate:
+		if u.Diagnostics != nil {
+			return one(diagnosticsCall(u))
+		}
 		if u.OutputDelta != "" {
 			return t.outputDelta(u)
 		}
@@ -111,6 +114,21 @@ func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
 		opts = append(opts, acpsdk.WithStartLocations(locs))
 	}
 	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), title, opts...)
+}
+
+// diagnosticsCall shows the language servers' diagnostics after a reply's
+// last edit as a finished tool call of their own, right under the edit:
+// ACP's tool_call_update would replace the edit's diff.
+func diagnosticsCall(u agent.Update) acpsdk.SessionUpdate {
+	d := u.Diagnostics
+	title := "Diagnostics: no errors or warnings"
+	if n := len(d.Items) + d.Omitted; n > 0 {
+		title = fmt.Sprintf("Diagnostics: %d problem(s), %d new", n, d.New)
+	}
+	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID+"/diagnostics"), title,
+		acpsdk.WithStartKind(acpsdk.ToolKindRead), acpsdk.WithStartStatus(acpsdk.ToolCallStatusCompleted),
+		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(d.Text))}),
+		acpsdk.WithStartRawOutput(d))
 }
 
 // commandCall is the title and raw input of a command's tool call: the

@@ -24,7 +24,7 @@ import (
 
 func rules(t *testing.T, e *Editor, sessionID string) rpc.RulesResult {
 	var res rpc.RulesResult
-	e.MustCall(wire.MethodRules, rpc.RulesParams{SessionID: sessionID}, &res)
+	e.MustCall(wire.MethodRulesList, rpc.RulesParams{SessionID: sessionID}, &res)
 	return res
 }
 
@@ -69,13 +69,13 @@ func TestRulesView(t *testing.T) {
 		assert.Equal(t, filepath.Join(userConfigDir(env), "rules.json"), list.Files.User)
 		assert.Equal(t, filepath.Join(env.Root, ".agentd", "rules.json"), list.Files.Workspace)
 
-		msg := e.CallErr(wire.MethodRevokeRule, rpc.RuleRef{ID: user.ID}, wire.CodeInvalidParams)
+		msg := e.CallErr(wire.MethodRulesRevoke, rpc.RuleRef{ID: user.ID}, wire.CodeInvalidParams)
 		assert.Contains(t, msg, "rules.json")
-		e.CallErr(wire.MethodRevokeRule, rpc.RuleRef{ID: "rule_0000"}, wire.CodeUnknownRule)
-		e.CallErr(wire.MethodRevokeRule, rpc.RuleRef{}, wire.CodeInvalidParams)
-		e.CallErr(wire.MethodRules, rpc.RulesParams{SessionID: "s_nope"}, wire.CodeUnknownSession)
+		e.CallErr(wire.MethodRulesRevoke, rpc.RuleRef{ID: "rule_0000"}, wire.CodeUnknownRule)
+		e.CallErr(wire.MethodRulesRevoke, rpc.RuleRef{}, wire.CodeInvalidParams)
+		e.CallErr(wire.MethodRulesList, rpc.RulesParams{SessionID: "s_nope"}, wire.CodeUnknownSession)
 
-		e.MustCall(wire.MethodRevokeRule, rpc.RuleRef{ID: always.ID}, nil)
+		e.MustCall(wire.MethodRulesRevoke, rpc.RuleRef{ID: always.ID}, nil)
 		_, ok = findRule(rules(t, e, ""), "always", "npm run one")
 		assert.False(t, ok, "revoked")
 		again := e.Run(agent.RunParams{Prompt: "second", SessionID: run.SessionID})
@@ -90,14 +90,14 @@ func TestRulesView(t *testing.T) {
 
 		pattern := "npm run *"
 		var edited rpc.RuleResult
-		e.MustCall(wire.MethodEditRule, rpc.RuleEditParams{ID: session.ID, SessionID: run.SessionID, Pattern: &pattern}, &edited)
+		e.MustCall(wire.MethodRulesEdit, rpc.RuleEditParams{ID: session.ID, SessionID: run.SessionID, Pattern: &pattern}, &edited)
 		assert.Equal(t, "npm run *", edited.Rule.Pattern)
 		assert.Equal(t, "session", edited.Rule.Scope)
 		third := e.Run(agent.RunParams{Prompt: "third", SessionID: run.SessionID})
 		assert.Equal(t, agent.StateCompleted, e.Finished(third.RunID).State)
 		assert.Empty(t, e.inputRequests(third.RunID), "the widened rule covers npm run two")
-		e.CallErr(wire.MethodEditRule, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "perhaps"}, wire.CodeInvalidParams)
-		e.MustCall(wire.MethodEditRule, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "deny"}, &edited)
+		e.CallErr(wire.MethodRulesEdit, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "perhaps"}, wire.CodeInvalidParams)
+		e.MustCall(wire.MethodRulesEdit, rpc.RuleEditParams{ID: edited.Rule.ID, SessionID: run.SessionID, Action: "deny"}, &edited)
 		fourth := e.Run(agent.RunParams{Prompt: "fourth", SessionID: run.SessionID})
 		e.Finished(fourth.RunID)
 		assert.Empty(t, e.inputRequests(fourth.RunID), "denied now: refused unasked")

@@ -289,3 +289,18 @@ func (e *Editor) Close(kill bool) int {
 func (e *Editor) Done() <-chan struct{} { return e.client.Done() }
 
 func (e *Editor) String() string { return fmt.Sprintf("editor(%d messages)", len(e.Messages())) }
+
+// Handle answers the daemon's requests of method (editor/definition, …)
+// with h, as an editor with language servers would; without it the fake
+// editor answers every request with null. Each answer is in the transcript.
+func (e *Editor) Handle(method string, h rpc.RequestHandler) {
+	e.client.Handle(method, func(ctx context.Context, params json.RawMessage) (any, error) {
+		res, err := h(ctx, params)
+		out, _ := json.Marshal(res)
+		if err != nil {
+			out = []byte("error: " + err.Error())
+		}
+		e.log("-> answer to " + method + " " + string(out))
+		return res, err
+	})
+}

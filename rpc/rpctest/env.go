@@ -62,6 +62,10 @@ type Config struct {
 	// Env adds to (or replaces in) the daemon's environment: settings such
 	// as AGENTD_SANDBOX=off in both modes, any variable in binary mode.
 	Env map[string]string
+	// Language is what the fake editor declares it answers in initialize
+	// (capabilities.experimental.agentd.language); its handlers
+	// (Editor.Handle) answer.
+	Language *wire.LanguageCapabilities
 	// Terminal gives the binary a controlling terminal, a pseudo-terminal
 	// the test holds (Env.Terminal), as the Neovim client's daemon has one.
 	// Binary mode only.
@@ -137,8 +141,15 @@ func (env *Env) StartInitialized() *Editor {
 // InitializeParams are the handshake's params for this workspace.
 func (env *Env) InitializeParams(kinds []string) map[string]any {
 	caps := map[string]any{"window": map[string]any{"workDoneProgress": true}}
+	agentd := map[string]any{}
 	if kinds != nil {
-		caps["experimental"] = map[string]any{"agentd": map[string]any{"promptKinds": kinds}}
+		agentd["promptKinds"] = kinds
+	}
+	if env.cfg.Language != nil {
+		agentd["language"] = env.cfg.Language
+	}
+	if len(agentd) > 0 {
+		caps["experimental"] = map[string]any{"agentd": agentd}
 	}
 	return map[string]any{"processId": os.Getpid(), "clientInfo": map[string]string{"name": "rpctest", "version": "1"},
 		"rootUri": (&url.URL{Scheme: "file", Path: filepath.ToSlash(env.Root)}).String(), "capabilities": caps}

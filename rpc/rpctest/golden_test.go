@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/await"
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 )
@@ -307,11 +309,16 @@ func firstDifference(want, got string) string {
 // goldenScenario runs fn in process and against the binary, and checks its
 // transcript against testdata/golden/<name>.txtar.
 func goldenScenario(t *testing.T, name, comment string, fn func(g *golden)) {
+	goldenScenarioIn(t, name, comment, func(t *testing.T) Config { return Config{Script: script(t, "golden.json")} }, fn)
+}
+
+// goldenScenarioIn is goldenScenario in the world cfg makes.
+func goldenScenarioIn(t *testing.T, name, comment string, cfg func(t *testing.T) Config, fn func(g *golden)) {
 	t.Parallel()
 	for _, mode := range Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			env := NewEnv(t, mode, Config{Script: script(t, "golden.json")})
+			env := NewEnv(t, mode, cfg(t))
 			g := newGolden(t, env, env.Start())
 			fn(g)
 			g.check(name, comment)
@@ -406,7 +413,7 @@ wrong kind, a busy session; then the runs go on undisturbed.`, func(g *golden) {
 		g.call(wire.MethodRun, map[string]any{"prompt": "again", "sessionId": askingSession})
 		g.call(wire.MethodRun, map[string]any{"prompt": "again", "sessionId": "s_nope"})
 		g.call(wire.MethodResume, map[string]any{"runId": asking})
-		g.call(wire.MethodIndexStat, nil)
+		g.call(wire.MethodIndexStatus, nil)
 		g.call(wire.MethodHistory, nil)
 		g.call(wire.MethodHistory, map[string]any{"sessionId": askingSession, "beforeRunId": "r_nope"})
 		g.call(wire.MethodConfigure, map[string]any{"sessionId": askingSession, "reasoningEffort": "max"})
@@ -442,6 +449,32 @@ would read them; then the session's settings changed, and the model list.`, func
 		g.mustCall(wire.MethodHistory, map[string]any{"sessionId": session}, nil)
 		g.mustCall(wire.MethodConfigure, map[string]any{"sessionId": session, "model": "fake-large", "reasoningEffort": "low"}, nil)
 		g.mustCall(wire.MethodModels, nil, nil)
+		g.exit()
+	})
+}
+
+func TestGoldenIndex(t *testing.T) {
+	goldenScenarioIn(t, "index", `
+The workspace index over the wire: its status once built, a search, a search
+with a limit, and a search without a query. The daemon runs the real index
+(keyword search, no embeddings) in process and in the binary alike.`, func(t *testing.T) Config {
+		return Config{Index: true, Files: map[string]string{
+			"cart/cart.go":      "package cart\n\n// Total sums the prices of the items in the cart.\nfunc Total(prices []int) int {\n\tsum := 0\n\tfor _, p := range prices {\n\t\tsum += p\n\t}\n\treturn sum\n}\n",
+			"cart/cart_test.go": "package cart\n\nimport \"testing\"\n\nfunc TestTotal(t *testing.T) {\n\tif Total([]int{1, 2}) != 3 {\n\t\tt.Fatal(\"total\")\n\t}\n}\n",
+			"README.md":         "# shop\n\nA small shop: a cart whose total is the sum of its prices.\n",
+		}, OpenIndex: func(root, dir string, p rpc.IndexProgress) rpc.Index {
+			return rag.StartLive(rag.Options{Root: root, StateDir: dir}, rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End})
+		}}
+	}, func(g *golden) {
+		g.initialize()
+		await.Until(g.t, "the index to be built", DefaultTimeout, func() bool {
+			var st wire.IndexStatus
+			return g.e.Call(wire.MethodIndexStatus, nil, &st) == nil && st.State == rag.StateReady
+		})
+		g.mustCall(wire.MethodIndexStatus, nil, nil)
+		g.mustCall(wire.MethodIndexSearch, map[string]any{"query": "sum the prices in the cart"}, nil)
+		g.mustCall(wire.MethodIndexSearch, map[string]any{"query": "cart total", "limit": 1}, nil)
+		g.call(wire.MethodIndexSearch, map[string]any{"query": "  "})
 		g.exit()
 	})
 }

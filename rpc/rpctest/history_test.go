@@ -366,3 +366,25 @@ func TestPausedRunComesBackWithItsHistory(t *testing.T) {
 		assert.Equal(t, "Built.", h.Runs[0].Answer)
 	})
 }
+
+// TestAttachmentsReachTheModelAndComeBack: a text the user attached (a git
+// diff holding a ``` line) is quoted after the prompt in a fence it cannot
+// close, and the run's history gives it back as sent.
+func TestAttachmentsReachTheModelAndComeBack(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Match: modeltest.Match{LastUser: "Attached by the user, git diff:\n````\ndiff --git a/cart.go"},
+				Reply: modeltest.Reply{Text: "I read the diff."}},
+		}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		diff := "diff --git a/cart.go b/cart.go\n+// ```go\n+func Sum() int\n"
+		ctx := &agent.RunContext{Attachments: []agent.Attachment{{Name: "git diff", Text: diff}}}
+		r := e.Run(agent.RunParams{Prompt: "review my changes", Context: ctx})
+		e.RunState(r.RunID, agent.StateCompleted)
+		h := e.History(agent.HistoryParams{SessionID: r.SessionID})
+		require.Len(t, h.Runs, 1)
+		assert.Equal(t, ctx, h.Runs[0].Context)
+		assert.Equal(t, "I read the diff.", h.Runs[0].Answer)
+	})
+}

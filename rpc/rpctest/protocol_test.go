@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -292,7 +293,7 @@ func TestErrorsWhileAnotherRunStreams(t *testing.T) {
 		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "again", SessionID: asking.SessionID}, wire.CodeSessionBusy)
 		e.CallErr(wire.MethodRun, agent.RunParams{Prompt: "again", SessionID: "s_nope"}, wire.CodeUnknownSession)
 		e.CallErr(wire.MethodResume, rpc.RunRef{RunID: asking.RunID}, wire.CodeRunNotPaused)
-		e.CallErr(wire.MethodIndexStat, nil, wire.CodeIndexUnavailable)
+		e.CallErr(wire.MethodIndexStatus, nil, wire.CodeIndexUnavailable)
 		e.Answer(ReplyOption(q.RequestID, "1"))
 		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: q.RequestID, OptionID: "1"}, wire.CodeAlreadyResolved)
 
@@ -427,15 +428,15 @@ func TestIndexOverTheWire(t *testing.T) {
 		return m.Method == wire.MethodProgress && strings.Contains(string(m.Params), `"kind":"end"`) && strings.Contains(string(m.Params), token)
 	})
 	var st wire.IndexStatus
-	e.MustCall(wire.MethodIndexStat, nil, &st)
+	e.MustCall(wire.MethodIndexStatus, nil, &st)
 	assert.Equal(t, "ready", st.State)
 	assert.Equal(t, 2, st.Files)
 	var res wire.IndexSearchResult
-	e.MustCall(wire.MethodIndexQuery, wire.IndexSearchParams{Query: "sum the prices in the cart", Limit: 3}, &res)
+	e.MustCall(wire.MethodIndexSearch, wire.IndexSearchParams{Query: "sum the prices in the cart", Limit: 3}, &res)
 	require.NotEmpty(t, res.Hits)
 	assert.Equal(t, "cart/cart.go", res.Hits[0].Path)
 	assert.Contains(t, res.Hits[0].Symbol, "Total")
-	e.CallErr(wire.MethodIndexQuery, wire.IndexSearchParams{Query: " "}, wire.CodeInvalidParams)
+	e.CallErr(wire.MethodIndexSearch, wire.IndexSearchParams{Query: " "}, wire.CodeInvalidParams)
 }
 
 // TestOpenDocumentsReachTheModel opens a file in the "editor": the model's
@@ -483,16 +484,16 @@ func TestConfirmationExpiresAsRejection(t *testing.T) {
 // slowIndex answers searches only when they are cancelled.
 type slowIndex struct{}
 
-func (slowIndex) Search(ctx context.Context, q string, n int) ([]wire.SearchHit, bool, error) {
+func (slowIndex) Search(ctx context.Context, q string, n int) ([]rag.SearchHit, bool, error) {
 	<-ctx.Done()
 	return nil, false, ctx.Err()
 }
-func (slowIndex) Status() wire.IndexStatus { return wire.IndexStatus{State: "ready"} }
-func (slowIndex) Err() error               { return nil }
-func (slowIndex) Changed(...string)        {}
-func (slowIndex) SetOpen([]string)         {}
-func (slowIndex) StopBuild()               {}
-func (slowIndex) Close() error             { return nil }
+func (slowIndex) Status() rag.Status { return rag.Status{State: rag.StateReady} }
+func (slowIndex) Err() error         { return nil }
+func (slowIndex) Changed(...string)  {}
+func (slowIndex) SetOpen([]string)   {}
+func (slowIndex) StopBuild()         {}
+func (slowIndex) Close() error       { return nil }
 
 // TestCancelRequest cancels an in-flight request with $/cancelRequest: it is
 // answered with RequestCancelled and the daemon keeps serving. In process

@@ -2,6 +2,8 @@ package rpctest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +45,8 @@ func approveAll(e *Editor) {
 // command has no controlling terminal (a session of its own), /dev/pts is
 // the sandbox's own, and seccomp refuses TIOCSTI.
 func TestRedTeamTerminalInjection(t *testing.T) {
-	binaryOnly(t, []tools.Mode{tools.ModeAsk, tools.ModeFullAuto}, func(t *testing.T, _ tools.Mode) Config {
-		return Config{Terminal: true}
+	binaryOnly(t, []tools.Mode{tools.ModeAsk, tools.ModeFullAuto}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode, Terminal: true}
 	}, func(t *testing.T, mode tools.Mode, env *Env) {
 		const typed = "touch /tmp/agentd-typed-by-a-command"
 		inject := `T=%s perl -e 'open(T, "+<", $ENV{T}) or die "open $ENV{T}: $!\n"; ` +
@@ -79,5 +81,93 @@ func TestRedTeamTerminalInjection(t *testing.T) {
 			assert.NotContains(t, res[id], "WROTE-OSC")
 		}
 		t.Logf("%s: %s\n%s", mode, strings.TrimSpace(res["call_run"]), strings.TrimSpace(res["call_osc"]))
+	})
+}
+
+// TestRedTeamCredentialsInToolchainVariables: the user's environment sets
+// toolchain variables commands inherit (the allow-list), with credentials
+// inside: a private Go proxy's token in GOPROXY's URL, an API token in
+// GOFLAGS's -ldflags, a repository password in MAVEN_OPTS. A command that
+// prints its environment (approved) reads none of them; the settings
+// around them still reach it.
+func TestRedTeamCredentialsInToolchainVariables(t *testing.T) {
+	secrets := map[string]string{
+		"GOPROXY":    "https://agentd:tok-goproxy-5e1f@proxy.corp.example/go,direct",
+		"GOFLAGS":    "-mod=mod -ldflags=-X=main.apiToken=tok-goflags-77ab",
+		"MAVEN_OPTS": "-Xmx1g -Dmaven.repo.password=tok-maven-90cd -Dhttp.proxyPassword=tok-proxy-13fe",
+	}
+	binaryOnly(t, []tools.Mode{tools.ModeAsk}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode, Env: secrets}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		env.Model.Append(turn("env", callOf("call_env", "run_cmd", cmd("env; tr '\\0' '\\n' < /proc/self/environ"))), doneAfterTools())
+		e := env.StartInitialized()
+		approveAll(e)
+		run := e.Run(agent.RunParams{Prompt: "«env»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		out := toolResults(env)["call_env"]
+		for _, tok := range []string{"tok-goproxy", "tok-goflags", "tok-maven", "tok-proxy"} {
+			assert.NotContains(t, out, tok)
+		}
+		for _, kept := range []string{"proxy.corp.example/go", "-mod=mod", "-Xmx1g"} {
+			assert.Contains(t, out, kept, "the rest of the setting reaches the command")
+		}
+	})
+}
+
+// TestRedTeamAgentdStateInTheWorkspace: the workspace is the user's home
+// directory, so it holds agentd's own state (every project's sessions and
+// transcripts, the audit log), the user's configuration (config.json with
+// the model's key, rules.json) and agentd's caches. Commands — in
+// full-auto, unasked — try to read another project's transcript and the
+// key, empty the audit log and write a rules.json allowing everything for
+// the next daemon. The kernel hides all of it from them; ordinary work in
+// the home directory still goes through.
+func TestRedTeamAgentdStateInTheWorkspace(t *testing.T) {
+	binaryOnly(t, []tools.Mode{tools.ModeFullAuto}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		home := env.Root
+		state := filepath.Join(home, ".local", "state", "agentd")
+		config := filepath.Join(home, ".config", "agentd")
+		env.cfg.Env = map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+			"XDG_CACHE_HOME": filepath.Join(home, ".cache"), "AGENTD_STATE_DIR": state}
+		other := filepath.Join(state, "0123456789abcdef", "sessions", "s_other.jsonl")
+		require.NoError(t, os.MkdirAll(filepath.Dir(other), 0o700))
+		require.NoError(t, os.WriteFile(other, []byte(`{"text":"OTHER-PROJECT-TRANSCRIPT"}`+"\n"), 0o600))
+		require.NoError(t, os.MkdirAll(config, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(config, "config.json"), []byte(`{"model":{"apiKey":"`+hostileKey+`"}}`), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(home, "notes.txt"), []byte("my notes\n"), 0o644))
+
+		steal := "grep -rh -e OTHER-PROJECT -e " + hostileKey[len(hostileKey)-12:] + " .local .config .cache; cat .config/agentd/config.json"
+		wipe := `for f in $(find .local/state -name audit.jsonl); do : > "$f"; done; find .local/state -name audit.jsonl -size 0 | wc -l`
+		grant := `mkdir -p .config/agentd && echo '{"rules":[{"tool":"*","action":"allow"}]}' > .config/agentd/rules.json`
+		env.Model.Append(
+			turn("steal", callOf("call_steal", "run_cmd", cmd(viaScript("steal", steal)))),
+			turn("wipe", callOf("call_wipe", "run_cmd", cmd(viaScript("wipe", wipe)))),
+			turn("grant", callOf("call_grant", "run_cmd", cmd(grant))),
+			turn("work", callOf("call_work", "run_cmd", cmd("cat notes.txt && echo more >> notes.txt && ls -a"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		var sid string
+		for _, tag := range []string{"steal", "wipe", "grant", "work"} {
+			run := e.Run(agent.RunParams{Prompt: "«" + tag + "»", SessionID: sid})
+			sid = run.SessionID
+			require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State, tag)
+		}
+		res := toolResults(env)
+		assert.NotContains(t, res["call_steal"], "OTHER-PROJECT-TRANSCRIPT")
+		assert.NotContains(t, res["call_steal"], hostileKey)
+		audits, _ := filepath.Glob(filepath.Join(state, "*", "audit.jsonl"))
+		require.NotEmpty(t, audits, "the daemon keeps an audit log in its state")
+		for _, a := range audits {
+			fi, err := os.Stat(a)
+			require.NoError(t, err)
+			assert.Positive(t, fi.Size(), "%s was emptied: %s", a, res["call_wipe"])
+		}
+		assert.NoFileExists(t, filepath.Join(config, "rules.json"), res["call_grant"])
+		assert.Contains(t, res["call_work"], "my notes")
+		assert.Contains(t, readFile(t, filepath.Join(home, "notes.txt")), "more", res["call_work"])
+		t.Logf("steal: %s\nwipe: %s\ngrant: %s", res["call_steal"], res["call_wipe"], res["call_grant"])
 	})
 }

@@ -101,6 +101,10 @@ func (p *printer) toolCallUpdate(up agent.Update) {
 		c = &callView{id: up.ToolCallID, title: up.ToolCallID, line: up.ToolCallID}
 		p.calls[c.id] = c
 	}
+	if up.Diagnostics != nil {
+		p.diagnostics(up.Diagnostics)
+		return
+	}
 	switch up.Status {
 	case agent.StatusInProgress:
 		if !slices.Contains(p.running, c.id) {
@@ -296,4 +300,24 @@ func diffStat(diff string) (add, del int) {
 		}
 	}
 	return add, del
+}
+
+// diagnostics shows, under a reply's last edit, what the language servers
+// told the model of the files the reply changed.
+func (p *printer) diagnostics(d *tools.DiagnosticsReport) {
+	if p.opt.past {
+		return
+	}
+	lines := splitLines(d.Text)
+	color := "32"
+	if len(d.Items)+d.Omitted > 0 {
+		color = "33"
+	}
+	if d.New > 0 {
+		color = "31"
+	}
+	if len(lines) > 0 {
+		lines[0] = p.style(color, lines[0])
+	}
+	p.sc.print(indent(strings.Join(lines, "\n")+"\n", "    "))
 }

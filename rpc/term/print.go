@@ -393,10 +393,10 @@ func requestHeadline(req agent.InputRequest) string {
 	case agent.KindConfirmWrite:
 		return "Allow this change: " + req.Title + "?"
 	}
-	if req.Message != "" {
+	if req.Message != "" && (!strings.Contains(strings.TrimSpace(req.Message), "\n") || req.Title == "") {
 		return req.Message
 	}
-	return req.Title
+	return req.Title // a message of several lines is shown below it
 }
 
 // outcomeText says how a request was closed.

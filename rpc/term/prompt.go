@@ -131,14 +131,16 @@ func (pr *prompter) askUntilSaved(req agent.InputRequest, done <-chan struct{}) 
 	}
 }
 
+// ask puts a request to the user by its generic form, whatever its kind:
+// a decision to take, a secret to type, options to pick (with words to go
+// with some of them), or text.
 func (pr *prompter) ask(req agent.InputRequest, done <-chan struct{}) error {
-	switch req.Kind {
-	case agent.KindConfirmWrite, agent.KindConfirmCommand:
+	switch {
+	case req.AnswerWith == agent.AnswerConfirm:
 		return pr.confirm(req, done)
-	case agent.KindSecret:
+	case req.Input != nil && req.Input.Secret:
 		return pr.secret(req, done)
-	}
-	if len(req.Options) > 0 {
+	case len(req.Options) > 0:
 		return pr.choice(req, done)
 	}
 	return pr.question(req, done)
@@ -259,6 +261,11 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 func (pr *prompter) header(req agent.InputRequest) {
 	var b strings.Builder
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
+	if requestHeadline(req) != req.Message { // a message of several lines: a plan
+		for _, l := range wrapPlain(req.Message, pr.p.width()-4) {
+			b.WriteString("    " + l + "\n")
+		}
+	}
 	if req.Context != "" {
 		for _, l := range wrapPlain(req.Context, pr.p.width()-4) {
 			b.WriteString(pr.sc.style("2", "    "+l) + "\n")
@@ -318,7 +325,8 @@ func (pr *prompter) choice(req agent.InputRequest, done <-chan struct{}) error {
 		}
 		items = append(items, choiceItem{label: label, id: o.OptionID})
 	}
-	if req.AllowOther {
+	own := req.Input != nil && len(req.Input.With) == 0 // the text may be the answer
+	if own {
 		items = append(items, choiceItem{key: 'o', label: "Other: type an answer", id: otherID})
 	}
 	p := agent.ReplyParams{RequestID: req.RequestID}
@@ -339,7 +347,7 @@ func (pr *prompter) choice(req agent.InputRequest, done <-chan struct{}) error {
 			p.OptionID, shown = it.id, plainLabel(it.label)
 		}
 		if errors.Is(err, errSkipped) {
-			if !req.AllowOther {
+			if !own {
 				continue // a closed choice needs one of its options
 			}
 			p.OptionID, p.Answers = "", nil
@@ -359,6 +367,18 @@ func (pr *prompter) choice(req agent.InputRequest, done <-chan struct{}) error {
 				return err
 			}
 			p.OptionID, p.Answers, p.Text, shown = "", nil, &text, text
+		} else if in := req.Input; in != nil && slices.Contains(in.With, p.OptionID) {
+			// Words that go with this option (a plan's feedback).
+			text, err := pr.readLine(in.Label, "", false, done)
+			if errors.Is(err, errSkipped) || err == nil && in.Required && strings.TrimSpace(text) == "" {
+				p = agent.ReplyParams{RequestID: req.RequestID}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			p.Text = &text
+			shown += ": " + text
 		}
 		pr.sc.setPrompt(nil)
 		pr.sc.println("  " + pr.sc.style("32", "→ "+shown))

@@ -111,6 +111,7 @@ func (t *terminalRun) run(ctx context.Context, o Options) int {
 	if err != nil {
 		return t.fail(err)
 	}
+	t.showImages(res.Images)
 	// Before the queue delivers anything (wait starts it): only this run is
 	// shown, not an earlier one the agent found paused in the workspace.
 	t.front.show(res.RunID)
@@ -202,6 +203,19 @@ func (t *terminalRun) header(cfg agent.Config, params agent.RunParams) {
 	}
 	t.sc.println(t.sc.style("2", "agentd · "+strings.Join(facts, " · ")))
 	t.sc.setStatus("thinking")
+}
+
+// showImages lists the prompt's pictures under the header, as the model
+// gets them.
+func (t *terminalRun) showImages(refs []agent.ImageRef) {
+	for _, im := range refs {
+		line := "image " + im.Name + " (" + im.String() + ")"
+		if t.sc != nil {
+			t.sc.println(t.sc.style("2", "• "+line))
+		} else {
+			fmt.Fprintln(t.stderr, line)
+		}
+	}
 }
 
 // wait delivers the run's notifications until it ends. Ctrl-C (at a

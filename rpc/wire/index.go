@@ -1,21 +1,51 @@
 package wire
 
-import "github.com/agentd/agentd/rag"
+// The index's answers as the wire carries them: the protocol's own types,
+// which rpc fills from the index's (package rag). A change in rag does not
+// change the wire; a change here is a change to the protocol and goes into
+// docs/protocol.md.
 
-// The index owns its vocabulary (package rag); the wire carries it as is.
-// A change to rag.SearchHit or rag.Status is a change to the protocol and
-// goes into docs/protocol.md.
+// IndexStatus answers index/status: where the workspace index is.
+type IndexStatus struct {
+	// State is "indexing", "ready" or "failed".
+	State  string `json:"state"`
+	Files  int    `json:"files"`
+	Chunks int    `json:"chunks"`
+	// Progress is the share of the files indexed, from 0 to 1.
+	Progress float64 `json:"progress"`
+	// Embedder names the embeddings in use ("openai:MODEL"); empty for
+	// keyword search alone.
+	Embedder string `json:"embedder,omitempty"`
+	// Error says why the index failed.
+	Error string `json:"error,omitempty"`
+}
 
-// IndexStatus answers index/status.
-type IndexStatus = rag.Status
-
-// SearchHit is one chunk of code.
-type SearchHit = rag.SearchHit
+// SearchHit is one chunk of code that matches a query.
+type SearchHit struct {
+	// Path is workspace-relative, with slashes; the lines are 1-based,
+	// inclusive.
+	Path      string `json:"path"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	// Symbol is the function or type the chunk holds, if any.
+	Symbol string `json:"symbol,omitempty"`
+	// Score is the share, from 0 to 1, of the query's weight that the
+	// chunk (with its path) matches.
+	Score float64 `json:"score"`
+	// Match says the same in a word: "strong" (Score ≥ 0.7), "partial"
+	// (≥ 0.4) or "weak".
+	Match string `json:"match"`
+	// Kind is "test", "docs" or "generated" for chunks of such files;
+	// empty for code.
+	Kind string `json:"kind,omitempty"`
+	Text string `json:"text"`
+}
 
 // IndexSearchParams is index/search.
 type IndexSearchParams struct {
 	Query string `json:"query"`
-	Limit int    `json:"limit,omitempty"`
+	// Limit is at most 100; 0 asks for 10.
+	Limit int `json:"limit,omitempty"`
 }
 
 // IndexSearchResult holds the hits, best first. Partial is true while the

@@ -6,23 +6,24 @@ const ProtocolVersion = 1
 
 // Editor → daemon requests.
 const (
-	MethodInitialize = "initialize"
-	MethodShutdown   = "shutdown"
-	MethodRun        = "agent/run"
-	MethodReply      = "agent/reply"
-	MethodConfirm    = "agent/confirm"
-	MethodCancel     = "agent/cancel"
-	MethodResume     = "agent/resume"
-	MethodPending    = "agent/pending"
-	MethodEvents     = "agent/events"
-	MethodSessions   = "agent/sessions"
-	MethodHistory    = "agent/history"
-	MethodConfigure  = "agent/configure"
-	MethodModels     = "agent/models"
-	MethodCommands   = "agent/commands"
-	MethodIndexStat  = "index/status"
-	MethodIndexQuery = "index/search"
-	MethodMCPStatus  = "mcp/status"
+	MethodInitialize  = "initialize"
+	MethodShutdown    = "shutdown"
+	MethodRun         = "agent/run"
+	MethodReply       = "agent/reply"
+	MethodConfirm     = "agent/confirm"
+	MethodCancel      = "agent/cancel"
+	MethodResume      = "agent/resume"
+	MethodPending     = "agent/pending"
+	MethodEvents      = "agent/events"
+	MethodSessions    = "agent/sessions"
+	MethodHistory     = "agent/history"
+	MethodConfigure   = "agent/configure"
+	MethodModels      = "agent/models"
+	MethodCommands    = "agent/commands"
+	MethodIndexStatus = "index/status"
+	MethodIndexSearch = "index/search"
+	MethodMCPStatus   = "mcp/status"
+	MethodImage       = "agent/image"
 )
 
 // Editor → daemon notifications.
@@ -59,9 +60,9 @@ const (
 // #mcp-servers, #sessions, #context): the rules the policy applies, the MCP
 // servers, sessions, the context window.
 const (
-	MethodRules         = "rules/list"
-	MethodRevokeRule    = "rules/revoke"
-	MethodEditRule      = "rules/edit"
+	MethodRulesList     = "rules/list"
+	MethodRulesRevoke   = "rules/revoke"
+	MethodRulesEdit     = "rules/edit"
 	MethodMCPEnable     = "mcp/enable"
 	MethodMCPDisable    = "mcp/disable"
 	MethodMCPRestart    = "mcp/restart"

@@ -18,6 +18,8 @@ type ModelOptions struct {
 	// ReasoningEffort is "low", "medium" or "high", sent to the model as
 	// reasoning_effort; empty sends none.
 	ReasoningEffort string `json:"reasoningEffort,omitempty"`
+	// Images is "on", "off" or "auto": whether the model reads images.
+	Images string `json:"images,omitempty"`
 }
 
 // ClientAgentCapabilities is capabilities.experimental.agentd in initialize.
@@ -25,6 +27,13 @@ type ClientAgentCapabilities struct {
 	// PromptKinds lists the input request kinds the editor renders. A kind
 	// the editor does not render is resolved by the policy (fail closed).
 	PromptKinds []string `json:"promptKinds,omitempty"`
+	// Language lists the language requests the editor answers
+	// (editor/diagnostics, editor/definition, …); nil: none.
+	Language *LanguageCapabilities `json:"language,omitempty"`
+	// GenericPrompts: the editor shows any kind, those it does not know
+	// from their generic form (title, message, context, command, diff,
+	// options, input, answerWith), so a kind added to the daemon reaches it.
+	GenericPrompts bool `json:"genericPrompts,omitempty"`
 }
 
 // ServerAgentCapabilities is capabilities.experimental.agentd in the

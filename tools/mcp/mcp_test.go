@@ -244,7 +244,7 @@ func TestSandbox(t *testing.T) {
 // TestServersStartThroughTheOneDoor: a stdio server starts as every
 // process does (tools.Sandbox.Command, with the agent's sandbox): it
 // inherits the variables the user's commandEnv names and no others, gets
-// the caches only confined processes share (its own npm cache wins), and
+// its workspace's caches of read processes (its own npm cache wins), and
 // where the sandbox cannot confine its profile (here switched off) it is
 // not started, unless the user made it full.
 func TestServersStartThroughTheOneDoor(t *testing.T) {
@@ -262,7 +262,7 @@ func TestServersStartThroughTheOneDoor(t *testing.T) {
 	require.NotNil(t, env, "the server started: %s", status(m, "test").Error)
 	assert.Equal(t, "AGENTD_TEST_ALLOWED=yes", call(t, env, `{"name":"AGENTD_TEST_ALLOWED"}`, nil).Output)
 	assert.Equal(t, "AGENTD_TEST_PRIVATE=", call(t, env, `{"name":"AGENTD_TEST_PRIVATE"}`, nil).Output)
-	assert.Equal(t, "GOCACHE="+filepath.Join(cache, "go-build"), call(t, env, `{"name":"GOCACHE"}`, nil).Output)
+	assert.Equal(t, "GOCACHE="+filepath.Join(m.opts.Sandbox.WorkspaceCacheDir(root), "read", "go-build"), call(t, env, `{"name":"GOCACHE"}`, nil).Output)
 	assert.Equal(t, "npm_config_cache="+filepath.Join(StateDir(state, "test"), "npm"), call(t, env, `{"name":"npm_config_cache"}`, nil).Output)
 
 	confined, full := testServer(t, "confined"), testServer(t, "full")

@@ -64,6 +64,10 @@ func (p *Policy) deriveRules(sessionID string, c *tools.Call, action Action, sco
 			out = addRule(out, Rule{Tool: "write", Pattern: pathRule(w.OldPath), Action: action, Scope: scope})
 		}
 	}
+	if c.Host != nil {
+		// A host: the grant names it, exactly (a private host's must).
+		return addRule(out, Rule{Tool: c.Tool, Pattern: c.Host.Name, Action: action, Scope: scope}), nil
+	}
 	if c.Command == nil {
 		if len(c.Writes) == 0 && c.Effect != tools.EffectRead {
 			// A tool only its name describes (an MCP tool): the grant names it.

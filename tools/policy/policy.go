@@ -170,6 +170,8 @@ func (p *Policy) Decide(sessionID string, mode tools.Mode, c *tools.Call) Verdic
 		return strictest(ds)
 	case c.Effect == tools.EffectExecute && c.Command != nil:
 		return p.decideCommand(rules, mode, c)
+	case c.Effect == tools.EffectNetwork && c.Host != nil:
+		return decideHost(rules, mode, c)
 	case c.Effect == tools.EffectNetwork:
 		return decideByTool(rules, mode, tools.EffectNetwork, c.Tool)
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -29,17 +28,19 @@ func init() {
 		os.Exit(entry())
 	case holderArg:
 		os.Exit(holderMain())
+	case goCacheArg:
+		os.Exit(goCacheProg(os.Args[2:]))
 	}
 }
 
 // report is the entry point's one answer to the daemon, on descriptor 4.
 type report struct {
-	OK    bool        `json:"ok,omitempty"`
-	Conf  Confinement `json:"conf"`
-	Step  string      `json:"step,omitempty"`
-	Error string      `json:"error,omitempty"`
+	OK    bool
+	Conf  Confinement
+	Step  string
+	Error string
 	// Exit is the command's status, sent when it has ended.
-	Exit *int `json:"exit,omitempty"`
+	Exit *int
 }
 
 // entry waits for a command (the daemon starts it ahead of time, so that
@@ -70,7 +71,7 @@ func entry() int {
 	}()
 	syscall.CloseOnExec(ctlFD)
 	ctl := os.NewFile(ctlFD, "control")
-	answer := func(r report) { _ = json.NewEncoder(ctl).Encode(r) }
+	answer := func(r report) { _ = writeMsg(ctl, r) }
 	fail := func(err error) int {
 		var se *SetupError
 		if !errors.As(err, &se) {
@@ -79,11 +80,6 @@ func entry() int {
 		answer(report{Step: se.Step, Error: se.Msg})
 		return 125
 	}
-	// encoding/json builds its decoder for a type on first use: do it now,
-	// while nothing waits.
-	var warmup plan
-	_ = json.Unmarshal([]byte(`{"rules":[{"path":"","access":0}],"env":[""],"families":[0]}`), &warmup)
-	_, _ = json.Marshal(report{})
 	// Say it is ready: the daemon hands out only entry points that have
 	// started and wait, so none of this start-up is on a command's path.
 	if _, err := ctl.Write([]byte{'r'}); err != nil {
@@ -94,7 +90,7 @@ func entry() int {
 		return fail(&SetupError{Step: "streams", Msg: err.Error()})
 	}
 	var p plan
-	if err := json.NewDecoder(ctl).Decode(&p); err != nil {
+	if err := readMsg(ctl, &p); err != nil {
 		return fail(&SetupError{Step: "plan", Msg: err.Error()})
 	}
 	if err := p.takeStreams(fds); err != nil {

@@ -59,7 +59,7 @@ func startHolder(netns bool) (*holder, error) {
 	if netns {
 		cmd.Args = append(cmd.Args, "net")
 	}
-	cmd.Env = []string{} // the daemon's environment stays with the daemon
+	cmd.Env = entryEnv // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
 	flags := uintptr(syscall.CLONE_NEWUSER)
 	caps := []uintptr{capSysAdmin, capSetpcap}
@@ -258,7 +258,7 @@ func forkEntry(ctl int, newNet bool) (int, error) {
 	// namespace, and the signal it then sends itself, the init of that
 	// namespace, is ignored by the kernel.)
 	return syscall.ForkExec("/proc/self/exe", []string{"agentd-sandbox", entryArg}, &syscall.ProcAttr{
-		Env:   []string{},
+		Env:   entryEnv,
 		Files: []uintptr{0, 1, 2, uintptr(ctl)},
 		Sys: &syscall.SysProcAttr{Cloneflags: flags, Setsid: true, Pdeathsig: syscall.SIGKILL,
 			AmbientCaps: []uintptr{capSysAdmin, capSetpcap}},

@@ -46,6 +46,11 @@ func (p *plan) mount(conf *Confinement) error {
 	if err := mountPTS(); err != nil {
 		return &SetupError{Step: "mount", Msg: err.Error()}
 	}
+	// Before the masks: the overlays' directories are still where they
+	// are, and a mask's bind back takes the overlay along.
+	if err := p.overlays(conf); err != nil {
+		return err
+	}
 	if len(p.Masks) == 0 && len(p.Hide) == 0 {
 		return nil
 	}

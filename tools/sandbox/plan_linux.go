@@ -49,6 +49,9 @@ type plan struct {
 	// Families are the socket families seccomp lets through; nil means no
 	// filter.
 	Families []uint32 `json:"families,omitempty"`
+	// Overlays are mounted over the user's directories (caches) so that
+	// the command reads them and writes elsewhere.
+	Overlays []Overlay `json:"overlays,omitempty"`
 }
 
 // rule is one Landlock path-beneath rule.
@@ -113,6 +116,18 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	add(accRead, toolchainPaths(spec.Env, spec.Workspace)...)
 	add(accRead, spec.Read...)
 	add(accWrite, spec.Write...)
+	for _, o := range spec.Overlays {
+		// Without a mount namespace there is no overlay: the user's
+		// directory is only read.
+		if !st.Namespaces || o.Upper == "" {
+			add(accRead, o.Path)
+		} else {
+			add(accWrite, o.Path)
+		}
+		if st.Namespaces {
+			p.Overlays = append(p.Overlays, o)
+		}
+	}
 	if spec.Network {
 		if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && target != "/etc/resolv.conf" {
 			add(accRead, target)
@@ -134,8 +149,11 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 			p.ReadOnly = append(p.ReadOnly, filepath.Clean(q))
 		}
 	}
+	holes := holesIn(rules, hidden(envGet(spec.Env, "HOME"), spec.Hide))
 	if st.Namespaces {
-		p.Hide = append(p.Hide, privateInside(envGet(spec.Env, "HOME"), rules)...)
+		p.Hide = append(p.Hide, holes...)
+	} else {
+		rules = carve(rules, holes)
 	}
 	env := spec.Env
 	if st.Namespaces {
@@ -278,32 +296,6 @@ func outermost(paths []string) []string {
 // within reports whether q is dir or lies beneath it.
 func within(dir, q string) bool {
 	return q == dir || strings.HasPrefix(q, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// homePrivate are the user's credentials and private files under HOME.
-var homePrivate = []string{".ssh", ".gnupg", ".aws", ".azure", ".config", ".kube", ".docker", ".netrc", ".npmrc",
-	".pypirc", ".git-credentials", ".gitconfig", ".password-store", ".local/share/keyrings", ".cargo/credentials.toml",
-	".cargo/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".terraform.d", ".vault-token",
-	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history"}
-
-// privateInside lists the private files under home that a granted path
-// contains (the workspace is HOME itself, or a parent of it): they are
-// hidden, since Landlock cannot leave a hole in a grant.
-func privateInside(home string, rules []rule) []string {
-	if !filepath.IsAbs(home) || home == "/" {
-		return nil
-	}
-	var out []string
-	for _, name := range homePrivate {
-		q := filepath.Join(home, name)
-		if !slices.ContainsFunc(rules, func(r rule) bool { return r.Access != accDev && within(r.Path, q) }) {
-			continue
-		}
-		if _, err := os.Lstat(q); err == nil {
-			out = append(out, q)
-		}
-	}
-	return out
 }
 
 // homeTools are toolchain directories under HOME that hold programs,

@@ -96,6 +96,27 @@ type Spec struct {
 	// WorkspaceWrite, for example the nested .git directories
 	// [NestedGitDirs] found. Missing paths are skipped.
 	Protect []string
+	// Hide lists paths the command may neither read nor write even where
+	// a grant contains them (the workspace is HOME, or holds them):
+	// agentd's own state, configuration and caches. Missing paths are
+	// skipped.
+	Hide []string
+	// Overlays show the user's directories (caches) to the command with
+	// private layers over them, in every profile but Full.
+	Overlays []Overlay
+}
+
+// Overlay shows the directory Path to a confined command as the Lower
+// directories (the topmost first) over Path's own content; the command
+// writes to Upper (Work is overlayfs's scratch directory, on the same file
+// system), or nowhere when Upper is "". Path itself is never written, and
+// keeps its name. Where the kernel cannot mount the overlay, Path is
+// read-only instead.
+type Overlay struct {
+	Path  string   `json:"path"`
+	Lower []string `json:"lower,omitempty"`
+	Upper string   `json:"upper,omitempty"`
+	Work  string   `json:"work,omitempty"`
 }
 
 // Confinement says what was applied to a started command, for the audit
@@ -125,6 +146,10 @@ type Confinement struct {
 	Network bool `json:"network"`
 	// Protected are the paths made read-only inside the workspace.
 	Protected []string `json:"protected,omitempty"`
+	// Overlays are the paths the command sees with private layers over
+	// them; OverlayErrors say why others are read-only instead.
+	Overlays      []string `json:"overlays,omitempty"`
+	OverlayErrors []string `json:"overlayErrors,omitempty"`
 }
 
 func (s *Spec) validate() error {
@@ -143,7 +168,17 @@ func (s *Spec) validate() error {
 	if s.Dir == "" {
 		s.Dir = s.Workspace
 	}
-	for _, list := range [][]string{{s.Dir}, s.Read, s.Write, s.Protect} {
+	for _, o := range s.Overlays {
+		if o.Path == "" || (o.Upper == "") != (o.Work == "") {
+			return fmt.Errorf("sandbox: overlay on %q needs an upper and a work directory, or neither", o.Path)
+		}
+		for _, q := range append([]string{o.Path, o.Upper, o.Work}, o.Lower...) {
+			if q != "" && !filepath.IsAbs(q) {
+				return fmt.Errorf("sandbox: overlay path %q is not absolute", q)
+			}
+		}
+	}
+	for _, list := range [][]string{{s.Dir}, s.Read, s.Write, s.Protect, s.Hide} {
 		for _, p := range list {
 			if !filepath.IsAbs(p) {
 				return fmt.Errorf("sandbox: path %q is not absolute", p)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +19,9 @@ const ctlFD = 3
 
 // entryProc is an entry point started and waiting for its command.
 type entryProc struct {
-	proc    *os.Process // the daemon's child, whoever forked it
-	ctl     *os.File
-	reports *json.Decoder
-	born    time.Time
+	proc *os.Process // the daemon's child, whoever forked it
+	ctl  *os.File
+	born time.Time
 }
 
 // maxWaiting bounds how long an entry point waits: its mount namespace is
@@ -36,7 +34,7 @@ const maxWaiting = 5 * time.Minute
 func (e *entryProc) exitStatus() (int, bool) {
 	defer e.ctl.Close()
 	var r report
-	if err := e.reports.Decode(&r); err != nil || r.Exit == nil {
+	if err := readMsg(e.ctl, &r); err != nil || r.Exit == nil {
 		return 0, false
 	}
 	return *r.Exit, true
@@ -153,7 +151,7 @@ func startEntry(k nsKey) (*entryProc, error) {
 	defer theirs.Close()
 	cmd := exec.Command("/proc/self/exe", entryArg)
 	cmd.Args[0] = "agentd-sandbox"
-	cmd.Env = []string{} // the daemon's environment stays with the daemon
+	cmd.Env = entryEnv // the daemon's environment stays with the daemon
 	cmd.ExtraFiles = []*os.File{theirs}
 	// Without namespaces the daemon forks it itself: no new user
 	// namespace, so a vfork, cheap at any size. A session of its own
@@ -171,6 +169,11 @@ func startEntry(k nsKey) (*entryProc, error) {
 	}
 	return e, nil
 }
+
+// entryEnv is the environment of the entry points and the holders (never
+// the command's, which the plan carries): one processor is all they need,
+// and a Go program that plans for more starts more threads.
+var entryEnv = []string{"GOMAXPROCS=1"}
 
 // awaitReady waits for the entry point to say it is ready.
 func (e *entryProc) awaitReady() error {
@@ -194,13 +197,12 @@ func launch(ctx context.Context, e *entryProc, p *plan, streams [3]*os.File) (Co
 	if err := sendStreams(e.ctl, streams); err != nil {
 		return fail(fmt.Errorf("sandbox: sending the streams: %w", err))
 	}
-	if err := json.NewEncoder(e.ctl).Encode(p); err != nil {
+	if err := writeMsg(e.ctl, p); err != nil {
 		return fail(fmt.Errorf("sandbox: sending the plan: %w", err))
 	}
 	stop := context.AfterFunc(ctx, func() { _ = e.ctl.Close() })
-	e.reports = json.NewDecoder(e.ctl)
 	var r report
-	derr := e.reports.Decode(&r)
+	derr := readMsg(e.ctl, &r)
 	stop()
 	if derr == nil && r.OK {
 		return r.Conf, nil // e.ctl stays open for the exit status

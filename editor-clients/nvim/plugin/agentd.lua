@@ -47,9 +47,25 @@ cmd('AgentdPending', function()
   require('agentd').pending()
 end, { desc = 'agentd: pick an open input request to answer' })
 
-cmd('AgentdSessions', function()
-  require('agentd').sessions()
-end, { desc = 'agentd: pick a session to show and continue' })
+cmd('AgentdSessions', function(o)
+  require('agentd').sessions(o.args ~= '' and o.args or nil, o.bang)
+end, {
+  nargs = '*',
+  bang = true,
+  desc = 'agentd: pick a session to show and continue (words: those that mention them; !: the panel to rename, delete, search)',
+})
+
+cmd('AgentdRename', function(o)
+  require('agentd').rename(o.args ~= '' and o.args or nil)
+end, { nargs = '*', desc = "agentd: rename the chat's conversation" })
+
+cmd('AgentdCompact', function()
+  require('agentd').compact()
+end, { desc = "agentd: summarize the chat's conversation's older turns now (the context meter drops)" })
+
+cmd('AgentdRules', function()
+  require('agentd').rules()
+end, { desc = 'agentd: the rules the policy applies; revoke or edit the ones your answers stored' })
 
 -- The conversation's settings: a value, "default" (the daemon's), or none
 -- for a picker.

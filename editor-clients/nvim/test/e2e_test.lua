@@ -466,7 +466,7 @@ t.test('mode: :AgentdMode full-auto runs the next command without asking', funct
   h.wait_conversation('Ran it.')
   t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 1, 'ran.txt exists')
   t.eq(S.requests.arrivals, 0, 'nothing was asked')
-  t.ok(h.conversation():find('\nmodel fakemodel · mode full-auto\n', 1, true), 'the chat shows the model and mode')
+  t.ok(h.conversation():find('\nmodel fakemodel · mode full-auto · context ', 1, true), 'the chat shows the model, the mode, the context:\n' .. h.conversation())
 end)
 
 t.test('command output: streamed into the chat while the command runs', function()
@@ -782,7 +782,7 @@ t.test('settings: model, effort and mode changed mid-run are used by its next st
   t.wait(function()
     return h.chat_status():find('bigmodel (high) · full-auto', 1, true)
   end, 'the status line shows the new settings')
-  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto\n')
+  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto')
   -- the answer lets the run go on: its next model call and tool call use them
   local q = S.requests:list()[1].req.requestId
   require('agentd.pump').reply(q, { text = 'go' })
@@ -809,22 +809,22 @@ t.test('settings: model, effort and mode changed mid-run are used by its next st
   h.pick(h.wait_select(1, 'the sessions list'), 'switch models')
   h.wait_conversation('Still on the big model.')
   t.eq(S.session, sid)
-  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto\n')
+  h.wait_conversation('\nmodel bigmodel · effort high · mode full-auto')
   t.ok(h.chat_status():find('bigmodel (high) · full-auto', 1, true), h.chat_status())
   vim.cmd('AgentdModel default')
-  h.wait_conversation('\nmodel fakemodel · effort high · mode full-auto\n')
+  h.wait_conversation('\nmodel fakemodel · effort high · mode full-auto')
   -- a new conversation starts with what is chosen for it
   vim.cmd('AgentdChat!')
   vim.cmd('AgentdModel bigmodel')
   vim.cmd('AgentdEffort low')
-  h.wait_conversation('\nmodel bigmodel · effort low · mode default\n')
+  h.wait_conversation('\nmodel bigmodel · effort low · mode default')
   t.ok(h.chat_status():find('new · bigmodel (low) · default mode', 1, true), h.chat_status())
   vim.cmd('Agentd a new conversation')
   h.wait_conversation('New one started.')
   t.ok(S.session ~= sid, 'a new session')
   local last = h.model_requests(m)[5]
   t.eq({ last.model, last.reasoningEffort }, { 'bigmodel', 'low' }, 'agent/run carried them')
-  h.wait_conversation('\nmodel bigmodel · effort low · mode ask\n')
+  h.wait_conversation('\nmodel bigmodel · effort low · mode ask')
 end)
 
 t.test('persistence: a run whose state cannot be saved pauses with the reason; R resumes it once it can', function()
@@ -1097,8 +1097,10 @@ t.test('commands: / in the compose window completes the custom commands (not the
   for _, it in ipairs(menu[2]) do
     words[#words + 1] = { it.word, it.abbr, it.menu, it.kind }
   end
-  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' } },
-    'the runnable commands, the user\'s deploy winning')
+  t.eq(words, { { '/deploy ', '/deploy', 'My deploy', 'user' }, { '/review ', '/review <file>', 'Review a file', 'workspace' },
+    { '/file ', '/file', 'pick a file to attach', 'agentd' }, { '/buffer ', '/buffer', 'pick an open buffer to attach', 'agentd' },
+    { '/diff ', '/diff', 'attach the uncommitted changes (#diff)', 'agentd' } },
+    'the runnable commands, the user\'s deploy winning, then the context pickers')
   h.wait_conversation('Reviewed cart.go as the command asked.')
   h.wait_state('completed')
   t.ok(h.conversation():find('## > /review cart.go', 1, true), 'the prompt as typed')
@@ -1134,6 +1136,73 @@ t.test('commands: / in the compose window completes the custom commands (not the
   end, 'the command goes into the compose window')
   require('agentd.chat').send()
   h.wait_conversation('Deployed with your own command.')
+end)
+
+-- context ------------------------------------------------------------------
+
+-- The items of the completion menu, as typed so far (Insert mode).
+local function menu_words()
+  local out = {}
+  for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do
+    out[#out + 1] = it.word
+  end
+  return out
+end
+
+t.test('context: @file, #buffer (its unsaved text), #diff and /file complete in the compose window and reach the model', function()
+  local ws, m = h.fresh('context', { files = { ['src/cart.go'] = 'package cart\n', ['notes.txt'] = 'remember teal\n',
+    ['README.md'] = '# shop\n' } })
+  vim.fn.system({ 'git', '-C', ws, 'init', '-q' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.' })
+  vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first' })
+  h.write(ws .. '/src/cart.go', 'package cart\n\nfunc Sum() int { return 0 }\n')
+  vim.cmd('edit ' .. ws .. '/notes.txt')
+  h.keys('Aand blue<Esc>') -- unsaved
+  h.keys(':AgentdChat<CR><Esc>')
+  _G.agentd_menus = {}
+  -- typed keys arrive here in one stretch, so Neovim fires no TextChangedP
+  -- between them: it is fired as a terminal's keys would (the tmux test
+  -- types them one by one)
+  local function look(name)
+    return "<Cmd>doautocmd <nomodeline> TextChangedP<CR>" .. ("<Cmd>lua _G.agentd_menus['%s'] = { vim.fn.pumvisible(), (function() local w = {} for _, it in ipairs(vim.fn.complete_info({ 'items' }).items) do w[#w + 1] = it.word end return w end)() }<CR>"):format(name)
+  end
+  h.keys('ireview @' .. look('at') .. 'car' .. look('car') .. '<C-y>with #' .. look('hash') .. 'di' .. look('di')
+    .. '<C-y>and #not' .. look('not') .. '<C-y><Esc>')
+  local menus = _G.agentd_menus
+  t.eq(menus.at[1], 1, '@ opens the menu')
+  t.ok(vim.tbl_contains(menus.at[2], '@src/cart.go ') and vim.tbl_contains(menus.at[2], '@README.md '), vim.inspect(menus.at))
+  t.eq(menus.car[2], { '@src/cart.go ' }, 'narrowed by the file name, not only its path\'s start')
+  t.eq(menus.hash[2][1], '#diff ', vim.inspect(menus.hash))
+  t.ok(vim.tbl_contains(menus.hash[2], '#notes.txt '), vim.inspect(menus.hash))
+  t.eq(menus.di[2], { '#diff ' })
+  t.eq(menus['not'][2], { '#notes.txt ' })
+  local _, cwin = require('agentd.chat').wins()
+  local cbuf = api.nvim_win_get_buf(cwin)
+  t.eq(api.nvim_buf_get_lines(cbuf, 0, -1, false), { 'review @src/cart.go with #diff and #notes.txt ' })
+  -- /file: a picker, whose choice becomes @path
+  h.keys('A/fi' .. look('slash') .. '<C-y>')
+  t.eq(menus.slash[2], { '/file ' })
+  local sel = h.wait_select(1, 'the file picker')
+  t.ok(vim.tbl_contains(sel.labels, 'README.md'), vim.inspect(sel.labels))
+  h.pick(sel, 'README.md')
+  t.wait(function()
+    return api.nvim_buf_get_lines(cbuf, 0, -1, false)[1] == 'review @src/cart.go with #diff and #notes.txt @README.md '
+  end, 'the picked file in the prompt: ' .. vim.inspect(api.nvim_buf_get_lines(cbuf, 0, -1, false)))
+  vim.cmd('stopinsert')
+  require('agentd.chat').send()
+  h.wait_conversation('Reviewed what you pointed at.')
+  t.ok(h.conversation():find('\n   with src/cart.go; README.md; git diff; notes.txt (unsaved)\n', 1, true), h.conversation())
+  local reqs = h.model_requests(m)
+  local last
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' then
+      last = msg.content
+    end
+  end
+  t.ok(last:find('Files the user points at: notes.txt, src/cart.go, README.md', 1, true), last)
+  t.ok(last:find('Attached by the user, git diff:\n```\ndiff --git a/src/cart.go b/src/cart.go', 1, true), last)
+  t.ok(last:find('+func Sum() int { return 0 }', 1, true), last)
+  t.ok(last:find('Attached by the user, notes.txt (unsaved):\n```\nremember tealand blue\n```', 1, true), last)
 end)
 
 -- MCP ------------------------------------------------------------------------
@@ -1173,6 +1242,171 @@ t.test('mcp: :AgentdMcp shows each server: connected with its tools, failed with
   t.ok(health:match('ERROR:? broken  failed: [^\n]*no database at notes%.sqlite'), health)
   t.ok(health:match('WARNING:? slow  starting'), health)
   t.ok(health:match('OK:? commands run in the kernel sandbox') or health:match('WARNING:? [^\n]*sandbox'), health)
+end)
+
+-- rules, MCP controls, sessions, context ------------------------------------
+
+t.test('rules: an "always" answer shows in :AgentdRules; e edits it, gx revokes it, and the command asks again', function()
+  local ws = h.fresh('rules')
+  vim.cmd('Agentd touch a file please')
+  h.wait_float('touch ran.txt')
+  vim.cmd('AgentdPending')
+  wait_focus_in_float()
+  h.keys('gA')
+  h.wait_conversation('Ran it.')
+  h.wait_state('completed')
+  local rules = require('agentd.rules')
+  vim.cmd('AgentdRules')
+  t.wait(function()
+    return rules.text():find('✓ allow  run_cmd   touch ran.txt', 1, true)
+  end, 'the stored rule')
+  local text = rules.text()
+  t.ok(text:find('Stored by your answers ("always"), for this workspace · ', 1, true), text)
+  t.ok(text:find("agentd's own (they protect .git and .agentd)", 1, true), text)
+  t.ok(text:find('gx revoke · e edit · gf open its file · r ask again · q close', 1, true), text)
+  -- a built-in rule cannot be revoked: it says where it lives
+  h.keys('G')
+  h.notes = {}
+  h.keys('gx')
+  t.ok(table.concat(h.notes, '\n'):find('a built-in rule: it lives in agentd itself', 1, true), table.concat(h.notes, '\n'))
+  -- edit the stored one
+  vim.fn.search('touch ran.txt')
+  h.keys('e')
+  local input = h.wait_input(1, 'the pattern')
+  t.eq(input.opts.default, 'touch ran.txt')
+  input.cb('touch *')
+  local sel = h.wait_select(1, 'the action')
+  t.eq(sel.items, { 'allow', 'ask', 'deny' })
+  h.pick(sel, 'allow')
+  t.wait(function()
+    return rules.text():find('✓ allow  run_cmd   touch *', 1, true)
+  end, 'the edited rule')
+  -- revoke it: the same command asks again
+  vim.fn.search('touch \\*')
+  h.keys('gx')
+  t.wait(function()
+    return not rules.text():find('run_cmd   touch', 1, true)
+  end, 'the rule gone')
+  h.keys('q')
+  t.eq(rules.text(), '')
+  vim.fn.delete(ws .. '/ran.txt')
+  vim.cmd('Agentd touch a file please')
+  h.wait_float('touch ran.txt')
+end)
+
+t.test('mcp: on a server in :AgentdMcp, d disables it, e enables it, r restarts it; the view follows mcp/changed', function()
+  local server = h.bin .. '/mcpserver'
+  local cfg = user_config({ ['config.json'] = vim.json.encode({ mcpServers = { test = { command = server } } }) })
+  h.fresh('question', { setup = { env = { XDG_CONFIG_HOME = cfg } } })
+  agentd.start()
+  t.wait(function()
+    return S.ready
+  end, 'the daemon ready')
+  vim.cmd('AgentdMcp')
+  local mcp = require('agentd.mcp')
+  t.wait(function()
+    return mcp.text():find('● test  connected', 1, true)
+  end, 'connected', 20000)
+  t.ok(mcp.text():find('on a server: e enable · d disable · r restart  ·  R asks again  ·  q closes', 1, true), mcp.text())
+  vim.fn.search('test  connected')
+  h.keys('d')
+  t.wait(function()
+    return mcp.text():find('- test  disabled (e enables it)', 1, true)
+  end, 'disabled')
+  h.keys('e')
+  t.wait(function()
+    return mcp.text():find('● test  connected', 1, true)
+  end, 'enabled and connected again', 20000)
+  h.keys('r')
+  t.wait(function()
+    return mcp.text():find('started 2 times', 1, true) or mcp.text():find('started 3 times', 1, true)
+  end, 'restarted', 20000)
+  t.wait(function()
+    return mcp.text():find('● test  connected', 1, true)
+  end, 'connected after the restart', 20000)
+  h.keys('q')
+end)
+
+t.test('sessions: found by a word of a prompt, renamed and deleted from the panel (:AgentdSessions!)', function()
+  h.fresh('sessions')
+  vim.cmd('Agentd! a question on the checkout cart')
+  h.wait_conversation('About the cart.')
+  h.wait_state('completed')
+  local cart = S.session
+  vim.cmd('Agentd! why are the flaky tests flaky')
+  h.wait_conversation('About the tests.')
+  h.wait_state('completed')
+  -- search: the picker lists what matches
+  vim.cmd('AgentdSessions checkout')
+  local sel = h.wait_select(1, 'the matching sessions')
+  t.eq(#sel.items, 1, vim.inspect(sel.labels))
+  t.ok(sel.labels[1]:find('^a question on the checkout cart'), sel.labels[1])
+  sel.cb(nil)
+  -- the panel: rename the cart one, delete the other
+  local sessions = require('agentd.sessions')
+  vim.cmd('AgentdSessions!')
+  t.wait(function()
+    return sessions.manager_text():find('a question on the checkout cart', 1, true)
+  end, 'the panel')
+  t.ok(sessions.manager_text():find('<CR> open · r rename · dd delete · / search · a all · q close', 1, true),
+    sessions.manager_text())
+  vim.fn.search('checkout cart')
+  h.keys('r')
+  local input = h.wait_input(1, 'the new title')
+  input.cb('Cart work')
+  t.wait(function()
+    return sessions.manager_text():find('Cart work', 1, true)
+  end, 'renamed')
+  vim.fn.search('flaky tests')
+  h.keys('dd')
+  sel = h.wait_select(2, 'are you sure')
+  t.ok(sel.opts.prompt:find('delete "why are the flaky tests flaky"', 1, true), sel.opts.prompt)
+  h.pick(sel, 'Delete it')
+  t.wait(function()
+    return not sessions.manager_text():find('flaky', 1, true)
+  end, 'deleted')
+  -- / searches from the panel
+  h.keys('/')
+  input = h.wait_input(2, 'the search')
+  input.cb('nothing like this')
+  t.wait(function()
+    return sessions.manager_text():find('No session mentions that.', 1, true)
+  end, 'nothing found')
+  h.keys('a')
+  t.wait(function()
+    return sessions.manager_text():find('Cart work', 1, true)
+  end, 'all again')
+  vim.fn.search('Cart work')
+  h.keys('<CR>')
+  t.wait(function()
+    return S.session == cart
+  end, 'opened in the chat')
+  h.wait_conversation('About the cart.')
+  t.ok(h.conversation():find('# agentd · Cart work', 1, true), h.conversation())
+end)
+
+t.test('context: the chat\'s status line shows how full the context window is; :AgentdCompact summarizes older turns', function()
+  h.fresh('sessions')
+  vim.cmd('Agentd a question on the checkout cart')
+  h.wait_conversation('About the cart.')
+  h.wait_state('completed')
+  t.wait(function()
+    return h.chat_status():find('%d+%%%% context')
+  end, 'the meter: ' .. h.chat_status())
+  vim.cmd('Agentd tell me more')
+  h.wait_conversation('Here is more about it')
+  h.wait_state('completed')
+  local before = S.session_info(S.session).context.used
+  h.notes = {}
+  vim.cmd('AgentdCompact')
+  t.wait(function()
+    return table.concat(h.notes, '\n'):find('compacted: %d+ older messages? summarized')
+  end, 'said: ' .. table.concat(h.notes, '\n'))
+  h.wait_conversation('⇣ compacted: ')
+  t.wait(function()
+    return S.session_info(S.session).context.used < before
+  end, 'the meter dropped')
+  h.wait_conversation(' · compacted\n')
 end)
 
 -- confirmations ----------------------------------------------------------------

@@ -37,6 +37,13 @@
 #  12. inline edit: lines selected, :AgentdEdit with what to change; the
 #      change shows in the buffer (removed lines highlighted, added ones
 #      under them), gy keeps a hunk, gh rejects one, ga writes the kept.
+#  13. context: in the compose window @ completes the workspace's files,
+#      narrowed by what is typed (@car finds src/cart.go), # the buffers and
+#      #diff; the prompt goes with the files and the git diff.
+#  14. rules: an "always" answer, :AgentdRules lists it with where it is kept,
+#      gx revokes it; MCP controls (in 9): d disables a server, e enables it;
+#  15. conversations: the context meter in the chat's status line,
+#      :AgentdCompact, :AgentdSessions! (rename with r) and a search.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -540,7 +547,15 @@ else
   fail 'a long line wraps instead of being cut'
 fi
 check 'the last tool is shown (the height counts wrapped rows)' 'write — Writes a file; says whether it could.'
+check 'the keys that control a server' 'on a server: e enable · d disable · r restart'
 capture mcp
+keys ':call search("test  connected")' Enter
+keys d
+check 'd disables the server' '- test  disabled (e enables it)'
+capture mcp-disabled
+keys e
+check_re 'e enables it: it starts and connects again' '● test  connected · [0-9]+ tools' 20
+capture mcp-enabled
 keys q
 stop_session mcp
 
@@ -626,5 +641,85 @@ else
   fail 'the kept hunk is on disk, not the rejected one'
 fi
 stop_session inline
+
+# --- 13 ----------------------------------------------------------------------
+start_session context context || finish
+mkdir -p "$WS/src" && printf 'package cart\n' >"$WS/src/cart.go" && printf '# shop\n' >"$WS/README.md"
+git -C "$WS" init -q && git -C "$WS" -c user.name=t -c user.email=t@t add . && git -C "$WS" -c user.name=t -c user.email=t@t commit -qm first
+printf 'package cart\n\nfunc Sum() int { return 0 }\n' >"$WS/src/cart.go"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+check 'the chat opens with the compose window' 'compose · <C-s> send'
+type_text 'review @'
+check '@ opens the menu of the files' '@README.md'
+type_text 'car'
+check 'the menu narrows to what is typed' '@src/cart.go'
+if screen | grep -qF '@README.md'; then fail 'the other files leave the menu'; else ok 'the other files leave the menu'; fi
+capture context-files
+keys C-y
+type_text 'with #di'
+check '# offers the git diff' '#diff'
+capture context-diff
+keys C-y
+keys C-s
+check 'the prompt as typed' '## > review @src/cart.go with #diff'
+check 'what went with it' 'with src/cart.go; git diff'
+check 'the model answers' 'Reviewed what you pointed at.' 20
+capture context-sent
+if curl -s "$URL/_requests" | grep -qF 'Attached by the user, git diff:'; then ok 'the diff reached the model'; else fail 'the diff reached the model'; fi
+stop_session context
+
+# --- 14 ----------------------------------------------------------------------
+start_session rules rules || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd touch a file please' Enter
+check 'the command asks' 'agentd · command · 1 of 1 open'
+keys ':AgentdPending' Enter
+check 'with the cursor in the float' 'gX never · gF no sandbox, once · q later'
+keys g A
+check 'always allowed, it runs' 'Ran it.' 20
+keys ':AgentdRules' Enter
+check 'the rule the answer stored' '✓ allow  run_cmd   touch ran.txt'
+check 'where it is kept' 'Stored by your answers ("always"), for this workspace'
+check "agentd's own rules" "agentd's own (they protect .git and .agentd)"
+capture rules
+keys ':call search("touch ran")' Enter
+keys g x
+check 'gx revokes it' 'revoked: ✓ allow  run_cmd   touch ran.txt; those calls ask again'
+capture rules-revoked
+keys q
+stop_session rules
+
+# --- 15 ----------------------------------------------------------------------
+start_session conversations sessions || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd a question on the checkout cart' Enter
+check_re 'the first run' '— completed · [0-9]+ tokens' 20
+check_re 'the context meter in the chat status line' '· [0-9]+% context'
+keys ':Agentd tell me more' Enter
+check 'the second run' 'Here is more about it.' 20
+capture context-meter
+keys ':AgentdCompact' Enter
+check ':AgentdCompact says what it did' 'compacted: 2 older messages summarized'
+check 'the chat marks where' '⇣ compacted: 2 older messages summarized for the model'
+keys ':AgentdChat' Enter Escape C-w k g g
+check_re 'the header says how full the context is, in tokens, and that it was compacted' 'mode ask · context [0-9.]+k/[0-9]+k \([0-9]+%\) · compacted'
+capture compacted
+keys ':AgentdSessions!' Enter
+check 'the sessions panel' '<CR> open · r rename · dd delete · / search · a all · q close'
+keys ':call search("checkout cart")' Enter
+keys r
+check 'r asks for the new title' 'rename the conversation to:'
+keys C-u
+type_text 'Cart work'
+keys Enter
+check 'renamed in the panel' '▸ Cart work  ·  completed  ·  2 runs'
+capture sessions-panel
+keys q
+waitgone '<CR> open · r rename' || fail 'q closes the panel'
+check "the chat's status line takes the new title" '· Cart work'
+keys ':AgentdSessions nothing-like-this' Enter
+check 'a search that finds nothing says so' 'no session mentions "nothing-like-this"'
+stop_session conversations
 
 finish

@@ -34,7 +34,7 @@ export class RulesView {
   async load(): Promise<void> {
     const sid = this.sessionId();
     try {
-      const res = await this.rpc.request<RulesResult>(Method.rules, sid ? { sessionId: sid } : {});
+      const res = await this.rpc.request<RulesResult>(Method.rulesList, sid ? { sessionId: sid } : {});
       this.state = { ...this.state, list: res.rules ?? [], files: res.files, error: undefined };
     } catch (e) {
       this.state = { ...this.state, error: `Could not ask agentd for its rules: ${e instanceof Error ? e.message : e}` };
@@ -48,11 +48,11 @@ export class RulesView {
   }
 
   async revoke(id: string): Promise<void> {
-    await this.act(() => this.rpc.request(Method.revokeRule, this.ref(id)));
+    await this.act(() => this.rpc.request(Method.rulesRevoke, this.ref(id)));
   }
 
   async save(id: string, change: RuleChange): Promise<void> {
-    await this.act(() => this.rpc.request(Method.editRule, { ...this.ref(id), ...change }), true);
+    await this.act(() => this.rpc.request(Method.rulesEdit, { ...this.ref(id), ...change }), true);
   }
 
   private ref(id: string): { id: string; sessionId?: string } {

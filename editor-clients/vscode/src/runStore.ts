@@ -50,7 +50,7 @@ export interface ToolCallView {
 }
 
 /** An input request as the run shows it: what was asked, and once resolved, how it ended. */
-export interface RequestView extends Partial<InputRequest> {
+export interface RequestView extends Omit<Partial<InputRequest>, 'kind'> {
   requestId: string;
   kind: string;
   title: string;

@@ -8,7 +8,7 @@
 // effort picker.
 
 import { Rpc } from './daemon';
-import { ConfigureParams, ConfigureResult, Method, ModelsResult, POLICIES, RunParams, SessionSettings } from './protocol';
+import { ApprovalPolicy, ConfigureParams, ConfigureResult, Method, ModelsResult, POLICIES, RunParams, SessionSettings } from './protocol';
 import { effortLabel, modeLabel } from './words';
 
 export type SettingField = 'model' | 'reasoningEffort' | 'approvalPolicy';
@@ -103,10 +103,10 @@ export class SessionPickers {
   /** What agent/run carries: the settings for a new conversation; for a follow-up, only what a daemon without per-session settings needs. */
   forRun(newConversation: boolean): Pick<RunParams, 'model' | 'reasoningEffort' | 'approvalPolicy'> {
     const mode = this.draftMode();
-    if (!this.perSession) return mode ? { approvalPolicy: mode as RunParams['approvalPolicy'] } : {};
+    if (!this.perSession) return mode ? { approvalPolicy: mode } : {};
     if (!newConversation) return {};
     const p: Pick<RunParams, 'model' | 'reasoningEffort' | 'approvalPolicy'> = {};
-    if (mode) p.approvalPolicy = mode as RunParams['approvalPolicy'];
+    if (mode) p.approvalPolicy = mode;
     if (this.draft.model) p.model = this.draft.model;
     if (this.draft.reasoningEffort) p.reasoningEffort = this.draft.reasoningEffort;
     return p;
@@ -171,9 +171,9 @@ export class SessionPickers {
     return view;
   }
 
-  private draftMode(): string | undefined {
+  private draftMode(): ApprovalPolicy | undefined {
     const m = this.draft.approvalPolicy ?? this.d.defaults().approvalPolicy;
-    return m && this.policies.includes(m) ? m : undefined;
+    return m && this.policies.includes(m) ? (m as ApprovalPolicy) : undefined;
   }
 
   private isDefaultModel(model: string | undefined): boolean {

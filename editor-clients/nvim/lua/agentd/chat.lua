@@ -381,6 +381,8 @@ local function view()
     runs = S.session and S.runs:of_session(S.session) or {},
     checkpoint = require('agentd.undo').info,
     warning = M.sandbox_warning(),
+    compactions = S.session and S.session_info(S.session).compactions or nil,
+    meter = S.session and require('agentd.sessions').meter(S.session_info(S.session).context) or nil,
   }
 end
 
@@ -417,6 +419,10 @@ local function transcript_status(v, width)
   end
   parts[#parts + 1] = (val(set.model) or 'default model') .. (val(set.reasoningEffort) and (' (' .. set.reasoningEffort .. ')') or '')
   parts[#parts + 1] = val(set.approvalPolicy) or 'default mode'
+  local meter = S.session and require('agentd.sessions').meter_short(S.session_info(S.session).context)
+  if meter then
+    parts[#parts + 1] = meter
+  end
   local s = table.concat(parts, ' · ')
   if v.title then
     local title = (v.title:gsub('\n.*', ' …'))

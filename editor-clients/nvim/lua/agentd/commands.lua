@@ -1,9 +1,10 @@
 -- Custom commands (docs/extensions.md): Markdown prompts of the workspace
 -- (.agentd/commands/) and of the user (~/.config/agentd/commands/), listed
 -- by agent/commands. In the compose window a / at the start of the prompt
--- opens a completion menu of them (name, argument hint, description), and
--- 'omnifunc' completes them with <C-x><C-o>: plain ins-completion, so it
--- works on Neovim 0.7 and with any completion plugin that reads omnifunc.
+-- opens a completion menu of them (name, argument hint, description), with
+-- the context pickers (agentd.context), and 'omnifunc' completes them with
+-- <C-x><C-o>: plain ins-completion, so it works on Neovim 0.7 and with any
+-- completion plugin that reads omnifunc.
 -- The prompt is sent as typed ("/review cart.go"); the daemon expands it.
 -- :AgentdCommands lists every command, those that cannot run with why.
 local P = require('agentd.protocol')
@@ -89,79 +90,25 @@ function M.items(commands, prefix)
   return out
 end
 
--- What follows the / of a prompt's first word, as typed up to the cursor
--- (nil when the cursor is not in it).
-local function typed_name()
-  local row, col = unpack(api.nvim_win_get_cursor(0))
-  if row ~= 1 then
-    return nil
-  end
-  local before = api.nvim_get_current_line():sub(1, col)
-  return before:match('^/([^%s]*)$')
-end
-
---- Opens the completion menu of the commands for the name typed after the
---- / (Insert mode, in the compose window). With no list yet, it opens once
---- the daemon answered, if the cursor is still in the name.
-function M.complete_now()
-  local function show()
-    if api.nvim_get_mode().mode:sub(1, 1) ~= 'i' then
-      return
-    end
-    local name = typed_name()
-    if not name then
-      return
-    end
-    local items = M.items(M.list(), name)
-    if #items > 0 then
-      vim.fn.complete(1, items)
-    end
-  end
-  if not S.commands then
-    return M.refresh(function()
-      vim.schedule(show)
-    end)
-  end
-  show()
-  if uv.now() - fetched_at > M.FRESH_MS then
-    M.refresh() -- a command added since shows from the next /
-  end
-end
-
---- 'omnifunc' of the compose window: the commands, in the prompt's first
---- word.
----@param findstart integer
----@param base string
----@return integer|table
-function M.omnifunc(findstart, base)
-  if findstart == 1 then
-    return typed_name() and 0 or -3
-  end
-  if not S.commands then
-    M.refresh()
-  end
-  local name = (base or ''):gsub('^/', '')
-  return M.items(M.list(), name)
-end
-
 -- 'completeopt' while the compose window is in Insert mode: the menu
 -- without inserting the first command, so that typing narrows it.
 local saved_completeopt
 
---- Sets up the compose buffer: 'omnifunc', and the / that opens the menu.
+--- Whether the list is recent enough to complete from.
+---@return boolean
+function M.fresh()
+  return S.commands ~= nil and uv.now() - fetched_at <= M.FRESH_MS
+end
+
+--- Sets up the compose buffer: 'omnifunc' and the menus after / @ #
+--- (agentd.context), 'completeopt' while typing.
 ---@param buf integer
 function M.attach(buf)
-  vim.bo[buf].omnifunc = "v:lua.require'agentd.commands'.omnifunc"
+  vim.bo[buf].omnifunc = "v:lua.require'agentd.context'.omnifunc"
   if not config.values.conversation.complete_commands then
     return
   end
-  vim.keymap.set('i', '/', function()
-    local row, col = unpack(api.nvim_win_get_cursor(0))
-    if row == 1 and col == 0 then
-      return "/<Cmd>lua require('agentd.commands').complete_now()<CR>"
-    end
-    return '/'
-  end, { buffer = buf, expr = true, replace_keycodes = true, desc = 'agentd: / and the custom commands' })
+  require('agentd.context').attach(buf)
   local group = api.nvim_create_augroup('agentd.commands.' .. buf, { clear = true })
   api.nvim_create_autocmd('InsertEnter', {
     group = group,

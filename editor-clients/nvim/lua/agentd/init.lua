@@ -75,6 +75,10 @@ function M.run(opts)
   local session = not opts.new_session and S.session or nil
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
+  if not opts.inline then
+    -- what the prompt points at: @files, #buffers, #diff (agentd.context)
+    params.context = require('agentd.context').resolve(prompt, vim.deepcopy(params.context))
+  end
   -- a new conversation starts with the settings chosen for it; a session
   -- keeps its own (agent/configure)
   local set = session and {} or settings.for_new_run()
@@ -220,9 +224,35 @@ function M.pending()
   end)
 end
 
-function M.sessions()
+--- :AgentdSessions [query]: a picker of the sessions (those mentioning
+--- query); with manage (the bang), the sessions panel (rename, delete,
+--- search).
+---@param query string|nil
+---@param manage boolean|nil
+function M.sessions(query, manage)
   M.setup_once()
-  sessions.pick()
+  if manage then
+    return sessions.manage(query)
+  end
+  sessions.pick(query)
+end
+
+--- :AgentdRename [title]: renames the chat's conversation.
+function M.rename(title)
+  M.setup_once()
+  sessions.rename(S.session, title)
+end
+
+--- :AgentdCompact: summarizes the chat's conversation's older turns now.
+function M.compact()
+  M.setup_once()
+  sessions.compact(S.session)
+end
+
+--- :AgentdRules: the rules the policy applies; revoke or edit yours.
+function M.rules()
+  M.setup_once()
+  require('agentd.rules').show()
 end
 
 --- Sets a setting of the chat's conversation (agentd.settings): which is

@@ -1,9 +1,10 @@
 -- MCP servers (docs/extensions.md): :AgentdMcp shows each server the chat's
 -- session sees, from mcp/status: starting, connected with its tools (and
 -- what the server claims of them), failed with why, waiting for the user's
--- approval. The daemon sends no notification of changes, so the view asks
--- again while a server is starting, and r asks again. :checkhealth reports
--- the same (M.report).
+-- approval, disabled. On a server's lines, e enables it, d disables it, r
+-- restarts it (mcp/enable, mcp/disable, mcp/restart); the view follows the
+-- daemon's mcp/changed (and asks again while a server starts), R asks
+-- again. :checkhealth reports the same (M.report).
 local P = require('agentd.protocol')
 local S = require('agentd.state')
 local lifecycle = require('agentd.lifecycle')
@@ -32,7 +33,7 @@ local STATE = {
   failed = { '✗', 'failed' },
   needs_approval = { '?', 'needs your approval (a workspace server: asked when a run starts)' },
   rejected = { '-', 'rejected (you refused to start it)' },
-  disabled = { '-', 'disabled in its configuration' },
+  disabled = { '-', 'disabled (e enables it)' },
 }
 
 --- What a server claims of a tool (its annotations), in words: shown, not
@@ -81,30 +82,41 @@ function M.headline(s)
   return line
 end
 
---- The view's lines and highlights ({line (1-based), group}).
+--- The view's keys (buffer-local in it), on a server's lines.
+M.KEYS = { enable = 'e', disable = 'd', restart = 'r', refresh = 'R' }
+
+--- The view's lines, highlights ({line (1-based), group}) and the server
+--- of each line (line -> name).
 ---@param servers table[] mcp/status's servers
 ---@param opts {session: string|nil, error: string|nil}|nil
----@return string[] lines, table[] hl
+---@return string[] lines, table[] hl, table<integer, string> items
 function M.lines(servers, opts)
   opts = opts or {}
-  local lines, hl = {}, {}
+  local lines, hl, items = {}, {}, {}
+  local current
   local function push(s, group)
     lines[#lines + 1] = s
     if group then
       hl[#hl + 1] = { #lines, group }
     end
+    items[#lines] = current
   end
-  push('MCP servers' .. (opts.session and ' of this conversation' or '') .. '  ·  r asks again  ·  q closes', 'Title')
+  local k = M.KEYS
+  push('MCP servers' .. (opts.session and ' of this conversation' or ''), 'Title')
+  push(('on a server: %s enable · %s disable · %s restart  ·  %s asks again  ·  q closes'):format(k.enable, k.disable,
+    k.restart, k.refresh), 'Comment')
   if opts.error then
     push('mcp/status failed: ' .. opts.error, 'ErrorMsg')
-    return lines, hl
+    return lines, hl, items
   end
   if #servers == 0 then
     push('None configured: add "mcpServers" to ~/.config/agentd/config.json or the workspace\'s .mcp.json')
-    return lines, hl
+    return lines, hl, items
   end
   for _, s in ipairs(servers) do
+    current = nil
     push('')
+    current = str(s.name)
     push(M.headline(s), ({ connected = 'String', failed = 'ErrorMsg', starting = 'WarningMsg',
       needs_approval = 'WarningMsg' })[s.state] or 'Comment')
     local where = { str(s.origin), str(s.transport) }
@@ -139,7 +151,7 @@ function M.lines(servers, opts)
       push(line)
     end
   end
-  return lines, hl
+  return lines, hl, items
 end
 
 --- Asks the daemon (mcp/status, for the chat's session when there is one);
@@ -158,7 +170,8 @@ end
 ---@field win integer
 ---@field buf integer
 ---@field timer userdata|nil
-local V = {}
+---@field items table<integer, string> line -> server name
+local V = { items = {} }
 
 local NS = api.nvim_create_namespace('agentd.mcp')
 
@@ -209,8 +222,11 @@ local function layout(lines)
   }
 end
 
+local control
+
 local function draw(servers, opts)
-  local lines, hl = M.lines(servers, opts)
+  local lines, hl, items = M.lines(servers, opts)
+  V.items = items
   if not open() then
     V.buf = api.nvim_create_buf(false, true)
     vim.bo[V.buf].buftype = 'nofile'
@@ -225,7 +241,13 @@ local function draw(servers, opts)
     local buf = V.buf
     vim.keymap.set('n', 'q', M.close, { buffer = buf, nowait = true, silent = true, desc = 'agentd: close' })
     vim.keymap.set('n', '<Esc>', M.close, { buffer = buf, nowait = true, silent = true, desc = 'agentd: close' })
-    vim.keymap.set('n', 'r', M.refresh, { buffer = buf, nowait = true, silent = true, desc = 'agentd: ask again' })
+    local k = M.KEYS
+    vim.keymap.set('n', k.refresh, M.refresh, { buffer = buf, nowait = true, silent = true, desc = 'agentd: ask again' })
+    for _, what in ipairs({ 'enable', 'disable', 'restart' }) do
+      vim.keymap.set('n', k[what], function()
+        control(what)
+      end, { buffer = buf, nowait = true, silent = true, desc = 'agentd: ' .. what .. ' the server' })
+    end
     api.nvim_create_autocmd('BufWipeout', {
       buffer = buf,
       once = true,
@@ -284,6 +306,54 @@ function M.refresh()
     draw(servers, { session = S.session, error = e and ('%s (%s)'):format(tostring(e.message), tostring(e.code)) })
     poll(servers)
   end)
+end
+
+-- The server of the cursor's line in the view.
+local function server_at_cursor()
+  if not open() then
+    return nil
+  end
+  return V.items[api.nvim_win_get_cursor(V.win)[1]]
+end
+
+--- Enables, disables or restarts a server (name, else the one under the
+--- cursor in the view); the view follows.
+---@param what 'enable'|'disable'|'restart'
+---@param name string|nil
+function control(what, name)
+  name = name or server_at_cursor()
+  if not name then
+    return ui.notify('put the cursor on a server', vim.log.levels.WARN)
+  end
+  local params = { name = name }
+  if S.session then
+    params.sessionId = S.session
+  end
+  lifecycle.request(P.request['mcp_' .. what], params, function(e, res)
+    if e then
+      ui.notify(('mcp/%s %s: %s (%s)'):format(what, name, tostring(e.message), tostring(e.code)), vim.log.levels.ERROR)
+    else
+      local st = type(res) == 'table' and type(res.server) == 'table' and res.server.state or '?'
+      ui.notify(('%s: %s'):format(name, (STATE[st] or { '', st })[2]))
+    end
+    M.refresh()
+  end)
+end
+M.control = control
+
+local changed_pending = false
+
+--- mcp/changed: a server's state changed; the open view asks again (once
+--- for a burst).
+function M.on_changed()
+  if changed_pending or not open() then
+    return
+  end
+  changed_pending = true
+  vim.defer_fn(function()
+    changed_pending = false
+    M.refresh()
+  end, 50)
 end
 
 --- :AgentdMcp: the MCP servers' states in a float.

@@ -77,6 +77,11 @@ function M.apply(method, p, how)
   local before = S.runs:get(p.runId)
   local old_state = before and before.state
   local run = S.runs:apply(method, p)
+  if method == N.update and type(p.update) == 'table' and p.update.kind == 'context' and run.session
+    and type(p.update.context) == 'table' then
+    -- how full the conversation's context window is (the chat's meter)
+    S.session_info(run.session).context = p.update.context
+  end
   local effect = how ~= 'history' and effects[method]
   if effect then
     effect(p)
@@ -245,7 +250,9 @@ M.notifications = {
   end,
   [N.progress] = on_progress,
   -- An MCP server's state changed (docs/protocol.md#mcpchanged): nothing shown yet.
-  [N.mcp_changed] = function() end,
+  [N.mcp_changed] = function()
+    require('agentd.mcp').on_changed()
+  end,
 }
 
 --- Request handlers, by method (result, err).

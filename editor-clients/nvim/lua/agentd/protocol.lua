@@ -1,113 +1,66 @@
--- The words of the agentd protocol (docs/protocol.md) in one place: every
--- method name and every enumeration the plugin uses. No other module spells
--- a method name; test/unit_test.lua checks this module against
--- testdata/contract/protocol.json, which the daemon's own tests write.
+-- The words of the agentd protocol (docs/protocol.md) in one place. Every
+-- method name, enumeration, error code and how each input-request kind is
+-- answered is generated from the daemon's Go types into agentd.contract
+-- (regenerate: `go test ./rpc -run TestContract -update` at the
+-- repository's root; never edit it by hand; its LuaLS annotations,
+-- agentd.InputRequest and the rest, describe every message). This module
+-- gives the plugin those words, plus what only the plugin knows. No other
+-- module spells a method name.
+local C = require('agentd.contract')
+
 local M = {}
 
-M.VERSION = 1
+M.VERSION = C.VERSION
 
---- Requests the editor sends.
-M.request = {
-  initialize = 'initialize',
-  shutdown = 'shutdown',
-  run = 'agent/run',
-  cancel = 'agent/cancel',
-  resume = 'agent/resume',
-  events = 'agent/events',
-  sessions = 'agent/sessions',
-  history = 'agent/history',
-  configure = 'agent/configure',
-  models = 'agent/models',
-  pending = 'agent/pending',
-  reply = 'agent/reply',
-  confirm = 'agent/confirm',
-  checkpoints = 'agent/checkpoints',
-  undo = 'agent/undo',
-  rewind = 'agent/rewind',
-  commands = 'agent/commands',
-  mcp_status = 'mcp/status',
-}
-
---- Notifications the editor sends.
-M.notification = {
-  initialized = 'initialized',
-  exit = 'exit',
-  did_open = 'textDocument/didOpen',
-  did_save = 'textDocument/didSave',
-  did_close = 'textDocument/didClose',
-}
-
---- Notifications the daemon sends (each has a handler in agentd.methods).
-M.server_notification = {
-  update = 'agent/update',
-  input_request = 'agent/inputRequest',
-  input_resolved = 'agent/inputResolved',
-  run_state = 'agent/runState',
-  progress = '$/progress',
-  mcp_changed = 'mcp/changed',
-}
-
---- Requests the daemon sends (each has a handler in agentd.methods).
-M.server_request = {
-  progress_create = 'window/workDoneProgress/create',
-}
+--- Requests and notifications the editor sends, the daemon's notifications
+--- (each has a handler in agentd.methods) and requests.
+M.request = C.request
+M.notification = C.notification
+M.server_notification = C.server_notification
+M.server_request = C.server_request
 
 -- Enumerations, in the daemon's order.
-M.prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret' }
-M.decisions = { 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always', 'allow_full' }
-M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
-M.update_kinds = {
-  'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result',
-  'instructions', 'notice', 'context',
-}
-M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
-M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }
-M.resolved_by = { 'user', 'timeout', 'cancel', 'policy' }
-M.tool_kinds = { 'read', 'edit', 'search', 'execute', 'think', 'other' }
-M.statuses = { 'pending', 'in_progress', 'completed', 'failed' }
+M.prompt_kinds = C.prompt_kinds
+M.decisions = C.decisions
+M.policies = C.policies
+M.update_kinds = C.update_kinds
+M.run_states = C.run_states
+M.stop_reasons = C.stop_reasons
+M.resolved_by = C.resolved_by
+M.tool_kinds = C.tool_kinds
+M.statuses = C.statuses
 -- What a session may choose with agent/configure when the daemon's
 -- initialize does not say (capabilities.experimental.agentd.reasoningEfforts).
-M.reasoning_efforts = { 'low', 'medium', 'high' }
+M.reasoning_efforts = C.reasoning_efforts
 -- The kernel sandbox profiles a command may run in (confirm_command's profile).
-M.profiles = { 'read', 'workspace-write', 'full' }
+M.profiles = C.profiles
 -- agent/undo and agent/rewind: their result's status, what to do with a
 -- conflict, the kinds of conflict.
-M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
-M.on_conflict = { 'stop', 'skip', 'overwrite' }
-M.conflict_kinds = { 'changed', 'missing' }
+M.undo_statuses = C.undo_statuses
+M.on_conflict = C.on_conflict
+M.conflict_kinds = C.conflict_kinds
 -- mcp/status: a server's state.
-M.mcp_states = { 'idle', 'starting', 'connected', 'failed', 'needs_approval', 'rejected', 'disabled' }
+M.mcp_states = C.mcp_states
+-- rules/list: a rule's action and where it comes from.
+M.rule_actions = C.rule_actions
+M.rule_scopes = C.rule_scopes
 
---- The error codes the plugin reacts to, by their protocol names.
-M.error_codes = {
-  InvalidParams = -32602,
-  UnknownRun = -32010,
-  UnknownRequest = -32011,
-  AlreadyResolved = -32012,
-  WrongKind = -32013,
-  Expired = -32014,
-  SessionBusy = -32016,
-  UnknownSession = -32017,
-  NoModel = -32018,
-  RunNotPaused = -32019,
-  ShuttingDown = -32020,
-  NotSaved = -32021,
-  UnknownCheckpoint = -32022,
-}
+--- The error codes, by their protocol names.
+M.error_codes = C.error_codes
 
 --- The plugin's own code for "the daemon went away" (never on the wire).
 M.DISCONNECTED = -32099
 
 --- Run states after which nothing more happens.
-M.terminal_states = { completed = true, failed = true, cancelled = true }
+M.terminal_states = {}
+for _, s in ipairs(C.finished_states) do
+  M.terminal_states[s] = true
+end
 
 --- Which answer method each prompt kind takes.
-M.answer_method = {
-  question = M.request.reply,
-  choice = M.request.reply,
-  secret = M.request.reply,
-  confirm_write = M.request.confirm,
-  confirm_command = M.request.confirm,
-}
+M.answer_method = {}
+for kind, k in pairs(C.kinds) do
+  M.answer_method[kind] = k.answer
+end
 
 return M

@@ -92,13 +92,25 @@ local function context_line(ctx)
   end
   local parts = {}
   local sel = type(ctx.selection) == 'table' and ctx.selection or nil
+  local attached = {}
+  for _, at in ipairs(type(ctx.attachments) == 'table' and ctx.attachments or {}) do
+    if type(at) == 'table' and type(at.name) == 'string' then
+      attached[at.name] = true
+    end
+  end
   for _, f in ipairs(type(ctx.files) == 'table' and ctx.files or {}) do
-    if not (sel and sel.path == f) then
+    -- a file named by its selection or its unsaved text is said there
+    if not (sel and sel.path == f) and not attached[f .. ' (unsaved)'] then
       parts[#parts + 1] = f
     end
   end
   if sel then
     parts[#parts + 1] = ('%s, lines %d-%d'):format(sel.path, sel.startLine or 0, sel.endLine or 0)
+  end
+  for _, at in ipairs(type(ctx.attachments) == 'table' and ctx.attachments or {}) do
+    if type(at) == 'table' and type(at.name) == 'string' then
+      parts[#parts + 1] = at.name
+    end
   end
   if #parts == 0 then
     return nil
@@ -515,6 +527,8 @@ end
 ---@field loading string|nil     what is still being fetched of the conversation
 ---@field checkpoint (fun(id: string): table|nil)|nil what agent/checkpoints said of a checkpoint
 ---@field warning string|nil     a warning for the whole conversation (the sandbox cannot confine commands)
+---@field compactions table[]|nil the compactions asked from here, each after the run it followed
+---@field meter string|nil        how full the context window is (sessions.meter)
 
 --- The whole transcript of a session.
 ---@param view agentd.ChatView
@@ -523,7 +537,7 @@ end
 function M.chat(view, open)
   local out = new_lines()
   push(out, '# agentd' .. (view.title and (' · ' .. one_line(view.title)) or ''))
-  push(out, M.settings(view.settings))
+  push(out, M.settings(view.settings) .. (view.meter and (' · ' .. view.meter) or ''))
   hl(out, 'Comment')
   if view.warning then
     push(out, '⚠ ' .. view.warning)
@@ -540,6 +554,14 @@ function M.chat(view, open)
   end
   for _, run in ipairs(view.runs) do
     M.run(out, run, open, view.checkpoint)
+    for _, c in ipairs(view.compactions or {}) do
+      if c.after_run == run.id then
+        push(out, ('⇣ compacted: %d older message%s summarized for the model (%s → %s tokens); the chat keeps them')
+          :format(c.dropped or 0, c.dropped == 1 and '' or 's', tostring(c.before or '?'), tostring(c.after or '?')))
+        hl(out, 'Comment')
+        push(out, '')
+      end
+    end
   end
   return out
 end

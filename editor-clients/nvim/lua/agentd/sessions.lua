@@ -78,7 +78,8 @@ end
 -- How a state reads in the list.
 local STATE_WORDS = { requires_action = 'waiting for you', idle = 'no runs yet' }
 
---- One line of the sessions list: title, state, run count, time.
+--- One line of the sessions list: title, state, run count, time (and, for a
+--- search, the prompt that matched).
 ---@param s table an agent/sessions entry
 ---@param now integer|nil
 ---@return string
@@ -95,7 +96,11 @@ function M.label(s, now)
   if t then
     parts[#parts + 1] = M.format_time(t, now)
   end
-  return table.concat(parts, '  ·  ')
+  local line = table.concat(parts, '  ·  ')
+  if type(s.match) == 'string' and s.match ~= '' then
+    line = line .. '  —  "' .. s.match .. '"'
+  end
+  return line
 end
 
 --- Takes what an agent/sessions (or agent/history) entry says of a session.
@@ -121,10 +126,13 @@ function M.note(s)
   return info
 end
 
---- Asks the daemon for the sessions and takes what it says of each;
---- cb(err, list).
-function M.refresh(cb)
-  lifecycle.request(P.request.sessions, nil, function(e, res)
+--- Asks the daemon for the sessions (those matching query, when given)
+--- and takes what it says of each; cb(err, list).
+---@param cb fun(err: table|nil, list: table[])|nil
+---@param query string|nil
+function M.refresh(cb, query)
+  local params = query and query ~= '' and { query = query } or nil
+  lifecycle.request(P.request.sessions, params, function(e, res)
     local list = not e and type(res) == 'table' and type(res.sessions) == 'table' and res.sessions or {}
     for _, s in ipairs(list) do
       M.note(s)
@@ -229,8 +237,9 @@ function M.load(sid, done)
       end
       info.loading = nil
       chat.render()
-      -- which of its changes were undone since
+      -- which of its changes were undone since; how full its context is
       require('agentd.undo').refresh(sid)
+      M.fetch_context(sid)
       if done then
         done(true)
       end
@@ -250,15 +259,18 @@ function M.open(s)
   M.load(sid)
 end
 
---- Lists the workspace's sessions (vim.ui.select); the one picked comes
---- back whole in the chat and the next prompt continues it.
-function M.pick()
+--- Lists the workspace's sessions (vim.ui.select), those whose title or
+--- prompts hold every word of query when given; the one picked comes back
+--- whole in the chat and the next prompt continues it.
+---@param query string|nil
+function M.pick(query)
   M.refresh(function(e, list)
     if e then
       return ui.notify(('sessions: %s (%s)'):format(tostring(e.message), tostring(e.code)), vim.log.levels.ERROR)
     end
     if #list == 0 then
-      return ui.notify('no sessions in this workspace yet')
+      return ui.notify(query and query ~= '' and ('no session mentions "' .. query .. '"')
+        or 'no sessions in this workspace yet')
     end
     local now = os.time()
     vim.ui.select(list, {
@@ -272,7 +284,255 @@ function M.pick()
         M.open(s)
       end
     end)
+  end, query)
+end
+
+local function err_text(e)
+  return ('%s (%s)'):format(tostring(e.message), tostring(e.code))
+end
+
+--- Renames session sid (agent/renameSession); without a title,
+--- vim.ui.input asks for it. done(ok) once the daemon answered.
+---@param sid string|nil
+---@param title string|nil
+---@param done fun(ok: boolean)|nil
+function M.rename(sid, title, done)
+  if not sid then
+    return ui.notify('no conversation in the chat: :AgentdSessions picks one', vim.log.levels.WARN)
+  end
+  if not title or vim.trim(title) == '' then
+    return vim.ui.input({ prompt = 'agentd: rename the conversation to: ', default = S.session_info(sid).title or '' },
+      function(text)
+        if text and vim.trim(text) ~= '' then
+          M.rename(sid, text, done)
+        end
+      end)
+  end
+  lifecycle.request(P.request.rename_session, { sessionId = sid, title = title }, function(e, res)
+    if e then
+      ui.notify('rename: ' .. err_text(e), vim.log.levels.ERROR)
+    elseif type(res) == 'table' then
+      M.note(res.session)
+      require('agentd.chat').render()
+    end
+    if done then
+      done(not e)
+    end
   end)
+end
+
+--- Deletes session sid (agent/deleteSession) once the user said yes: its
+--- runs, their events and its undo history; the files stay as they are.
+---@param sid string
+---@param done fun(ok: boolean)|nil
+function M.delete(sid, done)
+  local title = S.session_info(sid).title or sid
+  vim.ui.select({ 'Delete it', 'Keep it' }, {
+    prompt = ('agentd: delete "%s"? Its runs and its undo history go; the files stay as they are'):format(
+      (title:gsub('\n.*', ' …'))),
+    kind = 'agentd.confirm',
+  }, function(choice)
+    if choice ~= 'Delete it' then
+      return done and done(false)
+    end
+    lifecycle.request(P.request.delete_session, { sessionId = sid }, function(e)
+      if e and e.code == P.error_codes.SessionBusy then
+        ui.notify('that conversation has a run going on (working, waiting or paused): :AgentdCancel it first',
+          vim.log.levels.WARN)
+      elseif e then
+        ui.notify('delete: ' .. err_text(e), vim.log.levels.ERROR)
+      else
+        S.sessions[sid] = nil
+        if S.session == sid then
+          S.session, S.new_chat = nil, true
+        end
+        require('agentd.chat').render()
+        ui.notify(('deleted "%s"'):format((title:gsub('\n.*', ' …'))))
+      end
+      if done then
+        done(not e)
+      end
+    end)
+  end)
+end
+
+-- --------------------------------------------------------------- context
+
+--- A token count for people: 512, 6.8k, 41k.
+---@param n number
+---@return string
+function M.tokens(n)
+  if n < 1000 then
+    return tostring(math.floor(n))
+  elseif n < 10000 then
+    return ('%.1fk'):format(n / 1000)
+  end
+  return ('%dk'):format(math.floor(n / 1000 + 0.5))
+end
+
+--- How full the context window is, in a few words: "context 41k/128k
+--- (32%)", "… · compacts soon" near the point where agentd compacts.
+---@param c table|nil the context update's (or agent/context's) object
+---@return string|nil
+function M.meter(c)
+  if type(c) ~= 'table' or type(c.used) ~= 'number' or type(c.window) ~= 'number' or c.window <= 0 then
+    return nil
+  end
+  local s = ('context %s/%s (%d%%)'):format(M.tokens(c.used), M.tokens(c.window), math.floor(100 * c.used / c.window + 0.5))
+  if type(c.compactAt) == 'number' and c.compactAt > 0 and c.used >= 0.9 * c.compactAt then
+    s = s .. ' · compacts soon'
+  end
+  if c.compacted == true then
+    s = s .. ' · compacted'
+  end
+  return s
+end
+
+--- The meter in a word, for a status line: "32% context".
+---@param c table|nil
+---@return string|nil
+function M.meter_short(c)
+  if type(c) ~= 'table' or type(c.used) ~= 'number' or type(c.window) ~= 'number' or c.window <= 0 then
+    return nil
+  end
+  return ('%d%% context'):format(math.floor(100 * c.used / c.window + 0.5))
+end
+
+--- Asks the daemon how full session sid's context window is (agent/context).
+---@param sid string
+function M.fetch_context(sid)
+  lifecycle.request(P.request.context, { sessionId = sid }, function(e, res)
+    if not e and type(res) == 'table' then
+      S.session_info(sid).context = res
+      require('agentd.chat').render()
+      ui.redraw_status()
+    end
+  end)
+end
+
+--- :AgentdCompact: the chat's conversation's older turns replaced by a
+--- summary now (agent/compact); says how much it saved.
+---@param sid string|nil
+function M.compact(sid)
+  if not sid then
+    return ui.notify('no conversation in the chat: :AgentdSessions picks one', vim.log.levels.WARN)
+  end
+  lifecycle.request(P.request.compact, { sessionId = sid }, function(e, res)
+    if e and e.code == P.error_codes.SessionBusy then
+      return ui.notify('the conversation has a run going on: compact it once the run is over', vim.log.levels.WARN)
+    elseif e then
+      return ui.notify('compact: ' .. err_text(e), vim.log.levels.ERROR)
+    end
+    res = type(res) == 'table' and res or {}
+    if (res.dropped or 0) == 0 then
+      ui.notify('nothing to compact yet: the conversation is one turn')
+    else
+      local info = S.session_info(sid)
+      info.compactions = info.compactions or {}
+      table.insert(info.compactions, { after_run = (S.runs:of_session(sid)[#S.runs:of_session(sid)] or {}).id,
+        dropped = res.dropped, before = res.before, after = res.after })
+      ui.notify(('compacted: %d older message%s summarized, %s → %s tokens'):format(res.dropped,
+        res.dropped == 1 and '' or 's', M.tokens(res.before or 0), M.tokens(res.after or 0)))
+    end
+    M.fetch_context(sid)
+  end)
+end
+
+-- --------------------------------------------------------------- manager
+
+M.PANEL = 'sessions'
+--- The manager's keys (buffer-local in it).
+M.KEYS = { open = '<CR>', rename = 'r', delete = 'dd', search = '/', all = 'a' }
+
+local manager = { query = nil }
+
+--- The manager's lines and items.
+---@param list table[]
+---@param query string|nil
+---@param now integer|nil
+function M.content(list, query, now)
+  local k = M.KEYS
+  local lines = { query and ('agentd sessions matching "' .. query .. '"') or 'agentd sessions',
+    ('%s open · %s rename · %s delete · %s search · %s all · q close'):format(k.open, k.rename, k.delete, k.search, k.all) }
+  local hl = { { 1, 'Title' }, { 2, 'Comment' } }
+  local items = {}
+  lines[#lines + 1] = ''
+  if #list == 0 then
+    lines[#lines + 1] = query and 'No session mentions that.' or 'No sessions in this workspace yet.'
+  end
+  for _, s in ipairs(list) do
+    lines[#lines + 1] = (s.sessionId == S.session and '▸ ' or '  ') .. M.label(s, now)
+    items[#lines] = s
+    if s.sessionId == S.session then
+      hl[#hl + 1] = { #lines, 'Bold' }
+    end
+  end
+  return { lines = lines, hl = hl, items = items }
+end
+
+local function draw_manager(open)
+  M.refresh(function(e, list)
+    local panel = require('agentd.panel')
+    if e then
+      return ui.notify('sessions: ' .. err_text(e), vim.log.levels.ERROR)
+    end
+    if not open and not panel.is_open(M.PANEL) then
+      return
+    end
+    panel.show(M.PANEL, M.content(list, manager.query, os.time()), M.manager_keys(), { filetype = 'agentd_sessions' })
+  end, manager.query)
+end
+
+function M.manager_keys()
+  local panel = require('agentd.panel')
+  local k = M.KEYS
+  return {
+    { k.open, function(s)
+      if s then
+        panel.close(M.PANEL)
+        M.open(s)
+      end
+    end, 'open the conversation' },
+    { k.rename, function(s)
+      if s then
+        M.rename(s.sessionId, nil, function()
+          draw_manager()
+        end)
+      end
+    end, 'rename the conversation' },
+    { k.delete, function(s)
+      if s then
+        M.delete(s.sessionId, function()
+          draw_manager()
+        end)
+      end
+    end, 'delete the conversation' },
+    { k.search, function()
+      vim.ui.input({ prompt = 'agentd: sessions mentioning: ', default = manager.query or '' }, function(q)
+        if q ~= nil then
+          manager.query = vim.trim(q) ~= '' and vim.trim(q) or nil
+          draw_manager()
+        end
+      end)
+    end, 'search the conversations' },
+    { k.all, function()
+      manager.query = nil
+      draw_manager()
+    end, 'every conversation' },
+  }
+end
+
+--- :AgentdSessions!: the sessions in a panel, to open, rename, delete and
+--- search.
+---@param query string|nil
+function M.manage(query)
+  manager.query = query and query ~= '' and query or nil
+  draw_manager(true)
+end
+
+--- The manager's text ('' when closed), for tests.
+function M.manager_text()
+  return require('agentd.panel').text(M.PANEL)
 end
 
 return M

@@ -30,6 +30,8 @@ local requests = require('agentd.requests')
 ---@field run_count integer|nil
 ---@field state string|nil        its latest run's state, as the daemon last said
 ---@field loading string|nil      what of its conversation is still being fetched (agent/history)
+---@field context table|nil       how full its context window is ({used, window, compactAt, messages, compacted?})
+---@field compactions table[]|nil  the compactions asked from here ({after_run, dropped, before, after})
 
 ---@class agentd.Checkpoints    a session's checkpoints (agent/checkpoints)
 ---@field list table[]            oldest first: {id, runId, tool, title, time, files, undoes, undoneBy, notes}

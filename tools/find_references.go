@@ -1,0 +1,93 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// FindReferencesToolName lists where a symbol is used.
+const FindReferencesToolName = "find_references"
+
+//go:embed find_references.md
+var findReferencesDescription string
+
+// FindReferencesParams are find_references' arguments.
+type FindReferencesParams struct {
+	Symbol             string `json:"symbol" min:"1" jsonschema:"The identifier as written in the code, e.g. Total (for cart.Total, just Total)."`
+	Path               string `json:"path,omitempty" jsonschema:"A file where the symbol appears, relative to the workspace root. Without it the symbol's declaration is looked up by name in the whole workspace."`
+	Line               int    `json:"line,omitempty" min:"1" jsonschema:"The line of path where the symbol appears (1-based). Without it: where path declares the symbol."`
+	IncludeDeclaration bool   `json:"include_declaration,omitempty" jsonschema:"Also list the declaration itself; default false."`
+}
+
+func (p FindReferencesParams) symbol() SymbolParams {
+	return SymbolParams{Symbol: p.Symbol, Path: p.Path, Line: p.Line}
+}
+
+var findReferencesSchema = SchemaOf(FindReferencesParams{})
+
+type findReferencesTool struct{}
+
+func (findReferencesTool) Info() Info {
+	return Info{Name: FindReferencesToolName, Description: findReferencesDescription,
+		Parameters: findReferencesSchema, Kind: KindSearch, Effect: EffectRead, Timeout: navToolTimeout}
+}
+
+func (findReferencesTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*Call, *Result) {
+	var p FindReferencesParams
+	if r := decodeArgs(args, &p); r != nil {
+		return nil, r
+	}
+	sp := p.symbol()
+	abs, rel, r := checkSymbol(env, &sp)
+	if r != nil {
+		return nil, r
+	}
+	p.Symbol = sp.Symbol
+	lang, r := languageOf(env)
+	if r != nil {
+		return nil, r
+	}
+	c := &Call{Title: "references to " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
+		defer cancel()
+		return references(ctx, env, lang, p, abs, rel), nil
+	}}
+	if rel != "" {
+		c.Reads = []string{rel}
+		c.Locations = []Location{{Path: rel, Line: p.Line}}
+	}
+	return c, nil
+}
+
+func references(ctx context.Context, env *Env, lang Language, p FindReferencesParams, abs, rel string) Result {
+	src := newSources(env)
+	at, r := src.target(ctx, lang, p.symbol(), abs, rel)
+	if r != nil {
+		return *r
+	}
+	locs, err := lang.References(ctx, at, p.IncludeDeclaration)
+	if err != nil {
+		return *languageFailure(err, "finding the references to "+p.Symbol)
+	}
+	locs = sortLocations(locs)
+	from := headOf(src.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)}))
+	decl := "declaration not included"
+	if p.IncludeDeclaration {
+		decl = "declaration included"
+	}
+	if len(locs) == 0 {
+		return Result{Output: fmt.Sprintf("No references to %s (at %s) found (%s).", p.Symbol, from, decl)}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s to %s (at %s), %s:", countOf(len(locs), "reference", "references"), p.Symbol, from, decl)
+	for _, l := range locs[:min(len(locs), maxReferences)] {
+		b.WriteString("\n" + src.locationLine(ctx, l))
+	}
+	if len(locs) > maxReferences {
+		fmt.Fprintf(&b, "\n(%d more not shown: grep for %s in the directories you need)", len(locs)-maxReferences, p.Symbol)
+	}
+	return Result{Output: b.String()}
+}

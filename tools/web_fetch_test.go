@@ -1,0 +1,143 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestPublicAddr(t *testing.T) {
+	for s, want := range map[string]bool{
+		"8.8.8.8": true, "2606:4700::1111": true, "140.82.112.3": true,
+		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "fe80::1": false, "fc00::1": false, "100.64.0.1": false, "0.0.0.0": false,
+		"::": false, "::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "224.0.0.1": false, "198.18.0.1": false,
+		"64:ff9b::a00:1": false, "255.255.255.255": false,
+	} {
+		if got := publicAddr(netip.MustParseAddr(s)); got != want {
+			t.Errorf("publicAddr(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	for raw, bad := range map[string]string{
+		"https://go.dev/doc#x":         "",
+		"ftp://example.com/f":          "only http and https",
+		"file:///etc/passwd":           "only http and https",
+		"https://user:pw@example.com/": "user name or password",
+		"https:///path":                "no host",
+		"not a url at all %zz":         "not a URL",
+	} {
+		u, err := checkURL(raw)
+		switch {
+		case bad == "" && err != nil:
+			t.Errorf("%q: %v", raw, err)
+		case bad == "" && u.Fragment != "":
+			t.Errorf("%q keeps its fragment", raw)
+		case bad != "" && (err == nil || !strings.Contains(err.Error(), bad)):
+			t.Errorf("%q: got %v, want %q", raw, err, bad)
+		}
+	}
+}
+
+// A host judged public when the user was asked, that points at this
+// machine when the request is made (DNS rebinding), is refused when the
+// connection is made.
+func TestFetchRefusesAPrivateAddressItWasNotAllowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	_, err := fetchPage(context.Background(), u, HostAccess{Name: "127.0.0.1", Private: false}, nil, WebFetchToolName)
+	if err == nil || !strings.Contains(err.Error(), "private network") {
+		t.Fatalf("fetched a loopback address judged public: %v", err)
+	}
+	p, err := fetchPage(context.Background(), u, HostAccess{Name: "127.0.0.1", Private: true}, nil, WebFetchToolName)
+	if err != nil || p.Text != "secret" {
+		t.Fatalf("the host the user allowed by name: %v %+v", err, p)
+	}
+}
+
+// A redirect to another host is followed only where the gate allows it.
+type gateFunc func(string, HostAccess) bool
+
+func (g gateFunc) HostAllowed(tool string, h HostAccess) bool { return g(tool, h) }
+
+func TestFetchRedirects(t *testing.T) {
+	var port string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/page", http.StatusMovedPermanently)
+		case "/other":
+			http.Redirect(w, r, "http://localhost:"+port+"/page", http.StatusFound)
+		default:
+			fmt.Fprint(w, "the page")
+		}
+	}))
+	defer srv.Close()
+	port = srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	host := HostAccess{Name: "127.0.0.1", Private: true}
+	get := func(path string, gate HostGate) *webPage {
+		u, _ := url.Parse(srv.URL + path)
+		p, err := fetchPage(context.Background(), u, host, gate, WebFetchToolName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := get("/same", nil); p.Text != "the page" || p.Redirect != "" {
+		t.Fatalf("a redirect on the same host: %+v", p)
+	}
+	if p := get("/other", nil); p.Redirect != "http://localhost:"+port+"/page" {
+		t.Fatalf("a redirect to another host was followed without a gate: %+v", p)
+	}
+	var asked HostAccess
+	allow := gateFunc(func(_ string, h HostAccess) bool { asked = h; return true })
+	if p := get("/other", allow); p.Text != "the page" || !asked.Private || asked.Name != "localhost" {
+		t.Fatalf("an allowed redirect: %+v, gate asked about %+v", p, asked)
+	}
+}
+
+func TestPageWindow(t *testing.T) {
+	text := strings.Repeat("é line of text\n", 200) // 3200 bytes, 2-byte runes
+	p := &webPage{URL: "https://x.test/a", Status: 200, ContentType: "text/plain; charset=utf-8", Bytes: len(text), Text: text}
+	first := pageWindow(p, 0, 2000)
+	if !strings.Contains(first.Output, "this shows bytes 0-") || !strings.Contains(first.Output, "to read on, call web_fetch with the same url and offset") {
+		t.Fatalf("first window:\n%s", first.Output)
+	}
+	var off int
+	fmt.Sscanf(first.Output[strings.LastIndex(first.Output, "offset ")+len("offset "):], "%d", &off)
+	if off == 0 || text[off-1] != '\n' {
+		t.Fatalf("the window does not end at a line: offset %d", off)
+	}
+	last := pageWindow(p, off, 1<<20)
+	if strings.Contains(last.Output, "to read on") || !strings.HasSuffix(last.Output, "é line of text\n</web_content>") {
+		t.Fatalf("last window:\n%s", last.Output)
+	}
+	if r := pageWindow(p, len(text)+1, 100); !r.IsError {
+		t.Fatal("an offset past the end is not an error")
+	}
+}
+
+func TestHTMLToMarkdown(t *testing.T) {
+	md, err := htmlToMarkdown([]byte(`<html><body><h2>Install</h2><pre><code>go get x</code></pre>
+<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table><img src="/i.png" alt="logo"><style>p{}</style></body></html>`), "", "https://x.test/docs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Install", "```\ngo get x\n```", "| a | b |", "![logo](https://x.test/i.png)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in:\n%s", want, md)
+		}
+	}
+	latin1, err := htmlToMarkdown([]byte("<p>caf\xe9</p>"), "iso-8859-1", "https://x.test/")
+	if err != nil || latin1 != "café" {
+		t.Fatalf("latin-1: %q %v", latin1, err)
+	}
+}
