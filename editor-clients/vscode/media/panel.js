@@ -15,6 +15,12 @@
   const pickerError = $('picker-error');
   const waiting = $('waiting');
   const meter = $('meter');
+  const imagesBox = $('images');
+  /** Images for the next prompt: {mimeType, data (base64), name, thumb (a small data URL)}. */
+  let pending = [];
+  /** Thumbnails of the conversation's images, by id (agent/image, asked once each). */
+  const thumbs = new Map();
+  const asked = new Set();
   $('compact').addEventListener('click', () => post({ type: 'compact' }));
   const saved = vscode.getState() || {};
   if (saved.draft) prompt.value = saved.draft;
@@ -34,11 +40,92 @@
   // ---- the prompt box --------------------------------------------------------------------
   function send() {
     const text = prompt.value.trim();
-    if (!text) return;
-    post({ type: 'ask', text });
+    if (!text && !pending.length) return;
+    const images = pending.map((p) => ({ mimeType: p.mimeType, data: p.data, name: p.name }));
+    post(images.length ? { type: 'ask', text, images } : { type: 'ask', text });
+    pending = [];
+    renderImages();
     prompt.value = '';
     saveDraft();
     closeMentions();
+  }
+
+  // ---- images: pasted or dropped into the composer ---------------------------------------------
+  const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+  /** A small data URL of an image, for the chips and the history (never the image sent). */
+  function thumbnail(src) {
+    return new Promise((resolve) => {
+      const img = new Image();
+      img.onload = () => {
+        const scale = Math.min(1, 160 / Math.max(img.width, img.height));
+        const c = document.createElement('canvas');
+        c.width = Math.max(1, Math.round(img.width * scale));
+        c.height = Math.max(1, Math.round(img.height * scale));
+        c.getContext('2d').drawImage(img, 0, 0, c.width, c.height);
+        resolve({ url: c.toDataURL('image/png'), width: img.width, height: img.height });
+      };
+      img.onerror = () => resolve({ url: src, width: 0, height: 0 });
+      img.src = src;
+    });
+  }
+  function addImageFile(file, name) {
+    if (!file || !IMAGE_TYPES.includes(file.type)) return false;
+    const reader = new FileReader();
+    reader.onload = async () => {
+      const url = String(reader.result);
+      const t = await thumbnail(url);
+      pending.push({ mimeType: file.type, data: url.slice(url.indexOf(',') + 1), name: name || file.name || 'pasted image', thumb: t.url, width: t.width, height: t.height });
+      renderImages();
+    };
+    reader.readAsDataURL(file);
+    return true;
+  }
+  function renderImages() {
+    imagesBox.innerHTML = pending
+      .map(
+        (p, i) =>
+          `<span class="chip image-chip"><img src="${p.thumb}" alt=""> ${escapeHtml(p.name)}${p.width ? ` <span class="desc">${p.width}×${p.height}</span>` : ''} <button class="chip-x" data-drop-image="${i}" title="Remove" aria-label="Remove ${escapeHtml(p.name)}">×</button></span>`,
+      )
+      .join('');
+    imagesBox.hidden = !pending.length;
+  }
+  imagesBox.addEventListener('click', (e) => {
+    const b = e.target.closest('[data-drop-image]');
+    if (!b) return;
+    pending.splice(Number(b.dataset.dropImage), 1);
+    renderImages();
+  });
+  prompt.addEventListener('paste', (e) => {
+    const items = [...(e.clipboardData?.items ?? [])].filter((it) => it.kind === 'file');
+    let took = false;
+    for (const it of items) took = addImageFile(it.getAsFile(), 'pasted image') || took;
+    if (took) e.preventDefault();
+  });
+  const composer = $('composer');
+  composer.addEventListener('dragover', (e) => {
+    if ([...(e.dataTransfer?.items ?? [])].some((it) => it.kind === 'file')) e.preventDefault();
+  });
+  composer.addEventListener('drop', (e) => {
+    const files = [...(e.dataTransfer?.files ?? [])];
+    let took = false;
+    for (const f of files) took = addImageFile(f) || took;
+    if (took) e.preventDefault();
+  });
+
+  /** Fills the conversation's images from the cache, asking for those not seen yet. */
+  function fillImages() {
+    conv.querySelectorAll('img[data-image-id]').forEach((img) => {
+      const id = img.dataset.imageId;
+      const t = thumbs.get(id);
+      if (t) {
+        if (img.src !== t) img.src = t;
+        return;
+      }
+      if (!asked.has(id)) {
+        asked.add(id);
+        post({ type: 'needImage', id });
+      }
+    });
   }
   $('send').addEventListener('click', send);
   cancel.addEventListener('click', () => post({ type: 'cancel' }));
@@ -180,6 +267,18 @@
         post({ type: 'confirm', requestId: id, decision: b.dataset.decision });
         disable(id);
         return;
+      case 'genericPick':
+      case 'genericSend':
+      case 'genericMany': {
+        const f = fieldOf(id, 'text');
+        const text = f ? f.value : undefined;
+        const msg = { type: 'generic', requestId: id, text };
+        if (b.dataset.action === 'genericPick') msg.optionId = b.dataset.option;
+        if (b.dataset.action === 'genericMany') msg.answers = [...requestEl(id).querySelectorAll('input[type=checkbox][data-option]')].filter((c) => c.checked).map((c) => c.dataset.option);
+        post(msg);
+        disable(id);
+        return;
+      }
       case 'rejectForm': {
         const key = `${id}-reject`;
         const form = conv.querySelector(`[data-toggle="${CSS.escape(key)}"]`);
@@ -209,7 +308,7 @@
         post({ type: 'openSession', sessionId: b.dataset.session });
         return;
       case 'openFile':
-        post({ type: 'openFile', path: b.dataset.path });
+        post({ type: 'openFile', path: b.dataset.path, line: b.dataset.line ? Number(b.dataset.line) : undefined, column: b.dataset.column ? Number(b.dataset.column) : undefined });
         return;
       case 'resume':
         b.disabled = true;
@@ -299,9 +398,12 @@
   conv.addEventListener('keydown', (e) => {
     if (e.key !== 'Enter' || e.shiftKey) return;
     const t = e.target;
-    if (t.matches('input.answer-text')) {
+    if (t.matches('input.answer-text:not(.generic-text)')) {
       e.preventDefault();
       act({ dataset: { action: 'reply', request: t.dataset.request } });
+    } else if (t.dataset && t.dataset.submit === 'genericSend') {
+      e.preventDefault();
+      act({ dataset: { action: 'genericSend', request: t.dataset.request } });
     } else if (t.dataset && t.dataset.submit === 'renameSave') {
       e.preventDefault();
       act({ dataset: { action: 'renameSave', session: t.dataset.session } });
@@ -376,6 +478,7 @@
       const top = outScroll.get(p.dataset.id);
       p.scrollTop = top === undefined || top < 0 ? p.scrollHeight : top;
     });
+    fillImages();
     conv.scrollTop = atBottom ? conv.scrollHeight : scrollTop;
     // An undo preview that just appeared (or changed step) is brought into view.
     const undo = conv.querySelector('.undo[data-undo]');
@@ -416,9 +519,20 @@
       // The first item that can be inserted (a broken command only shows its reason).
       active = Math.max(0, items.findIndex((x) => typeof x === 'string' || !x.error));
       showMentions();
+    } else if (m.type === 'image') {
+      thumbnail(`data:${m.mimeType};base64,${m.data}`).then((t) => {
+        thumbs.set(m.id, t.url);
+        fillImages();
+      });
     } else if (m.type === 'setPrompt') {
-      // The run could not start: the text comes back, nothing typed is lost.
+      // The run could not start: the text comes back, nothing typed is lost (the images too).
       if (!prompt.value.trim()) prompt.value = m.text;
+      if (m.images && !pending.length) {
+        for (const im of m.images) thumbnail(`data:${im.mimeType};base64,${im.data}`).then((t) => {
+          pending.push({ ...im, thumb: t.url, width: t.width, height: t.height });
+          renderImages();
+        });
+      }
       saveDraft();
     } else if (m.type === 'focus') {
       if (m.target === 'request' && focusRequest(m.requestId)) return;
@@ -446,5 +560,6 @@
     return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
   }
 
+  renderImages();
   post({ type: 'ready' });
 })();

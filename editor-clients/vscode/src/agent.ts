@@ -16,6 +16,7 @@ import {
   HistoryParams,
   HistoryResult,
   HistoryRun,
+  ImageData,
   IndexStatus,
   InputRequest,
   InputResolved,
@@ -260,6 +261,7 @@ export class AgentController {
     // Notifications may have raced ahead of the answer: the store keyed them by run.
     const run = this.store.start(res.runId, res.sessionId, shown?.prompt ?? params.prompt, params.context, shown?.attached);
     run.model = view?.settings?.model ?? settings?.model;
+    if (res.images?.length) run.images = res.images;
     this.sessionChanged();
     return res;
   }
@@ -419,6 +421,11 @@ export class AgentController {
     else this.sessionChanged();
   }
 
+  /** A stored image's bytes (agent/image), to show a conversation's pictures again. */
+  image(id: string): Promise<ImageData> {
+    return this.rpc.request<ImageData>(Method.image, { id });
+  }
+
   /** Asks agentd how full the shown session's context window is. Never fails. */
   async refreshContext(sessionId = this.currentSessionId): Promise<void> {
     if (!sessionId) return;
@@ -525,6 +532,7 @@ export class AgentController {
     if (!Number.isNaN(t)) run.startedAt = t;
     if (hr.settings?.model) run.model = hr.settings.model;
     if (hr.usage && !run.usage) run.usage = hr.usage;
+    if (hr.images?.length && !run.images) run.images = hr.images;
     run.rewound = hr.rewound || undefined;
     const applied = this.store.applyEvents(hr.runId, hr.events ?? [], hr.moreEvents ? undefined : hr.state, sessionId);
     if (!hr.events?.length && !hr.moreEvents && run.lastSeq === 0) {

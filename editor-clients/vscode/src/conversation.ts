@@ -119,13 +119,17 @@ export class Conversation {
   readonly handle = (m: PanelMessage): void => {
     switch (m.type) {
       case 'ask':
-        void this.ask(m.text);
+        void this.ask(m.text, m.images, m.paths);
+        break;
+      case 'needImage':
+        void this.sendImage(m.id);
         break;
       case 'cancel':
         void vscode.commands.executeCommand('agentd.cancel');
         break;
       case 'reply':
       case 'confirm':
+      case 'generic':
         void this.answer(m);
         break;
       case 'openDiff':
@@ -206,7 +210,7 @@ export class Conversation {
         void this.d.pickers.choose(m.field, m.value);
         break;
       case 'openFile':
-        void this.openFile(m.path);
+        void this.openFile(m.path, m.line, m.column);
         break;
       case 'resume':
         void this.resume(m.runId);
@@ -253,8 +257,18 @@ export class Conversation {
     this.panel?.update();
   }
 
-  /** Starts a run with the prompt box's text, the attached context and `@` mentions. */
-  async ask(text: string): Promise<void> {
+  /** Sends a stored image to the webview, which keeps a thumbnail of it. */
+  private async sendImage(id: string): Promise<void> {
+    try {
+      const im = await this.d.controller.image(id);
+      this.panel?.post({ type: 'image', id, mimeType: im.mimeType, data: im.data });
+    } catch (e) {
+      this.d.log(`agent/image ${id}: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+
+  /** Starts a run with the prompt box's text, the attached context, `@` mentions and images. */
+  async ask(text: string, images?: { mimeType: string; data: string; name?: string }[], imagePaths?: string[]): Promise<void> {
     const { controller, composer, paths } = this.d;
     const taken = composer.take();
     let mentioned: ReturnType<typeof mentionsIn> = [];
@@ -271,8 +285,9 @@ export class Conversation {
     const fresh = !controller.currentSessionId;
     const { pickers } = this.d;
     try {
+      const pictures = [...(images ?? []), ...(imagePaths ?? []).map((path) => ({ path }))];
       const res = await controller.run(
-        { prompt, context, ...pickers.forRun(fresh) },
+        { prompt, context, ...(pictures.length ? { images: pictures } : {}), ...pickers.forRun(fresh) },
         { prompt: text, attached: [...taken, ...mentioned].map(attachmentLabel) },
         fresh ? pickers.startedWith() : undefined,
       );
@@ -282,7 +297,7 @@ export class Conversation {
       this.update();
     } catch (e) {
       composer.restore(taken);
-      this.panel?.post({ type: 'setPrompt', text });
+      this.panel?.post({ type: 'setPrompt', text, images });
       await this.runFailed(e, text);
     }
   }
@@ -327,11 +342,12 @@ export class Conversation {
   }
 
   /** Opens a file the daemon named (an instruction file): workspace-relative or absolute. */
-  async openFile(path: string): Promise<void> {
+  async openFile(path: string, line?: number, column?: number): Promise<void> {
     const root = this.d.workspaceRoot();
     const uri = path.startsWith('/') || !root ? vscode.Uri.file(path) : vscode.Uri.joinPath(root, path);
     try {
-      await vscode.window.showTextDocument(uri, { preview: true });
+      const at = line ? new vscode.Position(Math.max(0, line - 1), Math.max(0, (column ?? 1) - 1)) : undefined;
+      await vscode.window.showTextDocument(uri, { preview: true, selection: at && new vscode.Range(at, at) });
     } catch (e) {
       void vscode.window.showErrorMessage(`agentd: could not open ${path}: ${e instanceof Error ? e.message : e}`);
     }

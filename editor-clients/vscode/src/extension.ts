@@ -19,6 +19,7 @@ import { SessionPickers } from './settings';
 import { IndexProgressView, McpStatusItem, StatusBar } from './statusBar';
 import { McpWatch } from './extensions';
 import { InlineEdits } from './inlineEdit';
+import { LanguageAnswers } from './language';
 import { relPath } from './contextPicker';
 import { ProposedWrites } from './writes';
 
@@ -103,6 +104,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         { type: 'confirm', requestId, decision: out.decision, reason: out.decision === 'reject_once' ? out.reason : undefined },
         out.decision === 'allow_once' ? out.editedContent : undefined,
       ),
+    openDiff: (req) => writes.open(req),
     relPath,
     log,
   });
@@ -115,7 +117,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (w.list) mcpItem.update(w.list);
     panel.update();
   });
-  subs.push(writes, inline, paths, docs, statusBar, mcpItem, mcp);
+  const language = new LanguageAnswers(log, (uri) => inline.reviewing(uri));
+  subs.push(writes, inline, language, paths, docs, statusBar, mcpItem, mcp);
 
   const conversation = new Conversation({
     controller,
@@ -186,6 +189,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   client.onNotification((method, params) => controller.handleNotification(method, params));
   client.onRequest(Method.progressCreate, (p) => controller.handleProgressCreate(p as { token: string }));
+  for (const [method, answer] of Object.entries(language.handlers())) client.onRequest(method, answer);
   client.onStateChange((state, detail) => {
     daemonState = { state, detail };
     log(`daemon ${state}${detail ? `: ${detail}` : ''}`);

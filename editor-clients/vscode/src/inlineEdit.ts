@@ -32,6 +32,8 @@ interface Pending {
 export interface InlineDeps {
   controller: AgentController;
   requests: RequestBook;
+  /** Reviews a write in the diff editor instead (auto save would write the buffer before the user decides). */
+  openDiff: (req: InputRequest) => Promise<void>;
   /** Sends the decision on a write (through the request book, as the panel does). */
   answer: (requestId: string, out: ReviewOutcome) => Promise<void>;
   relPath: (uri: vscode.Uri) => string;
@@ -64,6 +66,16 @@ export class InlineEdits implements vscode.CodeLensProvider, vscode.Disposable {
       this.removed,
       vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this),
       vscode.workspace.onDidChangeTextDocument((e) => this.typed(e.document)),
+      // Saving a buffer under review writes the file as it was, never agentd's proposal: only an
+      // accepted change reaches the disk, through agentd (its approval and its undo checkpoint).
+      vscode.workspace.onWillSaveTextDocument((e) => {
+        const p = this.reviewOf(e.document.uri);
+        if (p?.review) e.waitUntil(Promise.resolve([vscode.TextEdit.replace(new vscode.Range(0, 0, e.document.lineCount, 0), p.review.original)]));
+      }),
+      vscode.workspace.onDidSaveTextDocument((doc) => {
+        const p = this.reviewOf(doc.uri);
+        if (p?.review) void this.setText(doc, p.review.current).then(() => this.decorateAll());
+      }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorateAll()),
     );
   }
@@ -154,6 +166,13 @@ export class InlineEdits implements vscode.CodeLensProvider, vscode.Disposable {
     p.requestId = req.requestId;
     p.done();
     const doc = await vscode.workspace.openTextDocument(p.uri);
+    if (vscode.workspace.getConfiguration('files', doc.uri).get<string>('autoSave', 'off') !== 'off') {
+      // Auto save would write agentd's proposal before you decide: the diff editor shows it instead.
+      this.pending.delete(p.runId);
+      await this.d.openDiff(req);
+      void vscode.window.showInformationMessage(`agentd: the edit of ${p.label} is in the diff editor (with auto save on, the file itself shows a change only once you accept it).`);
+      return;
+    }
     const ed = await vscode.window.showTextDocument(doc, { preserveFocus: false, preview: false });
     const original = w.oldText ?? doc.getText();
     if (doc.getText() !== original) {
@@ -193,6 +212,11 @@ export class InlineEdits implements vscode.CodeLensProvider, vscode.Disposable {
   }
 
   // ---- hunk by hunk ----
+
+  /** A buffer that holds an inline edit's proposal (not what the user wrote). */
+  reviewing(uri: vscode.Uri): boolean {
+    return [...this.pending.values()].some((p) => p.review && p.uri.toString() === uri.toString());
+  }
 
   /** A run of an inline edit (its write is shown in the buffer, not the diff editor). */
   ownsRun(runId: string): boolean {
@@ -244,6 +268,10 @@ export class InlineEdits implements vscode.CodeLensProvider, vscode.Disposable {
     this.decorateAll();
     this.lensEvents.fire();
     await this.d.answer(id, out);
+  }
+
+  private reviewOf(uri: vscode.Uri): Pending | undefined {
+    return [...this.pending.values()].find((p) => p.review && p.uri.toString() === uri.toString());
   }
 
   private byRequest(requestId: string): Pending | undefined {

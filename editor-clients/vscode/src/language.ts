@@ -8,6 +8,9 @@ import * as vscode from 'vscode';
 import { Method } from './protocol';
 import { diagnostic, hover, isPositionParams, locations, pos, symbols } from './lspShapes';
 
+/** How long the diagnostics of a file must stay unchanged before they are taken as its answer. */
+const SETTLE_MS = 400;
+
 /** Languages VS Code checks out of the box (its built-in TypeScript, JSON and CSS servers). */
 const BUILTIN_CHECKED = new Set(['typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'json', 'jsonc', 'css', 'scss', 'less']);
 
@@ -23,7 +26,11 @@ export class LanguageAnswers implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly waiters = new Set<(uris: readonly vscode.Uri[]) => void>();
 
-  constructor(private readonly log: (line: string) => void) {
+  constructor(
+    private readonly log: (line: string) => void,
+    /** A buffer under an inline edit's review holds agentd's proposal, not the user's text. */
+    private readonly underReview: (uri: vscode.Uri) => boolean = () => false,
+  ) {
     this.disposables.push(
       vscode.languages.onDidChangeDiagnostics((e) => {
         for (const uri of e.uris) {
@@ -38,9 +45,6 @@ export class LanguageAnswers implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-
-  /** What initialize declares: every request below is answered. */
-  static readonly capabilities = { diagnostics: true, definition: true, references: true, hover: true, documentSymbols: true, workspaceSymbols: true, context: true, buffers: true };
 
   /** The handlers, by method. */
   handlers(): Record<string, (params: unknown) => unknown> {
@@ -83,7 +87,7 @@ export class LanguageAnswers implements vscode.Disposable {
     // The buffer must hold what is on disk before its diagnostics mean anything.
     let changed = !wasOpen;
     if (fresh && wasOpen && !doc.isDirty) changed = (await this.untilCurrent(doc, deadline)) || changed;
-    const got = await this.untilDiagnostics(uri, Math.min(deadline, Date.now() + (changed ? 5000 : 1500)));
+    const got = await this.untilDiagnostics(uri, changed ? deadline : Math.min(deadline, Date.now() + 1500));
     return out(!got && changed);
   }
 
@@ -108,19 +112,28 @@ export class LanguageAnswers implements vscode.Disposable {
     return true;
   }
 
-  /** Resolves true at the first diagnostics published for uri, false at the deadline. */
+  /**
+   * Resolves true once the servers have published for uri and gone quiet (no more for SETTLE_MS: a
+   * server reports a file's syntax first and its types a moment later), false at the deadline with
+   * nothing published.
+   */
   private untilDiagnostics(uri: vscode.Uri, deadline: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const w = (uris: readonly vscode.Uri[]) => {
-        if (!uris.some((u) => u.toString() === uri.toString())) return;
-        finish(true);
-      };
-      const timer = setTimeout(() => finish(false), Math.max(0, deadline - Date.now()));
+      let got = false;
+      let quiet: ReturnType<typeof setTimeout> | undefined;
       const finish = (v: boolean) => {
         clearTimeout(timer);
+        if (quiet) clearTimeout(quiet);
         this.waiters.delete(w);
         resolve(v);
       };
+      const w = (uris: readonly vscode.Uri[]) => {
+        if (!uris.some((u) => u.toString() === uri.toString())) return;
+        got = true;
+        if (quiet) clearTimeout(quiet);
+        quiet = setTimeout(() => finish(true), Math.min(SETTLE_MS, Math.max(0, deadline - Date.now())));
+      };
+      const timer = setTimeout(() => finish(got), Math.max(0, deadline - Date.now()));
       this.waiters.add(w);
     });
   }
@@ -176,7 +189,7 @@ export class LanguageAnswers implements vscode.Disposable {
   private readFile(p: unknown): unknown {
     const uri = (p as { uri?: string })?.uri;
     const doc = typeof uri === 'string' ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString()) : undefined;
-    if (!doc || doc.isClosed) return null;
+    if (!doc || doc.isClosed || this.underReview(doc.uri)) return null;
     return { text: doc.getText(), version: doc.version, dirty: doc.isDirty };
   }
 }

@@ -12,7 +12,8 @@ import { ContextUse } from './protocol';
 
 export type PanelMessage =
   | { type: 'ready' }
-  | { type: 'ask'; text: string }
+  | { type: 'ask'; text: string; images?: { mimeType: string; data: string; name?: string }[]; paths?: string[] }
+  | { type: 'needImage'; id: string }
   | { type: 'cancel' }
   | PanelAnswer
   | { type: 'openDiff'; requestId: string; index?: number }
@@ -25,7 +26,7 @@ export type PanelMessage =
   | { type: 'detach'; key: string }
   | { type: 'mention'; query: string }
   | { type: 'setting'; field: SettingField; value: string }
-  | { type: 'openFile'; path: string }
+  | { type: 'openFile'; path: string; line?: number; column?: number }
   | { type: 'resume'; runId: string }
   | { type: 'loadEarlier' }
   | { type: 'undoRun'; runId: string }
@@ -151,7 +152,8 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
 <div id="composer">
   <div id="chips" aria-label="Context for the next prompt"></div>
   <div id="mentions" role="listbox" hidden></div>
-  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+  <div id="images" aria-label="Images for the next prompt"></div>
+  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; paste or drop an image; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
   <div class="buttons">
     <button id="send" class="primary" title="Send (Enter)">Send</button>
     <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>

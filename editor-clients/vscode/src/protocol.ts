@@ -56,6 +56,7 @@ export const CLIENT_REQUESTS = [
   Method.deleteSession,
   Method.context,
   Method.compact,
+  Method.image,
   Method.indexStatus,
 ] as const satisfies readonly (keyof Requests)[];
 export const CLIENT_NOTIFICATIONS = [
@@ -74,7 +75,17 @@ export const HANDLED_NOTIFICATIONS = [
   Method.progress,
   Method.mcpChanged,
 ] as const satisfies readonly (keyof ServerNotifications)[];
-export const HANDLED_REQUESTS = [Method.progressCreate] as const satisfies readonly (keyof ServerRequests)[];
+export const HANDLED_REQUESTS = [
+  Method.progressCreate,
+  Method.editorDiagnostics,
+  Method.editorDefinition,
+  Method.editorReferences,
+  Method.editorHover,
+  Method.editorDocumentSymbols,
+  Method.editorWorkspaceSymbols,
+  Method.editorContext,
+  Method.editorReadFile,
+] as const satisfies readonly (keyof ServerRequests)[];
 
 /** The states after which nothing more happens to a run. */
 export const TERMINAL_STATES: ReadonlySet<string> = new Set<string>(FINISHED_STATES);

@@ -8,8 +8,8 @@
 // so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
-import { OpenRequest } from './requests';
+import { DiagnosticsReport, FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
+import { KNOWN_KINDS, OpenRequest } from './requests';
 import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
 import type { UndoView } from './undo';
 import type { RulesState } from './rules';
@@ -64,7 +64,7 @@ export function renderMarkdown(text: string): string {
 
 const PLAN_ICONS: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓', failed: '✗' };
 // Plain symbols rather than emoji: they render with the editor's fonts on every platform.
-const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', think: '…', other: '⚙' };
+const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', fetch: '⇣', think: '…', other: '⚙' };
 const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
 
 export function renderDiff(diff: string): string {
@@ -117,6 +117,19 @@ export function keyArgument(input: unknown): string | undefined {
   return undefined;
 }
 
+/** A URL as a row says it: its host and path, without the scheme, shortened in the middle. */
+export function shortUrl(url: string): string {
+  const s = url.replace(/^https?:\/\//, '').replace(/\/$/, '');
+  return s.length > 60 ? `${s.slice(0, 40)}…${s.slice(-17)}` : s;
+}
+
+/** Bytes as people read them: 912 B, 12 KB, 3.4 MB. */
+export function byteSize(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${Math.round(n / 1024)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
+
 function sentenceCase(s: string): string {
   return s ? s.charAt(0).toUpperCase() + s.slice(1) : s;
 }
@@ -152,6 +165,15 @@ export function toolFacts(t: ToolCallView, req?: RequestView, waiting = false): 
   }
   const out = t.output ?? t.liveOutput;
   if (t.exitCode !== undefined && t.exitCode !== 0) facts.push(`exit ${t.exitCode}`);
+  if (t.fetched) {
+    // The page as fetched: where it ended (after redirects), how big, what went wrong.
+    const f = t.fetched;
+    facts.push(shortUrl(f.url));
+    if (f.status >= 400) facts.push(`HTTP ${f.status}`);
+    facts.push(`${byteSize(f.bytes)}${f.cut ? ', cut at 10 MB' : ''}`);
+    if (t.status === 'failed' || t.isError) return { status, tone, facts };
+    return { status, tone, facts: t.durationMs !== undefined && t.durationMs >= 1000 ? [...facts, duration(t.durationMs)] : facts };
+  }
   if (t.files?.length) {
     const s = t.files.map((f) => diffStat(f.diff ?? '')).reduce((a, b) => ({ added: a.added + b.added, removed: a.removed + b.removed }), { added: 0, removed: 0 });
     facts.push(`+${s.added} −${s.removed}`);
@@ -198,15 +220,46 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   }
   if (t.files?.length) body.push(renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`));
   const expandable = body.length > 0;
+  const diag = t.diagnostics ? renderDiagnostics(t.diagnostics, id) : '';
   const startOpen = running || !!open;
   const summary = `<span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> ${title} <span class="tool-status tone-${tone}">${esc(status)}</span>${
     facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
   }${checkpointHtml(run, t, ctx)}`;
-  if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>`;
+  if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>${diag}`;
   return `<details class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}"${running ? ' data-live' : ''}${open ? ' data-waiting' : ''}${startOpen ? ' open' : ''}>
 <summary>${summary}</summary>
 <div class="tool-body">${body.join('\n')}</div>
-</details>`;
+</details>${diag}`;
+}
+
+/**
+ * What the language servers said after the reply's edits, under its last edit: a summary ("1 new
+ * error · gopls") that opens to the problems, each a link to its place; what the model read on demand.
+ */
+export function renderDiagnostics(d: DiagnosticsReport, id: string): string {
+  const items = d.items ?? [];
+  const errors = items.filter((i) => i.severity === 'error').length;
+  const warnings = items.filter((i) => i.severity === 'warning').length;
+  const parts: string[] = [];
+  if (errors) parts.push(plural(errors, 'error'));
+  if (warnings) parts.push(plural(warnings, 'warning'));
+  const counted = parts.length ? parts.join(', ') : 'no problems';
+  const fresh = d.new ? ` (${d.new} new)` : '';
+  const who = d.servers?.length ? ` · ${d.servers.join(', ')}` : '';
+  const tone = d.new ? (errors ? 'error' : 'waiting') : 'ok';
+  const rows = items.map(
+    (i) =>
+      `<li class="diag diag-${esc(i.severity)}${i.new ? ' diag-new' : ''}"><button class="link" data-action="openFile" data-path="${esc(i.path)}" data-line="${i.line}" data-column="${i.column}">${esc(
+        `${i.path}:${i.line}:${i.column}`,
+      )}</button> <span class="diag-sev">${esc(i.severity)}</span> ${esc(i.message)}${i.source ? ` <span class="desc">${esc(i.source)}${i.code ? ` ${esc(i.code)}` : ''}</span>` : ''}${i.new ? ' <span class="diag-badge">new</span>' : ''}</li>`,
+  );
+  const more: string[] = [];
+  if (d.omitted) more.push(`${plural(d.omitted, 'more problem')} not listed`);
+  if (d.quiet) more.push(`${plural(d.quiet, 'hint')} and infos not listed`);
+  const notes = [...more, ...(d.notes ?? [])].map((n) => `<div class="request-facts">${esc(n)}</div>`).join('');
+  return `<details class="diagnostics tone-${tone}" data-id="${id}-diag"${d.new ? ' open' : ''}><summary><span class="icon">${errors ? '⨯' : warnings ? '⚠' : '✓'}</span> After the edits: ${esc(
+    counted + fresh + who,
+  )}</summary>${rows.length ? `<ul class="diag-list">${rows.join('')}</ul>` : ''}${notes}<details class="diag-model" data-id="${id}-diag-text"><summary>What the model read</summary><pre>${esc(d.text)}</pre></details></details>`;
 }
 
 /** A change's checkpoint: undone since (by which undo), or the way back to before it. */
@@ -370,13 +423,68 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   }
   if (req.kind === 'confirm_command') parts.push(confinementHtml(req));
   if (req.kind === 'confirm_write') parts.push(renderWriteFiles(req, ctx));
+  const generic = !KNOWN_KINDS.has(req.kind);
+  if (generic) parts.push(genericBody(req));
   if (isConfirm && req.rule) parts.push(`<div class="request-facts rule">Asked because: ${esc(req.rule)}</div>`);
   if (req.expiresAt) parts.push(`<div class="request-facts">Waits until ${esc(new Date(req.expiresAt).toLocaleTimeString())}</div>`);
-  parts.push(isConfirm ? decisionButtons(req, !!ctx.edited[req.requestId]) : answerControls(req));
+  parts.push(generic ? genericControls(req) : isConfirm ? decisionButtons(req, !!ctx.edited[req.requestId]) : answerControls(req));
   if (open.sending) parts.push('<div class="request-note">Sending…</div>');
   if (open.error) parts.push(`<div class="request-error">${esc(open.error)}</div>`);
   parts.push('</div>');
   return parts.join('\n');
+}
+
+/** A kind the panel has no view of its own for: its message whole (markdown), its command, its diff. */
+function genericBody(req: RequestView): string {
+  const parts: string[] = [];
+  if (req.message) parts.push(`<div class="request-body md">${renderMarkdown(req.message)}</div>`);
+  if (req.command) parts.push(`<pre class="cmdline">${esc(req.command)}</pre>`);
+  if (req.diff?.length) parts.push(renderFiles(req.diff, `${req.requestId}-g`, req.diff.length === 1));
+  return parts.join('');
+}
+
+/**
+ * The generic form's answers: its options (check boxes when several may be picked), and its text —
+ * an answer of its own, or what goes with some of the options (a rejection's reason, feedback on a
+ * plan), asked for as they are picked.
+ */
+function genericControls(req: RequestView): string {
+  const id = esc(req.requestId);
+  const opts = req.options ?? [];
+  const input = req.input;
+  const field = input
+    ? input.multiline && !input.secret
+      ? `<textarea class="answer-text generic-text" data-field="${id}-text" data-request="${id}" rows="3" placeholder="${esc(input.label)}${input.required ? '' : ' (optional)'}" aria-label="${esc(input.label)}"></textarea>`
+      : `<input type="${input.secret ? 'password' : 'text'}" class="answer-text generic-text" data-field="${id}-text" data-request="${id}" data-submit="genericSend" placeholder="${esc(input.label)}${
+          input.required ? '' : ' (optional)'
+        }" aria-label="${esc(input.label)}">`
+    : '';
+  const parts: string[] = [];
+  if (req.multiple && opts.length) {
+    parts.push(
+      `<div class="choices choices-multiple">${opts
+        .map((o) => `<label class="choice-check"><input type="checkbox" data-field="${id}-opt-${esc(o.optionId)}" data-option="${esc(o.optionId)}"> ${esc(o.label)}${o.description ? ` <span class="desc">${esc(o.description)}</span>` : ''}</label>`)
+        .join('')}</div>`,
+    );
+    if (field) parts.push(`<div class="answer-row">${field}</div>`);
+    parts.push(`<div class="decisions"><button class="primary" data-action="genericMany" data-request="${id}">Send</button></div>`);
+    return parts.join('');
+  }
+  if (field && input?.with?.length) parts.push(`<div class="answer-row">${field}</div>`);
+  if (opts.length) {
+    parts.push(
+      `<div class="decisions">${opts
+        .map(
+          (o, i) =>
+            `<button class="${i === 0 ? 'primary' : 'secondary'}" data-action="genericPick" data-request="${id}" data-option="${esc(o.optionId)}"${o.description ? ` title="${esc(o.description)}"` : ''}>${esc(o.label)}</button>`,
+        )
+        .join(' ')}</div>`,
+    );
+  }
+  if (field && !input?.with?.length) {
+    parts.push(`<div class="answer-row">${field}<button class="${opts.length ? 'secondary' : 'primary'}" data-action="genericSend" data-request="${id}">Send</button></div>`);
+  }
+  return parts.join('');
 }
 
 function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
@@ -419,6 +527,19 @@ function renderRun(run: RunView, ctx: RenderContext): string {
           ...(run.context?.files ?? []).filter((f) => f !== run.context?.selection?.path),
         ];
     if (chips.length) parts.push(`<div class="context">${chips.map((c) => `<span class="chip">${esc(c)}</span>`).join(' ')}</div>`);
+    if (run.images?.length) {
+      // The picture itself comes from the webview's cache (filled from agent/image): the HTML stays small.
+      parts.push(
+        `<div class="prompt-images">${run.images
+          .map(
+            (im) =>
+              `<figure class="prompt-image"><img data-image-id="${esc(im.id)}" alt="${esc(im.name ?? 'image')}" title="${esc(`${im.name ?? 'image'} · ${im.width}×${im.height}, ${byteSize(im.bytes)}${im.scaled ? ', scaled down for the model' : ''}`)}"><figcaption>${esc(
+                im.name ?? 'image',
+              )} · ${im.width}×${im.height}</figcaption></figure>`,
+          )
+          .join('')}</div>`,
+      );
+    }
     parts.push('</div>');
   } else {
     parts.push('<div class="prompt prompt-unknown">A run started from another window or client</div>');
@@ -650,7 +771,7 @@ export function renderTabs(tabs: NonNullable<PanelState['tabs']>): string {
   const items = tabs.map((t) => {
     const id = esc(t.sessionId ?? '');
     const flags = `${t.busy ? '<span class="spinner"></span>' : ''}${t.waiting ? `<span class="tab-waiting" title="${esc(plural(t.waiting, 'request'))} waiting for you">${t.waiting}</span>` : ''}`;
-    return `<span class="tab${t.active ? ' active' : ''}"><button class="tab-open" data-action="openTab" data-session="${id}" title="${esc(t.title)}">${flags}${esc(t.title.length > 28 ? `${t.title.slice(0, 27)}…` : t.title)}</button><button class="tab-x" data-action="closeTab" data-session="${id}" title="Close this conversation (its runs go on; the session list has it)" aria-label="Close ${esc(t.title)}">×</button></span>`;
+    return `<span class="tab${t.active ? ' active' : ''}"><button class="tab-open" data-action="openTab" data-session="${id}" title="${esc(t.title)}">${flags}<span class="tab-title">${esc(t.title)}</span></button><button class="tab-x" data-action="closeTab" data-session="${id}" title="Close this conversation (its runs go on; the session list has it)" aria-label="Close ${esc(t.title)}">×</button></span>`;
   });
   return `<div class="tabs" role="tablist">${items.join('')}<button class="tab-new" data-action="newSession" title="A new conversation beside these" aria-label="New conversation">+</button></div>`;
 }

@@ -7,6 +7,9 @@
 // `afterSeq: lastSeq` when apply reports a gap).
 
 import {
+  DiagnosticsReport,
+  ImageRef,
+  Fetched,
   FileDiff,
   InputRequest,
   InstructionFile,
@@ -47,6 +50,10 @@ export interface ToolCallView {
   requestId?: string;
   /** The call changed the workspace: its checkpoint, which agent/undo takes back. */
   checkpoint?: string;
+  /** The diagnostics of the files its reply changed (after the reply's last edit). */
+  diagnostics?: DiagnosticsReport;
+  /** What a web fetch got: the URL it ended at, its status and size. */
+  fetched?: Fetched;
 }
 
 /** An input request as the run shows it: what was asked, and once resolved, how it ended. */
@@ -99,6 +106,8 @@ export interface RunView {
   startedAt: number;
   /** A rewind cut it from the conversation (agent/history says so). */
   rewound?: boolean;
+  /** The prompt's images as the model got them (agent/run's answer, agent/history). */
+  images?: ImageRef[];
 }
 
 export interface Notification {
@@ -381,6 +390,8 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.durationMs !== undefined) t.durationMs = u.durationMs;
       if (u.files !== undefined) t.files = u.files;
       if (u.checkpoint) t.checkpoint = u.checkpoint;
+      if (u.diagnostics) t.diagnostics = u.diagnostics;
+      if (u.fetched) t.fetched = u.fetched;
       if (u.status === 'in_progress') run.activity = activityOf(t);
       break;
     }

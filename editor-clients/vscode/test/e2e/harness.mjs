@@ -46,7 +46,7 @@ function startAndWait(cmd, args, opts, re, timeoutMs, logFile) {
   });
 }
 
-export async function setup({ modelScript, artifacts, settings = {} }) {
+export async function setup({ modelScript, artifacts, settings = {}, daemonEnv = {} }) {
   const agentd = env('AGENTD_BIN');
   const fakemodel = env('FAKEMODEL_BIN');
   const csDir = env('CS_DIR');
@@ -114,7 +114,7 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
         'agentd.model.baseUrl': modelUrl,
         'agentd.model.name': 'fake-model',
         'agentd.approvalPolicy': 'ask',
-        'agentd.env': { AGENTD_STATE_DIR: state },
+        'agentd.env': { AGENTD_STATE_DIR: state, ...daemonEnv },
         'agentd.trace': 'verbose',
         ...settings,
       },

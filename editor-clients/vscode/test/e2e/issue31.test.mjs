@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EXT_DIR, setup } from './harness.mjs';
-import { ask, command, expectStatus, lastRun, modelRequests, openRequest, panel, paletteInput, quickInput, quickOpen, screenshot, until, use } from './ui.mjs';
+import { ask, command, expectStatus, lastRun, modelRequests, newSession, openRequest, panel, paletteInput, quickInput, quickOpen, reloadWindow, screenshot, until, use } from './ui.mjs';
 
 const ARTIFACTS = process.env.E2E_ARTIFACTS_31 ?? path.join(EXT_DIR, 'test/artifacts/issue31');
 let h;
@@ -24,7 +24,13 @@ function lens(text, scope = '.editor-instance') {
 describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
   before(async () => {
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
-    h = await setup({ modelScript: path.join(EXT_DIR, 'test/models/issue31.json'), artifacts: ARTIFACTS });
+    // Auto save off (VS Code for the web saves after a delay by default): the inline edit shows in
+    // the file itself; with auto save on it is reviewed in the diff editor.
+    h = await setup({ modelScript: path.join(EXT_DIR, 'test/models/issue31.json'), artifacts: ARTIFACTS,
+      settings: { 'files.autoSave': 'off' },
+      // A first TypeScript check of a new file can take seconds on a loaded machine.
+      daemonEnv: { AGENTD_DIAGNOSTICS_TIMEOUT: '15s' },
+    });
     page = h.page;
     use({ page, h, artifacts: ARTIFACTS });
     await expectStatus(/agentd: ready/, 60000);
@@ -148,7 +154,7 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
   });
 
   it('the rules view: an "always" answer is listed, edited to a pattern, and revoked', async () => {
-    await command('agentd: New Session');
+    await newSession();
     await ask('Run the formatter');
     const cmd = panel().locator('.tool', { hasText: 'npm run fmt' }).locator('.request-open');
     await cmd.waitFor();
@@ -185,7 +191,7 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
     await list.locator('input.sessions-query').fill('formatter');
     await until(async () => (await list.locator('.session-row').count()) === 1, 'one session found');
     assert.match(await list.locator('.session-row').innerText(), /Run the formatter/);
-    await list.locator('input.sessions-query').fill('the return line');
+    await list.locator('input.sessions-query').fill('nothing matches these words');
     await list.locator('.empty', { hasText: 'No session matches' }).waitFor();
     await list.locator('input.sessions-query').fill('plan file');
     const found = list.locator('.session-row', { hasText: 'Write the draft file' });
@@ -209,8 +215,35 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
+  it('after an edit agentd asks VS Code\'s language servers: the new TypeScript error shows under the edit, and the model read it', async () => {
+    // A TypeScript file open, so VS Code's TypeScript server is up and has checked it (as in a real
+    // project): its one error is in the Problems count.
+    fs.writeFileSync(path.join(h.ws, 'tsconfig.json'), '{"compilerOptions": {"strict": true, "noEmit": true}, "include": ["*.ts"]}\n');
+    fs.writeFileSync(path.join(h.ws, 'util.ts'), "export const one: number = 'one';\n");
+    await quickOpen('util.ts');
+    await page.locator('[id="status.problems"]', { hasText: /1/ }).waitFor({ timeout: 90000 });
+    await newSession();
+    await ask('Add the total function');
+    const req = openRequest('app.ts');
+    await req.waitFor();
+    await req.locator('button', { hasText: /^Accept$/ }).click();
+    await lastRun().locator('.answer', { hasText: 'Added total; the editor says Totl is undefined.' }).waitFor();
+    const row = lastRun().locator('details.diagnostics');
+    await row.waitFor();
+    assert.match(await row.locator(':scope > summary').innerText(), /After the edits: 1 error \(1 new\) · the editor/);
+    assert.match(await row.locator('.diag-list').innerText(), /app\.ts:2:10 error Cannot find name 'Totl'/);
+    const read = (await modelRequests()).find((r) => r.turn === 'ts-after');
+    const result = read.messages.filter((m) => m.role === 'tool').pop().content;
+    assert.match(result, /Diagnostics after your edits \(the editor\)[^]*app\.ts:2:10: error: Cannot find name 'Totl'/);
+    await screenshot('diagnostics-row', '.part.sidebar');
+    // The problem's link opens the file where it is.
+    await row.locator('.diag-list button', { hasText: 'app.ts:2:10' }).click();
+    await page.locator('.tab.active', { hasText: 'app.ts' }).waitFor();
+    ok();
+  });
+
   it('several conversations at once: one works in its tab while another is asked and answered', async () => {
-    await command('agentd: New Session');
+    await newSession();
     await ask('Think slowly in the background');
     await lastRun().locator('.answer', { hasText: 'Thinking in the background' }).waitFor();
     await panel().locator('.tabs .tab-new').click();
@@ -232,6 +265,42 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
     // And the other is where it was.
     await panel().locator('.tabs .tab-open[title="Say hi quickly"]').click();
     await lastRun().locator('.answer', { hasText: 'Hi!' }).waitFor();
+    ok();
+  });
+
+  it('an image pasted into the chat goes with the prompt and shows under it, after a reload too', async () => {
+    await newSession();
+    // A red picture on the clipboard, as a screenshot tool leaves it; pasted into the prompt box.
+    const prompt = panel().locator('#prompt');
+    await prompt.click();
+    await prompt.evaluate(async (el) => {
+      const c = document.createElement('canvas');
+      c.width = 40;
+      c.height = 30;
+      const g = c.getContext('2d');
+      g.fillStyle = '#d22';
+      g.fillRect(0, 0, 40, 30);
+      const blob = await new Promise((r) => c.toBlob(r, 'image/png'));
+      // The paste event a browser fires for Ctrl+V with a picture on the clipboard.
+      const dt = new DataTransfer();
+      dt.items.add(new File([blob], 'image.png', { type: 'image/png' }));
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    });
+    const chip = panel().locator('#images .image-chip', { hasText: 'pasted image' });
+    await chip.waitFor();
+    assert.match(await chip.innerText(), /pasted image\s+40×30/);
+    await page.keyboard.type('What is in this picture?');
+    await page.keyboard.press('Enter');
+    await lastRun().locator('.answer', { hasText: 'A red square.' }).waitFor();
+    await chip.waitFor({ state: 'detached' });
+    const shown = lastRun().locator('.prompt-image img[src^="data:image/png"]');
+    await shown.waitFor();
+    assert.match(await lastRun().locator('.prompt-image figcaption').innerText(), /pasted image · 40×30/);
+    await screenshot('image-in-prompt', '.part.sidebar');
+    // A reload: the history names the image and its bytes come back from agentd.
+    await reloadWindow();
+    await panel().locator('.run .prompt-text', { hasText: 'What is in this picture?' }).waitFor({ timeout: 60000 });
+    await panel().locator('.prompt-image img[src^="data:image/png"]').waitFor();
     ok();
   });
 

@@ -157,3 +157,10 @@ export async function lastUserMessageSent(containing) {
   return undefined;
 }
 
+
+/** agentd: New Session, awaited: the panel shows the new conversation's tab in front. */
+export async function newSession() {
+  await command('agentd: New Session');
+  // Its tab in front (or, with no other conversation open, the empty panel).
+  await panel().locator('.tabs .tab.active', { hasText: 'New conversation' }).or(panel().locator('#conversation > .empty')).first().waitFor();
+}

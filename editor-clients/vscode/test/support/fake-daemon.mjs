@@ -57,6 +57,7 @@ const rules = [
 ];
 const sessionRules = new Map(); // sessionId → rules
 let mcpServers; // mcp/status, as FAKE_MCP set it and the controls changed it
+const images = new Map(); // id → {mimeType, data, width, height}
 const ON_CONFLICT = ['stop', 'skip', 'overwrite'];
 
 function send(msg) {
@@ -105,6 +106,7 @@ const SCHEMAS = {
   'agent/undo': { sessionId: str, checkpoint: str, runId: str, paths: strs, only: bool, onConflict: str, dryRun: bool },
   'agent/rewind': { sessionId: str, runId: str, keepFiles: bool, onConflict: str, dryRun: bool },
   'mcp/status': { sessionId: str },
+  'agent/image': { id: str },
   'index/status': {},
 };
 
@@ -330,11 +332,19 @@ const handlers = {
     for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (p[k]) s.settings[k] = p[k];
     const runId = `r_${++runCount}`;
     const run = { runId, sessionId: s.sessionId, prompt: p.prompt, context: p.context ?? undefined, createdAt: now(), state: 'running', events: [], settings: effective(s.settings) };
+    // Images as agentd keeps them: by the hash of their bytes (here: a counter), with their size.
+    if (Array.isArray(p.images) && p.images.length) {
+      run.images = p.images.map((im, i) => {
+        const id = `img_${runCount}_${i}`;
+        images.set(id, { mimeType: im.mimeType ?? 'image/png', data: im.data ?? '', width: 40, height: 30 });
+        return { id, mimeType: im.mimeType ?? 'image/png', width: 40, height: 30, bytes: Math.floor(((im.data ?? '').length * 3) / 4), name: im.name ?? im.path ?? 'pasted' };
+      });
+    }
     run.updatedAt = run.createdAt;
     runs.set(runId, run);
     s.runs.push(runId);
     setImmediate(() => play(run));
-    return { runId, sessionId: s.sessionId };
+    return run.images ? { runId, sessionId: s.sessionId, images: run.images } : { runId, sessionId: s.sessionId };
   },
   'agent/reply': (p) => answer(decode('agent/reply', p), 'reply'),
   'agent/confirm': (p) => answer(decode('agent/confirm', p), 'confirm'),
@@ -445,6 +455,13 @@ const handlers = {
     list[i] = rule;
     return { rule };
   },
+  'agent/image': (raw) => {
+    const p = decode('agent/image', raw);
+    required(p, 'id');
+    const im = images.get(p.id);
+    if (!im) throw new RpcError(E.invalid, `invalid params: no image ${p.id}`);
+    return im;
+  },
   'mcp/enable': (raw) => mcpControl('mcp/enable', raw, (s) => ({ ...s, state: 'connected' })),
   'mcp/disable': (raw) => mcpControl('mcp/disable', raw, (s) => ({ ...s, state: 'disabled', tools: undefined })),
   'mcp/restart': (raw) => mcpControl('mcp/restart', raw, (s) => {
@@ -469,6 +486,7 @@ const handlers = {
       if (s.rewound.has(r.runId)) out.rewound = true;
       if (r.context) out.context = r.context;
       if (r.stopReason) out.stopReason = r.stopReason;
+      if (r.images) out.images = r.images;
       if (r.error) out.error = r.error;
       if (i < all.length - 1 && r.events.length > historyEvents) {
         out.events = r.events.slice(0, historyEvents);

@@ -146,3 +146,20 @@ test('the rules view lists by scope, revokes an "always" answer, edits one, and 
   // The panel shows it above the conversation.
   assert.match(renderConversation({ runs: [], open: [], daemon: { state: 'ready' }, rules: v.state }), /^<div class="rules">/);
 });
+
+test('images go with the prompt; the run shows them, and a reloaded window asks agent/image for their bytes', async (t) => {
+  const { c, received } = await daemon(t);
+  const ctl = windowOn(c);
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+  const res = await ctl.run({ prompt: 'say a red square', images: [{ mimeType: 'image/png', data: png, name: 'red.png' }] });
+  assert.deepEqual(received().find((m) => m.method === 'agent/run').params.images, [{ mimeType: 'image/png', data: png, name: 'red.png' }]);
+  assert.deepEqual(ctl.store.get(res.runId).images.map((i) => [i.name, i.width, i.height]), [['red.png', 40, 30]]);
+  const html = renderConversation({ runs: ctl.currentRuns(), open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<figure class="prompt-image"><img data-image-id="img_1_0" alt="red\.png" title="red\.png · 40×30, 72 B"><figcaption>red\.png · 40×30<\/figcaption><\/figure>/);
+  // After a reload, the history names the images, and their bytes come from agent/image.
+  const again = windowOn(c);
+  again.restore({ sessionId: res.sessionId });
+  await again.reconnected();
+  const id = again.store.get(res.runId).images[0].id;
+  assert.equal((await again.image(id)).data, png);
+});

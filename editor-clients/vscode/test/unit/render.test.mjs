@@ -259,3 +259,14 @@ test('no protocol word reaches the screen: checkpoints, decisions, states and to
   }
   assert.match(visible, /2 changes undone/);
 });
+
+test('a web fetch says where it ended and how much it read; a failed status shows', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'f1', title: 'Fetch https://go.dev/doc/effective_go', toolKind: 'fetch', status: 'pending', input: { url: 'https://go.dev/doc/effective_go' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'f1', status: 'completed', output: '# Effective Go', fetched: { url: 'https://go.dev/doc/effective_go', status: 200, contentType: 'text/html', bytes: 12800 } } });
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'f2', title: 'Fetch https://x.dev/missing', toolKind: 'fetch', status: 'pending', input: { url: 'https://x.dev/missing' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'f2', status: 'failed', isError: true, output: 'not found', fetched: { url: 'https://x.dev/missing', status: 404, bytes: 512 } } });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<span class="icon">⇣<\/span>[^]*Fetch https:\/\/go\.dev\/doc\/effective_go[^]*tool-facts">go\.dev\/doc\/effective_go · 13 KB</);
+  assert.match(html, /x\.dev\/missing · HTTP 404 · 512 B/);
+});
