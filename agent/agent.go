@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/lsp"
 	"github.com/agentd/agentd/tools/mcp"
 	"github.com/agentd/agentd/tools/policy"
 )
@@ -21,6 +22,7 @@ type Agent struct {
 	store    *store
 	policy   *policy.Policy
 	sandbox  *tools.Sandbox
+	private  []string // agentd's own directories (tools.AgentDirs): no tool touches them
 	tools    map[string]tools.Tool
 	order    []tools.Tool
 	rec      *recorder
@@ -30,6 +32,7 @@ type Agent struct {
 	warned   sync.Map // session id → told the sandbox cannot confine commands
 	mcp      *mcp.Manager
 	lang     tools.Language // the editor's language servers, then agentd's own; nil: none
+	own      *lsp.Manager   // agentd's own language servers; nil when off
 	wg       sync.WaitGroup
 	open     atomic.Int64
 	closing  atomic.Bool // Shutdown began: open requests stay open for the next start
@@ -76,9 +79,12 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
-		Own: ownDirs(cfg)})
+		Own: tools.AgentDirs(ownDirs(cfg)...)})
+	// One list of agentd's own directories: the sandbox hides them from
+	// commands, the file tools and the policy keep out of them.
+	private := tools.AgentDirs(sb.Hidden()...)
 	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
-		UserConfigDir: cfg.UserConfigDir, Sandbox: sb})
+		UserConfigDir: cfg.UserConfigDir, Sandbox: sb, Private: private})
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
 	}
@@ -86,7 +92,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger.Warn("a workspace rule that allows is ignored: the repository's .agentd/rules.json may deny or ask, never allow; "+
 			"put allow rules in your own rules.json", "rule", r.String())
 	}
-	a := &Agent{images: newImageStore(cfg.StateDir), webPages: tools.NewWebCache(), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, tools: map[string]tools.Tool{},
+	a := &Agent{images: newImageStore(cfg.StateDir), webPages: tools.NewWebCache(), cfg: cfg, log: cfg.Logger, listener: cfg.Listener, store: st, policy: pol, sandbox: sb, private: private, tools: map[string]tools.Tool{},
 		runs: map[string]*run{}, sessions: map[string]*sessionRecord{}, inbox: newInbox(),
 		rec: newRecorder(cfg.StateDir, cfg.Logger), mcfg: cfg.Model, index: newSessionIndex(st, cfg.Logger), hooks: newHookRunner(cfg, sb)}
 	a.stopCtx, a.stopWork = context.WithCancel(context.Background())
@@ -96,6 +102,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.mcp = newMCP(cfg, sb)
 	a.lang = cfg.Language
+	if cfg.LanguageServers.Auto {
+		a.own = lsp.New(lsp.Config{Root: cfg.Root, Sandbox: sb, Settings: cfg.LanguageServers, Logger: cfg.Logger})
+		a.lang = tools.Chain(cfg.Language, a.own)
+	}
 	if err := a.load(); err != nil {
 		a.log.Warn("loading state", "err", err)
 	}
@@ -113,6 +123,7 @@ func (a *Agent) load() error {
 			a.restore(rec)
 		}
 	}
+	a.startQueuedAfterLoad()
 	return err
 }
 
@@ -153,6 +164,10 @@ func (a *Agent) restore(rec *runRecord) {
 	if r.openLog() != nil {
 		return
 	}
+	r.steers = a.store.loadSteers(rec.ID)
+	if rec.State == StateQueued {
+		return // its turn comes when the session's runs before it end (startQueuedAfterLoad)
+	}
 	// Not started yet: nothing else holds r.
 	r.restoreRequestsLocked(sent)
 	r.interruptedLocked()
@@ -170,7 +185,7 @@ func (a *Agent) restore(rec *runRecord) {
 func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[*pendingCall]*tools.Call{},
 		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
-	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir,
+	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir, Private: a.private,
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
 		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r},
 		Hosts: r, WebCache: a.webPages, WebSearchURL: a.cfg.WebSearchURL}
@@ -349,6 +364,9 @@ func (a *Agent) Shutdown() {
 	a.wg.Wait()
 	a.closeCheckpoints()
 	a.mcp.Close()
+	if a.own != nil {
+		a.own.Close()
+	}
 	for _, r := range runs {
 		r.mu.Lock()
 		r.closeLogLocked()

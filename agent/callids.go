@@ -2,7 +2,8 @@ package agent
 
 import (
 	"fmt"
-	"regexp"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // A call's id is how everything after the model's reply tells its calls
@@ -20,7 +21,7 @@ type renamedCall struct{ was, now string }
 
 // mistralID is the shape some servers require of every id they are sent
 // back (nine letters and digits): a made id keeps it.
-var mistralID = regexp.MustCompile(`^[A-Za-z0-9]{9}$`)
+var mistralID = lazy.Regexp(`^[A-Za-z0-9]{9}$`)
 
 // uniqueCallIDs returns calls with ids unique among themselves and the
 // calls and results of history, and the ones it renamed.
@@ -54,7 +55,7 @@ func madeCallID(was string, seen map[string]bool) string {
 	for n := 2; ; n++ {
 		var id string
 		switch {
-		case mistralID.MatchString(was) && n < 100:
+		case mistralID().MatchString(was) && n < 100:
 			id = fmt.Sprintf("%s%02d", was[:7], n)
 		case was == "":
 			id = fmt.Sprintf("call_%d", n)

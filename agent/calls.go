@@ -194,7 +194,11 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	if !r.a.renders(req.Kind) {
 		e.Decision, e.Reason = auditRejected, "the editor cannot show this confirmation"
 		r.a.audit(e)
-		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: this %s needs the user's approval, and no one can give it in this session. Do not retry it; do what you can without it, and tell the user what to run or change themselves.", requestRules[req.Kind].what)}, nil, false
+		what := "this " + requestRules[req.Kind].what
+		if call.Host != nil {
+			what = hostRequest(call)
+		}
+		return &callResult{IsError: true, Rejected: true, Content: fmt.Sprintf("Not run: %s needs the user's approval, and no one can give it in this session. Do not retry it; do what you can without it, and tell the user what to run or change themselves.", what)}, nil, false
 	}
 	return nil, req, false
 }

@@ -8,11 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -169,12 +169,12 @@ func readCommandDir(dir string, source CommandSource) []Command {
 }
 
 // nameSegment is one part of a command's name.
-var nameSegment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var nameSegment = lazy.Regexp(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // load reads the command's file; what is wrong with it goes to Error.
 func (c *Command) load(rel string, readFile func(string) ([]byte, error)) {
 	for _, seg := range strings.Split(strings.TrimSuffix(rel, ".md"), "/") {
-		if !nameSegment.MatchString(seg) {
+		if !nameSegment().MatchString(seg) {
 			c.Error = fmt.Sprintf("%q is not a command name: use letters, digits, '-', '_' and '.'", path.Base(rel))
 			return
 		}
@@ -321,21 +321,21 @@ func (a *Agent) expandPrompt(prompt string) (string, error) {
 }
 
 // placeholder is $ARGUMENTS or one of $1 … $9.
-var placeholder = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
+var placeholder = lazy.Regexp(`\$(ARGUMENTS|[1-9])`)
 
 // Expand substitutes the arguments into the command's prompt: $ARGUMENTS
 // is all of them as typed, $1 … $9 each one (split at blanks; quotes keep
 // one together). A prompt with neither gets the arguments appended, so
 // they are never lost.
 func (c Command) Expand(args string) string {
-	if !placeholder.MatchString(c.body) {
+	if !placeholder().MatchString(c.body) {
 		if args == "" {
 			return c.body
 		}
 		return c.body + "\n\nArguments: " + args
 	}
 	words := splitArgs(args)
-	return placeholder.ReplaceAllStringFunc(c.body, func(m string) string {
+	return placeholder().ReplaceAllStringFunc(c.body, func(m string) string {
 		if m == "$ARGUMENTS" {
 			return args
 		}

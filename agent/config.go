@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/lsp"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -53,6 +54,9 @@ type Config struct {
 	// "off" (no command is confined: each asks, and runs with the user's
 	// rights).
 	Sandbox string
+	// LanguageServers says which language servers agentd runs itself
+	// (tools/lsp), for what the editor does not answer.
+	LanguageServers lsp.Settings
 	// DiagnosticsTimeout bounds a reply's wait for the language servers'
 	// diagnostics after its last edit; LanguageTimeout a navigation
 	// call's (go_to_definition, find_references, hover) wait for its server.
@@ -189,6 +193,8 @@ var settings = []Setting{
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
 	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off") },
 		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
+	{Key: "languageServers", Env: "AGENTD_LANGUAGE_SERVERS", Default: "auto", field: func(c *Config) value { return languageServers(&c.LanguageServers) },
+		Doc: "`auto`: agentd runs the language server of a workspace language when the editor does not answer for it and the server is on the PATH (gopls, typescript-language-server, pyright-langserver, rust-analyzer, clangd), in the sandbox's read profile, stopped after 10 idle minutes; `off`: none; or an object by language (`go`, `typescript`, `python`, `rust`, `c`) whose entries are `false` or `{\"command\": [\"gopls\", \"-remote=auto\"]}`"},
 	{Key: "diagnosticsTimeout", Env: "AGENTD_DIAGNOSTICS_TIMEOUT", Default: defaultDiagnosticsTimeout.String(),
 		field: func(c *Config) value { return duration(&c.DiagnosticsTimeout) },
 		Doc:   "the most a model reply waits, after its last edit, for the language servers' diagnostics of the files it changed (`0`: don't check); a server still busy then is reported as such"},
@@ -454,6 +460,33 @@ func (v textValue) setJSON(raw json.RawMessage) ([]string, error) {
 	}
 	return nil, fmt.Errorf("must be a string, not %s", raw)
 }
+
+// languageServers reads the languageServers setting: a word ("auto",
+// "off"), or an object by language, in config.json or, as JSON, in the
+// environment.
+func languageServers(p *lsp.Settings) value {
+	return languageValue{p}
+}
+
+type languageValue struct{ p *lsp.Settings }
+
+func (v languageValue) set(s string) error {
+	got, _, err := lsp.ParseWord(s)
+	if err == nil {
+		*v.p = got
+	}
+	return err
+}
+
+func (v languageValue) setJSON(raw json.RawMessage) ([]string, error) {
+	got, warnings, err := lsp.ParseSettings(raw)
+	if err == nil {
+		*v.p = got
+	}
+	return warnings, err
+}
+
+func (v languageValue) String() string { return v.p.String() }
 
 // mcpServers reads config.json's mcpServers, the user's (trusted) servers.
 func mcpServers(p *[]mcp.Server) value {

@@ -14,7 +14,10 @@ var (
 	ErrUnknownSession  = errors.New("unknown session")
 	ErrNoModel         = errors.New("no model configured")
 	ErrRunNotPaused    = errors.New("run not paused")
-	ErrInvalid         = errors.New("invalid params")
+	// ErrRunFinished: the run is over (or ending); a steer goes in a new
+	// run instead.
+	ErrRunFinished = errors.New("run finished")
+	ErrInvalid     = errors.New("invalid params")
 	// ErrNotSaved is a change the state directory could not take (disk
 	// full, read-only, permission denied); the error names the file and
 	// the cause. Nothing was applied: the request stays open, the run

@@ -52,6 +52,9 @@ type ending struct {
 // end that cannot be saved pauses the run instead (pauseUnsaved); resuming
 // it ends it.
 func (r *run) finish(state State, stop StopReason, errText string) {
+	r.mu.Lock()
+	r.over = true // a steer now is too late (steer.go)
+	r.mu.Unlock()
 	r.runFinished(state, stop, errText)
 	r.mu.Lock()
 	r.ending = &ending{state, stop, errText}
@@ -83,6 +86,7 @@ func (r *run) finish(state State, stop StopReason, errText string) {
 	}
 	r.closeLogLocked()
 	r.mu.Unlock()
+	r.a.startQueued(r.rec.SessionID) // queue.go
 }
 
 func (r *run) reportFiles() {

@@ -5,10 +5,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -34,7 +34,7 @@ type askParams struct {
 	EnvVar     string   `json:"env_var,omitempty" jsonschema:"With secret: the environment variable name the value is given to commands as."`
 }
 
-var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envVarName = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // askRequest builds the input request for an ask_user call, or a result the
 // model reads when the question cannot be asked.
@@ -49,7 +49,7 @@ func (r *run) askRequest(c ToolCall) (*callResult, *InputRequest) {
 	kind := KindQuestion
 	switch {
 	case p.Secret:
-		if !envVarName.MatchString(p.EnvVar) {
+		if !envVarName().MatchString(p.EnvVar) {
 			return &callResult{IsError: true, Content: "ask_user with secret needs env_var, an environment variable name such as GITHUB_TOKEN."}, nil
 		}
 		kind = KindSecret

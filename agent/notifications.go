@@ -43,6 +43,10 @@ const (
 	// small for the model, or the kernel sandbox unable to confine
 	// commands here.
 	UpdateNotice UpdateKind = "notice"
+	// UpdateSteer is the user's words added to the run while it works
+	// (agent/steer), where they were given; the model reads them before
+	// its next request.
+	UpdateSteer UpdateKind = "steer"
 	// UpdateContext says how full the model's context window is, after
 	// each model call: the context meter.
 	UpdateContext UpdateKind = "context"
@@ -50,7 +54,7 @@ const (
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateContext}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -269,6 +273,9 @@ const (
 	StateCompleted      State = "completed"
 	StateFailed         State = "failed"
 	StateCancelled      State = "cancelled"
+	// StateQueued: the run waits for the session's run before it to end
+	// (agent/run on a busy session); it has not started.
+	StateQueued State = "queued"
 )
 
 // StateIdle is the state of a session that has no run yet; no run is ever
@@ -276,7 +283,7 @@ const (
 const StateIdle State = "idle"
 
 // States lists every run state.
-var States = []State{StateRunning, StateRequiresAction, StatePaused, StateCompleted, StateFailed, StateCancelled}
+var States = []State{StateRunning, StateRequiresAction, StatePaused, StateCompleted, StateFailed, StateCancelled, StateQueued}
 
 // Finished reports whether a run in this state is over for good.
 func (s State) Finished() bool {

@@ -58,6 +58,9 @@ type Selection struct {
 type RunResult struct {
 	RunID     string `json:"runId"`
 	SessionID string `json:"sessionId"`
+	// Queued: the session's run before it has not finished; this one
+	// starts when it has (state queued until then).
+	Queued bool `json:"queued,omitempty"`
 	// Images are the prompt's images as the model gets them (scaled down
 	// when they were too large).
 	Images []ImageRef `json:"images,omitempty"`

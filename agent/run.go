@@ -30,7 +30,12 @@ type runRecord struct {
 	Class       string      `json:"class"`
 	Prompt      string      `json:"prompt"`
 	Context     *RunContext `json:"context,omitempty"`
-	Images      []ImageRef  `json:"images,omitempty"`
+	// Asked are the settings a queued run asked for, which become the
+	// session's when it starts.
+	Asked *SessionSettings `json:"asked,omitempty"`
+	// Steered counts the user's steers (steer.go) the model has been given.
+	Steered int        `json:"steered,omitempty"`
+	Images  []ImageRef `json:"images,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -131,9 +136,14 @@ type run struct {
 	prepared map[*pendingCall]*tools.Call // lost on restart, prepared again
 	cancel   context.CancelCauseFunc
 	driving  bool
-	secrets  map[string]string
-	cut      *cut // how the conversation is compacted, kept while it fits
-	fixed    int  // what the last request's system message and tools took, in bytes
+	// steers are the user's words for the run (steer.go), the first
+	// rec.Steered of them given to the model; over: the run is ending,
+	// and takes no more.
+	steers  []steer
+	over    bool
+	secrets map[string]string
+	cut     *cut // how the conversation is compacted, kept while it fits
+	fixed   int  // what the last request's system message and tools took, in bytes
 	// red hides the secrets the user gave the run in everything that is
 	// shown, sent or persisted: live output, results, messages.
 	red *tools.Redactor

@@ -50,16 +50,20 @@ func (r *run) describeConfinement(req *InputRequest, d policy.Verdict) {
 		net = "with the network"
 	}
 	var how string
-	switch c.Profile {
-	case tools.ProfileFull:
+	switch {
+	case c.Profile == tools.ProfileFull:
 		how = fmt.Sprintf("The kernel sandbox cannot confine it here (%s): if you allow it, it runs with your full rights, %s.",
 			r.a.sandbox.Status().Summary, net)
 		req.Options = unconfinedOptions
-	case tools.ProfileRead:
+	case c.Profile == tools.ProfileRead:
 		how = "Allowed, it runs in the read sandbox (it can change nothing but its temporary files), " + net + "."
 		req.Options = withFull(c)
+	case c.Git:
+		how = "Allowed, it runs in the workspace-write sandbox as git alone (it can change the workspace and the repository's " +
+			"commits, branches and index, not its configuration or hooks; git runs without hooks), " + net + "."
+		req.Options = withFull(c)
 	default:
-		how = "Allowed, it runs in the workspace-write sandbox (it can change the workspace, not .git/config, .git/hooks, " +
+		how = "Allowed, it runs in the workspace-write sandbox (it can change the workspace, not the repository's .git, " +
 			"nested repositories or .agentd/), " + net + "."
 		req.Options = withFull(c)
 	}

@@ -62,23 +62,27 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 	}
 	now := time.Now().UTC()
 	a.mu.Lock()
-	sess, err := a.sessionFor(p, now)
+	sess, busy, err := a.sessionFor(p, now)
 	if err != nil {
 		a.mu.Unlock()
 		return RunResult{}, err
 	}
-	set := a.Effective(sess.settings())
-	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateRunning, Policy: set.ApprovalPolicy,
-		Model: set.Model, Effort: set.ReasoningEffort,
+	rec := &runRecord{ID: newID("r"), SessionID: sess.ID, State: StateQueued,
 		Class: classify(toModel.Prompt), Prompt: p.Prompt, Context: p.Context, Images: imgs, CreatedAt: now, UpdatedAt: now}
-	rec.Messages = append(slices.Clone(sess.Messages), Message{Role: RoleUser, Content: a.userMessageLocked(toModel), Images: imgs})
+	if busy {
+		// Its settings become the session's when it starts, not while the
+		// run before it still works with the session's.
+		rec.Asked = &SessionSettings{Model: strings.TrimSpace(p.Model), ReasoningEffort: p.ReasoningEffort, ApprovalPolicy: p.ApprovalPolicy}
+	}
 	if p.MCPServers != nil {
 		a.mcp.SetSession(sess.ID, p.MCPServers) // before the run takes its tools
 	}
 	r := a.newRun(rec)
 	a.runs[rec.ID] = r
-	sess.LastRunID, sess.State, sess.UpdatedAt = rec.ID, StateRunning, now
 	sess.RunIDs = append(sess.RunIDs, rec.ID)
+	if !busy {
+		a.takeTurnLocked(r, sess, toModel.Prompt, now)
+	}
 	a.mu.Unlock()
 
 	if err := r.openLog(); err != nil {
@@ -95,9 +99,32 @@ func (a *Agent) Run(ctx context.Context, p RunParams) (RunResult, error) {
 		a.abandon(r)
 		return RunResult{}, err
 	}
+	if busy {
+		// The run before it may have ended meanwhile.
+		a.startQueued(sess.ID)
+		return RunResult{RunID: rec.ID, SessionID: sess.ID, Images: imgs, Queued: true}, nil
+	}
 	a.maintainCheckpoints() // undo.go: the store is current before the first command
 	r.start()
 	return RunResult{RunID: rec.ID, SessionID: sess.ID, Images: imgs}, nil
+}
+
+// takeTurnLocked makes r the session's run: the conversation so far and
+// the prompt, and the session's settings (with those the run asked for).
+// a.mu is held; r is not started yet.
+func (a *Agent) takeTurnLocked(r *run, s *sessionRecord, toModel string, now time.Time) {
+	rec := r.rec
+	if rec.Asked != nil {
+		s.apply(*rec.Asked)
+	}
+	set := a.Effective(s.settings())
+	user := a.userMessageLocked(RunParams{Prompt: toModel, Context: rec.Context})
+	r.mu.Lock()
+	rec.State, rec.Asked = StateRunning, nil
+	rec.Policy, rec.Model, rec.Effort = set.ApprovalPolicy, set.Model, set.ReasoningEffort
+	rec.Messages = append(slices.Clone(s.Messages), Message{Role: RoleUser, Content: user, Images: rec.Images})
+	r.mu.Unlock()
+	s.LastRunID, s.State, s.UpdatedAt = rec.ID, StateRunning, now
 }
 
 // checkModel says what is missing for the model to be called.
@@ -108,23 +135,20 @@ func (a *Agent) checkModel() error {
 }
 
 // sessionFor returns the session to run in, new or continued (already
-// read by sessionRec), with the run's settings applied to it. a.mu is held.
-func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, error) {
+// read by sessionRec); busy reports that a run of it has not finished (or
+// waits its turn), so that the new one queues. a.mu is held.
+func (a *Agent) sessionFor(p RunParams, now time.Time) (*sessionRecord, bool, error) {
 	if p.SessionID == "" {
 		s := &sessionRecord{ID: newID("s"), Title: titleOf(p.Prompt), CreatedAt: now, UpdatedAt: now,
 			Policy: p.ApprovalPolicy, Model: strings.TrimSpace(p.Model), Effort: p.ReasoningEffort}
 		a.sessions[s.ID] = s
-		return s, nil
+		return s, false, nil
 	}
 	s, ok := a.sessions[p.SessionID]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, p.SessionID)
+		return nil, false, fmt.Errorf("%w: %s", ErrUnknownSession, p.SessionID)
 	}
-	if r, ok := a.runs[s.LastRunID]; ok && !r.state().Finished() {
-		return nil, fmt.Errorf("%w: session %s has run %s in state %s; cancel it or wait for it to finish", ErrSessionBusy, s.ID, r.rec.ID, r.state())
-	}
-	s.apply(SessionSettings{Model: strings.TrimSpace(p.Model), ReasoningEffort: p.ReasoningEffort, ApprovalPolicy: p.ApprovalPolicy})
-	return s, nil
+	return s, a.sessionBusyLocked(s.ID), nil
 }
 
 // sessionRec returns a session's record, reading it on first use: start-up
@@ -196,6 +220,9 @@ func (a *Agent) Cancel(ctx context.Context, runID string) error {
 		return err
 	}
 	if r == nil || r.state().Finished() {
+		return nil
+	}
+	if a.dropQueued(r) {
 		return nil
 	}
 	r.mu.Lock()

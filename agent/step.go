@@ -16,6 +16,7 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.a.probeWindow(ctx)
 	pfx := r.prefix(ctx)
 	r.mu.Lock()
+	r.steerLocked() // the user's words given since the last request (steer.go)
 	limit := r.rec.Step >= r.a.cfg.MaxSteps
 	if limit && r.rec.Messages[len(r.rec.Messages)-1].Content != limitNote {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: limitNote})
@@ -57,6 +58,13 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {
 			r.update(Update{Kind: UpdateMessageChunk, Text: text})
+		}
+		r.mu.Lock()
+		steered := !limit && r.unsteeredLocked()
+		r.over = !steered // from here a steer would come too late
+		r.mu.Unlock()
+		if steered {
+			return false, nil // the user spoke while the model answered: it reads that first
 		}
 		stop := StopEndTurn
 		if limit {

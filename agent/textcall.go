@@ -3,8 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // Models without native tool calling write the call as JSON in their text:
@@ -14,12 +15,12 @@ import (
 //	{"tool": "read_file", "arguments": {...}}
 //	{"name": "read_file", "arguments": {...}}     (also "args", "parameters")
 //	{"function": {"name": "read_file", "arguments": "{...}"}}
-var fence = regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```")
+var fence = lazy.Regexp("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```")
 
 // parseTextToolCall returns the text without the call and the call, if any.
 func parseTextToolCall(text string, step int) (string, *ToolCall) {
 	var candidates [][2]int
-	if m := fence.FindStringSubmatchIndex(text); m != nil {
+	if m := fence().FindStringSubmatchIndex(text); m != nil {
 		candidates = append(candidates, [2]int{m[0], m[1]}, [2]int{m[2], m[3]})
 	}
 	if start := strings.IndexByte(text, '{'); start >= 0 {
@@ -29,7 +30,7 @@ func parseTextToolCall(text string, step int) (string, *ToolCall) {
 	}
 	for _, c := range candidates {
 		body := text[c[0]:c[1]]
-		if m := fence.FindStringSubmatch(body); m != nil {
+		if m := fence().FindStringSubmatch(body); m != nil {
 			body = m[1]
 		}
 		if call := decodeCall(body); call != nil {

@@ -7,3 +7,13 @@ import "github.com/agentd/agentd/tools"
 func (r *run) HostAllowed(tool string, h tools.HostAccess) bool {
 	return r.a.policy.HostAllowed(r.rec.SessionID, r.runSettings().ApprovalPolicy, tool, h)
 }
+
+// hostRequest names a network call by its host, for what the model reads
+// when no one can approve it.
+func hostRequest(call *tools.Call) string {
+	s := "a request to " + call.Host.Name
+	if call.Host.Private {
+		s += " (on this machine or a private network, which only the user can allow)"
+	}
+	return s
+}

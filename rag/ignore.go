@@ -43,15 +43,27 @@ var binaryExts = setOf(".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp",
 // ignore files of a directory once and caches the accumulated patterns, so
 // single-file updates do not re-read the tree.
 type ignorer struct {
-	root string
-	base []gitignore.Pattern
+	root   string
+	base   []gitignore.Pattern
+	hidden []string // workspace-relative directories no walk enters
 
 	mu   sync.Mutex
 	dirs map[string][]gitignore.Pattern // rel dir ("" = root) → patterns in priority order
 }
 
-func newIgnorer(root string) *ignorer {
+func newIgnorer(root string, hidden ...string) *ignorer {
 	ig := &ignorer{root: root, dirs: make(map[string][]gitignore.Pattern)}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root
+	}
+	for _, h := range hidden {
+		for _, base := range []string{root, real} {
+			if r, err := filepath.Rel(base, h); err == nil && r != "." && r != ".." && !strings.HasPrefix(r, "../") {
+				ig.hidden = append(ig.hidden, filepath.ToSlash(r))
+			}
+		}
+	}
 	for _, p := range defaultPatterns {
 		ig.base = append(ig.base, gitignore.ParsePattern(p, nil))
 	}
@@ -99,6 +111,11 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 	// a remote's URL, and its objects into the index.
 	if slices.Contains(strings.Split(rel, "/"), ".git") {
 		return true
+	}
+	for _, h := range ig.hidden {
+		if rel == h || strings.HasPrefix(rel, h+"/") {
+			return true
+		}
 	}
 	if !isDir {
 		if _, ok := binaryExts[strings.ToLower(path.Ext(rel))]; ok {

@@ -22,6 +22,10 @@ type Options struct {
 	// that made it the default.
 	Embedder Embedder
 	Logger   *slog.Logger // nil = discard
+	// Hidden are directories never indexed, whatever the ignore files say:
+	// agentd's own state and configuration when the workspace holds them
+	// (a workspace that is the home directory; tools.AgentDirs).
+	Hidden []string
 }
 
 // Index is the workspace index. Its methods are safe for concurrent use.
@@ -148,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		fsys:     fsys,
 		stateDir: opts.StateDir,
 		log:      log,
-		ig:       newIgnorer(root),
+		ig:       newIgnorer(root, opts.Hidden...),
 		state:    StateIndexing,
 		emb:      opts.Embedder,
 		open:     make(map[string]bool),

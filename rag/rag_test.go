@@ -387,3 +387,23 @@ func TestGitDirIgnoredWhateverTheIgnoreFilesSay(t *testing.T) {
 	}
 	assert.False(t, ig.ignored("main.go", false))
 }
+
+// Hidden directories (agentd's own state and configuration, in a
+// workspace that is the home directory) are never indexed, whatever the
+// ignore files say, nor found through the watcher or the editor.
+func TestHiddenDirsAreNeverIndexed(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "!.cache/\n", "main.go": "package main\n",
+		".local/state/agentd/abc/runs/r1/events.go": "package x // Transcriptword\n",
+		".cache/agentd/abc/x.go":                    "package x // Cacheword\n",
+		".config/agentd/rules.go":                   "package x // Rulesword\n"})
+	ctx := context.Background()
+	ix, err := Open(ctx, Options{Root: root, StateDir: t.TempDir(), Hidden: []string{
+		filepath.Join(root, ".local/state/agentd"), filepath.Join(root, ".cache/agentd"), filepath.Join(root, ".config/agentd"), "/elsewhere"}})
+	require.NoError(t, err)
+	require.NoError(t, ix.Build(ctx, nil))
+	assert.Equal(t, []string{".gitignore", "main.go"}, indexedFiles(ix))
+	ix.Changed(filepath.Join(root, ".config/agentd/rules.go"), ".local/state/agentd/abc/runs/r1/events.go")
+	ix.Update(ctx)
+	assert.Equal(t, []string{".gitignore", "main.go"}, indexedFiles(ix))
+}

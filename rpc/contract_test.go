@@ -263,8 +263,8 @@ var codeNames = map[int]string{
 	wire.CodeUnknownSession: "UnknownSession", wire.CodeNoModel: "NoModel",
 	wire.CodeRunNotPaused: "RunNotPaused", wire.CodeShuttingDown: "ShuttingDown", wire.CodeNotSaved: "NotSaved",
 	wire.CodeUnknownCheckpoint: "UnknownCheckpoint",
-	wire.CodeUnknownRule:       "UnknownRule",
-	wire.CodeParseError:        "ParseError", wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
+	wire.CodeUnknownRule:       "UnknownRule", wire.CodeRunFinished: "RunFinished",
+	wire.CodeParseError: "ParseError", wire.CodeMethodNotFound: "MethodNotFound", wire.CodeInvalidRequest: "InvalidRequest",
 	wire.CodeInvalidParams: "InvalidParams", wire.CodeServerNotInitialized: "ServerNotInitialized",
 	wire.CodeRequestCancelled: "RequestCancelled", wire.CodeInternalError: "InternalError",
 }

@@ -44,6 +44,7 @@ var codes = []struct {
 	{agent.ErrUnknownSession, wire.CodeUnknownSession},
 	{agent.ErrNoModel, wire.CodeNoModel},
 	{agent.ErrRunNotPaused, wire.CodeRunNotPaused},
+	{agent.ErrRunFinished, wire.CodeRunFinished},
 	{agent.ErrNotSaved, wire.CodeNotSaved},
 	{agent.ErrUnknownCheckpoint, wire.CodeUnknownCheckpoint},
 	{agent.ErrUnknownRule, wire.CodeUnknownRule},

@@ -72,6 +72,7 @@ func init() {
 		wire.MethodShutdown:    handle(shutdown),
 		wire.MethodRun:         handle(runHandler),
 		wire.MethodReply:       replyHandler,
+		wire.MethodSteer:       steerHandler,
 		wire.MethodConfirm:     confirmHandler,
 		wire.MethodCancel:      cancelHandler,
 		wire.MethodResume:      resumeHandler,
@@ -136,6 +137,9 @@ func agentCall[P, R any](call func(ctx context.Context, a *agent.Agent, p P) (R,
 var (
 	replyHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ReplyParams) (struct{}, error) {
 		return struct{}{}, a.Reply(ctx, p)
+	})
+	steerHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.SteerParams) (struct{}, error) {
+		return struct{}{}, a.Steer(ctx, p)
 	})
 	confirmHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ConfirmParams) (struct{}, error) {
 		if p.Decision == "" {

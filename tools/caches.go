@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools/sandbox"
 )
 
@@ -89,14 +89,14 @@ func (s *Sandbox) WorkspaceCacheDir(ws string) string {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(ws))
-	name := unsafeName.ReplaceAllString(filepath.Base(ws), "_")
+	name := unsafeName().ReplaceAllString(filepath.Base(ws), "_")
 	if len(name) > 32 {
 		name = name[:32]
 	}
 	return filepath.Join(dir, "ws", name+"-"+hex.EncodeToString(sum[:6]))
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeName = lazy.Regexp(`[^A-Za-z0-9._-]`)
 
 // caches decides the caches of a confined process of workspace ws in
 // profile p, with the network or not. env is its environment (the user's
@@ -113,7 +113,7 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 	if p == sandbox.WorkspaceWrite {
 		tier = filepath.Join(base, "write")
 	}
-	if err := os.MkdirAll(tier, 0o700); err != nil {
+	if err := s.made.make(tier); err != nil {
 		s.cfg.Logger.Warn("sandbox: no cache for confined commands", "dir", tier, "err", err)
 		return c
 	}
@@ -136,8 +136,12 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 	}
 
 	// The module cache and the other tools' caches: overlays at the
-	// user's paths.
-	layer := func(name, path string) bool {
+	// user's paths, where one can matter (an overlay costs a command most
+	// of a millisecond of CPU): the layer already holds something, or a
+	// workspace-write command may write there (it has the network, or,
+	// for a tool that writes its cache offline too, the workspace has the
+	// tool's manifest). Elsewhere the user's directory is only read.
+	layer := func(name, path string, offline bool) bool {
 		if path == "" {
 			return false
 		}
@@ -145,45 +149,66 @@ func (s *Sandbox) caches(ws string, p sandbox.Profile, network bool, env []strin
 			return false
 		}
 		upper, work := filepath.Join(base, "layers", name, "upper"), filepath.Join(base, "layers", name, "work")
-		if p == sandbox.WorkspaceWrite {
-			if os.MkdirAll(upper, 0o700) != nil || os.MkdirAll(work, 0o700) != nil {
+		switch {
+		case p == sandbox.WorkspaceWrite && (network || offline || !emptyDir(upper)):
+			if s.made.make(upper) != nil || s.made.make(work) != nil {
 				return false
 			}
 			c.overlays = append(c.overlays, sandbox.Overlay{Path: path, Upper: upper, Work: work})
-			return true
-		}
-		// Read commands see what workspace-write ones added, and write
-		// nothing there.
-		if _, err := os.Stat(upper); err == nil {
+		case p == sandbox.Read && !emptyDir(upper):
+			// Read commands see what workspace-write ones added, and
+			// write nothing there.
 			c.overlays = append(c.overlays, sandbox.Overlay{Path: path, Lower: []string{upper}})
-		} else {
+		default:
 			c.read = append(c.read, path)
 		}
 		return true
 	}
 	private := func(name string) string {
 		d := filepath.Join(tier, name)
-		_ = os.MkdirAll(d, 0o700)
+		_ = s.made.make(d)
 		return d
 	}
-	if layer("go-mod", user.modCache) {
+	// The go command writes its module cache only to download.
+	if layer("go-mod", user.modCache, false) {
 		c.setEnv("GOMODCACHE", user.modCache)
 	} else {
 		c.setEnv("GOMODCACHE", private("go-mod"))
 	}
-	if !layer("npm", user.npm) {
+	if !layer("npm", user.npm, hasAny(ws, "package.json")) {
 		c.setEnv("npm_config_cache", private("npm"))
 	}
-	if !layer("pip", user.pip) {
+	if !layer("pip", user.pip, hasAny(ws, "pyproject.toml", "requirements.txt", "setup.py", "Pipfile")) {
 		c.setEnv("PIP_CACHE_DIR", private("pip"))
 	}
-	if layer("cargo", user.cargoHome) {
+	if layer("cargo", user.cargoHome, hasAny(ws, "Cargo.toml")) {
 		c.setEnv("CARGO_HOME", user.cargoHome)
 	}
 	if !network {
 		c.setEnv("CARGO_NET_OFFLINE", "true")
 	}
 	return c
+}
+
+// emptyDir reports whether dir is missing or empty.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// hasAny reports whether the workspace's root holds one of names.
+func hasAny(ws string, names ...string) bool {
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(ws, n)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // toolchainDirs are the user's own caches, where the toolchains find them.

@@ -115,11 +115,19 @@ func TestConfinedModuleCache(t *testing.T) {
 	probe := fmt.Sprintf("agentd-overlay-probe-%d", time.Now().UnixNano())
 	t.Cleanup(func() { os.Remove(filepath.Join(user, probe)) })
 
-	r := runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite},
-		RunCmdParams{Command: `test "$GOMODCACHE" = ` + user + ` && echo planted > "$GOMODCACHE/` + probe + `" && cat "$GOMODCACHE/` + probe + `"`})
+	// Without the network the go command does not write its module cache:
+	// the user's is only read, and no layer is mounted.
+	plant := `test "$GOMODCACHE" = ` + user + ` && echo planted > "$GOMODCACHE/` + probe + `" && cat "$GOMODCACHE/` + probe + `"`
+	r := runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: plant})
+	assert.True(t, r.IsError, r.Output)
+	assert.NoFileExists(t, filepath.Join(user, probe), "the user's module cache was written")
+	// With the network (downloads) it writes agentd's layer.
+	r = runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite, Network: true}, RunCmdParams{Command: plant})
 	require.False(t, r.IsError, r.Output)
 	assert.Contains(t, r.Output, "planted")
 	assert.NoFileExists(t, filepath.Join(user, probe), "the user's module cache was written")
+	r = runConfined(t, t.Context(), env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: `cat "$GOMODCACHE/` + probe + `"`})
+	assert.Contains(t, r.Output, "planted", "a later workspace-write command without the network sees it")
 
 	r = runConfined(t, t.Context(), env, Confine{Profile: ProfileRead}, RunCmdParams{Command: `cat "$GOMODCACHE/` + probe + `"`})
 	assert.Contains(t, r.Output, "planted", "a read command of the workspace sees what workspace-write ones added")

@@ -39,12 +39,13 @@ func diffs(chs []fileChange) []FileDiff {
 			old = c.OldRel
 		}
 		out = append(out, FileDiff{
-			Path:    c.Rel,
-			Status:  statusOf(c.Before, c.After, c.moved()),
-			OldPath: oldPath(c),
-			Diff:    unifiedDiff(old, c.Rel, c.Before, c.After),
-			OldText: inlineText(c.Before),
-			NewText: inlineText(c.After),
+			Path:      c.Rel,
+			Status:    statusOf(c.Before, c.After, c.moved()),
+			OldPath:   oldPath(c),
+			Diff:      unifiedDiff(old, c.Rel, c.Before, c.After),
+			OldText:   inlineText(c.Before),
+			NewText:   inlineText(c.After),
+			RunsLater: RunsLater(c.Rel),
 		})
 	}
 	return out
@@ -180,10 +181,9 @@ func applyChanges(ctx context.Context, env *Env, tool string, chs []fileChange) 
 		}
 		markWrite(env, c, tool == WriteFileToolName || c.Before == nil, shown)
 	}
+	// The language servers check the files once the model's reply has
+	// made all its edits (agent/language.go), not here after each.
 	var rest string
-	if env.Language == nil { // the language servers check once per reply instead (agent/language.go)
-		rest = verify(ctx, env, chs)
-	}
 	if len(views) > 0 {
 		rest = "\n" + strings.Join(views, "\n\n") + rest
 	}

@@ -2,8 +2,9 @@ package tools
 
 import (
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // forcedEnv makes tools behave as in CI: no pagers, no editors, no
@@ -138,8 +139,8 @@ func stripCredentials(v string) (string, bool) {
 	if !strings.ContainsAny(v, "@=:_-") {
 		return v, true // a path, a number, a plain word: nothing to strip
 	}
-	v = urlUserinfo.ReplaceAllString(v, "$1")
-	v = secretQuery.ReplaceAllString(v, "$1")
+	v = urlUserinfo().ReplaceAllString(v, "$1")
+	v = secretQuery().ReplaceAllString(v, "$1")
 	if strings.ContainsAny(v, "=- ") {
 		words := strings.Fields(v)
 		kept := words[:0]
@@ -148,8 +149,8 @@ func stripCredentials(v string) (string, bool) {
 			switch {
 			case skipNext:
 				skipNext = false
-			case secretSetting.MatchString(w):
-			case secretOption.MatchString(w):
+			case secretSetting().MatchString(w):
+			case secretOption().MatchString(w):
 				skipNext = true
 			default:
 				kept = append(kept, w)
@@ -159,7 +160,7 @@ func stripCredentials(v string) (string, bool) {
 			v = strings.Join(kept, " ")
 		}
 	}
-	if tokenShape.MatchString(v) {
+	if tokenShape().MatchString(v) {
 		return "", false
 	}
 	return v, true
@@ -174,17 +175,17 @@ const credentialName = `(?i:password|passwd|passphrase|\bpass\b|\bpwd\b|secret|t
 
 var (
 	// urlUserinfo is "scheme://user[:pass]@", kept: "scheme://".
-	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s,|]*@`)
+	urlUserinfo = lazy.Regexp(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s,|]*@`)
 	// secretQuery is "?name=value" or "&name=value" with a credential's name.
-	secretQuery = regexp.MustCompile(`([?&])[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=[^&\s,|#]*&?`)
+	secretQuery = lazy.Regexp(`([?&])[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=[^&\s,|#]*&?`)
 	// secretSetting is a word that sets a credential: -Dx.password=…,
 	// --token=…, -ldflags=-X=main.apiKey=…, PASSWORD=….
-	secretSetting = regexp.MustCompile(`[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=\S`)
+	secretSetting = lazy.Regexp(`[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*=\S`)
 	// secretOption is an option naming a credential, its value the next word.
-	secretOption = regexp.MustCompile(`^--?[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*$`)
+	secretOption = lazy.Regexp(`^--?[A-Za-z0-9_.-]*` + credentialName + `[A-Za-z0-9_.-]*$`)
 	// tokenShape are tokens whose shape gives them away: GitHub's, GitLab's,
 	// Slack's, AWS's access key ids, npm's, OpenAI-style keys, JWTs.
-	tokenShape = regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|` +
+	tokenShape = lazy.Regexp(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|` +
 		`xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{36}|sk-[A-Za-z0-9_-]{20,}|` +
 		`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+)`)
 )

@@ -6,9 +6,10 @@ package tools
 // answer into the keys to type.
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // Kinds of prompts found in an interactive command's output.
@@ -31,18 +32,18 @@ type cmdPrompt struct {
 }
 
 var (
-	ansiRe     = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>78]`)
-	secretRe   = regexp.MustCompile(`(?i)(password|passphrase|passcode|\bpin\b|secret|token|api key)[^\n]*[:?]\s*$`)
-	yesNoRe    = regexp.MustCompile(`[\[(]\s*(y|Y|yes|Yes|YES)\s*/\s*(n|N|no|No|NO)\s*[\])]`)
-	proceedRe  = regexp.MustCompile(`(?i)ok to proceed\?\s*\(y\)\s*$`)
-	menuHeadRe = regexp.MustCompile(`^\s*[?✔✖]\s+.*(›|»|\(Use arrow keys\)|Use arrow-keys)`)
-	markerRe   = regexp.MustCompile(`^\s*(❯|>|›|→|◉|◯|○|●|\(\*\)|\( \)|-)?\s*`)
+	ansiRe     = lazy.Regexp(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>78]`)
+	secretRe   = lazy.Regexp(`(?i)(password|passphrase|passcode|\bpin\b|secret|token|api key)[^\n]*[:?]\s*$`)
+	yesNoRe    = lazy.Regexp(`[\[(]\s*(y|Y|yes|Yes|YES)\s*/\s*(n|N|no|No|NO)\s*[\])]`)
+	proceedRe  = lazy.Regexp(`(?i)ok to proceed\?\s*\(y\)\s*$`)
+	menuHeadRe = lazy.Regexp(`^\s*[?✔✖]\s+.*(›|»|\(Use arrow keys\)|Use arrow-keys)`)
+	markerRe   = lazy.Regexp(`^\s*(❯|>|›|→|◉|◯|○|●|\(\*\)|\( \)|-)?\s*`)
 )
 
 // cleanTerminal strips escape sequences and resolves carriage returns the
 // way a terminal shows them, so prompts can be matched as text.
 func cleanTerminal(s string) string {
-	s = ansiRe.ReplaceAllString(s, "")
+	s = ansiRe().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -71,13 +72,13 @@ func detectPrompt(out string) (cmdPrompt, bool) {
 	}
 	text := strings.TrimSpace(last)
 	switch {
-	case secretRe.MatchString(last):
+	case secretRe().MatchString(last):
 		return cmdPrompt{Kind: promptSecret, Text: text}, true
-	case proceedRe.MatchString(last):
+	case proceedRe().MatchString(last):
 		p := confirmPrompt(text)
 		p.auto = "y\r"
 		return p, true
-	case yesNoRe.MatchString(last):
+	case yesNoRe().MatchString(last):
 		return yesNoPrompt(text), true
 	case strings.HasSuffix(text, ":") || strings.HasSuffix(text, "?") || strings.HasSuffix(text, ">"):
 		return cmdPrompt{Kind: promptText, Text: context3(lines)}, true
@@ -96,7 +97,7 @@ func confirmPrompt(text string) cmdPrompt {
 // yesNoPrompt handles [y/N], [Y/n], (y/n): a capital letter marks the
 // default. A default of yes is answered automatically (see autoAnswer).
 func yesNoPrompt(text string) cmdPrompt {
-	m := yesNoRe.FindStringSubmatch(text)
+	m := yesNoRe().FindStringSubmatch(text)
 	p := confirmPrompt(text)
 	yes, no := m[1], m[2]
 	if yes[0] == 'Y' && no[0] == 'n' {
@@ -113,7 +114,7 @@ func yesNoPrompt(text string) cmdPrompt {
 func menuPrompt(lines []string) (cmdPrompt, bool) {
 	from := max(0, len(lines)-20)
 	for i := len(lines) - 1; i >= from; i-- {
-		if !menuHeadRe.MatchString(lines[i]) {
+		if !menuHeadRe().MatchString(lines[i]) {
 			continue
 		}
 		var choices []string
@@ -122,7 +123,7 @@ func menuPrompt(lines []string) (cmdPrompt, bool) {
 			if strings.TrimSpace(l) == "" {
 				continue
 			}
-			m := markerRe.FindString(l)
+			m := markerRe().FindString(l)
 			if strings.Contains(m, "❯") || strings.Contains(m, ">") || strings.Contains(m, "●") || strings.Contains(m, "◉") {
 				cur = len(choices)
 			}

@@ -57,6 +57,9 @@ type Sandbox struct {
 	status sandbox.Status
 	known  bool
 
+	base baseEnv  // the child environment without secrets, made once
+	made madeDirs // agentd's cache directories made already
+
 	mu     sync.Mutex          // guards nested
 	nested map[string][]string // workspace → nested .git entries; absent: to walk again
 
@@ -194,6 +197,9 @@ type ProcSpec struct {
 	// Confine is the profile and the network; the zero value is the read
 	// profile without network.
 	Confine Confine
+	// NoCaches: the process uses no toolchain (rg, ctags): it gets none of
+	// the build caches, and starts without their overlays' mounts.
+	NoCaches bool
 	// Session is the key of the session the process belongs to (a run's
 	// Env.SessionID). A confined process without the network joins its
 	// session's network namespace: only the loopback, shared by the
@@ -246,9 +252,9 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 	if !filepath.IsAbs(ws) {
 		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
 	}
-	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Session: spec.Session,
+	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Git: spec.Confine.Git, Session: spec.Session,
 		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
-	if kp != sandbox.Full {
+	if kp != sandbox.Full && !spec.NoCaches {
 		s.caches(ws, kp, ss.Network, ss.Env).apply(&ss, spec.Env)
 	}
 	if kp == sandbox.WorkspaceWrite {
@@ -302,6 +308,9 @@ func (p *Proc) Wait() error {
 	if p.ended != nil {
 		p.ended()
 	}
+	if r := p.c.Removed(); len(r) > 0 {
+		slog.Warn("sandbox: a git command created what decides what git runs; removed", "paths", r)
+	}
 	return err
 }
 
@@ -350,7 +359,13 @@ func (p *Proc) Describe() string {
 // settings, the process's own secrets and variables. A confined process's
 // caches come on top (caches.go).
 func (s *Sandbox) childEnv(spec ProcSpec) []string {
-	env := ChildEnv(os.Environ(), spec.Secrets, s.cfg.EnvAllow)
+	env := s.base.get(s.cfg.EnvAllow)
+	for k, v := range spec.Secrets {
+		env = setEnv(env, k, v)
+	}
+	if spec.Confine.Profile != ProfileFull {
+		env = withGitIdentity(env)
+	}
 	for _, kv := range spec.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env = setEnv(env, k, v)
@@ -430,7 +445,7 @@ func (s *Sandbox) treeMayChange(ws string) {
 func (s *Sandbox) Output(ctx context.Context, root, dir string, stdin io.Reader, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	p, err := s.Command(ctx, ProcSpec{Args: args, Workspace: root, Dir: dir, Confine: Confine{Profile: ProfileRead},
-		Stdin: stdin, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second})
+		NoCaches: true, Stdin: stdin, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,9 @@ package tools
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // Output the model cannot read whole is cut at line boundaries, never in
@@ -29,8 +30,8 @@ type cutOptions struct {
 // but also any test's log line, so it counts only near a failure line, or
 // when the omitted lines have none (a compiler's errors).
 var (
-	failureLine  = regexp.MustCompile(`\bFAIL|\bpanic\b|[Ee]rror\b|\bERROR\b|\bERR!|Traceback|Exception\b`)
-	positionLine = regexp.MustCompile(`^\s*[\w./\\-]+\.\w+:\d+(:\d+)?:`)
+	failureLine  = lazy.Regexp(`\bFAIL|\bpanic\b|[Ee]rror\b|\bERROR\b|\bERR!|Traceback|Exception\b`)
+	positionLine = lazy.Regexp(`^\s*[\w./\\-]+\.\w+:\d+(:\d+)?:`)
 )
 
 // nearFailure is how many lines from a failure line a position line counts.
@@ -123,7 +124,7 @@ func failuresIn(lines []string, from, to, maxBytes, maxLines int) ([]int, int) {
 func failureLines(lines []string) []int {
 	var strong []int
 	for i, l := range lines {
-		if failureLine.MatchString(l) {
+		if failureLine().MatchString(l) {
 			strong = append(strong, i)
 		}
 	}
@@ -136,7 +137,7 @@ func failureLines(lines []string) []int {
 		switch {
 		case k < len(strong) && strong[k] == i:
 			out = append(out, i)
-		case !positionLine.MatchString(l):
+		case !positionLine().MatchString(l):
 		case len(strong) == 0, k < len(strong) && strong[k] <= i+nearFailure:
 			out = append(out, i)
 		}

@@ -4,8 +4,9 @@ import (
 	"encoding/base64"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/agentd/agentd/internal/lazy"
 )
 
 // GitConfigSecrets are the credentials the workspace's .git/config holds:
@@ -27,7 +28,7 @@ func GitConfigSecrets(root string) []string {
 		}
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		m := gitConfigLine.FindStringSubmatch(line)
+		m := gitConfigLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -62,4 +63,4 @@ func GitConfigSecrets(root string) []string {
 	return out
 }
 
-var gitConfigLine = regexp.MustCompile(`(?i)^\s*(url|pushurl|extraheader)\s*=\s*(.+?)\s*$`)
+var gitConfigLine = lazy.Regexp(`(?i)^\s*(url|pushurl|extraheader)\s*=\s*(.+?)\s*$`)

@@ -77,7 +77,7 @@ func globSearch(ctx context.Context, env *Env, abs, rel, pattern string) Result 
 		return *Errorf("%v", err)
 	}
 	var found []string
-	err = walkNames(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
+	err = walkNames(ctx, root, abs, env.hiddenIn(root), func(p, r string, d fs.DirEntry) error {
 		if d.IsDir() {
 			return nil
 		}

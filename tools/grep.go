@@ -70,7 +70,7 @@ func (grepTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*C
 			if rg, err := exec.LookPath("rg"); err == nil && env.sandbox().Supports(ProfileRead) {
 				return grepRipgrep(ctx, env, rg, root, abs, p), nil
 			}
-			return grepGo(ctx, root, abs, re, p.Glob), nil
+			return grepGo(ctx, root, abs, env.hiddenIn(root), re, p.Glob), nil
 		},
 	}, nil
 }
@@ -104,10 +104,14 @@ func grepRipgrep(ctx context.Context, env *Env, rg, root, abs string, p GrepPara
 	if p.Glob != "" {
 		args = append(args, "--glob", p.Glob)
 	}
+	hidden := env.hiddenIn(root)
+	for _, h := range hidden { // agentd's own directories, anchored at root (rg's working directory)
+		args = append(args, "--glob", "!/"+h)
+	}
 	args = append(args, "-e", p.Pattern, "--", relPath(root, abs))
 	var stdout, stderr bytes.Buffer
 	proc, err := env.sandbox().Command(ctx, ProcSpec{Args: append([]string{rg}, args...), Workspace: root, Dir: root,
-		Confine: Confine{Profile: ProfileRead}, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second, Started: env.Started})
+		Confine: Confine{Profile: ProfileRead}, NoCaches: true, Stdout: &stdout, Stderr: &stderr, WaitDelay: time.Second, Started: env.Started})
 	if err == nil {
 		err = proc.Wait()
 	}
@@ -121,18 +125,24 @@ func grepRipgrep(ctx context.Context, env *Env, rg, root, abs string, p GrepPara
 	if err != nil && len(out) == 0 {
 		return *Errorf("grep failed: %v %s", err, strings.TrimSpace(stderr.String()))
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimPrefix(l, "./")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		l = strings.TrimPrefix(l, "./")
+		if name, _, _ := strings.Cut(l, ":"); !hiddenPath(hidden, name) { // whatever rg made of the globs
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return Result{Output: "no matches"}
 	}
 	return grepOutput(lines)
 }
 
 // grepGo is the fallback when rg is not installed: a walk that honours
 // .gitignore, skips binary files and stops at the match cap.
-func grepGo(ctx context.Context, root, abs string, re *regexp.Regexp, glob string) Result {
+func grepGo(ctx context.Context, root, abs string, hidden []string, re *regexp.Regexp, glob string) Result {
 	var lines []string
-	err := walkFiles(ctx, root, abs, func(p, rel string, d fs.DirEntry) error {
+	err := walkFiles(ctx, root, abs, hidden, func(p, rel string, d fs.DirEntry) error {
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}

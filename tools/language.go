@@ -22,7 +22,7 @@ type Language interface {
 	// asks for the files as they are now on disk, just changed: the
 	// servers take them in and the answer waits for their new diagnostics,
 	// until ctx ends (then it returns what is known, with Pending set).
-	// Without Fresh, what the servers know now, at once.
+	// Without Fresh, what the servers know now: the caller's ctx is short.
 	Diagnostics(ctx context.Context, files []string, fresh bool) ([]FileDiagnostics, error)
 	Definition(ctx context.Context, at TextPosition) ([]TextLocation, error)
 	References(ctx context.Context, at TextPosition, includeDeclaration bool) ([]TextLocation, error)

@@ -62,7 +62,7 @@ func listDir(ctx context.Context, env *Env, abs, rel string, depth int) Result {
 	}
 	var b strings.Builder
 	n, more := 0, false
-	err = walkNames(ctx, root, abs, func(p, r string, d fs.DirEntry) error {
+	err = walkNames(ctx, root, abs, env.hiddenIn(root), func(p, r string, d fs.DirEntry) error {
 		if p == abs {
 			if !d.IsDir() {
 				return fmt.Errorf("%s is not a directory", rel)

@@ -68,7 +68,7 @@ func checkSymbol(env *Env, p *SymbolParams) (abs, rel string, r *Result) {
 // languageOf is the env's language servers, or the refusal the model reads.
 func languageOf(env *Env) (Language, *Result) {
 	if env.Language == nil {
-		return nil, Errorf("no language server is available in this session: use grep and read_file instead")
+		return nil, Errorf("No language server answers in this session now (the editor offers none, and agentd runs none): use grep and read_file instead.")
 	}
 	return env.Language, nil
 }

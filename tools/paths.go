@@ -114,6 +114,9 @@ func confine(env *Env, p string) (abs, rel string, res *Result) {
 	if err != nil {
 		return "", "", Errorf("%v", err)
 	}
+	if d := env.privateDir(abs); d != "" {
+		return "", "", Errorf("%s is inside %s, agentd's own state and configuration (sessions, transcripts, rules): the tools never read or write there; use a path of the project", rel, d)
+	}
 	return abs, rel, nil
 }
 

@@ -156,8 +156,11 @@ func containsAny(s string, subs []string) bool {
 
 // fileNote says what a confined command could write.
 func fileNote(c Confine) string {
-	if c.Profile == ProfileWorkspaceWrite {
-		return "[sandbox: this command ran in the workspace-write profile: it could write the workspace (not .git/config, .git/hooks, nested .git directories or .agentd/) and a private temporary directory, nothing else. Do not work around a refused path: if the command must write there, ask the user (they can allow it without the sandbox).]"
+	switch {
+	case c.Profile == ProfileWorkspaceWrite && c.Git:
+		return "[sandbox: this command ran in the workspace-write profile as git alone: it could write the workspace, the repository's objects, refs and index (not its configuration or hooks; git ran without hooks), and a private temporary directory, nothing else. Do not work around a refused path: if the command must write there, ask the user (they can allow it without the sandbox).]"
+	case c.Profile == ProfileWorkspaceWrite:
+		return "[sandbox: this command ran in the workspace-write profile: it could write the workspace (not the repository's .git directory, nested repositories or .agentd/) and a private temporary directory, nothing else. To commit, stage or switch branches, run git alone (git add -A && git commit -m ..., nothing else in the line): git alone may write the repository. Do not work around a refused path: if the command must write there, ask the user (they can allow it without the sandbox).]"
 	}
 	return "[sandbox: this command ran in the read profile, because it looked read-only: it could write only a private temporary directory. A command that changes files must say so plainly (the user is asked; approved, it runs in workspace-write).]"
 }

@@ -122,16 +122,16 @@ func TestGrepGoFallback(t *testing.T) {
 	env := grepFixture(t)
 	root, err := canonicalRoot(env.Root)
 	require.NoError(t, err)
-	r := grepGo(t.Context(), root, root, regexp.MustCompile(`Hello`), "")
+	r := grepGo(t.Context(), root, root, nil, regexp.MustCompile(`Hello`), "")
 	assert.Equal(t, "a.go:3:func Hello() {}\nsub/c.txt:1:Hello text", r.Output)
 
-	r = grepGo(t.Context(), root, root, regexp.MustCompile(`(?i)hello`), "*.go")
+	r = grepGo(t.Context(), root, root, nil, regexp.MustCompile(`(?i)hello`), "*.go")
 	assert.Equal(t, "a.go:3:func Hello() {}\nsub/b.go:2:// hello world", r.Output)
 
-	r = grepGo(t.Context(), root, root+"/sub", regexp.MustCompile(`hello`), "")
+	r = grepGo(t.Context(), root, root+"/sub", nil, regexp.MustCompile(`hello`), "")
 	assert.Equal(t, "sub/b.go:2:// hello world", r.Output)
 
-	r = grepGo(t.Context(), root, root, regexp.MustCompile(`nomatch`), "")
+	r = grepGo(t.Context(), root, root, nil, regexp.MustCompile(`nomatch`), "")
 	assert.Equal(t, "no matches", r.Output)
 }
 
@@ -139,7 +139,7 @@ func TestGrepCapsMatches(t *testing.T) {
 	env := newEnv(t)
 	writeFile(t, env, "many.txt", strings.Repeat("match\n", 500))
 	root, _ := canonicalRoot(env.Root)
-	r := grepGo(t.Context(), root, root, regexp.MustCompile("match"), "")
+	r := grepGo(t.Context(), root, root, nil, regexp.MustCompile("match"), "")
 	assert.True(t, r.Truncated)
 	assert.Contains(t, r.Output, "stopped at 200 matching lines")
 }

@@ -115,6 +115,12 @@ func (c *Command) Run() string {
 type Confine struct {
 	Profile Profile `json:"profile,omitempty"`
 	Network bool    `json:"network,omitempty"`
+	// Git: the line runs git and nothing else (the policy checked its
+	// subcommands and options, and runs it with git's safe settings), so
+	// in workspace-write it may write the repository's objects, refs and
+	// index; any other command finds the git directory read-only
+	// (docs/security.md).
+	Git bool `json:"git,omitempty"`
 }
 
 // Result is what a tool call produced.
@@ -155,6 +161,10 @@ type Env struct {
 	// StateDir is the per-workspace state directory (undo history lives
 	// under it, never in the user's .git).
 	StateDir string
+	// Private are agentd's own directories (AgentDirs): no tool reads or
+	// writes inside them, and the walks skip them, wherever the workspace
+	// lies.
+	Private []string
 	// Reads remembers which files the run has read, and when, so an edit of
 	// an unread or since-changed file is refused.
 	Reads *ReadTracker

@@ -77,7 +77,7 @@ func (d *diffRenderer) render(rel, from string, a, b *checkpoint.State) FileDiff
 	if from != "" {
 		oldRel = from
 	}
-	fd := FileDiff{Path: rel, Status: diffStatus(a, b, from != ""), OldPath: from}
+	fd := FileDiff{Path: rel, Status: diffStatus(a, b, from != ""), OldPath: from, RunsLater: RunsLater(rel)}
 	d.files++
 	if d.files > diffFilesMax || d.diffs >= diffBudget {
 		fd.Diff = fmt.Sprintf("(%s; diff not shown: the change touches many files)\n", fd.Status)

@@ -57,6 +57,10 @@ type FileDiff struct {
 	Diff    string  `json:"diff"`
 	OldText *string `json:"oldText,omitempty"`
 	NewText *string `json:"newText,omitempty"`
+	// RunsLater says who runs the file later, outside any sandbox, and
+	// when (VS Code's tasks when the folder opens, direnv's .envrc, a git
+	// hook, CI): a change the user should look at (RunsLater).
+	RunsLater string `json:"runsLater,omitempty"`
 }
 
 // Location points the editor at a place a tool touched.

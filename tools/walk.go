@@ -11,23 +11,23 @@ import (
 	"github.com/agentd/agentd/rag"
 )
 
-// walkFiles visits start (inside root) depth-first, skipping .git and what
+// walkFiles visits start (inside root) depth-first, skipping .git, what
 // the workspace's ignore rules exclude (the same rules as the index, see
-// rag.Ignore). Symlinks are not followed, so a walk never leaves the
-// workspace.
-func walkFiles(ctx context.Context, root, start string, fn func(abs, rel string, d fs.DirEntry) error) error {
-	return walk(ctx, root, start, rag.NewIgnore(root).Ignored, fn)
+// rag.Ignore) and hidden (agentd's own directories, Env.hiddenIn).
+// Symlinks are not followed, so a walk never leaves the workspace.
+func walkFiles(ctx context.Context, root, start string, hidden []string, fn func(abs, rel string, d fs.DirEntry) error) error {
+	return walk(ctx, root, start, hidden, rag.NewIgnore(root).Ignored, fn)
 }
 
 // walkNames is walkFiles for tools that list names rather than read
 // contents (list_dir, glob_file_search): pictures and other binary files
 // the ignore rules do not exclude are listed, so the model can find a
 // screenshot to read_file.
-func walkNames(ctx context.Context, root, start string, fn func(abs, rel string, d fs.DirEntry) error) error {
-	return walk(ctx, root, start, rag.NewIgnore(root).IgnoredByRules, fn)
+func walkNames(ctx context.Context, root, start string, hidden []string, fn func(abs, rel string, d fs.DirEntry) error) error {
+	return walk(ctx, root, start, hidden, rag.NewIgnore(root).IgnoredByRules, fn)
 }
 
-func walk(ctx context.Context, root, start string, ignored func(rel string, isDir bool) bool, fn func(abs, rel string, d fs.DirEntry) error) error {
+func walk(ctx context.Context, root, start string, hidden []string, ignored func(rel string, isDir bool) bool, fn func(abs, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start {
@@ -39,7 +39,7 @@ func walk(ctx context.Context, root, start string, ignored func(rel string, isDi
 			return ctx.Err()
 		}
 		rel := relPath(root, p)
-		if p != start && (d.Name() == ".git" || ignored(rel, d.IsDir())) {
+		if p != start && (d.Name() == ".git" || hiddenPath(hidden, rel) || ignored(rel, d.IsDir())) {
 			return skip(d)
 		}
 		return fn(p, rel, d)

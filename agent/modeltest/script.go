@@ -121,6 +121,10 @@ type Reply struct {
 	Hang bool `json:"hang,omitempty"`
 	// DelayMs waits before answering; a client that goes away ends the wait.
 	DelayMs int `json:"delayMs,omitempty"`
+	// Gate names a file the answer waits for (after DelayMs): a test holds
+	// the model's answer while it does something (steers the run), then
+	// creates the file. A client that goes away ends the wait.
+	Gate string `json:"gate,omitempty"`
 	// Usage overrides the token counts, which are otherwise estimated from
 	// the lengths of the prompt and the reply.
 	Usage *Usage `json:"usage,omitempty"`

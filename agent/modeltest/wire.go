@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -225,6 +226,9 @@ func (a *answer) write() {
 	if a.reply.DelayMs > 0 && !a.wait(time.Duration(a.reply.DelayMs)*time.Millisecond) {
 		return
 	}
+	if a.reply.Gate != "" && !a.waitFile(a.reply.Gate) {
+		return
+	}
 	for k, v := range a.reply.Headers {
 		a.w.Header().Set(k, v)
 	}
@@ -286,6 +290,19 @@ func (a *answer) wait(d time.Duration) bool {
 		return false
 	case <-a.closed:
 		return false
+	}
+}
+
+// waitFile waits until the file exists; false if the client went away
+// first.
+func (a *answer) waitFile(path string) bool {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		if !a.wait(10 * time.Millisecond) {
+			return false
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc/term"
+	"github.com/agentd/agentd/tools"
 )
 
 // runIndex is `agentd index [--state-dir D] [dir]`: build or refresh the
@@ -185,6 +186,7 @@ func openIndex(ctx context.Context, root, stateDir string, emb rag.Embedder, std
 	return rag.Open(ctx, rag.Options{
 		Root:     root,
 		StateDir: stateDir,
+		Hidden:   tools.AgentDirs(stateDir),
 		Embedder: emb,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
-	"github.com/agentd/agentd/agent"
 	"io"
 	"log/slog"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 
 	"github.com/agentd/agentd/rag"
 	"github.com/agentd/agentd/rpc"
@@ -36,7 +38,7 @@ func indexStarter(cfg agent.Config, log *slog.Logger) rpc.IndexStarter {
 // if one is configured, with its own key (the model's only on the model's
 // host: cfg.EmbeddingsKey).
 func ragOptions(cfg agent.Config, root, dir string, log *slog.Logger) rag.Options {
-	opts := rag.Options{Root: root, StateDir: dir, Logger: log}
+	opts := rag.Options{Root: root, StateDir: dir, Logger: log, Hidden: tools.AgentDirs(dir, cfg.StateDir, cfg.UserConfigDir)}
 	if e := cfg.Embeddings; e.BaseURL != "" && e.Model != "" {
 		opts.Embedder = rag.NewOpenAIEmbedder(e.BaseURL, cfg.EmbeddingsKey(), e.Model)
 	}

@@ -28,10 +28,13 @@ func Agentd(t testing.TB) string {
 		}
 		binPath = filepath.Join(dir, "agentd")
 		args := []string{"build", "-o", binPath}
+		cgo := "CGO_ENABLED=0" // as the README's install line builds it
 		if raceEnabled {
-			args = append(args, "-race")
+			args, cgo = append(args, "-race"), "CGO_ENABLED=1" // the race detector needs cgo
 		}
-		out, err := exec.Command("go", append(args, "github.com/agentd/agentd/cmd/agentd")...).CombinedOutput()
+		cmd := exec.Command("go", append(args, "github.com/agentd/agentd/cmd/agentd")...)
+		cmd.Env = append(os.Environ(), cgo)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))
 		}

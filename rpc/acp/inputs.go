@@ -136,7 +136,7 @@ func (s *server) secretAsked(sessionID string) bool {
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return sess.turn == nil && len(sess.asking) > 0 && secret(sess.asking[0])
+	return sess.activeTurnLocked() == nil && len(sess.asking) > 0 && secret(sess.asking[0])
 }
 
 // secret says whether the request's answer is a secret, which never goes
@@ -174,9 +174,9 @@ func (s *session) askInChatNote(req agent.InputRequest, note string) {
 		}
 	}
 	s.asking = append(s.asking, req)
-	t := s.turn
-	if t != nil && t.runID == req.RunID {
-		s.turn = nil
+	t := s.turns[req.RunID]
+	if t != nil && !t.queued {
+		delete(s.turns, req.RunID)
 	} else {
 		t = nil
 	}

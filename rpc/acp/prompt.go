@@ -52,11 +52,10 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext, 
 	ws.routeMu.Lock()
 	defer ws.routeMu.Unlock()
 	s.mu.Lock()
-	busy, agentID, first, servers := s.turn != nil, s.agentID, s.first, s.mcp
+	agentID, first, servers := s.agentID, s.first, s.mcp
 	s.mu.Unlock()
-	if busy {
-		return nil, &acpsdk.RequestError{Code: -32603, Message: "a prompt is already running in this session; cancel it first"}
-	}
+	// A prompt during a turn queues (agent.Run): it is answered when its
+	// own run, started once the turn before it ends, ends.
 	p := agent.RunParams{Prompt: text, SessionID: agentID, Context: rc, Images: imgs, MCPServers: servers}
 	if agentID == "" {
 		// The first run creates the agent session with what was chosen
@@ -68,8 +67,9 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext, 
 		return nil, agentErr(err)
 	}
 	t := newTurn(res.RunID)
+	t.queued = res.Queued
 	s.mu.Lock()
-	s.turn, s.agentID = t, res.SessionID
+	s.turns[res.RunID], s.agentID = t, res.SessionID
 	s.mu.Unlock()
 	if agentID == "" {
 		ws.byAgent[res.SessionID] = s // under routeMu: the run's events wait for it
@@ -80,7 +80,8 @@ func (s *session) begin(ctx context.Context, text string, rc *agent.RunContext, 
 }
 
 // settleLastRun clears the way for a new run: a run a restart paused is
-// given up (the user has moved on); one still waiting on an answer blocks.
+// given up (the user has moved on); behind one at work, or waiting on an
+// answer, the new run queues.
 func (s *session) settleLastRun(ctx context.Context) error {
 	s.mu.Lock()
 	agentID := s.agentID
@@ -92,12 +93,8 @@ func (s *session) settleLastRun(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	switch si.State {
-	case agent.StatePaused:
+	if si.State == agent.StatePaused {
 		return agentErr(s.ws.agent.Cancel(ctx, si.LastRunID))
-	case agent.StateRunning, agent.StateRequiresAction:
-		return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf(
-			"the session's last turn (run %s) is still %s: answer its open request or cancel it first", si.LastRunID, si.State)}
 	}
 	return nil
 }
@@ -106,19 +103,19 @@ func (s *session) settleLastRun(ctx context.Context) error {
 // and continues the question's run as this turn.
 func (s *session) answer(ctx context.Context, text string) (*turn, bool) {
 	s.mu.Lock()
-	if len(s.asking) == 0 || s.turn != nil {
+	if len(s.asking) == 0 || s.activeTurnLocked() != nil {
 		s.mu.Unlock()
 		return nil, false
 	}
 	q := s.asking[0]
 	s.asking = s.asking[1:]
 	t := newTurn(q.RunID)
-	s.turn = t
+	s.turns[q.RunID] = t
 	more := len(s.asking) > 0
 	s.mu.Unlock()
 	if err := s.ws.agent.Reply(ctx, chatReply(q, text)); err != nil {
 		s.mu.Lock()
-		s.turn = nil
+		delete(s.turns, q.RunID)
 		s.mu.Unlock()
 		s.srv.log.Info("prompt not taken as an answer", "request", q.RequestID, "err", err)
 		if errors.Is(err, agent.ErrWrongKind) || errors.Is(err, agent.ErrInvalid) {
@@ -132,7 +129,7 @@ func (s *session) answer(ctx context.Context, text string) (*turn, bool) {
 		s.mu.Lock()
 		next := s.asking[0]
 		s.asking = s.asking[1:]
-		s.turn = nil
+		delete(s.turns, q.RunID)
 		s.mu.Unlock()
 		s.askInChat(next)
 		return s.endedTurn(q.RunID), true
@@ -146,30 +143,32 @@ func (s *session) endedTurn(runID string) *turn {
 	return t
 }
 
-// wait holds the prompt until its run ends. A cancelled prompt cancels the
-// run; a client that went away leaves it as it is (it is persisted).
+// wait holds the prompt until its run ends. The prompt's context ends when
+// the client cancels the turn (session/cancel, which cancels the run: its
+// end answers the prompt, within cancelGrace), when the client goes away
+// (the run is left as it is: it is persisted), and when a newer prompt of
+// the session arrives: the SDK ends the older prompt's context, but that
+// prompt queued behind this turn, which goes on.
 func (s *session) wait(ctx context.Context, t *turn) (acpsdk.PromptResponse, error) {
-	select {
-	case end := <-t.done:
-		return end.response()
-	case <-ctx.Done():
-	}
-	select {
-	case <-s.srv.client().Done():
-		return acpsdk.PromptResponse{}, ctx.Err()
-	default:
-	}
-	if err := s.ws.agent.Cancel(context.Background(), t.runID); err != nil {
-		s.srv.log.Warn("cancelling run", "run", t.runID, "err", err)
-	}
-	select {
-	case end := <-t.done:
-		if end.err == nil {
-			end.stop = acpsdk.StopReasonCancelled
+	gone := ctx.Done()
+	var grace <-chan time.Time
+	stopping := t.stopping
+	for {
+		select {
+		case end := <-t.done:
+			if grace != nil && end.err == nil {
+				end.stop = acpsdk.StopReasonCancelled
+			}
+			return end.response()
+		case <-gone:
+			gone = nil
+		case <-s.srv.client().Done():
+			return acpsdk.PromptResponse{}, ctx.Err()
+		case <-stopping:
+			stopping, grace = nil, time.After(cancelGrace)
+		case <-grace:
+			return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 		}
-		return end.response()
-	case <-time.After(cancelGrace):
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 }
 

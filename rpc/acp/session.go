@@ -24,30 +24,52 @@ type session struct {
 	mu      sync.Mutex  // guards the fields below
 	agentID string      // "" until the first run creates the agent session
 	first   sessionMeta // the settings the first run takes, until it has
-	turn    *turn
-	asking  []agent.InputRequest          // free-text questions the next prompts answer
-	asks    map[string]context.CancelFunc // client requests in flight, by input request id
-	runs    map[string]*translator
-	mcp     []mcp.Server // the servers the client passed; every run gets them
-	closed  bool
+	// turns are the session/prompt requests in flight, by run: the one at
+	// work and those queued behind it (agentd queues a prompt sent during a
+	// turn, as Zed does its own: it starts when the turn before it ends).
+	turns  map[string]*turn
+	asking []agent.InputRequest          // free-text questions the next prompts answer
+	asks   map[string]context.CancelFunc // client requests in flight, by input request id
+	runs   map[string]*translator
+	mcp    []mcp.Server // the servers the client passed; every run gets them
+	closed bool
 }
 
 // turn is a session/prompt in flight: it waits for its run to end.
 type turn struct {
-	runID string
-	done  chan turnEnd // buffered: the sender never waits
+	runID    string
+	queued   bool          // its run waits for the session's run before it
+	done     chan turnEnd  // buffered: the sender never waits
+	stopping chan struct{} // closed by session/cancel
+	stopOnce sync.Once
 }
+
+// stop says the client cancelled the turn.
+func (t *turn) stop() { t.stopOnce.Do(func() { close(t.stopping) }) }
 
 type turnEnd struct {
 	stop acpsdk.StopReason
 	err  error
 }
 
-func newTurn(runID string) *turn { return &turn{runID: runID, done: make(chan turnEnd, 1)} }
+func newTurn(runID string) *turn {
+	return &turn{runID: runID, done: make(chan turnEnd, 1), stopping: make(chan struct{})}
+}
 
 func newSession(s *server, ws *workspace, id string, m sessionMeta) *session {
-	return &session{srv: s, ws: ws, id: id, agentID: m.AgentID, first: m,
+	return &session{srv: s, ws: ws, id: id, agentID: m.AgentID, first: m, turns: map[string]*turn{},
 		asks: map[string]context.CancelFunc{}, runs: map[string]*translator{}}
+}
+
+// activeTurnLocked is the turn whose run is at work (not queued), if any.
+// s.mu is held.
+func (s *session) activeTurnLocked() *turn {
+	for _, t := range s.turns {
+		if !t.queued {
+			return t
+		}
+	}
+	return nil
 }
 
 // attach routes the agent session's notifications to this session.
@@ -67,15 +89,15 @@ func (s *session) attach() {
 func (s *session) close() {
 	s.mu.Lock()
 	s.closed = true
-	t := s.turn
-	s.turn = nil
+	turns := s.turns
+	s.turns = map[string]*turn{}
 	cancels := s.asks
 	s.asks = map[string]context.CancelFunc{}
 	s.mu.Unlock()
 	for _, c := range cancels {
 		c()
 	}
-	if t != nil {
+	for _, t := range turns {
 		t.done <- turnEnd{stop: acpsdk.StopReasonCancelled}
 	}
 	s.ws.detach(s)
@@ -126,18 +148,20 @@ func (s *session) later(d time.Duration, flush func() []acpsdk.SessionUpdate) *t
 }
 
 // onRunState ends the turn waiting on a run that finished, or that paused
-// because its state could not be saved (ACP has no resume to go on with).
+// because its state could not be saved (ACP has no resume to go on with);
+// a queued turn whose run starts becomes the turn at work.
 func (s *session) onRunState(p agent.RunState) {
 	if !p.State.Finished() && p.State != agent.StatePaused {
+		s.mu.Lock()
+		if t := s.turns[p.RunID]; t != nil && p.State != agent.StateQueued {
+			t.queued = false
+		}
+		s.mu.Unlock()
 		return
 	}
 	s.mu.Lock()
-	t := s.turn
-	if t != nil && t.runID == p.RunID {
-		s.turn = nil
-	} else {
-		t = nil
-	}
+	t := s.turns[p.RunID]
+	delete(s.turns, p.RunID)
 	s.asking = dropRun(s.asking, p.RunID)
 	tr := s.runs[p.RunID]
 	delete(s.runs, p.RunID)
@@ -185,17 +209,30 @@ func dropRun(reqs []agent.InputRequest, runID string) []agent.InputRequest {
 	return out
 }
 
-// cancel stops the session's unfinished run, if any.
+// cancel stops the session's unfinished run, if any, and the runs queued
+// behind it: the user stopped the agent.
 func (s *session) cancel() {
 	s.mu.Lock()
 	runID := ""
-	if s.turn != nil {
-		runID = s.turn.runID
-	} else if len(s.asking) > 0 {
+	var queued []string
+	for _, t := range s.turns {
+		t.stop()
+		if t.queued {
+			queued = append(queued, t.runID)
+		} else {
+			runID = t.runID
+		}
+	}
+	if runID == "" && len(s.asking) > 0 {
 		runID = s.asking[0].RunID
 	}
 	agentID := s.agentID
 	s.mu.Unlock()
+	for _, id := range queued {
+		if err := s.ws.agent.Cancel(context.Background(), id); err != nil {
+			s.srv.log.Warn("cancelling queued run", "run", id, "err", err)
+		}
+	}
 	if runID == "" && agentID != "" {
 		if si, ok := s.ws.sessionState(agentID); ok && !si.State.Finished() && si.State != agent.StateIdle {
 			runID = si.LastRunID

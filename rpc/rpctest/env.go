@@ -309,7 +309,10 @@ func (env *Env) startBinary() *Editor {
 // binaryEnv configures the child like options() configures in-process.
 func (env *Env) binaryEnv() []string {
 	c := env.cfg
-	vars := []string{"AGENTD_STATE_DIR=" + env.State, "AGENTD_RETRY_BASE=10ms", "HOME=" + env.State, "XDG_CONFIG_HOME=" + filepath.Join(env.State, "config")}
+	// agentd's own language servers are off unless a scenario turns them
+	// on (Env): which are installed differs from machine to machine.
+	vars := []string{"AGENTD_STATE_DIR=" + env.State, "AGENTD_RETRY_BASE=10ms", "HOME=" + env.State, "XDG_CONFIG_HOME=" + filepath.Join(env.State, "config"),
+		"AGENTD_LANGUAGE_SERVERS=off"}
 	set := func(name, v string) {
 		if v != "" {
 			vars = append(vars, name+"="+v)
@@ -375,6 +378,9 @@ func BuildAgentd(t testing.TB) string {
 		}
 		buildPath = filepath.Join(dir, "agentd")
 		cmd := exec.Command("go", "build", "-o", buildPath, "github.com/agentd/agentd/cmd/agentd")
+		// Built as the README's install line builds it: static, without
+		// cgo (a dynamically linked agentd starts 1–1.5 ms later).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

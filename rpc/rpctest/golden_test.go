@@ -115,6 +115,10 @@ type runNote struct {
 	Kind  string `json:"kind"`
 	// RequestID is set on input requests.
 	RequestID string `json:"requestId"`
+	// Update is an agent/update's update.
+	Update struct {
+		Kind string `json:"kind"`
+	} `json:"update"`
 }
 
 // flush records the run's notifications after the last recorded one, up to
@@ -359,6 +363,11 @@ func isState(state string) func(string, runNote) bool {
 	return func(method string, n runNote) bool { return method == wire.MethodRunState && n.State == state }
 }
 
+// isUpdate matches an agent/update of the kind.
+func isUpdate(kind string) func(string, runNote) bool {
+	return func(method string, n runNote) bool { return method == wire.MethodUpdate && n.Update.Kind == kind }
+}
+
 func TestGoldenLifecycle(t *testing.T) {
 	goldenScenario(t, "lifecycle", `
 The LSP lifecycle: a call before initialize, initialize (twice), initialized,
@@ -383,7 +392,7 @@ func TestGoldenErrors(t *testing.T) {
 	goldenScenario(t, "errors", `
 Every error an editor can provoke in a live daemon, with its code and
 message: bad frames, unknown methods, bad params, unknown ids, answers of the
-wrong kind, a busy session; then the runs go on undisturbed.`, func(g *golden) {
+wrong kind, steers that cannot be taken; then the runs go on undisturbed.`, func(g *golden) {
 		g.initialize()
 		for _, f := range []string{"Content-Length: 9\r\n\r\n{\"bad\": }", "this is not a header\r\n\r\n",
 			string(frame(`{"jsonrpc":"2.0"}`)), string(frame(`{"jsonrpc":"1.0","id":"raw-1","method":"agent/sessions"}`))} {
@@ -410,8 +419,9 @@ wrong kind, a busy session; then the runs go on undisturbed.`, func(g *golden) {
 		g.call(wire.MethodReply, map[string]any{"requestId": w.RequestID, "text": "yes"})
 		g.call(wire.MethodConfirm, map[string]any{"requestId": w.RequestID})
 		g.call(wire.MethodConfirm, map[string]any{"requestId": w.RequestID, "decision": "maybe"})
-		g.call(wire.MethodRun, map[string]any{"prompt": "again", "sessionId": askingSession})
 		g.call(wire.MethodRun, map[string]any{"prompt": "again", "sessionId": "s_nope"})
+		g.call(wire.MethodSteer, map[string]any{"runId": "r_nope", "text": "x"})
+		g.call(wire.MethodSteer, map[string]any{"runId": asking, "text": " "})
 		g.call(wire.MethodResume, map[string]any{"runId": asking})
 		g.call(wire.MethodIndexStatus, nil)
 		g.call(wire.MethodHistory, nil)
@@ -421,9 +431,35 @@ wrong kind, a busy session; then the runs go on undisturbed.`, func(g *golden) {
 		g.mustCall(wire.MethodReply, map[string]any{"requestId": q.RequestID, "optionId": "1"}, nil)
 		g.call(wire.MethodReply, map[string]any{"requestId": q.RequestID, "optionId": "1"})
 		g.until(asking, "the choice run to complete", isState("completed"))
+		g.call(wire.MethodSteer, map[string]any{"runId": asking, "text": "one more thing"})
 		g.mustCall(wire.MethodCancel, map[string]any{"runId": writing}, nil)
 		g.until(writing, "the write run to be cancelled", isState("cancelled"))
 		g.call(wire.MethodConfirm, map[string]any{"requestId": w.RequestID, "decision": "allow_once"})
+		g.exit()
+	})
+}
+
+func TestGoldenQueue(t *testing.T) {
+	goldenScenario(t, "queue", `
+Steering and queueing: a steer while the run waits on the user reaches the
+model with the answer; two prompts sent while the session's run works
+queue; one is cancelled and never runs, the other starts when the first
+run ends, with its conversation.`, func(g *golden) {
+		g.initialize()
+		asking, session := g.run("ask me")
+		q := g.until(asking, "the choice", isRequest("choice"))
+		g.mustCall(wire.MethodSteer, map[string]any{"runId": asking, "text": "and say why"}, nil)
+		g.until(asking, "the steer", isUpdate("steer"))
+		var second, third struct{ RunID string }
+		g.mustCall(wire.MethodRun, map[string]any{"prompt": "then this", "sessionId": session}, &second)
+		g.until(second.RunID, "the second run queued", isState("queued"))
+		g.mustCall(wire.MethodRun, map[string]any{"prompt": "and that", "sessionId": session}, &third)
+		g.until(third.RunID, "the third run queued", isState("queued"))
+		g.mustCall(wire.MethodCancel, map[string]any{"runId": third.RunID}, nil)
+		g.until(third.RunID, "the third run cancelled", isState("cancelled"))
+		g.mustCall(wire.MethodReply, map[string]any{"requestId": q.RequestID, "optionId": "1"}, nil)
+		g.until(asking, "the first run to complete", isState("completed"))
+		g.until(second.RunID, "the second run to complete", isState("completed"))
 		g.exit()
 	})
 }

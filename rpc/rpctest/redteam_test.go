@@ -715,23 +715,29 @@ func TestRedTeamGitDirNeverInTheDiff(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		return Config{Policy: tools.ModeFullAuto, Files: map[string]string{"a.txt": "a\n"}}
 	}, func(t *testing.T, env *Env) {
-		out, err := exec.Command("git", "-C", env.Root, "init", "-q").CombinedOutput()
-		require.NoError(t, err, "%s", out)
+		for _, args := range [][]string{{"init", "-q"}, {"config", "user.name", "m"}, {"config", "user.email", "m@example.com"}} {
+			out, err := exec.Command("git", append([]string{"-C", env.Root}, args...)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		// git alone may write the repository (the sandbox keeps .git
+		// read-only for any other command): the change, then the commit.
 		env.Model.Append(
-			turn("negate", callOf("call_negate", "run_cmd", cmd(viaScript("negate", `printf "!.git/\n" > .gitignore`)))),
-			turn("commit", callOf("call_commit", "run_cmd", cmd("echo b > a.txt && git add -A && git -c user.name=m -c user.email=m@example.com commit -qm x"))),
+			turn("negate", callOf("call_negate", "run_cmd", cmd(viaScript("negate", `printf "!.git/\n" > .gitignore && echo b > a.txt`)))),
+			turn("commit", callOf("call_commit", "run_cmd", cmd("git add -A && git commit -qm x"))),
 			doneAfterTools(),
 		)
 		e := env.StartInitialized()
-		run := e.Run(agent.RunParams{Prompt: "«negate»"})
-		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
-		run = e.Run(agent.RunParams{Prompt: "«commit»", SessionID: run.SessionID})
+		first := e.Run(agent.RunParams{Prompt: "«negate»"})
+		require.Equal(t, agent.StateCompleted, e.Finished(first.RunID).State)
+		run := e.Run(agent.RunParams{Prompt: "«commit»", SessionID: first.SessionID})
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
 		require.Contains(t, toolResults(env)["call_commit"], "[exit code 0")
 		var paths []string
-		for _, u := range e.Updates(run.RunID) {
-			for _, f := range u.Files {
-				paths = append(paths, f.Path)
+		for _, id := range []string{first.RunID, run.RunID} {
+			for _, u := range e.Updates(id) {
+				for _, f := range u.Files {
+					paths = append(paths, f.Path)
+				}
 			}
 		}
 		assert.Contains(t, paths, "a.txt")

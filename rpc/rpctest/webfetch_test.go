@@ -236,3 +236,27 @@ func TestWebSearch(t *testing.T) {
 		assert.Contains(t, queries.Load(), "format=json")
 	})
 }
+
+// Where no one can approve, a fetch from this machine is refused in words
+// that name the host, even in full-auto.
+func TestWebFetchNobodyToAsk(t *testing.T) {
+	var sites sync.Map
+	both(t, func(t *testing.T) Config {
+		site := startWebSite(t)
+		sites.Store(t.Name(), site)
+		return Config{Policy: tools.ModeFullAuto, Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Match: modeltest.Match{LastUser: "read"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{fetchCall("http://127.0.0.1:"+site.port+"/docs", 0)}}},
+			{Match: modeltest.Match{AfterTool: "web_fetch"}, Reply: modeltest.Reply{Text: "Could not read it."}},
+		}}}
+	}, func(t *testing.T, env *Env) {
+		v, _ := sites.Load(t.Name())
+		e := env.Start()
+		e.MustCall("initialize", env.InitializeParams([]string{string(agent.KindQuestion)}), nil)
+		e.Notify("initialized", struct{}{})
+		run := e.Run(agent.RunParams{Prompt: "read the docs"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Equal(t, 0, v.(*webSite).count("/docs"))
+		assert.Contains(t, env.Model.Requests()[1].Last().Content,
+			"Not run: a request to 127.0.0.1 (on this machine or a private network, which only the user can allow) needs the user's approval")
+	})
+}

@@ -284,6 +284,9 @@ func (p *printer) filesChanged(files []tools.FileDiff) {
 			name = f.OldPath + " → " + f.Path
 		}
 		fmt.Fprintf(&b, "  %s %s %s\n", f.Status, name, p.style("2", fmt.Sprintf("+%d -%d", add, del)))
+		if f.RunsLater != "" { // it runs outside the sandbox later: say so where the user looks
+			fmt.Fprintf(&b, "    %s\n", p.style("33", "runs later, outside the sandbox: "+f.RunsLater))
+		}
 	}
 	p.sc.print(b.String())
 	p.last = ""

@@ -133,9 +133,26 @@ func (p *printer) update(up agent.Update) {
 	case agent.UpdateNotice:
 		p.flush()
 		p.sc.warn(p.style("33", "agentd: warning: "+up.Text))
+	case agent.UpdateSteer:
+		p.flush()
+		p.steer(up.Text)
 	}
 	p.lastAt = time.Now()
 	p.setStatus()
+}
+
+// steer shows the user's words added to the run, where they were given.
+func (p *printer) steer(text string) {
+	p.gap("steer")
+	var b strings.Builder
+	for i, l := range wrapPlain(text, p.width()-2) {
+		mark := "  "
+		if i == 0 {
+			mark = "› "
+		}
+		b.WriteString(p.style("1;36", mark) + p.style("36", l) + "\n")
+	}
+	p.sc.print(b.String())
 }
 
 // setStatus names what the agent is doing now.

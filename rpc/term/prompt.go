@@ -33,11 +33,19 @@ type prompter struct {
 	p         *printer
 	interrupt func()
 
-	mu      sync.Mutex // guards queue, open
+	mu      sync.Mutex // guards queue, open, runID, stopSteer
 	queue   []agent.InputRequest
 	open    map[string]chan struct{} // closed when the request is resolved
 	ready   chan struct{}
 	current string
+
+	// While no question is open, what the user types goes to the steer
+	// line (steer.go), for the run runID; stopSteer ends that when a
+	// question comes.
+	runID     string
+	steerLine lineEdit
+	stopSteer func()
+	noSteer   bool // the keyboard closed
 }
 
 func newPrompter(a *agent.Agent, kb *keyboard, sc *screen, p *printer, interrupt func()) *prompter {
@@ -50,6 +58,9 @@ func (pr *prompter) add(req agent.InputRequest) {
 	pr.mu.Lock()
 	pr.queue = append(pr.queue, req)
 	pr.open[req.RequestID] = make(chan struct{})
+	if pr.stopSteer != nil {
+		pr.stopSteer() // the question takes the keyboard
+	}
 	pr.mu.Unlock()
 	select {
 	case pr.ready <- struct{}{}:
@@ -87,7 +98,17 @@ func (pr *prompter) run(quit <-chan struct{}) {
 				req, done = &r, ch
 			}
 		}
+		steer := pr.runID != "" && !pr.noSteer
 		pr.mu.Unlock()
+		if req == nil && steer {
+			pr.steer(quit)
+			select {
+			case <-quit:
+				return
+			default:
+				continue
+			}
+		}
 		if req == nil {
 			select {
 			case <-pr.ready:
@@ -200,6 +221,9 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 	for _, d := range req.Diff {
 		for _, l := range pr.p.diffLines(d.Diff, -1) { // all of it: nothing is approved unseen
 			b.WriteString(l + "\n")
+		}
+		if d.RunsLater != "" {
+			b.WriteString(pr.sc.style("33", "  "+d.Path+" runs later, outside the sandbox: "+d.RunsLater) + "\n")
 		}
 	}
 	if req.Kind == agent.KindConfirmCommand && req.Message != "" {

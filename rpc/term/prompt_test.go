@@ -45,10 +45,13 @@ func grants(t *testing.T, state string) string {
 }
 
 // A "y" typed while the model is still thinking, before the write it will
-// ask about is on the screen, does not approve it.
+// ask about is on the screen, does not approve it: keys typed while the
+// agent works go to the steer line, and Enter sends them to the model as
+// the user's words, never as an answer.
 func TestRunKeysTypedWhileThinkingNeverApprove(t *testing.T) {
 	turns := writeTurns()
 	turns[0].Reply.DelayMs = 2000
+	turns = append(turns, modeltest.Turn{Name: "steered", Match: modeltest.Match{LastUser: "yyes"}, Reply: text("Finished with the note.")})
 	srv := scripted(t, turns...)
 	term := startTerminal(t, srv.URL, "write a note")
 	term.waitForScreen("thinking")
@@ -65,6 +68,7 @@ func TestRunKeysTypedWhileThinkingNeverApprove(t *testing.T) {
 	assert.Equal(t, ExitCompleted, term.exitCode())
 	assert.False(t, noteWritten(term), "a key typed before the prompt approved the write")
 	assert.Contains(t, term.text(), "→ No")
+	assert.Contains(t, term.text(), "› yyes", "what was typed was a steer")
 }
 
 // A "y" typed during a silent command (as during a long go vet) does not
@@ -73,7 +77,7 @@ func TestRunKeysTypedDuringCommandNeverApprove(t *testing.T) {
 	srv := scripted(t,
 		modeltest.Turn{Name: "wait", Match: modeltest.Match{LastUser: "note"},
 			Reply: call("c1", "run_cmd", map[string]string{"command": "while [ ! -e go ]; do sleep 0.02; done"})},
-		modeltest.Turn{Name: "write", Match: modeltest.Match{AfterTool: "run_cmd"},
+		modeltest.Turn{Name: "write", Match: modeltest.Match{LastUser: "ok then"},
 			Reply: call("w1", "write_file", map[string]string{"path": "note.txt", "content": "hello\n"})},
 		modeltest.Turn{Name: "done", Match: modeltest.Match{AfterTool: "write_file"}, Reply: text("Finished with the note.")})
 	term := startTerminal(t, srv.URL, "write a note")
@@ -88,7 +92,8 @@ func TestRunKeysTypedDuringCommandNeverApprove(t *testing.T) {
 		term.waitForScreen("running while")
 	}
 	term.press("y")
-	term.press("\r")
+	term.press("\x7fok then\r") // a steer: the model reads it after the command
+	term.waitFor("› ok then")
 	require.NoError(t, os.WriteFile(filepath.Join(term.root, "go"), nil, 0o600))
 	term.waitForScreen("Allow this change: create note.txt?")
 	term.waitForScreen("Yes, once")
@@ -292,7 +297,7 @@ func TestRunPromptShowsEscapesInACommand(t *testing.T) {
 	// Where it would run, wrapped at spaces to the terminal's width: no
 	// word is broken at the edge.
 	words := strings.Join(strings.Fields(term.screen()), " ")
-	assert.Contains(t, words, "it runs in the workspace-write sandbox (it can change the workspace, not .git/config, .git/hooks, nested repositories or .agentd/), without the network.")
+	assert.Contains(t, words, "it runs in the workspace-write sandbox (it can change the workspace, not the repository's .git, nested repositories or .agentd/), without the network.")
 	assert.Contains(t, words, "always allow stores `rm -rf ./build")
 	term.press("n")
 	term.waitFor("Left as it is.")

@@ -115,6 +115,9 @@ func (t *terminalRun) run(ctx context.Context, o Options) int {
 	// Before the queue delivers anything (wait starts it): only this run is
 	// shown, not an earlier one the agent found paused in the workspace.
 	t.front.show(res.RunID)
+	if t.pr != nil {
+		t.pr.setRun(res.RunID) // what is typed while it works steers it
+	}
 	st, code := t.wait(ctx, res)
 	if t.sc != nil {
 		t.sc.close()

@@ -34,11 +34,15 @@ type screen struct {
 	since   time.Time
 	prompt  []string
 	back    int // columns the cursor sits left of the prompt's end
-	frame   int
-	stop    chan struct{}
-	hidden  bool // the cursor is hidden
-	paused  bool // the process is stopped (Ctrl-Z): draw nothing live
-	midLine bool // plain output ended without a newline
+	// input is the line the user types to steer the run, under the status
+	// line while no prompt is open; inputBack as back.
+	input     []string
+	inputBack int
+	frame     int
+	stop      chan struct{}
+	hidden    bool // the cursor is hidden
+	paused    bool // the process is stopped (Ctrl-Z): draw nothing live
+	midLine   bool // plain output ended without a newline
 }
 
 // spinnerFrames turn while the agent works.
@@ -111,7 +115,7 @@ func (s *screen) close() {
 	default:
 		close(s.stop)
 	}
-	s.preview, s.tails, s.status, s.prompt = nil, nil, "", nil
+	s.preview, s.tails, s.status, s.prompt, s.input = nil, nil, "", nil, nil
 	s.eraseLocked()
 	s.cursorLocked(true)
 }
@@ -202,6 +206,12 @@ func (s *screen) setPromptCursor(lines []string, back int) {
 	s.set(func() { s.prompt, s.back = lines, back })
 }
 
+// setInput shows the steer line under the status line (nil hides it), the
+// cursor back columns left of its end.
+func (s *screen) setInput(lines []string, back int) {
+	s.set(func() { s.input, s.inputBack = lines, back })
+}
+
 func (s *screen) set(change func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,10 +254,14 @@ func (s *screen) drawLocked() {
 	}
 	io.WriteString(s.out, strings.Join(lines, "\n"))
 	s.drawn = len(lines)
-	if s.prompt != nil && s.back > 0 {
-		fmt.Fprintf(s.out, "\x1b[%dD", s.back)
+	back := s.back
+	if s.prompt == nil {
+		back = s.inputBack
 	}
-	s.cursorLocked(s.prompt != nil)
+	if (s.prompt != nil || s.input != nil) && back > 0 {
+		fmt.Fprintf(s.out, "\x1b[%dD", back)
+	}
+	s.cursorLocked(s.prompt != nil || s.input != nil)
 }
 
 func (s *screen) cursorLocked(show bool) {
@@ -270,7 +284,9 @@ func (s *screen) liveLinesLocked() []string {
 	case s.prompt != nil:
 		bottom = s.prompt
 	case s.status != "":
-		bottom = []string{s.statusLineLocked()}
+		bottom = append([]string{s.statusLineLocked()}, s.input...)
+	default:
+		bottom = s.input
 	}
 	var top []string
 	for _, t := range s.tails {

@@ -30,3 +30,6 @@ const CodeUnknownCheckpoint = -32022
 
 // CodeUnknownRule: no rule has that id (revoked, or edited since).
 const CodeUnknownRule = -32023
+
+// CodeRunFinished: the run is over (or ending); a steer goes in a new run.
+const CodeRunFinished = -32024

@@ -11,6 +11,7 @@ const (
 	MethodRun         = "agent/run"
 	MethodReply       = "agent/reply"
 	MethodConfirm     = "agent/confirm"
+	MethodSteer       = "agent/steer"
 	MethodCancel      = "agent/cancel"
 	MethodResume      = "agent/resume"
 	MethodPending     = "agent/pending"

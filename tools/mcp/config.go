@@ -10,11 +10,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -165,10 +165,10 @@ func (s Server) Confinement() string {
 	return fmt.Sprintf("sandbox %s, %s", s.profile(), net)
 }
 
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var plainWord = lazy.Regexp(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
 func shellQuote(w string) string {
-	if plainWord.MatchString(w) {
+	if plainWord().MatchString(w) {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
@@ -307,8 +307,8 @@ func (s Server) Check() error {
 func (s Server) expanded(lookup func(string) (string, bool)) (Server, error) {
 	var missing []string
 	ex := func(v string) string {
-		return varRef.ReplaceAllStringFunc(v, func(m string) string {
-			sub := varRef.FindStringSubmatch(m)
+		return varRef().ReplaceAllStringFunc(v, func(m string) string {
+			sub := varRef().FindStringSubmatch(m)
 			if val, ok := lookup(sub[1]); ok {
 				return val
 			}
@@ -335,7 +335,7 @@ func (s Server) expanded(lookup func(string) (string, bool)) (Server, error) {
 	return out, nil
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var varRef = lazy.Regexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 func expandMap(m map[string]string, ex func(string) string) map[string]string {
 	if m == nil {
@@ -354,7 +354,7 @@ func expandMap(m map[string]string, ex func(string) string) map[string]string {
 func (s Server) Variables() []string {
 	var out []string
 	add := func(v string) {
-		for _, m := range varRef.FindAllStringSubmatch(v, -1) {
+		for _, m := range varRef().FindAllStringSubmatch(v, -1) {
 			if !slices.Contains(out, m[1]) {
 				out = append(out, m[1])
 			}

@@ -117,8 +117,9 @@ type analyzer struct {
 	home string // "" when the line reassigns HOME
 	// trust says which git configuration predates the session (nil
 	// skips the check).
-	trust *gitTrustBase
-	out   *shellAnalysis
+	trust   *gitTrustBase
+	private []string // agentd's own directories: reading them is not read-only
+	out     *shellAnalysis
 
 	funcs    map[string]funcDef
 	calls    map[string]map[string]bool // function → names it calls
@@ -132,6 +133,7 @@ type analyzer struct {
 	cdpath     bool              // the line sets CDPATH
 	backquotes int               // depth of `…` being analysed
 	srcs       []string          // sources being parsed, innermost last
+	fixedDepth int               // how many expansions of the line this one is (fixed.go)
 }
 
 // analyzeCommand parses line with a real shell parser and collects every
@@ -139,12 +141,14 @@ type analyzer struct {
 // the line runs as code, the files it writes and the built-in denials it
 // trips. root and cwd are absolute.
 func analyzeCommand(line, root, cwd string) *shellAnalysis {
-	return analyzeCommandTrusting(line, root, cwd, nil)
+	return analyzeCommandTrusting(line, root, cwd, nil, nil)
 }
 
-func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellAnalysis {
+// trust is what the policy knew of the repositories when it loaded (nil
+// skips the check); private are agentd's own directories.
+func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase, private []string) *shellAnalysis {
 	a := &analyzer{
-		root: root, home: userHome(), trust: trust, out: &shellAnalysis{src: line},
+		root: root, home: userHome(), trust: trust, private: private, out: &shellAnalysis{src: line},
 		funcs: map[string]funcDef{}, calls: map[string]map[string]bool{}, inlining: map[string]bool{},
 		vars: newVarTaint(), links: map[string]string{},
 	}
@@ -164,9 +168,11 @@ func analyzeCommandTrusting(line, root, cwd string, trust *gitTrustBase) *shellA
 	}
 	a.vars.collect(f)
 	fl := &flow{cwd: known(filepath.Clean(cwd)), old: unknownDirs()}
+	start := fl.sub()
 	a.srcs = append(a.srcs, line)
 	a.stmts(f.Stmts, fl)
 	a.forkBombs()
+	a.fixedDenials(f, line, start)
 	return a.out
 }
 
@@ -221,7 +227,11 @@ func (a *analyzer) script(code string, fl *flow, what string) {
 		return
 	}
 	a.vars.collect(f)
-	a.within(code, func() { a.stmts(f.Stmts, fl) })
+	start := fl.sub()
+	a.within(code, func() {
+		a.stmts(f.Stmts, fl)
+		a.fixedDenials(f, code, start)
+	})
 }
 
 // within runs f with src as the source being analysed (word positions

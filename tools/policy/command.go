@@ -41,6 +41,11 @@ type CommandClass struct {
 	// ParseErr is set when the line is not valid bash: it asks (read-only:
 	// refused).
 	ParseErr error
+	// Git: the line runs git alone, with subcommands that change the
+	// repository through git's own code (gitwrite.go); Exec runs it with
+	// git's safe settings, and in workspace-write it may write the git
+	// directory's objects, refs and index (Confine.Git).
+	Git bool
 }
 
 // Classify judges a command line without deciding: see CommandClass.
@@ -56,7 +61,7 @@ func (p *Policy) Classify(c *tools.Command) CommandClass {
 
 func (p *Policy) analyze(c *tools.Command) *shellAnalysis {
 	cwd := filepath.Join(p.root, filepath.FromSlash(c.Cwd))
-	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust)
+	return analyzeCommandTrusting(c.Line, p.root, cwd, p.gitTrust, p.private)
 }
 
 func classOf(an *shellAnalysis) CommandClass {
@@ -83,8 +88,12 @@ func classOf(an *shellAnalysis) CommandClass {
 	cls.Why = dedupe(cls.Why)
 	cls.Unchecked = dedupe(cls.Unchecked)
 	cls.ReadOnly = cls.Denied == "" && len(cls.Unchecked) == 0 && len(cls.Why) == 0
-	if cls.ReadOnly {
+	cls.Git = gitOnly(an)
+	switch {
+	case cls.ReadOnly:
 		cls.Exec = safeExec(an)
+	case cls.Git:
+		cls.Exec = gitWriteExec(an)
 	}
 	return cls
 }
@@ -103,7 +112,11 @@ func (an *shellAnalysis) unchecked() []string {
 
 // safeExec is a read-only line as it must run: git's safe settings
 // exported first, git's diff commands given --no-ext-diff --no-textconv.
-func safeExec(an *shellAnalysis) string {
+func safeExec(an *shellAnalysis) string { return execWith(an, gitSafeEnv()) }
+
+// execWith is the line with git's safe options inserted, env exported
+// before it.
+func execWith(an *shellAnalysis, env []string) string {
 	var ins []insertion
 	for _, p := range an.Parts {
 		if p.gitSafe != nil && !slices.Contains(ins, *p.gitSafe) {
@@ -115,7 +128,6 @@ func safeExec(an *shellAnalysis) string {
 	for _, in := range ins {
 		line = line[:in.at] + in.text + line[in.at:]
 	}
-	env := gitSafeEnv()
 	for i, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[i] = k + "=" + quoteWord(v)
@@ -245,6 +257,12 @@ func (p *Policy) decideRedirect(rules []Rule, mode tools.Mode, w shellWrite) Ver
 		d.Rule = "run_cmd: write to an unresolvable path: " + string(d.Action)
 		d.Reason = "the command writes to " + w.Target + ", which cannot be resolved before it runs"
 		return d
+	}
+	for _, d := range p.private {
+		if tools.Within(d, w.Abs) {
+			return Verdict{Action: Deny, Rule: "built-in: agentd's own state and configuration are never written",
+				Reason: "the command writes " + w.Target + ", inside " + d + " (sessions, transcripts, rules)"}
+		}
 	}
 	_, rel, err := tools.ResolvePath(p.root, w.Abs)
 	if err != nil {

@@ -34,6 +34,9 @@ func (p *Policy) confine(rules []Rule, mode tools.Mode, c *tools.Call, an *shell
 	if mode == tools.ModeReadOnly || cls.ReadOnly && mode != tools.ModeFullAuto {
 		d.Confine.Profile = tools.ProfileRead
 	}
+	// git alone may write the repository's objects, refs and index; any
+	// other command finds the git directory read-only (gitwrite.go).
+	d.Confine.Git = cls.Git && d.Confine.Profile == tools.ProfileWorkspaceWrite
 	if an.ParseErr == nil {
 		if cls.Network || c.Command.Network {
 			parts := networkParts(an, c.Command.Network)

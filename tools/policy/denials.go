@@ -234,28 +234,97 @@ func downloads(node syntax.Node) bool {
 	return found
 }
 
-// pipesIntoShell reports whether a pipeline stage runs a shell or
-// interpreter (possibly behind env or sudo), or a program whose name is
-// not known before the line runs ($SHELL).
-func pipesIntoShell(st *syntax.Stmt, src string) bool {
-	found := false
+// A download must not reach a program that runs it (issue 11: curl | sh;
+// issue 24: curl | awk '{system($0)}'). The family is every program that
+// runs what it is given as code: shells and interpreters, eval and source,
+// awk's system() and pipes, sed's e, xargs running a program with the
+// download as its arguments, and the programs that read commands on their
+// input (at, crontab, parallel, ed, dc, database shells …). A line that
+// pipes a download into one, or passes one a download as an argument, is
+// refused in every mode; so is a program named by a download.
+
+// stdinRunners run the commands they read on their standard input.
+var stdinRunners = setOf("parallel", "at", "batch", "crontab", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "mariadb",
+	"tclsh", "expect", "wish", "gdb", "lldb", "jshell", "irb", "Rscript", "R", "julia", "lua", "luajit", "bun", "deno",
+	"ksh93", "elvish", "nu", "xonsh", "ipython")
+
+// argRunners run code given in their arguments (beside shellNames, eval
+// and source): a script, an expression, a command to run.
+var argRunners = setOf("awk", "gawk", "mawk", "nawk", "sed", "gsed", "xargs", "find", "parallel", "make", "gmake",
+	"git", "vim", "nvim", "vi", "gdb", "env", "watch", "flock", "script", "ssh", "jq")
+
+// xargsHarmless are the programs xargs may feed a download to: they print
+// their arguments, whatever they are.
+var xargsHarmless = setOf("echo", "printf", "basename", "dirname", "wc", "true")
+
+// runsInput says what in a pipeline stage would run what it reads (""
+// for nothing): a shell or interpreter (possibly behind env or sudo), a
+// program not known before the line runs ($SHELL), or one of the family
+// above.
+func runsInput(st *syntax.Stmt, src string) string {
+	what := ""
 	syntax.Walk(st, func(n syntax.Node) bool {
 		c, ok := n.(*syntax.CallExpr)
-		if !ok || len(c.Args) == 0 || found {
-			return !found
+		if !ok || len(c.Args) == 0 || what != "" {
+			return what == ""
 		}
 		ws := make([]word, len(c.Args))
 		for i, w := range c.Args {
 			ws[i] = decodeWord(w, src)
 		}
-		for len(ws) > 0 {
-			if !ws[0].lit || isShellName(filepath.Base(ws[0].val)) || ws[0].val == "source" || ws[0].val == "." || ws[0].val == "eval" {
-				found = true
-				break
-			}
-			ws = unwrap(ws).words
-		}
+		what = stageRuns(ws)
 		return false
 	})
-	return found
+	return what
+}
+
+// stageRuns is runsInput for one command and the commands it wraps.
+func stageRuns(ws []word) string {
+	for len(ws) > 0 {
+		if !ws[0].lit {
+			return "a program not known before the line runs"
+		}
+		name := filepath.Base(ws[0].val)
+		switch {
+		case isShellName(name) || name == "source" || name == "." || name == "eval":
+			return "a shell"
+		case stdinRunners[name]:
+			return name + ", which runs the commands it reads"
+		case awkNames[name] && awkReadOnly(name, ws[1:]) != "":
+			return name + ", whose program may run what it reads (" + awkReadOnly(name, ws[1:]) + ")"
+		case sedNames[name] && strings.Contains(sedReadOnly(ws[1:]), "run"):
+			return name + ", whose script runs what it reads"
+		case unwrap(ws).script != nil:
+			return "a shell" // env -S, watch, flock -c: a script run by sh, reading the stage's input
+		case name == "xargs":
+			inner := unwrap(ws).words
+			if len(inner) > 0 && (!inner[0].lit || !xargsHarmless[filepath.Base(inner[0].val)]) {
+				return "xargs, which runs " + inner[0].text + " with what it reads as arguments"
+			}
+		}
+		ws = unwrap(ws).words
+	}
+	return ""
+}
+
+var (
+	awkNames = setOf("awk", "gawk", "mawk", "nawk")
+	sedNames = setOf("sed", "gsed")
+)
+
+// runsCode reports whether a command (behind its wrappers) runs code
+// given in its arguments: a shell, an interpreter, eval or source, or one
+// of argRunners; or a program not known before the line runs.
+func runsCode(ws []word) bool {
+	for len(ws) > 0 {
+		if !ws[0].lit {
+			return true
+		}
+		n := filepath.Base(ws[0].val)
+		if isShellName(n) || n == "eval" || n == "source" || n == "." || argRunners[n] || stdinRunners[n] {
+			return true
+		}
+		ws = unwrap(ws).words
+	}
+	return false
 }

@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -152,7 +152,7 @@ func stripParams(w word) string {
 	return s
 }
 
-var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var identRe = lazy.Regexp(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // arith checks an arithmetic expression: every variable it reaches must be
 // clean, and no command's output may be evaluated.
@@ -188,7 +188,7 @@ func (a *analyzer) arithWord(x *syntax.Word, fl *flow, what string) {
 		a.unchecked(what + " evaluates " + w.val + ", which may hold code")
 		return
 	}
-	names := slicesConcat(w.params, identRe.FindAllString(stripParams(w), -1))
+	names := slicesConcat(w.params, identRe().FindAllString(stripParams(w), -1))
 	if !a.vars.clean(names) {
 		a.unchecked(what + " evaluates a variable that may hold code (" + w.val + ")")
 	}

@@ -3,11 +3,11 @@ package policy
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -207,7 +207,7 @@ var gitDiffPrefixes = []string{"--stat", "--dirstat", "-X", "--word-diff", "--co
 	"--pretty", "--format", "--abbrev", "--encoding", "--notes", "--show-notes", "--date", "--diff-merges",
 	"--ancestry-path", "--expand-tabs", "--no-walk", "--dirstat-by-file", "--cherry", "--output-indicator"}
 
-var gitNumberFlag = regexp.MustCompile(`^-[0-9]+$`)
+var gitNumberFlag = lazy.Regexp(`^-[0-9]+$`)
 
 // gitSubReadOnly judges a git subcommand and its options.
 func gitSubReadOnly(sub string, rest []word) string {
@@ -298,7 +298,7 @@ func gitOptions(sub string, spec gitSpec, args []word) string {
 			}
 		case gitValued(spec, v[:min(2, len(v))]) && !strings.HasPrefix(v, "--"):
 			// -n5, -Sfoo: a short option with its value attached
-		case !hasVal && (wordIn(spec.flags, v) || spec.diffOpts && (gitDiffFlags[v] || gitNumberFlag.MatchString(v))):
+		case !hasVal && (wordIn(spec.flags, v) || spec.diffOpts && (gitDiffFlags[v] || gitNumberFlag().MatchString(v))):
 		case gitPrefixed(spec, v):
 		default:
 			return "git " + sub + " " + n + " is not known to be read-only"
@@ -478,12 +478,12 @@ func (a *analyzer) gitConfigScripts(args []word, fl *flow) {
 			continue
 		}
 		k, v, _ := strings.Cut(kv.val, "=")
-		if gitCommandKey.MatchString(strings.ToLower(k)) {
+		if gitCommandKey().MatchString(strings.ToLower(k)) {
 			a.script(strings.TrimPrefix(v, "!"), fl.sub(), "git's "+k)
 		}
 	}
 }
 
-var gitCommandKey = regexp.MustCompile(`^(alias\..*|core\.(pager|editor|fsmonitor|sshcommand|askpass|hookspath)|` +
+var gitCommandKey = lazy.Regexp(`^(alias\..*|core\.(pager|editor|fsmonitor|sshcommand|askpass|hookspath)|` +
 	`pager\..*|diff\.external|diff\..*\.(command|textconv)|filter\..*\.(clean|smudge|process)|merge\..*\.driver|` +
 	`credential\.helper|sequence\.editor|gpg\..*program|uploadpack\.packobjectshook|core\.gitproxy)$`)

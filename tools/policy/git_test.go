@@ -214,7 +214,10 @@ func TestGitSafeExecShape(t *testing.T) {
 		"core.hooksPath GIT_CONFIG_VALUE_1=/dev/null", "GIT_OPTIONAL_LOCKS=0", "safe.bareRepository"} {
 		assert.Contains(t, prefix, want)
 	}
-	assert.Empty(t, p.Classify(&tools.Command{Line: "git commit -m x", Cwd: "."}).Exec, "only read-only lines are rewritten")
+	assert.Empty(t, p.Classify(&tools.Command{Line: "git commit -m x && make", Cwd: "."}).Exec, "only read-only and git-only lines are rewritten")
+	commit := p.Classify(&tools.Command{Line: "git commit -m x", Cwd: "."})
+	assert.True(t, commit.Git)
+	assert.Contains(t, commit.Exec, "core.hooksPath GIT_CONFIG_VALUE_1=/dev/null", "git alone runs without hooks")
 	c := cmdCall("git status")
 	p.Decide("s", "", c)
 	assert.Equal(t, cls.Exec[:len(prefix)], c.Command.Exec[:len(prefix)], "Decide sets the call's Exec")

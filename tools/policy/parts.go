@@ -53,6 +53,11 @@ func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) 
 		inner = a.special(p, fl, o)
 	}
 	a.judge(p, fl)
+	for _, w := range p.words[1:] {
+		if w.lit && isTerminal(w.val) && p.why == "" { // cat /dev/tty, stty -F /dev/tty, tee /dev/tty
+			p.why = usesTerminal(w.val)
+		}
+	}
 	for _, w := range outputsOf(p) {
 		a.writeOut(w, fl)
 	}

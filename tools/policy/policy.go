@@ -51,6 +51,10 @@ type Config struct {
 	Root          string
 	StateDir      string
 	UserConfigDir string
+	// Private are agentd's own directories (tools.AgentDirs): a command
+	// line that writes there is refused in every mode, wherever the
+	// workspace lies.
+	Private []string
 	// Sandbox says which profiles the kernel can confine commands in; nil
 	// is the machine's (tools.DefaultSandbox). A command it cannot confine
 	// asks, whatever the mode, and runs with the user's own rights once
@@ -71,6 +75,7 @@ type Confiner interface {
 type Policy struct {
 	mode      tools.Mode
 	root      string
+	private   []string
 	sandbox   Confiner
 	grantFile string
 	gitTrust  *gitTrustBase // the repositories as they were when the policy loaded
@@ -97,7 +102,7 @@ func Load(cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode, root: root, sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
+	p := &Policy{mode: mode, root: root, private: privateAround(root, cfg.Private), sandbox: cfg.Sandbox, gitTrust: newGitTrustBase(root), fixed: builtinRules(), session: map[string][]Rule{}}
 	if p.sandbox == nil {
 		p.sandbox = tools.DefaultSandbox()
 	}
@@ -131,6 +136,18 @@ func Load(cfg Config) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// privateAround keeps the private directories that do not hold the
+// workspace (tools.Env.privateDir says why).
+func privateAround(root string, private []string) []string {
+	var out []string
+	for _, d := range private {
+		if !tools.Within(d, root) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // IgnoredWorkspaceRules are the allow rules of the workspace's
@@ -210,13 +227,23 @@ func (p *Policy) decideReads(rules []Rule, mode tools.Mode, c *tools.Call) Verdi
 	return strictest(ds)
 }
 
+// decideWrite judges a write of one workspace path by a file tool or a
+// command: the strictest rule that names it, else the mode. A file that
+// runs later outside any sandbox (tools.RunsLater: .vscode/tasks.json,
+// .envrc, a git hook of .husky/ …) asks in every mode that writes, unless
+// a rule the user wrote or a grant of that file allows it.
 func (p *Policy) decideWrite(rules []Rule, mode tools.Mode, tool, path string) Verdict {
 	d, ok := matchRules(rules, tool, "write", path, matchPath)
-	if !ok {
+	switch {
+	case ok && d.Action == Allow && mode == tools.ModeReadOnly:
 		return modeDefault(mode, tools.EffectEdit)
+	case ok:
+		return d
 	}
-	if d.Action == Allow && mode == tools.ModeReadOnly {
-		return modeDefault(mode, tools.EffectEdit)
+	d = modeDefault(mode, tools.EffectEdit)
+	if why := tools.RunsLater(path); why != "" && d.Action != Deny {
+		d = raise(d, Verdict{Action: Ask, Rule: "runs later: " + path + " runs outside the sandbox: ask",
+			Reason: path + " runs later, outside the sandbox: " + why})
 	}
 	return d
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -110,7 +111,7 @@ var transparentWrappers = setOf("env", "timeout", "nice", "ionice", "stdbuf", "c
 	"setsid", "chronic", "unbuffer", "caffeinate")
 
 // procReadable are /proc files anyone may read that hold no secret.
-var procReadable = regexp.MustCompile(`^/proc/(cpuinfo|meminfo|version|loadavg|uptime|stat|mounts|filesystems|` +
+var procReadable = lazy.Regexp(`^/proc/(cpuinfo|meminfo|version|loadavg|uptime|stat|mounts|filesystems|` +
 	`partitions|diskstats|swaps|vmstat|zoneinfo|sys/.*|self/(status|limits|mountinfo|cgroup))$`)
 
 // readOnlyWhy says why a simple command is not read-only, or "".
@@ -123,6 +124,9 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 		return why
 	}
 	if why := a.procReads(args, fl.cwd); why != "" {
+		return why
+	}
+	if why := a.privateReads(args, fl.cwd); why != "" {
 		return why
 	}
 	if spec := readOnlyPrograms[name]; p.appended && !(spec.any && spec.maxOps < 0) {
@@ -227,6 +231,46 @@ var isShellBuiltin = setOf("echo", "printf", "pwd", "type", "test", "[", "true",
 // procReads refuses reads of another process's environment or memory
 // (where the daemon keeps the model's key) among a read-only command's
 // operands.
+// privateReads says why a command that runs in, or names a path in,
+// agentd's own directories (a workspace that is the home directory holds
+// them) is not read-only: what it reads there is other projects'
+// transcripts and the user's rules. The sandbox hides them from commands;
+// this makes such a command ask first.
+func (a *analyzer) privateReads(args []word, cwd dirSet) string {
+	inPrivate := func(p string) string {
+		for _, d := range a.private {
+			if tools.Within(d, p) {
+				return d
+			}
+		}
+		return ""
+	}
+	for _, d := range cwd.dirs {
+		if pd := inPrivate(d); pd != "" {
+			return "it runs in " + pd + ", agentd's own state and configuration"
+		}
+	}
+	for _, w := range args {
+		if !w.lit && w.lead == "" {
+			continue
+		}
+		v := w
+		if !w.lit {
+			v = word{val: w.lead, lit: true, lead: w.lead, text: w.lead}
+		}
+		ps, ok := a.paths(v, cwd)
+		if !ok {
+			continue
+		}
+		for _, p := range ps {
+			if pd := inPrivate(p); pd != "" {
+				return "it reads " + w.text + ", inside " + pd + ", agentd's own state and configuration"
+			}
+		}
+	}
+	return ""
+}
+
 func (a *analyzer) procReads(args []word, cwd dirSet) string {
 	for _, w := range args {
 		v := w.val
@@ -247,7 +291,7 @@ func (a *analyzer) procReads(args []word, cwd dirSet) string {
 			if w.lit {
 				c = filepath.Clean(c)
 			}
-			if strings.HasPrefix(c, "/proc/") && !procReadable.MatchString(c) {
+			if strings.HasPrefix(c, "/proc/") && !procReadable().MatchString(c) {
 				return "it reads " + w.text + ", another process's state"
 			}
 		}
@@ -477,7 +521,7 @@ var findTests = map[string]int{
 	",": 0, "-warn": 0, "-nowarn": 0,
 }
 
-var findNewerXY = regexp.MustCompile(`^-newer[aBcmt][aBcmt]$`)
+var findNewerXY = lazy.Regexp(`^-newer[aBcmt][aBcmt]$`)
 
 // findReadOnly allows find with starting points and an expression made
 // only of tests and printing actions (never -exec, -delete, -fprint).
@@ -497,7 +541,7 @@ func findReadOnly(args []word) string {
 			return "find's expression has " + w.text + ", not known before the line runs"
 		}
 		n, ok := findTests[w.val]
-		if !ok && findNewerXY.MatchString(w.val) {
+		if !ok && findNewerXY().MatchString(w.val) {
 			n, ok = 1, true
 		}
 		if !ok {

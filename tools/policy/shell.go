@@ -2,7 +2,7 @@ package policy
 
 import (
 	"fmt"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -107,8 +107,10 @@ func (a *analyzer) binary(c *syntax.BinaryCmd, fl *flow) {
 		a.stmt(c.X, fl.sub())
 		right := fl.sub()
 		right.stdin = a.pipeSource(c.X, fl.stdin)
-		if downloads(c.X) && pipesIntoShell(c.Y, a.src()) {
-			a.deny("piping a download into a shell")
+		if downloads(c.X) {
+			if what := runsInput(c.Y, a.src()); what != "" {
+				a.deny("piping a download into " + what)
+			}
 		}
 		a.stmt(c.Y, right)
 	default: // && and ||: the right side may not run
@@ -272,10 +274,14 @@ func (a *analyzer) call(c *syntax.CallExpr, fl *flow) {
 	}
 	ws := a.words(c.Args, fl)
 	a.recordCall(ws[0])
-	if runsCode(ws) {
+	switch {
+	case downloads(c.Args[0]):
+		a.deny("running a program a download names")
+	case runsCode(ws):
 		for _, w := range c.Args[1:] {
 			if downloads(w) {
-				a.deny("running a download with a shell")
+				a.deny("running a download with " + ws[0].text)
+				break
 			}
 		}
 	}
@@ -283,22 +289,6 @@ func (a *analyzer) call(c *syntax.CallExpr, fl *flow) {
 		a.inline(ws[0].val, fl)
 	}
 	a.addPart(ws, assigns, fl, origin{})
-}
-
-// runsCode reports whether a command (behind its wrappers) is a shell,
-// an interpreter, eval or source: its arguments may be code.
-func runsCode(ws []word) bool {
-	for len(ws) > 0 {
-		if !ws[0].lit {
-			return true
-		}
-		n := filepath.Base(ws[0].val)
-		if isShellName(n) || n == "eval" || n == "source" || n == "." {
-			return true
-		}
-		ws = unwrap(ws).words
-	}
-	return false
 }
 
 // recordCall adds an edge of the call graph from the function being
@@ -476,6 +466,9 @@ func (a *analyzer) redirect(r *syntax.Redirect, fl *flow) {
 		a.substitutions(r.Hdoc, fl)
 	}
 	w := a.word(r.Word, fl)
+	if w.lit && isTerminal(w.val) {
+		a.notRO(usesTerminal(w.val))
+	}
 	if strings.HasPrefix(w.val, "/dev/tcp/") || strings.HasPrefix(w.val, "/dev/udp/") {
 		a.out.Network = true
 		a.notRO("it opens a network connection (" + w.val + ")")
@@ -515,9 +508,10 @@ func isFD(s string) bool {
 func (a *analyzer) write(w word, fl *flow) {
 	t := w.val
 	switch {
-	case w.lit && (t == "/dev/null" || t == "/dev/stdout" || t == "/dev/stderr" || t == "/dev/tty" ||
-		strings.HasPrefix(t, "/dev/fd/")):
+	case w.lit && (t == "/dev/null" || t == "/dev/stdout" || t == "/dev/stderr" || strings.HasPrefix(t, "/dev/fd/")):
 		return
+	case w.lit && isTerminal(t):
+		return // the redirect said it (redirect: usesTerminal)
 	case w.lit && strings.HasPrefix(t, "/dev/"):
 		a.deny("writing to the device " + t)
 		return
@@ -535,6 +529,20 @@ func (a *analyzer) write(w word, fl *flow) {
 // writeOut records a file a program writes through an option or operand
 // (sort -o, cp's destination): checked when it resolves, left to the
 // sandbox when it does not (the command is not read-only anyway).
+// isTerminal reports paths that name the user's terminal. The terminal
+// is the user's, not the command's output or input: what is written there
+// can set the clipboard (OSC 52) or the title, or be read back as typed
+// input by some terminals; what is read there is the user's typing; stty
+// on it changes the user's terminal. A command that uses it is not
+// read-only, so it asks; the sandbox gives commands no controlling
+// terminal.
+func isTerminal(p string) bool {
+	p = path.Clean(p)
+	return p == "/dev/tty" || p == "/dev/console"
+}
+
+func usesTerminal(p string) string { return "it uses the terminal (" + p + "), which is the user's" }
+
 func (a *analyzer) writeOut(w word, fl *flow) {
 	if _, ok := a.paths(w, fl.cwd); ok || w.lit && strings.HasPrefix(w.val, "/dev/") {
 		a.write(w, fl)

@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/agentd/agentd/internal/lazy"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -51,7 +51,7 @@ type word struct {
 func (w word) multi() bool { return w.glob || w.split }
 
 // braceRe finds an unquoted brace expansion: {a,b} or {1..3}.
-var braceRe = regexp.MustCompile(`\{[^{}]*(,|\.\.)[^{}]*\}`)
+var braceRe = lazy.Regexp(`\{[^{}]*(,|\.\.)[^{}]*\}`)
 
 // decodeWord removes quotes and escapes as bash would, and records what
 // expansions remain. src is the source the word was parsed from, for
@@ -191,7 +191,7 @@ func (d *wordDecoder) finish(w *syntax.Word) word {
 	out := &d.out
 	out.val = d.b.String()
 	d.stop()
-	if braceRe.MatchString(d.unquoted.String()) {
+	if braceRe().MatchString(d.unquoted.String()) {
 		out.glob = true
 		out.lead = "" // where the brace falls in the value is not tracked
 	}

@@ -37,6 +37,10 @@ type Cmd struct {
 	exitStatus func() (int, bool)
 	status     *Status     // tests override Check's answer
 	tweak      func(*plan) // tests change the plan to try one mechanism alone
+	entry      *entryProc  // nil in Full
+	// absent are git's guarded names that did not exist (Spec.Git);
+	// removed, what Wait removed because they appeared.
+	absent, removed []string
 }
 
 // Command prepares spec. Cancelling ctx kills the command and everything
@@ -136,7 +140,10 @@ func (c *Cmd) Wait() error {
 		c.exit, c.fromInit = code, true
 		c.stopCancel()
 		_ = killGroup(pid)
-		go func() { _, _ = c.proc.Wait() }()
+		go func() {
+			_, _ = c.proc.Wait()
+			c.entry.released()
+		}()
 	} else {
 		waitExited(pid)
 		_ = killGroup(pid)
@@ -149,6 +156,7 @@ func (c *Cmd) Wait() error {
 			state, err = c.proc.Wait()
 		}
 		c.exit = exitCode(state)
+		c.entry.released()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			err = nil
@@ -162,9 +170,17 @@ func (c *Cmd) Wait() error {
 	if c.refill != nil {
 		c.refill()
 	}
+	// Every process of the command is gone (the init reaps them all
+	// before it reports): what appeared among git's guarded names stays
+	// no longer than the command.
+	c.removed = removeAppeared(c.absent)
 	c.cleanup()
 	return err
 }
+
+// Removed lists the paths of the repository's configuration, hooks or
+// commondir that a git command (Spec.Git) created and Wait removed.
+func (c *Cmd) Removed() []string { return c.removed }
 
 func (c *Cmd) stopCancel() {
 	if c.stopCtx != nil {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // entryArg, as the first argument, makes the binary the sandbox's entry
@@ -126,6 +127,12 @@ func entry() int {
 		syscall.Close(fd)
 	}
 	code := reap(pid)
+	if p.Namespaces {
+		// What the command left running dies now, before the daemon
+		// hears of the end: when Wait returns, nothing of the command
+		// can still write (the checks after a git command rely on it).
+		reapAll()
+	}
 	// The exit status goes to the daemon before the init exits: tearing
 	// down the namespaces takes a while, and nobody needs to wait for it.
 	answer(report{Exit: &code})
@@ -202,6 +209,13 @@ func (p *plan) confine() (Confinement, error) {
 			}
 		}
 	}
+	if p.NProc > 0 && p.Namespaces {
+		// Where no control group bounds the command (limits_linux.go):
+		// the user's processes in the sandbox's user namespace (outside
+		// one, it would count every process of the user on the machine).
+		lim := syscall.Rlimit{Cur: uint64(p.NProc), Max: uint64(p.NProc)}
+		_ = syscall.Setrlimit(rlimitNproc, &lim)
+	}
 	if err := dropCapabilities(); err != nil {
 		return conf, &SetupError{Step: "capabilities", Msg: err.Error()}
 	}
@@ -263,5 +277,30 @@ func reap(pid int) int {
 			return 128 + int(ws.Signal())
 		}
 		return ws.ExitStatus()
+	}
+}
+
+// reapAll kills every other process of the init's PID namespace and reaps
+// them, for two seconds at most (a process stuck in the kernel dies with
+// the namespace anyway). Only ever called in a PID namespace of its own:
+// elsewhere kill(-1) would reach every process of the user.
+func reapAll() {
+	if os.Getpid() != 1 {
+		return // not the init of a PID namespace: never kill(-1)
+	}
+	if err := syscall.Kill(-1, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err != nil:
+			return // ECHILD: none left
+		case wpid == 0:
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

@@ -141,11 +141,30 @@ func escapeCases() []escape {
 				return `script -q -e -c 'test -t 0 && echo in-a-pty' /dev/null </dev/null`
 			},
 			happened: outputContains("in-a-pty")},
-		{name: "git objects stay writable", allowed: []Profile{WorkspaceWrite, Full},
+		{name: "git objects", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
 			script: func(f *fixture) string {
 				return `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd && echo wrote-object`
 			},
 			happened: outputContains("wrote-object")},
+		// commondir makes git take the configuration and hooks from a
+		// directory the command controls.
+		{name: "git commondir", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script: func(f *fixture) string {
+				return `mkdir -p evil && printf '[core]\n\tfsmonitor = touch pwned\n' > evil/config && echo "$PWD/evil" > .git/commondir`
+			},
+			happened: fileExists("ws/.git/commondir")},
+		{name: "git modules renamed and recreated", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script: func(f *fixture) string {
+				return `mv .git/modules .git/m2 && mkdir -p .git/modules/lib && cp .git/m2/lib/HEAD .git/modules/lib/ && ` +
+					`printf '[core]\n\tfsmonitor = touch pwned\n' > .git/modules/lib/config`
+			},
+			happened: fileContains("ws/.git/modules/lib/config", "fsmonitor")},
+		{name: "git submodule config", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script:   func(f *fixture) string { return `printf '\tfsmonitor = touch pwned\n' >> .git/modules/lib/config` },
+			happened: fileContains("ws/.git/modules/lib/config", "fsmonitor")},
+		{name: "git info attributes", refused: []Profile{WorkspaceWrite}, allowed: []Profile{Full},
+			script:   func(f *fixture) string { return `mkdir -p .git/info && echo '* filter=evil' > .git/info/attributes` },
+			happened: fileExists("ws/.git/info/attributes")},
 	}
 }
 

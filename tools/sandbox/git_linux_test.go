@@ -27,9 +27,11 @@ func gitIn(t *testing.T, dir string, args ...string) {
 var gitIdentity = []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
 	"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1"}
 
-// Real git in workspace-write: committing works, in a plain repository and
-// in a linked worktree (whose git directories live outside the
-// workspace), while the configuration and hooks stay read-only.
+// Real git in workspace-write. A command that is git itself (Spec.Git)
+// commits, in a plain repository and in a linked worktree (whose git
+// directories live outside the workspace), while the configuration and
+// hooks stay read-only; any other command cannot commit at all (the whole
+// git directory is read-only).
 func TestGitInWorkspaceWrite(t *testing.T) {
 	requireSandbox(t)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -46,26 +48,30 @@ func TestGitInWorkspaceWrite(t *testing.T) {
 	for _, ws := range []string{main, filepath.Join(base, "wt")} {
 		t.Run(filepath.Base(ws), func(t *testing.T) {
 			env := append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(base, "home")}, gitIdentity...)
-			sh := func(script string) result {
-				return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env})
+			sh := func(git bool, script string) result {
+				return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env, Git: git})
 			}
-			if r := sh("echo change > file.txt && git add file.txt && git commit -q -m change && git log --oneline | wc -l"); r.err != nil || r.code != 0 || strings.TrimSpace(r.out) != "2" {
+			if r := sh(false, "echo change > file.txt && git add file.txt && git commit -q -m change"); r.err != nil || r.code == 0 {
+				t.Errorf("a command that is not git itself committed: %v, exit %d:\n%s", r.err, r.code, r.out)
+			}
+			if r := sh(true, "git add file.txt && git commit -q -m change && git log --oneline | wc -l"); r.err != nil || r.code != 0 || strings.TrimSpace(r.out) != "2" {
 				t.Fatalf("commit in the sandbox: %v, exit %d:\n%s", r.err, r.code, r.out)
 			}
-			r := sh("git config core.fsmonitor 'touch pwned'")
-			if r.code == 0 {
-				t.Errorf("git config succeeded:\n%s", r.out)
-			}
-			t.Logf("git config: %s", strings.TrimSpace(r.out))
-			r = sh("git config --worktree core.fsmonitor 'touch pwned' || git config --local core.hooksPath .")
-			if r.code == 0 {
-				t.Errorf("worktree config succeeded:\n%s", r.out)
-			}
-			if r = sh(`gd=$(git rev-parse --git-common-dir) && echo 'touch pwned' > "$gd/hooks/post-commit"`); r.code == 0 {
-				t.Errorf("wrote a hook:\n%s", r.out)
-			}
-			if r = sh(`echo 'gitdir: /tmp/evil' > .git`); r.code == 0 {
-				t.Errorf("rewrote .git:\n%s", r.out)
+			for _, git := range []bool{false, true} {
+				r := sh(git, "git config core.fsmonitor 'touch pwned'")
+				if r.code == 0 {
+					t.Errorf("git=%v: git config succeeded:\n%s", git, r.out)
+				}
+				r = sh(git, "git config --worktree core.fsmonitor 'touch pwned' || git config --local core.hooksPath .")
+				if r.code == 0 {
+					t.Errorf("git=%v: worktree config succeeded:\n%s", git, r.out)
+				}
+				if r = sh(git, `gd=$(git rev-parse --git-common-dir) && echo 'touch pwned' > "$gd/hooks/post-commit"`); r.code == 0 {
+					t.Errorf("git=%v: wrote a hook:\n%s", git, r.out)
+				}
+				if r = sh(git, `echo 'gitdir: /tmp/evil' > .git`); r.code == 0 {
+					t.Errorf("git=%v: rewrote .git:\n%s", git, r.out)
+				}
 			}
 			out, _ := exec.Command("git", "-C", ws, "config", "--get", "core.fsmonitor").Output()
 			if len(out) > 0 {
@@ -95,7 +101,7 @@ func TestGitFileFromACommand(t *testing.T) {
 	}
 	env := append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(base, "home")}, gitIdentity...)
 	sh := func(ws, script string) result {
-		return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env})
+		return run(t, modes[0], Spec{Profile: WorkspaceWrite, Workspace: ws, Args: []string{"bash", "-c", script}, Env: env, Git: true})
 	}
 	if r := sh(ws, "printf 'gitdir: "+outside+"\\n' > .git"); r.code != 0 {
 		t.Fatalf("writing .git: %d %s", r.code, r.out)

@@ -106,6 +106,8 @@ func newFixtureIn(t testing.TB, base string) *fixture {
 		"ws/.git/HEAD":               "ref: refs/heads/main\n",
 		"ws/.git/config":             "[core]\n\tbare = false\n",
 		"ws/.git/hooks/README":       "hooks\n",
+		"ws/.git/modules/lib/HEAD":   "ref: refs/heads/main\n",
+		"ws/.git/modules/lib/config": "[core]\n",
 		"ws/sub/.git/HEAD":           "ref: refs/heads/main\n",
 		"ws/sub/.git/config":         "[core]\n",
 		"ws/.agentd/rules.json":      `{"rules": []}`,

@@ -116,6 +116,10 @@ func (h *holder) read() (string, error) {
 	}
 }
 
+// errHolderClosed: the holder was closed (CloseIdle, EndSession) between
+// the moment it was chosen and the request; the caller chooses again.
+var errHolderClosed = errors.New("sandbox: the namespace holder was closed")
+
 // spawn asks the holder for an entry point, in a network namespace of its
 // own when newNet (where seccomp and Landlock cannot keep the network off),
 // and waits until it is ready.
@@ -134,7 +138,7 @@ func (h *holder) spawn(newNet bool) (*entryProc, error) {
 	if h.dead {
 		h.mu.Unlock()
 		ours.Close()
-		return nil, errors.New("sandbox: the namespace holder was closed")
+		return nil, errHolderClosed
 	}
 	err = syscall.Sendmsg(int(h.ctl.Fd()), []byte{req}, syscall.UnixRights(int(theirs.Fd())), nil, 0)
 	var answer string

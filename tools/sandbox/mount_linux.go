@@ -56,7 +56,7 @@ func (p *plan) mount(conf *Confinement) error {
 	}
 	// One private tmpfs serves every mask and hole, bound where needed:
 	// a bind costs much less than a new file system each time.
-	fs, err := newTmpfs()
+	fs, err := newTmpfs(p.TmpSize)
 	if err != nil {
 		return &SetupError{Step: "mount", Msg: err.Error()}
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,13 @@ type plan struct {
 	// Families are the socket families seccomp lets through; nil means no
 	// filter.
 	Families []uint32 `json:"families,omitempty"`
+	// TmpSize bounds the private tmpfs (/tmp, /var/tmp, /dev/shm
+	// together), in bytes; NProc is RLIMIT_NPROC for the command.
+	TmpSize int64 `json:"tmpSize,omitempty"`
+	NProc   int   `json:"nproc,omitempty"`
+	// Absent are paths in git directories that must not appear while a
+	// git command runs (Spec.Git): the daemon removes them after it.
+	Absent []string `json:"-"`
 	// Overlays are mounted over the user's directories (caches) so that
 	// the command reads them and writes elsewhere.
 	Overlays []Overlay `json:"overlays,omitempty"`
@@ -85,7 +93,7 @@ const privateSub = ".agentd-private"
 func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	p := &plan{
 		Argv: spec.Args, Dir: spec.Dir, Profile: spec.Profile, Daemon: os.Getpid(), ABI: st.Landlock, Network: spec.Network,
-		Namespaces: st.Namespaces,
+		Namespaces: st.Namespaces, TmpSize: cmp.Or(spec.TmpSize, tmpfsSize()), NProc: cmp.Or(spec.MaxProcs, maxProcs()),
 		// The seccomp filter refuses every socket but AF_UNIX and
 		// AF_NETLINK, Landlock refuses TCP and scopes abstract sockets:
 		// together they cover what an empty network namespace would,
@@ -138,13 +146,14 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		add(accRead, spec.Workspace)
 	case WorkspaceWrite:
 		add(accWrite, spec.Workspace)
-		g, err := gitProtections(spec.Workspace)
+		g, err := gitProtections(spec.Workspace, spec.Git)
 		if err != nil {
 			return nil, err
 		}
 		add(accWrite, g.write...)
 		p.Pins = g.pins
 		p.ReadOnly = append(g.readOnly, filepath.Join(spec.Workspace, ".agentd"))
+		p.Absent = g.absent
 		for _, q := range spec.Protect {
 			p.ReadOnly = append(p.ReadOnly, filepath.Clean(q))
 		}
@@ -181,6 +190,11 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 	}
 	for _, name := range []string{"TMPDIR", "TMP", "TEMP"} {
 		env = envSet(env, name, tmp)
+	}
+	if spec.Git {
+		// "git" is looked up in PATH: not in a directory of the workspace,
+		// where a command could have put a git of its own.
+		env = envSet(env, "PATH", pathOutside(envGet(env, "PATH"), spec.Workspace))
 	}
 	p.Env = env
 	p.Rules = rules
@@ -346,164 +360,17 @@ func toolchainPaths(env []string, workspace string) []string {
 	return slices.Compact(out)
 }
 
-// gitPlan is what WorkspaceWrite does about the workspace's repository.
-type gitPlan struct {
-	pins, readOnly, write []string
-}
-
-// gitProtections keeps the repository's configuration and hooks read-only
-// and its git directories pinned in place. When .git is a file (a linked
-// worktree or a submodule), the git directories it points to are made
-// writable too, since committing is part of editing the workspace, with
-// the same protections.
-func gitProtections(ws string) (gitPlan, error) {
-	var g gitPlan
-	dotgit := filepath.Join(ws, ".git")
-	fi, err := os.Lstat(dotgit)
-	switch {
-	case os.IsNotExist(err):
-		return g, nil
-	case err != nil:
-		return g, err
-	case fi.Mode()&os.ModeSymlink != 0:
-		return g, &SetupError{Step: "plan", Msg: dotgit + " is a symbolic link: the sandbox cannot keep its configuration read-only"}
-	case fi.IsDir():
-		g.protectGitDir(dotgit)
-		return g, nil
-	}
-	// A .git file: "gitdir: <path>".
-	data, err := ReadRegular(dotgit, 4<<10)
-	if err != nil {
-		return g, &SetupError{Step: "plan", Msg: fmt.Sprintf("%s cannot be read: %v", dotgit, err)}
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return g, &SetupError{Step: "plan", Msg: dotgit + " is neither a directory nor a gitdir link"}
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(ws, gitdir)
-	}
-	gitdir = filepath.Clean(gitdir)
-	g.readOnly = append(g.readOnly, dotgit)
-	if !within(ws, gitdir) && !gitRecordsWorktree(gitdir, ws) {
-		// A .git file a command wrote (the workspace was no repository)
-		// names a directory git never made for this workspace: writing it
-		// would hand the next command any directory it names. Only the
-		// file itself is kept read-only.
-		return g, nil
-	}
-	g.protectGitDir(gitdir)
-	g.readOnly = append(g.readOnly, filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"))
-	if !within(ws, gitdir) {
-		g.write = append(g.write, gitdir)
-	}
-	if c, err := ReadRegular(filepath.Join(gitdir, "commondir"), 4<<10); err == nil {
-		common := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
-		}
-		common = filepath.Clean(common)
-		g.protectGitDir(common)
-		if !within(ws, common) {
-			g.write = append(g.write, common)
-		}
-	}
-	return g, nil
-}
-
-// gitRecordsWorktree says whether gitdir, a git directory outside the
-// workspace, is the one git made for the worktree at ws: a linked
-// worktree's names ws/.git in its "gitdir" file, a submodule's names ws as
-// core.worktree in its config. A command confined to the workspace cannot
-// write either record in a directory outside it, so a .git file it wrote
-// never makes a directory of its choosing writable.
-func gitRecordsWorktree(gitdir, ws string) bool {
-	same := func(a, b string) bool {
-		if ca, err := filepath.EvalSymlinks(a); err == nil {
-			a = ca
-		}
-		if cb, err := filepath.EvalSymlinks(b); err == nil {
-			b = cb
-		}
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	if b, err := ReadRegular(filepath.Join(gitdir, "gitdir"), 4<<10); err == nil {
-		back := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(back) {
-			back = filepath.Join(gitdir, back)
-		}
-		if same(back, filepath.Join(ws, ".git")) {
-			return true
-		}
-	}
-	if wt := coreWorktree(gitdir); wt != "" {
-		if !filepath.IsAbs(wt) {
-			wt = filepath.Join(gitdir, wt)
-		}
-		return same(wt, ws)
-	}
-	return false
-}
-
-// coreWorktree reads core.worktree from gitdir's config, "" when unset.
-func coreWorktree(gitdir string) string {
-	b, err := ReadRegular(filepath.Join(gitdir, "config"), 1<<20)
-	if err != nil {
-		return ""
-	}
-	section, value := "", ""
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			section = ""
-			if f := strings.Fields(strings.Trim(line, "[]")); len(f) > 0 {
-				section = strings.ToLower(f[0])
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if ok && section == "core" && strings.EqualFold(strings.TrimSpace(k), "worktree") {
-			value = strings.Trim(strings.TrimSpace(v), "\"")
-		}
-	}
-	return value
-}
-
-// protectGitDir pins dir and makes its configuration, hooks and the git
-// directories of its submodules read-only.
-func (g *gitPlan) protectGitDir(dir string) {
-	g.pins = append(g.pins, dir)
-	for _, name := range []string{"config", "config.worktree", "hooks", "info/attributes"} {
-		g.readOnly = append(g.readOnly, filepath.Join(dir, name))
-	}
-	g.protectModules(filepath.Join(dir, "modules"), 0)
-}
-
-// protectModules finds submodules' git directories (they hold a HEAD) under
-// dir; submodule names may contain slashes, so it recurses until it finds
-// one, and into their own modules/.
-func (g *gitPlan) protectModules(dir string, depth int) {
-	if depth > 8 {
-		return
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		sub := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(sub, "HEAD")); err == nil {
-			g.protectGitDir(sub)
-			continue
-		}
-		g.protectModules(sub, depth+1)
-	}
-}
-
 func (p *plan) String() string {
 	return fmt.Sprintf("%s %v ns=%v netns=%v rules=%d", p.Profile, p.Argv, p.Namespaces, p.NetNS, len(p.Rules))
+}
+
+// pathOutside is path without its entries inside ws (or relative ones).
+func pathOutside(path, ws string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(path) {
+		if filepath.IsAbs(dir) && !within(ws, filepath.Clean(dir)) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }

@@ -62,7 +62,22 @@ func TestGitProtections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g, err := gitProtections(ws)
+	for _, name := range []string{"config", "hooks", "modules/lib/x/config", "modules/lib/x/hooks", "modules/lib/x/modules/y/hooks"} {
+		if err := os.MkdirAll(filepath.Join(ws, ".git", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Any command: the whole git directory, read-only.
+	g, err := gitProtections(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.readOnly, []string{filepath.Join(ws, ".git")}) || len(g.pins)+len(g.write)+len(g.absent) != 0 {
+		t.Errorf("read-only %v pins %v write %v absent %v", g.readOnly, g.pins, g.write, g.absent)
+	}
+	// Git itself: the guarded entries read-only, every directory holding
+	// them pinned, the missing ones watched.
+	g, err = gitProtections(ws, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +87,18 @@ func TestGitProtections(t *testing.T) {
 			t.Errorf("%s not protected: %v", want, g.readOnly)
 		}
 	}
-	if !slices.Contains(g.pins, filepath.Join(ws, ".git")) || len(g.write) != 0 {
-		t.Errorf("pins %v write %v", g.pins, g.write)
+	for _, want := range []string{".git", ".git/modules", ".git/modules/lib", ".git/modules/lib/x", ".git/modules/lib/x/modules/y"} {
+		if !slices.Contains(g.pins, filepath.Join(ws, want)) {
+			t.Errorf("%s not pinned: %v", want, g.pins)
+		}
+	}
+	for _, want := range []string{".git/commondir", ".git/config.worktree", ".git/info", ".git/modules/lib/x/commondir"} {
+		if !slices.Contains(g.absent, filepath.Join(ws, want)) {
+			t.Errorf("%s not watched: %v", want, g.absent)
+		}
+	}
+	if len(g.write) != 0 {
+		t.Errorf("write %v", g.write)
 	}
 
 	link := t.TempDir()
@@ -81,7 +106,7 @@ func TestGitProtections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var se *SetupError
-	if _, err := gitProtections(link); !errors.As(err, &se) {
+	if _, err := gitProtections(link, false); !errors.As(err, &se) {
 		t.Errorf("a symlinked .git must be refused, got %v", err)
 	}
 }

@@ -15,8 +15,9 @@ const (
 	// Read reads the workspace, the system and the toolchains, writes only
 	// a private temporary directory and has no network unless asked.
 	Read Profile = iota + 1
-	// WorkspaceWrite is Read plus writes to the workspace, except the git
-	// configuration and hooks, nested git directories and .agentd/.
+	// WorkspaceWrite is Read plus writes to the workspace, except its git
+	// directories (but for git itself, Spec.Git), nested repositories and
+	// .agentd/.
 	WorkspaceWrite
 	// Full runs with the user's own rights: no confinement at all. Only an
 	// explicit grant may choose it.
@@ -96,6 +97,18 @@ type Spec struct {
 	// WorkspaceWrite, for example the nested .git directories
 	// [NestedGitDirs] found. Missing paths are skipped.
 	Protect []string
+	// Git says the command is git itself, run with git's safe settings,
+	// with no option that runs a program or writes a file of its choosing
+	// (the policy checked the line): in WorkspaceWrite it may write the
+	// repository's objects, refs, index and logs. Any other command finds
+	// the whole git directory read-only (gitdirs_linux.go).
+	Git bool
+	// MaxProcs bounds the command's processes and threads together; 0 is
+	// the default (4096, or less on a machine with few pids).
+	MaxProcs int
+	// TmpSize bounds its private /tmp, /var/tmp and /dev/shm together, in
+	// bytes; 0 is the default (an eighth of the memory, 512 MiB to 4 GiB).
+	TmpSize int64
 	// Hide lists paths the command may neither read nor write even where
 	// a grant contains them (the workspace is HOME, or holds them):
 	// agentd's own state, configuration and caches. Missing paths are
@@ -142,6 +155,9 @@ type Confinement struct {
 	// Filter: a seccomp filter refuses TIOCSTI and TIOCLINUX (typing into
 	// a terminal), io_uring and foreign system calls.
 	Filter bool `json:"filter"`
+	// Limits: the command has control groups of its own: a process limit
+	// and a CPU weight (limits_linux.go).
+	Limits bool `json:"limits"`
 	// Network is allowed.
 	Network bool `json:"network"`
 	// Protected are the paths made read-only inside the workspace.
@@ -258,6 +274,8 @@ type Status struct {
 	PrivateProc bool `json:"privateProc"`
 	// Seccomp: commands without network cannot open non-local sockets.
 	Seccomp bool `json:"seccomp"`
+	// Limits: commands get a process limit and a CPU weight (cgroups).
+	Limits bool `json:"limits"`
 	// Problems say, one line each, what is missing and why.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -287,7 +305,7 @@ func (s Status) String() string {
 			on   bool
 			name string
 		}{{s.Namespaces, "user, mount and PID namespaces"}, {s.PrivateProc, "private /proc"},
-			{s.NetNamespace, "network namespace"}, {s.Seccomp, "seccomp socket filter"}} {
+			{s.NetNamespace, "network namespace"}, {s.Seccomp, "seccomp socket filter"}, {s.Limits, "process limits"}} {
 			if m.on {
 				b.WriteString("; " + m.name)
 			}

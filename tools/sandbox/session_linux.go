@@ -25,6 +25,7 @@ type sessionNet struct {
 }
 
 var holders struct {
+	startMu  sync.Mutex // held while a holder is made
 	mu       sync.Mutex
 	host     *holder // for the commands in the host's network namespace
 	sessions map[string]*sessionNet
@@ -41,71 +42,80 @@ type spareHolder struct {
 }
 
 // holderFor returns the holder of session ("" for the host's network), and
-// an entry point already waiting in it when the holder is new.
+// an entry point already waiting in it when the holder is new. Holders are
+// made one at a time (startMu): commands that start together share the one
+// made, and a holder is replaced only once it has died, never while
+// another command may be asking it for an entry point.
 func holderFor(session string) (*holder, *entryProc, error) {
-	holders.mu.Lock()
-	if session == "" {
-		h := holders.host
-		holders.mu.Unlock()
-		if h != nil && h.alive() {
-			return h, nil, nil
-		}
-		h, err := startHolder(false)
-		if err != nil {
-			return nil, nil, err
-		}
-		holders.mu.Lock()
-		old := holders.host
-		holders.host = h
-		holders.mu.Unlock()
-		if old != nil {
-			old.close()
-		}
+	if h := currentHolder(session); h != nil {
 		return h, nil, nil
 	}
-	if s := holders.sessions[session]; s != nil && s.h.alive() {
-		holders.mu.Unlock()
-		return s.h, nil, nil
+	holders.startMu.Lock()
+	defer holders.startMu.Unlock()
+	if h := currentHolder(session); h != nil {
+		return h, nil, nil // made while this one waited
 	}
-	spare := holders.spare
-	holders.spare = nil
-	holders.mu.Unlock()
-	go refillSpare()
-	var e *entryProc
 	var h *holder
-	if spare != nil && spare.h.alive() {
-		h, e = spare.h, spare.e
-	} else {
-		if spare != nil {
-			spare.close()
-		}
+	var e *entryProc
+	if session == "" {
 		var err error
-		if h, err = startHolder(true); err != nil {
+		if h, err = startHolder(false); err != nil {
 			return nil, nil, err
+		}
+	} else {
+		holders.mu.Lock()
+		spare := holders.spare
+		holders.spare = nil
+		holders.mu.Unlock()
+		go refillSpare()
+		if spare != nil && spare.h.alive() {
+			h, e = spare.h, spare.e
+		} else {
+			if spare != nil {
+				spare.close()
+			}
+			var err error
+			if h, err = startHolder(true); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	holders.mu.Lock()
-	if holders.sessions == nil {
-		holders.sessions = map[string]*sessionNet{}
-	}
-	s := holders.sessions[session]
-	switch {
-	case s == nil:
-		holders.sessions[session] = &sessionNet{h: h}
-	case !s.h.alive():
-		s.h.close()
-		s.h = h
-	default:
-		// Another command of the session got there first: use its holder.
-		holders.mu.Unlock()
-		h.close()
-		if e != nil {
-			e.discard()
+	var old *holder
+	if session == "" {
+		old, holders.host = holders.host, h
+	} else {
+		if holders.sessions == nil {
+			holders.sessions = map[string]*sessionNet{}
 		}
-		return s.h, nil, nil
+		if s := holders.sessions[session]; s != nil {
+			old, s.h = s.h, h
+		} else {
+			holders.sessions[session] = &sessionNet{h: h}
+		}
 	}
 	holders.mu.Unlock()
+	if old != nil {
+		old.close() // dead already
+	}
 	return h, e, nil
+}
+
+// currentHolder is session's holder if it is alive.
+func currentHolder(session string) *holder {
+	holders.mu.Lock()
+	h := holders.host
+	if session != "" {
+		h = nil
+		if s := holders.sessions[session]; s != nil {
+			h = s.h
+		}
+	}
+	holders.mu.Unlock()
+	if h != nil && h.alive() {
+		return h
+	}
+	return nil
 }
 
 // refillSpare starts the next spare session holder, once at a time.

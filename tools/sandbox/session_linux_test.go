@@ -280,3 +280,40 @@ func TestEndSession(t *testing.T) {
 	}
 	EndSession(session)
 }
+
+// Commands that start together when no holder is running (a daemon's
+// first commands: MCP servers started at once) share the holder one of
+// them makes; none fails because another replaced it, nor when the idle
+// holders are closed meanwhile.
+func TestHoldersMadeOnceUnderConcurrency(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	for round := range 3 {
+		CloseIdle()
+		errs := make(chan string, 16)
+		done := make(chan struct{})
+		for i := range 12 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				spec := f.spec(Read, "echo ok")
+				if i%3 == 0 {
+					spec.Session = fmt.Sprintf("concurrent-%d", round)
+				}
+				if r := run(t, modes[0], spec); r.err != nil || r.out != "ok\n" {
+					errs <- fmt.Sprintf("round %d, command %d: %v %q", round, i, r.err, r.out)
+				}
+				if i == 5 {
+					CloseIdle()
+				}
+			}()
+		}
+		for range 12 {
+			<-done
+		}
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		EndSession(fmt.Sprintf("concurrent-%d", round))
+	}
+}

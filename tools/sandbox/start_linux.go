@@ -58,6 +58,16 @@ func (c *Cmd) startConfined() error {
 		return err
 	}
 	c.refill = func() { go refill(key) }
+	if c.spec.MaxProcs > 0 && e.group != "" {
+		if cg, _ := daemonCgroups(); cg != nil {
+			if err := cg.setMaxProcs(e.group, c.spec.MaxProcs); err != nil {
+				io.abort()
+				e.discard()
+				c.refill()
+				return &SetupError{Step: "cgroup", Msg: err.Error()}
+			}
+		}
+	}
 	conf, err := launch(c.context(), e, p, io.child)
 	io.sent()
 	if err != nil {
@@ -71,6 +81,9 @@ func (c *Cmd) startConfined() error {
 	}
 	c.proc, c.conf, c.io = e.proc, conf, io
 	c.exitStatus = e.exitStatus
+	c.absent = p.Absent
+	c.entry = e
+	c.conf.Limits = e.release != nil
 	pid := e.proc.Pid
 	c.stopCtx = context.AfterFunc(c.context(), func() {
 		_ = killGroup(pid)
@@ -170,6 +183,11 @@ func probe() Status {
 		s.NetNamespace = conf.NetNamespace
 		s.PrivateProc = conf.PrivateProc
 		s.Seccomp = conf.Seccomp
+		if cg, why := daemonCgroups(); cg != nil {
+			s.Limits = true
+		} else {
+			s.Problems = append(s.Problems, "process limits: "+why+" (RLIMIT_NPROC stands in, except for root)")
+		}
 		// The first command should not wait for an entry point to start,
 		// nor a session's first command for its network.
 		go refill(nsKey{ns: s.Namespaces, netns: s.Namespaces && s.NetNamespace && (!seccompSupported || s.Landlock < 6)})

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"strconv"
 	"syscall"
 	"unsafe"
 )
@@ -66,6 +67,7 @@ const (
 	wExited               = 0x4
 	landlockCreateVersion = 1
 	landlockRulePath      = 1
+	rlimitNproc           = 6
 )
 
 func prctl(option int, arg2, arg3, arg4, arg5 uintptr) error {
@@ -105,9 +107,10 @@ func moveMount(fromfd int, frompath string, tofd int, topath string, flags int) 
 	return nil
 }
 
-// newTmpfs creates a detached tmpfs (fsopen, fsconfig, fsmount) and
-// returns a descriptor of its root, attached nowhere.
-func newTmpfs() (int, error) {
+// newTmpfs creates a detached tmpfs (fsopen, fsconfig, fsmount) of at most
+// size bytes (0: the kernel's default, half the memory) and tmpfsInodes
+// files, and returns a descriptor of its root, attached nowhere.
+func newTmpfs(size int64) (int, error) {
 	name, err := syscall.BytePtrFromString("tmpfs")
 	if err != nil {
 		return -1, err
@@ -117,6 +120,15 @@ func newTmpfs() (int, error) {
 		return -1, fmt.Errorf("fsopen: %w", e)
 	}
 	defer syscall.Close(int(fs))
+	if size > 0 {
+		for _, kv := range [][2]string{{"size", strconv.FormatInt(size, 10)}, {"nr_inodes", strconv.Itoa(tmpfsInodes)}} {
+			k, _ := syscall.BytePtrFromString(kv[0])
+			v, _ := syscall.BytePtrFromString(kv[1])
+			if _, _, e := syscall.Syscall6(sysFsconfig, fs, fsconfigSetString, uintptr(unsafe.Pointer(k)), uintptr(unsafe.Pointer(v)), 0, 0); e != 0 {
+				return -1, fmt.Errorf("tmpfs %s: %w", kv[0], e)
+			}
+		}
+	}
 	if _, _, e := syscall.Syscall6(sysFsconfig, fs, fsconfigCmdCreate, 0, 0, 0, 0); e != 0 {
 		return -1, fmt.Errorf("fsconfig: %w", e)
 	}

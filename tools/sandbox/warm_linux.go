@@ -22,6 +22,10 @@ type entryProc struct {
 	proc *os.Process // the daemon's child, whoever forked it
 	ctl  *os.File
 	born time.Time
+	// release removes its control groups once it is reaped; nil when it
+	// has none (limits_linux.go); group is its pids group.
+	release func()
+	group   string
 }
 
 // maxWaiting bounds how long an entry point waits: its mount namespace is
@@ -129,6 +133,15 @@ func (e *entryProc) discard() {
 	_ = e.proc.Kill()
 	_, _ = e.proc.Wait()
 	e.ctl.Close()
+	e.released()
+}
+
+// released removes the entry point's control groups (it has been reaped).
+func (e *entryProc) released() {
+	if e != nil && e.release != nil {
+		e.release()
+		e.release = nil
+	}
 }
 
 // startEntry starts an entry point of kind k, which waits for its command
@@ -136,12 +149,33 @@ func (e *entryProc) discard() {
 // when k.ns, with a network namespace of its own when k.netns, or the
 // session's when k.session is set.
 func startEntry(k nsKey) (*entryProc, error) {
-	if k.ns {
-		h, e, err := holderFor(k.session)
-		if err != nil || e != nil {
-			return e, err
+	e, err := startEntryProc(k)
+	if err != nil {
+		return nil, err
+	}
+	// Its control groups, before it gets a command (limits_linux.go).
+	if cg, _ := daemonCgroups(); cg != nil {
+		if e.release, e.group, err = cg.place(e.proc.Pid); err != nil {
+			e.discard()
+			return nil, &SetupError{Step: "cgroup", Msg: err.Error()}
 		}
-		return h.spawn(k.netns && k.session == "")
+	}
+	return e, nil
+}
+
+func startEntryProc(k nsKey) (*entryProc, error) {
+	if k.ns {
+		for range 3 {
+			h, e, err := holderFor(k.session)
+			if err != nil || e != nil {
+				return e, err
+			}
+			e, err = h.spawn(k.netns && k.session == "")
+			if !errors.Is(err, errHolderClosed) {
+				return e, err
+			}
+		}
+		return nil, errHolderClosed
 	}
 	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -39,6 +39,10 @@ cmd('AgentdChat', function(o)
   require('agentd').chat(o.bang)
 end, { bang = true, desc = 'agentd: open the chat and write a prompt (! = a new conversation)' })
 
+cmd('AgentdChatTab', function()
+  require('agentd').chat_tab()
+end, { desc = 'agentd: another conversation in a new tab page, while the others go on' })
+
 cmd('AgentdCancel', function()
   require('agentd').cancel()
 end, { desc = 'agentd: cancel the current run' })
@@ -58,6 +62,10 @@ end, {
 cmd('AgentdRename', function(o)
   require('agentd').rename(o.args ~= '' and o.args or nil)
 end, { nargs = '*', desc = "agentd: rename the chat's conversation" })
+
+cmd('AgentdPaste', function()
+  require('agentd').paste()
+end, { desc = "agentd: the clipboard's image goes with the next prompt" })
 
 cmd('AgentdCompact', function()
   require('agentd').compact()

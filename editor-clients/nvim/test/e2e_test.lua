@@ -88,6 +88,52 @@ t.test('chat: a prompt composed over two lines is sent with <C-s>; a follow-up c
   t.eq(headers, 1, 'one conversation header')
 end)
 
+t.test('conversations: two at once, each in its own tab (:AgentdChatTab), each waiting for its own answer', function()
+  h.fresh('queue')
+  local chat = require('agentd.chat')
+  vim.cmd('Agentd first question')
+  h.wait_float('First question?')
+  local first = S.session
+  t.ok(first, 'the first conversation')
+  vim.cmd('AgentdChatTab')
+  t.eq(tabs(), 2, 'a tab of its own')
+  t.eq(S.session, nil, 'a new conversation is current')
+  vim.cmd('stopinsert')
+  local _, cwin = chat.wins()
+  api.nvim_buf_set_lines(api.nvim_win_get_buf(cwin), 0, -1, false, { 'second question' })
+  chat.send()
+  t.wait(function()
+    return S.session and S.session ~= first
+  end, 'the second conversation')
+  local second = S.session
+  h.wait_conversation('## > second question')
+  t.eq(h.conversation():find('first question', 1, true), nil, 'this tab shows its own conversation only')
+  t.eq(#chat.views(), 2)
+  -- back to the first tab: its conversation is the current one again
+  vim.cmd('tabprevious')
+  local twin = chat.wins()
+  api.nvim_set_current_win(twin)
+  t.wait(function()
+    return S.session == first
+  end, 'the first conversation current in its tab')
+  h.wait_conversation('## > first question')
+  t.eq(h.conversation():find('second question', 1, true), nil, h.conversation())
+  -- both requests are open; each is answered in its own conversation
+  h.wait_requests(2)
+  go_to_transcript_line('? First question?')
+  h.keys('<CR>one<CR>')
+  h.wait_conversation('Got one.')
+  vim.cmd('tabnext')
+  api.nvim_set_current_win((chat.wins()))
+  t.wait(function()
+    return S.session == second
+  end, 'the second conversation current in its tab')
+  go_to_transcript_line('? Second question?')
+  h.keys('<CR>two<CR>')
+  h.wait_conversation('Got two.')
+  t.eq(h.conversation():find('Got one.', 1, true), nil, h.conversation())
+end)
+
 -- requests -----------------------------------------------------------------
 
 t.test('question: the float opens without taking the cursor; :AgentdPending goes there; the answer is typed in it', function()
@@ -205,6 +251,56 @@ t.test('requests: two open at once, the newer answered first through the picker'
     return S.runs:get(first_run).state == 'completed'
   end, 'the first run completed')
   t.eq(S.requests:count(), 0, 'nothing open')
+end)
+
+-- A kind the plugin does not know is shown and answered from its generic
+-- form: the plugin's own view of a kind is taken away for the test.
+local function without_kind(kind, fn)
+  local kinds = require('agentd.kinds')
+  local saved = kinds.spec[kind]
+  kinds.spec[kind] = nil
+  local ok, err = pcall(fn)
+  kinds.spec[kind] = saved
+  assert(ok, err)
+end
+
+t.test('generic form: a kind unknown to the plugin (a choice here) is shown from its generic form and answered by its option', function()
+  h.fresh('choice')
+  without_kind('choice', function()
+    vim.cmd('Agentd pick a colour for me')
+    h.wait_float('agentd · request · 1 of 1 open')
+    local text = h.float_text()
+    t.ok(text:find('  2 blue', 1, true), text)
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    h.wait_float('1-9 pick')
+    h.keys('2')
+    h.wait_conversation('You chose blue.')
+  end)
+end)
+
+t.test('generic form: a confirmation unknown to the plugin asks for the text its input takes with "Reject", and sends it as the reason', function()
+  local ws = h.fresh('reason')
+  without_kind('confirm_command', function()
+    vim.cmd('Agentd touch a file please')
+    h.wait_float('agentd · request')
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    local text = h.float_text()
+    local n
+    for i, l in ipairs(require('agentd.kinds').options(S.requests:list()[1].req)) do
+      if l.id == 'reject_once' then
+        n = i
+      end
+    end
+    t.ok(n and text:find(('  %d Reject'):format(n), 1, true), text)
+    h.keys(tostring(n))
+    h.wait_float('Why not, or what to do instead (with "Reject", optional)')
+    -- (the keys of one h.keys leave Insert mode when they run out: A goes on typing)
+    h.keys('Anot on my machine<CR>')
+    h.wait_conversation('Understood: not on your machine.')
+    t.eq(vim.fn.filereadable(ws .. '/ran.txt'), 0)
+  end)
 end)
 
 -- writes -------------------------------------------------------------------
@@ -1205,6 +1301,37 @@ t.test('context: @file, #buffer (its unsaved text), #diff and /file complete in 
   t.ok(last:find('Attached by the user, notes.txt (unsaved):\n```\nremember tealand blue\n```', 1, true), last)
 end)
 
+-- images ---------------------------------------------------------------------
+
+-- A 12×8 PNG, red (decimal escapes: 0.7.2 has no vim.base64).
+local PNG = '\137\80\78\71\13\10\26\10\0\0\0\13\73\72\68\82\0\0\0\12\0\0\0\8\8\2\0\0\0\66\134\137\166\0\0\0\17\73\68\65\84\120\156\99\56\97\100\68\16\49\140\42\2\0\71\55\112\129\21\150\79\161\0\0\0\0\73\69\78\68\174\66\96\130'
+
+t.test('images: @shot.png in a prompt and a pasted image (:AgentdPaste) go to the model; the chat shows each under the prompt', function()
+  local ws, m = h.fresh('images', { setup = { env = { AGENTD_MODEL_IMAGES = 'on' } } })
+  h.write(ws .. '/shot.png', PNG)
+  local clip = h.tmp .. '/clipboard.png'
+  h.write(clip, PNG)
+  require('agentd.config').values.images.paste = { 'cat', clip }
+  vim.cmd('AgentdPaste')
+  t.ok(table.concat(h.notes, '\n'):find('a pasted image goes with the next prompt (1 in all)', 1, true), table.concat(h.notes, '\n'))
+  h.keys(':AgentdChat<CR><Esc>')
+  t.ok(h.compose_status():find('1 pasted image', 1, true), h.compose_status())
+  h.keys('iwhat is in the picture @shot.png<Esc>')
+  require('agentd.chat').send()
+  h.wait_conversation('A small red picture.')
+  h.wait_conversation('\n   [image shot.png · PNG 12×8, ')
+  h.wait_conversation('\n   [image clipboard.png · PNG 12×8, ')
+  t.eq(S.draft_images, nil, 'the pasted image went with it')
+  local reqs = h.model_requests(m)
+  local parts = 0
+  for _, msg in ipairs(reqs[#reqs].messages) do
+    if msg.role == 'user' and type(msg.images) == 'table' then
+      parts = parts + #msg.images -- the image_url parts, as the scripted model records them
+    end
+  end
+  t.eq(parts, 2, 'two pictures in the model request: ' .. vim.inspect(reqs[#reqs].messages))
+end)
+
 -- MCP ------------------------------------------------------------------------
 
 t.test('mcp: :AgentdMcp shows each server: connected with its tools, failed with why, starting; :checkhealth too', function()
@@ -1407,6 +1534,140 @@ t.test('context: the chat\'s status line shows how full the context window is; :
     return S.session_info(S.session).context.used < before
   end, 'the meter dropped')
   h.wait_conversation(' · compacted\n')
+end)
+
+-- language intelligence ------------------------------------------------------
+
+local MAIN_C = 'int total(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  return total(1, 2);\n}\n'
+
+-- clangd for C files, attached as a user's configuration would (0.7.2 has
+-- no vim.lsp.start: start_client and buf_attach_client).
+local function clangd(ws)
+  vim.cmd('filetype on')
+  local id
+  api.nvim_create_autocmd('FileType', {
+    group = api.nvim_create_augroup('agentd-test-clangd', { clear = true }),
+    pattern = 'c',
+    callback = function(a)
+      id = id or vim.lsp.start_client({ name = 'clangd', cmd = { 'clangd', '--log=error' }, root_dir = ws })
+      vim.lsp.buf_attach_client(a.buf, id)
+    end,
+  })
+  return function()
+    api.nvim_create_augroup('agentd-test-clangd', { clear = true })
+    if id then
+      vim.lsp.stop_client(id, true)
+    end
+  end
+end
+
+t.test('language: after an edit, the daemon asks Neovim for diagnostics (clangd, the file loaded hidden); the chat shows them under the edit and <CR> opens one', function()
+  if vim.fn.executable('clangd') ~= 1 then
+    return t.log('     skipped: no clangd')
+  end
+  local ws, m = h.fresh('language', { files = { ['main.c'] = MAIN_C }, setup = { approval_policy = 'full-auto',
+    env = { AGENTD_DIAGNOSTICS_TIMEOUT = '20s' } } })
+  local stop = clangd(ws)
+  if os.getenv('AGENTD_LANG_DEBUG') then
+    dofile(os.getenv('AGENTD_LANG_DEBUG'))
+  end
+  local ok, err = pcall(function()
+    vim.cmd('Agentd break the build')
+    h.wait_conversation('I see the error the editor reports.', 30000)
+    h.wait_state('completed')
+    local conv = h.conversation()
+    -- "new" is the daemon's: the file's diagnostics before the edit were not in yet (clangd was starting)
+    t.ok(conv:find("\n  ⚑ 1 error %(%d new%) · the editor · <CR> shows them\n"), conv)
+    local reqs = h.model_requests(m)
+    local saw
+    for _, msg in ipairs(reqs[#reqs].messages) do
+      if msg.role == 'tool' and msg.content:find('Diagnostics after your edits (the editor)', 1, true) then
+        saw = msg.content
+      end
+    end
+    t.ok(saw and saw:find("main.c:6:19: error: Use of undeclared identifier 'two'", 1, true), tostring(saw))
+    go_to_transcript_line('⚑ 1 error')
+    h.keys('<CR>')
+    h.wait_conversation("\n    main.c:6:19: error: Use of undeclared identifier 'two'")
+    go_to_transcript_line("main.c:6:19: error")
+    h.keys('<CR>')
+    t.wait(function()
+      return api.nvim_buf_get_name(0):match('main%.c$')
+    end, 'main.c opens')
+    t.eq(api.nvim_win_get_cursor(0), { 6, 18 }, 'at the line and column of the error')
+  end)
+  stop()
+  assert(ok, err)
+end)
+
+t.test('language: go_to_definition is answered by the editor\'s language server (editor/definition)', function()
+  if vim.fn.executable('clangd') ~= 1 then
+    return t.log('     skipped: no clangd')
+  end
+  local ws = h.fresh('language', { files = { ['main.c'] = MAIN_C }, setup = { approval_policy = 'full-auto' } })
+  local stop = clangd(ws)
+  local ok, err = pcall(function()
+    vim.cmd('edit ' .. ws .. '/main.c')
+    vim.cmd('Agentd where is total defined')
+    h.wait_conversation('total is defined on line 1 of main.c.', 30000)
+    t.ok(h.conversation():find('● definition of total ✓', 1, true), h.conversation())
+  end)
+  stop()
+  assert(ok, err)
+end)
+
+t.test('language: the model reads an open buffer\'s unsaved text (editor/readFile)', function()
+  local ws = h.fresh('language', { files = { ['main.c'] = MAIN_C } })
+  vim.cmd('edit ' .. ws .. '/main.c')
+  h.keys('Go// unsaved note<Esc>')
+  t.eq(vim.bo.modified, true)
+  vim.cmd('Agentd read my buffer')
+  h.wait_conversation('I read your unsaved note.')
+  t.eq(h.read(ws .. '/main.c'), MAIN_C, 'the disk was not touched')
+end)
+
+-- A one-page web server on loopback: GET / answers page. Returns its URL
+-- and a function that stops it.
+local function web_server(page)
+  local server = uv.new_tcp()
+  server:bind('127.0.0.1', 0)
+  server:listen(8, function()
+    local c = uv.new_tcp()
+    server:accept(c)
+    c:read_start(function(_, data)
+      if data and data:find('\r\n\r\n', 1, true) then
+        c:write(('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s')
+          :format(#page, page), function()
+          c:close()
+        end)
+      end
+    end)
+  end)
+  return ('http://127.0.0.1:%d/'):format(server:getsockname().port), function()
+    server:close()
+  end
+end
+
+t.test('fetch: a page the agent fetched shows with its address, size and type under the call', function()
+  local url, stop = web_server('<html><body><h1>Shop</h1><p>Opening hours: 9 to 5.</p></body></html>')
+  local script = h.tmp .. '/fetch-model.json'
+  h.write(script, vim.json.encode({ turns = {
+    { name = 'read', match = { afterTool = 'web_fetch', lastTool = 'Opening hours' }, reply = { text = 'Open 9 to 5.' } },
+    { name = 'fetch', match = { lastUser = 'opening hours' }, reply = { toolCalls = { { id = 'call_f', name = 'web_fetch',
+      arguments = { url = url } } } } },
+  } }))
+  local ok, err = pcall(function()
+    h.fresh(script)
+    vim.cmd('Agentd what are the opening hours')
+    h.wait_float('Fetch ' .. url)
+    vim.cmd('AgentdPending')
+    wait_focus_in_float()
+    h.keys('ga')
+    h.wait_conversation('Open 9 to 5.')
+    t.ok(h.conversation():find('\n    ↳ ' .. url .. ' · %d+ B · text/html\n'), h.conversation())
+  end)
+  stop()
+  assert(ok, err)
 end)
 
 -- confirmations ----------------------------------------------------------------

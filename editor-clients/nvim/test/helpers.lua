@@ -12,14 +12,15 @@ h.models = h.here .. 'models/'
 
 local children = {}
 
---- Starts fakemodel with models/<name>.json; returns its base URL.
+--- Starts fakemodel with models/<name>.json (or the script at an absolute
+--- path); returns it, with its base URL.
 function h.start_model(name)
   local stdout = uv.new_pipe(false)
   local stdin = uv.new_pipe(false)
-  local errlog = io.open(h.tmp .. '/fakemodel-' .. name .. '.log', 'w')
+  local errlog = io.open(h.tmp .. '/fakemodel-' .. vim.fn.fnamemodify(name, ':t:r') .. '.log', 'w')
   local stderr = uv.new_pipe(false)
   local handle, pid = uv.spawn(h.fakemodel, {
-    args = { '-script', h.models .. name .. '.json', '-stdin-exit' },
+    args = { '-script', name:sub(1, 1) == '/' and name or (h.models .. name .. '.json'), '-stdin-exit' },
     stdio = { stdin, stdout, stderr },
   }, function() end)
   assert(handle, 'cannot start fakemodel: ' .. tostring(pid))
@@ -51,6 +52,12 @@ function h.wait_conversation_equal(want, msg, timeout)
   if not ok then
     t.eq(h.conversation(), want, msg)
   end
+end
+
+--- The compose window's status line.
+function h.compose_status()
+  local _, cwin = require('agentd.chat').wins()
+  return cwin and vim.api.nvim_win_get_option(cwin, 'statusline') or ''
 end
 
 --- The transcript window's status line.

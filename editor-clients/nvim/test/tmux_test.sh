@@ -44,6 +44,13 @@
 #      gx revokes it; MCP controls (in 9): d disables a server, e enables it;
 #  15. conversations: the context meter in the chat's status line,
 #      :AgentdCompact, :AgentdSessions! (rename with r) and a search.
+#  16. language: clangd attached to main.c as a user's configuration would;
+#      the agent's edit of the open file: the daemon asks Neovim for its
+#      diagnostics, the chat shows "⚑ 1 error" under the edit, <CR> shows
+#      it, <CR> on it opens main.c at the error.
+#  17. two conversations at once: a question waits in the first while
+#      :AgentdChatTab opens a second in its own tab, which runs and asks too;
+#      each tab's chat shows its own, and each question is answered there.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -144,6 +151,7 @@ vim.o.laststatus = 2
 vim.o.statusline = "%f %= %{v:lua.require'agentd'.statusline()} "
 vim.o.shortmess = vim.o.shortmess .. 'I'
 vim.o.swapfile = false
+${PRE_LUA:-}
 require('agentd').setup({
   cmd = '$BIN/agentd',
   root = '$WS',
@@ -721,5 +729,69 @@ check "the chat's status line takes the new title" '· Cart work'
 keys ':AgentdSessions nothing-like-this' Enter
 check 'a search that finds nothing says so' 'no session mentions "nothing-like-this"'
 stop_session conversations
+
+# --- 16 ----------------------------------------------------------------------
+if command -v clangd >/dev/null; then
+  PRE_LUA="vim.cmd('filetype on')
+local clangd
+vim.api.nvim_create_autocmd('FileType', { pattern = 'c', callback = function(a)
+  clangd = clangd or vim.lsp.start_client({ name = 'clangd', cmd = { 'clangd', '--log=error' }, root_dir = vim.fn.getcwd() })
+  vim.lsp.buf_attach_client(a.buf, clangd)
+end })" start_session language language "AGENTD_POLICY = 'full-auto', AGENTD_DIAGNOSTICS_TIMEOUT = '20s'" || finish
+  printf 'int total(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  return total(1, 2);\n}\n' >"$WS/main.c"
+  check 'the daemon starts (statusline)' 'agentd: idle'
+  keys ':e main.c' Enter
+  check 'main.c is open' 'return total(1, 2);'
+  sleep 1 # clangd's first look at it
+  keys ':Agentd break the build' Enter
+  check 'the edit reaches the open buffer' 'return total(1, two);' 20
+  check_re 'the diagnostics of the editor under the edit' '⚑ 1 error \([0-9]+ new\) · the editor · <CR> shows them' 30
+  check 'the model read them' 'I see the error the editor reports.' 30
+  capture language-row
+  keys ':AgentdChat' Enter Escape C-w k
+  keys ':call search("⚑ 1 error")' Enter
+  keys Enter
+  check 'Enter shows the error' "main.c:6:19: error: Use of undeclared identifier 'two'"
+  capture language-items
+  keys ':call search("main.c:6:19")' Enter
+  keys Enter
+  keys ':echo "at " . expand("%:t") . ":" . line(".") . ":" . col(".")' Enter
+  check 'Enter on it opens main.c at the error' 'at main.c:6:19'
+  capture language-opened
+  stop_session language
+else
+  echo "skip 16: clangd is not installed"
+fi
+
+# --- 17 ----------------------------------------------------------------------
+start_session tabs queue || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd first question' Enter
+check 'the first conversation asks' 'First question?'
+keys ':AgentdChatTab' Enter
+check 'a second chat, in its own tab' 'agentd chat 2 · new'
+type_text 'second question'
+keys C-s
+check 'the second conversation runs and asks' 'Second question?' 20
+check 'two requests are open' '2 open requests'
+if screen | grep -qF '## > first question'; then fail "the second tab shows its own conversation only"; else ok "the second tab shows its own conversation only"; fi
+capture tabs-second
+keys Escape ':AgentdChat' Enter Escape C-w k
+keys ':call search("? Second question")' Enter
+keys Enter
+check 'the answer field of the second question' 'Type your answer below'
+type_text 'two'
+keys Enter
+check 'the second conversation goes on' 'Got two.' 20
+keys Escape ':tabprevious' Enter
+check 'the first tab shows the first conversation' '## > first question'
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("? First question")' Enter
+keys Enter
+type_text 'one'
+keys Enter
+check 'the first conversation goes on' 'Got one.' 20
+capture tabs-first
+stop_session tabs
 
 finish

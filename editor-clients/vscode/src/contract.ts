@@ -24,6 +24,7 @@ export const Method = {
   rewind: 'agent/rewind',
   run: 'agent/run',
   sessions: 'agent/sessions',
+  steer: 'agent/steer',
   undo: 'agent/undo',
   indexSearch: 'index/search',
   indexStatus: 'index/status',
@@ -62,7 +63,7 @@ export const Method = {
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
-export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
+export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/steer', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
 export const NOTIFICATIONS = ['$/cancelRequest', 'exit', 'initialized', 'textDocument/didChange', 'textDocument/didClose', 'textDocument/didOpen', 'textDocument/didSave', 'window/workDoneProgress/cancel'] as const;
 export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed'] as const;
 export const SERVER_REQUESTS = ['window/workDoneProgress/create', 'editor/diagnostics', 'editor/definition', 'editor/references', 'editor/hover', 'editor/documentSymbols', 'editor/workspaceSymbols', 'editor/context', 'editor/readFile'] as const;
@@ -79,6 +80,7 @@ export const ErrorCode = {
   NotSaved: -32021,
   ParseError: -32700,
   RequestCancelled: -32800,
+  RunFinished: -32024,
   RunNotPaused: -32019,
   ServerNotInitialized: -32002,
   SessionBusy: -32016,
@@ -193,11 +195,11 @@ export const RULE_SCOPES = ['built-in', 'user', 'workspace', 'always', 'session'
 export type RuleScope = (typeof RULE_SCOPES)[number];
 
 /** The states a run goes through. */
-export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled'] as const;
+export const RUN_STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'queued'] as const;
 export type RunStateName = (typeof RUN_STATES)[number];
 
 /** State is where a run is. */
-export const STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'idle'] as const;
+export const STATES = ['running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'queued', 'idle'] as const;
 export type State = (typeof STATES)[number];
 
 /** StopReason says why a finished run stopped. */
@@ -217,7 +219,7 @@ export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as 
 export type UndoStatus = (typeof UNDO_STATUSES)[number];
 
 /** UpdateKind says which fields of an Update are set. */
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'context'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 /**
@@ -530,6 +532,11 @@ export interface FileDiff {
   diff: string;
   oldText?: string;
   newText?: string;
+  /**
+   * RunsLater says who runs the file later, outside any sandbox, and when (VS Code's tasks when the
+   * folder opens, direnv's .envrc, a git hook, CI): a change the user should look at (RunsLater).
+   */
+  runsLater?: string;
 }
 
 /** Hints are a tool's annotations: claims of its server. */
@@ -1117,6 +1124,11 @@ export interface RunRef {
 export interface RunResult {
   runId: string;
   sessionId: string;
+  /**
+   * Queued: the session's run before it has not finished; this one starts when it has (state queued
+   * until then).
+   */
+  queued?: boolean;
   /** Images are the prompt's images as the model gets them (scaled down when they were too large). */
   images?: ImageRef[];
 }
@@ -1246,6 +1258,12 @@ export interface SessionsParams {
 /** SessionsResult lists the sessions of this workspace, newest first. */
 export interface SessionsResult {
   sessions: SessionInfo[];
+}
+
+/** SteerParams adds the user's words to a run that is not over. */
+export interface SteerParams {
+  runId: string;
+  text: string;
 }
 
 /**
@@ -1460,6 +1478,7 @@ export interface Requests {
   'agent/rewind': { params: RewindParams; result: UndoResult };
   'agent/run': { params: RunParams; result: RunResult };
   'agent/sessions': { params: SessionsParams; result: SessionsResult };
+  'agent/steer': { params: SteerParams; result: Record<string, never> };
   'agent/undo': { params: UndoParams; result: UndoResult };
   'index/search': { params: IndexSearchParams; result: IndexSearchResult };
   'index/status': { params: void; result: IndexStatus };

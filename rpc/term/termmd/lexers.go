@@ -21,28 +21,32 @@ type family struct {
 	builtins    []string
 }
 
-var families = []family{
-	{names: []string{"go", "golang"}, lineComment: "//", blockC: true, backquote: true,
-		keywords: words("break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var"),
-		builtins: words("bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any comparable true false nil iota append cap clear close complex copy delete imag len make max min new panic print println real recover")},
-	{names: []string{"python", "py", "python3"}, lineComment: "#", triple: true,
-		keywords: words("and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case"),
-		builtins: words("True False None self cls print len range str int float list dict set tuple bool open isinstance super object type enumerate zip map filter sorted sum min max any all")},
-	{names: []string{"javascript", "js", "jsx", "typescript", "ts", "tsx", "mjs", "cjs"}, lineComment: "//", blockC: true, backquote: true,
-		keywords: words("async await break case catch class const continue debugger default delete do else export extends finally for from function if import in instanceof let new of return static super switch this throw try typeof var void while with yield interface type enum implements private public protected readonly as"),
-		builtins: words("true false null undefined NaN Infinity string number boolean any unknown never void console Promise Array Object Map Set JSON Math Error")},
-	{names: []string{"c", "h", "cpp", "c++", "cc", "hpp", "java", "kotlin", "kt", "rust", "rs", "swift", "csharp", "cs", "c#", "scala", "dart", "zig", "php"},
-		lineComment: "//", blockC: true,
-		keywords: words("auto break case catch class const continue default do else enum extern for fn goto if impl import in let loop match mod mut namespace new package private protected public pub return static struct super switch template this throw trait try type typedef union unsafe use using var virtual void volatile where while func guard defer val fun object override interface extends implements final abstract sealed async await yield"),
-		builtins: words("true false null nullptr nil None Some Ok Err self Self int long short char float double bool boolean unsigned signed size_t string String str usize isize u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 Vec Option Result Box")},
-	{names: []string{"sh", "bash", "shell", "zsh", "console", "shell-session", "sh-session", "ksh", "dash"}, lineComment: "#", shellVars: true,
-		keywords: words("if then else elif fi for while until do done case esac in function return export local readonly declare set unset shift exit break continue source alias"),
-		builtins: words("echo printf cd pwd test read eval exec trap wait true false")},
-	{names: []string{"sql", "postgres", "postgresql", "mysql", "sqlite"}, lineComment: "--", blockC: true,
-		keywords: words("select from where and or not insert into values update set delete create table index view drop alter add column primary key foreign references join left right inner outer on group by order having limit offset as distinct union all exists in is null like between case when then else end begin commit rollback returning with default unique constraint"),
-		builtins: words("SELECT FROM WHERE AND OR NOT INSERT INTO VALUES UPDATE SET DELETE CREATE TABLE INDEX VIEW DROP ALTER ADD COLUMN PRIMARY KEY FOREIGN REFERENCES JOIN LEFT RIGHT INNER OUTER ON GROUP BY ORDER HAVING LIMIT OFFSET AS DISTINCT UNION ALL EXISTS IN IS NULL LIKE BETWEEN CASE WHEN THEN ELSE END BEGIN COMMIT ROLLBACK RETURNING WITH DEFAULT UNIQUE CONSTRAINT integer text varchar boolean timestamp serial bigint")},
-	{names: []string{"toml", "ini", "cfg", "conf", "dockerfile", "makefile", "make", "mk", "nginx"}, lineComment: "#", shellVars: true,
-		builtins: words("true false FROM RUN CMD COPY ADD ENV WORKDIR EXPOSE ENTRYPOINT ARG USER VOLUME LABEL")},
+// families are built when the first code block is highlighted, not at
+// start.
+func families() []family {
+	return []family{
+		{names: []string{"go", "golang"}, lineComment: "//", blockC: true, backquote: true,
+			keywords: words("break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var"),
+			builtins: words("bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any comparable true false nil iota append cap clear close complex copy delete imag len make max min new panic print println real recover")},
+		{names: []string{"python", "py", "python3"}, lineComment: "#", triple: true,
+			keywords: words("and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case"),
+			builtins: words("True False None self cls print len range str int float list dict set tuple bool open isinstance super object type enumerate zip map filter sorted sum min max any all")},
+		{names: []string{"javascript", "js", "jsx", "typescript", "ts", "tsx", "mjs", "cjs"}, lineComment: "//", blockC: true, backquote: true,
+			keywords: words("async await break case catch class const continue debugger default delete do else export extends finally for from function if import in instanceof let new of return static super switch this throw try typeof var void while with yield interface type enum implements private public protected readonly as"),
+			builtins: words("true false null undefined NaN Infinity string number boolean any unknown never void console Promise Array Object Map Set JSON Math Error")},
+		{names: []string{"c", "h", "cpp", "c++", "cc", "hpp", "java", "kotlin", "kt", "rust", "rs", "swift", "csharp", "cs", "c#", "scala", "dart", "zig", "php"},
+			lineComment: "//", blockC: true,
+			keywords: words("auto break case catch class const continue default do else enum extern for fn goto if impl import in let loop match mod mut namespace new package private protected public pub return static struct super switch template this throw trait try type typedef union unsafe use using var virtual void volatile where while func guard defer val fun object override interface extends implements final abstract sealed async await yield"),
+			builtins: words("true false null nullptr nil None Some Ok Err self Self int long short char float double bool boolean unsigned signed size_t string String str usize isize u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 Vec Option Result Box")},
+		{names: []string{"sh", "bash", "shell", "zsh", "console", "shell-session", "sh-session", "ksh", "dash"}, lineComment: "#", shellVars: true,
+			keywords: words("if then else elif fi for while until do done case esac in function return export local readonly declare set unset shift exit break continue source alias"),
+			builtins: words("echo printf cd pwd test read eval exec trap wait true false")},
+		{names: []string{"sql", "postgres", "postgresql", "mysql", "sqlite"}, lineComment: "--", blockC: true,
+			keywords: words("select from where and or not insert into values update set delete create table index view drop alter add column primary key foreign references join left right inner outer on group by order having limit offset as distinct union all exists in is null like between case when then else end begin commit rollback returning with default unique constraint"),
+			builtins: words("SELECT FROM WHERE AND OR NOT INSERT INTO VALUES UPDATE SET DELETE CREATE TABLE INDEX VIEW DROP ALTER ADD COLUMN PRIMARY KEY FOREIGN REFERENCES JOIN LEFT RIGHT INNER OUTER ON GROUP BY ORDER HAVING LIMIT OFFSET AS DISTINCT UNION ALL EXISTS IN IS NULL LIKE BETWEEN CASE WHEN THEN ELSE END BEGIN COMMIT ROLLBACK RETURNING WITH DEFAULT UNIQUE CONSTRAINT integer text varchar boolean timestamp serial bigint")},
+		{names: []string{"toml", "ini", "cfg", "conf", "dockerfile", "makefile", "make", "mk", "nginx"}, lineComment: "#", shellVars: true,
+			builtins: words("true false FROM RUN CMD COPY ADD ENV WORKDIR EXPOSE ENTRYPOINT ARG USER VOLUME LABEL")},
+	}
 }
 
 func words(s string) []string { return strings.Fields(s) }
@@ -57,7 +61,7 @@ var (
 func lexerFor(lang string) chroma.Lexer {
 	lexersOnce.Do(func() {
 		lexers = map[string]chroma.Lexer{}
-		for _, f := range families {
+		for _, f := range families() {
 			l := chroma.Coalesce(chroma.MustNewLexer(&chroma.Config{Name: f.names[0], Aliases: f.names}, f.rules))
 			for _, n := range f.names {
 				lexers[n] = l

@@ -4,19 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
-
-// markdown is the parser: CommonMark with GitHub's tables, strikethrough
-// and task lists (not its autolinks: a bare URL reads the same either way).
-var markdown = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
 
 // Styles, as SGR parameters.
 const (
@@ -37,10 +25,8 @@ const (
 // sequences (bold, italics, colours); without, it keeps the markers that
 // carry meaning (heading hashes, code backticks) and emits none.
 func Render(src string, width int, colour bool) string {
-	source := []byte(src)
-	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(parser.NewContext()))
-	r := renderer{src: source, colour: colour}
-	lines := r.children(doc, max(width, 20))
+	r := renderer{colour: colour}
+	lines := r.blocks(parse(src), max(width, 20), false, 0)
 	if len(lines) == 0 {
 		return ""
 	}
@@ -48,7 +34,6 @@ func Render(src string, width int, colour bool) string {
 }
 
 type renderer struct {
-	src    []byte
 	colour bool
 }
 
@@ -59,21 +44,12 @@ func (r *renderer) style(code, s string) string {
 	return "\x1b[" + code + "m" + s + reset
 }
 
-// children renders n's block children, a blank line between two (none
-// between the items of a tight list).
-func (r *renderer) children(n ast.Node, width int) []string {
+// blocks renders blocks one under the other, a blank line between two
+// (none in a tight list's item); depth is how many lists they sit in.
+func (r *renderer) blocks(bs []*block, width int, tight bool, depth int) []string {
 	var out []string
-	tight := false
-	if l, ok := n.(*ast.List); ok {
-		tight = l.IsTight
-	}
-	if _, ok := n.(*ast.ListItem); ok {
-		if l, ok := n.Parent().(*ast.List); ok {
-			tight = l.IsTight
-		}
-	}
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		lines := r.block(c, width)
+	for _, b := range bs {
+		lines := r.block(b, width, depth)
 		if len(out) > 0 && !tight {
 			out = append(out, "")
 		}
@@ -82,40 +58,33 @@ func (r *renderer) children(n ast.Node, width int) []string {
 	return out
 }
 
-func (r *renderer) block(n ast.Node, width int) []string {
-	switch n := n.(type) {
-	case *ast.Heading:
-		return r.heading(n, width)
-	case *ast.Paragraph, *ast.TextBlock:
-		return wrap(r.inlines(n, ""), width)
-	case *ast.ThematicBreak:
+func (r *renderer) block(b *block, width, depth int) []string {
+	switch b.kind {
+	case bHeading:
+		return r.heading(b, width)
+	case bParagraph:
+		return wrap(r.inlines(parseInline(strings.Join(b.lines, "\n")), ""), width)
+	case bRule:
 		return []string{r.style(sDim, strings.Repeat("─", min(width, 40)))}
-	case *ast.FencedCodeBlock:
-		return r.code(n, string(n.Language(r.src)))
-	case *ast.CodeBlock:
-		return r.code(n, "")
-	case *ast.Blockquote:
-		return prefix(r.children(n, width-2), r.style(sDim, "│ "), r.style(sDim, "│ "))
-	case *ast.List:
-		return r.list(n, width)
-	case *ast.HTMLBlock:
-		return r.rawLines(n)
-	case *east.Table:
-		return r.table(n, width)
+	case bCode:
+		return r.code(b)
+	case bQuote:
+		return prefix(r.blocks(b.kids, width-2, false, depth), r.style(sDim, "│ "), r.style(sDim, "│ "))
+	case bList:
+		return r.list(b, width, depth)
+	case bTable:
+		return r.table(b, width)
 	}
-	if n.HasChildren() {
-		return r.children(n, width)
-	}
-	return r.rawLines(n)
+	return b.lines // HTML, as it is
 }
 
-func (r *renderer) heading(n *ast.Heading, width int) []string {
-	text := r.inlines(n, "")
+func (r *renderer) heading(b *block, width int) []string {
+	text := r.inlines(parseInline(b.lines[0]), "")
 	if !r.colour {
-		return wrap(strings.Repeat("#", n.Level)+" "+text, width)
+		return wrap(strings.Repeat("#", b.level)+" "+text, width)
 	}
 	code := sHeading3
-	switch n.Level {
+	switch b.level {
 	case 1:
 		code = sHeading1
 	case 2:
@@ -124,66 +93,67 @@ func (r *renderer) heading(n *ast.Heading, width int) []string {
 	return wrap(r.style(code, text), width)
 }
 
-func (r *renderer) code(n ast.Node, lang string) []string {
-	var b strings.Builder
-	lines := n.Lines()
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		b.Write(seg.Value(r.src))
-	}
-	code := strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\t", "    ")
+func (r *renderer) code(b *block) []string {
+	code := strings.ReplaceAll(strings.Join(b.lines, "\n"), "\t", "    ")
 	var out []string
 	if r.colour {
-		out = highlight(code, lang)
+		out = highlight(code, b.lang)
 	} else {
 		out = strings.Split(code, "\n")
 	}
 	return prefix(out, "  ", "  ")
 }
 
-func (r *renderer) rawLines(n ast.Node) []string {
-	var out []string
-	lines := n.Lines()
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		out = append(out, strings.TrimRight(string(seg.Value(r.src)), "\n"))
-	}
-	return out
-}
-
 // bullets mark the items of unordered lists, by depth.
 var bullets = []string{"•", "◦", "▪"}
 
-func (r *renderer) list(n *ast.List, width int) []string {
-	depth := 0
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		if _, ok := p.(*ast.List); ok {
-			depth++
-		}
-	}
-	num := n.Start
+func (r *renderer) list(l *block, width, depth int) []string {
+	num := l.start
 	if num == 0 {
 		num = 1
 	}
 	var out []string
-	for item := n.FirstChild(); item != nil; item = item.NextSibling() {
+	for _, item := range l.kids {
 		marker := bullets[depth%len(bullets)]
-		if n.IsOrdered() {
-			marker = strconv.Itoa(num) + string(n.Marker)
+		if l.ordered {
+			marker = strconv.Itoa(num) + string(l.marker)
 			num++
 		}
 		marker += " "
-		if !n.IsTight && len(out) > 0 {
+		if !l.tight && len(out) > 0 {
 			out = append(out, "")
 		}
 		indent := strings.Repeat(" ", Width(marker))
-		body := r.children(item, width-len(indent))
+		body := r.item(item, width-len(indent), l.tight, depth+1)
 		if len(body) == 0 {
 			body = []string{""}
 		}
 		out = append(out, prefix(body, r.style(sDim, marker), indent)...)
 	}
 	return out
+}
+
+// item renders a list item's blocks, a task's box before its first line.
+func (r *renderer) item(item *block, width int, tight bool, depth int) []string {
+	box := ""
+	switch item.task {
+	case 1:
+		box = "[ ] "
+	case 2:
+		box = "[x] "
+	}
+	if box == "" {
+		return r.blocks(item.kids, width, tight, depth)
+	}
+	if len(item.kids) == 0 || item.kids[0].kind != bParagraph {
+		return append([]string{strings.TrimSpace(box)}, r.blocks(item.kids, width, tight, depth)...)
+	}
+	first := wrap(box+r.inlines(parseInline(strings.Join(item.kids[0].lines, "\n")), ""), width)
+	rest := r.blocks(item.kids[1:], width, tight, depth)
+	if len(rest) > 0 && !tight {
+		first = append(first, "")
+	}
+	return append(first, rest...)
 }
 
 // prefix puts first before the first line and rest before the others.
@@ -203,19 +173,18 @@ func prefix(lines []string, first, rest string) []string {
 	return out
 }
 
-// inlines renders n's inline children as one string of styled text, "\n"
-// at hard line breaks.
-func (r *renderer) inlines(n ast.Node, outer string) string {
+// inlines renders inline nodes as one string of styled text, "\n" at hard
+// line breaks; outer is the style they sit in, so that a nested style ends
+// by going back to it.
+func (r *renderer) inlines(nodes []*inline, outer string) string {
 	var b strings.Builder
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		r.inline(&b, c, outer)
+	for _, n := range nodes {
+		r.inline(&b, n, outer)
 	}
 	return b.String()
 }
 
-// inline writes one inline node; outer is the style it sits in, so that a
-// nested style ends by going back to it.
-func (r *renderer) inline(b *strings.Builder, n ast.Node, outer string) {
+func (r *renderer) inline(b *strings.Builder, n *inline, outer string) {
 	with := func(code string) string {
 		if outer == "" {
 			return code
@@ -232,69 +201,32 @@ func (r *renderer) inline(b *strings.Builder, n ast.Node, outer string) {
 			b.WriteString("\x1b[" + outer + "m")
 		}
 	}
-	switch n := n.(type) {
-	case *ast.Text:
-		b.WriteString(unescape(n.Segment.Value(r.src)))
-		switch {
-		case n.HardLineBreak():
-			b.WriteString("\n")
-		case n.SoftLineBreak():
-			b.WriteString(" ")
-		}
-	case *ast.String:
-		b.WriteString(string(n.Value))
-	case *ast.CodeSpan:
-		var code strings.Builder
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			if t, ok := c.(*ast.Text); ok {
-				code.Write(t.Segment.Value(r.src))
-			} else if s, ok := c.(*ast.String); ok {
-				code.Write(s.Value)
-			}
-		}
+	switch n.kind {
+	case iText, iHTML:
+		b.WriteString(n.text)
+	case iBreak:
+		b.WriteString("\n")
+	case iCode:
 		if r.colour {
-			span(with(sCode), code.String())
+			span(with(sCode), n.text)
 		} else {
-			b.WriteString("`" + code.String() + "`")
+			b.WriteString("`" + n.text + "`")
 		}
-	case *ast.Emphasis:
+	case iEmph:
 		code := sItalic
-		if n.Level >= 2 {
+		if n.level >= 2 {
 			code = sBold
 		}
-		span(with(code), r.inlines(n, with(code)))
-	case *east.Strikethrough:
-		span(with(sStrike), r.inlines(n, with(sStrike)))
-	case *ast.Link:
-		label := r.inlines(n, with(sLink))
+		span(with(code), r.inlines(n.kids, with(code)))
+	case iStrike:
+		span(with(sStrike), r.inlines(n.kids, with(sStrike)))
+	case iLink:
+		label := r.inlines(n.kids, with(sLink))
 		span(with(sLink), label)
-		if dest := string(n.Destination); dest != "" && dest != Plain(label) {
-			b.WriteString(" (" + dest + ")")
+		if n.text != "" && n.text != Plain(label) && "mailto:"+Plain(label) != n.text {
+			b.WriteString(" (" + n.text + ")")
 		}
-	case *ast.AutoLink:
-		span(with(sLink), string(n.URL(r.src)))
-	case *ast.Image:
-		fmt.Fprintf(b, "[image: %s]", r.inlines(n, outer))
-	case *ast.RawHTML:
-		segs := n.Segments
-		for i := 0; i < segs.Len(); i++ {
-			seg := segs.At(i)
-			b.Write(seg.Value(r.src))
-		}
-	case *east.TaskCheckBox:
-		if n.IsChecked {
-			b.WriteString("[x] ")
-		} else {
-			b.WriteString("[ ] ")
-		}
-	default:
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			r.inline(b, c, outer)
-		}
+	case iImage:
+		fmt.Fprintf(b, "[image: %s]", r.inlines(n.kids, outer))
 	}
-}
-
-// unescape resolves backslash escapes and character references.
-func unescape(b []byte) string {
-	return string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(b))))
 }

@@ -2,23 +2,18 @@ package termmd
 
 import (
 	"strings"
-
-	east "github.com/yuin/goldmark/extension/ast"
 )
 
 // table lays a GFM table out in columns separated by "│", the header in
 // bold over a rule. Columns too wide for the terminal share what is left
 // and wrap their cells.
-func (r *renderer) table(t *east.Table, width int) []string {
+func (r *renderer) table(t *block, width int) []string {
 	var rows [][]string
-	header := -1
-	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
-		if _, ok := row.(*east.TableHeader); ok {
-			header = len(rows)
-		}
+	const header = 0
+	for _, row := range t.rows {
 		var cells []string
-		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
-			cells = append(cells, r.inlines(c, ""))
+		for _, c := range row {
+			cells = append(cells, r.inlines(parseInline(c), ""))
 		}
 		rows = append(rows, cells)
 	}
@@ -62,7 +57,7 @@ func (r *renderer) table(t *east.Table, width int) []string {
 				if l < len(cells[i]) {
 					s = cells[i][l]
 				}
-				parts[i] = align(s, widths[i], alignment(t, i))
+				parts[i] = align(s, widths[i], t.aligns[i])
 			}
 			out = append(out, strings.TrimRight(strings.Join(parts, sep), " "))
 		}
@@ -99,22 +94,16 @@ func fitColumns(widths []int, room int) {
 	}
 }
 
-func alignment(t *east.Table, col int) east.Alignment {
-	if col < len(t.Alignments) {
-		return t.Alignments[col]
-	}
-	return east.AlignNone
-}
-
-func align(s string, width int, a east.Alignment) string {
+// align pads s to width: a is 'r' (right), 'c' (centre) or left.
+func align(s string, width int, a byte) string {
 	pad := width - Width(s)
 	if pad <= 0 {
 		return s
 	}
 	switch a {
-	case east.AlignRight:
+	case 'r':
 		return strings.Repeat(" ", pad) + s
-	case east.AlignCenter:
+	case 'c':
 		return strings.Repeat(" ", pad/2) + s + strings.Repeat(" ", pad-pad/2)
 	}
 	return s + strings.Repeat(" ", pad)

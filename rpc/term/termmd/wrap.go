@@ -4,8 +4,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/yuin/goldmark/util"
 )
 
 // reset ends every style.
@@ -21,7 +19,7 @@ func RuneWidth(r rune) int {
 		return 1
 	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200b:
 		return 0
-	case util.IsEastAsianWideRune(r):
+	case eastAsianWide(r):
 		return 2
 	}
 	return 1
@@ -240,4 +238,9 @@ func styleOpen(s string) bool {
 		}
 	}
 	return open
+}
+
+// eastAsianWide: the scripts whose characters take two columns.
+func eastAsianWide(r rune) bool {
+	return r >= 0x1100 && unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han, unicode.Lm, unicode.Hangul)
 }

@@ -4,6 +4,12 @@
 -- sends it with a key; the run it starts continues the same session and
 -- shows up in place. Open requests are answered on the transcript with the
 -- request keys (agentd.kinds) on their lines.
+--
+-- Several conversations are open at once in views of their own (one per
+-- tab page, :AgentdChatTab): each view has its transcript and compose
+-- buffers and its session. The view the cursor was in last is the current
+-- one, and S.session is its session (every command acts on it); the others
+-- keep theirs and render them. Their runs all go on side by side.
 local config = require('agentd.config')
 local render = require('agentd.render')
 local S = require('agentd.state')
@@ -16,15 +22,32 @@ local M = {}
 M.TRANSCRIPT = 'agentd chat'
 M.COMPOSE = 'agentd compose'
 
----@class agentd.ChatState
+---@class agentd.ChatView
+---@field n integer             its number (1: the first chat)
 ---@field tbuf integer|nil      the transcript buffer
 ---@field cbuf integer|nil      the compose buffer
+---@field session string|nil    its session while it is not the current view (S.session is the current's)
+---@field new_chat boolean      likewise, S.new_chat
 ---@field marks table<integer, {id: string, option: integer|nil}> transcript line -> request
 ---@field toggles table<integer, table> transcript line -> an item the open key folds or unfolds
 ---@field runs table<integer, string> transcript line -> the run it belongs to
 ---@field changes table<integer, string> transcript line -> the checkpoint of the change on it
----@field pending_render boolean
-local C = { marks = {}, toggles = {}, runs = {}, changes = {}, pending_render = false }
+---@field locations table<integer, table> transcript line -> a place the open key opens
+---@field follow boolean
+
+---@type agentd.ChatView[]
+local views = {}
+
+local function new_view()
+  local v = { n = #views + 1, marks = {}, toggles = {}, runs = {}, changes = {}, locations = {}, follow = false,
+    new_chat = false }
+  views[#views + 1] = v
+  return v
+end
+
+--- The current view (the one the cursor was in last).
+local C = new_view()
+local pending_render = false
 
 local NS = api.nvim_create_namespace('agentd.chat')
 
@@ -141,23 +164,27 @@ local function transcript_keys(buf)
     local line = api.nvim_win_get_cursor(0)[1]
     local toggle = C.toggles[line]
     if toggle then
-      -- the model's reasoning: unfold it, or fold it back
+      -- the model's reasoning, a long prompt, diagnostics: unfold, or fold back
       toggle.expanded = not toggle.expanded or nil
       return M.render_now()
+    end
+    local loc = C.locations[line]
+    if loc then
+      return M.open_location(loc)
     end
     local m = M.request_at_cursor()
     if not m then
       return
     end
     if m.option then
-      return pump().reply(m.id, { optionId = require('agentd.kinds').options(S.requests:get(m.id).req)[m.option].id })
+      return pump().pick_option(m.id, require('agentd.kinds').options(S.requests:get(m.id).req)[m.option].id)
     end
     pump().open(m.id, { back = 'close' })
   end, 'answer the request under the cursor')
   map(buf, 'n', k.other, function()
     local m = M.request_at_cursor()
     local o = m and S.requests:get(m.id)
-    if o and o.req.kind == 'choice' and o.req.allowOther then
+    if o and require('agentd.kinds').allows_other(o.req) then
       require('agentd.float').show(m.id, { focus = true, mode = 'other', back = 'close' })
     end
   end, 'answer a choice in your own words')
@@ -191,19 +218,65 @@ local function compose_keys(buf)
   end, 'cancel the run')
 end
 
+-- Makes v the current view: S.session and S.new_chat become its, the
+-- previous view keeps its own.
+local function switch(v)
+  if v == C then
+    return
+  end
+  C.session, C.new_chat = S.session, S.new_chat
+  C = v
+  S.session, S.new_chat = v.session, v.new_chat or false
+  require('agentd.ui').redraw_status()
+end
+
+-- A view's buffer entered, or a tab page showing one: that view becomes
+-- the current one.
+local tab_group
+local function follow_focus(buf, v)
+  api.nvim_create_autocmd('BufEnter', {
+    buffer = buf,
+    callback = function()
+      switch(v)
+    end,
+  })
+  if not tab_group then
+    tab_group = api.nvim_create_augroup('agentd.chat.tabs', { clear = true })
+    api.nvim_create_autocmd('TabEnter', {
+      group = tab_group,
+      callback = function()
+        for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+          local b = api.nvim_win_get_buf(w)
+          for _, cv in ipairs(views) do
+            if b == cv.tbuf or b == cv.cbuf then
+              return switch(cv)
+            end
+          end
+        end
+      end,
+    })
+  end
+end
+
+local function suffix(v)
+  return v.n == 1 and '' or (' ' .. v.n)
+end
+
 function M.transcript_buf()
   if not valid(C.tbuf) then
-    C.tbuf = named_scratch(M.TRANSCRIPT, false)
+    C.tbuf = named_scratch(M.TRANSCRIPT .. suffix(C), false)
     transcript_keys(C.tbuf)
+    follow_focus(C.tbuf, C)
   end
   return C.tbuf
 end
 
 function M.compose_buf()
   if not valid(C.cbuf) then
-    C.cbuf = named_scratch(M.COMPOSE, true)
+    C.cbuf = named_scratch(M.COMPOSE .. suffix(C), true)
     compose_keys(C.cbuf)
     require('agentd.commands').attach(C.cbuf)
+    follow_focus(C.cbuf, C)
   end
   return C.cbuf
 end
@@ -234,6 +307,10 @@ local function compose_status()
   local ctx = S.draft_context
   if ctx and ctx.selection then
     s = s .. (' · with %s, lines %d-%d'):format(ctx.selection.path, ctx.selection.startLine, ctx.selection.endLine)
+  end
+  local n = S.draft_images and #S.draft_images or 0
+  if n > 0 then
+    s = s .. (' · %d pasted image%s'):format(n, n == 1 and '' or 's')
   end
   return esc(s)
 end
@@ -367,22 +444,27 @@ function M.keep_prompt(prompt)
   return true
 end
 
-local function view()
+-- What view v shows of session sid.
+local function view(sid)
   local title, loading
-  if S.session then
-    local info = S.session_info(S.session)
-    title = info.title or ('session ' .. S.session)
+  if sid then
+    local info = S.session_info(sid)
+    title = info.title or ('session ' .. sid)
     loading = info.loading
   end
   return {
+    session = sid,
     title = title,
-    settings = require('agentd.settings').current(),
+    settings = sid and (S.session_info(sid).settings or {}) or require('agentd.settings').current(),
     loading = loading,
-    runs = S.session and S.runs:of_session(S.session) or {},
-    checkpoint = require('agentd.undo').info,
+    runs = sid and S.runs:of_session(sid) or {},
+    checkpoint = function(id)
+      local c = sid and S.checkpoints[sid]
+      return c and c.by_id[id]
+    end,
     warning = M.sandbox_warning(),
-    compactions = S.session and S.session_info(S.session).compactions or nil,
-    meter = S.session and require('agentd.sessions').meter(S.session_info(S.session).context) or nil,
+    compactions = sid and S.session_info(sid).compactions or nil,
+    meter = sid and require('agentd.sessions').meter(S.session_info(sid).context) or nil,
   }
 end
 
@@ -400,13 +482,13 @@ end
 
 -- The transcript's status line: the state, the model and mode, the title
 -- last, cut to what the window has room for.
-local function transcript_status(v, width)
+local function transcript_status(v, width, n)
   local runs = v.runs
   local last = runs[#runs]
-  local parts = { ' agentd chat' }
+  local parts = { ' agentd chat' .. (n > 1 and (' ' .. n) or '') }
   if last then
     parts[#parts + 1] = render.state_word(last.state)
-  elseif not S.session then
+  elseif not v.session then
     parts[#parts + 1] = 'new'
   end
   local n = S.requests:count()
@@ -419,7 +501,7 @@ local function transcript_status(v, width)
   end
   parts[#parts + 1] = (val(set.model) or 'default model') .. (val(set.reasoningEffort) and (' (' .. set.reasoningEffort .. ')') or '')
   parts[#parts + 1] = val(set.approvalPolicy) or 'default mode'
-  local meter = S.session and require('agentd.sessions').meter_short(S.session_info(S.session).context)
+  local meter = v.session and require('agentd.sessions').meter_short(S.session_info(v.session).context)
   if meter then
     parts[#parts + 1] = meter
   end
@@ -449,20 +531,22 @@ local function first_open(out)
   return best_line
 end
 
-function M.render_now()
-  C.pending_render = false
-  if not valid(C.tbuf) then
+-- Renders one view: its session's transcript into its buffer.
+local function render_view(cv)
+  if not valid(cv.tbuf) then
     return
   end
-  local v = view()
+  local sid = cv == C and S.session or cv.session
+  local v = view(sid)
   local out = render.chat(v, function(id)
     return S.requests:get(id)
   end)
-  C.marks = out.marks
-  C.toggles = out.toggles or {}
-  C.runs = out.runs or {}
-  C.changes = out.changes or {}
-  local buf = C.tbuf
+  cv.marks = out.marks
+  cv.toggles = out.toggles or {}
+  cv.runs = out.runs or {}
+  cv.changes = out.changes or {}
+  cv.locations = out.locations or {}
+  local buf = cv.tbuf
   local old_count = api.nvim_buf_line_count(buf)
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, out.lines)
@@ -473,21 +557,28 @@ function M.render_now()
   end
   local cur = api.nvim_get_current_win()
   for _, w in ipairs(api.nvim_list_wins()) do
-    if valid(C.cbuf) and api.nvim_win_get_buf(w) == C.cbuf then
+    if valid(cv.cbuf) and api.nvim_win_get_buf(w) == cv.cbuf then
       vim.wo[w].statusline = compose_status()
     end
     if api.nvim_win_get_buf(w) == buf then
-      vim.wo[w].statusline = transcript_status(v, api.nvim_win_get_width(w))
+      vim.wo[w].statusline = transcript_status(v, api.nvim_win_get_width(w), cv.n)
       -- follow the end, unless the user reads something higher up
       if w ~= cur then
         -- on the oldest open request (its keys work there), else the end
         api.nvim_win_set_cursor(w, { first_open(out) or #out.lines, 0 })
-      elseif C.follow or api.nvim_win_get_cursor(w)[1] >= old_count then
+      elseif cv.follow or api.nvim_win_get_cursor(w)[1] >= old_count then
         api.nvim_win_set_cursor(w, { #out.lines, 0 })
       end
     end
   end
-  C.follow = false
+  cv.follow = false
+end
+
+function M.render_now()
+  pending_render = false
+  for _, cv in ipairs(views) do
+    render_view(cv)
+  end
 end
 
 --- Renders soon, with the cursor of the transcript at its end even where
@@ -500,11 +591,91 @@ end
 
 --- Renders soon (several updates in one tick render once).
 function M.render()
-  if C.pending_render then
+  if pending_render then
     return
   end
-  C.pending_render = true
+  pending_render = true
   vim.schedule(M.render_now)
+end
+
+--- :AgentdChatTab: another conversation in a new tab page, its own chat
+--- (transcript and compose), while the others go on; S.session is now its.
+function M.open_new_view()
+  switch(new_view())
+  S.session, S.new_chat = nil, true
+  vim.cmd('tabnew')
+  local placeholder = api.nvim_get_current_buf()
+  local buf = M.transcript_buf()
+  api.nvim_win_set_buf(0, buf)
+  if api.nvim_buf_is_valid(placeholder) and placeholder ~= buf then
+    pcall(api.nvim_buf_delete, placeholder, { force = true })
+  end
+  local twin = api.nvim_get_current_win()
+  vim.wo[twin].wrap = true
+  vim.wo[twin].linebreak = true
+  vim.wo[twin].breakindent = true
+  vim.wo[twin].number = false
+  local cwin = open_compose_under(twin)
+  M.render_now()
+  api.nvim_set_current_win(cwin)
+  vim.cmd('startinsert!')
+end
+
+--- Back to one view (the first), the others' buffers wiped (for tests
+--- and _reset).
+function M.reset()
+  for i = #views, 2, -1 do
+    for _, b in ipairs({ views[i].tbuf, views[i].cbuf }) do
+      if valid(b) then
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+    views[i] = nil
+  end
+  C = views[1]
+  C.session, C.new_chat = nil, false
+end
+
+--- The open conversations (for tests and the status line): {n, session, current}.
+function M.views()
+  local out = {}
+  for _, v in ipairs(views) do
+    if valid(v.tbuf) then
+      out[#out + 1] = { n = v.n, session = v == C and S.session or v.session, current = v == C }
+    end
+  end
+  return out
+end
+
+--- Opens a workspace file at a 1-based line and column (UTF-16 units, as
+--- the daemon counts them) in the window the user was in before the chat.
+---@param loc {path: string, line: integer|nil, column: integer|nil}
+function M.open_location(loc)
+  local twin, cwin = M.wins()
+  local target
+  local prev = vim.fn.win_getid(vim.fn.winnr('#'))
+  if prev ~= 0 and prev ~= twin and prev ~= cwin then
+    target = prev
+  else
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if w ~= twin and w ~= cwin and api.nvim_win_get_config(w).relative == '' then
+        target = w
+        break
+      end
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd('aboveleft new')
+  end
+  local path = loc.path:sub(1, 1) == '/' and loc.path or ((S.root or vim.fn.getcwd()) .. '/' .. loc.path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local row = math.max(1, math.min(loc.line or 1, api.nvim_buf_line_count(0)))
+  local text = api.nvim_buf_get_lines(0, row - 1, row, false)[1] or ''
+  local col = math.max(0, (loc.column or 1) - 1)
+  local ok, byte = pcall(vim.str_byteindex, text, col, true) -- UTF-16 → bytes
+  api.nvim_win_set_cursor(0, { row, ok and byte or col })
 end
 
 --- The transcript's lines (for tests).

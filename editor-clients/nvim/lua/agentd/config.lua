@@ -51,6 +51,14 @@ M.defaults = {
   },
   -- vim.notify on run state changes and daemon events.
   notify = true,
+  -- Images with a prompt: @shot.png in it, or :AgentdPaste. paste: the
+  -- command that prints the clipboard's PNG (default: wl-paste or xclip).
+  images = { paste = nil },
+  -- Answer the daemon's questions to the editor's language servers
+  -- (diagnostics after the agent's edits, definitions, references, hover,
+  -- symbols) and give it the buffers' unsaved text (agentd.language).
+  -- false: agentd uses its own language servers only.
+  language = true,
   keymaps = {
     -- Keys that answer an input request: in the request float, on the
     -- request in the chat, and in the diff tab of a write.

@@ -379,12 +379,112 @@ local function bounded(text)
   return text:sub(1, M.MAX_ATTACHMENT) .. ('\n[… %d more bytes not attached …]\n'):format(#text - M.MAX_ATTACHMENT)
 end
 
+-- ------------------------------------------------------------- images
+
+local IMAGE_TYPES = { png = 'image/png', jpg = 'image/jpeg', jpeg = 'image/jpeg', gif = 'image/gif', webp = 'image/webp' }
+
+--- The image type of a path by its extension, or nil.
+---@param path string
+---@return string|nil
+function M.image_type(path)
+  return IMAGE_TYPES[(path:match('%.(%w+)$') or ''):lower()]
+end
+
+local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+
+--- Base64 of bytes (vim.base64 is 0.10+).
+---@param data string
+---@return string
+function M.base64(data)
+  if vim.base64 and vim.base64.encode then
+    return vim.base64.encode(data)
+  end
+  local out = {}
+  for i = 1, #data, 3 do
+    local a, b, c = data:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local d1, d2 = math.floor(n / 262144) % 64, math.floor(n / 4096) % 64
+    local d3, d4 = math.floor(n / 64) % 64, n % 64
+    out[#out + 1] = B64:sub(d1 + 1, d1 + 1) .. B64:sub(d2 + 1, d2 + 1) .. (b and B64:sub(d3 + 1, d3 + 1) or '=')
+      .. (c and B64:sub(d4 + 1, d4 + 1) or '=')
+  end
+  return table.concat(out)
+end
+
+-- An image for agent/run: a workspace file by its path, another read and
+-- sent whole.
+local function image_of(path)
+  local r = root()
+  local abs = path:sub(1, 1) == '/' and path or (r .. '/' .. path)
+  abs = vim.fn.fnamemodify(abs, ':p')
+  if abs:sub(1, #r + 1) == r .. '/' then
+    return { path = abs:sub(#r + 2) }
+  end
+  local f = io.open(abs, 'rb')
+  if not f then
+    return nil
+  end
+  local data = f:read('*a')
+  f:close()
+  return { mimeType = M.image_type(abs), data = M.base64(data), name = vim.fn.fnamemodify(abs, ':t') }
+end
+
+--- The command that prints the clipboard's image (PNG): setup{
+--- images = { paste = {…} } }, else wl-paste or xclip when installed.
+---@return string[]|nil
+function M.paste_command()
+  local c = require('agentd.config').values.images or {}
+  if type(c.paste) == 'table' then
+    return c.paste
+  end
+  if vim.fn.executable('wl-paste') == 1 then
+    return { 'wl-paste', '--no-newline', '--type', 'image/png' }
+  elseif vim.fn.executable('xclip') == 1 then
+    return { 'xclip', '-selection', 'clipboard', '-target', 'image/png', '-out' }
+  end
+end
+
+--- :AgentdPaste: the clipboard's image goes with the next prompt (the
+--- compose window's status line says so).
+function M.paste()
+  local cmd = M.paste_command()
+  if not cmd then
+    return ui.notify('no clipboard tool for images: install wl-clipboard or xclip, or set images.paste in setup{}',
+      vim.log.levels.WARN)
+  end
+  -- read as bytes (system() turns NUL bytes into others)
+  local quoted = {}
+  for _, a in ipairs(cmd) do
+    quoted[#quoted + 1] = vim.fn.shellescape(a)
+  end
+  local pipe = io.popen(table.concat(quoted, ' ') .. ' 2>/dev/null', 'r')
+  local out = pipe and pipe:read('*a') or ''
+  if pipe then
+    pipe:close()
+  end
+  if out == '' then
+    return ui.notify('the clipboard holds no image (' .. table.concat(cmd, ' ') .. ')', vim.log.levels.WARN)
+  end
+  if out:sub(1, 8) ~= '\137PNG\r\n\26\n' then
+    return ui.notify('the clipboard holds no PNG image', vim.log.levels.WARN)
+  end
+  S.draft_images = S.draft_images or {}
+  local n = #S.draft_images + 1
+  table.insert(S.draft_images, { mimeType = 'image/png', data = M.base64(out),
+    name = n == 1 and 'clipboard.png' or ('clipboard-%d.png'):format(n) })
+  ui.notify(('a pasted image goes with the next prompt (%d in all)'):format(#S.draft_images))
+  require('agentd.chat').render()
+end
+
+-- ------------------------------------------------------------- sending
+
 --- Reads a prompt's tokens into its context (ctx, changed and returned):
---- @path files, #name buffers (their unsaved text attached), #diff. A token
---- that names nothing stays plain text.
+--- @path files, #name buffers (their unsaved text attached), #diff; and
+--- the images it names (@shot.png) or that were pasted, for agent/run's
+--- images. A token that names nothing stays plain text.
 ---@param prompt string
 ---@param ctx table|nil
----@return table|nil ctx
+---@return table|nil ctx, table[]|nil images
 function M.resolve(prompt, ctx)
   local files, attachments = {}, {}
   local seen = {}
@@ -398,11 +498,21 @@ function M.resolve(prompt, ctx)
   for _, f in ipairs(M.files()) do
     known[f] = true
   end
+  local images = {}
   for tok in (' ' .. prompt):gmatch('%s@(%S+)') do
     tok = tok:gsub('[,.;:!?)]+$', '')
-    if known[tok] or vim.fn.filereadable(root() .. '/' .. tok) == 1 then
+    local abs = tok:sub(1, 1) == '/' and tok or (root() .. '/' .. tok)
+    if M.image_type(tok) and vim.fn.filereadable(vim.fn.expand(abs)) == 1 then
+      local img = image_of(vim.fn.expand(abs))
+      if img then
+        images[#images + 1] = img
+      end
+    elseif known[tok] or vim.fn.filereadable(root() .. '/' .. tok) == 1 then
       add_file(tok)
     end
+  end
+  for _, img in ipairs(S.draft_images or {}) do
+    images[#images + 1] = img
   end
   local buffers = M.buffers()
   for tok in (' ' .. prompt):gmatch('%s#(%S+)') do
@@ -429,8 +539,9 @@ function M.resolve(prompt, ctx)
       end
     end
   end
+  images = #images > 0 and images or nil
   if #files == 0 and #attachments == 0 then
-    return ctx
+    return ctx, images
   end
   ctx = ctx or {}
   ctx.files = ctx.files or {}
@@ -445,7 +556,7 @@ function M.resolve(prompt, ctx)
   if #attachments > 0 then
     ctx.attachments = vim.list_extend(ctx.attachments or {}, attachments)
   end
-  return ctx
+  return ctx, images
 end
 
 return M

@@ -24,6 +24,7 @@ M.request = {
   rewind = 'agent/rewind',
   run = 'agent/run',
   sessions = 'agent/sessions',
+  steer = 'agent/steer',
   undo = 'agent/undo',
   index_search = 'index/search',
   index_status = 'index/status',
@@ -82,6 +83,7 @@ M.error_codes = {
   NotSaved = -32021,
   ParseError = -32700,
   RequestCancelled = -32800,
+  RunFinished = -32024,
   RunNotPaused = -32019,
   ServerNotInitialized = -32002,
   SessionBusy = -32016,
@@ -184,12 +186,12 @@ M.rule_scopes = { 'built-in', 'user', 'workspace', 'always', 'session' }
 ---@alias agentd.RuleScope 'built-in'|'user'|'workspace'|'always'|'session'
 
 --- The states a run goes through.
-M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled' }
----@alias agentd.RunStateName 'running'|'requires_action'|'paused'|'completed'|'failed'|'cancelled'
+M.run_states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'queued' }
+---@alias agentd.RunStateName 'running'|'requires_action'|'paused'|'completed'|'failed'|'cancelled'|'queued'
 
 --- State is where a run is.
-M.states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'idle' }
----@alias agentd.State 'running'|'requires_action'|'paused'|'completed'|'failed'|'cancelled'|'idle'
+M.states = { 'running', 'requires_action', 'paused', 'completed', 'failed', 'cancelled', 'queued', 'idle' }
+---@alias agentd.State 'running'|'requires_action'|'paused'|'completed'|'failed'|'cancelled'|'queued'|'idle'
 
 --- StopReason says why a finished run stopped.
 M.stop_reasons = { 'end_turn', 'max_steps', 'cancelled', 'error', 'repetition', 'tool_errors' }
@@ -208,8 +210,8 @@ M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
 ---@alias agentd.UndoStatus 'restored'|'conflicts'|'nothing'|'preview'
 
 --- UpdateKind says which fields of an Update are set.
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'context' }
----@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'context'
+M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context' }
+---@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'
 
 --- Attachment is a text the user attached: Name says what it is for people and the model ("git diff",
 --- "cart.go (unsaved)").
@@ -407,6 +409,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field diff string Diff is a unified diff of the file.
 ---@field oldText? string
 ---@field newText? string
+---@field runsLater? string RunsLater says who runs the file later, outside any sandbox, and when (VS Code's tasks when the folder opens, direnv's .envrc, a git hook, CI): a change the user should look at (RunsLater).
 
 --- Hints are a tool's annotations: claims of its server.
 ---@class agentd.Hints
@@ -817,6 +820,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.RunResult
 ---@field runId string
 ---@field sessionId string
+---@field queued? boolean Queued: the session's run before it has not finished; this one starts when it has (state queued until then).
 ---@field images? agentd.ImageRef[] Images are the prompt's images as the model gets them (scaled down when they were too large).
 
 --- RunState reports a run's state change.
@@ -910,6 +914,11 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- SessionsResult lists the sessions of this workspace, newest first.
 ---@class agentd.SessionsResult
 ---@field sessions agentd.SessionInfo[]
+
+--- SteerParams adds the user's words to a run that is not over.
+---@class agentd.SteerParams
+---@field runId string
+---@field text string
 
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.

@@ -112,6 +112,9 @@ local warned = {}
 function M.reload(paths)
   for _, path in ipairs(paths) do
     local buf = loaded_buffer(path)
+    if buf and require('agentd.language').hidden[buf] then
+      buf = nil -- loaded for the daemon's language questions: agentd.language keeps it in step
+    end
     if buf then
       if vim.bo[buf].modified then
         if not warned[buf .. path] then
@@ -129,11 +132,14 @@ function M.reload(paths)
       else
         warned[buf .. path] = nil
         warned[buf .. path .. ':gone'] = nil
+        local tick = api.nvim_buf_get_changedtick(buf)
         api.nvim_buf_call(buf, function()
           vim.cmd('setlocal autoread')
           pcall(vim.cmd, 'silent checktime ' .. buf)
           vim.cmd('set autoread<')
         end)
+        -- the diagnostics that count after an edit are those published from now
+        require('agentd.language').note_reload(buf, api.nvim_buf_get_changedtick(buf) ~= tick)
       end
     end
   end

@@ -122,7 +122,7 @@ local function card_content(o)
     end
   end
   F.option_at = {}
-  if req.kind == 'choice' then
+  if kinds.picks(req) then
     for i, opt in ipairs(kinds.options(req)) do
       local mark = req.multiple and (F.selected[opt.id] and '[x] ' or '[ ] ') or ''
       local desc = opt.description ~= '' and (' — ' .. opt.description) or ''
@@ -139,6 +139,17 @@ local function card_content(o)
     hint = 'Type your own answer below: Enter sends · Esc goes back'
   elseif F.mode == 'reason' then
     hint = 'Why reject? Type it below (optional): Enter rejects · Esc goes back without rejecting'
+  elseif F.mode == 'with' then
+    local input = kinds.input_with(req, F.option) or {}
+    local label = type(input.label) == 'string' and input.label ~= '' and input.label or 'Your text'
+    local option = F.option or '?'
+    for _, o in ipairs(kinds.options(req)) do
+      if o.id == F.option then
+        option = o.label
+      end
+    end
+    hint = ('%s (with "%s"%s): type it below · Enter sends · Esc goes back'):format(label, option,
+      input.required and '' or ', optional')
   end
   local hint_lines
   if hint then
@@ -232,20 +243,20 @@ local function card_keys(buf)
   end
   map(buf, k.open, with_req(function(req)
     local line = api.nvim_win_get_cursor(0)[1]
-    if req.kind == 'choice' and F.option_at[line] then
+    if kinds.picks(req) and F.option_at[line] then
       return M.choose(req, F.option_at[line])
     end
     pump().open(req.requestId, { back = 'view' })
   end))
   for i = 1, 9 do
     map(buf, tostring(i), with_req(function(req)
-      if req.kind == 'choice' and i <= #kinds.options(req) then
+      if kinds.picks(req) and i <= #kinds.options(req) then
         M.choose(req, i)
       end
     end))
   end
   map(buf, k.other, with_req(function(req)
-    if req.kind == 'choice' and req.allowOther then
+    if kinds.allows_other(req) then
       M.show(req.requestId, { focus = true, mode = 'other', back = 'view' })
     end
   end))
@@ -275,7 +286,7 @@ function M.choose(req, i)
     F.selected[opt.id] = not F.selected[opt.id] or nil
     return M.render()
   end
-  pump().reply(req.requestId, { optionId = opt.id })
+  pump().pick_option(req.requestId, opt.id, 'view')
 end
 
 function M.send_selected(req)
@@ -302,8 +313,18 @@ local function submit_entry()
   if mode == 'reason' then
     return pump().decide(o.req.requestId, 'reject_once', text ~= '' and text or nil)
   end
+  if mode == 'with' then
+    local input = kinds.input_with(o.req, F.option) or {}
+    if text == '' and input.required then
+      return require('agentd.ui').notify('this answer needs the text; Esc goes back')
+    end
+    return pump().answer(o.req.requestId, F.option, text ~= '' and text or nil)
+  end
   if text == '' then
     return require('agentd.ui').notify('an empty answer is not sent; Esc leaves the request open')
+  end
+  if kinds.is_generic(o.req) then
+    return pump().answer(o.req.requestId, nil, text)
   end
   pump().reply(o.req.requestId, { text = text })
 end
@@ -379,10 +400,10 @@ function M.render()
 end
 
 --- Shows request id. opts: focus (move the cursor there), mode ('view',
---- 'text', 'reason', 'other'), back ('view' or 'close': where Esc in the
---- answer field goes).
+--- 'text', 'reason', 'other', 'with': the text asked with option), back
+--- ('view' or 'close': where Esc in the answer field goes).
 ---@param id string
----@param opts {focus: boolean|nil, mode: string|nil, back: string|nil}|nil
+---@param opts {focus: boolean|nil, mode: string|nil, back: string|nil, option: string|nil}|nil
 function M.show(id, opts)
   opts = opts or {}
   local o = S.requests:get(id)
@@ -403,6 +424,7 @@ function M.show(id, opts)
   F.id = id
   F.mode = opts.mode or 'view'
   F.back = opts.back or 'close'
+  F.option = opts.option
   if not valid_win(F.card_win) or api.nvim_win_get_tabpage(F.card_win) ~= api.nvim_get_current_tabpage() then
     close_card()
     F.card_buf = scratch(false)

@@ -76,8 +76,8 @@ function M.run(opts)
   local params = { prompt = prompt, sessionId = session }
   params.context = opts.context or (opts.from_chat and S.draft_context) or context_for(opts)
   if not opts.inline then
-    -- what the prompt points at: @files, #buffers, #diff (agentd.context)
-    params.context = require('agentd.context').resolve(prompt, vim.deepcopy(params.context))
+    -- what the prompt points at: @files, #buffers, #diff, images (agentd.context)
+    params.context, params.images = require('agentd.context').resolve(prompt, vim.deepcopy(params.context))
   end
   -- a new conversation starts with the settings chosen for it; a session
   -- keeps its own (agent/configure)
@@ -111,6 +111,10 @@ function M.run(opts)
     local run = S.runs:ensure(res.runId, res.sessionId)
     run.prompt = prompt
     run.context = params.context
+    run.images = type(res.images) == 'table' and res.images or nil
+    if params.images and S.draft_images then
+      S.draft_images = nil -- the pasted images went with it
+    end
     if opts.inline then
       S.inline[res.runId] = opts.inline
       S.session_info(res.sessionId).title = prompt
@@ -241,6 +245,19 @@ end
 function M.rename(title)
   M.setup_once()
   sessions.rename(S.session, title)
+end
+
+--- :AgentdChatTab: another conversation, in a new tab page, while the
+--- others go on.
+function M.chat_tab()
+  M.setup_once()
+  chat.open_new_view()
+end
+
+--- :AgentdPaste: the clipboard's image goes with the next prompt.
+function M.paste()
+  M.setup_once()
+  require('agentd.context').paste()
 end
 
 --- :AgentdCompact: summarizes the chat's conversation's older turns now.
@@ -504,6 +521,7 @@ function M._reset()
   for id in pairs(require('agentd.inline')._reviews) do
     require('agentd.inline').on_resolved(id)
   end
+  chat.reset()
   S.reset()
 end
 

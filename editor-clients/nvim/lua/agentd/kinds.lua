@@ -155,6 +155,90 @@ M.spec = {
   },
 }
 
+--- A kind this plugin does not know, shown and answered from its generic
+--- form (docs/protocol.md "The generic form"): its title, message,
+--- context, command and files; its options to pick; its input (free text,
+--- or text asked for once one of `input.with`'s options is picked);
+--- answered as `answerWith` says.
+M.generic = {
+  label = 'request',
+  confirm = false,
+  open = nil,
+  summary = function(req)
+    return one_line(str(req.title) ~= '' and req.title or message(req))
+  end,
+  details = function(req)
+    local out = {}
+    if str(req.title) ~= '' then
+      vim.list_extend(out, text_lines(req.message))
+    elseif #text_lines(req.message) > 1 then
+      vim.list_extend(out, vim.list_slice(text_lines(req.message), 2))
+    end
+    vim.list_extend(out, text_lines(req.context))
+    if str(req.command) ~= '' then
+      out[#out + 1] = 'command: ' .. one_line(req.command) .. (str(req.cwd) ~= '' and (' (in ' .. req.cwd .. ')') or '')
+    end
+    for _, f in ipairs(M.write_files(req)) do
+      out[#out + 1] = ('  %s %s  +%d -%d'):format(f.status, f.path, f.added, f.removed)
+    end
+    return out
+  end,
+}
+
+--- Whether request req is of a kind this plugin does not know (shown from
+--- its generic form).
+function M.is_generic(req)
+  return M.spec[req.kind] == nil and type(req.answerWith) == 'string'
+end
+
+--- Whether the request is answered by picking one of its options (a
+--- choice, or a request of another kind that offers options).
+function M.picks(req)
+  return req.kind == 'choice' or (M.is_generic(req) and #M.options(req) > 0)
+end
+
+--- A generic request's input when the text is an answer of its own (no
+--- `with`), else nil.
+function M.free_input(req)
+  local i = req.input
+  if type(i) == 'table' and (type(i.with) ~= 'table' or #i.with == 0) then
+    return i
+  end
+end
+
+--- A generic request's input when picking optionId asks for text with it.
+function M.input_with(req, option_id)
+  local i = req.input
+  if type(i) == 'table' and type(i.with) == 'table' then
+    for _, w in ipairs(i.with) do
+      if w == option_id then
+        return i
+      end
+    end
+  end
+end
+
+--- Whether the request takes an answer in one's own words besides its
+--- options (a choice's "other").
+function M.allows_other(req)
+  if req.kind == 'choice' then
+    return req.allowOther == true
+  end
+  return M.is_generic(req) and #M.options(req) > 0 and M.free_input(req) ~= nil
+end
+
+--- What the open key does: 'text', 'secret', 'diff' or nil.
+function M.open_of(req)
+  local spec = M.spec[req.kind]
+  if spec then
+    return spec.open
+  end
+  local i = M.is_generic(req) and #M.options(req) == 0 and M.free_input(req)
+  if i then
+    return i.secret and 'secret' or 'text'
+  end
+end
+
 --- Where a command would run once allowed, in a line: its sandbox profile
 --- and whether it gets the network (nil when the request does not say).
 ---@param req table
@@ -187,7 +271,7 @@ end
 --- nobody can answer here).
 ---@return agentd.KindSpec|nil
 function M.of(req)
-  return M.spec[req.kind]
+  return M.spec[req.kind] or (type(req.answerWith) == 'string' and M.generic or nil)
 end
 
 -- Decisions, in the order they are offered, with their key names. An
@@ -286,13 +370,14 @@ function M.hint_parts(req, where)
       parts[#parts + 1] = key .. ' ' .. label
     end
   end
-  if spec and spec.open == 'diff' and where ~= 'diff' then
+  local open = M.open_of(req)
+  if open == 'diff' and where ~= 'diff' then
     add(k.open, 'review the diff')
-  elseif spec and spec.open == 'text' then
+  elseif open == 'text' then
     add(k.open, 'answer')
-  elseif spec and spec.open == 'secret' then
+  elseif open == 'secret' then
     add(k.open, 'type it')
-  elseif req.kind == 'choice' then
+  elseif M.picks(req) then
     if where == 'card' then
       add(req.multiple and '1-9' or '1-9', req.multiple and 'toggle' or 'pick')
     end
@@ -300,7 +385,7 @@ function M.hint_parts(req, where)
     if req.multiple and where == 'card' then
       add(k.send, 'send')
     end
-    if req.allowOther then
+    if M.allows_other(req) then
       add(k.other, 'other…')
     end
   end

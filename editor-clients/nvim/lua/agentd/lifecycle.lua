@@ -79,7 +79,12 @@ local function initialize_params()
     workspaceFolders = { { uri = uri, name = vim.fn.fnamemodify(root, ':t') } },
     capabilities = {
       window = { workDoneProgress = true },
-      experimental = { agentd = { promptKinds = c.prompt_kinds } },
+      experimental = { agentd = { promptKinds = c.prompt_kinds,
+        -- a kind this plugin does not know is shown from its generic form
+        -- (unless the user limits the kinds: then the daemon keeps to them)
+        genericPrompts = #c.prompt_kinds >= #P.prompt_kinds or nil,
+        -- the daemon → editor requests this editor answers (agentd.language)
+        language = c.language and require('agentd.language').capabilities() or nil } },
     },
     initializationOptions = next(opts) and opts or vim.empty_dict(),
   }
@@ -184,8 +189,8 @@ function M.start()
       on_notification = function(method, params)
         hooks.notification(method, params)
       end,
-      on_request = function(method, params)
-        return hooks.request(method, params)
+      on_request = function(method, params, respond)
+        return hooks.request(method, params, respond)
       end,
       on_protocol_error = function(msg)
         ui.notify(msg, vim.log.levels.WARN)

@@ -103,9 +103,8 @@ function M.apply(method, p, how)
   if not S.session and run.session and not S.new_chat and S.starting == 0 and not S.inline[run.id] then
     S.session = run.session
   end
-  if run.session == S.session then
-    chat().render()
-  end
+  -- every chat view showing its session (agentd.chat renders each once a tick)
+  chat().render()
   ui.redraw_status()
 end
 
@@ -262,6 +261,13 @@ M.requests = {
     return vim.NIL
   end,
 }
+for _, method in ipairs({ 'editor_diagnostics', 'editor_definition', 'editor_references', 'editor_hover',
+  'editor_document_symbols', 'editor_workspace_symbols', 'editor_context', 'editor_read_file' }) do
+  local name = P.server_request[method]
+  M.requests[name] = function(params, respond)
+    return require('agentd.language').handlers[name](params, respond)
+  end
+end
 
 function M.notification(method, params)
   local h = M.notifications[method]
@@ -270,10 +276,10 @@ function M.notification(method, params)
   end
 end
 
-function M.request(method, params)
+function M.request(method, params, respond)
   local h = M.requests[method]
   if h then
-    return h(params)
+    return h(params, respond)
   end
   return nil, { code = -32601, message = 'method not found: ' .. tostring(method) }
 end

@@ -76,7 +76,9 @@ local function send(id, params)
   if not o then
     return ui.notify('that request is no longer open')
   end
-  local method = P.answer_method[o.req.kind]
+  -- a kind this plugin does not know says how it is answered (answerWith)
+  local method = P.answer_method[o.req.kind] or (o.req.answerWith == 'confirm' and P.request.confirm)
+    or (o.req.answerWith == 'reply' and P.request.reply) or nil
   if not method then
     return ui.notify('cannot answer a request of kind ' .. tostring(o.req.kind), vim.log.levels.WARN)
   end
@@ -98,6 +100,43 @@ function M.reply(id, params)
   send(id, params)
 end
 
+--- Picks option option_id of request id: a choice's answer; for a kind
+--- known only from its generic form, its answer (agent/reply's optionId or
+--- agent/confirm's decision), after the text its input asks for with it.
+---@param id string
+---@param option_id string
+---@param back string|nil where Esc in a text field goes ('view' or 'close')
+function M.pick_option(id, option_id, back)
+  local o = S.requests:get(id)
+  if not o then
+    return ui.notify('that request is no longer open')
+  end
+  local req = o.req
+  if not kinds.is_generic(req) then
+    return M.reply(id, { optionId = option_id })
+  end
+  if kinds.input_with(req, option_id) then
+    return float.show(id, { focus = true, mode = 'with', option = option_id, back = back or 'close' })
+  end
+  M.answer(id, option_id, nil)
+end
+
+--- Answers a kind known only from its generic form: an option (may be
+--- nil) and the text its input took (may be nil).
+---@param id string
+---@param option_id string|nil
+---@param text string|nil
+function M.answer(id, option_id, text)
+  local o = S.requests:get(id)
+  if not o then
+    return
+  end
+  if o.req.answerWith == 'confirm' then
+    return send(id, { decision = option_id, reason = text })
+  end
+  send(id, { optionId = option_id, text = text })
+end
+
 --- Answers a confirmation.
 ---@param id string
 ---@param decision string
@@ -114,7 +153,8 @@ function M.secret(id)
   if not o then
     return
   end
-  local ok, text = pcall(vim.fn.inputsecret, 'agentd (secret): ' .. kinds.of(o.req).summary(o.req) .. ' ')
+  local spec = kinds.of(o.req)
+  local ok, text = pcall(vim.fn.inputsecret, 'agentd (secret): ' .. (spec and spec.summary(o.req) or '') .. ' ')
   if ok and type(text) == 'string' and text ~= '' and S.requests:get(id) then
     M.reply(id, { text = text })
   end
@@ -129,8 +169,7 @@ function M.open(id, opts)
   if not o then
     return ui.notify('that request is no longer open')
   end
-  local spec = kinds.of(o.req)
-  local how = spec and spec.open
+  local how = kinds.open_of(o.req)
   if how == 'diff' then
     float.close()
     return diff.open(id)

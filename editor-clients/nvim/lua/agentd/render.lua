@@ -41,9 +41,10 @@ end
 ---@field hl table<integer, string> line -> highlight group (quiet lines, warnings)
 ---@field runs table<integer, string> line -> the run it belongs to
 ---@field changes table<integer, string> line -> the checkpoint of the tool call on it
+---@field locations table<integer, table> line -> {path, line, column} the open key jumps to
 
 local function new_lines()
-  return { lines = {}, marks = {}, toggles = {}, hl = {}, runs = {}, changes = {} }
+  return { lines = {}, marks = {}, toggles = {}, hl = {}, runs = {}, changes = {}, locations = {} }
 end
 M.new_lines = new_lines
 
@@ -205,7 +206,7 @@ local function render_request(out, item, open, run)
       hl(out, 'WarningMsg')
     end
   end
-  if r.kind == 'choice' then
+  if kinds.picks(r) then
     for i, opt in ipairs(kinds.options(r)) do
       local desc = opt.description ~= '' and (' — ' .. opt.description) or ''
       push(out, ('  %d %s%s'):format(i, opt.label, desc), { id = id, option = (not r.multiple) and i or nil })
@@ -213,9 +214,9 @@ local function render_request(out, item, open, run)
   end
   local k = config.values.keymaps.request
   local parts
-  if r.kind == 'choice' then
+  if kinds.picks(r) then
     parts = { r.multiple and (k.open .. ' choose') or (k.open .. ' on an option picks it') }
-    if r.allowOther and k.other then
+    if kinds.allows_other(r) and k.other then
       parts[#parts + 1] = k.other .. ' other…'
     end
   else
@@ -264,6 +265,22 @@ local function render_tool(out, item, max)
     s = s .. (' (%d ms)'):format(item.durationMs)
   end
   push(out, s)
+  local f = type(item.fetched) == 'table' and item.fetched or nil
+  if f and type(f.url) == 'string' then
+    -- a page fetched: where it ended, how much, what
+    local parts = { f.url }
+    if type(f.status) == 'number' and f.status >= 400 then
+      parts[#parts + 1] = 'HTTP ' .. f.status
+    end
+    if type(f.bytes) == 'number' then
+      parts[#parts + 1] = M.size(f.bytes) .. (f.cut and ' (cut at 10 MB)' or '')
+    end
+    if type(f.contentType) == 'string' and f.contentType ~= '' then
+      parts[#parts + 1] = (f.contentType:gsub(';.*', ''))
+    end
+    push(out, '    ↳ ' .. table.concat(parts, ' · '))
+    hl(out, 'Comment')
+  end
   if max <= 0 then
     return
   end
@@ -281,6 +298,63 @@ local function render_tool(out, item, max)
     if #lines > max then
       push(out, ('    … %d more lines'):format(#lines - max))
     end
+  end
+end
+
+-- The diagnostics the daemon checked after a reply's edits, under the
+-- edit: one line ("⚑ 1 error (1 new) · the editor"), the open key unfolds
+-- the problems, each of which the open key then opens.
+local function render_diagnostics(out, item)
+  local d = item.diagnostics
+  if type(d) ~= 'table' then
+    return
+  end
+  local items = type(d.items) == 'table' and d.items or {}
+  local errors, warnings = 0, 0
+  for _, it in ipairs(items) do
+    if it.severity == 'error' then
+      errors = errors + 1
+    else
+      warnings = warnings + 1
+    end
+  end
+  local servers = type(d.servers) == 'table' and #d.servers > 0 and table.concat(d.servers, ', ') or nil
+  local key = config.values.keymaps.request.open or ''
+  item.diag_fold = item.diag_fold or {}
+  local fold = item.diag_fold
+  if errors + warnings == 0 and (d.omitted or 0) == 0 then
+    push(out, '  ✓ no problems after the edits' .. (servers and (' · ' .. servers) or ''))
+    hl(out, 'Comment')
+  else
+    local parts = {}
+    if errors > 0 then
+      parts[#parts + 1] = ('%d error%s'):format(errors, errors == 1 and '' or 's')
+    end
+    if warnings > 0 then
+      parts[#parts + 1] = ('%d warning%s'):format(warnings, warnings == 1 and '' or 's')
+    end
+    local s = '  ⚑ ' .. table.concat(parts, ', ')
+    if type(d.new) == 'number' then
+      s = s .. (' (%d new)'):format(d.new)
+    end
+    if (d.omitted or 0) > 0 then
+      s = s .. (' +%d more'):format(d.omitted)
+    end
+    s = s .. (servers and (' · ' .. servers) or '') .. (' · %s %s'):format(key, fold.expanded and 'folds' or 'shows them')
+    push(out, s)
+    out.toggles[#out.lines] = fold
+    hl(out, errors > 0 and 'WarningMsg' or 'Comment')
+    if fold.expanded then
+      for _, it in ipairs(items) do
+        push(out, ('    %s:%d:%d: %s: %s%s'):format(tostring(it.path), it.line or 0, it.column or 0, tostring(it.severity),
+          one_line(it.message), it.new and ' (new)' or ''))
+        out.locations[#out.lines] = { path = it.path, line = it.line, column = it.column }
+      end
+    end
+  end
+  for _, n in ipairs(fold.expanded and type(d.notes) == 'table' and d.notes or {}) do
+    push(out, '    note: ' .. one_line(n))
+    hl(out, 'Comment')
   end
 end
 
@@ -349,6 +423,7 @@ local function render_item(out, item, open, max, ctx)
         out.changes[i] = item.checkpoint
       end
     end
+    render_diagnostics(out, item)
   elseif item.type == 'request' then
     render_request(out, item, open, ctx.run)
   elseif item.type == 'instructions' then
@@ -384,7 +459,7 @@ end
 ---@param checkpoint (fun(id: string): table|nil)|nil
 function M.run(out, run, open, checkpoint)
   out.toggles, out.hl = out.toggles or {}, out.hl or {}
-  out.runs, out.changes = out.runs or {}, out.changes or {}
+  out.runs, out.changes, out.locations = out.runs or {}, out.changes or {}, out.locations or {}
   local first_line = #out.lines + 1
   local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound, run = run, asking = {} }
   for _, item in ipairs(run.items) do
@@ -423,6 +498,14 @@ function M.run(out, run, open, checkpoint)
   local with = context_line(run.context)
   if with then
     push(out, with)
+  end
+  for _, img in ipairs(type(run.images) == 'table' and run.images or {}) do
+    -- a picture that went with the prompt, as the model got it
+    local kind = type(img.mimeType) == 'string' and img.mimeType:match('image/(%w+)') or '?'
+    local dims = (type(img.width) == 'number' and type(img.height) == 'number') and (' %d×%d'):format(img.width, img.height) or ''
+    push(out, ('   [image %s · %s%s%s%s]'):format(tostring(img.name or img.id or '?'), kind:upper(), dims,
+      type(img.bytes) == 'number' and (', ' .. M.size(img.bytes)) or '', img.scaled and ', scaled down' or ''))
+    hl(out, 'Comment')
   end
   push(out, '')
   for _, item in ipairs(run.items) do
@@ -480,6 +563,18 @@ function M.run(out, run, open, checkpoint)
       out.hl[i] = 'Comment'
     end
   end
+end
+
+--- A size for people: 512 B, 3 KB, 1.2 MB.
+---@param n number bytes
+---@return string
+function M.size(n)
+  if n < 1024 then
+    return ('%d B'):format(n)
+  elseif n < 1024 * 1024 then
+    return ('%d KB'):format(math.floor(n / 1024 + 0.5))
+  end
+  return ('%.1f MB'):format(n / (1024 * 1024))
 end
 
 --- The token counts of a run's status line: " · 5216 tokens (4864 cached)".

@@ -11,6 +11,13 @@ local M = {}
 
 M.DISCONNECTED = P.DISCONNECTED
 
+--- What a request handler returns when it answers later, through the
+--- respond(result, err) it was given (once; a late answer after the
+--- connection closed goes nowhere).
+M.ASYNC = setmetatable({}, { __tostring = function()
+  return 'agentd.rpc.ASYNC'
+end })
+
 ---@class agentd.Endpoint
 ---@field write fun(data: string): boolean
 ---@field handlers table
@@ -111,21 +118,27 @@ function Endpoint:dispatch(body)
   if method then
     local params = nn(msg.params)
     if id ~= nil then
-      local result, err
-      if self.handlers.on_request then
-        local okh, r, e = pcall(self.handlers.on_request, method, params)
-        if okh then
-          result, err = r, e
-        else
-          err = { code = -32603, message = tostring(r) }
+      local answered = false
+      local function respond(result, err)
+        if answered or self.closed then
+          return
         end
-      else
-        err = { code = -32601, message = 'method not found: ' .. method }
+        answered = true
+        if err then
+          self:send({ id = id, error = err })
+        else
+          self:send({ id = id, result = result == nil and vim.NIL or result })
+        end
       end
-      if err then
-        self:send({ id = id, error = err })
-      else
-        self:send({ id = id, result = result == nil and vim.NIL or result })
+      if not self.handlers.on_request then
+        return respond(nil, { code = -32601, message = 'method not found: ' .. method })
+      end
+      local okh, r, e = pcall(self.handlers.on_request, method, params, respond)
+      if not okh then
+        return respond(nil, { code = -32603, message = tostring(r) })
+      end
+      if r ~= M.ASYNC then
+        respond(r, e)
       end
     elseif self.handlers.on_notification then
       local okh, e = pcall(self.handlers.on_notification, method, params)

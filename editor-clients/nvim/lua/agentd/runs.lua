@@ -276,10 +276,16 @@ function Store:apply(method, p)
         -- nothing of a running call may come after its final update
         return run
       end
+      if u.status == nil and u.diagnostics ~= nil and TOOL_DONE[t.status] then
+        -- the diagnostics after a reply's edits come once its calls ended
+        t.diagnostics = u.diagnostics
+        return run
+      end
       if type(u.outputDelta) == 'string' and u.outputDelta ~= '' then
         add_live(t, u.outputDelta)
       end
-      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files', 'checkpoint' }) do
+      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files', 'checkpoint',
+        'diagnostics', 'fetched' }) do
         if u[f] ~= nil then
           t[f] = u[f]
         end

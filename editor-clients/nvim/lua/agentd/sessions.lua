@@ -195,6 +195,9 @@ local function take_page(sid, res, before, snap)
       if type(hr.usage) == 'table' then
         run.usage = run.usage or hr.usage
       end
+      if type(hr.images) == 'table' then
+        run.images = hr.images
+      end
       -- a rewind cut it from the conversation
       run.rewound = hr.rewound == true or run.rewound
       replay(run, hr)

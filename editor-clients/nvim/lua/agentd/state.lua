@@ -58,6 +58,7 @@ local requests = require('agentd.requests')
 ---@field draft agentd.Settings    what a new conversation starts with (:AgentdModel, :AgentdMode, :AgentdEffort without a session)
 ---@field models table|nil         the last agent/models answer
 ---@field draft_context table|nil  the selection given with :'<,'>Agentd, for the prompt written in the chat
+---@field draft_images table[]|nil images pasted (:AgentdPaste) for the next prompt: {mimeType, data, name}
 ---@field run string|nil           the latest run started from this editor
 ---@field starting integer         agent/run requests of this editor not answered yet
 ---@field inline table<string, agentd.InlineEdit> runId -> the inline edit it makes (agentd.inline)
@@ -92,6 +93,7 @@ function S.reset()
   S.draft = {}
   S.models = nil
   S.draft_context = nil
+  S.draft_images = nil
   S.checkpoints = {}
   S.commands = nil
   S.run = nil
