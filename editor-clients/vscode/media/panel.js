@@ -38,11 +38,13 @@
   };
 
   // ---- the prompt box --------------------------------------------------------------------
-  function send() {
+  /** Sends the prompt: a new turn, or while a run works its steer; `queue` asks for a turn after it. */
+  function send(queue) {
     const text = prompt.value.trim();
     if (!text && !pending.length) return;
     const images = pending.map((p) => ({ mimeType: p.mimeType, data: p.data, name: p.name }));
-    post(images.length ? { type: 'ask', text, images } : { type: 'ask', text });
+    const type = queue && steering ? 'queue' : 'ask';
+    post(images.length ? { type, text, images } : { type, text });
     pending = [];
     renderImages();
     prompt.value = '';
@@ -127,7 +129,9 @@
       }
     });
   }
-  $('send').addEventListener('click', send);
+  $('send').addEventListener('click', () => send());
+  $('queue').addEventListener('click', () => send(true));
+  let steering = false;
   cancel.addEventListener('click', () => post({ type: 'cancel' }));
   $('attach').addEventListener('click', () => post({ type: 'pickContext' }));
   const FIELDS = { model: 'model', effort: 'reasoningEffort', mode: 'approvalPolicy' };
@@ -222,7 +226,7 @@
     }
     if (e.key === 'Enter' && !e.shiftKey) {
       e.preventDefault();
-      send();
+      send(e.altKey);
     }
   });
 
@@ -309,6 +313,10 @@
         return;
       case 'openFile':
         post({ type: 'openFile', path: b.dataset.path, line: b.dataset.line ? Number(b.dataset.line) : undefined, column: b.dataset.column ? Number(b.dataset.column) : undefined });
+        return;
+      case 'cancelRun':
+        b.disabled = true;
+        post({ type: 'cancelRun', runId: b.dataset.run });
         return;
       case 'resume':
         b.disabled = true;
@@ -504,6 +512,14 @@
       if (select.value !== picker.value) select.value = picker.value;
     }
     renderMeter(m.meter);
+    // While the conversation's run works, Enter steers it and Queue (Alt+Enter) sends the next prompt.
+    steering = !!m.steering;
+    $('queue').hidden = !steering;
+    prompt.placeholder = steering
+      ? 'Steer the agent: Enter gives it your words at its next step; Alt+Enter queues a new prompt instead'
+      : 'Ask agentd… (@ to mention a file, / for your commands; paste or drop an image; Enter sends, Shift+Enter for a new line)';
+    $('send').textContent = steering ? 'Steer' : 'Send';
+    $('send').title = steering ? 'Give the running agent your words (Enter)' : 'Send (Enter)';
     pickerError.hidden = !p.error;
     pickerError.textContent = p.error || '';
     waiting.hidden = !m.waiting;

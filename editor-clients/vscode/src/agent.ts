@@ -266,6 +266,30 @@ export class AgentController {
     return res;
   }
 
+  /**
+   * The user's words for the shown conversation's unfinished run, while it works (agent/steer); a
+   * run that ended meanwhile gets them as the next prompt instead. Resolves with what happened.
+   */
+  async steer(text: string): Promise<'steered' | 'asked'> {
+    const run = this.unfinishedRun();
+    if (run) {
+      try {
+        await this.rpc.request(Method.steer, { runId: run.runId, text });
+        return 'steered';
+      } catch (e) {
+        if (errorCode(e) !== ErrorCode.RunFinished) throw e;
+      }
+    }
+    await this.run({ prompt: text });
+    return 'asked';
+  }
+
+  /** The shown conversation's latest run, while it is not over (working, waiting, paused, queued). */
+  unfinishedRun(): RunView | undefined {
+    const runs = this.currentRuns().filter((r) => !TERMINAL_STATES.has(r.state));
+    return runs.find((r) => r.state !== 'queued') ?? runs[0];
+  }
+
   async cancel(runId: string): Promise<void> {
     await this.rpc.request(Method.cancel, { runId });
   }

@@ -105,6 +105,7 @@ export class Conversation {
       tabs: controller.openTabs(),
       rules: this.rules?.state,
       meter: sv?.context && { ...sv.context, busy },
+      steering: !!controller.unfinishedRun(),
       session: sv && { loading: sv.loading, earlierRuns: sv.earlierRuns, loadingEarlier: sv.loadingEarlier, error: sv.error },
       busy,
       canUndo: this.d.undoSupported() && !!controller.currentSessionId && !busy && this.d.daemonState().state === 'ready',
@@ -119,7 +120,15 @@ export class Conversation {
   readonly handle = (m: PanelMessage): void => {
     switch (m.type) {
       case 'ask':
-        void this.ask(m.text, m.images, m.paths);
+        // While the conversation's run works, what is typed steers it.
+        if (this.d.controller.unfinishedRun() && !m.images?.length) void this.steer(m.text);
+        else void this.ask(m.text, m.images, m.paths);
+        break;
+      case 'queue':
+        void this.ask(m.text, m.images);
+        break;
+      case 'cancelRun':
+        void this.d.controller.cancel(m.runId).catch((e) => void vscode.window.showErrorMessage(`agentd: cancel failed: ${e instanceof Error ? e.message : e}`));
         break;
       case 'needImage':
         void this.sendImage(m.id);
@@ -255,6 +264,18 @@ export class Conversation {
 
   update(): void {
     this.panel?.update();
+  }
+
+  /** Gives the running turn the user's words (or, if it just ended, asks them as the next prompt). */
+  private async steer(text: string): Promise<void> {
+    try {
+      const how = await this.d.controller.steer(text);
+      this.d.log(`steer: ${how}`);
+    } catch (e) {
+      this.panel?.post({ type: 'setPrompt', text });
+      void vscode.window.showErrorMessage(`agentd: could not give the run your words: ${e instanceof Error ? e.message : e}`);
+    }
+    this.update();
   }
 
   /** Sends a stored image to the webview, which keeps a thumbnail of it. */

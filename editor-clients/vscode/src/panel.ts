@@ -14,6 +14,8 @@ export type PanelMessage =
   | { type: 'ready' }
   | { type: 'ask'; text: string; images?: { mimeType: string; data: string; name?: string }[]; paths?: string[] }
   | { type: 'needImage'; id: string }
+  | { type: 'queue'; text: string; images?: { mimeType: string; data: string; name?: string }[] }
+  | { type: 'cancelRun'; runId: string }
   | { type: 'cancel' }
   | PanelAnswer
   | { type: 'openDiff'; requestId: string; index?: number }
@@ -60,6 +62,8 @@ export interface PanelView extends PanelState {
   pickers: PickersView;
   /** The context meter of the shown conversation, when known. */
   meter?: ContextUse & { busy: boolean };
+  /** The conversation's run works: Enter steers it, Queue sends the next prompt. */
+  steering?: boolean;
 }
 
 export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -127,7 +131,7 @@ export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Dis
   private flush(): void {
     if (!this.view) return;
     const s = this.state();
-    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length, meter: s.meter });
+    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length, meter: s.meter, steering: s.steering });
   }
 
   dispose(): void {
@@ -156,6 +160,7 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
   <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; paste or drop an image; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
   <div class="buttons">
     <button id="send" class="primary" title="Send (Enter)">Send</button>
+    <button id="queue" class="secondary" title="Queue this prompt: it runs when the current run ends (Alt+Enter)" hidden>Queue</button>
     <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>
     <button id="attach" class="secondary" title="Add context: files, folders, the Problems list, the terminal's selection" aria-label="Add context">+</button>
     <span class="spacer"></span>

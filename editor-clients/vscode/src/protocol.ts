@@ -31,6 +31,7 @@ export const CLIENT_REQUESTS = [
   Method.initialize,
   Method.shutdown,
   Method.run,
+  Method.steer,
   Method.reply,
   Method.confirm,
   Method.cancel,

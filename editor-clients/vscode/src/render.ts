@@ -89,6 +89,11 @@ export function diffStat(diff: string): { added: number; removed: number } {
   return { added, removed };
 }
 
+/** A file run later outside any sandbox (.vscode/tasks.json, .envrc …): said where the file is named. */
+function runsLater(f: FileDiff): string {
+  return f.runsLater ? ` <span class="runs-later" title="${esc(f.runsLater)}">⚠ runs later, outside the sandbox</span>` : '';
+}
+
 function statHtml(diff: string): string {
   const { added, removed } = diffStat(diff ?? '');
   return `<span class="stat"><span class="stat-add">+${added}</span> <span class="stat-del">−${removed}</span></span>`;
@@ -100,7 +105,7 @@ function renderFiles(files: FileDiff[], idPrefix: string, open = false): string 
       (f, i) =>
         `<details class="file" data-id="${esc(`${idPrefix}-${i}`)}"${open ? ' open' : ''}><summary><span class="fstatus fstatus-${esc(f.status)}">${esc(
           (f.status || '?').charAt(0).toUpperCase(),
-        )}</span> ${esc(f.path)} ${statHtml(f.diff)}</summary>${renderDiff(f.diff ?? '')}</details>`,
+        )}</span> ${esc(f.path)} ${statHtml(f.diff)}${runsLater(f)}</summary>${renderDiff(f.diff ?? '')}</details>`,
     )
     .join('');
 }
@@ -495,7 +500,7 @@ function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
     (f, i) =>
       `<div class="write-file"><span class="fstatus fstatus-${esc(f.status)}">${esc((f.status || '?').charAt(0).toUpperCase())}</span> <span class="path">${esc(f.path)}</span> ${statHtml(
         f.diff,
-      )} <button class="link" data-action="openDiff" data-request="${id}" data-index="${i}">Open diff</button>${
+      )}${f.runsLater ? `<div class="request-facts runs-later-why">⚠ ${esc(f.runsLater)}</div>` : ''} <button class="link" data-action="openDiff" data-request="${id}" data-index="${i}">Open diff</button>${
         editable ? ` <button class="link" data-action="edit" data-request="${id}">Edit before accepting</button>` : ''
       }</div>`,
   );
@@ -562,6 +567,8 @@ function renderRun(run: RunView, ctx: RenderContext): string {
       if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
     } else if (item.type === 'notice') {
       parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
+    } else if (item.type === 'steer') {
+      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}</div>`);
     } else if (item.type === 'tool') {
       const t = run.tools[item.toolCallId];
       if (t) parts.push(renderTool(run, t, ctx));
@@ -572,6 +579,10 @@ function renderRun(run: RunView, ctx: RenderContext): string {
   });
   const result = unstreamedResult(run);
   if (result) parts.push(`<div class="answer md">${renderMarkdown(result)}</div>`);
+  const later = (run.filesChanged ?? []).filter((f) => f.runsLater);
+  if (later.length) {
+    parts.push(`<div class="notice runs-later-note" role="note"><span class="icon">⚠</span> Runs later, outside the sandbox: ${later.map((f) => `<span title="${esc(f.runsLater!)}">${esc(f.path)}</span>`).join(', ')}</div>`);
+  }
   if (run.filesChanged?.length) {
     parts.push(
       `<details class="files-changed" data-id="${esc(run.runId)}-files"><summary>Files changed (${run.filesChanged.length})</summary>${renderFiles(run.filesChanged, `${run.runId}-fc`)}</details>`,
@@ -588,13 +599,15 @@ function renderFooter(run: RunView): string {
   const footer: string[] = [];
   const busy = !TERMINAL_STATES.has(run.state);
   const why = stopReasonText(run.stopReason);
-  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(runStateName(run.state))}${why ? ` (${esc(why)})` : ''}</span>`);
+  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' && run.state !== 'queued' ? '<span class="spinner"></span>' : ''}${esc(runStateName(run.state))}${why ? ` (${esc(why)})` : ''}</span>`);
   if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
   if (run.model) footer.push(`<span class="model" title="the model this run uses">${esc(run.model)}</span>`);
   if (run.usage) footer.push(usageHtml(run.usage));
   if (run.rewound) footer.push('<span class="rewound-note" title="A rewind cut this run from the conversation: the agent no longer sees it">rewound</span>');
   let after = '';
-  if (run.state === 'paused') {
+  if (run.state === 'queued') {
+    after = `<div class="run-queued"><span>Queued: starts when the run before it ends.</span> <button class="link" data-action="cancelRun" data-run="${esc(run.runId)}" title="Take it out of the queue">Cancel</button></div>`;
+  } else if (run.state === 'paused') {
     // Paused by a restart, or because its state could not be saved: the reason, and the way on.
     after = `<div class="run-paused"><span class="paused-why">${esc(run.error ? `Paused: ${run.error}` : 'Paused: the daemon stopped in the middle of a step.')}</span> <button class="secondary" data-action="resume" data-run="${esc(run.runId)}">Resume</button></div>`;
   } else if (run.error) {

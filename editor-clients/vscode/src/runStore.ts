@@ -74,7 +74,9 @@ export type TimelineItem =
   | { type: 'tool'; toolCallId: string }
   | { type: 'request'; requestId: string }
   /** Something agentd itself tells the user (a warning about the setup), not the model's answer. */
-  | { type: 'notice'; text: string };
+  | { type: 'notice'; text: string }
+  /** The user's words added to the run while it worked (agent/steer). */
+  | { type: 'steer'; text: string };
 
 export interface RunView {
   runId: string;
@@ -417,6 +419,9 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
     }
     case 'notice':
       if (u.text?.trim()) run.timeline.push({ type: 'notice', text: u.text });
+      break;
+    case 'steer':
+      if (u.text?.trim()) run.timeline.push({ type: 'steer', text: u.text });
       break;
   }
 }

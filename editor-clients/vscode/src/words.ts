@@ -12,6 +12,7 @@ const RUN_STATE_NAMES: Record<string, string> = {
   completed: 'done',
   failed: 'failed',
   cancelled: 'cancelled',
+  queued: 'queued',
 };
 
 export function runStateName(state: string): string {

@@ -268,6 +268,30 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
+  it('while a run works, Enter steers it (the words show inside the turn) and Alt+Enter queues the next prompt', async () => {
+    await newSession();
+    await ask('Count the files slowly');
+    const first = lastRun();
+    await first.locator('.tool', { hasText: 'sleep 4' }).locator('.tool-status', { hasText: 'running' }).waitFor();
+    await panel().locator('#send', { hasText: 'Steer' }).waitFor();
+    await panel().locator('#prompt').click();
+    await page.keyboard.type('also count the hidden files');
+    await page.keyboard.press('Enter');
+    await first.locator('.steer', { hasText: 'also count the hidden files' }).waitFor();
+    await page.keyboard.type('Then list them');
+    await page.keyboard.press('Alt+Enter');
+    const queued = panel().locator('.run', { has: panel().locator('.prompt-text', { hasText: 'Then list them' }) });
+    await queued.locator('.run-queued', { hasText: 'Queued: starts when the run before it ends.' }).waitFor();
+    await screenshot('steer-and-queue', '.part.sidebar');
+    await first.locator('.answer', { hasText: 'Counted 3 files, hidden ones too.' }).waitFor({ timeout: 30000 });
+    await queued.locator('.answer', { hasText: 'Here they are: a, b, .c' }).waitFor({ timeout: 30000 });
+    assert.equal(await queued.locator('.run-queued').count(), 0);
+    const steered = (await modelRequests()).find((r) => r.turn === 'steered');
+    assert.ok(steered.messages.some((m) => m.role === 'tool' && /3 files/.test(m.content)), 'the command\'s result came first');
+    assert.equal(steered.messages.filter((m) => m.role === 'user').pop().content.includes('also count the hidden files'), true);
+    ok();
+  });
+
   it('an image pasted into the chat goes with the prompt and shows under it, after a reload too', async () => {
     await newSession();
     // A red picture on the clipboard, as a screenshot tool leaves it; pasted into the prompt box.

@@ -45,7 +45,7 @@ const DEFAULT_MODEL = 'fake-model';
 const MODELS = [{ id: DEFAULT_MODEL, ownedBy: 'fake' }, { id: 'fake-model-large', ownedBy: 'fake', contextWindow: 32768 }];
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022, unknownRule: -32023 };
+const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022, unknownRule: -32023, runFinished: -32024 };
 
 // The rules agentd would list: built-in, the user's, one "always" answer; a session's come with
 // its runs that said "allow for this session".
@@ -107,6 +107,7 @@ const SCHEMAS = {
   'agent/rewind': { sessionId: str, runId: str, keepFiles: bool, onConflict: str, dryRun: bool },
   'mcp/status': { sessionId: str },
   'agent/image': { id: str },
+  'agent/steer': { runId: str, text: str },
   'index/status': {},
 };
 
@@ -206,6 +207,14 @@ function update(run, u) {
 function finish(run, text) {
   update(run, { kind: 'result', stopReason: 'end_turn', text });
   notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+  startQueued(run.sessionId);
+}
+
+/** The session's next queued run starts once the one before it is over (agentd's queue). */
+function startQueued(sessionId) {
+  const s = sessions.get(sessionId);
+  const next = s && s.runs.map((id) => runs.get(id)).find((r) => r?.state === 'queued');
+  if (next) setImmediate(() => play(next));
 }
 
 function ask(run, kind) {
@@ -320,10 +329,11 @@ const handlers = {
     checkSettings(p);
     if (p.prompt === 'crash') process.exit(3);
     let s;
+    let queued = false;
     if (p.sessionId) {
       s = theSession(p.sessionId);
       const last = runs.get(s.runs[s.runs.length - 1]);
-      if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+      queued = !!last && !TERMINAL.has(last.state);
     } else {
       const sessionId = `s_${++sessionCount}`;
       s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set() };
@@ -343,15 +353,36 @@ const handlers = {
     run.updatedAt = run.createdAt;
     runs.set(runId, run);
     s.runs.push(runId);
+    const res = run.images ? { runId, sessionId: s.sessionId, images: run.images } : { runId, sessionId: s.sessionId };
+    if (queued) {
+      // The session has a run going: this one waits for it, as agentd's queue.
+      setImmediate(() => notifyRun(run, 'agent/runState', { state: 'queued' }));
+      return { ...res, queued: true };
+    }
     setImmediate(() => play(run));
-    return run.images ? { runId, sessionId: s.sessionId, images: run.images } : { runId, sessionId: s.sessionId };
+    return res;
   },
   'agent/reply': (p) => answer(decode('agent/reply', p), 'reply'),
   'agent/confirm': (p) => answer(decode('agent/confirm', p), 'confirm'),
   'agent/cancel': (raw) => {
     const p = decode('agent/cancel', raw);
     required(p, 'runId');
-    theRun(p.runId);
+    const run = theRun(p.runId);
+    if (!TERMINAL.has(run.state)) {
+      setImmediate(() => {
+        for (const [id, r] of requests) if (r.runId === run.runId) requests.delete(id);
+        notifyRun(run, 'agent/runState', { state: 'cancelled', stopReason: 'cancelled' });
+        startQueued(run.sessionId);
+      });
+    }
+    return {};
+  },
+  'agent/steer': (raw) => {
+    const p = decode('agent/steer', raw);
+    required(p, 'runId', 'text');
+    const run = theRun(p.runId);
+    if (TERMINAL.has(run.state)) throw new RpcError(E.runFinished, `run finished: run ${run.runId} is ${run.state}; send the words with agent/run`);
+    setImmediate(() => update(run, { kind: 'steer', text: p.text }));
     return {};
   },
   'agent/resume': (raw) => {
@@ -634,6 +665,7 @@ function answer(p, how) {
   setImmediate(() => {
     notifyRun(run, 'agent/inputResolved', { requestId: p.requestId, outcome: confirm ? p.decision : 'answered', by: 'user' });
     notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+    startQueued(run.sessionId);
   });
   return {};
 }

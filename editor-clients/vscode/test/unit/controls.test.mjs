@@ -163,3 +163,51 @@ test('images go with the prompt; the run shows them, and a reloaded window asks 
   const id = again.store.get(res.runId).images[0].id;
   assert.equal((await again.image(id)).data, png);
 });
+
+test('steer and queue: words for the running turn show inside it; a prompt sent meanwhile waits its turn, cancellable', async (t) => {
+  const { c, received } = await daemon(t);
+  const ctl = windowOn(c);
+  const first = await ctl.run({ prompt: 'ask' }); // waits on a question
+  await until(() => ctl.requests.size === 1, 'the question');
+  assert.equal(ctl.unfinishedRun().runId, first.runId);
+  assert.equal(await ctl.steer('use port 8080'), 'steered');
+  await until(() => ctl.store.get(first.runId).timeline.some((x) => x.type === 'steer'), 'the steer shown');
+  assert.deepEqual(received().find((m) => m.method === 'agent/steer').params, { runId: first.runId, text: 'use port 8080' });
+  const html = renderConversation({ runs: ctl.currentRuns(), open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›<\/span> use port 8080<\/div>/);
+
+  const next = await ctl.run({ prompt: 'say then the tests' });
+  assert.equal(next.sessionId, first.sessionId);
+  await until(() => ctl.store.get(next.runId)?.state === 'queued', 'queued');
+  let shown = renderConversation({ runs: ctl.currentRuns(), open: [], daemon: { state: 'ready' } });
+  assert.match(shown, /Queued: starts when the run before it ends\.<\/span> <button class="link" data-action="cancelRun" data-run="r_2"/);
+  assert.match(shown, /run-state-queued">queued</);
+  // Answering the question ends the first run: the queued one starts and finishes.
+  await ctl.requests.answer({ method: 'agent/reply', params: { requestId: `q_${first.runId}`, text: 'Ada' } });
+  await until(() => ctl.store.get(next.runId)?.state === 'completed', 'the queued run to run');
+  // A steer that comes too late is asked as the next prompt.
+  assert.equal(await ctl.steer('say one more'), 'asked');
+  assert.equal(received().filter((m) => m.method === 'agent/run').pop().params.prompt, 'say one more');
+  // A queued run can be taken out of the queue.
+  const busy = await ctl.run({ prompt: 'ask' });
+  const later = await ctl.run({ prompt: 'say never' });
+  await until(() => ctl.store.get(later.runId)?.state === 'queued', 'queued again');
+  await ctl.cancel(later.runId);
+  await until(() => ctl.store.get(later.runId)?.state === 'cancelled', 'cancelled');
+  assert.notEqual(ctl.store.get(busy.runId).state, 'cancelled');
+  shown = renderConversation({ runs: ctl.currentRuns(), open: [], daemon: { state: 'ready' } });
+  assert.doesNotMatch(shown, /data-action="cancelRun" data-run="r_5"/);
+});
+
+test('files that run later outside the sandbox are said so, in the confirmation and in the run\'s files', () => {
+  const { RunStore } = require('../../out/runStore.js');
+  const s = new RunStore();
+  s.start('r1', 's1', 'x');
+  const why = 'VS Code runs .vscode/tasks.json when you run a task, outside the sandbox';
+  s.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: 1, update: { kind: 'files_changed', files: [{ path: '.vscode/tasks.json', status: 'added', diff: '+{}\n', runsLater: why }, { path: 'a.go', status: 'modified', diff: '' }] } });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /Runs later, outside the sandbox: <span title="VS Code runs[^"]*">\.vscode\/tasks\.json<\/span>/);
+  assert.match(html, /\.vscode\/tasks\.json <span class="stat">[^]*<span class="runs-later" title="VS Code runs/);
+  const req = { runId: 'r1', sessionId: 's1', seq: 2, requestId: 'q1', kind: 'confirm_write', title: 'write .vscode/tasks.json', message: 'm', answerWith: 'confirm', createdAt: '', pendingCount: 1, diff: [{ path: '.vscode/tasks.json', status: 'added', diff: '+{}\n', newText: '{}\n', runsLater: why }] };
+  assert.match(renderConversation({ runs: [], open: [{ req, sending: false }], daemon: { state: 'ready' } }), /<div class="request-facts runs-later-why">⚠ VS Code runs \.vscode\/tasks\.json when you run a task, outside the sandbox<\/div>/);
+});
