@@ -20,6 +20,10 @@ interface DiagnosticsParams {
   timeoutMs?: number;
 }
 
+function inTab(uri: vscode.Uri): boolean {
+  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString()));
+}
+
 export class LanguageAnswers implements vscode.Disposable {
   /** Languages some diagnostics were published for: a server covers them. */
   private readonly checked = new Set<string>(BUILTIN_CHECKED);
@@ -84,6 +88,11 @@ export class LanguageAnswers implements vscode.Disposable {
     }
     if (!this.checked.has(doc.languageId)) return { uri: uri.toString(), covered: false, diagnostics: [] };
     if (!fresh && wasOpen) return out();
+    // VS Code's TypeScript (and others) check only files that are in a tab: a file the agent just
+    // changed opens in a preview tab, the focus staying where it is.
+    if (fresh && !inTab(uri)) {
+      await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+    }
     // The buffer must hold what is on disk before its diagnostics mean anything.
     let changed = !wasOpen;
     if (fresh && wasOpen && !doc.isDirty) changed = (await this.untilCurrent(doc, deadline)) || changed;

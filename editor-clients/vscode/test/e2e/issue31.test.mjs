@@ -271,7 +271,7 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
   it('while a run works, Enter steers it (the words show inside the turn) and Alt+Enter queues the next prompt', async () => {
     await newSession();
     await ask('Count the files slowly');
-    const first = lastRun();
+    const first = panel().locator('.run', { has: panel().locator('.prompt-text', { hasText: 'Count the files slowly' }) });
     await first.locator('.tool', { hasText: 'sleep 4' }).locator('.tool-status', { hasText: 'running' }).waitFor();
     await panel().locator('#send', { hasText: 'Steer' }).waitFor();
     await panel().locator('#prompt').click();
@@ -343,11 +343,11 @@ describe('issue 31 in VS Code (code-server)', { timeout: 600000 }, () => {
     await meter.locator('#compact').click();
     await page.locator('.notifications-toasts', { hasText: /compacted the conversation, [\d.]+k → [\d.]+k tokens \(4 messages summarized/ }).waitFor();
     await meter.locator('.meter-text', { hasText: 'compacted' }).waitFor();
-    await ask('Say hi quickly');
-    await lastRun().locator('.answer', { hasText: 'Hi!' }).waitFor();
-    const reqs = await modelRequests();
-    const last = reqs[reqs.length - 1];
-    assert.match(last.messages[1].content, /compacted at the user's request/);
+    await ask('What did we talk about?');
+    await lastRun().locator('.answer', { hasText: 'A picture, and more.' }).waitFor();
+    const after = (await modelRequests()).find((r) => r.turn === 'after-compact');
+    assert.match(after.messages[1].content, /compacted at the user's request/, 'the summary heads what the model reads');
+    assert.match(after.messages[1].content, /Say hi quickly/, 'the last turn is kept');
     ok();
   });
 });
