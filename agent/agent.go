@@ -78,12 +78,12 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", LandlockOnly: cfg.Sandbox == "landlock", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
 		Own: tools.AgentDirs(ownDirs(cfg)...)})
 	// One list of agentd's own directories: the sandbox hides them from
 	// commands, the file tools and the policy keep out of them.
 	private := tools.AgentDirs(sb.Hidden()...)
-	pol, err := policy.Load(policy.Config{Mode: cfg.Policy, Root: cfg.Root, StateDir: cfg.StateDir,
+	pol, err := policy.Load(policy.Config{Mode: policyMode(cfg.Policy), Root: cfg.Root, StateDir: cfg.StateDir,
 		UserConfigDir: cfg.UserConfigDir, Sandbox: sb, Private: private})
 	if err != nil {
 		return nil, fmt.Errorf("loading policy: %w", err)
@@ -265,7 +265,9 @@ func (a *Agent) SetOpenFiles(paths []string) {
 }
 
 // ToolNames lists every tool the model can call.
-func (a *Agent) ToolNames() []string { return append(a.toolNames(), askToolName, planToolName) }
+func (a *Agent) ToolNames() []string {
+	return append(a.toolNames(), askToolName, planToolName, proposeToolName)
+}
 
 func (a *Agent) toolNames() []string {
 	names := make([]string, 0, len(a.order))
@@ -325,7 +327,7 @@ func (r *run) approveIfAllowedLocked(q *request, call *tools.Call) {
 	if !q.open() {
 		return // answered meanwhile
 	}
-	d := r.a.policy.Decide(r.rec.SessionID, r.rec.Policy, call)
+	d := r.a.policy.Decide(r.rec.SessionID, policyMode(r.rec.Policy), call)
 	if d.Action != policy.Allow {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 		// The loop's own tools are announced first (the plan shows under its
 		// call); workspace tools once prepared, with their real title and
 		// the places they touch.
-		loopTool := c.Name == planToolName || c.Name == askToolName
+		loopTool := c.Name == planToolName || c.Name == askToolName || c.Name == proposeToolName
 		if loopTool {
 			r.announce(c, nil)
 		}
@@ -86,6 +87,9 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 	case planToolName:
 		kind = tools.KindThink
 		title = "Update the plan"
+	case proposeToolName:
+		kind = tools.KindThink
+		title = "Propose the plan"
 	}
 	r.update(Update{Kind: UpdateToolCall, ToolCallID: c.ID, Title: title, ToolKind: kind,
 		Status: StatusPending, Input: c.input(), Locations: locations})
@@ -107,6 +111,8 @@ func (r *run) route(ctx context.Context, pc *pendingCall) (req *InputRequest, er
 		pc.Result = r.applyPlan(c.Args)
 	case askToolName:
 		pc.Result, req = r.askRequest(c)
+	case proposeToolName:
+		pc.Result, req = r.proposeRequest(c) // plan.go
 	default:
 		pc.Result, req, pc.Approved = r.judge(ctx, pc)
 	}
@@ -172,7 +178,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	if res := r.beforeTool(ctx, c, call); res != nil {
 		return res, nil, false
 	}
-	d := r.a.policy.Decide(r.rec.SessionID, mode, call)
+	d := r.a.policy.Decide(r.rec.SessionID, policyMode(mode), call)
 	if call.Command != nil {
 		r.warnUnconfined()
 		if d.Action != policy.Deny {
@@ -188,6 +194,9 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	case policy.Deny:
 		e.Reason = d.Reason
 		r.a.audit(e)
+		if mode == tools.ModePlan && strings.HasPrefix(d.Rule, "mode ") {
+			return &callResult{IsError: true, Rejected: true, Content: planDeniedText}, nil, false // plan.go
+		}
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
 	}
 	req := r.confirmRequest(c, call, d)
@@ -231,8 +240,41 @@ func (r *run) confirmRequest(c ToolCall, call *tools.Call, d policy.Verdict) *In
 		req.Message = fmt.Sprintf("The agent wants to change %d file(s).", len(call.Writes))
 		req.Diff = call.Writes
 	}
+	r.describeGrant(req, call)
 	expireAfter(req, r.a.cfg.ConfirmTimeout)
 	return req
+}
+
+// describeGrant says on a confirmation what "allow for this session" and
+// "always allow" would allow from then on (policy.Covers): in GrantCovers,
+// and in those answers' descriptions. A confirmation that offers neither
+// (a command the sandbox cannot confine) says nothing.
+func (r *run) describeGrant(req *InputRequest, call *tools.Call) {
+	if !slices.ContainsFunc(req.Options, func(o tools.Option) bool { return o.OptionID == string(tools.AllowSession) }) {
+		return
+	}
+	covers := r.a.policy.Covers(r.rec.SessionID, call)
+	if len(covers) == 0 {
+		return
+	}
+	req.GrantCovers = covers
+	req.Options = slices.Clone(req.Options)
+	for i, o := range req.Options {
+		var when string
+		switch tools.Decision(o.OptionID) {
+		case tools.AllowSession:
+			when = "for the rest of this session"
+		case tools.AllowAlways:
+			when = "from now on, in this workspace"
+		default:
+			continue
+		}
+		d := when + ", also allows: " + strings.Join(covers, "; ")
+		if o.Description != "" {
+			d = o.Description + "; " + d
+		}
+		req.Options[i].Description = d
+	}
 }
 
 // confirmOptions are the answers a confirmation offers: each decision, in

@@ -168,7 +168,7 @@ var settings = []Setting{
 		Doc:   "the longest wait before a retry, whether backoff or the server's `Retry-After`"},
 	{Key: "approvalPolicy", Env: "AGENTD_POLICY", Default: string(tools.ModeAsk), Editor: true,
 		field: func(c *Config) value { return mode(&c.Policy) },
-		Doc:   "`read-only`, `ask`, `auto-edit` or `full-auto`"},
+		Doc:   "`read-only`, `plan`, `ask`, `auto-edit` or `full-auto`"},
 	{Key: "questionTimeout", Env: "AGENTD_QUESTION_TIMEOUT", Default: "30m", field: func(c *Config) value { return duration(&c.QuestionTimeout) },
 		Doc: "a question expires into \"no answer\" after this (`0`: never)"},
 	{Key: "confirmTimeout", Env: "AGENTD_CONFIRM_TIMEOUT", Default: "0", field: func(c *Config) value { return duration(&c.ConfirmTimeout) },
@@ -191,8 +191,8 @@ var settings = []Setting{
 		Doc: "the embeddings endpoint's key. Unset, the model's key is sent only when the endpoint is on the model's host (same scheme, host and port); otherwise none"},
 	{Key: "commandEnv", Env: "AGENTD_COMMAND_ENV", field: func(c *Config) value { return list(&c.CommandEnv) },
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
-	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off") },
-		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `off`: none is confined, so every command asks and, approved, runs with your full rights"},
+	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off", "landlock") },
+		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `landlock`: with Landlock alone, without user namespaces (as where they are missing): read-only commands stay confined, the others ask and, approved, run with your full rights; `off`: none is confined, so every command asks and, approved, runs with your full rights"},
 	{Key: "languageServers", Env: "AGENTD_LANGUAGE_SERVERS", Default: "auto", field: func(c *Config) value { return languageServers(&c.LanguageServers) },
 		Doc: "`auto`: agentd runs the language server of a workspace language when the editor does not answer for it and the server is on the PATH (gopls, typescript-language-server, pyright-langserver, rust-analyzer, clangd), in the sandbox's read profile, stopped after 10 idle minutes; `off`: none; or an object by language (`go`, `typescript`, `python`, `rust`, `c`) whose entries are `false` or `{\"command\": [\"gopls\", \"-remote=auto\"]}`"},
 	{Key: "diagnosticsTimeout", Env: "AGENTD_DIAGNOSTICS_TIMEOUT", Default: defaultDiagnosticsTimeout.String(),
@@ -527,8 +527,8 @@ func oneOf(p *string, allowed ...string) value {
 
 func mode(p *tools.Mode) value {
 	return textValue{get: func() string { return string(*p) }, parse: func(s string) error {
-		if !slices.Contains(tools.Modes, tools.Mode(s)) {
-			return fmt.Errorf("%q is not a mode: one of %s", s, tools.ModeList())
+		if !slices.Contains(Modes, tools.Mode(s)) {
+			return fmt.Errorf("%q is not a mode: one of %s", s, ModeList())
 		}
 		*p = tools.Mode(s)
 		return nil

@@ -159,6 +159,9 @@ func failure(res tools.HookResult, meaningful ...int) (HookOutcome, string) {
 	if s := lastLine(res.Stderr); s != "" {
 		why += ": " + s
 	}
+	if hint := tools.RefusalHint(res.Refused, `this hook's entry under "hooks" in your config.json`); hint != "" {
+		why += " — " + hint
+	}
 	return HookFailed, why
 }
 

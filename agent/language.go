@@ -149,7 +149,7 @@ func (r *run) diagnoseStep(ctx context.Context) {
 	}
 	rep := tools.NewDiagnosticsReport(r.a.cfg.Root, after, r.diagBefore)
 	for _, f := range after {
-		if f.Err == nil && !f.Pending {
+		if f.Err == nil && !f.Pending && !f.Related {
 			r.diagBefore[f.Path] = f.Diagnostics // the next reply's "before"
 		}
 	}

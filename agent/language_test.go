@@ -24,7 +24,10 @@ type fakeLanguage struct {
 	// is answered once a fresh check is asked.
 	before, after map[string][]tools.Diagnostic
 	pending       map[string]bool
-	fresh         int // fresh checks asked
+	// related are other files' problems a fresh check reports as changed
+	// (they had none before).
+	related map[string][]tools.Diagnostic
+	fresh   int // fresh checks asked
 }
 
 func (f *fakeLanguage) loc(s string) tools.TextLocation {
@@ -80,6 +83,11 @@ func (f *fakeLanguage) Diagnostics(ctx context.Context, files []string, fresh bo
 			fd.Diagnostics = f.before[rel]
 		}
 		out = append(out, fd)
+	}
+	if fresh {
+		for rel, ds := range f.related {
+			out = append(out, tools.FileDiagnostics{Path: filepath.Join(f.root, rel), Server: "fakels", Related: true, Diagnostics: ds})
+		}
 	}
 	return out, nil
 }

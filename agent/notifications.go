@@ -50,19 +50,24 @@ const (
 	// UpdateContext says how full the model's context window is, after
 	// each model call: the context meter.
 	UpdateContext UpdateKind = "context"
+	// UpdateSettings: the session's settings changed during the run (the
+	// user approved a plan into a mode): the ones in effect now.
+	UpdateSettings UpdateKind = "settings"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext, UpdateSettings}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
 	Kind UpdateKind `json:"kind"`
 
 	// message_chunk, thought_chunk (the model's reasoning, shown apart and
-	// never sent back to it), notice
+	// never sent back to it), notice, steer
 	Text string `json:"text,omitempty"`
+	// steer: the images that came with the words (agent/image has them).
+	Images []ImageRef `json:"images,omitempty"`
 
 	// plan
 	Explanation string      `json:"explanation,omitempty"`
@@ -103,6 +108,9 @@ type Update struct {
 
 	// instructions
 	Instructions []InstructionFile `json:"instructions,omitempty"`
+
+	// settings
+	Settings *SessionSettings `json:"settings,omitempty"`
 
 	// result
 	StopReason StopReason `json:"stopReason,omitempty"`
@@ -156,10 +164,13 @@ const (
 	KindConfirmWrite   RequestKind = "confirm_write"
 	KindConfirmCommand RequestKind = "confirm_command"
 	KindSecret         RequestKind = "secret"
+	// KindConfirmPlan puts the model's plan (propose_plan) to the user:
+	// approve it into a mode, or keep planning with feedback.
+	KindConfirmPlan RequestKind = "confirm_plan"
 )
 
 // RequestKinds lists every kind, in the order editors show them.
-var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, KindConfirmCommand, KindSecret}
+var RequestKinds = []RequestKind{KindQuestion, KindChoice, KindConfirmWrite, KindConfirmCommand, KindSecret, KindConfirmPlan}
 
 // InputRequest asks the human something.
 type InputRequest struct {
@@ -192,7 +203,13 @@ type InputRequest struct {
 	Network bool          `json:"network,omitempty"`
 	Secrets []string      `json:"secrets,omitempty"`
 	// Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
-	Rule         string     `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// GrantCovers says, for a confirmation, what "allow for this session"
+	// and "always allow" would allow from then on, one entry per rule the
+	// answer stores, e.g. "`go test` with any arguments, except options
+	// that run another program …" (policy.Covers). Editors show it beside
+	// those answers.
+	GrantCovers  []string   `json:"grantCovers,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/internal/proctest"
 	"github.com/agentd/agentd/tools"
 )
@@ -48,53 +49,68 @@ func TestRepoMapRankedSourceFirst(t *testing.T) {
 	assert.Regexp(t, `\[… and \d+ source files? and 1 test file not shown; list_dir, glob_file_search and grep find them\]\n$`, small)
 }
 
-// fakeCtags puts a ctags on PATH that hangs; it returns the script's path
-// (in the command line of the process running it) and the file each start
-// appends to. ctags runs in the kernel sandbox's read profile, where the
-// only place outside it a command can write is the cache confined commands
-// share (GOCACHE's parent), made the test's own here.
-func fakeCtags(t *testing.T) (script, started string) {
+// fakeCtags puts a ctags on PATH that hangs, and returns the script's path
+// (in the command line of the process running it, which the test sees: it
+// runs in the kernel sandbox's read profile, with nowhere outside it can
+// write).
+func fakeCtags(t *testing.T) (script string) {
 	t.Helper()
-	dir, cache := t.TempDir(), t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	script = filepath.Join(dir, "ctags")
-	body := "#!/bin/sh\necho started >> \"$(dirname \"$GOCACHE\")/ctags.started\"\nsleep 60\n"
-	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nsleep 60\n"), 0o755))
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return script, filepath.Join(cache, "agentd", "sandbox", "ctags.started")
+	return script
+}
+
+// awaitStarted waits until a process runs script.
+func awaitStarted(t *testing.T, script string) {
+	t.Helper()
+	dl := await.NewDeadline(10 * time.Second)
+	for len(proctest.Running(script)) == 0 {
+		if dl.Passed() {
+			t.Fatalf("ctags never started (waited %s)", dl)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestRepoMapAbandonedInTime: a map not ready when the first request is
 // due is given up, its ctags killed, and not tried again.
 func TestRepoMapAbandonedInTime(t *testing.T) {
-	script, started := fakeCtags(t)
+	script := fakeCtags(t)
 	old := repoMapWait
-	repoMapWait = 300 * time.Millisecond
+	// Long enough for ctags to start in the sandbox (the test sees it run),
+	// short beside ctags' minute.
+	repoMapWait = await.Timeout(2 * time.Second)
 	t.Cleanup(func() { repoMapWait = old })
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	a := &Agent{cfg: Config{Root: root}, log: slog.New(slog.DiscardHandler), sandbox: tools.DefaultSandbox()}
 	start := time.Now()
-	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
-	assert.Less(t, time.Since(start), 5*time.Second)
-	proctest.AwaitFile(t, started, 10*time.Second, "ctags never started")
+	got := make(chan string, 1)
+	go func() { got <- a.repoMapFor(context.Background(), repoMapCap) }()
+	awaitStarted(t, script)
+	assert.Empty(t, await.Recv(t, "the map to be given up", repoMapWait+10*time.Second, got))
+	assert.Less(t, time.Since(start), repoMapWait+await.Timeout(5*time.Second), "given up at the wait, not at ctags' end")
 	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "is still running")
-	require.NoError(t, os.Remove(started))
 	assert.Empty(t, a.repoMapFor(context.Background(), repoMapCap))
-	assert.NoFileExists(t, started, "no second build")
+	a.rmap.mu.Lock()
+	again := a.rmap.build
+	a.rmap.mu.Unlock()
+	assert.Nil(t, again, "no second build")
 }
 
 // TestRepoMapStoppedWithTheAgent: Shutdown kills a build under way.
 func TestRepoMapStoppedWithTheAgent(t *testing.T) {
-	script, started := fakeCtags(t)
+	script := fakeCtags(t)
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	a, err := New(Config{Root: root, StateDir: t.TempDir()})
 	require.NoError(t, err)
 	b := a.rmap.start(a.sandbox, root, a.log.Warn)
 	require.NotNil(t, b)
-	proctest.AwaitFile(t, started, 10*time.Second, "ctags never started")
-	require.NotEmpty(t, proctest.Running(script), "ctags runs")
+	awaitStarted(t, script)
 	a.Shutdown()
 	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "is still running")
 }

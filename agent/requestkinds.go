@@ -23,6 +23,10 @@ type kindRule struct {
 	reply    func(req *InputRequest, p ReplyParams) (*resolution, error)
 	// input is the text the request lets the user type, if any.
 	input func(req *InputRequest) *TextInput
+	// effect is what an answer does besides what the model reads, done
+	// once the answer is turned into the call's result (again after a
+	// restart in between: it must be idempotent).
+	effect func(r *run, res *resolution)
 	// secret: the answer goes to commands only; it is never persisted nor
 	// shown to the model.
 	secret bool
@@ -38,6 +42,7 @@ var requestRules = map[RequestKind]kindRule{
 	KindSecret:         {reply: replyText, input: secretInput, secret: true, answered: answeredSecret},
 	KindConfirmWrite:   {decision: true, input: reasonInput, what: "write"},
 	KindConfirmCommand: {decision: true, input: reasonInput, what: "command"},
+	KindConfirmPlan:    {reply: replyForm, input: planInput, answered: answeredPlan, effect: (*run).approvePlan}, // plan.go
 }
 
 // formOf completes a request's generic form from its kind's rule.
@@ -217,6 +222,9 @@ func (r *run) questionResult(pc *pendingCall, rule kindRule) *callResult {
 	case OutcomeCancelled:
 		return &callResult{IsError: true, Content: "The question was cancelled."}
 	default:
+		if rule.effect != nil {
+			rule.effect(r, res)
+		}
 		return &callResult{Content: rule.answered(pc.Call, res)}
 	}
 }

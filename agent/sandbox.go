@@ -126,7 +126,7 @@ func (r *run) confineToRun(pc *pendingCall, call *tools.Call) *tools.Confine {
 	mode := r.rec.Policy
 	r.mu.Unlock()
 	if conf == nil {
-		d := r.a.policy.Decide(r.rec.SessionID, mode, call)
+		d := r.a.policy.Decide(r.rec.SessionID, policyMode(mode), call)
 		c := tools.Confine{Profile: tools.ProfileRead}
 		if d.Action != policy.Deny && (d.Action == policy.Allow || pc.req != nil) && d.Confine.Profile != tools.ProfileFull {
 			c = d.Confine

@@ -119,6 +119,9 @@ func (a *Agent) takeTurnLocked(r *run, s *sessionRecord, toModel string, now tim
 	}
 	set := a.Effective(s.settings())
 	user := a.userMessageLocked(RunParams{Prompt: toModel, Context: rec.Context})
+	if set.ApprovalPolicy == tools.ModePlan {
+		user += "\n\n" + planModeNote
+	}
 	r.mu.Lock()
 	rec.State, rec.Asked = StateRunning, nil
 	rec.Policy, rec.Model, rec.Effort = set.ApprovalPolicy, set.Model, set.ReasoningEffort

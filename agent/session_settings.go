@@ -53,8 +53,8 @@ func checkSettings(model, effort string, policy tools.Mode) error {
 	if !ValidEffort(effort) {
 		return fmt.Errorf("%w: reasoningEffort %q is not one of %s, %s, %s", ErrInvalid, effort, EffortLow, EffortMedium, EffortHigh)
 	}
-	if policy != "" && !slices.Contains(tools.Modes, policy) {
-		return fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, policy, tools.ModeList())
+	if policy != "" && !slices.Contains(Modes, policy) {
+		return fmt.Errorf("%w: approvalPolicy %q is not one of %s", ErrInvalid, policy, ModeList())
 	}
 	return nil
 }

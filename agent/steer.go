@@ -29,12 +29,15 @@ import (
 type SteerParams struct {
 	RunID string `json:"runId"`
 	Text  string `json:"text"`
+	// Images go with the words, as a prompt's do (agent/run).
+	Images []ImageInput `json:"images,omitempty"`
 }
 
 // steer is one steer as the run's steers file keeps it.
 type steer struct {
-	Text string    `json:"text"`
-	At   time.Time `json:"at"`
+	Text   string     `json:"text"`
+	Images []ImageRef `json:"images,omitempty"`
+	At     time.Time  `json:"at"`
 }
 
 // maxSteer bounds a steer's text, as a prompt is bounded by what a model
@@ -46,7 +49,7 @@ const maxSteer = 1 << 20
 // ErrRunFinished: they go in a new run (Run) instead.
 func (a *Agent) Steer(ctx context.Context, p SteerParams) error {
 	switch {
-	case strings.TrimSpace(p.Text) == "":
+	case strings.TrimSpace(p.Text) == "" && len(p.Images) == 0:
 		return fmt.Errorf("%w: text is required", ErrInvalid)
 	case len(p.Text) > maxSteer:
 		return fmt.Errorf("%w: text is over %d bytes", ErrInvalid, maxSteer)
@@ -58,21 +61,28 @@ func (a *Agent) Steer(ctx context.Context, p SteerParams) error {
 	if r == nil {
 		return fmt.Errorf("%w: run %s is over; send the words as a new prompt (agent/run)", ErrRunFinished, p.RunID)
 	}
-	return r.steer(p.Text)
+	imgs, err := a.promptImages(ctx, r.runSettings().Model, p.Images)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.Text) == "" {
+		p.Text = imageOnlyPrompt
+	}
+	return r.steer(p.Text, imgs)
 }
 
-func (r *run) steer(text string) error {
+func (r *run) steer(text string, imgs []ImageRef) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.over || r.rec.State.Finished() {
 		return fmt.Errorf("%w: run %s is %s; send the words as a new prompt (agent/run)", ErrRunFinished, r.rec.ID, cmpState(r.rec.State))
 	}
-	s := steer{Text: text, At: time.Now().UTC()}
+	s := steer{Text: text, Images: imgs, At: time.Now().UTC()}
 	if err := r.a.store.appendSteer(r.rec.ID, s); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	r.steers = append(r.steers, s)
-	r.updateLocked(Update{Kind: UpdateSteer, Text: text})
+	r.updateLocked(Update{Kind: UpdateSteer, Text: text, Images: imgs})
 	return nil
 }
 
@@ -92,10 +102,12 @@ func (r *run) steerLocked() {
 		return
 	}
 	var texts []string
+	var imgs []ImageRef
 	for _, s := range r.steers[r.rec.Steered:] {
 		texts = append(texts, s.Text)
+		imgs = append(imgs, s.Images...)
 	}
-	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: strings.Join(texts, "\n\n")})
+	r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: strings.Join(texts, "\n\n"), Images: imgs})
 	r.rec.Steered = len(r.steers)
 }
 

@@ -85,7 +85,11 @@ func (a *Agent) offeredTools() []string {
 	if a.canAsk() {
 		names = append(names, askToolName)
 	}
-	return append(names, planToolName)
+	names = append(names, planToolName)
+	if a.renders(KindConfirmPlan) {
+		names = append(names, proposeToolName)
+	}
+	return names
 }
 
 // canAsk says whether the front end shows questions of some kind.
@@ -108,6 +112,8 @@ func (a *Agent) specsFor(names []string) []ToolSpec {
 			specs = append(specs, ToolSpec{Name: n, Description: askDescription, Parameters: askSchema})
 		case planToolName:
 			specs = append(specs, ToolSpec{Name: n, Description: planDescription, Parameters: planSchema})
+		case proposeToolName:
+			specs = append(specs, ToolSpec{Name: n, Description: proposeDescription, Parameters: proposeSchema})
 		default:
 			if t, ok := a.tools[n]; ok {
 				in := t.Info()

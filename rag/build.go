@@ -80,6 +80,7 @@ func (ix *Index) build(ctx context.Context, progress func(done, total int)) erro
 	}
 	walked := time.Since(start)
 	todo, gone := ix.diff(cands)
+	todo = ix.takeSeeded(todo)
 	ix.mu.Lock()
 	ix.lastRead = len(todo)
 	if !maps.Equal(ix.dirs, dirs) {
@@ -345,6 +346,11 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 	}
 	sum := sha256.Sum256(data)
 	res.entry = &fileEntry{Size: int64(len(data)), Mtime: c.mtime, Hash: [16]byte(sum[:16]), Link: c.link, path: c.rel}
+	if ix.asPublished(c.rel, res.entry.Hash) {
+		res.entry = nil
+		res.skip, res.unread = skipPublished, true
+		return res
+	}
 	if old != nil && old.Hash == res.entry.Hash {
 		res.entry.Kind = old.Kind
 		res.unchanged = true
@@ -385,18 +391,22 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 	defer ix.mu.Unlock()
 	for _, r := range results {
 		if r.skip != "" {
-			ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
-			ix.skipped[r.rel] = r.skip
+			if r.skip != skipPublished {
+				ix.log.Info("index: skipped", "path", r.rel, "reason", r.skip)
+				ix.skipped[r.rel] = r.skip
+			}
 			ix.removeFileLocked(ctx, r.rel)
 			if r.unread {
 				ix.unread[r.rel] = r.stamp
 				ix.dirty = true
+				ix.gen++
 			}
 			continue
 		}
 		delete(ix.skipped, r.rel)
 		delete(ix.unread, r.rel)
 		ix.dirty = true
+		ix.gen++
 		if r.unchanged {
 			e := ix.files[r.rel]
 			e.Size, e.Mtime, e.Link = r.entry.Size, r.entry.Mtime, r.entry.Link
@@ -483,6 +493,7 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	if _, ok := ix.unread[rel]; ok {
 		delete(ix.unread, rel)
 		ix.dirty = true
+		ix.gen++
 	}
 	e, ok := ix.files[rel]
 	if !ok {
@@ -492,6 +503,7 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 	ix.fileTab[e.id] = nil
 	ix.freeFiles = append(ix.freeFiles, e.id)
 	ix.dirty = true
+	ix.gen++
 	for _, n := range e.slots {
 		sl := &ix.slots[n]
 		ix.bm.remove(n) // lazily: the slot waits in limbo for the purge

@@ -26,6 +26,16 @@ type Options struct {
 	// agentd's own state and configuration when the workspace holds them
 	// (a workspace that is the home directory; tools.AgentDirs).
 	Hidden []string
+	// Published makes the index an overlay on a team index (Team): a
+	// file whose content hash is rel's published one is left out (kept
+	// as unread, so it is not read again until it changes), so that the
+	// index holds only the workspace's differences from the published
+	// commit. Seed, for the first Build only, names the published files
+	// known to be unchanged (git said so) without reading them.
+	Published func(rel string) ([16]byte, bool)
+	Seed      func(rel string) bool
+	// ephemeral indexes are never saved (a publish's scratch index).
+	ephemeral bool
 }
 
 // Index is the workspace index. Its methods are safe for concurrent use.
@@ -64,6 +74,10 @@ type Index struct {
 	skipped   map[string]string    // rel → reason, from the latest pass over a path
 	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
 	lastRead  int                  // files the latest Build re-read: tests check restarts
+	gen       uint64               // counts changes to files and unread, for caches of an overlay's state
+	published func(rel string) ([16]byte, bool)
+	seed      func(rel string) bool // until the first Build is done
+	ephemeral bool
 
 	pendingMu sync.Mutex
 	pending   map[string]bool
@@ -160,12 +174,17 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		skipped:  make(map[string]string),
 		pending:  make(map[string]bool),
 		wake:     make(chan struct{}, 1),
+
+		published: opts.Published,
+		seed:      opts.Seed,
+		ephemeral: opts.ephemeral,
 	}
 	ix.reset()
 	if err := ix.restore(ix.snapshotPath()); err != nil {
 		log.Warn("index snapshot unusable, rebuilding", "err", err)
 		ix.reset()
 	}
+	ix.forgetStaleSame()
 	if ix.emb != nil {
 		ix.vec = newVectorStore()
 		ix.cache = ix.loadCache(ctx, ix.emb.Name())

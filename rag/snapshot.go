@@ -324,7 +324,7 @@ func (ix *Index) restore(path string) error {
 // snapshot is encoded under the read lock, straight from the live index).
 func (ix *Index) saveIfDirty() error {
 	ix.mu.RLock()
-	dirty := ix.dirty
+	dirty := ix.dirty && !ix.ephemeral
 	ix.mu.RUnlock()
 	if !dirty {
 		return nil

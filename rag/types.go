@@ -4,6 +4,9 @@ package rag
 // first, grouped so that each file's best chunk appears at its file's rank;
 // more chunks of a file follow when that file stands out.
 type SearchHit struct {
+	// Repo is the repository of a hit from the team index other than the
+	// workspace's own (agentd search --repo); empty for the workspace's.
+	Repo      string `json:"repo,omitempty"`
 	Path      string `json:"path"`
 	StartLine int    `json:"startLine"`
 	EndLine   int    `json:"endLine"`

@@ -165,7 +165,7 @@ func describeWords(b *contract.Builder) {
 	b.Enum(agent.RequestKind(""), "PromptKind", "promptKinds", strs(agent.RequestKinds))
 	b.Enum(agent.AnswerMethod(""), "AnswerMethod", "answerMethods", strs([]agent.AnswerMethod{agent.AnswerReply, agent.AnswerConfirm}))
 	b.Enum(tools.Decision(""), "Decision", "decisions", strs(tools.Decisions))
-	b.Enum(tools.Mode(""), "ApprovalPolicy", "policies", strs(tools.Modes))
+	b.Enum(tools.Mode(""), "ApprovalPolicy", "policies", strs(agent.Modes))
 	b.Enum(tools.Profile(""), "Profile", "profiles", strs(tools.Profiles))
 	b.Enum(agent.UpdateKind(""), "UpdateKind", "updateKinds", strs(agent.UpdateKinds))
 	// A session's state is its latest run's, or idle before its first.

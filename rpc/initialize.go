@@ -93,7 +93,7 @@ func (s *Server) initializeResult(a *agent.Agent) initializeResult {
 	res.Capabilities.Experimental.Agentd = wire.ServerAgentCapabilities{
 		PromptKinds: strs(agent.RequestKinds),
 		Decisions:   strs(tools.Decisions),
-		Policies:    strs(tools.Modes),
+		Policies:    strs(agent.Modes),
 		Tools:       a.ToolNames(),
 		Index:       s.opts.OpenIndex != nil,
 		Sandbox:     sandboxCapability(a.SandboxStatus()),

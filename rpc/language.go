@@ -173,6 +173,10 @@ func (l *editorLanguage) WorkspaceSymbols(ctx context.Context, query string) ([]
 // Warm does nothing: the editor's servers already run for what it shows.
 func (l *editorLanguage) Warm([]string) {}
 
+// ChecksFiles says the editor answers diagnostics itself (tools.Chain
+// then leaves agentd's own servers unstarted until it declines a file).
+func (l *editorLanguage) ChecksFiles() bool { return l.caps.Diagnostics }
+
 func (l *editorLanguage) Navigates() bool {
 	return l.caps.Definition || l.caps.References || l.caps.Hover
 }

@@ -30,6 +30,10 @@ type SandboxConfig struct {
 	// Off confines no command: every command asks and, approved, runs with
 	// the user's own rights. The status says it was switched off.
 	Off bool
+	// LandlockOnly confines commands with Landlock alone, without user
+	// namespaces (sandbox: landlock): read-only commands stay confined,
+	// the others ask and run unconfined.
+	LandlockOnly bool
 	// EnvAllow are more variable names (path.Match globs, from the user's
 	// settings) that commands inherit from the daemon.
 	EnvAllow []string
@@ -106,6 +110,8 @@ func (s *Sandbox) machine() sandbox.Status {
 		s.status = *s.cfg.status
 	case s.cfg.Off:
 		s.status = sandbox.Status{OS: runtime.GOOS, Problems: []string{"switched off in the settings (sandbox: off)"}}
+	case s.cfg.LandlockOnly:
+		s.status = s.check().WithoutNamespaces()
 	default:
 		s.status = s.check()
 	}
@@ -253,7 +259,7 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
 	}
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Git: spec.Confine.Git, Session: spec.Session,
-		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
+		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), LandlockOnly: s.cfg.LandlockOnly, Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
 	if kp != sandbox.Full && !spec.NoCaches {
 		s.caches(ws, kp, ss.Network, ss.Env).apply(&ss, spec.Env)
 	}

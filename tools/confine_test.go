@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,8 @@ func TestSandboxStatusIsKept(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	assert.True(t, NewSandbox(SandboxConfig{CacheDir: dir}).Status().Active)
-	file := dir + "-status.json"
+	sb0 := NewSandbox(SandboxConfig{CacheDir: dir})
+	file := sb0.statusFile(statusKey())
 	require.FileExists(t, file)
 
 	// A stale answer (here: nothing available) serves at once, then the
@@ -94,9 +96,22 @@ func TestSandboxStatusIsKept(t *testing.T) {
 	assert.False(t, sb.Status().Active, "the kept answer, at once")
 	require.Eventually(t, func() bool { return sb.Status().Active }, await.Timeout(10*time.Second), 20*time.Millisecond, "then the machine's")
 
-	// Another kernel or binary: the kept answer does not apply.
+	// Another kernel or binary: the kept answer does not apply, and its
+	// own is kept beside this one's, not instead of it (binaries of several
+	// builds on one machine each start with theirs). The oldest go beyond
+	// keptStatuses.
 	other, err := json.Marshal(cachedStatus{Key: "other", Status: sandbox.Status{OS: "linux", Problems: []string{"other"}}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, other, 0o600))
 	assert.True(t, NewSandbox(SandboxConfig{CacheDir: dir}).Status().Active)
+	require.NotEqual(t, file, sb0.statusFile("other"))
+	for i := range keptStatuses + 3 {
+		old := sb0.statusFile(fmt.Sprint("old ", i))
+		require.NoError(t, os.WriteFile(old, other, 0o600))
+		require.NoError(t, os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)))
+	}
+	sb0.keep(file, statusKey(), sandbox.Check())
+	kept, _ := filepath.Glob(dir + "-status-*.json")
+	assert.Len(t, kept, keptStatuses)
+	assert.FileExists(t, file, "the newest stays")
 }

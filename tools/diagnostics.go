@@ -17,8 +17,10 @@ type DiagnosticsReport struct {
 	// Files are the files asked about, workspace-relative.
 	Files []string         `json:"files"`
 	Items []DiagnosticItem `json:"items,omitempty"`
-	// New counts the problems the reply's edits brought (shown or not).
-	New int `json:"new"`
+	// New counts the problems the reply's edits brought (shown or not);
+	// Others those of them in files the reply did not change.
+	New    int `json:"new"`
+	Others int `json:"others,omitempty"`
 	// Omitted counts the errors and warnings past the bound; Quiet the
 	// infos and hints, which are never shown.
 	Omitted int `json:"omitted,omitempty"`
@@ -44,6 +46,9 @@ type DiagnosticItem struct {
 	Code     string `json:"code,omitempty"`
 	// New: not there before the reply's edits.
 	New bool `json:"new,omitempty"`
+	// Other: in a file the reply did not change (a caller its edit
+	// broke); only new problems of such files are reported.
+	Other bool `json:"other,omitempty"`
 }
 
 // Bounds of a report: it is a hint in a tool result, not a build log.
@@ -63,6 +68,10 @@ func NewDiagnosticsReport(root string, after []FileDiagnostics, before map[strin
 	var items []DiagnosticItem
 	for _, f := range after {
 		rel := shownPath(root, f.Path)
+		if f.Related {
+			items = append(items, rep.newIn(rel, f)...)
+			continue
+		}
 		rep.Files = append(rep.Files, rel)
 		if f.Err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("no diagnostics for %s: %s", rel, errText(f.Err)))
@@ -116,6 +125,33 @@ func NewDiagnosticsReport(root string, after []FileDiagnostics, before map[strin
 	return rep
 }
 
+// newIn are the errors and warnings a file the reply did not change has
+// now and did not have before.
+func (rep *DiagnosticsReport) newIn(rel string, f FileDiagnostics) []DiagnosticItem {
+	old := map[string]int{}
+	for _, d := range f.Before {
+		old[diagKey(d)]++
+	}
+	var out []DiagnosticItem
+	for _, d := range f.Diagnostics {
+		if d.Severity == SeverityInformation || d.Severity == SeverityHint {
+			continue
+		}
+		if k := diagKey(d); old[k] > 0 {
+			old[k]--
+			continue
+		}
+		out = append(out, DiagnosticItem{Path: rel, Line: d.Range.Start.Line + 1, Column: d.Range.Start.Character + 1,
+			Severity: d.Severity.String(), Message: d.Message, Source: d.Source, Code: d.Code, New: true, Other: true})
+		rep.New++
+		rep.Others++
+		if f.Server != "" && !slices.Contains(rep.Servers, f.Server) {
+			rep.Servers = append(rep.Servers, f.Server)
+		}
+	}
+	return out
+}
+
 // hasProblems says whether ds hold an error or a warning.
 func hasProblems(ds []Diagnostic) bool {
 	return slices.ContainsFunc(ds, func(d Diagnostic) bool {
@@ -158,17 +194,22 @@ func (rep DiagnosticsReport) render() string {
 	if len(rep.Servers) > 0 {
 		by = " (" + strings.Join(rep.Servers, ", ") + ")"
 	}
-	shown := len(rep.Items) + rep.Omitted
+	shown := len(rep.Items) + rep.Omitted - rep.Others
+	newHere := rep.New - rep.Others
 	switch {
 	case len(rep.Servers) == 0:
-		b.WriteString("Diagnostics after your edits: none available.")
+		b.WriteString("Diagnostics after your edits: none available")
 	case shown == 0:
-		fmt.Fprintf(&b, "Diagnostics after your edits%s: no errors or warnings in %s.", by, strings.Join(rep.checked(), ", "))
-	case rep.New == 0:
-		fmt.Fprintf(&b, "Diagnostics after your edits%s: %s in the files you changed, none of them new.", by, countOf(shown, "problem", "problems"))
+		fmt.Fprintf(&b, "Diagnostics after your edits%s: no errors or warnings in %s", by, strings.Join(rep.checked(), ", "))
+	case newHere == 0:
+		fmt.Fprintf(&b, "Diagnostics after your edits%s: %s in the files you changed, none of them new", by, countOf(shown, "problem", "problems"))
 	default:
-		fmt.Fprintf(&b, "Diagnostics after your edits%s: %s in the files you changed, %d of them new.", by, countOf(shown, "problem", "problems"), rep.New)
+		fmt.Fprintf(&b, "Diagnostics after your edits%s: %s in the files you changed, %d of them new", by, countOf(shown, "problem", "problems"), newHere)
 	}
+	if rep.Others > 0 {
+		fmt.Fprintf(&b, "; %s in other files", countOf(rep.Others, "new problem", "new problems"))
+	}
+	b.WriteString(".")
 	for _, it := range rep.Items {
 		fmt.Fprintf(&b, "\n%s:%d:%d: %s: %s", it.Path, it.Line, it.Column, it.Severity, oneLine(it.Message))
 		if src := strings.TrimSpace(it.Source + " " + it.Code); src != "" {

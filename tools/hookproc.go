@@ -48,6 +48,9 @@ type HookResult struct {
 	// Err says why it did not run or could not be waited for.
 	Err      error
 	Duration time.Duration
+	// Refused is what the kernel sandbox refused it, when it failed and
+	// said why (Proc.Refused).
+	Refused []Refusal
 }
 
 // maxHookOutput caps what is kept of a hook's output.
@@ -100,6 +103,9 @@ func (s *Sandbox) runHook(ctx context.Context, spec HookSpec) HookResult {
 	}
 	werr := p.Wait()
 	res := HookResult{ExitCode: p.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
+	if res.ExitCode != 0 {
+		res.Refused = p.Refused(res.Stderr + "\n" + res.Stdout)
+	}
 	switch {
 	case ctx.Err() != nil:
 		res.ExitCode, res.Err = -1, context.Cause(ctx)

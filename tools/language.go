@@ -112,6 +112,11 @@ type FileDiagnostics struct {
 	// Err says why no server answered for the file (it wraps
 	// ErrNoLanguageServer when none covers it).
 	Err error
+	// Related marks a file not asked about whose diagnostics the server
+	// changed with the asked files' new content (a caller a rename broke);
+	// Before are its diagnostics from before.
+	Related bool
+	Before  []Diagnostic
 }
 
 // Symbol is a named thing of the code: a function, a type, a field.
@@ -213,8 +218,14 @@ func (c chain) WorkspaceSymbols(ctx context.Context, query string) ([]Symbol, er
 	return b, errB
 }
 
+// Warm warms the second only when the first does not check files itself:
+// an editor that answers diagnostics runs its own servers, and agentd's
+// would duplicate them (they start when the editor declines a file).
 func (c chain) Warm(files []string) {
 	c.first.Warm(files)
+	if d, ok := c.first.(interface{ ChecksFiles() bool }); ok && d.ChecksFiles() {
+		return
+	}
 	c.second.Warm(files)
 }
 

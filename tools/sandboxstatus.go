@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,14 +27,21 @@ import (
 // recheckAfter delays the check of a kept answer past the daemon's start.
 const recheckAfter = 300 * time.Millisecond
 
-// statusFile keeps the answer outside what confined commands can write.
-func (s *Sandbox) statusFile() string {
+// statusFile keeps the answer outside what confined commands can write,
+// one file per key: agentd binaries of several builds on one machine (an
+// installed one, a test's, an editor extension's) each keep their own
+// answer instead of each start replacing the last one's and probing again.
+func (s *Sandbox) statusFile(key string) string {
 	dir := s.cacheDir()
 	if dir == "" {
 		return ""
 	}
-	return dir + "-status.json"
+	sum := sha256.Sum256([]byte(key))
+	return dir + "-status-" + hex.EncodeToString(sum[:6]) + ".json"
 }
+
+// keptStatuses bounds the answers kept, one per binary: the oldest go.
+const keptStatuses = 16
 
 type cachedStatus struct {
 	Key    string         `json:"key"`
@@ -52,7 +62,8 @@ func statusKey() string {
 // check is the machine's answer: the kept one, checked again in the
 // background, or a fresh one.
 func (s *Sandbox) check() sandbox.Status {
-	file, key := s.statusFile(), statusKey()
+	key := statusKey()
+	file := s.statusFile(key)
 	if file != "" {
 		var c cachedStatus
 		if b, err := os.ReadFile(file); err == nil && json.Unmarshal(b, &c) == nil && c.Key == key {
@@ -71,6 +82,9 @@ func (s *Sandbox) recheck(file, key string) {
 	st := sandbox.Check()
 	s.smu.Lock()
 	s.status = st
+	if s.cfg.LandlockOnly {
+		s.status = st.WithoutNamespaces()
+	}
 	s.smu.Unlock()
 	s.keep(file, key, st)
 }
@@ -88,5 +102,30 @@ func (s *Sandbox) keep(file, key string, st sandbox.Status) {
 	}
 	if err != nil {
 		s.cfg.Logger.Debug("sandbox: keeping the status", "file", file, "err", err)
+		return
+	}
+	pruneStatuses(file)
+}
+
+// pruneStatuses removes the oldest kept answers beyond keptStatuses (test
+// binaries, each build of which has a key of its own).
+func pruneStatuses(file string) {
+	kept, _ := filepath.Glob(strings.TrimSuffix(file, filepath.Base(file)) + strings.SplitAfter(filepath.Base(file), "-status-")[0] + "*.json")
+	if len(kept) <= keptStatuses {
+		return
+	}
+	type aged struct {
+		path string
+		at   time.Time
+	}
+	var all []aged
+	for _, p := range kept {
+		if fi, err := os.Stat(p); err == nil {
+			all = append(all, aged{p, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return b.at.Compare(a.at) })
+	for _, a := range all[min(keptStatuses, len(all)):] {
+		_ = os.Remove(a.path)
 	}
 }

@@ -82,6 +82,11 @@ type Mode string
 // Approval modes, from the strictest.
 const (
 	ModeReadOnly Mode = "read-only"
+	// ModePlan is a session's mode, not the policy's: the agent reads as in
+	// read-only (the policy judges its calls as read-only's) and ends by
+	// putting a plan to the user, who approves it into another mode or asks
+	// for changes. It is not in Modes, the policy's modes.
+	ModePlan     Mode = "plan"
 	ModeAsk      Mode = "ask"
 	ModeAutoEdit Mode = "auto-edit"
 	ModeFullAuto Mode = "full-auto"

@@ -38,3 +38,42 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("agentd doctor: %v\n%s", err, text)
 	}
 }
+
+// With Landlock alone (sandbox: landlock, as where user namespaces are
+// missing) doctor says exactly which profiles there are and exits 1 when
+// the approval mode needs workspace-write, which is then missing; 0 in
+// read-only mode, which needs only read.
+func TestDoctorLandlockAlone(t *testing.T) {
+	bin := proctest.Agentd(t)
+	doctor := func(mode string, args ...string) (string, int) {
+		cmd := exec.Command(bin, append([]string{"doctor"}, args...)...)
+		cmd.Env = append(cmd.Environ(), "AGENTD_SANDBOX=landlock", "AGENTD_POLICY="+mode)
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := doctor("ask")
+	if code != 1 || !strings.Contains(out, "PARTLY active") || !strings.Contains(out, "workspace-write: NO") ||
+		!strings.Contains(out, "read:            yes") || !strings.Contains(out, "NOT ENOUGH: the approval mode ask") {
+		t.Errorf("landlock alone, ask: exit %d\n%s", code, out)
+	}
+	out, code = doctor("ask", "--json")
+	var report struct {
+		Profiles []string `json:"profiles"`
+		Missing  string   `json:"missing"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if code != 1 || strings.Join(report.Profiles, ",") != "read,full" || !strings.Contains(report.Missing, "workspace-write") {
+		t.Errorf("landlock alone, --json: exit %d %+v", code, report)
+	}
+	if out, code = doctor("read-only"); code != 0 {
+		t.Errorf("landlock alone, read-only mode needs only read: exit %d\n%s", code, out)
+	}
+}

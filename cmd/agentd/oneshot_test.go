@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/internal/proctest"
 )
 
@@ -20,24 +22,34 @@ import (
 // is given up, not when agentd is killed.
 
 // hangingCtags puts a ctags on PATH that hangs; it returns PATH and the
-// script's path (in the command line of the process running it). ctags
-// runs in the kernel sandbox's read profile, where the only place outside
-// it a command can write is the cache confined commands share (GOCACHE's
-// parent, under the state directory here): each start appends to
-// ctags.started there (startedFile).
+// script's path, which is in the command line of the process running it:
+// ctags runs in the kernel sandbox's read profile, with nowhere outside it
+// can write, so the test watches the processes.
 func hangingCtags(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "ctags")
-	body := "#!/bin/sh\necho started >> \"$(dirname \"$GOCACHE\")/ctags.started\"\nsleep 60\n"
-	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nsleep 60\n"), 0o755))
 	return dir + string(os.PathListSeparator) + os.Getenv("PATH"), script
 }
 
-// startedFile is where the hanging ctags of a daemon with this state
-// directory records its starts.
-func startedFile(state string) string {
-	return filepath.Join(state, "cache", "agentd", "sandbox", "ctags.started")
+// runWatching runs cmd to its end and reports whether a process running
+// script was seen meanwhile.
+func runWatching(t *testing.T, cmd *exec.Cmd, script string) (out []byte, err error, seen bool) {
+	t.Helper()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		seen = seen || len(proctest.Running(script)) > 0
+		select {
+		case err = <-done:
+			return buf.Bytes(), err, seen
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func oneShot(t *testing.T, path, model, state, root string, args ...string) *exec.Cmd {
@@ -58,20 +70,19 @@ func TestOneShotLeavesNoCtags(t *testing.T) {
 
 	// A new session: the first request waits for the map a bounded time,
 	// then goes without it; the hanging ctags is killed.
-	out, err := oneShot(t, path, srv.URL, state, root, "first").CombinedOutput()
+	out, err, seen := runWatching(t, oneShot(t, path, srv.URL, state, root, "first"), script)
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Hello.")
-	proctest.AwaitFile(t, startedFile(state), 20*time.Second, "ctags never started")
+	assert.True(t, seen, "ctags never started")
 	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "outlived agentd")
 	session := regexp.MustCompile(`session (s_\w+)`).FindStringSubmatch(string(out))
 	require.Len(t, session, 2, "%s", out)
 
 	// The session goes on: its prompt's prefix is stored, no map is made.
-	require.NoError(t, os.Remove(startedFile(state)))
-	out, err = oneShot(t, path, srv.URL, state, root, "--session", session[1], "second").CombinedOutput()
+	out, err, seen = runWatching(t, oneShot(t, path, srv.URL, state, root, "--session", session[1], "second"), script)
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Again.")
-	assert.NoFileExists(t, startedFile(state), "a continued session starts no ctags")
+	assert.False(t, seen, "a continued session starts no ctags")
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, reqs[0].Messages[0].Content, reqs[1].Messages[0].Content, "the same system message in the next process")
@@ -84,8 +95,7 @@ func TestKilledOneShotLeavesNoCtags(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
 	cmd := oneShot(t, path, srv.URL, state, root, "hello")
 	require.NoError(t, cmd.Start())
-	proctest.AwaitFile(t, startedFile(state), 20*time.Second, "ctags never started")
-	require.NotEmpty(t, proctest.Running(script), "ctags runs")
+	await.Until(t, "ctags to start", 20*time.Second, func() bool { return len(proctest.Running(script)) > 0 })
 	require.NoError(t, cmd.Process.Kill()) // kill -9 while the map is being made
 	_ = cmd.Wait()
 	proctest.AwaitGone(t, script, 10*time.Second, "ctags", "outlived agentd")

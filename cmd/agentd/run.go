@@ -60,7 +60,7 @@ Exit status: 0 completed, 1 failed or paused, 2 usage error or no model configur
 func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newCommand("run", `agentd run [flags] "prompt"`, runAbout)
 	var (
-		policy    = fs.String("policy", "", "approval mode: read-only, ask, auto-edit or full-auto (default: the approvalPolicy setting)")
+		policy    = fs.String("policy", "", "approval mode: read-only, plan, ask, auto-edit or full-auto (default: the approvalPolicy setting)")
 		session   = fs.String("session", "", "continue this session (agentd sessions lists them): its latest runs are shown first, in short form, and the model reads its conversation so far")
 		dir       = fs.String("dir", ".", "the workspace")
 		stateDir  = fs.String("state-dir", "", "base directory for state and index (default: $AGENTD_STATE_DIR, else ~/.local/state and ~/.cache)")
@@ -80,8 +80,8 @@ func runTerminal(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	switch {
 	case prompt == "" && len(pictures) == 0:
 		return fs.fail(stderr, errors.New(`give a prompt, e.g. agentd run "explain what this repository does"`))
-	case *policy != "" && !slices.Contains(tools.Modes, tools.Mode(*policy)):
-		return fs.fail(stderr, fmt.Errorf("--policy %q: use one of %s", *policy, tools.ModeList()))
+	case *policy != "" && !slices.Contains(agent.Modes, tools.Mode(*policy)):
+		return fs.fail(stderr, fmt.Errorf("--policy %q: use one of %s", *policy, agent.ModeList()))
 	}
 	imgs, err := readPictures(pictures)
 	if err != nil {

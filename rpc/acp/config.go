@@ -47,8 +47,8 @@ func (s *session) setting(ctx context.Context, id, value string) error {
 	switch id {
 	case optMode:
 		mode := tools.Mode(value)
-		if !slices.Contains(tools.Modes, mode) {
-			return invalidParams("unknown mode %q: one of %s", value, tools.ModeList())
+		if !slices.Contains(agent.Modes, mode) {
+			return invalidParams("unknown mode %q: one of %s", value, agent.ModeList())
 		}
 		p.ApprovalPolicy = &mode
 	case optModel:

@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/agent/modeltest"
 	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/lsp"
 )
 
 // harness is one agentd ACP server and an SDK client talking to it.
@@ -46,6 +47,10 @@ type config struct {
 	userConfigDir string
 	hooks         agent.Hooks
 	log           *slog.Logger // nil: testLogger
+	// languageServers are agentd's own (off by default), with the wait
+	// for their diagnostics after a reply's edits.
+	languageServers    lsp.Settings
+	diagnosticsTimeout time.Duration
 }
 
 func start(t *testing.T, c config) *harness {
@@ -55,7 +60,8 @@ func start(t *testing.T, c config) *harness {
 	out := &syncBuffer{}
 	opts := Options{Version: "test", StateDirs: func(string) (string, string, error) { return c.stateDir, c.stateDir, nil },
 		Agent: agent.Config{Model: agent.ModelConfig{BaseURL: c.modelURL, Name: "fake"}, RetryBase: time.Millisecond, MaxSteps: 10,
-			Policy: c.policy, UserConfigDir: c.userConfigDir, Hooks: c.hooks}, OpenIndex: c.index, Logger: cmp.Or(c.log, testLogger(t))}
+			Policy: c.policy, UserConfigDir: c.userConfigDir, Hooks: c.hooks, LanguageServers: c.languageServers,
+			DiagnosticsTimeout: c.diagnosticsTimeout}, OpenIndex: c.index, Logger: cmp.Or(c.log, testLogger(t))}
 	h := &harness{t: t, client: newFakeClient(), out: out, in: cw, stopped: make(chan struct{})}
 	go func() {
 		defer close(h.stopped)
@@ -145,7 +151,7 @@ func (h *harness) newSession(cwd string) acpsdk.SessionId {
 	if err != nil {
 		h.t.Fatalf("session/new: %v", callErr(ctx, err))
 	}
-	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 4 {
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != 5 {
 		h.t.Fatalf("session/new modes: %+v", resp.Modes)
 	}
 	return resp.SessionId

@@ -125,7 +125,7 @@ func (s *server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (ac
 	// gives it (docs/security.md): a client that reads _meta can warn at
 	// once; every client also gets a warning in the chat at the first
 	// command when commands cannot be confined.
-	sb := tools.NewSandbox(tools.SandboxConfig{Off: s.opts.Agent.Sandbox == "off"}).Status()
+	sb := tools.NewSandbox(tools.SandboxConfig{Off: s.opts.Agent.Sandbox == "off", LandlockOnly: s.opts.Agent.Sandbox == "landlock"}).Status()
 	return acpsdk.InitializeResponse{
 		Meta:            map[string]any{"agentd": map[string]any{"sandbox": sb}},
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,

@@ -16,6 +16,7 @@ import (
 // modes are agentd's approval policies as ACP session modes.
 var modes = []acpsdk.SessionMode{
 	mode(tools.ModeReadOnly, "Read-only", "Reads and searches; no writes, no commands."),
+	mode(tools.ModePlan, "Plan", "Reads and searches, then proposes a plan to approve before any change."),
 	mode(tools.ModeAsk, "Ask", "Asks before every write and every command."),
 	mode(tools.ModeAutoEdit, "Auto-edit", "Edits files in the workspace without asking; asks before commands."),
 	mode(tools.ModeFullAuto, "Full auto", "Edits and runs commands without asking (deny rules still apply)."),

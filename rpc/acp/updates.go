@@ -66,6 +66,15 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 		// available): ACP has no such update, so it goes into the chat, apart
 		// from the answer, and does not count as streamed text.
 		return one(acpsdk.UpdateAgentMessageText("> agentd: " + u.Text + "\n\n"))
+	case agent.UpdateSteer:
+		// The user's words added to the turn (a steer from another editor):
+		// shown as the user's, where they were given.
+		return one(acpsdk.UpdateUserMessageText(u.Text))
+	case agent.UpdateSettings:
+		// A plan approved into a mode: the mode picker follows.
+		if u.Settings != nil && u.Settings.ApprovalPolicy != "" {
+			return one(acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(u.Settings.ApprovalPolicy)}})
+		}
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {

@@ -119,3 +119,24 @@ func TestToolOutputIsSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosticsUnderTheEdit: the diagnostics after a reply's last edit
+// show as a finished read of their own under the edit (an update of the
+// edit would replace its diff), with the text the model read.
+func TestDiagnosticsUnderTheEdit(t *testing.T) {
+	tr := newTranslator("/ws", 0, nil)
+	rep := &tools.DiagnosticsReport{Files: []string{"main.go"}, New: 1, Servers: []string{"gopls"},
+		Items: []tools.DiagnosticItem{{Path: "main.go", Line: 4, Column: 9, Severity: "error", Message: "undefined: Totl", New: true}},
+		Text:  "Diagnostics after your edits (gopls): 1 problem in the files you changed, 1 of them new.\nmain.go:4:9: error: undefined: Totl (new)"}
+	us := tr.translate(agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: "call_e", Diagnostics: rep})
+	if len(us) != 1 || us[0].ToolCall == nil {
+		t.Fatalf("want one tool call, got %+v", us)
+	}
+	tc := us[0].ToolCall
+	if tc.ToolCallId != "call_e/diagnostics" || tc.Title != "Diagnostics: 1 problem(s), 1 new" || tc.Status != acpsdk.ToolCallStatusCompleted || tc.Kind != acpsdk.ToolKindRead {
+		t.Fatalf("tool call %+v", tc)
+	}
+	if len(tc.Content) != 1 || tc.Content[0].Content == nil || tc.Content[0].Content.Content.Text == nil || tc.Content[0].Content.Content.Text.Text != rep.Text {
+		t.Fatalf("content %+v", tc.Content)
+	}
+}

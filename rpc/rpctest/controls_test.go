@@ -36,7 +36,8 @@ func findRule(res rpc.RulesResult, scope string, pattern string) (agent.RuleInfo
 	return res.Rules[i], true
 }
 
-// TestRulesView: an "always" answer shows in rules/list; revoked, the same
+// TestRulesView: an "always" answer shows in rules/list (npm run one stores
+// its family, `npm run one *`: tools/policy/family.go); revoked, the same
 // command asks again; edited to a wider pattern, another command runs
 // unasked; a session's rule is listed with its session. Rules of files the
 // user writes are listed and refused.
@@ -58,7 +59,7 @@ func TestRulesView(t *testing.T) {
 		e.Answer(Decide(req.RequestID, tools.AllowAlways, ""))
 		e.Finished(run.RunID)
 		list := rules(t, e, "")
-		always, ok := findRule(list, "always", "npm run one")
+		always, ok := findRule(list, "always", `npm run one *`)
 		require.True(t, ok, "%+v", list.Rules)
 		assert.Equal(t, "allow", always.Action)
 		assert.Equal(t, "run_cmd", always.Tool)
@@ -76,16 +77,16 @@ func TestRulesView(t *testing.T) {
 		e.CallErr(wire.MethodRulesList, rpc.RulesParams{SessionID: "s_nope"}, wire.CodeUnknownSession)
 
 		e.MustCall(wire.MethodRulesRevoke, rpc.RuleRef{ID: always.ID}, nil)
-		_, ok = findRule(rules(t, e, ""), "always", "npm run one")
+		_, ok = findRule(rules(t, e, ""), "always", `npm run one *`)
 		assert.False(t, ok, "revoked")
 		again := e.Run(agent.RunParams{Prompt: "second", SessionID: run.SessionID})
 		req = e.Requests(again.RunID, 1)[0]
 		assert.Equal(t, "npm run one", req.Command, "the revoked command asks again")
 		e.Answer(Decide(req.RequestID, tools.AllowSession, ""))
 		e.Finished(again.RunID)
-		session, ok := findRule(rules(t, e, run.SessionID), "session", "npm run one")
+		session, ok := findRule(rules(t, e, run.SessionID), "session", `npm run one *`)
 		require.True(t, ok, "a session's rule is listed with its session")
-		_, ok = findRule(rules(t, e, ""), "session", "npm run one")
+		_, ok = findRule(rules(t, e, ""), "session", `npm run one *`)
 		assert.False(t, ok, "and only with it")
 
 		pattern := "npm run *"

@@ -464,6 +464,22 @@ run ends, with its conversation.`, func(g *golden) {
 	})
 }
 
+func TestGoldenPlan(t *testing.T) {
+	goldenScenario(t, "plan", `
+Plan mode: a run in mode plan ends its planning with propose_plan, put to
+the user as a confirm_plan request; approved into auto-edit, the session's
+mode changes (a settings update) and the run writes unasked.`, func(g *golden) {
+		g.initialize()
+		var res struct{ RunID string }
+		g.mustCall(wire.MethodRun, map[string]any{"prompt": "plan the hello file", "approvalPolicy": "plan"}, &res)
+		p := g.until(res.RunID, "the plan", isRequest("confirm_plan"))
+		g.mustCall(wire.MethodReply, map[string]any{"requestId": p.RequestID, "optionId": "auto-edit"}, nil)
+		g.until(res.RunID, "the run to complete", isState("completed"))
+		require.Equal(t, "hello\n", g.env.WorkspaceFile("hello.txt"))
+		g.exit()
+	})
+}
+
 func TestGoldenRun(t *testing.T) {
 	goldenScenario(t, "run", `
 One whole run: the model publishes a plan, asks the user a question, writes

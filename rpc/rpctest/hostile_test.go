@@ -55,6 +55,10 @@ type world struct {
 type trick struct {
 	name  string
 	modes []tools.Mode // nil: every mode
+	// only: in these modes the trick runs only with the daemon there (in
+	// process or the binary), not in both (the go tool's work is the same
+	// wherever the daemon runs, and it is the costliest here).
+	only map[tools.Mode]Mode
 	// kernel: where the policy lets it run (every mode but read-only, with
 	// every confirmation approved), the command runs and the kernel refuses.
 	kernel bool
@@ -229,12 +233,16 @@ func tricks(w *world) []trick {
 		// The go tool is the costliest ordinary work: run where the
 		// outcome could differ, not in every mode (a read command runs
 		// unasked in the read profile in every mode; a build, once
-		// approved, in workspace-write in ask and auto-edit alike).
-		{name: "go-vet", modes: []tools.Mode{tools.ModeReadOnly, tools.ModeFullAuto}, tool: "run_cmd", args: cmd("go vet ./..."),
+		// approved, in workspace-write in ask and auto-edit alike, unasked
+		// in full-auto), once each, split between the daemon in process and
+		// the binary.
+		{name: "go-vet", modes: []tools.Mode{tools.ModeReadOnly, tools.ModeFullAuto},
+			only: map[tools.Mode]Mode{tools.ModeReadOnly: InProcess, tools.ModeFullAuto: Binary}, tool: "run_cmd", args: cmd("go vet ./..."),
 			check: func(t *testing.T, w *world, _ tools.Mode, read string, _ []agent.InputRequest) {
 				assert.Contains(t, read, "[exit code 0")
 			}},
-		{name: "go-build-test", modes: []tools.Mode{tools.ModeReadOnly, tools.ModeAsk, tools.ModeFullAuto}, tool: "run_cmd", args: cmd("go build ./... && go test -count=1 ./..."),
+		{name: "go-build-test", modes: []tools.Mode{tools.ModeReadOnly, tools.ModeAsk, tools.ModeFullAuto},
+			only: map[tools.Mode]Mode{tools.ModeAsk: InProcess, tools.ModeFullAuto: Binary}, tool: "run_cmd", args: cmd("go build ./... && go test -count=1 ./..."),
 			check: func(t *testing.T, w *world, mode tools.Mode, read string, _ []agent.InputRequest) {
 				if mode == tools.ModeReadOnly {
 					assert.Contains(t, read, deniedByPolicy)
@@ -414,7 +422,7 @@ func playTricks(t *testing.T, env *Env, mode tools.Mode) {
 	env.Model.Append(turns...)
 
 	for _, tr := range all {
-		if tr.modes != nil && !slices.Contains(tr.modes, mode) {
+		if where, ok := tr.only[mode]; tr.modes != nil && !slices.Contains(tr.modes, mode) || ok && where != env.Mode {
 			continue
 		}
 		t.Run(tr.name, func(t *testing.T) {

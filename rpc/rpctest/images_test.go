@@ -7,6 +7,8 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -209,4 +211,39 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// A steer may bring a picture: it reaches the model with the words, after
+// the result of the command that was running, and the steer update names it.
+func TestSteerWithAnImage(t *testing.T) {
+	pic := testPNG(t, 20, 10)
+	b64 := base64.StdEncoding.EncodeToString(pic)
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeFullAuto, Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Match: modeltest.Match{LastUser: "build it"},
+				Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{callOf("call_wait", "run_cmd", cmd("while [ ! -e go ]; do sleep 0.02; done; echo built"))}}},
+			{Match: modeltest.Match{LastUser: "it looks like this"}, Reply: modeltest.Reply{Text: "I see the broken button."}},
+		}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "build it"})
+		e.ToolRunning()
+		e.MustCall(wire.MethodSteer, agent.SteerParams{RunID: run.RunID, Text: "it looks like this",
+			Images: []agent.ImageInput{{MimeType: "image/png", Data: b64, Name: "button.png"}}}, nil)
+		require.NoError(t, os.WriteFile(filepath.Join(env.Root, "go"), nil, 0o644))
+		st := e.Finished(run.RunID)
+		require.Equal(t, agent.StateCompleted, st.State, st.Error)
+		last := env.Model.Requests()[1].Last()
+		assert.Equal(t, "it looks like this", last.Content)
+		assert.Equal(t, []string{"data:image/png;base64," + b64}, last.Images)
+		var steered []agent.ImageRef
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == agent.UpdateSteer {
+				steered = u.Images
+			}
+		}
+		require.Len(t, steered, 1)
+		assert.Equal(t, "button.png", steered[0].Name)
+		e.CallErr(wire.MethodSteer, agent.SteerParams{RunID: run.RunID, Images: []agent.ImageInput{{Data: "x"}}}, wire.CodeInvalidParams)
+	})
 }

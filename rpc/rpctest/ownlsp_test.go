@@ -3,14 +3,18 @@ package rpctest
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/lsp/lsptest"
 )
@@ -97,4 +101,56 @@ func TestOwnServersDiagnoseAndNavigate(t *testing.T) {
 		raw, _ := json.Marshal(rep)
 		assert.NotContains(t, string(raw), "pending")
 	})
+}
+
+// TestOwnServerThatHangsOrCrashes: a server that never answers costs a
+// reply at most diagnosticsTimeout and a navigation call languageTimeout;
+// one that crashes is reported in the model's words; one that is missing
+// adds nothing.
+func TestOwnServerThatHangsOrCrashes(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"hangs", "exec sleep 600", "server.sh did not finish checking main.go in time: no diagnostics yet"},
+		{"crashes", "echo 'fatal: no workspace' >&2; exit 3", "server.sh exited with status 3: fatal: no workspace"},
+		{"missing", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			both(t, func(t *testing.T) Config {
+				server := "/nonexistent/gopls"
+				if c.body != "" {
+					server = filepath.Join(t.TempDir(), "server.sh")
+					require.NoError(t, os.WriteFile(server, []byte("#!/bin/sh\n"+c.body+"\n"), 0o755))
+				}
+				return Config{Files: languageFiles, Policy: tools.ModeAutoEdit,
+					Env: map[string]string{"AGENTD_LANGUAGE_SERVERS": fmt.Sprintf(`{"go":{"command":[%q]}}`, server),
+						"AGENTD_DIAGNOSTICS_TIMEOUT": "700ms", "AGENTD_LANGUAGE_TIMEOUT": "700ms"},
+					Script: &modeltest.Script{Turns: []modeltest.Turn{
+						langTurn("read", modeltest.Match{LastUser: "fix"}, toolCall("call_r", "read_file", map[string]any{"path": "main.go"})),
+						langTurn("edit", modeltest.Match{AfterTool: "read_file"},
+							toolCall("call_e", "edit_file", map[string]any{"path": "main.go", "old_string": "* 2", "new_string": "* 3"}),
+							toolCall("call_d", "go_to_definition", map[string]any{"symbol": "Total", "path": "main.go", "line": 4})),
+						{Name: "done", Match: modeltest.Match{AfterTool: "go_to_definition"}, Reply: modeltest.Reply{Text: "Fixed."}},
+					}}}
+			}, func(t *testing.T, env *Env) {
+				e := env.StartInitialized()
+				run := e.Run(agent.RunParams{Prompt: "fix the factor", Context: &agent.RunContext{}})
+				st := e.Finished(run.RunID)
+				require.Equal(t, agent.StateCompleted, st.State, st.Error)
+				reqs := env.Model.Requests()
+				require.Len(t, reqs, 3)
+				step := reqs[2].Time.Sub(reqs[1].Time)
+				// The reply's wait (the baseline's half second, the 700 ms of
+				// the diagnostics and of the definition) and slack for a
+				// loaded machine; a hung server would hold the step for ever.
+				assert.Less(t, step, 2*time.Second+await.Timeout(3*time.Second), "the step waited past its limits")
+				res := toolResults(env)
+				if c.want == "" {
+					assert.NotContains(t, res["call_e"], "Diagnostics", "no server: nothing to say")
+					assert.Contains(t, res["call_d"], "No language server answers")
+					return
+				}
+				assert.Contains(t, res["call_e"], c.want)
+				assert.NotEmpty(t, res["call_d"])
+			})
+		})
+	}
 }

@@ -205,3 +205,48 @@ func TestRedTeamFilesThatRunLater(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionGrantCoversTheFamily is issue 24 item 4 end to end: the
+// confirmation of `npm run check` says what "allow for this session"
+// would allow (npm run check with any arguments but those that run
+// programs); answered so, `npm run check -- --verbose` runs without
+// asking, while `npm run deploy` and `npm run check --script-shell=…`
+// ask again.
+func TestSessionGrantCoversTheFamily(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Policy: tools.ModeAsk, Files: map[string]string{
+			"package.json": `{"name":"x","version":"1.0.0","scripts":{"check":"echo checked","deploy":"echo deployed"}}`}}
+	}, func(t *testing.T, env *Env) {
+		env.Model.Append(
+			turn("first", callOf("call_first", "run_cmd", cmd("npm run check"))),
+			turn("again", callOf("call_again", "run_cmd", cmd("npm run check -- --verbose"))),
+			turn("deploy", callOf("call_deploy", "run_cmd", cmd("npm run deploy"))),
+			turn("shell", callOf("call_shell", "run_cmd", cmd("npm run check --script-shell=/tmp/evil"))),
+			doneAfterTools(),
+		)
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "«first»"})
+		reqs := e.Requests(run.RunID, 1)
+		require.Len(t, reqs[0].GrantCovers, 1)
+		assert.Contains(t, reqs[0].GrantCovers[0], "`npm run check` with any arguments, except options that run another program")
+		for _, o := range reqs[0].Options {
+			if o.OptionID == string(tools.AllowSession) {
+				assert.Contains(t, o.Description, "for the rest of this session, also allows: `npm run check` with any arguments")
+			}
+		}
+		e.Answer(Decide(reqs[0].RequestID, tools.AllowSession, ""))
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+
+		run = e.Run(agent.RunParams{Prompt: "«again»", SessionID: run.SessionID})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State, "ran without asking")
+		for _, tag := range []string{"deploy", "shell"} {
+			run = e.Run(agent.RunParams{Prompt: "«" + tag + "»", SessionID: run.SessionID})
+			reqs = e.Requests(run.RunID, 1)
+			assert.Equal(t, agent.KindConfirmCommand, reqs[0].Kind, tag)
+			e.Answer(Decide(reqs[0].RequestID, tools.RejectOnce, "no"))
+			e.Finished(run.RunID)
+		}
+		res := toolResults(env)
+		assert.NotContains(t, res["call_again"], "rejected", res["call_again"])
+	})
+}

@@ -352,8 +352,8 @@ func TestWorkspaceMCPServerGetsNoSecret(t *testing.T) {
 }
 
 // TestRedTeamMCPServerFloodIsCut: a server (the user's, updated to a hostile
-// version, or one with a bug) answers a call with 40 MiB of text, on stdio
-// and over HTTP. Held whole, several times over, a gigabyte would take the
+// version, or one with a bug) answers a call with 33 MiB of text (just
+// over both bounds below), on stdio and over HTTP. Held whole, several times over, a gigabyte would take the
 // daemon down. The MCP SDK bounds a stdio line and an event (16 MiB) but
 // read an HTTP server's JSON answer whole: agentd now bounds each line of
 // an HTTP answer (32 MiB). The call is an error the model reads, the
@@ -369,7 +369,7 @@ func TestRedTeamMCPServerFloodIsCut(t *testing.T) {
 				return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": srv})}
 			}, func(t *testing.T, env *Env) {
 				env.Model.Append(
-					turn("flood", callOf("call_flood", "mcp__test__flood", map[string]any{"bytes": 40 << 20})),
+					turn("flood", callOf("call_flood", "mcp__test__flood", map[string]any{"bytes": 33 << 20})),
 					turn("again", callOf("call_again", "mcp__test__echo", map[string]any{"text": "back"})),
 					doneAfterTools(),
 				)

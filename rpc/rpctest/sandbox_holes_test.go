@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
+	"github.com/agentd/agentd/tools/mcp"
+	"github.com/agentd/agentd/tools/mcp/mcptest"
 )
 
 // Issue 24's holes in the kernel sandbox, tried end to end by a hostile
@@ -278,9 +283,9 @@ func TestRedTeamForkBomb(t *testing.T) {
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
 		t.Logf("during the bomb: %d more processes on the machine, the daemon answered in %v\n%s", peak, answered, toolResults(env)["call_bomb"])
 		assert.Less(t, peak, 4096+200, "the bomb went past its limit")
-		assert.Less(t, answered, 3*time.Second, "the bomb starved the daemon")
+		assert.Less(t, answered, await.Timeout(3*time.Second), "the bomb starved the daemon")
 		assert.Contains(t, toolResults(env)["call_bomb"], "timed out")
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(await.Timeout(20 * time.Second))
 		for countProcesses() > before+20 && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -298,4 +303,108 @@ func countProcesses() int {
 		}
 	}
 	return n
+}
+
+// TestRedTeamLandlockAlone: where user namespaces are missing (here:
+// sandbox: landlock), /proc is the machine's. A read-only command, run
+// unasked in the read profile, lists every process's arguments: the
+// daemon's, and a process of the user's with a token in its arguments. It
+// sees none of them. The editor is told that workspace-write is not available,
+// and a command that writes asks and says it would run unconfined.
+func TestRedTeamLandlockAlone(t *testing.T) {
+	binaryOnly(t, []tools.Mode{tools.ModeAsk}, func(t *testing.T, mode tools.Mode) Config {
+		return Config{Policy: mode, Env: map[string]string{"AGENTD_SANDBOX": "landlock"}}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		token := fmt.Sprintf("--token=tok-%d", time.Now().UnixNano())
+		other := exec.Command("bash", "-c", `exec -a "user-tool $0" sleep 600`, token)
+		require.NoError(t, other.Start())
+		t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+		env.Model.Append(
+			turn("ps", callOf("call_ps", "run_cmd", cmd("ps -eo args"))),
+			turn("write", callOf("call_write", "run_cmd", cmd("echo x > made.txt"))),
+			doneAfterTools(),
+		)
+		e := env.Start()
+		var init struct {
+			Capabilities struct {
+				Experimental struct {
+					Agentd wire.ServerAgentCapabilities `json:"agentd"`
+				} `json:"experimental"`
+			} `json:"capabilities"`
+		}
+		e.MustCall(wire.MethodInitialize, env.InitializeParams(nil), &init)
+		e.Notify(wire.MethodInitialized, struct{}{})
+		sb := init.Capabilities.Experimental.Agentd.Sandbox
+		assert.True(t, sb.Active, "read-only commands are confined")
+		assert.Equal(t, []string{"read", "full"}, sb.Profiles)
+		assert.Contains(t, sb.Summary, "other commands cannot be confined here")
+
+		run := e.Run(agent.RunParams{Prompt: "«ps»"})
+		sid := run.SessionID
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		assert.Empty(t, e.inputRequests(run.RunID), "ps is read-only: it runs unasked, confined")
+		res := toolResults(env)
+		assert.NotContains(t, res["call_ps"], token)
+		assert.NotContains(t, res["call_ps"], "serve --log-level", "the daemon's arguments")
+		var seen []agent.InputRequest
+		e.Respond(agent.KindConfirmCommand, func(req agent.InputRequest) (string, any) {
+			seen = append(seen, req)
+			return Decide(req.RequestID, tools.RejectOnce, "no")
+		})
+		run = e.Run(agent.RunParams{Prompt: "«write»", SessionID: sid})
+		e.Finished(run.RunID)
+		require.Len(t, seen, 1)
+		assert.Equal(t, tools.ProfileFull, seen[0].Profile, "a write cannot be confined here: it asks to run unconfined")
+		assert.NoFileExists(t, filepath.Join(env.Root, "made.txt"))
+		t.Logf("ps: %s", res["call_ps"])
+	})
+}
+
+// TestSandboxRefusalNamesTheSetting: a user's MCP server and hook whose
+// scripts live outside the workspace (here under /tmp, which the sandbox
+// masks) fail to start. What the user reads says which path the sandbox
+// refused and which setting grants it; with that setting, the server
+// starts.
+func TestSandboxRefusalNamesTheSetting(t *testing.T) {
+	needSandbox(t)
+	binaryOnly(t, []tools.Mode{tools.ModeAsk}, func(t *testing.T, mode tools.Mode) Config {
+		dir := t.TempDir()
+		server, hook := filepath.Join(dir, "server.sh"), filepath.Join(dir, "hook.sh")
+		require.NoError(t, os.WriteFile(server, []byte("exec "+mcptest.Server(t)+` "$@"`+"\n"), 0o755))
+		require.NoError(t, os.WriteFile(hook, []byte("exit 0\n"), 0o755))
+		cfg := map[string]any{
+			"mcpServers": map[string]any{
+				"outside": map[string]any{"command": "bash", "args": []string{server}},
+				"granted": map[string]any{"command": "bash", "args": []string{server}, "read": []string{dir, filepath.Dir(mcptest.Server(t))}},
+			},
+			"hooks": map[string]any{"run_finished": []map[string]any{{"command": "bash " + hook}}},
+		}
+		data, err := json.Marshal(cfg)
+		require.NoError(t, err)
+		return Config{Policy: mode, UserConfig: string(data)}
+	}, func(t *testing.T, mode tools.Mode, env *Env) {
+		env.Model.Append(modeltest.Turn{Name: "hi", Reply: modeltest.Reply{Text: "hi"}, Repeat: true})
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "hi"})
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		deadline := time.Now().Add(await.Timeout(30 * time.Second))
+		var st map[string]mcp.Status
+		for st = mcpStatus(t, e); (st["outside"].State == mcp.StateStarting || st["granted"].State == mcp.StateStarting) && time.Now().Before(deadline); st = mcpStatus(t, e) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("outside: %s %s\ngranted: %s %s", st["outside"].State, st["outside"].Error, st["granted"].State, st["granted"].Error)
+		assert.Equal(t, mcp.StateFailed, st["outside"].State)
+		assert.Contains(t, st["outside"].Error, "could not read")
+		assert.Contains(t, st["outside"].Error, `to "read" in mcpServers "outside" of your config.json`)
+		assert.Equal(t, mcp.StateConnected, st["granted"].State, "the setting the hint names lets it start")
+		var notice string
+		for _, u := range e.Updates(run.RunID) {
+			if u.Hook != nil {
+				notice = u.Text
+			}
+		}
+		t.Logf("hook: %s", notice)
+		assert.Contains(t, notice, "could not read")
+		assert.Contains(t, notice, `to "read" in this hook's entry under "hooks" in your config.json`)
+	})
 }

@@ -308,10 +308,10 @@ func diffStat(diff string) (add, del int) {
 // diagnostics shows, under a reply's last edit, what the language servers
 // told the model of the files the reply changed.
 func (p *printer) diagnostics(d *tools.DiagnosticsReport) {
-	if p.opt.past {
-		return
-	}
 	lines := splitLines(d.Text)
+	if p.opt.past && len(lines) > 1 {
+		lines = lines[:1] // a past run in short form: the summary
+	}
 	color := "32"
 	if len(d.Items)+d.Omitted > 0 {
 		color = "33"

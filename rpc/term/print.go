@@ -136,6 +136,11 @@ func (p *printer) update(up agent.Update) {
 	case agent.UpdateSteer:
 		p.flush()
 		p.steer(up.Text)
+	case agent.UpdateSettings:
+		p.flush()
+		if s := up.Settings; s != nil {
+			p.sc.println(p.style("2", "agentd: the session's mode is now "+string(s.ApprovalPolicy)))
+		}
 	}
 	p.lastAt = time.Now()
 	p.setStatus()

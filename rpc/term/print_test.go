@@ -144,3 +144,23 @@ func TestPlainAnswerEndsItsLine(t *testing.T) {
 	assert.Contains(t, got, "Done.\nChanged\n")
 	assert.True(t, strings.HasSuffix(got, "Bye\n"), got)
 }
+
+// TestDiagnosticsUnderTheEdit: the language servers' diagnostics after a
+// reply's last edit print under it, what the model was told; a past run
+// shows their summary.
+func TestDiagnosticsUnderTheEdit(t *testing.T) {
+	text := "Diagnostics after your edits (gopls): 1 problem in the files you changed, 1 of them new.\nmain.go:4:9: error: undefined: Totl [compiler UndeclaredName] (new)"
+	log := events(t,
+		agent.RunState{RunID: "r_1", SessionID: "s_1", State: agent.StateRunning},
+		agent.Update{Kind: agent.UpdateToolCall, ToolCallID: "c1", Title: "edit main.go", ToolKind: tools.KindEdit},
+		agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: "c1", Status: agent.StatusCompleted, Output: "modified main.go",
+			Files: []tools.FileDiff{{Path: "main.go", Status: "modified", Diff: "@@ -4 +4 @@\n-\treturn Total(items)\n+\treturn Totl(items)\n"}}},
+		agent.Update{Kind: agent.UpdateToolCallUpdate, ToolCallID: "c1", Diagnostics: &tools.DiagnosticsReport{Files: []string{"main.go"}, New: 1, Text: text,
+			Items: []tools.DiagnosticItem{{Path: "main.go", Line: 4, Column: 9, Severity: "error", Message: "undefined: Totl", New: true}}}},
+		agent.RunState{RunID: "r_1", SessionID: "s_1", State: agent.StateCompleted},
+	)
+	var out bytes.Buffer
+	require.NoError(t, printEvents(&out, log, false))
+	assert.Contains(t, out.String(), "    Diagnostics after your edits (gopls): 1 problem in the files you changed, 1 of them new.\n")
+	assert.NotContains(t, out.String(), "undefined: Totl", "a past run: the summary only")
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/rpc/term/termmd"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -232,6 +233,11 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	if len(req.GrantCovers) > 0 { // what a lasting answer would allow from then on
+		for _, l := range wrapWords("\"for this session\" and \"always\" also allow: "+strings.Join(req.GrantCovers, "; "), pr.p.width()-4) {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 	if req.Rule != "" {
 		for _, l := range wrapWords("("+req.Rule+")", pr.p.width()-4) {
 			b.WriteString(pr.sc.style("2", "  "+l) + "\n")
@@ -285,10 +291,8 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 func (pr *prompter) header(req agent.InputRequest) {
 	var b strings.Builder
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
-	if requestHeadline(req) != req.Message { // a message of several lines: a plan
-		for _, l := range wrapPlain(req.Message, pr.p.width()-4) {
-			b.WriteString("    " + l + "\n")
-		}
+	if requestHeadline(req) != req.Message { // a message of several lines (a plan): Markdown
+		b.WriteString(indent(strings.TrimRight(termmd.Render(req.Message, pr.p.width()-4, pr.sc.colour), "\n"), "    ") + "\n")
 	}
 	if req.Context != "" {
 		for _, l := range wrapPlain(req.Context, pr.p.width()-4) {

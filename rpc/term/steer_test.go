@@ -72,3 +72,29 @@ func toolResultsOf(srv *modeltest.Server) map[string]string {
 	}
 	return out
 }
+
+// Plan mode in the terminal: a write is refused unasked, the plan comes as
+// a prompt that shows it and offers the modes to approve it into; approved
+// into auto-edit, the run goes on and writes unasked.
+func TestRunPlanMode(t *testing.T) {
+	srv := scripted(t,
+		modeltest.Turn{Name: "write first", Match: modeltest.Match{LastUser: "add a greeting"},
+			Reply: call("w1", "write_file", map[string]string{"path": "greeting.txt", "content": "hello\n"})},
+		modeltest.Turn{Name: "propose", Match: modeltest.Match{LastTool: "plan mode"},
+			Reply: call("p1", "propose_plan", map[string]string{"plan": "1. Write **greeting.txt**.\n2. Read it back."})},
+		modeltest.Turn{Name: "carry out", Match: modeltest.Match{LastTool: "approved the plan"},
+			Reply: call("w2", "write_file", map[string]string{"path": "greeting.txt", "content": "hello\n"})},
+		modeltest.Turn{Name: "done", Match: modeltest.Match{AfterTool: "write_file", LastTool: "greeting.txt"}, Reply: text("Wrote greeting.txt.")})
+	term := startTerminal(t, srv.URL, "--policy", "plan", "add a greeting")
+	term.waitForScreen("Approve, and edit files without asking")
+	assert.Contains(t, term.text(), "Approve the plan?")
+	assert.Contains(t, term.text(), "Write greeting.txt.", "the plan is shown, its Markdown laid out")
+	assert.NoFileExists(t, filepath.Join(term.root, "greeting.txt"), "the write was refused unasked")
+	term.press("1")
+	term.waitForScreen("What should change, or anything to add")
+	term.press("\r")
+	term.waitFor("Wrote greeting.txt.")
+	assert.Equal(t, ExitCompleted, term.exitCode())
+	assert.FileExists(t, filepath.Join(term.root, "greeting.txt"))
+	assert.Contains(t, term.text(), "mode is now auto-edit")
+}

@@ -196,6 +196,13 @@ func visibleRequest(req agent.InputRequest) agent.InputRequest {
 		}
 		req.Options = opts
 	}
+	if len(req.GrantCovers) > 0 { // they quote the command
+		covers := make([]string, len(req.GrantCovers))
+		for i, c := range req.GrantCovers {
+			covers[i] = visible(c)
+		}
+		req.GrantCovers = covers
+	}
 	req.Diff = visibleFiles(req.Diff)
 	return req
 }

@@ -139,9 +139,13 @@ func (s *server) currentLocked(path string) bool {
 
 // diagnostics returns each file's diagnostics for its current content,
 // waiting for the server until ctx ends; the files not answered by then are
-// pending, with what the server said before.
-func (s *server) diagnostics(ctx context.Context, files []string) map[string]fileResult {
+// pending, with what the server said before. Other files whose diagnostics
+// the server changed meanwhile come back as related.
+func (s *server) diagnostics(ctx context.Context, files []string) (map[string]fileResult, []related) {
 	out := map[string]fileResult{}
+	s.mu.Lock()
+	startSeq := s.seq
+	s.mu.Unlock()
 	for _, f := range files {
 		if _, err := s.sync(ctx, f); err != nil {
 			out[f] = fileResult{err: err}
@@ -151,21 +155,14 @@ func (s *server) diagnostics(ctx context.Context, files []string) map[string]fil
 	want := slices.DeleteFunc(slices.Clone(files), func(f string) bool { _, failed := out[f]; return failed })
 	if s.lang.Ask != nil {
 		for _, f := range want {
-			ds, err := s.lang.Ask(ctx, s, f)
-			switch {
-			case ctx.Err() != nil:
-				out[f] = fileResult{pending: true}
-			case err != nil:
-				out[f] = fileResult{err: s.failure("checking "+filepath.Base(f), err)}
-			default:
-				out[f] = fileResult{diags: ds}
-			}
+			out[f] = s.ask(ctx, f)
 		}
-		return out
+		return out, s.askOthers(ctx, files)
 	}
 	// Without fresh the caller's bound is short: a file just opened gets
 	// its first diagnostics if they come within it.
 	s.await(ctx, want)
+	s.grace(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range want {
@@ -175,7 +172,80 @@ func (s *server) diagnostics(ctx context.Context, files []string) map[string]fil
 		}
 		out[f] = r
 	}
-	return out
+	var rel []related
+	for p, pub := range s.diags {
+		if pub.seq > startSeq && pub.prevKnown && !slices.Contains(files, p) {
+			rel = append(rel, related{path: p, before: pub.prev, after: pub.diags})
+		}
+	}
+	return out, rel
+}
+
+// related is another file's change of diagnostics.
+type related struct {
+	path          string
+	before, after []protocol.Diagnostic
+}
+
+// graceTime is how long, after the asked files' diagnostics, the server
+// may take to publish those of the files that depend on them (it checks
+// them in the same pass).
+const graceTime = 100 * time.Millisecond
+
+func (s *server) grace(ctx context.Context) {
+	t := time.NewTimer(graceTime)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.exited:
+	}
+}
+
+// ask asks the server for one file's diagnostics (a language with Ask),
+// remembering them.
+func (s *server) ask(ctx context.Context, f string) fileResult {
+	ds, err := s.lang.Ask(ctx, s, f)
+	switch {
+	case ctx.Err() != nil:
+		return fileResult{pending: true}
+	case err != nil:
+		return fileResult{err: s.failure("checking "+filepath.Base(f), err)}
+	}
+	s.mu.Lock()
+	s.asked[f] = ds
+	s.mu.Unlock()
+	return fileResult{diags: ds}
+}
+
+// maxOthers bounds the other open files asked about after an edit.
+const maxOthers = 20
+
+// askOthers asks again about the other open files the server was asked
+// about before (the most recently used first): those whose diagnostics
+// changed are related.
+func (s *server) askOthers(ctx context.Context, files []string) []related {
+	s.mu.Lock()
+	var others []string
+	for p := range s.docs {
+		if _, known := s.asked[p]; known && !slices.Contains(files, p) {
+			others = append(others, p)
+		}
+	}
+	slices.SortFunc(others, func(a, b string) int { return s.docs[b].used.Compare(s.docs[a].used) })
+	s.mu.Unlock()
+	var rel []related
+	for _, p := range others[:min(len(others), maxOthers)] {
+		s.mu.Lock()
+		before := s.asked[p]
+		s.mu.Unlock()
+		r := s.ask(ctx, p)
+		if r.err != nil || r.pending {
+			continue
+		}
+		rel = append(rel, related{path: p, before: before, after: r.diags})
+	}
+	return rel
 }
 
 // fileResult is one file's answer.

@@ -19,7 +19,7 @@ import (
 // The real servers, installed by lsptest, in the real sandbox.
 
 // workspace writes files into a new workspace and returns its root.
-func workspace(t *testing.T, files map[string]string) string {
+func workspace(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -193,4 +193,42 @@ func TestClangd(t *testing.T) {
 	edit(t, root, "main.c", "return total(items, 2)", "return totl(items, 2)")
 	broken := diagnose(t, m, main)
 	assert.Contains(t, messages(broken), "totl")
+}
+
+// TestRelatedFiles: a rename in one file breaks its caller in another the
+// model read but did not change; the caller's new error comes back with
+// the changed file's diagnostics.
+func TestRelatedFiles(t *testing.T) {
+	for _, c := range []struct {
+		lang               string
+		files              map[string]string
+		changed, caller    string
+		old, new, wantText string
+	}{
+		{"go", goFiles, "cart.go", "main.go", "func Total(", "func Sum(", "undefined: Total"},
+		{"typescript", tsFiles, "cart.ts", "main.ts", "export function total(", "export function sum(", "has no exported member 'total'"},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			root := workspace(t, c.files)
+			m := newManager(t, root, Settings{Auto: true})
+			changed, caller := filepath.Join(root, c.changed), filepath.Join(root, c.caller)
+			diagnose(t, m, caller) // read: known clean
+			diagnose(t, m, changed)
+			edit(t, root, c.changed, c.old, c.new)
+			got, err := m.Diagnostics(await.Context(t, wait), []string{changed}, true)
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+			assert.Equal(t, changed, got[0].Path)
+			var rel *tools.FileDiagnostics
+			for i := range got[1:] {
+				if got[1+i].Path == caller {
+					rel = &got[1+i]
+				}
+			}
+			require.NotNil(t, rel, "the caller's new error: %+v", got)
+			assert.True(t, rel.Related)
+			assert.Empty(t, rel.Before)
+			assert.Contains(t, messages(*rel), c.wantText)
+		})
+	}
 }

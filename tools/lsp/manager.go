@@ -151,8 +151,13 @@ func (m *Manager) program(lang language) ([]string, error) {
 			return nil, fmt.Errorf("%w: %s is not installed (not on the PATH)", tools.ErrNoLanguageServer, prog)
 		}
 		prog = found
-	} else if !filepath.IsAbs(prog) {
-		prog = filepath.Join(m.cfg.Root, prog)
+	} else {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(m.cfg.Root, prog)
+		}
+		if _, err := os.Stat(prog); err != nil {
+			return nil, fmt.Errorf("%w: %s is not installed (%v)", tools.ErrNoLanguageServer, argv[0], err)
+		}
 	}
 	if abs, err := filepath.Abs(prog); err == nil {
 		prog = abs
@@ -281,7 +286,9 @@ func (m *Manager) Warm(files []string) {
 			defer cancel()
 			if s, err := m.ready(ctx, f); err == nil {
 				defer s.use()()
-				_, _ = s.sync(ctx, f)
+				if _, err := s.sync(ctx, f); err == nil && s.lang.Ask != nil {
+					s.ask(ctx, f) // what it says now, to compare after an edit elsewhere
+				}
 			}
 		}()
 	}

@@ -36,9 +36,11 @@ func (m *Manager) Diagnostics(ctx context.Context, files []string, fresh bool) (
 		byServer[s] = append(byServer[s], f)
 	}
 	results := map[string]tools.FileDiagnostics{}
+	var extra []tools.FileDiagnostics
 	type answer struct {
 		s   *server
 		got map[string]fileResult
+		rel []related
 		err error
 	}
 	answers := make(chan answer, len(order))
@@ -49,7 +51,8 @@ func (m *Manager) Diagnostics(ctx context.Context, files []string, fresh bool) (
 				answers <- answer{s: s, err: err}
 				return
 			}
-			answers <- answer{s: s, got: s.diagnostics(ctx, byServer[s])}
+			got, rel := s.diagnostics(ctx, byServer[s])
+			answers <- answer{s: s, got: got, rel: rel}
 		}()
 	}
 	for range order {
@@ -71,6 +74,13 @@ func (m *Manager) Diagnostics(ctx context.Context, files []string, fresh bool) (
 			}
 			results[f] = fd
 		}
+		for _, r := range a.rel {
+			if !hasNew(r.before, r.after) {
+				continue
+			}
+			extra = append(extra, tools.FileDiagnostics{Path: r.path, Server: a.s.name, Related: true,
+				Before: toolsDiagnostics(r.before), Diagnostics: toolsDiagnostics(r.after)})
+		}
 	}
 	out := make([]tools.FileDiagnostics, 0, len(files))
 	for _, f := range files {
@@ -80,7 +90,8 @@ func (m *Manager) Diagnostics(ctx context.Context, files []string, fresh bool) (
 		}
 		out = append(out, results[f])
 	}
-	return out, nil
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+	return append(out, extra...), nil
 }
 
 // prepare readies the file's server for a request at the file: started,
@@ -340,4 +351,24 @@ func hoverText(raw json.RawMessage) string {
 		return *mk.Value
 	}
 	return ""
+}
+
+// hasNew says whether after holds an error or a warning before did not.
+func hasNew(before, after []protocol.Diagnostic) bool {
+	seen := map[string]int{}
+	key := func(d protocol.Diagnostic) string { return fmt.Sprint(d.Severity, d.Source, d.Code, d.Message) }
+	for _, d := range before {
+		seen[key(d)]++
+	}
+	for _, d := range after {
+		if d.Severity != protocol.DiagnosticSeverityError && d.Severity != protocol.DiagnosticSeverityWarning {
+			continue
+		}
+		if seen[key(d)] > 0 {
+			seen[key(d)]--
+			continue
+		}
+		return true
+	}
+	return false
 }

@@ -37,9 +37,10 @@ type server struct {
 
 	mu       sync.Mutex // guards the fields below
 	docs     map[string]*document
-	diags    map[string]*published // by absolute path
-	seq      int64                 // publishes received
-	changed  chan struct{}         // closed and replaced at each publish
+	diags    map[string]*published            // by absolute path
+	asked    map[string][]protocol.Diagnostic // a language that is asked (Ask): the last answer by file
+	seq      int64                            // publishes received
+	changed  chan struct{}                    // closed and replaced at each publish
 	lastUsed time.Time
 	busy     int // requests in flight: an idle server has none
 }
@@ -53,11 +54,14 @@ type document struct {
 	used    time.Time
 }
 
-// published is a file's last diagnostics from the server.
+// published is a file's last diagnostics from the server, and the ones
+// before (known: there were some).
 type published struct {
-	diags   []protocol.Diagnostic
-	version int32 // 0: the server did not say
-	seq     int64
+	diags     []protocol.Diagnostic
+	version   int32 // 0: the server did not say
+	seq       int64
+	prev      []protocol.Diagnostic
+	prevKnown bool
 }
 
 // serverCaps is the part of the server's capabilities agentd reads: which
@@ -92,7 +96,7 @@ type startOptions struct {
 // answered. The process lives until stop or its own exit.
 func start(lang language, argv []string, opts startOptions) (*server, error) {
 	s := &server{lang: lang, name: filepath.Base(argv[0]), root: opts.root, log: opts.log, stderr: &tail{max: 8 << 10},
-		exited: make(chan struct{}), ready: make(chan struct{}), docs: map[string]*document{}, diags: map[string]*published{},
+		exited: make(chan struct{}), ready: make(chan struct{}), docs: map[string]*document{}, diags: map[string]*published{}, asked: map[string][]protocol.Diagnostic{},
 		changed: make(chan struct{}), lastUsed: time.Now()}
 	cache := filepath.Join(opts.cacheDir, lang.Name)
 	if err := os.MkdirAll(cache, 0o700); err != nil {
@@ -279,7 +283,11 @@ func (s *server) notified(method string, params json.RawMessage) {
 		s.log.Debug("diagnostics published", "server", s.name, "file", path, "version", p.Version, "count", len(p.Diagnostics))
 		s.mu.Lock()
 		s.seq++
-		s.diags[path] = &published{diags: p.Diagnostics, version: int32(p.Version), seq: s.seq}
+		pub := &published{diags: p.Diagnostics, version: int32(p.Version), seq: s.seq}
+		if old := s.diags[path]; old != nil {
+			pub.prev, pub.prevKnown = old.diags, true
+		}
+		s.diags[path] = pub
 		close(s.changed)
 		s.changed = make(chan struct{})
 		s.mu.Unlock()

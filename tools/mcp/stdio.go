@@ -20,6 +20,7 @@ type process struct {
 	stderr *tail
 	done   chan struct{} // closed when the process has been waited for
 	exit   int
+	entry  string // the server's configuration, for what the sandbox refused
 }
 
 // StateDir is where a stdio server keeps what it writes: the only
@@ -80,7 +81,7 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		inW.Close()
 		return nil, nil, err
 	}
-	p := &process{stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
+	p := &process{stderr: &tail{max: 8 << 10}, done: make(chan struct{}), entry: s.entry()}
 	spec.Stdin, spec.Stdout, spec.Stderr = inR, outW, p.stderr
 	p.proc, err = sb.Command(ctx, spec)
 	inR.Close() // the server's ends: ours are inW and outR
@@ -136,7 +137,25 @@ func (p *process) exited() string {
 	if t := strings.TrimSpace(p.stderr.String()); t != "" {
 		msg += ": " + lastLines(t, 5)
 	}
+	if p.exit != 0 {
+		if hint := tools.RefusalHint(p.proc.Refused(p.stderr.String()), p.entry); hint != "" {
+			msg += " — " + hint
+		}
+	}
 	return msg
+}
+
+// entry names where the server is configured, for a hint at the setting
+// that grants what the sandbox refused it.
+func (s Server) entry() string {
+	switch s.Origin {
+	case OriginWorkspace:
+		return fmt.Sprintf("mcpServers %q of the workspace's .mcp.json (which may grant nothing outside the workspace: "+
+			"configure the server in your config.json for that)", s.Name)
+	case OriginUser:
+		return fmt.Sprintf("mcpServers %q of your config.json", s.Name)
+	}
+	return fmt.Sprintf("the server %q's configuration", s.Name)
 }
 
 // tail keeps the last bytes written to it: a server's stderr.

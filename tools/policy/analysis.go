@@ -134,6 +134,7 @@ type analyzer struct {
 	backquotes int               // depth of `…` being analysed
 	srcs       []string          // sources being parsed, innermost last
 	fixedDepth int               // how many expansions of the line this one is (fixed.go)
+	downloaded map[string]bool   // files the line fills with a download (denials.go)
 }
 
 // analyzeCommand parses line with a real shell parser and collects every

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/tools"
@@ -251,7 +252,7 @@ var stdinRunners = setOf("parallel", "at", "batch", "crontab", "ed", "ex", "dc",
 // argRunners run code given in their arguments (beside shellNames, eval
 // and source): a script, an expression, a command to run.
 var argRunners = setOf("awk", "gawk", "mawk", "nawk", "sed", "gsed", "xargs", "find", "parallel", "make", "gmake",
-	"git", "vim", "nvim", "vi", "gdb", "env", "watch", "flock", "script", "ssh", "jq")
+	"git", "vim", "nvim", "vi", "gdb", "env", "watch", "flock", "script", "ssh")
 
 // xargsHarmless are the programs xargs may feed a download to: they print
 // their arguments, whatever they are.
@@ -327,4 +328,80 @@ func runsCode(ws []word) bool {
 		ws = unwrap(ws).words
 	}
 	return false
+}
+
+// A download saved to a file and run later in the same line (`curl -o
+// i.sh … && sh i.sh`, `wget -O x.py … ; python3 x.py`, `curl … > f &&
+// chmod +x f && ./f`) is the same as piping it into the program: the
+// files a downloader writes are remembered, and a part that runs one (as
+// its program, or as the script or code of a program that runs code) is
+// refused.
+
+// downloadedTo marks the files a downloading command's output redirects
+// fill.
+func (a *analyzer) downloadedTo(redirs []*syntax.Redirect, fl *flow) {
+	for _, r := range redirs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
+			a.markDownloaded(decodeWord(r.Word, a.src()), fl)
+		}
+	}
+}
+
+func (a *analyzer) markDownloaded(w word, fl *flow) {
+	ps, ok := a.paths(w, fl.cwd)
+	if !ok {
+		return
+	}
+	if a.downloaded == nil {
+		a.downloaded = map[string]bool{}
+	}
+	for _, p := range ps {
+		a.downloaded[p] = true
+	}
+}
+
+// runsDownloaded says why a part runs a file the line downloaded, or "":
+// as its program (./f), as a shell's or interpreter's script (sh f,
+// python3 f, source f) or as awk's or sed's program file (-f f).
+func (a *analyzer) runsDownloaded(p *shellPart, fl *flow) string {
+	if len(a.downloaded) == 0 || p.Dynamic {
+		return ""
+	}
+	is := func(w word) bool {
+		ps, ok := a.paths(w, fl.cwd)
+		return ok && slices.ContainsFunc(ps, func(x string) bool { return a.downloaded[x] })
+	}
+	if strings.Contains(p.words[0].val, "/") && is(p.words[0]) {
+		return "running a downloaded file (" + p.words[0].text + ")"
+	}
+	if code := codeFile(p); code != nil && is(*code) {
+		return "running a downloaded file with " + p.name() + " (" + code.text + ")"
+	}
+	return ""
+}
+
+// codeFile is the file a part runs as code, nil when none: a shell's or
+// interpreter's first operand, source's, awk's or sed's -f.
+func codeFile(p *shellPart) *word {
+	name, args := p.name(), p.words[1:]
+	switch {
+	case awkNames[name] || sedNames[name]:
+		for i, w := range args {
+			switch {
+			case (w.val == "-f" || w.val == "--file") && i+1 < len(args):
+				return &args[i+1]
+			case strings.HasPrefix(w.val, "--file="):
+				v := strings.TrimPrefix(w.val, "--file=")
+				return &word{val: v, lit: w.lit, lead: v, text: v}
+			}
+		}
+	case isShellName(name) || name == "source" || name == ".":
+		for i, w := range args {
+			if w.lit && w.val != "-" && !strings.HasPrefix(w.val, "-") {
+				return &args[i]
+			}
+		}
+	}
+	return nil
 }

@@ -14,7 +14,10 @@
 // The kernel sandbox is the boundary; the analysis is the second line: it
 // decides when to ask, and it must never call a line read-only that can
 // change anything, run a program the workspace wrote, or reach the network.
-// Where it cannot tell, the line is not read-only.
+// Where it cannot tell, the line is not read-only. Beyond the line, it
+// keeps commands and writes out of agentd's own directories
+// (tools.AgentDirs) and asks before a file that runs later outside any
+// sandbox (tools.RunsLater) is written.
 //
 // Files:
 //   - policy.go: [Policy], [Load], [Policy.Decide] and the mode defaults;
@@ -33,7 +36,12 @@
 //   - programs.go, scripts.go, git.go: which programs and arguments only
 //     read (sed and awk scripts, git's subcommands and settings);
 //   - risk.go: what a wildcard rule never covers; outputs.go: the files a
-//     command's arguments write; denials.go: the denials no rule lifts.
+//     command's arguments write; denials.go: the denials no rule lifts
+//     (a download reaching a program that runs it among them);
+//   - fixed.go: the line expanded with the values it fixes itself
+//     (x=rm; $x, ${X:-/}, braces), checked again for denials;
+//   - family.go: what an allow grant of a test or build command covers
+//     (go test *), and Covers, what an answer would allow, in words.
 //
 // policy imports tools (the words of a call: [tools.Call], [tools.Mode],
 // [tools.Confine]) and never agent, rpc or cmd; tools never imports it.

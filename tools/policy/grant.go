@@ -53,9 +53,11 @@ func (p *Policy) Grant(sessionID string, c *tools.Call, decision tools.Decision)
 	return strings.Join(names, "; "), nil
 }
 
-// deriveRules picks what a grant covers: for a command, the exact text of
-// each part that was not already allowed (never a wildcard: `git --no-pager
-// log -1` stores itself, not `git *`); for writes, each path.
+// deriveRules picks what a grant covers: for a command, each part that was
+// not already allowed, exactly (`git --no-pager log -1` stores itself, not
+// `git *`) or, for a test or build command users approve as a whole, the
+// command with any arguments but those that run programs (grantFamilies);
+// for writes, each path.
 func (p *Policy) deriveRules(sessionID string, c *tools.Call, action Action, scope string) ([]Rule, error) {
 	var out []Rule
 	for _, w := range c.Writes {
@@ -109,7 +111,11 @@ func (p *Policy) grantRules(rules []Rule, an *shellAnalysis, action Action, scop
 		case d.Action != Ask:
 			continue
 		}
-		out = addRule(out, Rule{Tool: tools.RunCmdToolName, Pattern: grantPattern(part), Action: action, Scope: scope})
+		pattern := grantPattern(part)
+		if f, ok := familyPattern(part); ok && action == Allow {
+			pattern = f
+		}
+		out = addRule(out, Rule{Tool: tools.RunCmdToolName, Pattern: pattern, Action: action, Scope: scope})
 	}
 	for _, w := range an.Writes {
 		if w.Abs == "" {

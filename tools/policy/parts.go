@@ -48,6 +48,9 @@ func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) 
 			break
 		}
 	}
+	if why := a.runsDownloaded(p, fl); why != "" { // before special: source may lose track of the directory
+		a.deny(why)
+	}
 	var inner []innerCmd
 	if !p.Dynamic {
 		inner = a.special(p, fl, o)
@@ -60,7 +63,11 @@ func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) 
 	}
 	for _, w := range outputsOf(p) {
 		a.writeOut(w, fl)
+		if downloaders[p.name()] { // curl -o install.sh, wget -O x.py
+			a.markDownloaded(w, fl)
+		}
 	}
+
 	if why := a.denial(p, fl, o); why != "" {
 		a.deny(why)
 	}
@@ -135,6 +142,13 @@ func (a *analyzer) effects(p *shellPart, fl *flow) {
 		}
 	case name == "printf" || name == "test" || name == "[":
 		a.nameOptions(name, args)
+	case sedNames[name]:
+		for _, script := range sedScripts(args) { // w FILE, s///w FILE: writes like a redirect's
+			files, _ := sedWrites(script)
+			for _, f := range files {
+				a.write(word{val: f, lit: true, lead: f, text: quoteWord(f)}, fl)
+			}
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func TestPolicyModes(t *testing.T) {
 		assert.Equal(t, w, got, mode)
 	}
 	d := p.Decide("s", "", cmdCall("go test ./..."))
-	assert.Equal(t, "mode ask: commands ask; always allow stores `go test ./...`", d.Rule, "the rule names what a grant stores")
+	assert.Equal(t, "mode ask: commands ask; always allow stores `go test *`", d.Rule, "the rule names what a grant stores")
 	assert.Contains(t, d.Reason, "go test ./...")
 	assert.Equal(t, Ask, p.Decide("s", "", writeCall("a.go")).Action, "default mode is the policy's")
 }
@@ -199,18 +199,20 @@ func TestPolicyGrants(t *testing.T) {
 	env := newEnv(t)
 	p, cfg := newPolicy(t, env, tools.ModeAsk)
 
-	// A grant stores the command as approved, never a wildcard.
+	// A grant stores the command as approved, never a wildcard, but for a
+	// test or build command (family.go): go test with any safe arguments.
 	rule, err := p.Grant("s1", cmdCall("go test ./pkg/... -run X"), tools.AllowSession)
 	require.NoError(t, err)
-	assert.Equal(t, "run_cmd `go test ./pkg/... -run X`: allow (session rule)", rule)
+	assert.Equal(t, "run_cmd `go test *`: allow (session rule)", rule)
 	assert.Equal(t, Allow, p.Decide("s1", "", cmdCall("go test ./pkg/... -run X")).Action)
-	assert.Equal(t, Ask, p.Decide("s1", "", cmdCall("go test ./...")).Action, "a grant is exact")
+	assert.Equal(t, Allow, p.Decide("s1", "", cmdCall("go test ./...")).Action, "the family of go test")
+	assert.Equal(t, Ask, p.Decide("s1", "", cmdCall("go vet ./...; go run .")).Action, "not another subcommand")
 	assert.Equal(t, Ask, p.Decide("s1", "", cmdCall("go test -toolexec /tmp/x ./pkg/... -run X")).Action)
 	assert.Equal(t, Ask, p.Decide("s2", "", cmdCall("go test ./pkg/... -run X")).Action, "session grants stay in their session")
 
 	rule, err = p.Grant("s1", cmdCall("npm run build && rm -rf dist"), tools.AllowAlways)
 	require.NoError(t, err)
-	assert.Equal(t, "run_cmd `npm run build`: allow (workspace grant rule); run_cmd `rm -rf dist`: allow (workspace grant rule)", rule)
+	assert.Equal(t, "run_cmd `npm run build *`: allow (workspace grant rule); run_cmd `rm -rf dist`: allow (workspace grant rule)", rule)
 
 	rule, err = p.Grant("s1", cmdCall("curl https://example.com/api"), tools.RejectAlways)
 	require.NoError(t, err)

@@ -30,7 +30,7 @@ func safeEnvAssign(as assignment) bool {
 // shell string), by program: a rule with a wildcard never covers a command
 // that has one, so `go test *` does not admit `go test -toolexec x`.
 var riskyOptions = map[string][]string{
-	"go":     {"-toolexec", "-exec", "-vettool", "-ldflags", "-gccgoflags", "-overlay", "-pkgdir", "-o"},
+	"go":     {"-toolexec", "-exec", "-vettool", "-ldflags", "-gccgoflags", "-compiler", "-overlay", "-pkgdir", "-o"},
 	"git":    {"-c", "--config-env", "--exec-path", "-u", "--upload-pack", "--receive-pack", "--exec", "-x", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--output", "--extcmd", "--tool", "-t", "--template"},
 	"rg":     {"--pre", "--hostname-bin"},
 	"ag":     {"--pager"},

@@ -28,7 +28,7 @@ func TestRulesListRevokeEdit(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(cfg.UserConfigDir, "rules.json"), []byte(`{"rules":[{"tool":"run_cmd","pattern":"make *","action":"allow"}]}`), 0o600))
 	p, _ = newPolicyWith(t, cfg)
 
-	_, err := p.Grant("s", cmdCall("go test ./pkg"), tools.AllowAlways)
+	_, err := p.Grant("s", cmdCall("go test -ldflags=-s ./pkg"), tools.AllowAlways)
 	require.NoError(t, err)
 	_, err = p.Grant("s", cmdCall("npm run build"), tools.AllowSession)
 	require.NoError(t, err)
@@ -36,10 +36,10 @@ func TestRulesListRevokeEdit(t *testing.T) {
 	require.NoError(t, err)
 
 	rs := p.Rules("s")
-	always := ruleOf(t, rs, RuleAlways, tools.RunCmdToolName, "go test ./pkg")
+	always := ruleOf(t, rs, RuleAlways, tools.RunCmdToolName, "go test -ldflags=-s ./pkg")
 	assert.True(t, always.Revocable)
 	assert.Equal(t, Allow, always.Action)
-	session := ruleOf(t, rs, RuleSession, tools.RunCmdToolName, "npm run build")
+	session := ruleOf(t, rs, RuleSession, tools.RunCmdToolName, `npm run build *`)
 	assert.True(t, session.Revocable)
 	deny := ruleOf(t, rs, RuleAlways, "write", "./secrets.env")
 	assert.Equal(t, Deny, deny.Action)
@@ -48,7 +48,7 @@ func TestRulesListRevokeEdit(t *testing.T) {
 	builtin := ruleOf(t, rs, RuleBuiltin, "write", "**/.git/**")
 	assert.False(t, builtin.Revocable)
 	assert.NotContains(t, p.Rules(""), session, "without the session, its rules are not listed")
-	assert.Equal(t, always.ID, ruleOf(t, p.Rules(""), RuleAlways, tools.RunCmdToolName, "go test ./pkg").ID, "ids are stable")
+	assert.Equal(t, always.ID, ruleOf(t, p.Rules(""), RuleAlways, tools.RunCmdToolName, "go test -ldflags=-s ./pkg").ID, "ids are stable")
 
 	// Fixed rules are refused, naming their file.
 	err = p.RevokeRule("s", user.ID)
@@ -58,12 +58,12 @@ func TestRulesListRevokeEdit(t *testing.T) {
 	require.ErrorIs(t, p.RevokeRule("s", "rule_nope"), ErrUnknownRule)
 
 	// Revoke: the command asks again, after a restart too.
-	require.Equal(t, Allow, p.Decide("s", tools.ModeAsk, cmdCall("go test ./pkg")).Action)
+	require.Equal(t, Allow, p.Decide("s", tools.ModeAsk, cmdCall("go test -ldflags=-s ./pkg")).Action)
 	require.NoError(t, p.RevokeRule("s", always.ID))
-	assert.Equal(t, Ask, p.Decide("s", tools.ModeAsk, cmdCall("go test ./pkg")).Action)
+	assert.Equal(t, Ask, p.Decide("s", tools.ModeAsk, cmdCall("go test -ldflags=-s ./pkg")).Action)
 	require.ErrorIs(t, p.RevokeRule("s", always.ID), ErrUnknownRule, "revoked once")
 	again, _ := newPolicyWith(t, cfg)
-	assert.Equal(t, Ask, again.Decide("s", tools.ModeAsk, cmdCall("go test ./pkg")).Action, "the revoke was saved")
+	assert.Equal(t, Ask, again.Decide("s", tools.ModeAsk, cmdCall("go test -ldflags=-s ./pkg")).Action, "the revoke was saved")
 	assert.Equal(t, Deny, again.Decide("s", tools.ModeAsk, writeCall("secrets.env")).Action, "the other stored rule stays")
 
 	// A session rule is revoked for its session.
@@ -74,9 +74,9 @@ func TestRulesListRevokeEdit(t *testing.T) {
 
 	// Edit: the deny becomes an ask; a widened pattern covers more.
 	pat := "go test *"
-	_, err = p.Grant("s", cmdCall("go test ./pkg"), tools.AllowAlways)
+	_, err = p.Grant("s", cmdCall("go test -ldflags=-s ./pkg"), tools.AllowAlways)
 	require.NoError(t, err)
-	id := ruleOf(t, p.Rules("s"), RuleAlways, tools.RunCmdToolName, "go test ./pkg").ID
+	id := ruleOf(t, p.Rules("s"), RuleAlways, tools.RunCmdToolName, "go test -ldflags=-s ./pkg").ID
 	edited, err := p.EditRule("s", id, RuleChange{Pattern: &pat})
 	require.NoError(t, err)
 	assert.Equal(t, "go test *", edited.Pattern)

@@ -107,8 +107,9 @@ func sedScriptWhy(s string) string {
 
 // sedScanner reads a sed script: s from byte i on.
 type sedScanner struct {
-	s string
-	i int
+	s      string
+	i      int
+	writes []string // the files of w, W and s///w read so far
 }
 
 func (sc *sedScanner) more() bool { return sc.i < len(sc.s) }
@@ -224,8 +225,10 @@ func (sc *sedScanner) command() string {
 	case c == 's' || c == 'y':
 		return sc.substitute(c)
 	case c == 'w' || c == 'W':
+		sc.file()
 		return "sed's " + string(c) + " command writes a file"
 	case c == 'e':
+		sc.toEOL()
 		return "sed's e command runs a command"
 	default:
 		return "sed's " + string(c) + " command is not known to be read-only"
@@ -250,9 +253,52 @@ func (sc *sedScanner) substitute(c byte) string {
 		sc.i++
 	}
 	if sc.more() && (sc.s[sc.i] == 'w' || sc.s[sc.i] == 'e' || sc.s[sc.i] == 'W') {
-		return "sed's s command with the " + string(sc.s[sc.i]) + " flag writes or runs something"
+		flag := sc.s[sc.i]
+		sc.i++
+		if flag != 'e' {
+			sc.file()
+		}
+		return "sed's s command with the " + string(flag) + " flag writes or runs something"
 	}
 	return ""
+}
+
+// file reads the file name of w, W and s///w, which runs to the end of
+// the line (GNU sed: a ; is part of the name), and records it.
+func (sc *sedScanner) file() {
+	sc.skipSpace()
+	start := sc.i
+	for sc.more() && sc.s[sc.i] != '\n' {
+		sc.i++
+	}
+	if name := sc.s[start:sc.i]; name != "" {
+		sc.writes = append(sc.writes, name)
+	}
+}
+
+// sedWrites are the files a sed script's w, W and s///w write, so that
+// they are judged like a redirect (outside the workspace: refused; a file
+// that runs later: asks). ok is false when the script cannot be read to
+// its end: the writes are then not known.
+func sedWrites(s string) (files []string, ok bool) {
+	sc := sedScanner{s: s}
+	for sc.skipSpace(); sc.i < len(s); sc.skipSpace() {
+		switch s[sc.i] {
+		case ';', '\n', '}':
+			sc.i++
+			continue
+		case '#':
+			sc.toEOL()
+			continue
+		}
+		if !sc.addresses() {
+			return sc.writes, false
+		}
+		if why := sc.command(); strings.Contains(why, "cannot be read") || strings.Contains(why, "not known") {
+			return sc.writes, false
+		}
+	}
+	return sc.writes, true
 }
 
 // awkReadOnly allows awk programs that print: no system(), no pipes, no

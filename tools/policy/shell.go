@@ -33,6 +33,9 @@ func (a *analyzer) stmt(s *syntax.Stmt, fl *flow) {
 			in = src
 		}
 	}
+	if len(s.Redirs) > 0 && downloads(s.Cmd) {
+		a.downloadedTo(s.Redirs, fl) // curl … > install.sh
+	}
 	inner := fl
 	if in != fl.stdin {
 		inner = fl.withStdin(in)

@@ -38,6 +38,7 @@ type Cmd struct {
 	status     *Status     // tests override Check's answer
 	tweak      func(*plan) // tests change the plan to try one mechanism alone
 	entry      *entryProc  // nil in Full
+	plan       *plan       // what the sandbox granted, for Refused
 	// absent are git's guarded names that did not exist (Spec.Git);
 	// removed, what Wait removed because they appeared.
 	absent, removed []string

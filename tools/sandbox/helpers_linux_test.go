@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	scaled "github.com/agentd/agentd/internal/await"
 )
 
 // result is what a command did.
@@ -232,7 +234,7 @@ func (l *listener) received(t testing.TB) []string {
 // await polls cond until it holds or the deadline passes.
 func await(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(scaled.Timeout(d)) // longer on a loaded machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -150,7 +151,7 @@ func (h *holder) spawn(newNet bool) (*entryProc, error) {
 		ours.Close()
 		return nil, fmt.Errorf("sandbox: asking the namespace holder for an entry point: %w", err)
 	}
-	rest, ok := cutPrefix(answer, "p")
+	rest, ok := strings.CutPrefix(answer, "p")
 	pid, perr := strconv.Atoi(rest)
 	if !ok || perr != nil || pid <= 1 {
 		ours.Close()
@@ -168,13 +169,6 @@ func (h *holder) spawn(newNet bool) (*entryProc, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 // close ends the holder. Entry points it started and the commands in them

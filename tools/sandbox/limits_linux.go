@@ -55,6 +55,9 @@ type cgroups struct {
 	v2   bool
 	dirs []string // the daemon's group in each hierarchy
 	next atomic.Int64
+
+	mu    sync.Mutex // guards spare
+	spare [][]string // sets of groups no command uses, ready for the next
 }
 
 var (
@@ -65,7 +68,12 @@ var (
 
 // daemonCgroups makes the daemon's groups once and says why not.
 func daemonCgroups() (*cgroups, string) {
-	limitsOnce.Do(func() { limitsOf, limitsWhy = makeCgroups() })
+	limitsOnce.Do(func() {
+		limitsOf, limitsWhy = makeCgroups()
+		if limitsOf != nil {
+			go limitsOf.warmSpare()
+		}
+	})
 	return limitsOf, limitsWhy
 }
 
@@ -131,34 +139,91 @@ func makeCgroups() (*cgroups, string) {
 }
 
 // place puts pid (an entry point, before it runs its command) into a group
-// of its own in each hierarchy, and returns what removes the groups once
-// its processes are gone.
+// of its own in each hierarchy, and returns what gives the groups back once
+// its processes are gone. Making and removing a group costs several
+// milliseconds (the kernel waits for RCU grace periods), so groups are kept
+// and used again: a command's costs one write per hierarchy.
 func (c *cgroups) place(pid int) (release func(), pidsGroup string, err error) {
-	name := fmt.Sprintf("c%d", c.next.Add(1))
-	var made []string
-	undo := func() {
-		for _, d := range made {
-			removeGroup(d)
-		}
+	set, err := c.take()
+	if err != nil {
+		return nil, "", err
 	}
-	for i, dir := range c.dirs {
-		g := filepath.Join(dir, name)
-		set := map[string]string{}
-		switch {
-		case c.v2 || i == 0:
-			set["pids.max"] = strconv.Itoa(maxProcs())
-		}
-		if err := mkGroup(g, set); err != nil {
-			undo()
-			return nil, "", err
-		}
-		made = append(made, g)
+	for _, g := range set {
 		if err := os.WriteFile(filepath.Join(g, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-			undo()
+			go c.drop(set)
 			return nil, "", fmt.Errorf("moving the entry point into %s: %w", g, err)
 		}
 	}
-	return func() { go undo() }, made[0], nil
+	return func() { go c.give(set) }, set[0], nil
+}
+
+// maxSpare is how many unused sets of groups are kept.
+const maxSpare = 8
+
+// take hands out a set of groups (one per hierarchy, the pids one first)
+// with the default limit: a spare one, or a new one.
+func (c *cgroups) take() ([]string, error) {
+	c.mu.Lock()
+	if n := len(c.spare); n > 0 {
+		set := c.spare[n-1]
+		c.spare = c.spare[:n-1]
+		c.mu.Unlock()
+		if err := c.setMaxProcs(set[0], maxProcs()); err == nil {
+			return set, nil
+		}
+		go c.drop(set)
+		return c.take()
+	}
+	c.mu.Unlock()
+	name := fmt.Sprintf("c%d", c.next.Add(1))
+	var set []string
+	for i, dir := range c.dirs {
+		g := filepath.Join(dir, name)
+		s := map[string]string{}
+		if c.v2 || i == 0 {
+			s["pids.max"] = strconv.Itoa(maxProcs())
+		}
+		if err := mkGroup(g, s); err != nil {
+			go c.drop(set)
+			return nil, err
+		}
+		set = append(set, g)
+	}
+	return set, nil
+}
+
+// give takes back a set whose processes are gone: kept for the next
+// command when it is empty and there is room, else removed.
+func (c *cgroups) give(set []string) {
+	for i := 0; i < 100; i++ {
+		if readTrim(filepath.Join(set[0], "pids.current")) == "0" {
+			c.mu.Lock()
+			if len(c.spare) < maxSpare {
+				c.spare = append(c.spare, set)
+				c.mu.Unlock()
+				return
+			}
+			c.mu.Unlock()
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.drop(set)
+}
+
+// drop removes a set's groups.
+func (c *cgroups) drop(set []string) {
+	for _, g := range set {
+		removeGroup(g)
+	}
+}
+
+// warmSpare makes a spare set ahead of the first command.
+func (c *cgroups) warmSpare() {
+	set, err := c.take()
+	if err == nil {
+		c.give(set)
+	}
 }
 
 // setMaxProcs lowers (or raises, within the daemon's) the process limit of

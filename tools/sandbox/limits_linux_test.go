@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	scaled "github.com/agentd/agentd/internal/await"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -96,7 +97,7 @@ func TestForkBombContained(t *testing.T) {
 		t.Errorf("a command during the bomb: %v exit %d: %s", r.err, r.code, r.out)
 	}
 	t.Logf("during the bomb: a command took %v, the timer was %v late at most, peak %d processes", took, late, peak.Load())
-	if took > 10*time.Second || late > 2*time.Second {
+	if took > scaled.Timeout(10*time.Second) || late > scaled.Timeout(2*time.Second) {
 		t.Errorf("the bomb starved the daemon: a command took %v, the timer was %v late", took, late)
 	}
 	cancel()

@@ -71,7 +71,7 @@ type rule struct {
 var (
 	// systemRead are the system's programs, libraries and data.
 	systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
-		"/snap", "/sys", "/proc", "/var/lib/dpkg", "/var/lib/alternatives"}
+		"/snap", "/sys", "/var/lib/dpkg", "/var/lib/alternatives"}
 	// devices every command may read and write; /dev/pts is the command's
 	// own (tty_linux.go).
 	devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
@@ -116,6 +116,11 @@ func buildPlan(spec Spec, st Status, tmp string) (*plan, error) {
 		}
 	}
 	add(accRead, systemRead...)
+	if st.Namespaces {
+		add(accRead, "/proc") // the command's own, mounted before the rules
+	} else {
+		add(accRead, procShared()...)
+	}
 	add(accRead, etcRules()...)
 	add(accDev, devices...)
 	if st.Namespaces {

@@ -103,6 +103,11 @@ type Spec struct {
 	// repository's objects, refs, index and logs. Any other command finds
 	// the whole git directory read-only (gitdirs_linux.go).
 	Git bool
+	// LandlockOnly confines the command with Landlock alone, as on a
+	// machine without user namespaces: no mount, PID or network
+	// namespace, so no WorkspaceWrite (ErrUnavailable). For a user who
+	// chose so (sandbox: landlock) and for tests.
+	LandlockOnly bool
 	// MaxProcs bounds the command's processes and threads together; 0 is
 	// the default (4096, or less on a machine with few pids).
 	MaxProcs int
@@ -280,6 +285,13 @@ type Status struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// WithoutNamespaces is s as a Spec.LandlockOnly command sees it.
+func (s Status) WithoutNamespaces() Status {
+	s.Namespaces, s.NetNamespace, s.PrivateProc = false, false, false
+	s.Problems = append(append([]string(nil), s.Problems...), "user namespaces: not used (sandbox: landlock in the settings)")
+	return s
+}
+
 // Supports reports whether a command can run in p here. Full always can;
 // Read needs Landlock and the entry point; WorkspaceWrite also needs the
 // namespaces, without which .git/config and .git/hooks could not be kept
@@ -300,7 +312,11 @@ func (s Status) Supports(p Profile) bool {
 func (s Status) String() string {
 	var b strings.Builder
 	if s.Supports(Read) {
-		fmt.Fprintf(&b, "kernel sandbox: active (Landlock ABI %d", s.Landlock)
+		state := "active"
+		if !s.Supports(WorkspaceWrite) {
+			state = "PARTLY active"
+		}
+		fmt.Fprintf(&b, "kernel sandbox: %s (Landlock ABI %d", state, s.Landlock)
 		for _, m := range []struct {
 			on   bool
 			name string
@@ -310,14 +326,21 @@ func (s Status) String() string {
 				b.WriteString("; " + m.name)
 			}
 		}
+		if !s.Namespaces {
+			b.WriteString("; Landlock alone")
+		}
 		b.WriteString(")\n")
+		if !s.Supports(WorkspaceWrite) {
+			b.WriteString("  read-only commands run confined; workspace-write is NOT AVAILABLE (it needs user namespaces to keep\n" +
+				"  the repository's git directory read-only): every other command asks, and runs with your full rights\n")
+		}
 	} else {
 		b.WriteString("kernel sandbox: NOT AVAILABLE: every command needs the user's approval\n")
 	}
 	for _, p := range []Profile{Read, WorkspaceWrite, Full} {
 		mark := "yes"
 		if !s.Supports(p) {
-			mark = "no"
+			mark = "NO"
 		}
 		fmt.Fprintf(&b, "  %-16s %s\n", p.String()+":", mark)
 	}
@@ -330,4 +353,12 @@ func (s Status) String() string {
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// Refusal is a right the sandbox did not give a command that it seems to
+// have needed (Cmd.Refused): Right is "read" (and execute), "write" or
+// "network"; Path is empty for the network.
+type Refusal struct {
+	Path  string `json:"path,omitempty"`
+	Right string `json:"right"`
 }

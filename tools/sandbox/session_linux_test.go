@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	scaled "github.com/agentd/agentd/internal/await"
 )
 
 // TestHelperServe is not a test: the session tests run the test binary in
@@ -82,7 +84,7 @@ func server(t *testing.T, f *fixture, session string) int {
 			t.Fatalf("the server says %q", line)
 		}
 		return port
-	case <-time.After(20 * time.Second):
+	case <-time.After(scaled.Timeout(20 * time.Second)):
 		t.Fatal("the server never said where it listens")
 	}
 	return 0

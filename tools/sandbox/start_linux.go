@@ -25,6 +25,9 @@ func (c *Cmd) startConfined() error {
 	if c.status != nil {
 		st = *c.status
 	}
+	if c.spec.LandlockOnly {
+		st = st.WithoutNamespaces()
+	}
 	if !st.Supports(c.spec.Profile) {
 		why := strings.Join(st.Problems, "; ")
 		if why == "" {
@@ -83,6 +86,7 @@ func (c *Cmd) startConfined() error {
 	c.exitStatus = e.exitStatus
 	c.absent = p.Absent
 	c.entry = e
+	c.plan = p
 	c.conf.Limits = e.release != nil
 	pid := e.proc.Pid
 	c.stopCtx = context.AfterFunc(c.context(), func() {

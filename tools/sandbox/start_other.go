@@ -33,3 +33,13 @@ type plan struct{}
 type streams struct{}
 
 func (*streams) wait(time.Duration) error { return nil }
+
+// Refused finds nothing where nothing is confined.
+func (c *Cmd) Refused(string) []Refusal { return nil }
+
+// entryProc is an entry point; there is none here.
+type entryProc struct{}
+
+func (*entryProc) released() {}
+
+func removeAppeared([]string) []string { return nil }

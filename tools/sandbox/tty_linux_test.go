@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	scaled "github.com/agentd/agentd/internal/await"
 	"io"
 	"os"
 	"os/exec"
@@ -104,7 +105,7 @@ func TestNoTypingIntoTheDaemonsTerminal(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(scaled.Timeout(2 * time.Minute)):
 		_ = cmd.Process.Kill()
 		t.Fatalf("the helper daemon hung:\n%s\n%s", stdout.String(), stderr.String())
 	}
@@ -123,7 +124,7 @@ func TestNoTypingIntoTheDaemonsTerminal(t *testing.T) {
 	}
 	select {
 	case <-read:
-	case <-time.After(10 * time.Second):
+	case <-time.After(scaled.Timeout(10 * time.Second)):
 		t.Fatal("the terminal stayed open after the helper daemon ended")
 	}
 	seen := screen.String()

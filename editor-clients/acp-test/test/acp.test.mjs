@@ -25,7 +25,7 @@ test("a prompt streams its answer and a plan", async (t) => {
   const agent = await started();
   t.after(() => agent.stop());
   const { sessionId, modes } = await agent.newSession(tempDir("agentd-acp-ws-"));
-  assert.deepEqual(modes.availableModes.map((m) => m.id), ["read-only", "ask", "auto-edit", "full-auto"]);
+  assert.deepEqual(modes.availableModes.map((m) => m.id), ["read-only", "plan", "ask", "auto-edit", "full-auto"]);
   const res = await agent.prompt(sessionId, "plan the refactor");
   assert.equal(res.stopReason, "end_turn");
   const ups = agent.of(sessionId);

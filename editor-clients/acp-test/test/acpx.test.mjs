@@ -146,3 +146,54 @@ test("acpx: cancel stops a running command and ends the turn cancelled", async (
   assert.ok(Date.now() - began < 10000, "the 30 s command was stopped");
   await term.waitFor("acpx cancel to finish", /cancel requested|cancelled/, { pane: other });
 });
+
+test("acpx: plan mode refuses a write unasked, asks to approve the plan in the chat, and the approved plan runs in auto-edit", async (t) => {
+  const { term, ws, acpx, log } = terminal(t);
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+  term.step();
+  term.type(acpx("set-mode plan"));
+  await term.waitFor("the mode", /plan/);
+
+  term.step();
+  term.type(acpx("'plan the notes'"));
+  let s = await term.waitFor("the plan", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.doesNotMatch(s, /\(y\/N\)/, "the write was refused without asking");
+  assert.match(s, /Approve the plan\?/);
+  assert.match(s, /Write notes\.txt with one line\./);
+  assert.match(s, /^1\. Approve, and edit files without asking/m);
+  assert.match(s, /^4\. Keep planning/m);
+  assert.equal(existsSync(join(ws, "notes.txt")), false);
+
+  term.step();
+  term.type(acpx("1"));
+  s = await term.waitFor("the plan carried out", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Wrote notes\.txt\./);
+  assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
+  assert.match(log(), /currentModeId\\":\\"auto-edit\\",\\"sessionUpdate\\":\\"current_mode_update/, "the client is told the mode changed");
+});
+
+test("acpx: a prompt sent while a turn works waits for it, then runs with its conversation", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+  term.step();
+  term.type(acpx("set-mode full-auto"));
+  await term.waitFor("the mode", /full-auto/);
+
+  term.step();
+  term.type(acpx("'count slowly'"));
+  await term.waitFor("the command to run", /\[tool\] `sleep 3; echo counted`/);
+  const other = term.newPane();
+  term.step(other);
+  term.type(`cd ${ws} && ${acpx("'and then say hi'")}`, other);
+  const first = await term.waitFor("the first turn", /\[done\] \w+/, { ms: 60000 });
+  assert.match(first, /The command finished\./);
+  const second = await term.waitFor("the follow-up", /\[done\] \w+/, { pane: other, ms: 60000 });
+  assert.match(second, /\[done\] end_turn/);
+  assert.match(second, /Hi, after the count\./, "the follow-up ran after the first turn, with its conversation");
+});

@@ -51,6 +51,9 @@
 #  17. two conversations at once: a question waits in the first while
 #      :AgentdChatTab opens a second in its own tab, which runs and asks too;
 #      each tab's chat shows its own, and each question is answered there.
+#  18. steer and queue: while a command runs, the compose window's status
+#      line says <C-s> steers; the steer shows in the run and the model
+#      answers it; <C-q> queues a follow-up that starts after.
 # The screen is captured at each step and at each failure
 # (AGENTD_TEST_CAPTURES=dir keeps them; a failed run keeps them anyway).
 # Prints "N passed, N failed"; exits non-zero on failure.
@@ -63,6 +66,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/agentd-tmux.XXXXXX")
 CAPS=${AGENTD_TEST_CAPTURES:-$T/captures}
 mkdir -p "$CAPS"
 S=agentd-nvim-test-$$
+# a tmux server of its own: a kill-server elsewhere on the default socket
+# must not end this one
+tmux() { command tmux -S "$T/tmux.sock" "$@"; }
 MODEL_PID=
 passed=0
 failed=0
@@ -82,7 +88,7 @@ fail() { # the screen is printed and kept with the captures
   echo "--- screen (kept in $last_capture):"; screen | sed 's/^/  | /'
 }
 cleanup() {
-  tmux kill-session -t "$S" 2>/dev/null
+  tmux kill-server 2>/dev/null # its own server (the socket in $T)
   chattr -R -i "$T" 2>/dev/null
   [ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
   if [ "$failed" -gt 0 ]; then
@@ -793,5 +799,27 @@ keys Enter
 check 'the first conversation goes on' 'Got one.' 20
 capture tabs-first
 stop_session tabs
+
+# --- 18 ----------------------------------------------------------------------
+start_session steer steer "AGENTD_POLICY = 'full-auto'" || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter
+type_text 'build it'
+keys C-s
+check 'the command runs' '$ sleep 3; echo built …'
+check 'the compose window says what sending does now' '<C-s> steers the run · <C-q> queues a follow-up'
+keys i
+type_text 'also run the tests'
+keys C-s
+check 'the steer shows in the run' '» you: also run the tests'
+keys i
+type_text 'then write docs'
+keys C-q
+check 'the follow-up is queued' '— queued: starts when the run before it ends · dd cancels it'
+capture steer-queued
+check 'the model read the steer' 'Will run the tests too.' 20
+check 'the queued run starts after it' 'Docs written.' 20
+capture steer-done
+stop_session steer
 
 finish

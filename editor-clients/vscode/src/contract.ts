@@ -98,6 +98,7 @@ export type ErrorCodeName = keyof typeof ErrorCode;
 export const KINDS = {
   choice: { answer: 'agent/reply', secret: false },
   confirm_command: { answer: 'agent/confirm', secret: false },
+  confirm_plan: { answer: 'agent/reply', secret: false },
   confirm_write: { answer: 'agent/confirm', secret: false },
   question: { answer: 'agent/reply', secret: false },
   secret: { answer: 'agent/reply', secret: true },
@@ -111,7 +112,7 @@ export const ANSWER_METHODS = ['reply', 'confirm'] as const;
 export type AnswerMethod = (typeof ANSWER_METHODS)[number];
 
 /** ApprovalPolicy is an approval policy: how freely calls run. */
-export const POLICIES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
+export const POLICIES = ['read-only', 'plan', 'ask', 'auto-edit', 'full-auto'] as const;
 export type ApprovalPolicy = (typeof POLICIES)[number];
 
 /** CommandSource says where a command was found. */
@@ -175,7 +176,7 @@ export type Profile = (typeof PROFILES)[number];
  * PromptKind is what an input request asks for. A front end says which kinds it can show
  * (Config.RequestKinds); a kind it cannot show is resolved by the policy, failing closed.
  */
-export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret'] as const;
+export const PROMPT_KINDS = ['question', 'choice', 'confirm_write', 'confirm_command', 'secret', 'confirm_plan'] as const;
 export type PromptKind = (typeof PROMPT_KINDS)[number];
 
 /** The reasoning efforts a session may choose. */
@@ -219,7 +220,7 @@ export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as 
 export type UndoStatus = (typeof UNDO_STATUSES)[number];
 
 /** UpdateKind says which fields of an Update are set. */
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 /**
@@ -397,6 +398,11 @@ export interface DiagnosticItem {
   code?: string;
   /** New: not there before the reply's edits. */
   new?: boolean;
+  /**
+   * Other: in a file the reply did not change (a caller its edit broke); only new problems of such
+   * files are reported.
+   */
+  other?: boolean;
 }
 
 /** DiagnosticsParams are editor/diagnostics' params. */
@@ -420,8 +426,12 @@ export interface DiagnosticsReport {
   /** Files are the files asked about, workspace-relative. */
   files: string[];
   items?: DiagnosticItem[];
-  /** New counts the problems the reply's edits brought (shown or not). */
+  /**
+   * New counts the problems the reply's edits brought (shown or not); Others those of them in files
+   * the reply did not change.
+   */
   new: number;
+  others?: number;
   /**
    * Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are
    * never shown.
@@ -757,6 +767,13 @@ export interface InputRequest {
   secrets?: string[];
   /** Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)". */
   rule?: string;
+  /**
+   * GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would
+   * allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments,
+   * except options that run another program …" (policy.Covers). Editors show it beside those
+   * answers.
+   */
+  grantCovers?: string[];
   createdAt: string;
   expiresAt?: string;
   pendingCount: number;
@@ -1264,6 +1281,8 @@ export interface SessionsResult {
 export interface SteerParams {
   runId: string;
   text: string;
+  /** Images go with the words, as a prompt's do (agent/run). */
+  images?: ImageInput[];
 }
 
 /**
@@ -1375,9 +1394,11 @@ export interface Update {
   kind: UpdateKind;
   /**
    * message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it),
-   * notice
+   * notice, steer
    */
   text?: string;
+  /** steer: the images that came with the words (agent/image has them). */
+  images?: ImageRef[];
   /** plan */
   explanation?: string;
   entries?: PlanEntry[];
@@ -1418,6 +1439,8 @@ export interface Update {
   context?: ContextUse;
   /** instructions */
   instructions?: InstructionFile[];
+  /** settings */
+  settings?: SessionSettings;
   /** result */
   stopReason?: StopReason;
   /** notice of a hook that failed (toolCallId is set for a tool event's hook) */

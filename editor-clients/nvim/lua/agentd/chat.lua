@@ -145,6 +145,13 @@ local function transcript_keys(buf)
     require('agentd.ui').notify(('no change on this line: %s on a line under a change (↶ c1 …), %s on a turn')
       :format(km.undo_change, km.undo_turn or ''))
   end, 'undo the change under the cursor')
+  map(buf, 'n', km.review_change, function()
+    local id = C.changes[api.nvim_win_get_cursor(0)[1]]
+    if id and S.session then
+      return require('agentd.review').open(S.session, id)
+    end
+    require('agentd.ui').notify('no change on this line: put the cursor on a change (↶ c1 …)')
+  end, 'review the change under the cursor')
   map(buf, 'n', km.undo_turn, function()
     local run = C.runs[api.nvim_win_get_cursor(0)[1]]
     if run then
@@ -159,6 +166,14 @@ local function transcript_keys(buf)
     end
     require('agentd.ui').notify('no turn on this line: put the cursor on the run to rewind to before')
   end, 'rewind the conversation to before the turn under the cursor')
+  map(buf, 'n', km.drop_queued, function()
+    local id = C.runs[api.nvim_win_get_cursor(0)[1]]
+    local run = id and S.runs:get(id)
+    if run and run.state == 'queued' then
+      return agentd().cancel(id)
+    end
+    require('agentd.ui').notify('no queued run on this line')
+  end, 'cancel the queued run under the cursor')
   local k = config.values.keymaps.request
   map(buf, 'n', k.open, function()
     local line = api.nvim_win_get_cursor(0)[1]
@@ -210,8 +225,11 @@ end
 
 local function compose_keys(buf)
   local km = config.values.keymaps.compose
-  map(buf, { 'n', 'i' }, km.send, M.send, 'send the prompt')
-  map(buf, 'n', km.send_normal, M.send, 'send the prompt')
+  map(buf, { 'n', 'i' }, km.send, M.send, 'send the prompt (a steer while the run works)')
+  map(buf, 'n', km.send_normal, M.send, 'send the prompt (a steer while the run works)')
+  map(buf, { 'n', 'i' }, km.queue, function()
+    M.send({ queue = true })
+  end, 'queue the prompt as the next run')
   map(buf, 'n', km.close, M.close, 'close the chat')
   map(buf, 'n', km.cancel, function()
     agentd().cancel()
@@ -303,7 +321,13 @@ end
 
 local function compose_status()
   local km = config.values.keymaps.compose
-  local s = (' compose · %s send · %s (Normal) send · %s close'):format(km.send, km.send_normal, km.close)
+  local s
+  if agentd().working_run() then
+    -- the run goes on: what is sent now steers it
+    s = (' compose · %s steers the run · %s queues a follow-up · %s close'):format(km.send, km.queue, km.close)
+  else
+    s = (' compose · %s send · %s (Normal) send · %s close'):format(km.send, km.send_normal, km.close)
+  end
   local ctx = S.draft_context
   if ctx and ctx.selection then
     s = s .. (' · with %s, lines %d-%d'):format(ctx.selection.path, ctx.selection.startLine, ctx.selection.endLine)
@@ -404,9 +428,11 @@ function M.toggle()
   end
 end
 
---- Sends the compose window's text as the next prompt of the session;
---- the text stays there until the daemon accepted it.
-function M.send()
+--- Sends the compose window's text: while the conversation's run works, as
+--- its steer (opts.queue: as the next run, queued after it), else as the
+--- next prompt; the text stays there until the daemon accepted it.
+---@param opts {queue: boolean|nil}|nil
+function M.send(opts)
   local buf = M.compose_buf()
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local text = vim.trim(table.concat(lines, '\n'))
@@ -417,6 +443,7 @@ function M.send()
   agentd().run({
     prompt = text,
     from_chat = true,
+    steer = not (opts and opts.queue),
     on_started = function()
       if valid(buf) and vim.deep_equal(api.nvim_buf_get_lines(buf, 0, -1, false), lines) then
         api.nvim_buf_set_lines(buf, 0, -1, false, {})

@@ -91,8 +91,10 @@ M.defaults = {
       prev_request = '[r',
       resume = 'R', -- resume the conversation's paused run
       undo_change = 'gu', -- on a change (a write, an edit, a command that changed files): restore the files to before it
+      review_change = 'gd', -- on a change: review it in a diff, hunk by hunk (gh takes one back in the file)
       undo_turn = 'gU', -- on a run: undo what it changed
       rewind = 'gW', -- on a run: rewind the conversation (and the files) to before it
+      drop_queued = 'dd', -- on a queued run: cancel it before it starts
     },
     -- Keys of the restore preview (the tab an undo or a rewind shows first).
     restore = {
@@ -104,8 +106,11 @@ M.defaults = {
     },
     -- Buffer-local keys in the compose window (send also works in Insert mode).
     compose = {
+      -- while the conversation's run works: its steer (the model reads it at
+      -- its next step); else a new run
       send = '<C-s>',
       send_normal = '<CR>',
+      queue = '<C-q>', -- a follow-up run that starts when the current one ends
       close = 'q',
       cancel = '<C-c>',
     },

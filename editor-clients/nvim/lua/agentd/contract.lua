@@ -100,6 +100,7 @@ M.error_codes = {
 M.kinds = {
   choice = { answer = 'agent/reply', secret = false },
   confirm_command = { answer = 'agent/confirm', secret = false },
+  confirm_plan = { answer = 'agent/reply', secret = false },
   confirm_write = { answer = 'agent/confirm', secret = false },
   question = { answer = 'agent/reply', secret = false },
   secret = { answer = 'agent/reply', secret = true },
@@ -111,8 +112,8 @@ M.answer_methods = { 'reply', 'confirm' }
 ---@alias agentd.AnswerMethod 'reply'|'confirm'
 
 --- ApprovalPolicy is an approval policy: how freely calls run.
-M.policies = { 'read-only', 'ask', 'auto-edit', 'full-auto' }
----@alias agentd.ApprovalPolicy 'read-only'|'ask'|'auto-edit'|'full-auto'
+M.policies = { 'read-only', 'plan', 'ask', 'auto-edit', 'full-auto' }
+---@alias agentd.ApprovalPolicy 'read-only'|'plan'|'ask'|'auto-edit'|'full-auto'
 
 --- CommandSource says where a command was found.
 M.command_sources = { 'user', 'workspace' }
@@ -166,8 +167,8 @@ M.profiles = { 'read', 'workspace-write', 'full' }
 
 --- PromptKind is what an input request asks for. A front end says which kinds it can show
 --- (Config.RequestKinds); a kind it cannot show is resolved by the policy, failing closed.
-M.prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret' }
----@alias agentd.PromptKind 'question'|'choice'|'confirm_write'|'confirm_command'|'secret'
+M.prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret', 'confirm_plan' }
+---@alias agentd.PromptKind 'question'|'choice'|'confirm_write'|'confirm_command'|'secret'|'confirm_plan'
 
 --- The reasoning efforts a session may choose.
 M.reasoning_efforts = { 'low', 'medium', 'high' }
@@ -210,8 +211,8 @@ M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
 ---@alias agentd.UndoStatus 'restored'|'conflicts'|'nothing'|'preview'
 
 --- UpdateKind says which fields of an Update are set.
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context' }
----@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'
+M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings' }
+---@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'|'settings'
 
 --- Attachment is a text the user attached: Name says what it is for people and the model ("git diff",
 --- "cart.go (unsaved)").
@@ -322,6 +323,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field source? string
 ---@field code? string
 ---@field new? boolean New: not there before the reply's edits.
+---@field other? boolean Other: in a file the reply did not change (a caller its edit broke); only new problems of such files are reported.
 
 --- DiagnosticsParams are editor/diagnostics' params.
 ---@class agentd.DiagnosticsParams
@@ -335,7 +337,8 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.DiagnosticsReport
 ---@field files string[] Files are the files asked about, workspace-relative.
 ---@field items? agentd.DiagnosticItem[]
----@field new integer New counts the problems the reply's edits brought (shown or not).
+---@field new integer New counts the problems the reply's edits brought (shown or not); Others those of them in files the reply did not change.
+---@field others? integer
 ---@field omitted? integer Omitted counts the errors and warnings past the bound; Quiet the infos and hints, which are never shown.
 ---@field quiet? integer
 ---@field servers? string[] Servers name who answered: "the editor", "gopls".
@@ -555,6 +558,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field network? boolean
 ---@field secrets? string[]
 ---@field rule? string Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
+---@field grantCovers? string[] GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments, except options that run another program …" (policy.Covers). Editors show it beside those answers.
 ---@field createdAt string
 ---@field expiresAt? string
 ---@field pendingCount integer
@@ -919,6 +923,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.SteerParams
 ---@field runId string
 ---@field text string
+---@field images? agentd.ImageInput[] Images go with the words, as a prompt's do (agent/run).
 
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
@@ -986,7 +991,8 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- Update is one event of a run; Kind says which fields are set.
 ---@class agentd.Update
 ---@field kind agentd.UpdateKind
----@field text? string message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it), notice
+---@field text? string message_chunk, thought_chunk (the model's reasoning, shown apart and never sent back to it), notice, steer
+---@field images? agentd.ImageRef[] steer: the images that came with the words (agent/image has them).
 ---@field explanation? string plan
 ---@field entries? agentd.PlanEntry[]
 ---@field toolCallId? string tool_call, tool_call_update
@@ -1008,6 +1014,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field usage? agentd.Usage usage
 ---@field context? agentd.ContextUse context
 ---@field instructions? agentd.InstructionFile[] instructions
+---@field settings? agentd.SessionSettings settings
 ---@field stopReason? agentd.StopReason result
 ---@field hook? agentd.HookReport notice of a hook that failed (toolCallId is set for a tool event's hook)
 

@@ -366,6 +366,9 @@ function M.open(id)
   for i, f in ipairs(files) do
     local path, left_win = add_file(d, f, #files)
     local title = (#files > 1 and ('(%d/%d) '):format(i, #files) or '') .. path .. ' (' .. (f.status or 'write') .. ')'
+    if type(f.runsLater) == 'string' and f.runsLater ~= '' then
+      title = title .. ' ⚠ runs later outside any sandbox'
+    end
     d.files[#d.files + 1] = { title = title, left_win = left_win, right_win = api.nvim_get_current_win() }
   end
   -- the keys, split over the two windows' status lines: allows on the

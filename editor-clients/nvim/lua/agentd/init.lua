@@ -61,6 +61,10 @@ function M.run(opts)
   opts = opts or {}
   local prompt = opts.prompt
   lifecycle.root()
+  local working = opts.steer and prompt and vim.trim(prompt) ~= '' and M.working_run()
+  if working then
+    return M.steer(working, prompt, opts)
+  end
   if not prompt or vim.trim(prompt) == '' then
     if opts.new_session then
       S.session, S.new_chat = nil, true
@@ -156,13 +160,21 @@ function M.chat(new)
 end
 
 -- The run :AgentdCancel stops: the latest unfinished run of the chat's
--- session, else the latest unfinished run.
+-- session that is not queued (one working comes before those waiting to
+-- start), else the latest unfinished run.
 local function active_run()
   local list = S.session and S.runs:of_session(S.session) or {}
+  local queued
   for i = #list, 1, -1 do
     if not P.terminal_states[list[i].state] then
-      return list[i]
+      if list[i].state ~= 'queued' then
+        return list[i]
+      end
+      queued = queued or list[i]
     end
+  end
+  if queued then
+    return queued
   end
   for i = #S.runs.order, 1, -1 do
     local r = S.runs:get(S.runs.order[i])
@@ -170,6 +182,42 @@ local function active_run()
       return r
     end
   end
+end
+
+--- The run of the chat's conversation that a prompt written now steers:
+--- its latest run when it is not over (working, waiting for you, paused
+--- or queued), else nil.
+---@return agentd.Run|nil
+function M.working_run()
+  local list = S.session and S.runs:of_session(S.session) or {}
+  local last = list[#list]
+  if last and not P.terminal_states[last.state] and not last.rewound then
+    return last
+  end
+end
+
+--- Gives run the user's words while it works (agent/steer); a run over
+--- meanwhile gets them as a new prompt instead.
+---@param run agentd.Run
+---@param text string
+---@param opts table the run's options (from_chat, on_started)
+function M.steer(run, text, opts)
+  S.starting = S.starting + 1
+  lifecycle.request(P.request.steer, { runId = run.id, text = text }, function(e)
+    S.starting = S.starting - 1
+    if e and e.code == P.error_codes.RunFinished then
+      -- over meanwhile: the words start the next run
+      return M.run(vim.tbl_extend('force', opts, { steer = false }))
+    elseif e then
+      local kept = opts.from_chat or chat.keep_prompt(text)
+      return ui.notify('steer refused: ' .. err_text(e) .. (kept and ' (your words are in the compose window)' or ''),
+        vim.log.levels.ERROR)
+    end
+    chat.follow()
+    if opts.on_started then
+      opts.on_started(run.id)
+    end
+  end)
 end
 
 function M.cancel(run_id)
@@ -385,6 +433,13 @@ function M.statusline()
     parts[#parts + 1] = require('agentd.render').state_word(active.state)
   elseif run then
     parts[#parts + 1] = require('agentd.render').state_word(run.state)
+  end
+  local queued = 0
+  for _, r in pairs(S.runs.runs) do
+    queued = queued + (r.state == 'queued' and 1 or 0)
+  end
+  if queued > 0 and not (active and active.state == 'queued') then
+    parts[#parts + 1] = ('queued (%d)'):format(queued)
   end
   local n = S.requests:count()
   if n > 0 then

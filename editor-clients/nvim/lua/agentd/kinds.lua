@@ -37,7 +37,8 @@ function M.write_files(req)
   for _, f in ipairs(type(req.diff) == 'table' and req.diff or {}) do
     local added, removed = udiff.stat(f.diff)
     local st = ({ added = 'A', modified = 'M', deleted = 'D', moved = 'R' })[f.status] or 'M'
-    out[#out + 1] = { path = str(f.path), status = st, added = added, removed = removed }
+    out[#out + 1] = { path = str(f.path), status = st, added = added, removed = removed,
+      runs_later = str(f.runsLater) ~= '' and f.runsLater or nil }
   end
   return out
 end
@@ -146,6 +147,9 @@ M.spec = {
       local out = {}
       for _, f in ipairs(M.write_files(req)) do
         out[#out + 1] = ('  %s %s  +%d -%d'):format(f.status, f.path, f.added, f.removed)
+        if f.runs_later then
+          out[#out + 1] = '    ' .. M.runs_later(f.runs_later)
+        end
       end
       if str(req.rule) ~= '' then
         out[#out + 1] = 'rule: ' .. req.rule
@@ -255,10 +259,18 @@ function M.where(req)
   return ('runs in: the %s sandbox, %s'):format(p, net)
 end
 
---- Whether a detail line is a warning (a command that would run unconfined).
+--- A file that something runs later outside any sandbox, in words.
+---@param who string the daemon's runsLater
+---@return string
+function M.runs_later(who)
+  return '⚠ runs later, outside any sandbox: ' .. who
+end
+
+--- Whether a detail line is a warning (a command that would run
+--- unconfined, a file that runs later outside any sandbox).
 ---@param line string
 function M.is_warning(line)
-  return line:find('^%s*runs in: NO sandbox') ~= nil
+  return line:find('^%s*runs in: NO sandbox') ~= nil or line:find('^%s*⚠ runs later') ~= nil
 end
 
 --- Whether the request would run a command with the user's full rights

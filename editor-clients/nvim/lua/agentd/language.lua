@@ -22,8 +22,10 @@ function M.capabilities()
     workspaceSymbols = true, context = true, buffers = true }
 end
 
---- How long a file loaded hidden gets for a language server to attach (ms).
-M.ATTACH_MS = 3000
+--- How long after a file is loaded hidden a language server may still be
+--- attaching to it (ms): one starts and initializes first (seconds on a
+--- busy machine). Past it, a file no client attached to is not covered.
+M.ATTACH_MS = 10000
 --- How long, at most, a request waits for servers that are starting (ms).
 M.READY_MS = 5000
 
@@ -54,6 +56,7 @@ end
 --- Buffers loaded here for the daemon, not shown to the user: this module
 --- keeps them in step with the disk (agentd.documents leaves them alone).
 M.hidden = {}
+local loaded_at = {} -- hidden buffer -> uv.now() when it was loaded
 
 -- The buffer of a file, loaded hidden when it is not (its filetype
 -- detected, so that language servers attach); nil for a file that does
@@ -71,11 +74,13 @@ local function buffer_for(path)
   vim.bo[b].bufhidden = 'hide'
   vim.fn.bufload(b)
   M.hidden[b] = true
+  loaded_at[b] = uv.now()
   api.nvim_create_autocmd('BufWipeout', {
     buffer = b,
     once = true,
     callback = function()
       M.hidden[b] = nil
+      loaded_at[b] = nil
     end,
   })
   if vim.bo[b].filetype == '' then
@@ -117,10 +122,16 @@ local function ready(c)
   return c.initialized ~= false and not (c.is_stopped and c.is_stopped())
 end
 
+-- Whether a client may still attach to buf: it was loaded hidden a moment
+-- ago (its server may be starting).
+local function attaching(buf)
+  return loaded_at[buf] ~= nil and uv.now() - loaded_at[buf] < M.ATTACH_MS
+end
+
 -- Calls done(list of clients) once buf has clients and they are ready, or
--- once waiting is pointless (none attached within attach_ms, or deadline).
-local function when_ready(buf, attach_ms, deadline, done)
-  local start = uv.now()
+-- once waiting is pointless (none attached and none attaching, or
+-- deadline).
+local function when_ready(buf, _, deadline, done)
   local function check()
     if not api.nvim_buf_is_valid(buf) then
       return done({})
@@ -134,7 +145,7 @@ local function when_ready(buf, attach_ms, deadline, done)
       return done(cs)
     end
     local now = uv.now()
-    if now >= deadline or (#cs == 0 and now - start >= attach_ms) then
+    if now >= deadline or (#cs == 0 and not attaching(buf)) then
       return done(vim.tbl_filter(ready, cs))
     end
     vim.defer_fn(check, 20)
@@ -478,7 +489,10 @@ local function diagnostics(params, respond)
         take_disk(f.buf)
       end
       when_ready(f.buf, f.loaded and M.ATTACH_MS or 0, deadline, function(cs)
-        if #cs == 0 then
+        if #cs == 0 and attaching(f.buf) then
+          -- its server is still starting: not "uncovered"
+          return finish(i, { uri = f.uri, diagnostics = {}, pending = true })
+        elseif #cs == 0 then
           return finish(i, diagnostics_of(f.uri, f.buf, false))
         end
         if not params.fresh and not f.loaded then

@@ -124,6 +124,7 @@ end
 -- people. A stop reason the state says already (end_turn, cancelled,
 -- error: the error is shown) adds nothing.
 M.STATE_WORDS = {
+  queued = 'queued',
   running = 'running',
   requires_action = 'waiting for you',
   paused = 'paused',
@@ -381,6 +382,10 @@ local function render_change(out, item, info, rewound)
     s = s .. ': ' .. table.concat(names, ', ')
   end
   local key = config.values.keymaps.chat.undo_change
+  local review = config.values.keymaps.chat.review_change
+  if not undone and not rewound and review and review ~= '' then
+    s = s .. ' · ' .. review .. ' review'
+  end
   if not undone and not rewound and key and key ~= '' then
     s = s .. ' · ' .. key .. ' undo'
   end
@@ -434,6 +439,15 @@ local function render_item(out, item, open, max, ctx)
     end
     push(out, 'Instructions: ' .. (#names > 0 and table.concat(names, ' · ') or 'none'))
     hl(out, 'Comment')
+  elseif item.type == 'steer' then
+    -- the user's words, given while the run worked
+    local lines = split(item.text)
+    push(out, '» you: ' .. lines[1])
+    hl(out, 'Special')
+    for i = 2, #lines do
+      push(out, '       ' .. lines[i])
+      hl(out, 'Special')
+    end
   elseif item.type == 'notice' then
     local lines = split(item.text)
     push(out, '⚠ ' .. lines[1])
@@ -446,6 +460,10 @@ local function render_item(out, item, open, max, ctx)
     push(out, 'Files changed:')
     for _, f in ipairs(item.files or {}) do
       push(out, '  ' .. (FILE_MARK[f.status] or '?') .. ' ' .. tostring(f.path))
+      if type(f.runsLater) == 'string' and f.runsLater ~= '' then
+        push(out, '    ' .. kinds.runs_later(f.runsLater))
+        hl(out, 'WarningMsg')
+      end
     end
   end
 end
@@ -526,6 +544,10 @@ function M.run(out, run, open, checkpoint)
     status = status .. ': ' .. one_line(run.error)
   end
   status = status .. M.usage(run.usage)
+  if run.state == 'queued' then
+    local drop = config.values.keymaps.chat.drop_queued
+    status = status .. ': starts when the run before it ends' .. (drop and drop ~= '' and (' · ' .. drop .. ' cancels it') or '')
+  end
   push(out, status)
   if paused then
     hl(out, 'WarningMsg')

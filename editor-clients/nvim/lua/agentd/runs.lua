@@ -321,6 +321,11 @@ function Store:apply(method, p)
       if type(u.text) == 'string' and u.text ~= '' then
         run.items[#run.items + 1] = { type = 'notice', text = u.text }
       end
+    elseif k == 'steer' then
+      -- the user's words given while the run worked, where they were given
+      if type(u.text) == 'string' and u.text ~= '' then
+        run.items[#run.items + 1] = { type = 'steer', text = u.text }
+      end
     elseif k == 'result' then
       run.result = u.text
       run.stop_reason = u.stopReason
