@@ -210,6 +210,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 
 /** The approval modes as the mode picker says them. */
 const MODE_LABELS: Record<string, string> = {
+  plan: 'Plan first (read only until approved)',
   'read-only': 'Read only',
   ask: 'Ask before changes',
   'auto-edit': 'Auto-accept edits',
