@@ -31,6 +31,7 @@ const module = "github.com/agentd/agentd"
 var allowed = map[string][]string{
 	"rpc/wire":          {},
 	"rag":               {},
+	"rag/pgstore":       {"rag"},
 	"tools":             {"rag", "tools/sandbox", "tools/images", "internal/lazy"},
 	"tools/images":      {},
 	"tools/sandbox":     {},
@@ -56,6 +57,7 @@ var allowed = map[string][]string{
 	"internal/proctest":  {"internal/await"},
 	"internal/await":     {},
 	"internal/testcache": {},
+	"internal/pgtest":    {},
 	"internal/contract":  {},
 }
 
@@ -96,6 +98,9 @@ var owners = map[string]string{
 	// tools/sandbox/landlock_linux.go for why).
 	"github.com/landlock-lsm/go-landlock": "tools/sandbox",
 	"github.com/stretchr/testify":         "", // tests only
+
+	// The team index (docs/index.md): PostgreSQL's client.
+	"github.com/jackc/pgx/v5": "rag/pgstore",
 }
 
 func TestImportPolicy(t *testing.T) {

@@ -372,7 +372,7 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 		h := sha256.Sum256(w.buf)
 		res.slots = append(res.slots, slot{Start: int32(ch.Start), End: int32(ch.End), Off: int32(ch.Off),
 			Len: int32(ch.Len), flags: ch.Flags, Symbol: strings.Clone(ch.Symbol), hash: [16]byte(h[:16])})
-		bg := w.tc.count(ch.Path, " ", ch.Symbol, "\n", ch.Text)
+		bg := w.tc.countFields(ch.Path, ch.Names, ch.Symbol, ch.Text)
 		if res.entry.Kind != kindGenerated {
 			// Generated code defines names nobody asks for by name.
 			for _, k := range nameKeys(ch.Names) {
@@ -416,11 +416,15 @@ func (ix *Index) applyResults(ctx context.Context, results []fileResult) {
 		e := r.entry
 		ix.addFileLocked(e)
 		e.slots = make([]int32, 0, len(r.slots))
+		if len(r.slots) > 0 {
+			ix.chunked++
+		}
 		for i := range r.slots {
 			sl := r.slots[i]
 			sl.file = e.id
 			n := ix.addSlotLocked(sl, r.bags[i])
 			e.slots = append(e.slots, n)
+			ix.fileLens[e.id] += ix.bm.docLen[n]
 			if ix.cache != nil {
 				if v, ok := ix.cache.vecs[sl.hash]; ok {
 					ix.setVecLocked(ctx, n, v)
@@ -437,10 +441,12 @@ func (ix *Index) addFileLocked(e *fileEntry) {
 		e.id, ix.freeFiles = ix.freeFiles[k-1], ix.freeFiles[:k-1]
 		ix.fileTab[e.id] = e
 		ix.fileKinds[e.id] = e.Kind
+		ix.fileLens[e.id] = 0
 	} else {
 		e.id = int32(len(ix.fileTab))
 		ix.fileTab = append(ix.fileTab, e)
 		ix.fileKinds = append(ix.fileKinds, e.Kind)
+		ix.fileLens = append(ix.fileLens, 0)
 	}
 	ix.files[e.path] = e
 }
@@ -500,7 +506,11 @@ func (ix *Index) removeFileLocked(ctx context.Context, rel string) {
 		return
 	}
 	delete(ix.files, rel)
+	if len(e.slots) > 0 {
+		ix.chunked--
+	}
 	ix.fileTab[e.id] = nil
+	ix.fileLens[e.id] = 0
 	ix.freeFiles = append(ix.freeFiles, e.id)
 	ix.dirty = true
 	ix.gen++

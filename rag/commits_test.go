@@ -202,7 +202,9 @@ func TestRankingAblations(t *testing.T) {
 		v("no synonyms", func(p *rankParams) { p.synonymWeight = 0 }),
 		v("no chunk floor (every matching chunk grouped)", func(p *rankParams) { p.minChunkScore = 0 }),
 		v("no relevance cut-off", func(p *rankParams) { p.minTerms, p.minCover = 0, 0 }),
-		v("more chunks per file (decay 0.8)", func(p *rankParams) { p.decay = 0.8 }),
+		v("fewer chunks per file (decay 0.6)", func(p *rankParams) { p.decay = 0.6 }),
+		v("no file-level evidence", func(p *rankParams) { p.fileWeight = 0 }),
+		v("change verbs at full weight", func(p *rankParams) { p.verbWeight = 0 }),
 		v("BM25 chunks only (no priors, grouping, evidence)", func(p *rankParams) {
 			*p = rankParams{testPrior: 1, docsPrior: 1, generatedPrior: 1, headerWeight: 1, chunksOnly: true}
 		}),

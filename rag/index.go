@@ -54,6 +54,8 @@ type Index struct {
 	files     map[string]*fileEntry // manifest, by workspace-relative path
 	fileTab   []*fileEntry          // by file id; nil = free
 	fileKinds []fileKind            // by file id: a dense copy of fileEntry.Kind, for ranking
+	fileLens  []int32               // by file id: the sum of its chunks' BM25 lengths (file-level evidence)
+	chunked   int                   // files with at least one chunk: N of file-level BM25
 	freeFiles []int32
 	slots     []slot  // chunks by slot number; file < 0 = free
 	free      []int32 // slots ready for reuse
@@ -195,8 +197,8 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 // reset empties the index.
 func (ix *Index) reset() {
 	ix.files = make(map[string]*fileEntry)
-	ix.fileTab, ix.fileKinds, ix.freeFiles = nil, nil, nil
-	ix.slots, ix.free, ix.limbo, ix.live = nil, nil, nil, 0
+	ix.fileTab, ix.fileKinds, ix.fileLens, ix.freeFiles = nil, nil, nil, nil
+	ix.slots, ix.free, ix.limbo, ix.live, ix.chunked = nil, nil, nil, 0, 0
 	ix.dict = newTermDict()
 	ix.bm = newBM25(ix.dict)
 	ix.dirs = make(map[string]int64)

@@ -26,6 +26,8 @@ type corpus interface {
 	docStart(doc int32) int32 // first line: ties within a file go to the earlier chunk
 	fileKind(f int32) fileKind
 	filePath(f int32) string
+	numFiles() int         // live files with chunks
+	fileLen(f int32) int32 // the sum of its chunks' lengths; 0 for a removed file
 }
 
 // rankParams are the ranking's weights. Every one of them is measured, with
@@ -74,7 +76,28 @@ type rankParams struct {
 	// chunksOnly ranks chunks by their own score and kind, without
 	// grouping them by file (an ablation: the file ranking is the default).
 	chunksOnly bool
+	// fileWeight mixes file-level BM25 (a file's chunks taken as one
+	// document) into a file's score: a file whose chunks between them hold
+	// the query's words, not one chunk alone.
+	fileWeight float64
+	// verbWeight scales the words a change request is phrased with (add,
+	// fix, remove, support …): they say what to do, not where.
+	verbWeight float64
 }
+
+// changeVerbs are the terms (as the tokenizer emits them) of the verbs and
+// qualifiers a change is asked with.
+var changeVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	var tk tokenizer
+	for _, w := range strings.Fields(`add adds added fix fixes fixed remove removes removed update updates updated
+		use uses using support supports allow allows make makes improve improves handle handles ensure avoid
+		correct correctly properly instead unnecessary missing new now also should don't doesn't when more
+		better wrong issue bug change changes changed refactor simplify clean cleanup`) {
+		tk.each(w, func(b []byte) { m[string(b)] = true })
+	}
+	return m
+}()
 
 var defaultRank = rankParams{
 	testPrior:      0.3,
@@ -82,10 +105,10 @@ var defaultRank = rankParams{
 	generatedPrior: 0.3,
 	headerWeight:   0.5,
 	nonFuncWeight:  0.5,
-	pathWeight:     0.5,
+	pathWeight:     1,
 	symbolWeight:   0.5,
 	maxSymbolDefs:  20,
-	decay:          0.6,
+	decay:          0.8,
 	perFile:        3,
 	vecWeight:      0.5,
 	synonymWeight:  0.5,
@@ -93,6 +116,8 @@ var defaultRank = rankParams{
 	minChunkScore:  0.1,
 	minTerms:       2,
 	minCover:       0.5,
+	fileWeight:     0.3,
+	verbWeight:     0.25,
 }
 
 // parsedQuery is a query tokenized the way chunks are.
@@ -141,6 +166,22 @@ func parseQuery(text string, p *rankParams) *parsedQuery {
 	return q
 }
 
+// queryTerms lists every term whose postings rank asks for (a store that
+// fetches postings per query, like the team index, fetches these): the query's
+// terms, their synonyms and the symbol keys of its words.
+func queryTerms(q *parsedQuery) []string {
+	var out []string
+	for i, t := range q.terms {
+		out = append(out, t)
+		out = append(out, q.alts[i]...)
+	}
+	for _, w := range q.words {
+		out = append(out, symbolTerm(w))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // looksLikeCode: ListenAndServe, read_file, http.Get; not prose.
 func looksLikeCode(w string) bool {
 	return strings.ContainsAny(w, "_.") || len(w) > 1 && strings.IndexFunc(w[1:], func(r rune) bool { return r >= 'A' && r <= 'Z' }) >= 0
@@ -159,11 +200,17 @@ type ranked struct {
 type rankScratch struct {
 	score []float64
 	mask  []uint64
-	buf   postingBuf
-	file  []int32 // by file: 1 + index into aggs
-	aggs  []fileAgg
-	touch []int32 // chunks with a score, reused
-	kept  []int32
+	// File-level BM25: a term's frequency per file, the files it touched,
+	// and the files' accumulated scores.
+	ftf    []float64
+	fscore []float64
+	fterm  []int32
+	fall   []int32
+	buf    postingBuf
+	file   []int32 // by file: 1 + index into aggs
+	aggs   []fileAgg
+	touch  []int32 // chunks with a score, reused
+	kept   []int32
 }
 
 // postingBuf is where a corpus that stores postings encoded decodes them.
@@ -202,6 +249,19 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		s.score = make([]float64, c.docSpace())
 		s.mask = make([]uint64, c.docSpace())
 	}
+	if len(s.ftf) < c.fileSpace() {
+		s.ftf = make([]float64, c.fileSpace())
+		s.fscore = make([]float64, c.fileSpace())
+	}
+	fall := s.fall[:0]
+	defer func() {
+		for _, f := range fall {
+			s.fscore[f] = 0
+		}
+		s.fall = fall[:0]
+	}()
+	nFiles := float64(c.numFiles())
+	avgFile := float64(n) * c.avgDocLen() / max(1, nFiles)
 	touched := s.touch[:0]
 	defer func() { s.touch = touched[:0] }()
 	avg := c.avgDocLen()
@@ -210,10 +270,14 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 	for i, t := range q.terms {
 		bit := uint64(1) << min(i, 63)
 		var w float64
+		tscale := 1.0
+		if p.verbWeight > 0 && changeVerbs[t] {
+			tscale = p.verbWeight
+		}
 		for k, v := range append([]string{t}, q.alts[i]...) {
-			scale := 1.0
+			scale := tscale
 			if k > 0 {
-				scale = p.synonymWeight
+				scale *= p.synonymWeight
 			}
 			docs, tfs := c.postings(v, &s.buf)
 			df := 0
@@ -227,12 +291,13 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 				// A word found nowhere weighs as much as the rarest
 				// possible one: a query that is mostly such words has no
 				// real match.
-				w = idf
+				w = idf * tscale
 			}
 			if df == 0 {
 				continue
 			}
 			maxIDF = max(maxIDF, idf*scale)
+			fterm := s.fterm[:0]
 			for j, d := range docs {
 				dl := c.docLen(d)
 				if dl == 0 {
@@ -246,7 +311,27 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 				if i < 64 {
 					s.mask[d] |= bit
 				}
+				if p.fileWeight > 0 {
+					f := c.docFile(d)
+					if s.ftf[f] == 0 {
+						fterm = append(fterm, f)
+					}
+					s.ftf[f] += tf
+				}
 			}
+			if len(fterm) > 0 {
+				fdf := float64(len(fterm))
+				fidf := math.Log(1 + (nFiles-fdf+0.5)/(fdf+0.5))
+				for _, f := range fterm {
+					tf := s.ftf[f]
+					s.ftf[f] = 0
+					if s.fscore[f] == 0 {
+						fall = append(fall, f)
+					}
+					s.fscore[f] += scale * fidf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(c.fileLen(f))/avgFile))
+				}
+			}
+			s.fterm = fterm[:0]
 		}
 		weights = append(weights, w)
 		totalW += w
@@ -310,7 +395,17 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		}
 		return got / totalW
 	}
-	head := scoreFiles(c, q, aggs, weights, totalW, maxScore, p, limit, bonus)
+	maxF := 0.0
+	for _, f := range fall {
+		maxF = max(maxF, s.fscore[f])
+	}
+	fileScore := func(f int32) float64 {
+		if maxF == 0 {
+			return 0
+		}
+		return s.fscore[f] / maxF
+	}
+	head := scoreFiles(c, q, aggs, weights, totalW, maxScore, p, limit, bonus, fileScore)
 	if p.chunksOnly {
 		return chunksOnly(c, s, touched, aggs, maxScore, limit, len(q.terms), cover, p)
 	}
@@ -368,7 +463,7 @@ func groupByFile(c corpus, s *rankScratch, touched []int32, p *rankParams) []fil
 
 // scoreFiles weighs each file by its best chunk and its kind, then adds the
 // path evidence to the head of the ranking.
-func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, totalW, maxScore float64, p *rankParams, limit int, bonus func(string) float64) []fileAgg {
+func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, totalW, maxScore float64, p *rankParams, limit int, bonus func(string) float64, fileScore func(int32) float64) []fileAgg {
 	prior := func(k fileKind) float64 {
 		switch {
 		case k == kindTest && !q.intent.tests:
@@ -382,7 +477,7 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 	}
 	for i := range aggs {
 		a := &aggs[i]
-		a.score = a.best / maxScore * prior(c.fileKind(a.file))
+		a.score = ((1-p.fileWeight)*a.best/maxScore + p.fileWeight*fileScore(a.file)) * prior(c.fileKind(a.file))
 	}
 	// Ties go to the earlier path, so that every index ranks alike
 	// whatever its numbering.

@@ -176,4 +176,6 @@ func (m memCorpus) docFile(d int32) int32     { return m.ix.bm.docFile[d] }
 func (m memCorpus) docFlags(d int32) uint8    { return m.ix.bm.docFlags[d] }
 func (m memCorpus) fileKind(f int32) fileKind { return m.ix.fileKinds[f] }
 func (m memCorpus) filePath(f int32) string   { return m.ix.fileTab[f].path }
+func (m memCorpus) numFiles() int             { return m.ix.chunked }
+func (m memCorpus) fileLen(f int32) int32     { return m.ix.fileLens[f] }
 func (m memCorpus) docStart(d int32) int32    { return m.ix.slots[d].Start }

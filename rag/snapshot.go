@@ -24,7 +24,7 @@ import (
 //
 //	header    160 bytes: magic, counts, section offsets, file size
 //	strings   the root, paths, symbols and terms, referenced by (offset, length)
-//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread
+//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread, length
 //	dirs      16 bytes each: path, mtime
 //	docs      52 bytes each, grouped by file in file order: file, lines, byte range, BM25 length, symbol, hash, flags
 //	postings  per term: (uvarint doc delta, uvarint tf) pairs, docs ascending
@@ -34,7 +34,7 @@ import (
 //
 // Unread files (binary, not UTF-8) are listed with no chunks so a rebuild
 // does not read them again until they change.
-const snapshotMagic = "agentd-index-v3\n"
+const snapshotMagic = "agentd-index-v4\n"
 
 const (
 	headerSize = 160
@@ -56,6 +56,7 @@ type snapFile struct {
 	root                                 string
 	nFiles, nDirs, nDocs, nSlots, nTerms int
 	nIndexed                             int // files with chunks or none, not unread ones
+	nChunked                             int // files with chunks
 	totalLen                             int64
 	strs, files, dirs, docs, post, slots []byte
 	terms                                []byte
@@ -107,6 +108,11 @@ func parseSnapshot(data []byte) (*snapFile, error) {
 		return nil, errors.New("snapshot term table is malformed")
 	}
 	s.root = s.str(0, le32(data, 128))
+	for i := range s.nFiles {
+		if le32(s.files, i*fileRec+44) > 0 {
+			s.nChunked++
+		}
+	}
 	return s, nil
 }
 
@@ -125,6 +131,7 @@ type snapFileRec struct {
 	firstDoc, nDocs int32
 	kind            fileKind
 	link, unread    bool
+	length          uint32 // the sum of its chunks' BM25 lengths
 }
 
 func (s *snapFile) file(i int) snapFileRec {
@@ -132,7 +139,7 @@ func (s *snapFile) file(i int) snapFileRec {
 	r := snapFileRec{
 		path: s.str(le32(b, 0), le32(b, 4)), size: int64(le64(b, 8)), mtime: int64(le64(b, 16)),
 		hash: [16]byte(b[24:40]), firstDoc: int32(le32(b, 40)), nDocs: int32(le32(b, 44)),
-		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0,
+		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0, length: le32(b, 52),
 	}
 	if r.firstDoc < 0 || r.nDocs < 0 || int(r.firstDoc)+int(r.nDocs) > s.nDocs {
 		r.firstDoc, r.nDocs = 0, 0
@@ -165,6 +172,10 @@ func (s *snapFile) doc(d int32) slot {
 }
 
 func (s *snapFile) fileKind(f int32) fileKind { return fileKind(s.files[int(f)*fileRec+48]) }
+
+func (s *snapFile) fileLen(f int32) int32 {
+	return int32(le32(s.files, int(f)*fileRec+52) & 0x7fffffff)
+}
 
 func (s *snapFile) filePath(f int32) string {
 	b := s.files[int(f)*fileRec:]
@@ -263,6 +274,7 @@ func (ix *Index) restore(path string) error {
 	// Strings are copied: data is dropped after this.
 	ix.fileTab = make([]*fileEntry, 0, s.nFiles)
 	ix.fileKinds = make([]fileKind, s.nFiles)
+	ix.fileLens = make([]int32, s.nFiles)
 	for i := range s.nFiles {
 		r := s.file(i)
 		if r.unread {
@@ -281,6 +293,10 @@ func (ix *Index) restore(path string) error {
 		}
 		ix.fileTab = append(ix.fileTab, e)
 		ix.fileKinds[i] = e.Kind
+		ix.fileLens[i] = int32(r.length)
+		if r.nDocs > 0 {
+			ix.chunked++
+		}
 		ix.files[e.path] = e
 	}
 	for i := range s.nDirs {
@@ -509,6 +525,7 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 			put32(b[44:], uint32(len(e.slots)))
 			b[48] = byte(e.Kind)
 			b[49] = boolByte(e.Link)
+			put32(b[52:], uint32(ix.fileLens[e.id]))
 		} else {
 			u := ix.unread[p]
 			put64(b[8:], uint64(u.Size))
@@ -587,7 +604,7 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 		return err
 	}
 	copy(hdr[:], snapshotMagic)
-	put32(hdr[16:], 3)
+	put32(hdr[16:], 4)
 	put32(hdr[20:], uint32(len(paths)))
 	put32(hdr[24:], uint32(len(dirs)))
 	put32(hdr[28:], uint32(len(order)))

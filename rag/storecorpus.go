@@ -213,6 +213,7 @@ type storeCorpus struct {
 	b      *baseView
 	hidden []bool // by base file; nil: none
 	nDocs  int
+	nFiles int
 	total  int64
 	post   map[string]*postingBuf
 	local  *Index // read-locked by the caller; nil: none
@@ -229,9 +230,15 @@ func newStoreCorpus(b *baseView, hidden []bool, local *Index) *storeCorpus {
 			c.total -= b.files[f].TotalLen
 		}
 	}
+	for f := range b.files {
+		if !c.baseFileGone(int32(f)) && b.files[f].Docs > 0 {
+			c.nFiles++
+		}
+	}
 	if local != nil {
 		c.nDocs += local.bm.nDocs
 		c.total += local.bm.totalLen
+		c.nFiles += local.chunked
 	}
 	return c
 }
@@ -265,7 +272,23 @@ func (c *storeCorpus) addPostings(tps []TermPostings) {
 	}
 }
 
-func (c *storeCorpus) numDocs() int { return c.nDocs }
+func (c *storeCorpus) numDocs() int  { return c.nDocs }
+func (c *storeCorpus) numFiles() int { return c.nFiles }
+
+// baseFileGone: a base file retired by its head or hidden by the overlay.
+func (c *storeCorpus) baseFileGone(f int32) bool {
+	return c.b.fileDead[f] || c.hidden != nil && c.hidden[f]
+}
+
+func (c *storeCorpus) fileLen(f int32) int32 {
+	if f >= c.fbase {
+		return c.local.fileLens[f-c.fbase]
+	}
+	if c.baseFileGone(f) {
+		return 0
+	}
+	return int32(min(c.b.files[f].TotalLen, 1<<31-1))
+}
 func (c *storeCorpus) avgDocLen() float64 {
 	return float64(c.total) / float64(max(1, c.nDocs))
 }
@@ -341,21 +364,6 @@ func (c *storeCorpus) filePath(f int32) string {
 		return c.b.files[f].Path
 	}
 	return c.local.fileTab[f-c.fbase].path
-}
-
-// queryTerms lists every term whose postings rank asks for: the query's
-// terms, their synonyms and the symbol keys of its words.
-func queryTerms(q *parsedQuery) []string {
-	var out []string
-	for i, t := range q.terms {
-		out = append(out, t)
-		out = append(out, q.alts[i]...)
-	}
-	for _, w := range q.words {
-		out = append(out, symbolTerm(w))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // errRetired is a query's hit in a segment a publish retired meanwhile:

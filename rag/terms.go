@@ -160,6 +160,30 @@ func newTermCounter(d *termDict) *termCounter {
 	return &termCounter{dict: d, words: make(map[string]span, 1024)}
 }
 
+// Field weights (BM25F, folded in at index time): a chunk's path and the
+// names it declares count this many times in its bag and its length, the
+// text once. A posting stays (chunk, tf), so every store keeps one number.
+var pathRepeat, nameRepeat = 1, 2
+
+// countFields is the bag of a chunk: its path, its declared names and
+// its text, each weighted.
+func (c *termCounter) countFields(path string, names []string, symbol, text string) bag {
+	for range pathRepeat {
+		eachIdent(path, c.word)
+	}
+	if nameRepeat == 1 {
+		eachIdent(symbol, c.word)
+	} else {
+		for range nameRepeat - 1 {
+			for _, n := range names {
+				eachIdent(n, c.word)
+			}
+		}
+		eachIdent(symbol, c.word)
+	}
+	return c.count(text)
+}
+
 // count returns the bag of the concatenation of parts. Parts must be
 // separated by non-identifier bytes in the text they stand for (path, symbol
 // and text are joined by " " and "\n"), so tokenizing them one by one is the

@@ -171,6 +171,8 @@ func (c viewCorpus) docFile(d int32) int32     { return c.s.docFile(d) }
 func (c viewCorpus) docFlags(d int32) uint8    { return c.s.docFlags(d) }
 func (c viewCorpus) fileKind(f int32) fileKind { return c.s.fileKind(f) }
 func (c viewCorpus) filePath(f int32) string   { return c.s.filePath(f) }
+func (c viewCorpus) numFiles() int             { return c.s.nChunked }
+func (c viewCorpus) fileLen(f int32) int32     { return c.s.fileLen(f) }
 func (c viewCorpus) docStart(d int32) int32    { return int32(le32(c.s.docs, int(d)*docRec+4)) }
 
 // filesUnchanged stats files by path.
