@@ -7,14 +7,16 @@ import (
 	"path/filepath"
 )
 
-// dirUnchanged stats the directory and its files by path.
-func (v *View) dirUnchanged(g *dirGroup) bool {
-	if g.dir >= 0 {
-		rel, mtime := v.s.dir(g.dir)
-		fi, err := os.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)))
-		if err != nil || !fi.IsDir() || fi.ModTime().UnixNano() != mtime {
-			return false
+// checkDir stats the directory and its files by path.
+func (v *View) checkDir(g *dirGroup, all bool) (dirChanged bool, changed []string) {
+	if g.listed {
+		fi, err := os.Lstat(filepath.Join(v.root, filepath.FromSlash(g.dir)))
+		if err != nil || !fi.IsDir() || fi.ModTime().UnixNano() != g.mtime {
+			dirChanged = true
+			if !all {
+				return true, nil
+			}
 		}
 	}
-	return v.filesUnchanged(g.files)
+	return dirChanged, v.checkFiles(g.files, all)
 }

@@ -9,32 +9,38 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirUnchanged opens the directory once and stats its files relative to
-// it: a path lookup of one component each instead of the whole path.
-func (v *View) dirUnchanged(g *dirGroup) bool {
-	if g.dir < 0 {
-		return v.filesUnchanged(g.files)
+// checkDir opens the directory once and stats its files relative to it: a
+// path lookup of one component each instead of the whole path. It reports
+// whether the directory itself changed (its mtime: a file added or
+// removed) and which of its files did.
+func (v *View) checkDir(g *dirGroup, all bool) (dirChanged bool, changed []string) {
+	if g.dir == "" && !g.listed {
+		return false, v.checkFiles(g.files, all)
 	}
-	rel, mtime := v.s.dir(g.dir)
-	fd, err := unix.Open(filepath.Join(v.root, filepath.FromSlash(rel)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(filepath.Join(v.root, filepath.FromSlash(g.dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return true, nil
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mtim.Nano() != mtime {
-		return false
+	if unix.Fstat(fd, &st) != nil || st.Mtim.Nano() != g.mtime {
+		dirChanged = true
+		if !all {
+			return true, nil
+		}
 	}
-	for _, i := range g.files {
-		f := v.s.file(i)
+	for _, f := range g.files {
 		flags := unix.AT_SYMLINK_NOFOLLOW
 		if f.link {
 			flags = 0
 		}
 		if unix.Fstatat(fd, path.Base(f.path), &st, flags) != nil ||
 			st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime {
-			return false
+			changed = append(changed, f.path)
+			if !all {
+				return dirChanged, changed
+			}
 		}
 	}
-	return true
+	return dirChanged, changed
 }

@@ -76,6 +76,7 @@ type Index struct {
 	skipped   map[string]string    // rel → reason, from the latest pass over a path
 	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
 	lastRead  int                  // files the latest Build re-read: tests check restarts
+	baseID    uint64               // the id of the snapshot restored or last written (a delta names it)
 	gen       uint64               // counts changes to files and unread, for caches of an overlay's state
 	published func(rel string) ([16]byte, bool)
 	seed      func(rel string) bool // until the first Build is done
@@ -142,6 +143,24 @@ func StateDirFor(root string) (string, error) {
 // Open loads the snapshot in opts.StateDir, if any, and returns an index that
 // answers from it at once; call Build to bring it up to date.
 func Open(ctx context.Context, opts Options) (*Index, error) {
+	ix, err := newIndex(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.restore(ix.snapshotPath()); err != nil {
+		ix.log.Warn("index snapshot unusable, rebuilding", "err", err)
+		ix.reset()
+	}
+	ix.forgetStaleSame()
+	if ix.emb != nil {
+		ix.vec = newVectorStore()
+		ix.cache = ix.loadCache(ctx, ix.emb.Name())
+	}
+	return ix, nil
+}
+
+// newIndex returns an empty index of opts.Root.
+func newIndex(opts Options) (*Index, error) {
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
@@ -182,15 +201,6 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		ephemeral: opts.ephemeral,
 	}
 	ix.reset()
-	if err := ix.restore(ix.snapshotPath()); err != nil {
-		log.Warn("index snapshot unusable, rebuilding", "err", err)
-		ix.reset()
-	}
-	ix.forgetStaleSame()
-	if ix.emb != nil {
-		ix.vec = newVectorStore()
-		ix.cache = ix.loadCache(ctx, ix.emb.Name())
-	}
 	return ix, nil
 }
 

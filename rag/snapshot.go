@@ -2,6 +2,7 @@ package rag
 
 import (
 	"bufio"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,7 +25,8 @@ import (
 //
 //	header    160 bytes: magic, counts, section offsets, file size
 //	strings   the root, paths, symbols and terms, referenced by (offset, length)
-//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread, length
+//	files     56 bytes each, sorted by path: path, size, mtime, hash, first chunk, chunk count, kind, link, unread,
+//	          deleted (a delta's tombstone), length
 //	dirs      16 bytes each: path, mtime
 //	docs      52 bytes each, grouped by file in file order: file, lines, byte range, BM25 length, symbol, hash, flags
 //	postings  per term: (uvarint doc delta, uvarint tf) pairs, docs ascending
@@ -57,6 +59,8 @@ type snapFile struct {
 	nFiles, nDirs, nDocs, nSlots, nTerms int
 	nIndexed                             int // files with chunks or none, not unread ones
 	nChunked                             int // files with chunks
+	// id names this snapshot; a delta names the base it applies to.
+	id, baseID                           uint64
 	totalLen                             int64
 	strs, files, dirs, docs, post, slots []byte
 	terms                                []byte
@@ -76,7 +80,7 @@ func parseSnapshot(data []byte) (*snapFile, error) {
 	s := &snapFile{
 		nFiles: int(le32(data, 20)), nDirs: int(le32(data, 24)), nDocs: int(le32(data, 28)),
 		nSlots: int(le32(data, 32)), nTerms: int(le32(data, 36)), totalLen: int64(le64(data, 40)),
-		nIndexed: int(le32(data, 132)),
+		nIndexed: int(le32(data, 132)), id: le64(data, 136), baseID: le64(data, 144),
 	}
 	section := func(at, size uint64) ([]byte, error) {
 		off := le64(data, int(at))
@@ -131,6 +135,7 @@ type snapFileRec struct {
 	firstDoc, nDocs int32
 	kind            fileKind
 	link, unread    bool
+	deleted         bool   // in a delta: the file is gone (or now ignored)
 	length          uint32 // the sum of its chunks' BM25 lengths
 }
 
@@ -139,7 +144,7 @@ func (s *snapFile) file(i int) snapFileRec {
 	r := snapFileRec{
 		path: s.str(le32(b, 0), le32(b, 4)), size: int64(le64(b, 8)), mtime: int64(le64(b, 16)),
 		hash: [16]byte(b[24:40]), firstDoc: int32(le32(b, 40)), nDocs: int32(le32(b, 44)),
-		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0, length: le32(b, 52),
+		kind: fileKind(b[48]), link: b[49] != 0, unread: b[50] != 0, deleted: b[51] != 0, length: le32(b, 52),
 	}
 	if r.firstDoc < 0 || r.nDocs < 0 || int(r.firstDoc)+int(r.nDocs) > s.nDocs {
 		r.firstDoc, r.nDocs = 0, 0
@@ -332,7 +337,8 @@ func (ix *Index) restore(path string) error {
 		}
 		ix.bm.post = append(ix.bm.post, pl)
 	}
-	return nil
+	ix.baseID = s.id
+	return ix.restoreDelta(s.id)
 }
 
 // saveIfDirty writes the snapshot and the embedding cache. The caller holds
@@ -385,14 +391,41 @@ func (w *snapWriter) uvarint(x uint64) { w.write(w.tmp[:binary.PutUvarint(w.tmp[
 
 // writeSnapshot encodes the live index under the read lock into a
 // temporary file, then renames it over the snapshot.
+// writeSnapshot writes a new base and drops the delta it folds in.
 func (ix *Index) writeSnapshot() error {
-	path := ix.snapshotPath()
+	id := newSnapID()
+	if err := ix.writeSnapshotAs(ix.snapshotPath(), snapEncoding{id: id}); err != nil {
+		return err
+	}
+	ix.baseID = id
+	if err := os.Remove(deltaPathIn(ix.stateDir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// snapEncoding says what a snapshot file holds: the whole index (a base),
+// or only some files and the tombstones of others (a delta over base
+// baseID).
+type snapEncoding struct {
+	only       map[string]bool // nil: every file
+	tombs      []string
+	id, baseID uint64
+}
+
+func newSnapID() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}
+
+func (ix *Index) writeSnapshotAs(path string, enc snapEncoding) error {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name()) // no-op after the rename
-	err = ix.encodeSnapshot(f)
+	err = ix.encodeSnapshot(f, enc)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -408,18 +441,29 @@ func (ix *Index) writeSnapshot() error {
 // encodeSnapshot writes the live index: files sorted by path, chunks
 // renumbered densely file by file, removed chunks and terms without a live
 // posting left out.
-func (ix *Index) encodeSnapshot(f *os.File) error {
+func (ix *Index) encodeSnapshot(f *os.File, enc snapEncoding) error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.live >= 1<<31 {
 		return errors.New("too many chunks")
 	}
-	paths := make([]string, 0, len(ix.files)+len(ix.unread))
+	paths := make([]string, 0, len(ix.files)+len(ix.unread)+len(enc.tombs))
 	for p := range ix.files {
-		paths = append(paths, p)
+		if enc.only == nil || enc.only[p] {
+			paths = append(paths, p)
+		}
 	}
 	for p := range ix.unread {
-		paths = append(paths, p)
+		if enc.only == nil || enc.only[p] {
+			paths = append(paths, p)
+		}
+	}
+	tomb := map[string]bool{}
+	for _, p := range enc.tombs {
+		if ix.files[p] == nil && ix.unread[p] == (fileStamp{}) && !tomb[p] {
+			tomb[p] = true
+			paths = append(paths, p)
+		}
 	}
 	slices.Sort(paths)
 	remap := make([]int32, len(ix.slots))
@@ -428,12 +472,14 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	}
 	fileIdx := make([]uint32, len(ix.fileTab))
 	var order []int32 // new doc → old slot
+	var totalLen int64
 	for i, p := range paths {
 		if e := ix.files[p]; e != nil {
 			fileIdx[e.id] = uint32(i)
 			for _, n := range e.slots {
 				remap[n] = int32(len(order))
 				order = append(order, n)
+				totalLen += int64(ix.bm.docLen[n])
 			}
 		}
 	}
@@ -526,6 +572,8 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 			b[48] = byte(e.Kind)
 			b[49] = boolByte(e.Link)
 			put32(b[52:], uint32(ix.fileLens[e.id]))
+		} else if tomb[p] {
+			b[51] = 1
 		} else {
 			u := ix.unread[p]
 			put64(b[8:], uint64(u.Size))
@@ -610,7 +658,7 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	put32(hdr[28:], uint32(len(order)))
 	put32(hdr[32:], uint32(nSlots))
 	put32(hdr[36:], uint32(len(live)))
-	put64(hdr[40:], uint64(ix.bm.totalLen))
+	put64(hdr[40:], uint64(totalLen))
 	put64(hdr[48:], strOff)
 	put64(hdr[56:], strLen)
 	put64(hdr[64:], filesOff)
@@ -623,6 +671,8 @@ func (ix *Index) encodeSnapshot(f *os.File) error {
 	put64(hdr[120:], w.off)
 	put32(hdr[128:], uint32(len(ix.root)))
 	put32(hdr[132:], uint32(nIndexed))
+	put64(hdr[136:], enc.id)
+	put64(hdr[144:], enc.baseID)
 	_, err := f.WriteAt(hdr[:], 0)
 	return err
 }

@@ -15,13 +15,16 @@ import (
 // reads no more of it than a query touches and walks nothing, so a search
 // from the command line costs milliseconds where loading the index would
 // cost a second. It ranks exactly as the index does (keyword search; a
-// View has no vectors). Fresh says whether the workspace still matches the
-// snapshot; when it does not, use Open and Build.
+// View has no vectors). A delta beside the snapshot (delta.go) is mapped
+// too and ranked with it. Fresh says whether the workspace still matches;
+// Update brings a few changed files into the delta.
 type View struct {
-	root  string
-	fsys  *os.Root
-	s     *snapFile
-	unmap func() error
+	root     string
+	stateDir string
+	fsys     *os.Root
+	s        *snapFile
+	d        *deltaLayer // nil: the base alone
+	unmap    func() error
 }
 
 // ErrNoSnapshot means the state directory holds no usable snapshot of the
@@ -53,70 +56,76 @@ func OpenView(root, stateDir string) (*View, error) {
 		unmap()
 		return nil, fmt.Errorf("%w: %v", ErrNoSnapshot, err)
 	}
-	return &View{root: abs, fsys: fsys, s: s, unmap: unmap}, nil
+	return &View{root: abs, stateDir: stateDir, fsys: fsys, s: s, d: attachDelta(s, stateDir), unmap: unmap}, nil
 }
 
 // Close unmaps the snapshot. Hits already returned stay valid (they hold
 // copies).
 func (v *View) Close() error {
 	v.fsys.Close()
+	if v.d != nil {
+		v.d.unmap()
+	}
 	return v.unmap()
 }
 
 // Status reports the snapshot's size.
 func (v *View) Status() Status {
+	if v.d != nil {
+		return Status{State: StateReady, Files: v.s.nIndexed + v.d.s.nIndexed, Chunks: v.d.nDocs, Progress: 1}
+	}
 	return Status{State: StateReady, Files: v.s.nIndexed, Chunks: v.s.nDocs, Progress: 1}
 }
 
-// Fresh reports whether every directory and file of the snapshot still has
-// the mtime (and files the size) it had when indexed. A file added or
-// removed changes its directory's mtime, so this catches every change the
-// index would see, with one stat per path and no reads: files are stat'ed
-// relative to their directory, opened once, on all CPUs.
-func (v *View) Fresh(ctx context.Context) bool {
-	groups := v.byDir()
-	var next atomic.Int64
-	var stale atomic.Bool
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0)*2, max(1, len(groups))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stale.Load() && ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(groups) {
-					return
-				}
-				if !v.dirUnchanged(&groups[i]) {
-					stale.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return !stale.Load() && ctx.Err() == nil
+// viewRec is a file as the view knows it: the delta's record, else the
+// base's.
+type viewRec struct {
+	path        string
+	size, mtime int64
+	link        bool
 }
 
-// dirGroup is a directory of the snapshot and the files directly in it.
+// dirGroup is a directory of the view and the files directly in it.
 type dirGroup struct {
-	dir   int   // index into the snapshot's dirs; -1 for files whose directory is not listed
-	files []int // indexes into its files
+	dir    string
+	mtime  int64
+	listed bool // the directory is in the view's list (its mtime is known)
+	files  []viewRec
 }
 
-func (v *View) byDir() []dirGroup {
-	idx := make(map[string]int, v.s.nDirs)
-	groups := make([]dirGroup, v.s.nDirs, v.s.nDirs+1)
-	for i := range v.s.nDirs {
-		p, _ := v.s.dir(i)
-		idx[p] = i
-		groups[i].dir = i
+// groups lists the view's directories with their files: the delta's
+// records over the base's, the delta's directory list over the base's.
+func (v *View) groups() []dirGroup {
+	dirsOf := v.s
+	if v.d != nil && v.d.s.nDirs > 0 {
+		dirsOf = v.d.s
 	}
-	orphans := dirGroup{dir: -1}
-	for i := range v.s.nFiles {
-		if d, ok := idx[parentDir(v.s.filePath(int32(i)))]; ok {
-			groups[d].files = append(groups[d].files, i)
+	idx := make(map[string]int, dirsOf.nDirs)
+	groups := make([]dirGroup, dirsOf.nDirs, dirsOf.nDirs+1)
+	for i := range dirsOf.nDirs {
+		p, mtime := dirsOf.dir(i)
+		idx[p] = i
+		groups[i] = dirGroup{dir: p, mtime: mtime, listed: true}
+	}
+	orphans := dirGroup{}
+	add := func(r snapFileRec) {
+		rec := viewRec{r.path, r.size, r.mtime, r.link}
+		if d, ok := idx[parentDir(r.path)]; ok {
+			groups[d].files = append(groups[d].files, rec)
 		} else {
-			orphans.files = append(orphans.files, i)
+			orphans.files = append(orphans.files, rec)
+		}
+	}
+	for i := range v.s.nFiles {
+		if v.d == nil || !v.d.hidden[i] {
+			add(v.s.file(i))
+		}
+	}
+	if v.d != nil {
+		for i := range v.d.s.nFiles {
+			if r := v.d.s.file(i); !r.deleted {
+				add(r)
+			}
 		}
 	}
 	if len(orphans.files) > 0 {
@@ -125,20 +134,99 @@ func (v *View) byDir() []dirGroup {
 	return groups
 }
 
+// Fresh reports whether every directory and file of the view still has
+// the mtime (and files the size) it had when indexed. A file added or
+// removed changes its directory's mtime, so this catches every change the
+// index would see, with one stat per path and no reads: files are stat'ed
+// relative to their directory, opened once, on all CPUs.
+func (v *View) Fresh(ctx context.Context) bool {
+	changed, dirs, ok := v.scan(ctx, false)
+	return ok && len(changed) == 0 && len(dirs) == 0
+}
+
+// scan checks every group on all CPUs. With all, it lists every changed
+// file and directory; without, it stops at the first change. ok is false
+// when ctx ended first.
+func (v *View) scan(ctx context.Context, all bool) (files []string, dirs []*dirGroup, ok bool) {
+	groups := v.groups()
+	var next atomic.Int64
+	var stale atomic.Bool
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0)*2, max(1, len(groups))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for (all || !stale.Load()) && ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(groups) {
+					return
+				}
+				dirChanged, changed := v.checkDir(&groups[i], all)
+				if dirChanged || len(changed) > 0 {
+					stale.Store(true)
+					mu.Lock()
+					files = append(files, changed...)
+					if dirChanged {
+						dirs = append(dirs, &groups[i])
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if !all && stale.Load() {
+		return nil, []*dirGroup{nil}, ctx.Err() == nil
+	}
+	return files, dirs, ctx.Err() == nil
+}
+
+// checkFiles stats files by path.
+func (v *View) checkFiles(files []viewRec, all bool) []string {
+	var changed []string
+	for _, f := range files {
+		stat := os.Lstat
+		if f.link {
+			stat = os.Stat
+		}
+		fi, err := stat(filepath.Join(v.root, filepath.FromSlash(f.path)))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.size || fi.ModTime().UnixNano() != f.mtime {
+			changed = append(changed, f.path)
+			if !all {
+				break
+			}
+		}
+	}
+	return changed
+}
+
 // Search answers like Index.Search.
 func (v *View) Search(ctx context.Context, query string, limit int) ([]SearchHit, error) {
 	p := defaultRank
 	if limit <= 0 {
 		limit = 10
 	}
-	rs := rank(viewCorpus{v.s}, parseQuery(query, &p), nil, &p, limit, nil)
+	var c corpus = viewCorpus{v.s}
+	var lc *layeredCorpus
+	if v.d != nil {
+		lc = newLayeredCorpus(v.s, v.d)
+		c = lc
+	}
+	rs := rank(c, parseQuery(query, &p), nil, &p, limit, nil)
 	hits := make([]SearchHit, 0, len(rs))
 	for _, r := range rs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sl := v.s.doc(r.doc)
-		m := hitMeta{path: v.s.filePath(sl.file), kind: v.s.fileKind(sl.file), slot: sl, cover: r.cover}
+		var sl slot
+		s := v.s
+		if lc != nil {
+			sl, s = lc.doc(r.doc)
+		} else {
+			sl = v.s.doc(r.doc)
+		}
+		m := hitMeta{path: s.filePath(sl.file), kind: s.fileKind(sl.file), slot: sl, cover: r.cover, matched: r.matched}
 		text, _ := readChunkText(v.fsys, m.path, &m.slot)
 		h := m.hit(text)
 		// The mapped strings die with the view.
@@ -174,19 +262,3 @@ func (c viewCorpus) filePath(f int32) string   { return c.s.filePath(f) }
 func (c viewCorpus) numFiles() int             { return c.s.nChunked }
 func (c viewCorpus) fileLen(f int32) int32     { return c.s.fileLen(f) }
 func (c viewCorpus) docStart(d int32) int32    { return int32(le32(c.s.docs, int(d)*docRec+4)) }
-
-// filesUnchanged stats files by path.
-func (v *View) filesUnchanged(files []int) bool {
-	for _, i := range files {
-		f := v.s.file(i)
-		stat := os.Lstat
-		if f.link {
-			stat = os.Stat
-		}
-		fi, err := stat(filepath.Join(v.root, filepath.FromSlash(f.path)))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.size || fi.ModTime().UnixNano() != f.mtime {
-			return false
-		}
-	}
-	return true
-}

@@ -117,9 +117,9 @@ func printHit(w io.Writer, h rag.SearchHit) {
 	}
 }
 
-// searchWorkspace answers from the memory-mapped snapshot when it is
-// fresh (and no embedder needs the query embedded), else opens, updates
-// and saves the index.
+// searchWorkspace answers from the memory-mapped snapshot (and its delta)
+// when it is fresh or a few files changed (and no embedder needs the query
+// embedded), else opens, updates and saves the index.
 func searchWorkspace(ctx context.Context, dir, stateDir, query string, limit int, stderr io.Writer) ([]rag.SearchHit, error) {
 	root, stateDir, err := workspaceDirs(dir, stateDir)
 	if err != nil {
@@ -129,8 +129,15 @@ func searchWorkspace(ctx context.Context, dir, stateDir, query string, limit int
 	if emb == nil {
 		if v, err := rag.OpenView(root, stateDir); err == nil {
 			defer v.Close()
-			if v.Fresh(ctx) {
+			// A few changed files go into a delta beside the snapshot, in
+			// milliseconds; a directory added or removed, or many files,
+			// take the full update below.
+			err := v.Update(ctx, tools.AgentDirs(stateDir)...)
+			if err == nil {
 				return v.Search(ctx, query, limit)
+			}
+			if !errors.Is(err, rag.ErrTooManyChanges) {
+				fmt.Fprintf(stderr, "agentd: index delta: %v (updating the whole index)\n", err)
 			}
 		}
 	}

@@ -196,7 +196,11 @@ func (s *session) askInChatNote(req agent.InputRequest, note string) {
 // numbered options of a choice, and how to answer.
 func chatQuestion(req agent.InputRequest) string {
 	var b strings.Builder
-	b.WriteString("\n\n**" + firstNonEmpty(req.Title, "Question") + "**\n\n" + req.Message + "\n")
+	title := firstNonEmpty(req.Title, "Question")
+	if req.Subagent != nil {
+		title = "Subagent “" + req.Subagent.Description + "” asks: " + title
+	}
+	b.WriteString("\n\n**" + title + "**\n\n" + req.Message + "\n")
 	if req.Context != "" {
 		b.WriteString("\n" + req.Context + "\n")
 	}
@@ -330,6 +334,9 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	} else if req.Kind == agent.KindConfirmCommand {
 		kind = acpsdk.ToolKindExecute
 	}
+	if req.Subagent != nil {
+		title = subagentLabel(req.Subagent) + title // who asks (subagent.go)
+	}
 	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
 	if req.Kind == agent.KindConfirmCommand {
 		tc.RawInput = map[string]any{"command": req.Command, "cwd": absPath(root, cmp.Or(req.Cwd, "."))}
@@ -346,6 +353,9 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	if req.Kind == agent.KindConfirmCommand && req.Message != "" {
 		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(req.Message)))
 	}
+	if covers := grantCovers(req); covers != "" {
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(covers)))
+	}
 	if req.Rule != "" {
 		meta := map[string]any{"rule": req.Rule, "requestId": req.RequestID}
 		if req.Profile != "" {
@@ -359,6 +369,22 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	return tc
 }
 
+// grantCovers says what the permission's "always" option would allow from
+// then on (grantCovers: a family of commands, not only this line), beside
+// the options where clients show the call; "" when it offers none. ACP has
+// no "for this session" option, so only "always" is named.
+func grantCovers(req agent.InputRequest) string {
+	if len(req.GrantCovers) == 0 {
+		return ""
+	}
+	for _, o := range permissionOptions(req) {
+		if o.OptionId == acpsdk.PermissionOptionId(tools.AllowAlways) {
+			return fmt.Sprintf("%q also allows from now on: %s", o.Name, strings.Join(req.GrantCovers, "; "))
+		}
+	}
+	return ""
+}
+
 // mcpRequest says whether a command confirmation is about MCP: a workspace
 // server to start (it belongs to no call) or an MCP tool to call. Its
 // title ("Call github: create_issue") says more than its command line.
@@ -369,7 +395,7 @@ func mcpRequest(req agent.InputRequest) bool {
 // toolCallID names the tool call a request belongs to; a request outside
 // any call gets one of its own, which clients create on the fly.
 func toolCallID(req agent.InputRequest) acpsdk.ToolCallId {
-	return acpsdk.ToolCallId(firstNonEmpty(req.ToolCallID, req.RequestID))
+	return acpsdk.ToolCallId(firstNonEmpty(subagentCallID(req), req.RequestID))
 }
 
 func firstNonEmpty(s ...string) string {

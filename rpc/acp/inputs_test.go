@@ -189,6 +189,31 @@ func TestCommandPermissionRejectedRunGoesOn(t *testing.T) {
 	}
 }
 
+// What "Always allow" would allow from then on (a command's family) is
+// said with the permission; without that option, nothing is said.
+func TestPermissionSaysWhatAlwaysCovers(t *testing.T) {
+	cover := "`go test` with any arguments, except options that run another program"
+	req := agent.InputRequest{Kind: agent.KindConfirmCommand, RequestID: "q_1", ToolCallID: "call_1", Command: "go test ./...",
+		Cwd: ".", GrantCovers: []string{cover, "writing coverage.out"}, Options: []tools.Option{
+			{OptionID: string(tools.AllowOnce), Label: "Allow"}, {OptionID: string(tools.AllowSession), Label: "Allow for this session"},
+			{OptionID: string(tools.AllowAlways), Label: "Always allow"}, {OptionID: string(tools.RejectOnce), Label: "Reject"}}}
+	tc := permissionCall(t.TempDir(), req)
+	want := "\"Always allow\" also allows from now on: " + cover + "; writing coverage.out"
+	var texts []string
+	for _, c := range tc.Content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			texts = append(texts, c.Content.Content.Text.Text)
+		}
+	}
+	if !slices.Contains(texts, want) {
+		t.Fatalf("the permission's text %q does not say %q", texts, want)
+	}
+	req.Options = slices.DeleteFunc(req.Options, func(o tools.Option) bool { return o.OptionID == string(tools.AllowAlways) })
+	if got := grantCovers(req); got != "" {
+		t.Fatalf("without Always allow: %q", got)
+	}
+}
+
 func TestCommandTitle(t *testing.T) {
 	long := strings.Repeat("x", titleMax+5)
 	for _, tc := range []struct{ line, cwd, want string }{

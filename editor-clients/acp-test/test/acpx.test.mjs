@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bin, startModel, tempDir } from "../lib/harness.mjs";
@@ -18,6 +18,13 @@ after(() => model?.stop());
 
 // terminal opens a shell in a fresh workspace with acpx at hand: acpx(args)
 // is the command line that runs acpx on agentd there.
+// The agent's words as acpx prints them: acpx writes a line of its own when
+// the agent calls one of its methods (`[client] fs/read_text_file
+// (running)`), in the middle of a message that is streaming.
+function prose(screen) {
+  return screen.replace(/\n*\[client\] [^\n]* \(running\)\n/g, "");
+}
+
 function terminal(t) {
   const dir = realpathSync(tempDir("agentd-acpx-"));
   const ws = realpathSync(tempDir("agentd-acpx-ws-"));
@@ -92,7 +99,7 @@ test("acpx: offering fs, a write is confirmed once (agentd's permission), and a 
   await term.waitFor("agentd's permission", /Allow create notes\.txt \[edit\]\? \(y\/N\)/);
   term.type("y");
   let s = await term.waitFor("the end of the turn", /\[done\] \w+/);
-  assert.match(s, /Wrote notes\.txt\./);
+  assert.match(prose(s), /Wrote notes\.txt\./);
   assert.equal(s.match(/\(y\/N\)/g).length, 1, "one confirmation: acpx is not asked to confirm the write again");
   assert.doesNotMatch(s, /Allow write to/);
   assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
@@ -110,7 +117,7 @@ test("acpx: offering fs, a write is confirmed once (agentd's permission), and a 
   term.step();
   term.type(acpx("'write notes'"));
   s = await term.waitFor("the end of the turn", /\[done\] \w+/);
-  assert.match(s, /Wrote notes\.txt\./);
+  assert.match(prose(s), /Wrote notes\.txt\./);
   assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
 });
 
@@ -147,6 +154,31 @@ test("acpx: cancel stops a running command and ends the turn cancelled", async (
   await term.waitFor("acpx cancel to finish", /cancel requested|cancelled/, { pane: other });
 });
 
+test("acpx: two subagents at once, their calls labelled and scoped by their task; one's question in the chat", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  writeFileSync(join(ws, "cart.go"), "package cart\n\nfunc Total() int { return 0 }\n");
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+
+  term.step();
+  term.type(acpx("'survey the cart'"));
+  let s = await term.waitFor("the subagent's question", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /\[tool\] Subagent: Find the cart total/);
+  assert.match(s, /\[tool\] Subagent: List the files/);
+  assert.match(s, /\[tool\] \[Find the cart total\] read cart\.go/, "the subagent's call, labelled with it");
+  assert.match(s, /\[tool\] \[List the files\] list/, "the other subagent's, at the same time");
+  assert.match(s, /Subagent “Find the cart total” asks: Question/);
+  assert.match(s, /Which currency\?/);
+
+  term.step();
+  term.type(acpx("EUR"));
+  s = await term.waitFor("the answer taken", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Totals are in cart\.go; the user wants EUR\./);
+});
+
 test("acpx: plan mode refuses a write unasked, asks to approve the plan in the chat, and the approved plan runs in auto-edit", async (t) => {
   const { term, ws, acpx, log } = terminal(t);
   term.step();
@@ -171,7 +203,7 @@ test("acpx: plan mode refuses a write unasked, asks to approve the plan in the c
   term.type(acpx("1"));
   s = await term.waitFor("the plan carried out", /\[done\] \w+/);
   assert.match(s, /\[done\] end_turn/);
-  assert.match(s, /Wrote notes\.txt\./);
+  assert.match(prose(s), /Wrote notes\.txt\./);
   assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "remember the milk\n");
   assert.match(log(), /currentModeId\\":\\"auto-edit\\",\\"sessionUpdate\\":\\"current_mode_update/, "the client is told the mode changed");
 });

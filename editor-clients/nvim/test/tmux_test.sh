@@ -822,4 +822,47 @@ check 'the queued run starts after it' 'Docs written.' 20
 capture steer-done
 stop_session steer
 
+# --- 19 ----------------------------------------------------------------------
+start_session plan plan || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':AgentdChat' Enter Escape ':AgentdMode' Enter
+check 'the mode picker offers plan' 'plan — reads, then proposes a plan to approve'
+capture plan-picker
+n=$(screen | sed -n 's/^\([0-9]\): plan — .*/\1/p' | head -1)
+keys "$n" Enter Enter
+check 'the chat says plan' 'model · plan'
+keys ':Agentd add a greeting' Enter
+check 'the plan is put to the user' 'Approve the plan?' 20
+check 'with its options' '4 Keep planning — say what should change'
+keys ':AgentdPending' Enter
+check 'the cursor in the float' '1-9 pick'
+keys 4
+check 'keep planning asks what should change' 'What should change, or anything to add'
+type_text 'also in French'
+keys Enter
+check 'the revised plan' '3. Say hello in French too.' 20
+check 'the first plan says what was answered' '→ Keep planning: also in French'
+check 'the float shows the revised plan' '│3. Say hello in French too.'
+keys ':AgentdPending' Enter
+check 'the cursor in the float' '1-9 pick'
+keys 1
+check 'the approval may take words too' 'with "Approve, and edit files'
+keys Enter
+check 'the plan is carried out' 'Wrote greeting.txt.' 20
+check 'the mode follows the approval' '⇢ mode auto-edit from here on'
+check 'the approved plan stays readable' '│ 3. Say hello in French too.'
+capture plan-done
+stop_session plan
+start_session grant grant || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd run the tests' Enter
+check 'a command to confirm' 'Run `go test ./...`' 20
+check 'what a lasting answer would allow' 'session / always would also allow:'
+capture grant-float
+keys ':AgentdPending' Enter
+check 'the cursor in the float' 'q later'
+keys gx
+check 'rejected, the run goes on' 'Not run, then.' 20
+stop_session grant
+
 finish

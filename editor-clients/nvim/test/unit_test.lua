@@ -470,6 +470,20 @@ t.test('help: doc/tags is shipped and matches doc/agentd.txt', function()
   vim.fn.delete(tmp, 'rf')
 end)
 
+t.test('initialize: by default every kind, and new ones from their generic form; a list of kinds keeps to it', function()
+  local config = require('agentd.config')
+  local lifecycle = require('agentd.lifecycle')
+  config.set({})
+  local a = lifecycle._initialize_params().capabilities.experimental.agentd
+  t.eq(a.genericPrompts, true)
+  t.ok(vim.tbl_contains(a.promptKinds, 'confirm_plan'), vim.inspect(a.promptKinds))
+  config.set({ prompt_kinds = { 'question', 'confirm_write' } })
+  a = lifecycle._initialize_params().capabilities.experimental.agentd
+  t.eq(a.genericPrompts, nil)
+  t.eq(a.promptKinds, { 'question', 'confirm_write' })
+  config.set({})
+end)
+
 t.test('help: every command and every default key is documented', function()
   local doc = table.concat(vim.fn.readfile(plugin_root .. '/doc/agentd.txt'), '\n')
   for _, c in ipairs(vim.fn.getcompletion('Agentd', 'command')) do

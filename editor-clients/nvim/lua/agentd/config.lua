@@ -16,7 +16,7 @@ M.defaults = {
   -- OPENAI_API_KEY, AGENTD_MODEL) or ~/.config/agentd/config.json. `name` and `reasoningEffort`
   -- are the defaults; :AgentdModel and :AgentdEffort choose per conversation.
   model = nil,
-  -- read-only | ask | auto-edit | full-auto (the daemon's default is ask).
+  -- read-only | plan | ask | auto-edit | full-auto (the daemon's default is ask).
   approval_policy = nil,
   -- Restart the daemon when it dies: at most max_retries times in a row,
   -- waiting backoff_ms, then twice as long each time.
@@ -121,9 +121,11 @@ M.defaults = {
     -- edit is Visual mode only (:AgentdEdit on the selection).
     global = {},
   },
-  -- Input request kinds this editor renders (all by default). A kind left
-  -- out is resolved by the daemon's policy (a confirmation is rejected).
-  prompt_kinds = { 'question', 'choice', 'confirm_write', 'confirm_command', 'secret' },
+  -- Input request kinds this editor renders: nil for every kind, those a
+  -- newer daemon adds included (shown from their generic form); a list
+  -- keeps to those kinds, and a kind left out is resolved by the daemon's
+  -- policy (a confirmation is rejected, a plan is given as the answer).
+  prompt_kinds = nil,
 }
 
 local function merge(dst, src)

@@ -54,22 +54,25 @@ function M.has_focus()
   return cur == F.card_win or cur == F.entry_win
 end
 
-local function wrap(text, width)
+-- Wraps text to width columns; a paragraph's lines keep its indent (and
+-- a bullet's "· " hangs), or take hang when it is given.
+local function wrap(text, width, hang_as)
   local out = {}
   for _, para in ipairs(vim.split(text, '\n', { plain = true })) do
-    local line = ''
+    local indent = para:match('^(%s*)') or ''
+    local hang = hang_as or (indent .. ((para:match('^%s*· ') or para:match('^%s*%- ')) and '  ' or ''))
+    local lead, line = indent, ''
     for word in para:gmatch('%S+') do
       if line == '' then
         line = word
-      elseif vim.fn.strdisplaywidth(line .. ' ' .. word) <= width then
+      elseif vim.fn.strdisplaywidth(lead .. line .. ' ' .. word) <= width then
         line = line .. ' ' .. word
       else
-        out[#out + 1] = line
-        line = word
+        out[#out + 1] = lead .. line
+        lead, line = hang, word
       end
     end
-    local indent = para:match('^(%s*)') or ''
-    out[#out + 1] = (line ~= '' and indent .. line or '')
+    out[#out + 1] = (line ~= '' and lead .. line or '')
   end
   return out
 end
@@ -126,8 +129,13 @@ local function card_content(o)
     for i, opt in ipairs(kinds.options(req)) do
       local mark = req.multiple and (F.selected[opt.id] and '[x] ' or '[ ] ') or ''
       local desc = opt.description ~= '' and (' — ' .. opt.description) or ''
-      lines[#lines + 1] = ('  %d %s%s%s'):format(i, mark, opt.label, desc)
-      F.option_at[#lines] = i
+      -- wrapped here too (the card's height counts screen lines), each
+      -- line of it picks the option
+      local text = ('  %d %s%s%s'):format(i, mark, opt.label, desc)
+      for _, l in ipairs(wrap(text, w, (' '):rep(#tostring(i) + 3))) do
+        lines[#lines + 1] = l
+        F.option_at[#lines] = i
+      end
     end
   end
   lines[#lines + 1] = ''

@@ -125,6 +125,7 @@ M.spec = {
       if type(req.secrets) == 'table' and #req.secrets > 0 then
         out[#out + 1] = 'uses your secret' .. (#req.secrets > 1 and 's' or '') .. ': $' .. table.concat(req.secrets, ', $')
       end
+      M.grant_covers(req, out)
       if str(req.rule) ~= '' then
         out[#out + 1] = 'rule: ' .. req.rule
       end
@@ -151,6 +152,7 @@ M.spec = {
           out[#out + 1] = '    ' .. M.runs_later(f.runs_later)
         end
       end
+      M.grant_covers(req, out)
       if str(req.rule) ~= '' then
         out[#out + 1] = 'rule: ' .. req.rule
       end
@@ -158,6 +160,24 @@ M.spec = {
     end,
   },
 }
+
+--- Appends to out what "allow for this session" and "always allow" would
+--- allow from then on (grantCovers), one line each: plain text, as the
+--- daemon says it.
+---@param req table
+---@param out string[]
+function M.grant_covers(req, out)
+  local covers = type(req.grantCovers) == 'table' and req.grantCovers or {}
+  if #covers == 0 then
+    return
+  end
+  out[#out + 1] = 'session / always would also allow:'
+  for _, c in ipairs(covers) do
+    if str(c) ~= '' then
+      out[#out + 1] = '  · ' .. one_line(c)
+    end
+  end
+end
 
 --- A kind this plugin does not know, shown and answered from its generic
 --- form (docs/protocol.md "The generic form"): its title, message,

@@ -79,16 +79,18 @@ local function initialize_params()
     workspaceFolders = { { uri = uri, name = vim.fn.fnamemodify(root, ':t') } },
     capabilities = {
       window = { workDoneProgress = true },
-      experimental = { agentd = { promptKinds = c.prompt_kinds,
+      experimental = { agentd = { promptKinds = c.prompt_kinds or P.prompt_kinds,
         -- a kind this plugin does not know is shown from its generic form
-        -- (unless the user limits the kinds: then the daemon keeps to them)
-        genericPrompts = #c.prompt_kinds >= #P.prompt_kinds or nil,
+        -- (unless the user lists the kinds: then the daemon keeps to them)
+        genericPrompts = c.prompt_kinds == nil or nil,
         -- the daemon → editor requests this editor answers (agentd.language)
         language = c.language and require('agentd.language').capabilities() or nil } },
     },
     initializationOptions = next(opts) and opts or vim.empty_dict(),
   }
 end
+
+M._initialize_params = initialize_params
 
 -- A luv callback: no editor API here.
 local function log_stderr(data)

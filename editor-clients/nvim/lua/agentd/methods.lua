@@ -82,6 +82,11 @@ function M.apply(method, p, how)
     -- how full the conversation's context window is (the chat's meter)
     S.session_info(run.session).context = p.update.context
   end
+  if method == N.update and how ~= 'history' and type(p.update) == 'table' and p.update.kind == 'settings' and run.session
+    and type(p.update.settings) == 'table' then
+    -- a plan approved into a mode: the conversation's mode now
+    S.session_info(run.session).settings = p.update.settings
+  end
   local effect = how ~= 'history' and effects[method]
   if effect then
     effect(p)

@@ -83,6 +83,21 @@ local function send(id, params)
     return ui.notify('cannot answer a request of kind ' .. tostring(o.req.kind), vim.log.levels.WARN)
   end
   params.requestId = id
+  if kinds.is_generic(o.req) and not (type(o.req.input) == 'table' and o.req.input.secret) then
+    -- what the user answered, in the chat under the request: the daemon's
+    -- inputResolved says only that it was answered
+    local words = {}
+    for _, opt in ipairs(kinds.options(o.req)) do
+      if opt.id == (params.optionId or params.decision) then
+        words[#words + 1] = opt.label
+      end
+    end
+    local text = params.text or params.reason
+    if type(text) == 'string' and text ~= '' then
+      words[#words + 1] = text
+    end
+    S.runs:said(o.req.runId, id, table.concat(words, ': '))
+  end
   S.requests:sending(id)
   diff.on_resolved(id)
   float.on_resolved(id)

@@ -148,6 +148,14 @@ M.OUTCOME_WORDS = {
   timeout = 'expired: no answer in time',
   cancelled = 'cancelled with the run',
 }
+-- What a mode lets the agent do, in a few words.
+M.MODE_WORDS = {
+  ['read-only'] = 'reads only',
+  plan = 'reads, then proposes a plan to approve',
+  ask = 'asks before each change and command',
+  ['auto-edit'] = 'edits files without asking; commands ask',
+  ['full-auto'] = 'runs everything without asking; deny rules still apply',
+}
 -- Who closed a request, when it was not the user's own answer.
 local BY_WORDS = { policy = 'by a rule' }
 
@@ -163,8 +171,9 @@ end
 -- prompt or an MCP server's question belongs to a call that is more.)
 local function asking_call(req, run)
   local tool = run and type(req.toolCallId) == 'string' and run.tools[req.toolCallId]
-  if tool and (req.kind == 'question' or req.kind == 'choice' or req.kind == 'secret')
-    and type(tool.input) == 'table' and type(tool.input.question) == 'string' then
+  local input = tool and type(tool.input) == 'table' and tool.input or {}
+  if (req.kind == 'question' or req.kind == 'choice' or req.kind == 'secret') and type(input.question) == 'string'
+    or req.kind == 'confirm_plan' and type(input.plan) == 'string' then
     return tool
   end
 end
@@ -191,10 +200,24 @@ local function render_request(out, item, open, run)
     local by = BY_WORDS[item.by]
     local what = M.OUTCOME_WORDS[item.outcome] or tostring(item.outcome):gsub('_', ' ')
     local answer = item.outcome == 'answered' and r.kind ~= 'secret' and answer_of(asking_call(r, run))
-    if answer then
+    if item.said and (item.outcome == 'answered' or not by) then
+      -- the words of an answer given here (a kind known from its form)
+      what = item.said
+    elseif answer then
       what = what .. ': ' .. answer
     end
-    return push(out, head .. '  → ' .. what .. (by and (' (' .. by .. ')') or ''))
+    push(out, head .. '  → ' .. what .. (by and (' (' .. by .. ')') or ''))
+    if kinds.is_generic(r) then
+      -- what was answered stays readable: a plan, a long question
+      local msg = split(type(r.message) == 'string' and r.message or '')
+      if #msg > 1 then
+        for _, l in ipairs(msg) do
+          push(out, '  │ ' .. l)
+          hl(out, 'Comment')
+        end
+      end
+    end
+    return
   elseif not o then
     return push(out, head .. '  → answered')
   elseif o.sending then
@@ -446,6 +469,13 @@ local function render_item(out, item, open, max, ctx)
     hl(out, 'Special')
     for i = 2, #lines do
       push(out, '       ' .. lines[i])
+      hl(out, 'Special')
+    end
+  elseif item.type == 'settings' then
+    -- the conversation's mode changed during the run (a plan approved)
+    local mode = type(item.settings.approvalPolicy) == 'string' and item.settings.approvalPolicy or ''
+    if mode ~= '' then
+      push(out, '⇢ mode ' .. mode .. ' from here on' .. (M.MODE_WORDS[mode] and (': ' .. M.MODE_WORDS[mode]) or ''))
       hl(out, 'Special')
     end
   elseif item.type == 'notice' then

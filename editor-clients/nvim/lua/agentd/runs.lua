@@ -225,6 +225,16 @@ function Store:add_request(req, placed)
   return run
 end
 
+--- Remembers what the user answered request_id with, in words (from this
+--- editor: the daemon never sends an answer back).
+function Store:said(run_id, request_id, words)
+  local run = self.runs[run_id]
+  local item = run and run.requests[request_id]
+  if item and words ~= '' then
+    item.said = words
+  end
+end
+
 --- Folds one notification into the run. Returns the run.
 function Store:apply(method, p)
   local run = self:ensure(p.runId, p.sessionId)
@@ -320,6 +330,12 @@ function Store:apply(method, p)
     elseif k == 'notice' then
       if type(u.text) == 'string' and u.text ~= '' then
         run.items[#run.items + 1] = { type = 'notice', text = u.text }
+      end
+    elseif k == 'settings' then
+      -- the conversation's settings changed during the run (a plan approved
+      -- into a mode)
+      if type(u.settings) == 'table' then
+        run.items[#run.items + 1] = { type = 'settings', settings = u.settings }
       end
     elseif k == 'steer' then
       -- the user's words given while the run worked, where they were given

@@ -55,6 +55,18 @@ function M.efforts()
   end
 end
 
+--- The modes the daemon offers (initialize's policies), else the
+--- contract's.
+---@return string[]
+function M.modes()
+  local caps = type(S.server) == 'table' and type(S.server.capabilities) == 'table' and S.server.capabilities or {}
+  local x = type(caps.experimental) == 'table' and type(caps.experimental.agentd) == 'table' and caps.experimental.agentd or {}
+  if type(x.policies) == 'table' and #x.policies > 0 then
+    return x.policies
+  end
+  return P.policies
+end
+
 local function model_ids(res)
   local out = {}
   for _, m in ipairs(type(res) == 'table' and type(res.models) == 'table' and res.models or {}) do
@@ -87,7 +99,7 @@ end
 function M.complete(which, lead)
   local values
   if which == 'mode' then
-    values = P.policies
+    values = M.modes()
   elseif which == 'effort' then
     values = M.efforts() or {}
   else
@@ -116,8 +128,8 @@ local function check(which, value)
   if value == M.DEFAULT or value == '' then
     return ''
   end
-  if which == 'mode' and not vim.tbl_contains(P.policies, value) then
-    return nil, ('unknown mode "%s": one of %s, or %s'):format(value, table.concat(P.policies, ', '), M.DEFAULT)
+  if which == 'mode' and not vim.tbl_contains(M.modes(), value) then
+    return nil, ('unknown mode "%s": one of %s, or %s'):format(value, table.concat(M.modes(), ', '), M.DEFAULT)
   end
   if which == 'effort' then
     local efforts = M.efforts()
@@ -181,8 +193,9 @@ end
 local function items(which, values, default_name)
   local cur = M.current()[M.fields[which].key]
   local out = { { value = M.DEFAULT, label = M.DEFAULT .. (default_name and (' (' .. default_name .. ')') or '') } }
+  local words = which == 'mode' and require('agentd.render').MODE_WORDS or {}
   for _, v in ipairs(values) do
-    out[#out + 1] = { value = v, label = v }
+    out[#out + 1] = { value = v, label = v .. (words[v] and (' — ' .. words[v]) or '') }
   end
   for _, it in ipairs(out) do
     if it.value == cur then
@@ -211,7 +224,7 @@ end
 ---@param which string model | effort | mode
 function M.pick(which)
   if which == 'mode' then
-    return select(which, items(which, P.policies))
+    return select(which, items(which, M.modes()))
   elseif which == 'effort' then
     local efforts = M.efforts()
     if not efforts then
