@@ -5,6 +5,7 @@
 //
 // Needs: AGENTD_BIN, FAKEMODEL_BIN, CS_DIR (and optionally VSIX, CHROMIUM). test/run.sh sets them.
 
+import { scaled } from '../support/scale.mjs';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -34,7 +35,7 @@ import {
 const ARTIFACTS = process.env.E2E_ARTIFACTS ?? path.join(EXT_DIR, 'test/artifacts/e2e');
 let h;
 let page;
-describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
+describe('agentd in VS Code (code-server)', { timeout: scaled(600000) }, () => {
   before(async () => {
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     h = await setup({ modelScript: path.join(EXT_DIR, 'test/models/e2e.json'), artifacts: ARTIFACTS });
@@ -63,7 +64,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     const cancel = panel().locator('#cancel:not([disabled])');
     if (await cancel.count().catch(() => 0)) {
       await cancel.click().catch(() => undefined);
-      await panel().locator('#cancel[disabled]').waitFor({ timeout: 10000 }).catch(() => undefined);
+      await panel().locator('#cancel[disabled]').waitFor({ timeout: scaled(10000) }).catch(() => undefined);
     }
     await page.keyboard.press('Control+Alt+p');
     await command('agentd: New Session').catch(() => undefined);
@@ -208,9 +209,9 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     // Only echo and sleep: the daemon runs it without asking.
     await ask('Watch the slow build');
     const live = lastRun().locator('details.tool[open] pre.tool-output-live');
-    await live.filter({ hasText: 'step 1' }).waitFor({ timeout: 15000 });
+    await live.filter({ hasText: 'step 1' }).waitFor({ timeout: scaled(15000) });
     assert.doesNotMatch(await live.textContent(), /built/, 'the output is shown before the command ends');
-    await lastRun().locator('.answer', { hasText: 'The slow build finished.' }).waitFor({ timeout: 30000 });
+    await lastRun().locator('.answer', { hasText: 'The slow build finished.' }).waitFor({ timeout: scaled(30000) });
     const out = await lastRun().locator('details.tool pre.tool-output').textContent();
     assert.match(out, /step 1\n[^]*step 6\n[^]*built/);
     assert.equal(out.match(/step 1\n/g).length, 1, 'the streamed output is not duplicated');
@@ -225,7 +226,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await expectStatus(/agentd: working/);
     assert.equal(await page.locator('.notifications-toasts .notification-toast').count(), 0, 'no toast over the editor');
     await page.keyboard.press('Control+Alt+k');
-    await lastRun().locator('.run-state-cancelled', { hasText: 'cancelled' }).waitFor({ timeout: 10000 });
+    await lastRun().locator('.run-state-cancelled', { hasText: 'cancelled' }).waitFor({ timeout: scaled(10000) });
     await expectStatus(/agentd: cancelled/);
     ok();
   });
@@ -299,7 +300,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   it('attaches the Problems list and the terminal\'s selection', async () => {
     // A broken JSON file gives the Problems list an error (VS Code's own JSON support).
     await quickOpen('broken.json');
-    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: 30000 });
+    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: scaled(30000) });
     // A terminal with something selected in it.
     await command('Terminal: Create New Terminal');
     await page.locator('.terminal-wrapper .xterm').first().waitFor();
@@ -370,7 +371,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   it('the mode picker: a new conversation starts in the mode picked, and a change mid-session applies to the next run', async () => {
     await newSession();
     const mode = panel().locator('#mode');
-    assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Read only', 'Ask before changes', 'Auto-accept edits', 'Full auto']);
+    assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Read only', 'Plan first (read only until approved)', 'Ask before changes', 'Auto-accept edits', 'Full auto']);
     await mode.selectOption('auto-edit');
     await ask('Write the auto file');
     await lastRun().locator('.answer', { hasText: 'Wrote auto.txt without asking.' }).waitFor();
@@ -432,7 +433,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     chattr('+i');
     try {
       const paused = lastRun().locator('.run-paused');
-      await paused.waitFor({ timeout: 30000 });
+      await paused.waitFor({ timeout: scaled(30000) });
       assert.match(await paused.innerText(), /^Paused: state not saved: [^]*(operation not permitted|permission denied)[^]*\s+Resume$/i);
       assert.match(await lastRun().locator('.run-state').innerText(), /^paused$/);
       assert.equal(await lastRun().locator('.run-error, .tone-error').count(), 0, 'a pause, not a failure');
@@ -460,7 +461,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     process.kill(old, 'SIGKILL');
     await until(() => h.daemonPids().find((p) => p !== old), 'a new daemon');
     // agentd restored the run paused (the step was cut off); the extension resumes it, unasked.
-    await lastRun().locator('.answer', { hasText: 'Thought it through after the crash.' }).waitFor({ timeout: 60000 });
+    await lastRun().locator('.answer', { hasText: 'Thought it through after the crash.' }).waitFor({ timeout: scaled(60000) });
     await lastRun().locator('.run-state-completed').waitFor();
     assert.equal(await lastRun().locator('.run-paused').count(), 0, 'nothing left paused');
     assert.equal((await modelRequests()).filter((r) => r.turn?.startsWith('crash-')).length, 2, 'the step was asked again, once');
@@ -492,7 +493,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await openRequest('Which colour do you like?').locator('input.answer-text').fill('gre');
     await reloadWindow();
     await expectStatus(/agentd: 1 waiting for you/, 60000);
-    await openRequest('Which colour do you like?').waitFor({ timeout: 30000 });
+    await openRequest('Which colour do you like?').waitFor({ timeout: scaled(30000) });
     assert.equal(await openRequest('Which colour do you like?').locator('input.answer-text').inputValue(), 'gre', 'the half-typed answer survives the reload');
     await until(() => h.daemonPids().every((p) => p !== fresh), 'the reload to restart the daemon');
     assert.deepEqual(await prompts.allInnerTexts(), expected);

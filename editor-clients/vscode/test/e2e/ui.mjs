@@ -2,6 +2,7 @@
 // open, the panel's webview, the status bar) and what the tests read back (the model's requests),
 // awaiting conditions rather than sleeping. Each suite binds them to its page and world: use(ctx).
 
+import { scaled } from '../support/scale.mjs';
 import path from 'node:path';
 
 /** The live page and world of the suite (set in its before()). */
@@ -39,13 +40,16 @@ export async function command(title) {
   for (let attempt = 1; ; attempt++) {
     try {
       await paletteInput('F1', 'Control+Shift+P');
-      await input.fill(`>${title}`, { timeout: 5000 });
-      await row.waitFor({ state: 'visible', timeout: 10000 });
+      await input.fill(`>${title}`, { timeout: scaled(5000) });
+      await row.waitFor({ state: 'visible', timeout: scaled(10000) });
       // On the input itself: if the palette closed meanwhile this fails instead of typing elsewhere.
-      await input.press('Enter', { timeout: 5000 });
+      await input.press('Enter', { timeout: scaled(5000) });
       return;
     } catch (e) {
       if (attempt >= 3) throw e;
+      // A palette left open (its list slow to filter, or Enter lost) is closed before the next
+      // try, which waits for the quick input to be hidden.
+      if (await page.locator('.quick-input-widget').isVisible()) await page.keyboard.press('Escape');
     }
   }
 }
@@ -60,7 +64,7 @@ export async function paletteInput(key, fallback) {
   const focused = page.locator('.quick-input-widget .quick-input-box input:focus');
   await page.keyboard.press(key);
   try {
-    await focused.waitFor({ state: 'visible', timeout: 3000 });
+    await focused.waitFor({ state: 'visible', timeout: scaled(3000) });
   } catch {
     if (!fallback) throw new Error(`${key} opened no quick input`);
     await page.keyboard.press(fallback);
@@ -87,10 +91,10 @@ export async function quickOpen(file) {
 
 /** Reloads the window and awaits the new workbench (never the old one, still on screen for a moment). */
 export async function reloadWindow() {
-  const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 60000 });
+  const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: scaled(60000) });
   await command('Developer: Reload Window');
   await navigated;
-  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  await page.waitForSelector('.monaco-workbench', { timeout: scaled(60000) });
 }
 
 /** Awaits a condition checked outside the page (processes, files), with a deadline. */
@@ -99,7 +103,7 @@ export async function until(pred, what, timeout = 30000) {
   for (;;) {
     const v = await pred();
     if (v) return v;
-    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - t0 > scaled(timeout)) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -131,7 +135,7 @@ export function statusBar() {
 /** Awaits the status bar saying what `re` matches. */
 export async function expectStatus(re, timeout = 30000) {
   try {
-    await page.locator('.statusbar-item', { hasText: re }).first().waitFor({ timeout });
+    await page.locator('.statusbar-item', { hasText: re }).first().waitFor({ timeout: scaled(timeout) });
   } catch {
     throw new Error(`status bar says "${await statusBar().innerText().catch(() => '')}", expected ${re}`);
   }
