@@ -349,6 +349,9 @@
         post({ type: 'renameSave', sessionId: b.dataset.session, title: f.value });
         return;
       }
+      case 'stopProcess':
+        post({ type: 'stopProcess', sessionId: b.dataset.session || '', id: b.dataset.process || '' });
+        break;
       case 'ruleEdit':
       case 'ruleRevoke':
         post({ type: b.dataset.action, id: b.dataset.rule || '' });

@@ -21,6 +21,8 @@ import {
   InputRequest,
   InputResolved,
   Method,
+  ProcessInfo,
+  ProcessResult,
   ProgressParams,
   RunNotification,
   RunContext,
@@ -100,6 +102,12 @@ export function pausedByRestart(r: Pick<RunView, 'pauseReason' | 'error'>): bool
   return r.pauseReason === 'restart' || (!r.pauseReason && !r.error);
 }
 
+/** The number in a process id ("p12" → 12), for the list's order. */
+function procNumber(id: string): number {
+  const n = Number(id.replace(/^\D+/, ''));
+  return Number.isFinite(n) ? n : 0;
+}
+
 /** Conversations open at once, at most (the oldest idle one closes; the session list keeps it). */
 export const MAX_TABS = 6;
 
@@ -141,6 +149,42 @@ export class AgentController {
     }
     if (method === Method.progress) this.handleProgress(params as ProgressParams);
     else if (method === Method.mcpChanged) this.events.onMcpChanged?.();
+    else if (method === Method.processChanged) {
+      const p = (params as ProcessResult)?.process;
+      if (p?.id && p.sessionId) {
+        this.noteProcess(p);
+        this.sessionChanged();
+      }
+    }
+  }
+
+  /** Every session's background processes this editor heard of: by session, then by id. */
+  private readonly procs = new Map<string, Map<string, ProcessInfo>>();
+
+  /** A session's background processes, oldest first (as agent/processes lists them). */
+  processesOf(sessionId: string | undefined): ProcessInfo[] {
+    const list = sessionId ? [...(this.procs.get(sessionId)?.values() ?? [])] : [];
+    return list.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || procNumber(a.id) - procNumber(b.id));
+  }
+
+  /** Stops a background process (the panel's stop button); agentd answers it as it is now. */
+  async stopProcess(sessionId: string, id: string): Promise<ProcessInfo> {
+    const res = await this.rpc.request<ProcessResult>(Method.stopProcess, { sessionId, id });
+    if (res?.process) this.noteProcess(res.process);
+    this.sessionChanged();
+    return res.process;
+  }
+
+  /**
+   * Takes a process as agentd describes it. An ended one stays ended: a list asked before it
+   * ended (agent/history) can arrive after the notification that said so.
+   */
+  private noteProcess(p: ProcessInfo, listed = false): void {
+    let byId = this.procs.get(p.sessionId);
+    if (!byId) this.procs.set(p.sessionId, (byId = new Map()));
+    const known = byId.get(p.id);
+    if (listed && known && known.state !== 'running' && p.state === 'running') return;
+    byId.set(p.id, p);
   }
 
   /**
@@ -505,6 +549,7 @@ export class AgentController {
     try {
       const res = await this.history({ sessionId });
       const pageHasOldest = !oldestKnown || res.runs.some((r) => r.runId === oldestKnown.runId);
+      for (const p of res.processes ?? []) this.noteProcess(p, true);
       await this.applyHistory(sessionId, res);
       if (!view || this.viewOf(sessionId) !== view) return;
       view.error = undefined;
@@ -544,6 +589,8 @@ export class AgentController {
       if (hr.moreEvents) rest.push(this.catchUp(hr.runId));
     }
     for (const req of res.pending ?? []) this.requests.add(req);
+    // The session as it is now wins over the settings updates its runs replayed.
+    if (this.session?.sessionId === sessionId && res.session) this.describe(res.session);
     await Promise.all(rest);
   }
 
@@ -591,9 +638,20 @@ export class AgentController {
       } else if (n.method === Method.inputResolved) {
         this.requests.resolve((n.params as InputResolved).requestId);
       }
-      if (n.method === Method.update && (n.params as UpdateParams).update?.kind === 'context') this.noteContext(n.params.sessionId, (n.params as UpdateParams).update.context);
+      const u = n.method === Method.update ? (n.params as UpdateParams).update : undefined;
+      if (u?.kind === 'context') this.noteContext(n.params.sessionId, u.context);
+      // The session's settings changed in the run (an approved plan moves it to the mode picked).
+      if (u?.kind === 'settings' && u.settings) this.noteSettings(n.params.sessionId, u.settings);
       this.events.onRunNotification?.(n, this.store.get(n.params.runId));
     }
+  }
+
+  private noteSettings(sessionId: string, settings: SessionSettings): void {
+    const view = this.viewOf(sessionId);
+    if (!view) return;
+    view.settings = settings;
+    if (view.info) view.info = { ...view.info, settings };
+    this.sessionChanged();
   }
 
   private noteContext(sessionId: string, use: ContextUse | undefined): void {

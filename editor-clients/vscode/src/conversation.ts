@@ -112,6 +112,7 @@ export class Conversation {
       undo: this.undo.view,
       undone,
       mcp: this.mcpShown ? { list: this.d.mcp.list, error: this.d.mcp.error } : undefined,
+      processes: controller.processesOf(controller.currentSessionId),
       chips: composer.chips(),
       pickers: this.d.pickers.view(),
     };
@@ -195,6 +196,11 @@ export class Conversation {
         break;
       case 'compact':
         void this.compact();
+        break;
+      case 'stopProcess':
+        void this.d.controller
+          .stopProcess(m.sessionId, m.id)
+          .catch((e) => void vscode.window.showErrorMessage(`agentd: could not stop ${m.id}: ${e instanceof Error ? e.message : e}`));
         break;
       case 'closeSessions':
         this.sessions = undefined;

@@ -54,6 +54,7 @@ export type PanelMessage =
   | { type: 'ruleRevoke'; id: string }
   | { type: 'ruleSave'; id: string; pattern: string; action: string }
   | { type: 'compact' }
+  | { type: 'stopProcess'; sessionId: string; id: string }
   | { type: 'closeMcp' };
 
 export interface PanelView extends PanelState {

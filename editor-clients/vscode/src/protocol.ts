@@ -59,6 +59,7 @@ export const CLIENT_REQUESTS = [
   Method.compact,
   Method.image,
   Method.indexStatus,
+  Method.stopProcess,
 ] as const satisfies readonly (keyof Requests)[];
 export const CLIENT_NOTIFICATIONS = [
   Method.initialized,
@@ -75,6 +76,7 @@ export const HANDLED_NOTIFICATIONS = [
   Method.runState,
   Method.progress,
   Method.mcpChanged,
+  Method.processChanged,
 ] as const satisfies readonly (keyof ServerNotifications)[];
 export const HANDLED_REQUESTS = [
   Method.progressCreate,

@@ -8,9 +8,9 @@
 // so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { DiagnosticsReport, FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
+import { DiagnosticsReport, FileDiff, InputRequest, InstructionFile, McpServer, ProcessInfo, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
 import { KNOWN_KINDS, OpenRequest } from './requests';
-import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
+import { RequestView, RunView, SubagentView, ToolCallView, unstreamedResult } from './runStore';
 import type { UndoView } from './undo';
 import type { RulesState } from './rules';
 import type { TabView } from './agent';
@@ -50,6 +50,8 @@ export interface PanelState {
   mcp?: { list?: McpServer[]; error?: string; loading?: boolean };
   /** The rules view, when the panel shows it. */
   rules?: RulesState;
+  /** The shown conversation's background processes, oldest first. */
+  processes?: ProcessInfo[];
 }
 
 export function escapeHtml(s: string): string {
@@ -197,6 +199,7 @@ function isCarrier(t: ToolCallView, req?: RequestView): boolean {
 }
 
 function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
+  if (t.subagent) return renderTask(run, t, t.subagent, ctx);
   const req = t.requestId ? run.requests[t.requestId] : undefined;
   const open = req ? ctx.open.get(req.requestId) : undefined;
   if (isCarrier(t, req)) return req ? renderRequest(req, open, ctx) : '';
@@ -225,7 +228,8 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   }
   if (t.files?.length) body.push(renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`));
   const expandable = body.length > 0;
-  const diag = t.diagnostics ? renderDiagnostics(t.diagnostics, id) : '';
+  const proc = execute ? ctx.processByCall.get(t.toolCallId) : undefined;
+  const diag = (proc ? processBadge(proc) : '') + (t.diagnostics ? renderDiagnostics(t.diagnostics, id) : '');
   const startOpen = running || !!open;
   const summary = `<span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> ${title} <span class="tool-status tone-${tone}">${esc(status)}</span>${
     facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
@@ -235,6 +239,57 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
 <summary>${summary}</summary>
 <div class="tool-body">${body.join('\n')}</div>
 </details>${diag}`;
+}
+
+const SUBAGENT_STATUS: Record<string, [string, string]> = {
+  running: ['working', 'neutral'],
+  requires_action: ['waiting for you', 'waiting'],
+  paused: ['paused', 'waiting'],
+  completed: ['done', 'ok'],
+  failed: ['failed', 'error'],
+  cancelled: ['stopped', 'declined'],
+};
+
+/**
+ * A task call: the subagent's description, how it stands, its tokens and the files it read, a stop
+ * button while it works; under it, the subagent's own calls, words and questions as they come.
+ */
+function renderTask(run: RunView, t: ToolCallView, sub: SubagentView, ctx: RenderContext): string {
+  const id = esc(`${run.runId}-${t.toolCallId}`);
+  // The call's end is the subagent's, whatever it last said of itself.
+  const ended = t.status === 'completed' || t.status === 'failed';
+  const state = ended && !TERMINAL_STATES.has(sub.state ?? '') ? (t.status === 'failed' ? 'failed' : 'completed') : (sub.state ?? 'running');
+  const busy = !TERMINAL_STATES.has(state);
+  // A question of it is open: it waits for the user, whatever its last state update said.
+  const waiting = Object.keys(sub.work.tools).some((k) => {
+    const r = sub.work.tools[k].requestId;
+    return !!r && ctx.open.has(r);
+  }) || sub.work.timeline.some((i) => i.type === 'request' && ctx.open.has(i.requestId));
+  const [status, tone] = SUBAGENT_STATUS[busy && waiting ? 'requires_action' : state] ?? [state, 'neutral'];
+  const facts: string[] = [];
+  if (sub.usage?.totalTokens) facts.push(`${sub.usage.totalTokens.toLocaleString('en-US')} tokens`);
+  if (sub.read?.length) facts.push(`read ${plural(sub.read.length, 'file')}`);
+  if (t.durationMs !== undefined && t.durationMs >= 1000) facts.push(duration(t.durationMs));
+  const stop = busy
+    ? ` <button class="link sub-stop" data-action="cancelRun" data-run="${esc(sub.runId)}" title="Stop this subagent alone: the agent is told it was stopped">■ Stop</button>`
+    : '';
+  const summary = `<span class="icon">◇</span> <span class="tool-title">Subagent</span> <span class="subagent-desc">${esc(sub.description || t.title)}</span> <span class="tool-status tone-${tone}">${esc(status)}</span>${
+    facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
+  }${stop}`;
+  const body: string[] = [];
+  const prompt = (t.input as { prompt?: unknown } | undefined)?.prompt;
+  if (typeof prompt === 'string' && prompt.trim()) body.push(`<details class="args" data-id="${id}-task"><summary>Its task</summary><div class="md">${renderMarkdown(prompt)}</div></details>`);
+  const work: string[] = [];
+  renderTimeline(sub.work, { ...ctx, processByCall: new Map(), canUndo: false }, work);
+  if (work.length) body.push(`<div class="subagent-work">${work.join('\n')}</div>`);
+  const said = sub.work.timeline.some((i) => i.type === 'text' && i.text.trim());
+  if (!said && t.output) body.push(`<pre class="tool-output">${esc(t.output)}</pre>`);
+  if (sub.error && !busy) body.push(`<div class="run-error">${esc(sub.error)}</div>`);
+  const open = busy || waiting;
+  return `<details class="tool task tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}" data-subagent="${esc(sub.runId)}"${waiting ? ' data-waiting' : ''}${open ? ' open' : ''}>
+<summary>${summary}</summary>
+<div class="tool-body">${body.join('\n')}</div>
+</details>`;
 }
 
 /**
@@ -285,6 +340,60 @@ function formatInput(input: unknown): string {
   }
 }
 
+// ---- background processes -------------------------------------------------------------------
+
+/** How a background process stands, in words: "running", "exited 1", "stopped by you", "lost …". */
+export function processStateText(p: ProcessInfo): string {
+  switch (p.state) {
+    case 'running':
+      return 'running';
+    case 'exited':
+      return p.exitCode ? `exited ${p.exitCode}` : 'exited';
+    case 'stopped':
+      return p.stoppedBy === 'user' ? 'stopped by you' : p.stoppedBy === 'model' ? 'stopped by the agent' : p.stoppedBy === 'agentd' ? 'stopped by agentd' : 'stopped';
+    case 'lost':
+      return 'lost when agentd restarted';
+    default:
+      return p.state;
+  }
+}
+
+function clock(iso: string | undefined): string | undefined {
+  const t = iso ? new Date(iso) : undefined;
+  return t && !Number.isNaN(t.getTime()) ? t.toLocaleTimeString('en-GB') : undefined;
+}
+
+function stopButton(p: ProcessInfo): string {
+  return p.state === 'running'
+    ? ` <button class="link proc-stop" data-action="stopProcess" data-session="${esc(p.sessionId)}" data-process="${esc(p.id)}" title="Stop ${esc(p.id)} and everything it started">■ Stop</button>`
+    : '';
+}
+
+/** Under the run_cmd call that started a background process: its id, how it stands, a stop button. */
+function processBadge(p: ProcessInfo): string {
+  const running = p.state === 'running';
+  const what = running ? `running in the background (${p.id})` : `background process ${p.id}: ${processStateText(p)}`;
+  return `<div class="proc-badge proc-${esc(p.state)}" data-proc="${esc(p.id)}"><span class="proc-dot">${running ? '●' : '○'}</span> ${esc(what)}${stopButton(p)}</div>`;
+}
+
+/** The conversation's background processes: the running ones with a stop button, ended ones greyed. */
+export function renderProcesses(list: ProcessInfo[]): string {
+  const running = list.filter((p) => p.state === 'running').length;
+  const rows = list.map((p) => {
+    const facts: string[] = [processStateText(p)];
+    const started = clock(p.startedAt);
+    if (started) facts.push(`started ${started}`);
+    if (p.state !== 'running' && clock(p.endedAt)) facts.push(`ended ${clock(p.endedAt)}`);
+    if (p.output) facts.push(`${byteSize(p.output)} of output`);
+    if (p.cwd && p.cwd !== '.') facts.push(`in ${p.cwd}`);
+    return `<li class="proc proc-${esc(p.state)}" data-proc="${esc(p.id)}"><span class="proc-dot">${p.state === 'running' ? '●' : '○'}</span> <span class="proc-id">${esc(p.id)}</span> <code class="cmdline">${esc(
+      p.command,
+    )}</code> <span class="proc-facts">${esc(facts.join(' · '))}</span>${stopButton(p)}</li>`;
+  });
+  const head = running ? `Background processes (${running} running)` : 'Background processes';
+  return `<details class="processes" data-id="processes" open><summary>${esc(head)}</summary><ul class="proc-list">${rows.join('')}</ul></details>`;
+}
+
 // ---- requests -------------------------------------------------------------------------------
 
 interface RenderContext {
@@ -296,6 +405,8 @@ interface RenderContext {
   canUndo: boolean;
   undone: Record<string, string>;
   undo?: UndoView;
+  /** Background processes by the run_cmd call that started them. */
+  processByCall: Map<string, ProcessInfo>;
 }
 
 function decisionButtons(req: RequestView, edited: boolean): string {
@@ -410,12 +521,12 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
     const said = req.outcome === 'answered' && ctx.answers[req.requestId] !== undefined ? `: ${ctx.answers[req.requestId]}` : '';
     if (nested) return '';
     const what = question ? esc(req.message) : esc(req.title);
-    return `<div class="request request-done tone-${o.tone}" data-request="${id}"><span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span> <span class="request-message">${what}</span> <span class="request-outcome">— ${esc(
+    return `<div class="request request-done tone-${o.tone}" data-request="${id}">${fromSubagent(req)}<span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span> <span class="request-message">${what}</span> <span class="request-outcome">— ${esc(
       o.text,
     )}${esc(said)}</span></div>`;
   }
   const parts: string[] = [`<div class="request request-open kind-${esc(req.kind)}${open.sending ? ' sending' : ''}" data-request="${id}" tabindex="-1">`];
-  parts.push(`<div class="request-head">${head}</div>`);
+  parts.push(`<div class="request-head">${fromSubagent(req)}${head}</div>`);
   if (req.context) parts.push(`<div class="request-context">${esc(req.context)}</div>`);
   if (req.kind === 'confirm_command' && !shell) {
     // What agentd says of it (the MCP server, what the tool claims), then what would run.
@@ -437,6 +548,12 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   if (open.error) parts.push(`<div class="request-error">${esc(open.error)}</div>`);
   parts.push('</div>');
   return parts.join('\n');
+}
+
+/** Who asks, when a subagent does: its description, so a question is never taken for the agent's own. */
+function fromSubagent(req: RequestView): string {
+  const s = req.subagent;
+  return s ? `<span class="request-from" title="A subagent the agent started asks this">Subagent · ${esc(s.description || s.runId)}</span> ` : '';
 }
 
 /** A kind the panel has no view of its own for: its message whole (markdown), its command, its diff. */
@@ -520,6 +637,28 @@ function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
 
 // ---- runs -----------------------------------------------------------------------------------
 
+/** A run's words, calls and requests, in the order they came (a subagent's work too, under its call). */
+function renderTimeline(run: RunView, ctx: RenderContext, parts: string[]): void {
+  run.timeline.forEach((item, i) => {
+    if (item.type === 'text') {
+      if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
+    } else if (item.type === 'thinking') {
+      const streaming = i === run.timeline.length - 1 && run.state === 'running';
+      if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
+    } else if (item.type === 'notice') {
+      parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
+    } else if (item.type === 'steer') {
+      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}</div>`);
+    } else if (item.type === 'tool') {
+      const t = run.tools[item.toolCallId];
+      if (t) parts.push(renderTool(run, t, ctx));
+    } else {
+      const r = run.requests[item.requestId];
+      if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
+    }
+  });
+}
+
 function renderRun(run: RunView, ctx: RenderContext): string {
   const parts: string[] = [];
   parts.push(`<section class="run state-${esc(run.state)}${run.rewound ? ' rewound' : ''}" data-run="${esc(run.runId)}">`);
@@ -559,24 +698,7 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     parts.push('</ul></div>');
   }
   if (run.instructions?.length) parts.push(renderInstructions(run.instructions));
-  run.timeline.forEach((item, i) => {
-    if (item.type === 'text') {
-      if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
-    } else if (item.type === 'thinking') {
-      const streaming = i === run.timeline.length - 1 && run.state === 'running';
-      if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
-    } else if (item.type === 'notice') {
-      parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
-    } else if (item.type === 'steer') {
-      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}</div>`);
-    } else if (item.type === 'tool') {
-      const t = run.tools[item.toolCallId];
-      if (t) parts.push(renderTool(run, t, ctx));
-    } else {
-      const r = run.requests[item.requestId];
-      if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
-    }
-  });
+  renderTimeline(run, ctx, parts);
   const result = unstreamedResult(run);
   if (result) parts.push(`<div class="answer md">${renderMarkdown(result)}</div>`);
   const later = (run.filesChanged ?? []).filter((f) => f.runsLater);
@@ -907,6 +1029,7 @@ export function renderConversation(state: PanelState): string {
     canUndo: !!state.canUndo,
     undone: state.undone ?? {},
     undo: state.undo,
+    processByCall: new Map((state.processes ?? []).filter((p) => p.toolCallId).map((p) => [p.toolCallId!, p])),
   };
   const parts: string[] = [];
   if (state.tabs) parts.push(renderTabs(state.tabs));
@@ -936,6 +1059,7 @@ export function renderConversation(state: PanelState): string {
     parts.push('<div class="empty">Ask agentd about this workspace. Attach files, folders, the Problems list or the terminal\'s selection with <b>+</b>, or type <code>@</code> to mention a file.</div>');
   }
   for (const run of state.runs) parts.push(renderRun(run, ctx));
+  if (state.processes?.length) parts.push(renderProcesses(state.processes));
   return parts.join('\n');
 }
 

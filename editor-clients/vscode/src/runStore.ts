@@ -20,6 +20,7 @@ import {
   RunEvent,
   RunNotification,
   RunStateParams,
+  Subagent,
   TERMINAL_STATES,
   UpdateParams,
   Usage,
@@ -54,6 +55,26 @@ export interface ToolCallView {
   diagnostics?: DiagnosticsReport;
   /** What a web fetch got: the URL it ended at, its status and size. */
   fetched?: Fetched;
+  /** A task call: the subagent it started, how it stands, and its own work, shown under the call. */
+  subagent?: SubagentView;
+}
+
+/** A subagent as its task call shows it. */
+export interface SubagentView {
+  runId: string;
+  description: string;
+  /** Its own state (running, requires_action, completed, failed, cancelled …), as it last said. */
+  state?: string;
+  stopReason?: string;
+  error?: string;
+  usage?: Usage;
+  /** The files it read (the task call's last update). */
+  read?: string[];
+  /**
+   * Its own updates, reduced as a run's: its tool calls keyed by its own ids, its words. Its
+   * requests are its parent's (they come in the parent run): `work.requests` is the parent's.
+   */
+  work: RunView;
 }
 
 /** An input request as the run shows it: what was asked, and once resolved, how it ended. */
@@ -286,7 +307,8 @@ export class RunStore {
       case Method.inputRequest: {
         const r = params as InputRequest;
         const linked = r.toolCallId ? run.tools[r.toolCallId] : undefined;
-        if (linked) linked.requestId = r.requestId;
+        if (linked && r.subagent) linkSubagentRequest(run, linked, r);
+        else if (linked) linked.requestId = r.requestId;
         else if (!run.requests[r.requestId]) run.timeline.push({ type: 'request', requestId: r.requestId });
         const { runId: _r, sessionId: _s, seq: _q, ...fields } = r;
         run.requests[r.requestId] = { ...run.requests[r.requestId], ...fields };
@@ -335,9 +357,52 @@ function isLowSurrogate(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
 }
 
+/** The subagent of a task call, made on its first word (its work shares the parent's requests). */
+function subagentOf(run: RunView, t: ToolCallView, s: Subagent): SubagentView {
+  if (t.subagent) return t.subagent;
+  const work: RunView = { runId: s.runId, sessionId: run.sessionId, lastSeq: 0, state: 'running', timeline: [], tools: {}, requests: run.requests, startedAt: run.startedAt };
+  return (t.subagent = { runId: s.runId, description: s.description, work });
+}
+
+/** Takes what a task call's update or a subagent update says of the subagent's standing. */
+function noteSubagent(sub: SubagentView, s: Subagent): void {
+  if (s.description) sub.description = s.description;
+  if (s.state) {
+    sub.state = s.state;
+    sub.work.state = s.state;
+    sub.stopReason = s.stopReason;
+    sub.error = s.error || undefined;
+  }
+  if (s.usage) sub.usage = s.usage;
+  if (s.read) sub.read = s.read;
+}
+
+/** A subagent's request goes under the subagent's own call (or at its place in its work). */
+function linkSubagentRequest(run: RunView, task: ToolCallView, r: InputRequest): void {
+  const s = r.subagent!;
+  const sub = subagentOf(run, task, s);
+  const own = s.toolCallId ? sub.work.tools[s.toolCallId] : undefined;
+  if (own) own.requestId = r.requestId;
+  else if (!sub.work.timeline.some((i) => i.type === 'request' && i.requestId === r.requestId)) sub.work.timeline.push({ type: 'request', requestId: r.requestId });
+}
+
 function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
   if (!u) return;
   switch (u.kind) {
+    case 'subagent': {
+      if (!u.subagent?.runId) break;
+      const id = u.toolCallId ?? '';
+      let t = run.tools[id];
+      if (!t) {
+        t = run.tools[id] = { toolCallId: id, title: `Subagent: ${u.subagent.description}`, toolKind: 'other', status: 'in_progress' };
+        run.timeline.push({ type: 'tool', toolCallId: id });
+      }
+      const sub = subagentOf(run, t, u.subagent);
+      noteSubagent(sub, u.subagent);
+      if (u.subagent.update) reduceUpdate(sub.work, u.subagent.update);
+      if (sub.work.activity && !TERMINAL_STATES.has(sub.state ?? 'running')) run.activity = `${sub.description}: ${sub.work.activity}`;
+      break;
+    }
     case 'message_chunk': {
       const last = run.timeline[run.timeline.length - 1];
       if (last && last.type === 'text') last.text += u.text ?? '';
@@ -367,6 +432,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
         input: u.input,
         locations: u.locations,
       };
+      if (u.subagent?.runId) noteSubagent(subagentOf(run, run.tools[id], u.subagent), u.subagent);
       run.activity = activityOf(run.tools[id]);
       break;
     }
@@ -394,6 +460,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.checkpoint) t.checkpoint = u.checkpoint;
       if (u.diagnostics) t.diagnostics = u.diagnostics;
       if (u.fetched) t.fetched = u.fetched;
+      if (u.subagent?.runId) noteSubagent(subagentOf(run, t, u.subagent), u.subagent);
       if (u.status === 'in_progress') run.activity = activityOf(t);
       break;
     }

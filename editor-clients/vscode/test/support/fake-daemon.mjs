@@ -20,7 +20,10 @@
 // not be saved, and agent/resume finishes it; "edit" changes a.txt (checkpoint c<N>) and "edit
 // conflict" does too, then the user changes it (so undoing it is a conflict); "mcp" opens the
 // approval of a .mcp.json server (a confirm_command without toolCallId or cwd); "cmd" a command's
-// confirmation with its sandbox profile and allow_full; anything else stays running.
+// confirmation with its sandbox profile and allow_full; "serve CMD" starts CMD in the background
+// (run_cmd's background: process p<N> of the session, agent/stopProcess stops it); "delegate"
+// starts a subagent (a task call) that reads a file and asks a question: the answer ends it,
+// agent/cancel of its run id stops it alone; anything else stays running.
 //
 //   FAKE_COMMANDS=JSON     agent/commands answers these commands
 //   FAKE_MCP=JSON          mcp/status answers these servers
@@ -108,6 +111,7 @@ const SCHEMAS = {
   'mcp/status': { sessionId: str },
   'agent/image': { id: str },
   'agent/steer': { runId: str, text: str },
+  'agent/stopProcess': { sessionId: str, id: str },
   'index/status': {},
 };
 
@@ -233,6 +237,51 @@ function ask(run, kind) {
   notifyRun(run, 'agent/runState', { state: 'requires_action' });
 }
 
+// Subagents, as agentd reports them: everything in the parent run, under the task call.
+const subagents = new Map(); // subagent runId → { run, call, description, state }
+
+function subUpdate(sub, fields) {
+  update(sub.run, { kind: 'subagent', toolCallId: sub.call, subagent: { runId: sub.runId, description: sub.description, ...fields } });
+}
+
+/** A task call whose subagent reads a file, then asks the user; the answer (or its stop) ends it. */
+function delegate(run) {
+  const sub = { runId: `${run.runId}_sub`, run, call: `task_${run.runId}`, description: 'Find the cart total', state: 'running' };
+  subagents.set(sub.runId, sub);
+  update(run, { kind: 'tool_call', toolCallId: sub.call, title: `Subagent: ${sub.description}`, toolKind: 'other', status: 'pending', input: { description: sub.description, prompt: 'Find where the **cart total** is computed.' }, subagent: { runId: sub.runId, description: sub.description } });
+  update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'in_progress', subagent: { runId: sub.runId, description: sub.description } });
+  subUpdate(sub, { state: 'running' });
+  subUpdate(sub, { update: { kind: 'tool_call', toolCallId: 'call_1', title: 'read cart.go', toolKind: 'read', status: 'pending', input: { path: 'cart.go' } } });
+  subUpdate(sub, { update: { kind: 'tool_call_update', toolCallId: 'call_1', status: 'completed', output: 'func Total() int { return 4 }\n' } });
+  subUpdate(sub, { update: { kind: 'tool_call', toolCallId: 'call_2', title: 'Ask the user', toolKind: 'think', status: 'pending', input: { question: 'Which currency?' } } });
+  const requestId = `q_${sub.runId}`;
+  const params = { requestId, toolCallId: sub.call, kind: 'question', title: 'Question', message: 'Which currency should totals use?', answerWith: 'reply', createdAt: now(), pendingCount: requests.size + 1, subagent: { runId: sub.runId, description: sub.description, toolCallId: 'call_2' } };
+  requests.set(requestId, { runId: run.runId, sessionId: run.sessionId, kind: 'question', params, onAnswer: (text) => endSubagent(sub, 'completed', text) });
+  params.seq = notifyRun(run, 'agent/inputRequest', params);
+  subUpdate(sub, { state: 'requires_action' });
+  notifyRun(run, 'agent/runState', { state: 'requires_action' });
+}
+
+/** The subagent ends (answered, or stopped by agent/cancel of its run id); its parent goes on to its answer. */
+function endSubagent(sub, state, text) {
+  const run = sub.run;
+  sub.state = state;
+  if (run.state === 'requires_action') notifyRun(run, 'agent/runState', { state: 'running' });
+  const usage = { promptTokens: 1200, completionTokens: 34, totalTokens: 1234 };
+  if (state === 'completed') {
+    subUpdate(sub, { state: 'running' });
+    subUpdate(sub, { update: { kind: 'tool_call_update', toolCallId: 'call_2', status: 'completed', output: text } });
+    subUpdate(sub, { update: { kind: 'message_chunk', text: `Total() in cart.go, in ${text}.` } });
+    subUpdate(sub, { state: 'completed', stopReason: 'end_turn' });
+    update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'completed', output: `Total() in cart.go, in ${text}.\n\nFiles the subagent read (1): cart.go.`, subagent: { runId: sub.runId, description: sub.description, state: 'completed', stopReason: 'end_turn', usage, read: ['cart.go'] } });
+    finish(run, 'The cart total is computed by Total().');
+  } else {
+    subUpdate(sub, { state: 'cancelled', stopReason: 'cancelled' });
+    update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'failed', output: 'Stopped: the user stopped this subagent.', subagent: { runId: sub.runId, description: sub.description, state: 'cancelled', stopReason: 'cancelled', usage, read: ['cart.go'] } });
+    finish(run, 'The subagent was stopped before it found the total.');
+  }
+}
+
 function confirmCommand(run, p) {
   const requestId = `q_${run.runId}`;
   const params =
@@ -296,6 +345,24 @@ function play(run) {
     finish(run, p.slice(4));
     return;
   }
+  if (p.startsWith('serve ')) {
+    // run_cmd with background: the call returns at once, the process goes on (agent/processChanged).
+    const s = sessions.get(run.sessionId);
+    const id = `p${s.processes.length + 1}`;
+    const call = `bg_${run.runId}`;
+    const command = p.slice(6);
+    update(run, { kind: 'tool_call', toolCallId: call, title: command, toolKind: 'execute', status: 'pending', input: { command, background: true } });
+    const proc = { id, sessionId: s.sessionId, command, cwd: '.', state: 'running', startedAt: now(), output: 12, toolCallId: call };
+    s.processes.push(proc);
+    send({ jsonrpc: '2.0', method: 'agent/processChanged', params: { process: proc } });
+    update(run, { kind: 'tool_call_update', toolCallId: call, status: 'completed', output: `Started ${id} in the background.\nlistening on :8080\n` });
+    finish(run, `${command} runs in the background as ${id}.`);
+    return;
+  }
+  if (p === 'delegate') {
+    delegate(run);
+    return;
+  }
   if (p === 'edit' || p === 'edit conflict') {
     const s = sessions.get(run.sessionId);
     const id = `c${s.checkpoints.length + 1}`;
@@ -336,7 +403,7 @@ const handlers = {
       queued = !!last && !TERMINAL.has(last.state);
     } else {
       const sessionId = `s_${++sessionCount}`;
-      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set() };
+      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set(), processes: [] };
       sessions.set(sessionId, s);
     }
     for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (p[k]) s.settings[k] = p[k];
@@ -367,6 +434,22 @@ const handlers = {
   'agent/cancel': (raw) => {
     const p = decode('agent/cancel', raw);
     required(p, 'runId');
+    const sub = subagents.get(p.runId);
+    if (sub) {
+      // A subagent alone: its question closes, its task call ends failed, the parent goes on.
+      if (sub.state === 'running') {
+        sub.state = 'cancelling';
+        setImmediate(() => {
+          for (const [id, r] of requests) {
+            if (r.params.subagent?.runId !== sub.runId) continue;
+            requests.delete(id);
+            notifyRun(sub.run, 'agent/inputResolved', { requestId: id, outcome: 'cancelled', by: 'cancel' });
+          }
+          endSubagent(sub, 'cancelled');
+        });
+      }
+      return {};
+    }
     const run = theRun(p.runId);
     if (!TERMINAL.has(run.state)) {
       setImmediate(() => {
@@ -526,7 +609,18 @@ const handlers = {
       return out;
     });
     const pending = [...requests.values()].filter((r) => r.sessionId === s.sessionId).map((r) => r.params);
-    return { session: sessionInfo(s), runs: page, earlierRuns: start, pending };
+    return { session: sessionInfo(s), runs: page, earlierRuns: start, pending, processes: s.processes };
+  },
+  'agent/stopProcess': (raw) => {
+    const p = decode('agent/stopProcess', raw);
+    required(p, 'sessionId', 'id');
+    const s = theSession(p.sessionId);
+    const i = s.processes.findIndex((x) => x.id === p.id);
+    if (i < 0) throw new RpcError(E.invalid, `invalid params: session ${s.sessionId} has no process ${p.id}`);
+    if (s.processes[i].state !== 'running') return { process: s.processes[i] };
+    const proc = (s.processes[i] = { ...s.processes[i], state: 'stopped', stoppedBy: 'user', exitCode: 143, endedAt: now(), output: 5230 });
+    setImmediate(() => send({ jsonrpc: '2.0', method: 'agent/processChanged', params: { process: proc } }));
+    return { process: proc };
   },
   'agent/configure': (raw) => {
     const p = decode('agent/configure', raw);
@@ -664,6 +758,7 @@ function answer(p, how) {
   const run = runs.get(r.runId);
   setImmediate(() => {
     notifyRun(run, 'agent/inputResolved', { requestId: p.requestId, outcome: confirm ? p.decision : 'answered', by: 'user' });
+    if (r.onAnswer) return r.onAnswer(p.text ?? '');
     notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
     startQueued(run.sessionId);
   });

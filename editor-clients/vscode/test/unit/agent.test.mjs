@@ -288,3 +288,22 @@ test('index/status is asked with {} params, and $/progress that arrived meanwhil
   await second;
   assert.equal(c.index.active, true, 'the newer progress is kept');
 });
+
+test("a settings update (a plan approved) moves the session's mode; the session as agent/history says it wins over replayed ones", async () => {
+  const settingsEv = (seq, approvalPolicy) => hev('r1', seq, 'agent/update', { update: { kind: 'settings', settings: { model: 'm', approvalPolicy } } });
+  const { c } = setup({
+    'agent/history': () => ({
+      session: { ...SESSION, settings: { model: 'm', approvalPolicy: 'ask' } },
+      earlierRuns: 0,
+      pending: [],
+      runs: [{ runId: 'r1', prompt: 'plan it', state: 'completed', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:10Z', events: [settingsEv(1, 'auto-edit')] }],
+    }),
+    'agent/pending': () => ({ requests: [] }),
+  });
+  c.restore({ sessionId: 's1' });
+  await c.reconnected();
+  assert.equal(c.session.settings.approvalPolicy, 'ask', 'changed since (agent/configure): the session says so');
+  c.handleNotification('agent/update', { runId: 'r1', sessionId: 's1', seq: 2, update: { kind: 'settings', settings: { model: 'm', approvalPolicy: 'auto-edit' } } });
+  assert.equal(c.session.settings.approvalPolicy, 'auto-edit');
+  assert.equal(c.session.info.settings.approvalPolicy, 'auto-edit');
+});
