@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Subagents (issue 26): the task calls of one reply start subagents that
@@ -716,4 +717,89 @@ func TestSubagentLostInTheRestart(t *testing.T) {
 	end := taskEnd(e, run.RunID, "call_cart")
 	assert.Equal(t, agent.StatusFailed, end.Status)
 	assertSeqsGapless(t, e, run.RunID)
+}
+
+const fixPrompt = "Make Total in cart.go return the number of items."
+
+// fixScript: the parent starts one subagent that may edit; it reads
+// cart.go and edits it, and edits again if the first edit is refused.
+func fixScript() *modeltest.Script {
+	edit := func(id string) modeltest.Reply {
+		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{callOf(id, "edit_file",
+			map[string]any{"path": "cart.go", "old_string": "return 0", "new_string": "return len(items)"})}}
+	}
+	return &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done", Match: modeltest.Match{LastUser: "fix the cart", MinToolResults: 1}, Reply: modeltest.Reply{Text: "Fixed."}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "fix the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			callOf("call_fix", "task", map[string]any{"description": "Fix the cart total", "prompt": fixPrompt, "tools": []string{"read_file", "edit_file"}})}}},
+		{Name: "fix done", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 3}, Reply: modeltest.Reply{Text: "Total returns len(items) now."}},
+		{Name: "fix again", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 2}, Reply: edit("call_3")},
+		{Name: "fix edit", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 1}, Reply: edit("call_2")},
+		{Name: "fix", Match: modeltest.Match{LastUser: fixPrompt}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			callOf("call_1", "read_file", map[string]any{"path": "cart.go"})}}},
+	}}
+}
+
+// TestSubagentWriteApproved: a subagent given edit_file asks the user to
+// approve its write like its parent would, in the parent's run, labelled
+// with it, with the diff; a rejection's reason is what it reads, and its
+// next write, approved, is on disk before the parent goes on.
+func TestSubagentWriteApproved(t *testing.T) {
+	t.Parallel()
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: fixScript()})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "fix the cart"})
+	first := e.Requests(run.RunID, 1)[0]
+	assert.Equal(t, agent.KindConfirmWrite, first.Kind)
+	assert.Equal(t, run.RunID, first.RunID)
+	assert.Equal(t, "call_fix", first.ToolCallID, "shown under the task call")
+	require.NotNil(t, first.Subagent, "labelled with the subagent")
+	assert.Equal(t, "Fix the cart total", first.Subagent.Description)
+	assert.Equal(t, "call_2", first.Subagent.ToolCallID)
+	require.Len(t, first.Diff, 1)
+	assert.Contains(t, first.Diff[0].Diff, "+func Total(items []int) int { return len(items) }")
+	e.Answer(Decide(first.RequestID, tools.RejectOnce, "say why in a comment"))
+
+	second := e.Requests(run.RunID, 2)[1]
+	assert.Equal(t, "call_3", second.Subagent.ToolCallID)
+	assert.Contains(t, env.WorkspaceFile("cart.go"), "return 0", "nothing written before the approval")
+	e.Answer(Decide(second.RequestID, tools.AllowOnce, ""))
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	assert.Contains(t, env.WorkspaceFile("cart.go"), "return len(items)")
+
+	var rejected string
+	for _, r := range env.Model.Requests() {
+		if r.Turn == "fix again" {
+			rejected = r.Last().Content
+		}
+	}
+	assert.Contains(t, rejected, "say why in a comment", "the subagent read the user's reason")
+	reqs := env.Model.Requests()
+	assert.Equal(t, []string{"call_fix: Total returns len(items) now.\n\nFiles the subagent read (1): cart.go."}, resultsOf(reqs[len(reqs)-1]))
+}
+
+// TestSubagentNeverBroaderThanItsParent: in read-only mode a subagent
+// given edit_file cannot write: its write is refused without asking, as
+// its parent's would be, and the file is untouched.
+func TestSubagentNeverBroaderThanItsParent(t *testing.T) {
+	t.Parallel()
+	script := fixScript()
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script, Policy: tools.ModeReadOnly})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "fix the cart"})
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	for _, m := range e.Messages() {
+		assert.NotEqual(t, wire.MethodInputRequest, m.Method, "nobody was asked")
+	}
+	assert.Equal(t, cartFiles["cart.go"], env.WorkspaceFile("cart.go"))
+	refused := 0
+	for _, r := range env.Model.Requests() {
+		if (r.Turn == "fix again" || r.Turn == "fix done") && assert.Equal(t, "tool", r.Last().Role) {
+			assert.Contains(t, r.Last().Content, "Not run: the policy denies it (mode read-only", "the subagent's write, refused")
+			refused++
+		}
+	}
+	assert.Equal(t, 2, refused)
 }
