@@ -170,6 +170,9 @@ type run struct {
 	// awaits (task.go); waiting the subagents waiting on the user.
 	sub     *subLink
 	tasks   map[*pendingCall]*taskWait
+	// cancelOnStart are subagents cancelled while their task call was
+	// being started (task.go cancelWaiting): cancelled once they are.
+	cancelOnStart map[string]bool
 	waiting map[string]bool
 	// ended is closed once the run's end is saved (finish).
 	ended     chan struct{}
