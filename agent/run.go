@@ -166,9 +166,12 @@ type run struct {
 	// sub links a subagent to its parent run (subagent.go); nil for a
 	// session's own runs. tasks are the step's task calls this drive
 	// awaits (task.go); waiting the subagents waiting on the user.
-	sub     *subLink
-	tasks   map[*pendingCall]*taskWait
-	waiting map[string]bool
+	sub   *subLink
+	tasks map[*pendingCall]*taskWait
+	// cancelOnStart are subagents cancelled while their task call was
+	// being started (task.go cancelWaiting): cancelled once they are.
+	cancelOnStart map[string]bool
+	waiting       map[string]bool
 	// ended is closed once the run's end is saved (finish).
 	ended     chan struct{}
 	endClosed bool
