@@ -62,8 +62,8 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("search", `agentd search [flags] "query" [dir]`,
 		"Search the workspace dir (default: the current directory) for the code a question is about; exit 1 when\nnothing matches.")
-	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, match, kind, text")
-	limit := fs.Int("limit", 10, "maximum number of hits")
+	asJSON := fs.Bool("json", false, "print one JSON object per file: path, kind, score, match, chunks (startLine, endLine, symbol, cover, lines with marks, text)")
+	limit := fs.Int("limit", 10, "maximum number of files")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
 	pos, code := fs.parse(args, stdout, stderr)
 	if code >= 0 {
@@ -90,31 +90,24 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 1
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	for _, h := range hits {
-		if *asJSON {
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, h := range hits {
 			if err := enc.Encode(h); err != nil {
 				return 1
 			}
-			continue
 		}
-		printHit(stdout, h)
+		return 0
 	}
+	// A person reads files, each with its matching chunks and lines; the
+	// query's words are marked in colour on a terminal.
+	var o rag.FormatOptions
+	if term.IsTerminal(stdout) {
+		o = rag.TerminalMarks
+	}
+	rag.WriteHits(stdout, hits, o)
 	return 0
-}
-
-// printHit writes one hit for a person: where, what, how well it matches,
-// and its first lines.
-func printHit(w io.Writer, h rag.SearchHit) {
-	label := h.Match
-	if h.Kind != "" {
-		label += ", " + h.Kind
-	}
-	fmt.Fprintf(w, "%s:%d-%d  %s  [%s %.2f]\n", h.Path, h.StartLine, h.EndLine, h.Symbol, label, h.Score)
-	for _, l := range firstLines(h.Text, 3) {
-		fmt.Fprintf(w, "    %s\n", l)
-	}
 }
 
 // searchWorkspace answers from the memory-mapped snapshot (and its delta)
