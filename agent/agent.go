@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,8 +43,12 @@ type Agent struct {
 	models   modelListCache
 	given    givenSecrets // secret answers, hidden from every later run
 	images   *imageStore
-	webPages *tools.WebCache // pages fetched, by session and URL
-	vision   visionProbe
+	// background runs the sessions' background processes (processes.go).
+	background *tools.Background
+	procMu     sync.Mutex // serializes the record's writes
+	procNotes  procNotes
+	webPages   *tools.WebCache // pages fetched, by session and URL
+	vision     visionProbe
 
 	// Checkpoints (undo.go): limits set once, background upkeep, stopped at
 	// Shutdown.
@@ -101,6 +107,7 @@ func New(cfg Config) (*Agent, error) {
 		a.order = append(a.order, t)
 	}
 	a.mcp = newMCP(cfg, sb)
+	a.startBackground()
 	a.lang = cfg.Language
 	if cfg.LanguageServers.Auto {
 		a.own = lsp.New(lsp.Config{Root: cfg.Root, Sandbox: sb, Settings: cfg.LanguageServers, Logger: cfg.Logger})
@@ -118,32 +125,51 @@ func New(cfg Config) (*Agent, error) {
 // again (interruptedLocked).
 func (a *Agent) load() error {
 	recs, err := a.store.loadOpenRuns()
+	// The sessions' own runs first: a subagent reports through its parent.
+	slices.SortStableFunc(recs, func(x, y *runRecord) int { return cmp.Compare(depth(x), depth(y)) })
+	var parents []*run
 	for _, rec := range recs {
-		if !rec.State.Finished() {
-			a.restore(rec)
+		if rec.State.Finished() {
+			continue
 		}
+		if r := a.restore(rec); r != nil {
+			parents = append(parents, r)
+		}
+	}
+	for _, r := range parents {
+		r.restoreAwaiting() // subagent.go: once its subagents are back
 	}
 	a.startQueuedAfterLoad()
 	return err
 }
 
-// restore brings back an unfinished run from its header and journal.
-func (a *Agent) restore(rec *runRecord) {
+// depth is 0 for a session's own run, 1 for a subagent.
+func depth(rec *runRecord) int {
+	if rec.Parent != nil {
+		return 1
+	}
+	return 0
+}
+
+// restore brings back an unfinished run from its header and journal. A run
+// whose task calls await subagents is returned: whether it waits or pauses
+// is decided once they are restored too (restoreAwaiting).
+func (a *Agent) restore(rec *runRecord) *run {
 	fresh, err := a.store.restoreRun(rec)
 	if err != nil {
 		a.log.Error("loading run", "run_id", rec.ID, "err", err)
-		return
+		return nil
 	}
 	if rec.State.Finished() {
 		// It ended, but its header missed the news.
 		if err := a.store.saveRun(rec, false); err != nil {
 			a.log.Warn("mending a run's header", "run_id", rec.ID, "err", err)
-			return
+			return nil
 		}
 		if err := a.store.markClosed(rec.ID); err != nil {
 			a.log.Warn("closing run", "run_id", rec.ID, "err", err)
 		}
-		return
+		return nil
 	}
 	r := a.newRun(rec)
 	r.headed = true
@@ -155,38 +181,58 @@ func (a *Agent) restore(rec *runRecord) {
 		}
 	}
 	rec.migrateRequests()
-	last, sent := a.store.sentSeqs(rec.ID)
+	stream := rec.ID
+	if rec.Parent != nil {
+		stream = rec.Parent.RunID // a subagent's notifications are in its parent's log
+	}
+	last, sent := a.store.sentSeqs(stream)
 	if last > rec.Seq {
 		rec.Seq = last
 	}
 	a.runs[rec.ID] = r
 	a.restoreSettings(r)
 	if r.openLog() != nil {
-		return
+		return nil
 	}
 	r.steers = a.store.loadSteers(rec.ID)
+	if rec.Parent != nil && !a.linkSubagent(r) {
+		return nil // its parent no longer waits for it: ended (subagent.go)
+	}
 	if rec.State == StateQueued {
-		return // its turn comes when the session's runs before it end (startQueuedAfterLoad)
+		return nil // its turn comes when the session's runs before it end (startQueuedAfterLoad)
 	}
 	// Not started yet: nothing else holds r.
 	r.restoreRequestsLocked(sent)
 	r.interruptedLocked()
+	if r.awaitsSubagents() {
+		return r
+	}
 	waiting := len(r.openRequestsLocked()) > 0
 	if waiting || rec.State == StateRequiresAction && len(rec.Pending) > 0 {
 		r.start()
-		return
+		return nil
 	}
+	r.pauseRestored()
+	return nil
+}
+
+// pauseRestored pauses a run a restart cut off in the middle of a step.
+func (r *run) pauseRestored() {
 	r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
 	r.checkpoint()
 }
 
 func (a *Agent) newRun(rec *runRecord) *run {
 	r := &run{a: a, rec: rec, prepared: map[*pendingCall]*tools.Call{},
-		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1)}
-	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: rec.ID, StateDir: a.cfg.StateDir, Private: a.private,
+		secrets: map[string]string{}, red: tools.NewRedactor(), wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	turn := rec.ID
+	if rec.Parent != nil {
+		turn = rec.Parent.RunID // a subagent's changes are its parent's turn's (undo, rewind)
+	}
+	r.env = &tools.Env{Root: a.cfg.Root, SessionID: rec.SessionID, RunID: turn, StateDir: a.cfg.StateDir, Private: a.private,
 		Reads: tools.NewReadTracker(), Asker: r, Searcher: a.cfg.Searcher, Sandbox: a.sandbox, Redactor: r.red,
 		Language: a.lang, LanguageTimeout: a.cfg.LanguageTimeout, Images: modelEyes{r},
-		Hosts: r, WebCache: a.webPages, WebSearchURL: a.cfg.WebSearchURL}
+		Hosts: r, WebCache: a.webPages, Background: a.background, WebSearchURL: a.cfg.WebSearchURL}
 	if a.cfg.Files != nil {
 		r.env.Files = a.cfg.Files(rec.SessionID)
 	}
@@ -204,14 +250,19 @@ func (a *Agent) newRun(rec *runRecord) *run {
 
 // openLog opens the run's event log and journal for appending.
 func (r *run) openLog() error {
-	f, err := r.a.store.openEventLog(r.rec.ID)
-	if err != nil {
-		r.logger().Error("opening event log", "err", err)
-		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	var f *os.File
+	if r.rec.Parent == nil { // a subagent's notifications go to its parent's log
+		var err error
+		if f, err = r.a.store.openEventLog(r.rec.ID); err != nil {
+			r.logger().Error("opening event log", "err", err)
+			return fmt.Errorf("%w: %w", ErrNotSaved, err)
+		}
 	}
 	j, err := r.a.store.openJournal(r.rec.ID)
 	if err != nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		r.logger().Error("opening the run's journal", "err", err)
 		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
@@ -264,7 +315,7 @@ func (a *Agent) SetOpenFiles(paths []string) {
 
 // ToolNames lists every tool the model can call.
 func (a *Agent) ToolNames() []string {
-	return append(a.toolNames(), askToolName, planToolName, proposeToolName)
+	return append(a.toolNames(), askToolName, planToolName, proposeToolName, taskToolName)
 }
 
 func (a *Agent) toolNames() []string {
@@ -360,6 +411,7 @@ func (a *Agent) Shutdown() {
 		r.stop(errShutdown)
 	}
 	a.rmap.stop()
+	a.background.Close()
 	a.stopWork()
 	a.wg.Wait()
 	a.closeCheckpoints()

@@ -39,7 +39,10 @@ func (r *run) openStep(ctx context.Context, calls []ToolCall) error {
 		if err != nil {
 			return err
 		}
-		if !loopTool {
+		switch {
+		case c.Name == taskToolName && r.sub == nil:
+			r.announceTask(pc) // task.go
+		case !loopTool:
 			r.mu.Lock()
 			call := r.prepared[pc]
 			r.mu.Unlock()
@@ -99,6 +102,11 @@ func (r *run) announce(c ToolCall, call *tools.Call) {
 // waits on.
 func (r *run) route(ctx context.Context, pc *pendingCall) (req *InputRequest, err error) {
 	c := pc.Call
+	if r.sub != nil && !slices.Contains(r.rec.Tools, c.Name) {
+		// A subagent has the tools its parent gave it, nothing else.
+		pc.Result = &callResult{IsError: true, Content: fmt.Sprintf("Not run: %s is not one of your tools. You have: %s.", c.Name, strings.Join(r.rec.Tools, ", "))}
+		return nil, nil
+	}
 	if res, stop := r.repetition(c); res != nil {
 		if stop {
 			return nil, stopError{reason: StopRepetition, msg: fmt.Sprintf("the model repeated the call %s %d times and would not stop", c.Name, repeatLimit+repeatStop-1)}
@@ -113,6 +121,8 @@ func (r *run) route(ctx context.Context, pc *pendingCall) (req *InputRequest, er
 		pc.Result, req = r.askRequest(c)
 	case proposeToolName:
 		pc.Result, req = r.proposeRequest(c) // plan.go
+	case taskToolName:
+		pc.Result = r.routeTask(ctx, pc) // task.go
 	default:
 		pc.Result, req, pc.Approved = r.judge(ctx, pc)
 	}
@@ -153,6 +163,9 @@ func (r *run) repetition(c ToolCall) (*callResult, bool) {
 // offered names the tools this session offers the model, as its tool list
 // does: the loop's own and the MCP tools included, unavailable ones left out.
 func (r *run) offered(ctx context.Context) []string {
+	if r.sub != nil {
+		return r.rec.Tools // a subagent's own
+	}
 	return r.a.sessionPrefix(ctx, r.rec.SessionID, r.mcpToolNames()).Tools
 }
 
@@ -194,7 +207,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 	case policy.Deny:
 		e.Reason = d.Reason
 		r.a.audit(e)
-		if mode == tools.ModePlan && strings.HasPrefix(d.Rule, "mode ") {
+		if mode == tools.ModePlan && strings.HasPrefix(d.Rule, "mode ") && r.sub == nil {
 			return &callResult{IsError: true, Rejected: true, Content: planDeniedText}, nil, false // plan.go
 		}
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
@@ -288,8 +301,12 @@ var confirmOptions = []tools.Option{
 }
 
 func (r *run) newRequest(toolCallID string) *InputRequest {
-	return &InputRequest{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: newID("q"),
+	req := &InputRequest{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: newID("q"),
 		ToolCallID: toolCallID, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+	if r.sub != nil {
+		r.sub.labelRequest(req) // subagent.go
+	}
+	return req
 }
 
 // settle runs the step's approved calls and turns resolutions into results,
@@ -310,6 +327,14 @@ func (r *run) settle(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-r.wake:
+			}
+			continue
+		}
+		if approved && pc.Child != "" {
+			// A task call: its subagent runs beside the step's other
+			// calls and its siblings, and gives it a result when it ends.
+			if err := r.startTask(ctx, pc); err != nil {
+				return err
 			}
 			continue
 		}
@@ -344,6 +369,9 @@ func (r *run) nextActionable() (*pendingCall, bool) {
 			continue
 		}
 		if pc.Approved {
+			if r.tasks[pc] != nil {
+				continue // a task call whose subagent is running
+			}
 			return pc, true
 		}
 		if pc.req != nil && !pc.req.open() {

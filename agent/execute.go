@@ -51,6 +51,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 		r.env.Started = func(id tools.ProcID) { r.noteProc(pc, id) }
 	}
 	r.env.OutputLimit = limit
+	r.env.ToolCallID = pc.Call.ID
 	r.mu.Unlock()
 
 	timeout := 10 * time.Minute
@@ -76,6 +77,7 @@ func (r *run) execute(ctx context.Context, pc *pendingCall) (*callResult, error)
 	r.reportResult(pc.Call.ID, out, status, dur)
 	r.keepCheckpointBaseline(out) // undo.go
 	r.noteChanges(out.Files)
+	r.noteRead(call, out)           // subagent.go
 	r.edited(pc.Call.ID, call, out) // language.go
 	r.a.audit(auditEntry{Run: r.rec, Call: call, CallID: pc.Call.ID, RequestID: pc.RequestID,
 		Decision: auditExecuted, Outcome: outcomeOf(out), Duration: dur, Confine: confine})
@@ -141,8 +143,8 @@ const interruptedText = "Interrupted: the daemon restarted while this call was r
 // was interrupted, instead of its running a second time.
 func (r *run) interruptedLocked() {
 	for _, pc := range r.rec.Pending {
-		if pc.Started == nil || pc.Result != nil {
-			continue
+		if pc.Started == nil || pc.Result != nil || pc.Child != "" {
+			continue // a task call's subagent is awaited again (task.go)
 		}
 		if r.heldByLocked(pc.Call.ID) {
 			// It was waiting on its MCP server's question: it is made again,

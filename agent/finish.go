@@ -18,6 +18,7 @@ func (r *run) complete(text string, stop StopReason) {
 // fail ends a run with an error that says what went wrong.
 func (r *run) fail(stop StopReason, msg string) {
 	r.logger().Warn("run failed", "stop_reason", stop, "err", msg)
+	r.cancelChildren() // subagent.go
 	r.mu.Lock()
 	r.cancelOpenLocked()
 	r.mu.Unlock()
@@ -27,6 +28,10 @@ func (r *run) fail(stop StopReason, msg string) {
 
 // finishCancelled ends a run as cancelled, never as a failure.
 func (r *run) finishCancelled() {
+	if r.state().Finished() {
+		return
+	}
+	r.cancelChildren() // subagent.go: the cancel reaches them first
 	r.mu.Lock()
 	if r.rec.State.Finished() {
 		r.mu.Unlock()
@@ -55,12 +60,17 @@ func (r *run) finish(state State, stop StopReason, errText string) {
 	r.mu.Lock()
 	r.over = true // a steer now is too late (steer.go)
 	r.mu.Unlock()
-	r.runFinished(state, stop, errText)
+	if r.sub == nil {
+		r.runFinished(state, stop, errText) // a subagent is not a turn of its own
+	}
 	r.mu.Lock()
 	r.ending = &ending{state, stop, errText}
 	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
 	r.mu.Unlock()
-	err := r.a.finishRun(r)
+	var err error
+	if r.sub == nil {
+		err = r.a.finishRun(r) // a subagent's conversation is its own
+	}
 	r.mu.Lock()
 	if err == nil {
 		err = r.persistLocked(true)
@@ -85,8 +95,11 @@ func (r *run) finish(state State, stop StopReason, errText string) {
 		r.logger().Warn("the event log lacks the run's end", "err", err)
 	}
 	r.closeLogLocked()
+	r.closeEndedLocked()
 	r.mu.Unlock()
-	r.a.startQueued(r.rec.SessionID) // queue.go
+	if r.sub == nil {
+		r.a.startQueued(r.rec.SessionID) // queue.go
+	}
 }
 
 func (r *run) reportFiles() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/tools"
 	"io/fs"
 	"os"
 	"slices"
@@ -32,6 +33,8 @@ type History struct {
 	EarlierRuns int `json:"earlierRuns"`
 	// Pending are the session's open input requests, oldest first.
 	Pending []InputRequest `json:"pending"`
+	// Processes are the session's background processes, running or not.
+	Processes []tools.ProcessInfo `json:"processes"`
 }
 
 // RunSummary is one run of a session as its record keeps it.
@@ -107,7 +110,11 @@ func (a *Agent) History(ctx context.Context, p HistoryParams) (History, error) {
 	}
 	start := max(0, end-limit)
 	rewound := a.RewoundRuns(s.ID)
-	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID), Runs: []RunHistory{}}
+	h := History{Session: a.infoOf(sum), Pending: a.sessionPending(s.ID), Runs: []RunHistory{},
+		Processes: a.background.List(s.ID)}
+	if h.Processes == nil {
+		h.Processes = []tools.ProcessInfo{}
+	}
 	// First the runs themselves, newest first, as many as fit; then their
 	// events, newest run first, in what is left.
 	budget := historyBytes

@@ -299,8 +299,13 @@ func (r *run) openLiveLocked(req *InputRequest, callID string) *request {
 func (r *run) sendRequestLocked(q *request) {
 	req := q.Req
 	req.PendingCount = r.a.inbox.count() + 1
-	if r.sendLocked(EventInputRequest, req, &req.Seq) {
-		r.a.listener.InputRequest(*req)
+	sent := false
+	r.outLocked(func(out *run) { // a subagent's requests go out in its parent's run
+		if sent = out.sendLocked(EventInputRequest, req, &req.Seq); sent {
+			r.a.listener.InputRequest(*req)
+		}
+	})
+	if sent {
 		r.inputRequestedLocked(*req)
 	}
 	r.a.inbox.sent(q)
@@ -358,11 +363,13 @@ func (r *run) closeLocked(q *request, res *resolution) {
 }
 
 func (r *run) sendResolvedLocked(requestID string, res *resolution) {
-	p := InputResolved{RunID: r.rec.ID, SessionID: r.rec.SessionID, RequestID: requestID,
-		Outcome: res.Outcome, By: res.By}
-	if r.sendLocked(EventInputResolved, &p, &p.Seq) {
-		r.a.listener.InputResolved(p)
-	}
+	p := InputResolved{SessionID: r.rec.SessionID, RequestID: requestID, Outcome: res.Outcome, By: res.By}
+	r.outLocked(func(out *run) {
+		p.RunID = out.rec.ID
+		if out.sendLocked(EventInputResolved, &p, &p.Seq) {
+			r.a.listener.InputResolved(p)
+		}
+	})
 }
 
 // expireRetry is how soon an expiry that could not be saved is tried again.
@@ -444,7 +451,7 @@ func (r *run) restoreRequestsLocked(sent map[string]int64) {
 		}
 		if q.Req.Seq == 0 {
 			q.Req.PendingCount = r.a.inbox.count() + 1
-			r.sendLocked(EventInputRequest, q.Req, &q.Req.Seq)
+			r.outLocked(func(out *run) { out.sendLocked(EventInputRequest, q.Req, &q.Req.Seq) })
 		}
 		r.a.inbox.sent(q)
 		r.armExpiryLocked(q)

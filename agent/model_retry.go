@@ -106,4 +106,7 @@ func (r *run) addUsage(u ModelUsage) {
 	total := r.rec.Usage
 	r.mu.Unlock()
 	r.update(Update{Kind: UpdateUsage, Usage: &total})
+	if r.sub != nil {
+		r.sub.parent.addSubagentUsage(r.rec.ID, total) // subagent.go: summed in its parent's
+	}
 }

@@ -53,11 +53,16 @@ const (
 	// UpdateSettings: the session's settings changed during the run (the
 	// user approved a plan into a mode): the ones in effect now.
 	UpdateSettings UpdateKind = "settings"
+	// UpdateSubagent carries what a subagent (the run a task call started)
+	// reports, in its parent's run, under the task call (toolCallId): one
+	// of its updates, or its new state (Subagent says which).
+	UpdateSubagent UpdateKind = "subagent"
 )
 
 // UpdateKinds lists every update kind.
 var UpdateKinds = []UpdateKind{UpdateMessageChunk, UpdateThoughtChunk, UpdatePlan, UpdateToolCall, UpdateToolCallUpdate,
-	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext, UpdateSettings}
+	UpdateUsage, UpdateFilesChanged, UpdateResult, UpdateInstructions, UpdateNotice, UpdateSteer, UpdateContext, UpdateSettings,
+	UpdateSubagent}
 
 // Update is one event of a run; Kind says which fields are set.
 type Update struct {
@@ -118,6 +123,38 @@ type Update struct {
 	// notice of a hook that failed (toolCallId is set for a tool event's
 	// hook)
 	Hook *HookReport `json:"hook,omitempty"`
+
+	// subagent; and the tool_call and tool_call_update of a task call: the
+	// subagent it started.
+	Subagent *Subagent `json:"subagent,omitempty"`
+}
+
+// Subagent names a subagent, the run a task call started, where its parent
+// run reports on it: the subagent's own run id and the task's short
+// description (its label). In a subagent update it carries one of the
+// subagent's own updates (Update) or its new state (State); on the task
+// call's last tool_call_update, how it ended, its tokens and the files it
+// read; on an input request it asks, the subagent's own call the request
+// is about.
+type Subagent struct {
+	RunID       string `json:"runId"`
+	Description string `json:"description"`
+	// ToolCallID (an input request): the subagent's own tool call the
+	// request is about; the request's toolCallId is the task call's.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Update is one of the subagent's updates, as its own run made it: its
+	// tool calls' ids are its own, unique within the subagent.
+	Update *Update `json:"update,omitempty"`
+	// State is the subagent's new state, with why it stopped.
+	State      State      `json:"state,omitempty"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	// Usage is the subagent's tokens (the task call's last update): its
+	// parent's usage counts them too.
+	Usage *Usage `json:"usage,omitempty"`
+	// Read lists the files the subagent read (the task call's last
+	// update), workspace-relative, in the order it first read them.
+	Read []string `json:"read,omitempty"`
 }
 
 // Status is the state of a tool call or of a plan entry.
@@ -209,7 +246,12 @@ type InputRequest struct {
 	// answer stores, e.g. "`go test` with any arguments, except options
 	// that run another program …" (policy.Covers). Editors show it beside
 	// those answers.
-	GrantCovers  []string   `json:"grantCovers,omitempty"`
+	GrantCovers []string `json:"grantCovers,omitempty"`
+	// Subagent is set on a subagent's request: who asks (its run and
+	// description) and about which of its own calls. Its runId and
+	// toolCallId are its parent run's and the task call's, so it shows
+	// under the task call; it is answered like any other request.
+	Subagent     *Subagent  `json:"subagent,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
 	PendingCount int        `json:"pendingCount"`

@@ -57,6 +57,26 @@ func (a *Agent) prefixPath(sessionID string) string {
 // first step. One made while the run was being stopped is not kept: the
 // next step makes it again.
 func (a *Agent) sessionPrefix(ctx context.Context, sessionID string, mcpTools []string) *sessionPrefix {
+	if pfx := a.storedPrefix(sessionID); pfx != nil {
+		return pfx
+	}
+	pfx := a.makePrefix(ctx, mcpTools)
+	if ctx.Err() != nil {
+		return pfx
+	}
+	if err := os.MkdirAll(filepath.Dir(a.prefixPath(sessionID)), 0o700); err == nil {
+		err = writeJSONAtomic(a.prefixPath(sessionID), pfx, false)
+		if err != nil {
+			a.log.Warn("saving session prefix", "session_id", sessionID, "err", err)
+		}
+	}
+	a.rememberPrefix(sessionID, pfx)
+	return pfx
+}
+
+// storedPrefix is the session's prefix if it was made: in memory, or read
+// from the state directory; nil when it was not.
+func (a *Agent) storedPrefix(sessionID string) *sessionPrefix {
 	a.pfx.mu.Lock()
 	pfx := a.pfx.bySession[sessionID]
 	a.pfx.mu.Unlock()
@@ -75,18 +95,7 @@ func (a *Agent) sessionPrefix(ctx context.Context, sessionID string, mcpTools []
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		a.log.Warn("reading session prefix", "session_id", sessionID, "err", err)
 	}
-	pfx = a.makePrefix(ctx, mcpTools)
-	if ctx.Err() != nil {
-		return pfx
-	}
-	if err := os.MkdirAll(filepath.Dir(a.prefixPath(sessionID)), 0o700); err == nil {
-		err = writeJSONAtomic(a.prefixPath(sessionID), pfx, false)
-		if err != nil {
-			a.log.Warn("saving session prefix", "session_id", sessionID, "err", err)
-		}
-	}
-	a.rememberPrefix(sessionID, pfx)
-	return pfx
+	return nil
 }
 
 func (a *Agent) rememberPrefix(sessionID string, p *sessionPrefix) {

@@ -17,7 +17,7 @@ import (
 // working, waiting on the user, paused, or queued. a.mu is held.
 func (a *Agent) sessionBusyLocked(sessionID string) bool {
 	for _, r := range a.runs {
-		if r.rec.SessionID == sessionID && !r.state().Finished() {
+		if r.rec.SessionID == sessionID && r.rec.Parent == nil && !r.state().Finished() {
 			return true
 		}
 	}
@@ -29,8 +29,8 @@ func (a *Agent) sessionBusyLocked(sessionID string) bool {
 func (a *Agent) nextQueuedLocked(sessionID string) *run {
 	var next *run
 	for _, r := range a.runs {
-		if r.rec.SessionID != sessionID {
-			continue
+		if r.rec.SessionID != sessionID || r.rec.Parent != nil {
+			continue // a subagent is part of its parent's turn
 		}
 		switch st := r.state(); {
 		case st == StateQueued:

@@ -34,6 +34,16 @@ type runRecord struct {
 	// Steered counts the user's steers (steer.go) the model has been given.
 	Steered int        `json:"steered,omitempty"`
 	Images  []ImageRef `json:"images,omitempty"`
+	// Parent is set on a subagent's run (subagent.go): the run and the
+	// task call that started it. Tools are the tools it was given, Read
+	// the files it read, for its parent.
+	Parent *parentRef `json:"parent,omitempty"`
+	Tools  []string   `json:"tools,omitempty"`
+	Read   []string   `json:"read,omitempty"`
+	// Subagents lists the subagents the run started; SubUsage is each
+	// one's tokens as last reported, which Usage counts too.
+	Subagents []string         `json:"subagents,omitempty"`
+	SubUsage  map[string]Usage `json:"subUsage,omitempty"`
 	// Messages and Baseline go to the run's journal as they grow;
 	// MessageCount says how many messages a checkpoint stands for.
 	Messages     []Message      `json:"-"`
@@ -78,6 +88,9 @@ type pendingCall struct {
 	OldResolved *resolution   `json:"resolved,omitempty"`
 	// Approved means the call may run: the policy allowed it or a user did.
 	Approved bool `json:"approved,omitempty"`
+	// Child is the subagent a task call runs (its run id), given when the
+	// call is routed; Started marks it launched (task.go).
+	Child string `json:"child,omitempty"`
 	// Started is when a call that must not run twice (a command) was
 	// about to start: it is persisted, synced, before the call runs, so
 	// a restart that finds it without a Result knows the call was cut
@@ -150,6 +163,15 @@ type run struct {
 	// (language.go).
 	edits      stepDiagnostics
 	diagBefore map[string][]tools.Diagnostic
+	// sub links a subagent to its parent run (subagent.go); nil for a
+	// session's own runs. tasks are the step's task calls this drive
+	// awaits (task.go); waiting the subagents waiting on the user.
+	sub     *subLink
+	tasks   map[*pendingCall]*taskWait
+	waiting map[string]bool
+	// ended is closed once the run's end is saved (finish).
+	ended     chan struct{}
+	endClosed bool
 
 	env  *tools.Env
 	wake chan struct{}
@@ -176,6 +198,10 @@ func (r *run) update(u Update) {
 }
 
 func (r *run) updateLocked(u Update) {
+	if r.sub != nil { // a subagent's updates go out in its parent's run
+		r.outLocked(func(out *run) { out.updateLocked(r.sub.wrap(Subagent{Update: &u})) })
+		return
+	}
 	p := UpdateParams{RunID: r.rec.ID, SessionID: r.rec.SessionID, Update: u}
 	if r.sendLocked(EventUpdate, &p, &p.Seq) {
 		r.a.listener.Update(p)
@@ -195,6 +221,10 @@ func (r *run) setStateLocked(state State, stop StopReason, errText string) {
 
 // sendStateLocked reports the run's state as its record holds it.
 func (r *run) sendStateLocked() {
+	if r.sub != nil {
+		r.subagentStateLocked()
+		return
+	}
 	p := RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, State: r.rec.State,
 		StopReason: r.rec.StopReason, Error: r.rec.Error}
 	if r.sendLocked(EventRunState, &p, &p.Seq) {

@@ -175,8 +175,12 @@ func (a *Agent) DeleteSession(sessionID string) error {
 	if live && !r.state().Finished() {
 		return fmt.Errorf("%w: session %s has run %s in state %s; cancel it before deleting the session", ErrSessionBusy, s.ID, r.rec.ID, r.state())
 	}
+	a.background.EndSession(s.ID)
 	a.mu.Lock()
 	runs := slices.Clone(s.RunIDs)
+	a.mu.Unlock()
+	runs = append(runs, a.subagentsOf(runs)...)
+	a.mu.Lock()
 	delete(a.sessions, s.ID)
 	for _, id := range runs {
 		delete(a.runs, id)
@@ -193,7 +197,7 @@ func (a *Agent) DeleteSession(sessionID string) error {
 			continue
 		}
 		for _, p := range []string{a.store.runPath(id), a.store.journalPath(id), a.store.eventsPath(id), a.store.messagesPath(id),
-			filepath.Join(a.store.openDir(), id)} {
+			a.store.steersPath(id), filepath.Join(a.store.openDir(), id)} {
 			errs = append(errs, removeIfThere(p))
 		}
 	}

@@ -128,6 +128,9 @@ func (a *Agent) Configure(ctx context.Context, p ConfigureParams) (ConfigureResu
 	res := ConfigureResult{Settings: set}
 	if live != nil && live.use(set) {
 		res.RunID = live.rec.ID
+		for _, c := range live.children() {
+			c.use(set) // its subagents run under its mode
+		}
 	}
 	return res, nil
 }

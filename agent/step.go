@@ -16,7 +16,8 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	r.a.probeWindow(ctx)
 	pfx := r.prefix(ctx)
 	r.mu.Lock()
-	r.steerLocked() // the user's words given since the last request (steer.go)
+	r.steerLocked()         // the user's words given since the last request (steer.go)
+	r.noteProcessesLocked() // background processes that ended (processes.go)
 	limit := r.rec.Step >= r.a.cfg.MaxSteps
 	if limit && r.rec.Messages[len(r.rec.Messages)-1].Content != limitNote {
 		r.rec.Messages = append(r.rec.Messages, Message{Role: RoleUser, Content: limitNote})
@@ -54,7 +55,9 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 	for _, rn := range renamed {
 		r.logger().Warn("the model gave a call an id another call has: agentd gave it its own", "id", rn.was, "now", rn.now)
 	}
-	r.reportContext()
+	if r.sub == nil {
+		r.reportContext() // the session's context window, not a subagent's
+	}
 	if len(calls) == 0 {
 		if r.a.textMode() && text != "" {
 			r.update(Update{Kind: UpdateMessageChunk, Text: text})
@@ -100,6 +103,9 @@ func (e stopError) Error() string { return e.msg }
 // editor which instruction files the model was given and, once per agent,
 // warns when the model's context window leaves little room.
 func (r *run) prefix(ctx context.Context) *sessionPrefix {
+	if r.sub != nil {
+		return r.subagentPrefix(ctx) // subagent.go
+	}
 	pfx := r.a.sessionPrefix(ctx, r.rec.SessionID, r.mcpToolNames())
 	r.mu.Lock()
 	first := r.rec.Step == 0

@@ -89,7 +89,7 @@ func (a *Agent) offeredTools() []string {
 	if a.renders(KindConfirmPlan) {
 		names = append(names, proposeToolName)
 	}
-	return names
+	return append(names, taskToolName)
 }
 
 // canAsk says whether the front end shows questions of some kind.
@@ -114,6 +114,8 @@ func (a *Agent) specsFor(names []string) []ToolSpec {
 			specs = append(specs, ToolSpec{Name: n, Description: planDescription, Parameters: planSchema})
 		case proposeToolName:
 			specs = append(specs, ToolSpec{Name: n, Description: proposeDescription, Parameters: proposeSchema})
+		case taskToolName:
+			specs = append(specs, ToolSpec{Name: n, Description: taskDescription, Parameters: taskSchema})
 		default:
 			if t, ok := a.tools[n]; ok {
 				in := t.Info()

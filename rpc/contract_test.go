@@ -56,6 +56,7 @@ var serverMessages = []struct {
 	{wire.MethodRunState, contract.ServerNotification, reflect.TypeFor[agent.RunState](), nil, false},
 	{wire.MethodProgress, contract.ServerNotification, reflect.TypeFor[progressParams](), nil, true},
 	{wire.MethodMCPChanged, contract.ServerNotification, reflect.TypeFor[MCPChangedParams](), nil, false},
+	{wire.MethodProcessChanged, contract.ServerNotification, reflect.TypeFor[ProcessResult](), nil, false},
 	{wire.MethodProgressCreate, contract.ServerRequest, reflect.TypeFor[progressCreate](), reflect.TypeFor[*struct{}](), true},
 	{wire.MethodEditorDiagnostics, contract.ServerRequest, reflect.TypeFor[wire.DiagnosticsParams](), reflect.TypeFor[*wire.DiagnosticsResult](), true},
 	{wire.MethodEditorDefinition, contract.ServerRequest, reflect.TypeFor[wire.TextDocumentPosition](), reflect.TypeFor[*[]wire.Location](), true},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -90,6 +91,7 @@ type HistoryResult struct {
 	Runs        []HistoryRun         `json:"runs"`
 	EarlierRuns int                  `json:"earlierRuns"`
 	Pending     []agent.InputRequest `json:"pending"`
+	Processes   []tools.ProcessInfo  `json:"processes"`
 }
 
 // HistoryRun is one run of a history page.
@@ -100,7 +102,8 @@ type HistoryRun struct {
 }
 
 func wireHistory(h agent.History) HistoryResult {
-	out := HistoryResult{Session: h.Session, EarlierRuns: h.EarlierRuns, Pending: h.Pending, Runs: make([]HistoryRun, 0, len(h.Runs))}
+	out := HistoryResult{Session: h.Session, EarlierRuns: h.EarlierRuns, Pending: h.Pending, Processes: h.Processes,
+		Runs: make([]HistoryRun, 0, len(h.Runs))}
 	for _, r := range h.Runs {
 		out.Runs = append(out.Runs, HistoryRun{RunSummary: r.RunSummary, Events: wireEvents(r.Events), MoreEvents: r.MoreEvents})
 	}
@@ -147,6 +150,17 @@ type MCPServerRef struct {
 // MCPServerResult is the server as mcp/status shows it, after the change.
 type MCPServerResult struct {
 	Server mcp.Status `json:"server"`
+}
+
+// ProcessesResult lists a session's background processes (agent/processes).
+type ProcessesResult struct {
+	Processes []tools.ProcessInfo `json:"processes"`
+}
+
+// ProcessResult is one background process: agent/stopProcess's answer, and
+// the agent/processChanged notification.
+type ProcessResult struct {
+	Process tools.ProcessInfo `json:"process"`
 }
 
 // MCPChangedParams is the mcp/changed notification: which server, and its

@@ -87,6 +87,8 @@ func init() {
 		wire.MethodIndexSearch: handle(indexSearchHandler),
 		wire.MethodMCPStatus:   mcpStatusHandler,
 		wire.MethodImage:       imageHandler,
+		wire.MethodProcesses:   processesHandler,
+		wire.MethodStopProcess: stopProcessHandler,
 
 		wire.MethodRulesList:     rulesHandler,
 		wire.MethodRulesRevoke:   revokeRuleHandler,
@@ -188,6 +190,14 @@ var (
 	})
 	imageHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ImageParams) (agent.ImageData, error) {
 		return a.Image(ctx, p.ID)
+	})
+	processesHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.ProcessesParams) (ProcessesResult, error) {
+		ps, err := a.Processes(p)
+		return ProcessesResult{Processes: ps}, err
+	})
+	stopProcessHandler = agentCall(func(ctx context.Context, a *agent.Agent, p agent.StopProcessParams) (ProcessResult, error) {
+		info, err := a.StopProcess(ctx, p)
+		return ProcessResult{Process: info}, err
 	})
 	mcpStatusHandler = agentCall(func(ctx context.Context, a *agent.Agent, p MCPStatusParams) (MCPStatusResult, error) {
 		return MCPStatusResult{Servers: a.MCPStatus(p.SessionID)}, nil

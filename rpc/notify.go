@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/tools/mcp"
 )
 
@@ -28,6 +29,12 @@ func (s *Server) RunState(p agent.RunState) { s.notify(wire.MethodRunState, p) }
 // again.
 func (s *Server) MCPChanged(name string, state mcp.State) {
 	s.notify(wire.MethodMCPChanged, MCPChangedParams{Name: name, State: state})
+}
+
+// ProcessChanged implements agent.ProcessListener: a background process
+// started, ended or was stopped.
+func (s *Server) ProcessChanged(info tools.ProcessInfo) {
+	s.notify(wire.MethodProcessChanged, ProcessResult{Process: info})
 }
 
 // notify sends a notification to the editor.

@@ -13,6 +13,7 @@ func Builtins() []Tool {
 		writeFileTool{},
 		undoPatchTool{},
 		runCmdTool{},
+		processTool{},
 		searchSemanticTool{},
 		goToDefinitionTool{},
 		findReferencesTool{},

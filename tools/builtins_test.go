@@ -25,7 +25,7 @@ func TestBuiltins(t *testing.T) {
 		assert.Equal(t, "object", schema["type"], info.Name)
 	}
 	assert.Equal(t, []string{"list_dir", "read_file", "glob_file_search", "grep", "edit_file", "apply_patch",
-		"write_file", "undo_patch", "run_cmd", "search_semantic", "go_to_definition", "find_references", "hover",
+		"write_file", "undo_patch", "run_cmd", "process", "search_semantic", "go_to_definition", "find_references", "hover",
 		"web_fetch", "web_search"}, names)
 }
 
@@ -36,7 +36,7 @@ func TestBuiltinEffects(t *testing.T) {
 		GrepToolName: EffectRead, SearchSemanticToolName: EffectRead, EditFileToolName: EffectEdit,
 		ApplyPatchToolName: EffectEdit, WriteFileToolName: EffectEdit, UndoPatchToolName: EffectEdit, RunCmdToolName: EffectExecute,
 		GoToDefinitionToolName: EffectRead, FindReferencesToolName: EffectRead, HoverToolName: EffectRead,
-		WebFetchToolName: EffectNetwork, WebSearchToolName: EffectNetwork}
+		ProcessToolName: EffectRead, WebFetchToolName: EffectNetwork, WebSearchToolName: EffectNetwork}
 	for _, tl := range Builtins() {
 		in := tl.Info()
 		assert.Equal(t, want[in.Name], in.Effect, in.Name)

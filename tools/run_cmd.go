@@ -25,6 +25,7 @@ type RunCmdParams struct {
 	Timeout     int    `json:"timeout,omitempty" min:"1" max:"600" jsonschema:"Seconds before the command is killed; default 120, maximum 600."`
 	Interactive bool   `json:"interactive,omitempty" jsonschema:"Run in a terminal and put its prompts (y/n, menus, passwords) to the user. Only for commands that cannot be made non-interactive with flags."`
 	Network     bool   `json:"network,omitempty" jsonschema:"The command needs the network (downloads, fetches, API calls). Commands run without it unless this is set or the program is a known network one; the user is asked."`
+	Background  bool   `json:"background,omitempty" jsonschema:"Start the command and return at once with its id (a dev server, a watcher, a long build); read its output, wait for it and stop it with the process tool."`
 }
 
 var runCmdSchema = SchemaOf(RunCmdParams{})
@@ -49,6 +50,12 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, Errorf("command is blank: give the command line to run")
 	}
+	if p.Background && (p.Interactive || env.Background == nil) {
+		if p.Interactive {
+			return nil, Errorf("a background command cannot be interactive: no one could answer its prompts")
+		}
+		return nil, Errorf("background commands are not available here; run it in the foreground with a timeout")
+	}
 	dir, rel, r := confine(env, p.Cwd)
 	if r != nil {
 		return nil, r
@@ -66,6 +73,9 @@ func (runCmdTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (
 		Title: p.Command, Command: c,
 		Locations: []Location{{Path: rel}},
 		Run: func(ctx context.Context) (Result, error) {
+			if p.Background {
+				return startBackground(ctx, env, c, dir), nil
+			}
 			cp := beginCommandCheckpoint(ctx, env, p.Command) // undo_cmd.go
 			var res Result
 			if p.Interactive {

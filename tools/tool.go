@@ -203,6 +203,12 @@ type Env struct {
 	// Hosts judges the hosts a redirect leads to (the policy's rules and
 	// grants); nil follows no redirect to another host.
 	Hosts HostGate
+	// Background is the daemon's background processes (run_cmd's
+	// background, the process tool); nil offers none.
+	Background *Background
+	// ToolCallID is the call being run, for what it starts in the
+	// background.
+	ToolCallID string
 	// WebSearchURL is the search service web_search asks ("" when none is
 	// configured: the tool is not offered).
 	WebSearchURL string

@@ -20,7 +20,7 @@ var commands = append([]acpsdk.AvailableCommand{{
 }, {
 	Name:        "mcp",
 	Description: "The MCP servers of this session: state, tools, why one failed",
-}}, undoCommands...)
+}}, append(processCommands, undoCommands...)...)
 
 func (s *session) announceCommands() {
 	s.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
@@ -74,6 +74,9 @@ func slashCommand(text string) (name, arg string, ok bool) {
 func (s *session) command(ctx context.Context, name, arg string) (acpsdk.PromptResponse, error) {
 	if name == "mcp" {
 		return s.mcpCommand(ctx)
+	}
+	if name == "processes" || name == "stop" {
+		return s.processCommand(ctx, name, arg), nil // processes.go
 	}
 	if name != "search" {
 		return s.undoCommand(ctx, name, arg), nil // undo.go

@@ -20,7 +20,11 @@ func (s *session) elicit(req agent.InputRequest) {
 	if !ok {
 		return
 	}
-	form := &acpsdk.UnstableCreateElicitationForm{Message: firstNonEmpty(req.Message, req.Title),
+	message := firstNonEmpty(req.Message, req.Title)
+	if req.Subagent != nil {
+		message = subagentLabel(req.Subagent) + message // who asks (subagent.go)
+	}
+	form := &acpsdk.UnstableCreateElicitationForm{Message: message,
 		RequestedSchema: formSchema(req), Meta: scopeMeta(s.id, req.ToolCallID)}
 	resp, err := s.srv.client().UnstableCreateElicitation(ctx, acpsdk.UnstableCreateElicitationRequest{Form: form})
 	s.untrack(req.RequestID)

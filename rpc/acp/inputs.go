@@ -196,7 +196,11 @@ func (s *session) askInChatNote(req agent.InputRequest, note string) {
 // numbered options of a choice, and how to answer.
 func chatQuestion(req agent.InputRequest) string {
 	var b strings.Builder
-	b.WriteString("\n\n**" + firstNonEmpty(req.Title, "Question") + "**\n\n" + req.Message + "\n")
+	title := firstNonEmpty(req.Title, "Question")
+	if req.Subagent != nil {
+		title = "Subagent “" + req.Subagent.Description + "” asks: " + title
+	}
+	b.WriteString("\n\n**" + title + "**\n\n" + req.Message + "\n")
 	if req.Context != "" {
 		b.WriteString("\n" + req.Context + "\n")
 	}
@@ -330,6 +334,9 @@ func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
 	} else if req.Kind == agent.KindConfirmCommand {
 		kind = acpsdk.ToolKindExecute
 	}
+	if req.Subagent != nil {
+		title = subagentLabel(req.Subagent) + title // who asks (subagent.go)
+	}
 	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
 	if req.Kind == agent.KindConfirmCommand {
 		tc.RawInput = map[string]any{"command": req.Command, "cwd": absPath(root, cmp.Or(req.Cwd, "."))}
@@ -388,7 +395,7 @@ func mcpRequest(req agent.InputRequest) bool {
 // toolCallID names the tool call a request belongs to; a request outside
 // any call gets one of its own, which clients create on the fly.
 func toolCallID(req agent.InputRequest) acpsdk.ToolCallId {
-	return acpsdk.ToolCallId(firstNonEmpty(req.ToolCallID, req.RequestID))
+	return acpsdk.ToolCallId(firstNonEmpty(subagentCallID(req), req.RequestID))
 }
 
 func firstNonEmpty(s ...string) string {

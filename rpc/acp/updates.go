@@ -75,6 +75,8 @@ func (t *translator) translate(u agent.Update) []acpsdk.SessionUpdate {
 		if u.Settings != nil && u.Settings.ApprovalPolicy != "" {
 			return one(acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(u.Settings.ApprovalPolicy)}})
 		}
+	case agent.UpdateSubagent:
+		return t.subagent(u) // subagent.go
 	case agent.UpdateResult:
 		// In text tool mode the answer is not streamed: send it whole.
 		if !t.streamed && u.Text != "" {
@@ -122,7 +124,11 @@ func (t *translator) toolCall(u agent.Update) acpsdk.SessionUpdate {
 	if len(locs) > 0 {
 		opts = append(opts, acpsdk.WithStartLocations(locs))
 	}
-	return acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), title, opts...)
+	su := acpsdk.StartToolCall(acpsdk.ToolCallId(u.ToolCallID), title, opts...)
+	if u.Subagent != nil { // a task call: the subagent it starts (subagent.go)
+		su.ToolCall.Meta = map[string]any{"agentd": map[string]any{"subagent": map[string]any{"runId": u.Subagent.RunID, "description": u.Subagent.Description}}}
+	}
+	return su
 }
 
 // diagnosticsCall shows the language servers' diagnostics after a reply's

@@ -54,8 +54,12 @@ func TestOneCallIDTwoCommands(t *testing.T) {
 				first = "curl -s " + url + "/approved"
 			}
 			both(t, hostileConfig(tools.ModeAsk, nil), func(t *testing.T, env *Env) {
+				firstArgs := cmd(first)
+				if tc.network {
+					firstArgs["network"] = true // this machine's server is outside the session's network
+				}
 				env.Model.Append(
-					turn("twins", callOf("call_twin", "run_cmd", cmd(first)), callOf("call_twin", "run_cmd", cmd(second))),
+					turn("twins", callOf("call_twin", "run_cmd", firstArgs), callOf("call_twin", "run_cmd", cmd(second))),
 					doneAfterTools())
 				e := env.StartInitialized()
 				run := e.Run(agent.RunParams{Prompt: "«twins»"})

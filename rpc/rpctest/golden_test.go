@@ -117,7 +117,9 @@ type runNote struct {
 	RequestID string `json:"requestId"`
 	// Update is an agent/update's update.
 	Update struct {
-		Kind string `json:"kind"`
+		Kind       string `json:"kind"`
+		ToolCallID string `json:"toolCallId"`
+		Status     string `json:"status"`
 	} `json:"update"`
 }
 

@@ -198,9 +198,11 @@ func tricks(w *world) []trick {
 				assert.Contains(t, read, "escapes the workspace")
 			}},
 
-		// The network where it is granted: a known network program asks for
-		// it (and gets it once approved) except in read-only mode.
-		{name: "curl", tool: "run_cmd", args: cmd(fmt.Sprintf("curl -s -m 5 http://127.0.0.1:%d/ok", w.port)),
+		// The network where it is granted: a command that asks for it gets
+		// it once approved, except in read-only mode. (This machine's own
+		// services are outside the session's network: a curl to 127.0.0.1
+		// without the network reaches only the session's servers.)
+		{name: "curl", tool: "run_cmd", args: map[string]any{"command": fmt.Sprintf("curl -s -m 5 http://127.0.0.1:%d/ok", w.port), "network": true},
 			check: func(t *testing.T, w *world, mode tools.Mode, read string, reqs []agent.InputRequest) {
 				if mode == tools.ModeReadOnly {
 					assert.Zero(t, w.hits.Load())

@@ -103,7 +103,7 @@ func TestMCPToolCalledAfterApproval(t *testing.T) {
 
 		assert.Equal(t, "echo: hello", toolResult(t, env.Model, "mcp__test__echo"))
 		first := env.Model.Requests()[0]
-		i := slices.Index(first.Tools, "propose_plan") // agentd's own last
+		i := slices.Index(first.Tools, "task") // agentd's own last
 		require.GreaterOrEqual(t, i, 0)
 		assert.Equal(t, []string{"mcp__test__ask", "mcp__test__crash", "mcp__test__dial", "mcp__test__echo", "mcp__test__env",
 			"mcp__test__fail", "mcp__test__flood", "mcp__test__grow", "mcp__test__login", "mcp__test__read", "mcp__test__sleep", "mcp__test__state", "mcp__test__write"},

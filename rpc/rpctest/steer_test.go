@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
 	"github.com/agentd/agentd/tools"
@@ -148,7 +150,7 @@ func TestSteerDuringTheFinalAnswer(t *testing.T) {
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "explain the cache"})
-		e.Await("the model's request", func(Message) bool { return len(env.Model.Requests()) > 0 })
+		await.Until(t, "the model's request", 10*time.Second, func() bool { return len(env.Model.Requests()) > 0 })
 		e.steer(run.RunID, "in one word")
 		require.NoError(t, os.WriteFile(env.cfg.Env["TEST_GATE"], nil, 0o644))
 		st := e.Finished(run.RunID)

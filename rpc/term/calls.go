@@ -21,18 +21,28 @@ type callView struct {
 	out       strings.Builder
 	partial   string // plain mode: output after the last newline, not printed yet
 	streamed  bool
+	// nest indents a subagent's call under its task (subagent.go), and
+	// label names the subagent on the call's line.
+	nest, label string
 }
 
 func (p *printer) toolCall(up agent.Update) {
 	c := &callView{id: up.ToolCallID, title: up.Title, kind: up.ToolKind}
 	c.line = callLine(up)
+	if n := p.nested[c.id]; n != "" {
+		c.nest, c.label = "  ", n
+	}
 	p.calls[c.id] = c
 	switch up.Title {
 	case "Ask the user", "Update the plan":
 		return // the question or the plan says it
 	}
 	p.gap("call")
-	p.sc.println(p.style("36", "• ") + p.style("1", c.line))
+	if c.nest != "" {
+		p.sc.println(p.style("2", "  ↳ "+c.label+" · ") + p.style("1", c.line))
+	} else {
+		p.sc.println(p.style("36", "• ") + p.style("1", c.line))
+	}
 	p.last = c.id
 }
 
@@ -225,17 +235,25 @@ func (p *printer) finishCall(c *callView, up agent.Update) {
 		if !p.opt.past && p.sc.live && len(lines) > 0 {
 			body = p.outputLines(lastN(lines, 3))
 		}
+	case up.Subagent != nil:
+		facts = append(facts, subagentFacts(up.Subagent)...)
+		if !p.opt.past {
+			body = p.outputLines(headTail(taskAnswer(lines), 6, 0)) // its answer, as the model read it
+		}
 	case len(lines) == 1:
 		facts = append(facts, oneLine(lines[0], max(20, p.width()-20)))
 	case len(lines) > 1:
 		facts = append(facts, plural(len(lines), "line"))
 	}
-	head := "  " + mark
+	head := "  " + c.nest + mark
 	if len(facts) > 0 {
 		head += " " + p.style("2", strings.Join(facts, " · "))
 	}
 	if failed && len(facts) > 0 {
-		head = "  " + mark + " " + p.style("31", strings.Join(facts, " · "))
+		head = "  " + c.nest + mark + " " + p.style("31", strings.Join(facts, " · "))
+	}
+	if c.nest != "" {
+		body = indentAll(body, c.nest)
 	}
 	p.sc.print(head + "\n" + strings.Join(append(body, ""), "\n"))
 	p.last = c.id

@@ -35,8 +35,9 @@ type printer struct {
 	thought  strings.Builder
 	thinking time.Time // when the reasoning being streamed began
 	calls    map[string]*callView
-	running  []string // calls in progress, oldest first
-	last     string   // the call whose lines were printed last
+	nested   map[string]string // a subagent's calls (task/own id) → its label
+	running  []string          // calls in progress, oldest first
+	last     string            // the call whose lines were printed last
 	prompted map[string]bool
 	usage    *agent.Usage
 	started  time.Time
@@ -49,7 +50,7 @@ type printer struct {
 
 func newPrinter(sc *screen, opt printOptions) *printer {
 	now := time.Now()
-	return &printer{sc: sc, opt: opt, calls: map[string]*callView{}, prompted: map[string]bool{}, started: now, lastAt: now}
+	return &printer{sc: sc, opt: opt, calls: map[string]*callView{}, nested: map[string]string{}, prompted: map[string]bool{}, started: now, lastAt: now}
 }
 
 // printEvents prints a past run's notifications (Agent.Events,
@@ -79,6 +80,9 @@ func (p *printer) InputRequest(req agent.InputRequest) {
 	p.flush()
 	p.gap("request")
 	line := p.style("33", "? "+requestHeadline(req))
+	if who := subagentAsks(req); who != "" {
+		line = p.style("2", who) + "\n" + line
+	}
 	if req.Command != "" {
 		line += "\n    " + p.style("1", "$ "+req.Command)
 	}
@@ -136,6 +140,8 @@ func (p *printer) update(up agent.Update) {
 	case agent.UpdateSteer:
 		p.flush()
 		p.steer(up.Text)
+	case agent.UpdateSubagent:
+		p.subagent(up) // subagent.go
 	case agent.UpdateSettings:
 		p.flush()
 		if s := up.Settings; s != nil {

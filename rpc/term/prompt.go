@@ -211,6 +211,9 @@ const tellID = "reject_with_reason"
 
 func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error {
 	var b strings.Builder
+	if who := subagentAsks(req); who != "" {
+		b.WriteString(pr.sc.style("36", who) + "\n")
+	}
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
 	if req.Command != "" {
 		cwd := ""
@@ -290,6 +293,9 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 
 func (pr *prompter) header(req agent.InputRequest) {
 	var b strings.Builder
+	if who := subagentAsks(req); who != "" {
+		b.WriteString(pr.sc.style("36", who) + "\n")
+	}
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
 	if requestHeadline(req) != req.Message { // a message of several lines (a plan): Markdown
 		b.WriteString(indent(strings.TrimRight(termmd.Render(req.Message, pr.p.width()-4, pr.sc.colour), "\n"), "    ") + "\n")

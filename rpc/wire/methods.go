@@ -25,6 +25,9 @@ const (
 	MethodIndexSearch = "index/search"
 	MethodMCPStatus   = "mcp/status"
 	MethodImage       = "agent/image"
+	// Background processes (docs/protocol.md#background-processes).
+	MethodProcesses   = "agent/processes"
+	MethodStopProcess = "agent/stopProcess"
 )
 
 // Editor → daemon notifications.
@@ -76,3 +79,7 @@ const (
 // MethodMCPChanged (daemon → editor notification): an MCP server's state
 // changed; the editor asks mcp/status again.
 const MethodMCPChanged = "mcp/changed"
+
+// MethodProcessChanged (daemon → editor notification): a session's
+// background process started, ended or was stopped.
+const MethodProcessChanged = "agent/processChanged"

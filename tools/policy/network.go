@@ -151,7 +151,7 @@ var subcommandValueOptions = map[string]map[string]bool{
 func needsNetwork(p *shellPart) bool {
 	name := p.name()
 	if networkPrograms[name] {
-		return true
+		return !onlyLoopback(p)
 	}
 	if name == "rsync" {
 		for _, w := range p.words[1:] {

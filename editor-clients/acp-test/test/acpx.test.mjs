@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bin, startModel, tempDir } from "../lib/harness.mjs";
@@ -152,6 +152,31 @@ test("acpx: cancel stops a running command and ends the turn cancelled", async (
   assert.match(s, /\[done\] cancelled/);
   assert.ok(Date.now() - began < 10000, "the 30 s command was stopped");
   await term.waitFor("acpx cancel to finish", /cancel requested|cancelled/, { pane: other });
+});
+
+test("acpx: two subagents at once, their calls labelled and scoped by their task; one's question in the chat", async (t) => {
+  const { term, ws, acpx } = terminal(t);
+  writeFileSync(join(ws, "cart.go"), "package cart\n\nfunc Total() int { return 0 }\n");
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+
+  term.step();
+  term.type(acpx("'survey the cart'"));
+  let s = await term.waitFor("the subagent's question", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /\[tool\] Subagent: Find the cart total/);
+  assert.match(s, /\[tool\] Subagent: List the files/);
+  assert.match(s, /\[tool\] \[Find the cart total\] read cart\.go/, "the subagent's call, labelled with it");
+  assert.match(s, /\[tool\] \[List the files\] list/, "the other subagent's, at the same time");
+  assert.match(s, /Subagent “Find the cart total” asks: Question/);
+  assert.match(s, /Which currency\?/);
+
+  term.step();
+  term.type(acpx("EUR"));
+  s = await term.waitFor("the answer taken", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /Totals are in cart\.go; the user wants EUR\./);
 });
 
 test("acpx: plan mode refuses a write unasked, asks to approve the plan in the chat, and the approved plan runs in auto-edit", async (t) => {

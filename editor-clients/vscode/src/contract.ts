@@ -18,6 +18,7 @@ export const Method = {
   image: 'agent/image',
   models: 'agent/models',
   pending: 'agent/pending',
+  processes: 'agent/processes',
   renameSession: 'agent/renameSession',
   reply: 'agent/reply',
   resume: 'agent/resume',
@@ -25,6 +26,7 @@ export const Method = {
   run: 'agent/run',
   sessions: 'agent/sessions',
   steer: 'agent/steer',
+  stopProcess: 'agent/stopProcess',
   undo: 'agent/undo',
   indexSearch: 'index/search',
   indexStatus: 'index/status',
@@ -48,6 +50,7 @@ export const Method = {
   progress: '$/progress',
   inputRequest: 'agent/inputRequest',
   inputResolved: 'agent/inputResolved',
+  processChanged: 'agent/processChanged',
   runState: 'agent/runState',
   update: 'agent/update',
   mcpChanged: 'mcp/changed',
@@ -63,9 +66,9 @@ export const Method = {
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
-export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/steer', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
+export const REQUESTS = ['agent/cancel', 'agent/checkpoints', 'agent/commands', 'agent/compact', 'agent/configure', 'agent/confirm', 'agent/context', 'agent/deleteSession', 'agent/events', 'agent/history', 'agent/image', 'agent/models', 'agent/pending', 'agent/processes', 'agent/renameSession', 'agent/reply', 'agent/resume', 'agent/rewind', 'agent/run', 'agent/sessions', 'agent/steer', 'agent/stopProcess', 'agent/undo', 'index/search', 'index/status', 'initialize', 'mcp/disable', 'mcp/enable', 'mcp/restart', 'mcp/status', 'rules/edit', 'rules/list', 'rules/revoke', 'shutdown'] as const;
 export const NOTIFICATIONS = ['$/cancelRequest', 'exit', 'initialized', 'textDocument/didChange', 'textDocument/didClose', 'textDocument/didOpen', 'textDocument/didSave', 'window/workDoneProgress/cancel'] as const;
-export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed'] as const;
+export const SERVER_NOTIFICATIONS = ['agent/update', 'agent/inputRequest', 'agent/inputResolved', 'agent/runState', '$/progress', 'mcp/changed', 'agent/processChanged'] as const;
 export const SERVER_REQUESTS = ['window/workDoneProgress/create', 'editor/diagnostics', 'editor/definition', 'editor/references', 'editor/hover', 'editor/documentSymbols', 'editor/workspaceSymbols', 'editor/context', 'editor/readFile'] as const;
 
 export const ErrorCode = {
@@ -216,7 +219,7 @@ export const UNDO_STATUSES = ['restored', 'conflicts', 'nothing', 'preview'] as 
 export type UndoStatus = (typeof UNDO_STATUSES)[number];
 
 /** UpdateKind says which fields of an Update are set. */
-export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings'] as const;
+export const UPDATE_KINDS = ['message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings', 'subagent'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
 
 /**
@@ -572,6 +575,7 @@ export interface HistoryResult {
   runs: HistoryRun[];
   earlierRuns: number;
   pending: InputRequest[];
+  processes: ProcessInfo[];
 }
 
 /** HistoryRun is one run of a history page. */
@@ -770,6 +774,12 @@ export interface InputRequest {
    * answers.
    */
   grantCovers?: string[];
+  /**
+   * Subagent is set on a subagent's request: who asks (its run and description) and about which of
+   * its own calls. Its runId and toolCallId are its parent run's and the task call's, so it shows
+   * under the task call; it is answered like any other request.
+   */
+  subagent?: Subagent;
   createdAt: string;
   expiresAt?: string;
   pendingCount: number;
@@ -960,6 +970,46 @@ export interface PlanEntry {
 export interface Position {
   line: number;
   character: number;
+}
+
+/** ProcessInfo is one background process, as the model and the editors see it. */
+export interface ProcessInfo {
+  id: string;
+  sessionId: string;
+  command: string;
+  cwd: string;
+  /**
+   * State is ProcRunning, ProcExited (on its own: ExitCode says how), ProcStopped (by the model or
+   * the user) or ProcLost (it ended with an earlier daemon).
+   */
+  state: string;
+  /** StoppedBy says who stopped it: "model", "user" or "agentd". */
+  stoppedBy?: string;
+  exitCode?: number;
+  startedAt: string;
+  endedAt?: string;
+  /** Output is how many bytes it printed in all. */
+  output: number;
+  /** ToolCallID is the run_cmd call that started it. */
+  toolCallId?: string;
+}
+
+/**
+ * ProcessResult is one background process: agent/stopProcess's answer, and the agent/processChanged
+ * notification.
+ */
+export interface ProcessResult {
+  process: ProcessInfo;
+}
+
+/** ProcessesParams names a session (agent/processes). */
+export interface ProcessesParams {
+  sessionId: string;
+}
+
+/** ProcessesResult lists a session's background processes (agent/processes). */
+export interface ProcessesResult {
+  processes: ProcessInfo[];
 }
 
 export interface ProgressCreateParams {
@@ -1317,6 +1367,48 @@ export interface SteerParams {
   images?: ImageInput[];
 }
 
+/** StopProcessParams names a session's background process (agent/stopProcess). */
+export interface StopProcessParams {
+  sessionId: string;
+  id: string;
+}
+
+/**
+ * Subagent names a subagent, the run a task call started, where its parent run reports on it: the
+ * subagent's own run id and the task's short description (its label). In a subagent update it
+ * carries one of the subagent's own updates (Update) or its new state (State); on the task call's
+ * last tool_call_update, how it ended, its tokens and the files it read; on an input request it
+ * asks, the subagent's own call the request is about.
+ */
+export interface Subagent {
+  runId: string;
+  description: string;
+  /**
+   * ToolCallID (an input request): the subagent's own tool call the request is about; the request's
+   * toolCallId is the task call's.
+   */
+  toolCallId?: string;
+  /**
+   * Update is one of the subagent's updates, as its own run made it: its tool calls' ids are its
+   * own, unique within the subagent.
+   */
+  update?: Update;
+  /** State is the subagent's new state, with why it stopped. */
+  state?: State;
+  stopReason?: StopReason;
+  error?: string;
+  /**
+   * Usage is the subagent's tokens (the task call's last update): its parent's usage counts them
+   * too.
+   */
+  usage?: Usage;
+  /**
+   * Read lists the files the subagent read (the task call's last update), workspace-relative, in
+   * the order it first read them.
+   */
+  read?: string[];
+}
+
 /**
  * Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
  * sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
@@ -1477,6 +1569,8 @@ export interface Update {
   stopReason?: StopReason;
   /** notice of a hook that failed (toolCallId is set for a tool event's hook) */
   hook?: HookReport;
+  /** subagent; and the tool_call and tool_call_update of a task call: the subagent it started. */
+  subagent?: Subagent;
 }
 
 /** UpdateParams is one update of a run. */
@@ -1527,6 +1621,7 @@ export interface Requests {
   'agent/image': { params: ImageParams; result: ImageData };
   'agent/models': { params: void; result: ModelList };
   'agent/pending': { params: PendingParams; result: PendingResult };
+  'agent/processes': { params: ProcessesParams; result: ProcessesResult };
   'agent/renameSession': { params: RenameParams; result: SessionResult };
   'agent/reply': { params: ReplyParams; result: Record<string, never> };
   'agent/resume': { params: RunRef; result: Record<string, never> };
@@ -1534,6 +1629,7 @@ export interface Requests {
   'agent/run': { params: RunParams; result: RunResult };
   'agent/sessions': { params: SessionsParams; result: SessionsResult };
   'agent/steer': { params: SteerParams; result: Record<string, never> };
+  'agent/stopProcess': { params: StopProcessParams; result: ProcessResult };
   'agent/undo': { params: UndoParams; result: UndoResult };
   'index/search': { params: IndexSearchParams; result: IndexSearchResult };
   'index/status': { params: void; result: IndexStatus };
@@ -1565,6 +1661,7 @@ export interface ServerNotifications {
   '$/progress': ProgressParams;
   'agent/inputRequest': InputRequest;
   'agent/inputResolved': InputResolved;
+  'agent/processChanged': ProcessResult;
   'agent/runState': RunState;
   'agent/update': UpdateParams;
   'mcp/changed': MCPChangedParams;

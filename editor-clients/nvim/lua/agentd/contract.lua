@@ -18,6 +18,7 @@ M.request = {
   image = 'agent/image',
   models = 'agent/models',
   pending = 'agent/pending',
+  processes = 'agent/processes',
   rename_session = 'agent/renameSession',
   reply = 'agent/reply',
   resume = 'agent/resume',
@@ -25,6 +26,7 @@ M.request = {
   run = 'agent/run',
   sessions = 'agent/sessions',
   steer = 'agent/steer',
+  stop_process = 'agent/stopProcess',
   undo = 'agent/undo',
   index_search = 'index/search',
   index_status = 'index/status',
@@ -54,6 +56,7 @@ M.server_notification = {
   progress = '$/progress',
   input_request = 'agent/inputRequest',
   input_resolved = 'agent/inputResolved',
+  process_changed = 'agent/processChanged',
   run_state = 'agent/runState',
   update = 'agent/update',
   mcp_changed = 'mcp/changed',
@@ -207,8 +210,8 @@ M.undo_statuses = { 'restored', 'conflicts', 'nothing', 'preview' }
 ---@alias agentd.UndoStatus 'restored'|'conflicts'|'nothing'|'preview'
 
 --- UpdateKind says which fields of an Update are set.
-M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings' }
----@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'|'settings'
+M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_call_update', 'usage', 'files_changed', 'result', 'instructions', 'notice', 'steer', 'context', 'settings', 'subagent' }
+---@alias agentd.UpdateKind 'message_chunk'|'thought_chunk'|'plan'|'tool_call'|'tool_call_update'|'usage'|'files_changed'|'result'|'instructions'|'notice'|'steer'|'context'|'settings'|'subagent'
 
 --- Attachment is a text the user attached: Name says what it is for people and the model ("git diff",
 --- "cart.go (unsaved)").
@@ -431,6 +434,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field runs agentd.HistoryRun[]
 ---@field earlierRuns integer
 ---@field pending agentd.InputRequest[]
+---@field processes agentd.ProcessInfo[]
 
 --- HistoryRun is one run of a history page.
 ---@class agentd.HistoryRun
@@ -555,6 +559,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field secrets? string[]
 ---@field rule? string Rule is the policy rule that asked, e.g. "run_cmd: ask (mode ask)".
 ---@field grantCovers? string[] GrantCovers says, for a confirmation, what "allow for this session" and "always allow" would allow from then on, one entry per rule the answer stores, e.g. "`go test` with any arguments, except options that run another program …" (policy.Covers). Editors show it beside those answers.
+---@field subagent? agentd.Subagent Subagent is set on a subagent's request: who asks (its run and description) and about which of its own calls. Its runId and toolCallId are its parent run's and the task call's, so it shows under the task call; it is answered like any other request.
 ---@field createdAt string
 ---@field expiresAt? string
 ---@field pendingCount integer
@@ -684,6 +689,33 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@class agentd.Position
 ---@field line integer
 ---@field character integer
+
+--- ProcessInfo is one background process, as the model and the editors see it.
+---@class agentd.ProcessInfo
+---@field id string
+---@field sessionId string
+---@field command string
+---@field cwd string
+---@field state string State is ProcRunning, ProcExited (on its own: ExitCode says how), ProcStopped (by the model or the user) or ProcLost (it ended with an earlier daemon).
+---@field stoppedBy? string StoppedBy says who stopped it: "model", "user" or "agentd".
+---@field exitCode? integer
+---@field startedAt string
+---@field endedAt? string
+---@field output integer Output is how many bytes it printed in all.
+---@field toolCallId? string ToolCallID is the run_cmd call that started it.
+
+--- ProcessResult is one background process: agent/stopProcess's answer, and the agent/processChanged
+--- notification.
+---@class agentd.ProcessResult
+---@field process agentd.ProcessInfo
+
+--- ProcessesParams names a session (agent/processes).
+---@class agentd.ProcessesParams
+---@field sessionId string
+
+--- ProcessesResult lists a session's background processes (agent/processes).
+---@class agentd.ProcessesResult
+---@field processes agentd.ProcessInfo[]
 
 ---@class agentd.ProgressCreateParams
 ---@field token string
@@ -939,6 +971,27 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field text string
 ---@field images? agentd.ImageInput[] Images go with the words, as a prompt's do (agent/run).
 
+--- StopProcessParams names a session's background process (agent/stopProcess).
+---@class agentd.StopProcessParams
+---@field sessionId string
+---@field id string
+
+--- Subagent names a subagent, the run a task call started, where its parent run reports on it: the
+--- subagent's own run id and the task's short description (its label). In a subagent update it carries
+--- one of the subagent's own updates (Update) or its new state (State); on the task call's last
+--- tool_call_update, how it ended, its tokens and the files it read; on an input request it asks, the
+--- subagent's own call the request is about.
+---@class agentd.Subagent
+---@field runId string
+---@field description string
+---@field toolCallId? string ToolCallID (an input request): the subagent's own tool call the request is about; the request's toolCallId is the task call's.
+---@field update? agentd.Update Update is one of the subagent's updates, as its own run made it: its tool calls' ids are its own, unique within the subagent.
+---@field state? agentd.State State is the subagent's new state, with why it stopped.
+---@field stopReason? agentd.StopReason
+---@field error? string
+---@field usage? agentd.Usage Usage is the subagent's tokens (the task call's last update): its parent's usage counts them too.
+---@field read? string[] Read lists the files the subagent read (the task call's last update), workspace-relative, in the order it first read them.
+
 --- Symbol is LSP's DocumentSymbol or SymbolInformation (or WorkspaceSymbol), whichever the editor
 --- sends: a DocumentSymbol has Range, SelectionRange and Children; the others a Location.
 ---@class agentd.Symbol
@@ -1031,6 +1084,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field settings? agentd.SessionSettings settings
 ---@field stopReason? agentd.StopReason result
 ---@field hook? agentd.HookReport notice of a hook that failed (toolCallId is set for a tool event's hook)
+---@field subagent? agentd.Subagent subagent; and the tool_call and tool_call_update of a task call: the subagent it started.
 
 --- UpdateParams is one update of a run.
 ---@class agentd.UpdateParams

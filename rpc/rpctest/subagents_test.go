@@ -1,0 +1,386 @@
+package rpctest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/wire"
+)
+
+// Subagents (issue 26): the task calls of one reply start subagents that
+// run at the same time, each with a context of its own; their work, their
+// questions and their state reach the editor in the parent run, labelled
+// with the subagent and placed under the task call; the parent's cancel
+// reaches them; their tokens are counted each and in the parent's; and a
+// restart neither loses nor repeats one.
+
+const (
+	cartPrompt     = "Find where the cart total is computed and report the function."
+	currencyPrompt = "Which currency should totals use? Ask the user."
+)
+
+var cartFiles = map[string]string{"cart.go": "package cart\n\n// Total sums the cart.\nfunc Total(items []int) int { return 0 }\n"}
+
+func taskCall(id, description, prompt string) modeltest.ToolCall {
+	return callOf(id, "task", map[string]any{"description": description, "prompt": prompt})
+}
+
+func usage(prompt, completion int) *modeltest.Usage {
+	return &modeltest.Usage{PromptTokens: prompt, CompletionTokens: completion}
+}
+
+// subagentScript: the parent starts two subagents in one reply; the first
+// reads cart.go, the second asks the user. Each subagent's first answer
+// waits for its gate, so the test sees both first requests arrive before
+// either is answered.
+func subagentScript(gateA, gateB string) *modeltest.Script {
+	return &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2},
+			Reply: modeltest.Reply{Text: "Totals are in cart.go; the user wants EUR.", Usage: usage(100, 10)}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{Usage: usage(100, 10), ToolCalls: []modeltest.ToolCall{
+			taskCall("call_cart", "Find the cart total", cartPrompt),
+			taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+		{Name: "cart done", Match: modeltest.Match{LastUser: cartPrompt, AfterTool: "read_file"},
+			Reply: modeltest.Reply{Text: "Total is in cart.go, line 4.", Usage: usage(50, 5)}},
+		{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Gate: gateA, Usage: usage(50, 5),
+			ToolCalls: []modeltest.ToolCall{callOf("call_1", "read_file", map[string]any{"path": "cart.go"})}}},
+		{Name: "currency done", Match: modeltest.Match{LastUser: currencyPrompt, AfterTool: "ask_user"},
+			Reply: modeltest.Reply{Text: "The user wants EUR.", Usage: usage(40, 4)}},
+		{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Gate: gateB, Usage: usage(40, 4),
+			ToolCalls: []modeltest.ToolCall{callOf("call_1", "ask_user", map[string]any{"question": "Which currency should totals use?"})}}},
+	}}
+}
+
+// firstRequestOf is the model's first request whose last user message
+// holds prompt.
+func firstRequestOf(env *Env, prompt string) (modeltest.Request, bool) {
+	for _, r := range env.Model.Requests() {
+		if last := lastUser(r.Messages); strings.Contains(last, prompt) {
+			return r, true
+		}
+	}
+	return modeltest.Request{}, false
+}
+
+func lastUser(msgs []modeltest.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// subagentUpdates are the run's subagent updates for the task call.
+func subagentUpdates(e *Editor, runID, taskCallID string) []agent.Subagent {
+	var out []agent.Subagent
+	for _, u := range e.Updates(runID) {
+		if u.Kind == agent.UpdateSubagent && u.ToolCallID == taskCallID && u.Subagent != nil {
+			out = append(out, *u.Subagent)
+		}
+	}
+	return out
+}
+
+// taskEnd is the task call's last tool_call_update.
+func taskEnd(e *Editor, runID, taskCallID string) agent.Update {
+	var end agent.Update
+	for _, u := range e.Updates(runID) {
+		if u.Kind == agent.UpdateToolCallUpdate && u.ToolCallID == taskCallID && u.Status != agent.StatusInProgress {
+			end = u
+		}
+	}
+	return end
+}
+
+// TestSubagentsInParallel: two subagents run at once (each one's first
+// request reaches the model before either is answered), each with only
+// its own system message and prompt; one asks the user, who answers the
+// request labelled with it; the parent gets both answers with the files
+// read, and counts their tokens.
+func TestSubagentsInParallel(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		dir := t.TempDir()
+		return Config{Script: subagentScript(filepath.Join(dir, "a"), filepath.Join(dir, "b")), Files: cartFiles}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+
+		// Both subagents' first requests arrive while neither is answered.
+		awaitCond(t, "both subagents' first model requests", func() bool {
+			_, a := firstRequestOf(env, cartPrompt)
+			_, b := firstRequestOf(env, currencyPrompt)
+			return a && b
+		})
+		for _, g := range gateFiles(env) {
+			require.NoError(t, os.WriteFile(g, nil, 0o644))
+		}
+
+		// The question is the subagent's, labelled, under the task call.
+		q := e.Requests(run.RunID, 1)[0]
+		assert.Equal(t, agent.KindQuestion, q.Kind)
+		assert.Equal(t, "Which currency should totals use?", q.Message)
+		assert.Equal(t, "call_currency", q.ToolCallID, "shown under the task call")
+		require.NotNil(t, q.Subagent, "labelled with the subagent")
+		assert.Equal(t, "Ask about the currency", q.Subagent.Description)
+		assert.Equal(t, "call_1", q.Subagent.ToolCallID, "the subagent's own call")
+		assert.NotEqual(t, run.RunID, q.Subagent.RunID)
+		e.RunState(run.RunID, agent.StateRequiresAction)
+		var pending rpc.PendingResult
+		e.MustCall(wire.MethodPending, rpc.PendingParams{RunID: run.RunID}, &pending)
+		require.Len(t, pending.Requests, 1, "agent/pending of the parent lists it")
+		assert.Equal(t, q.RequestID, pending.Requests[0].RequestID)
+		e.Answer(ReplyText(q.RequestID, "EUR"))
+
+		st := e.Finished(run.RunID)
+		require.Equal(t, agent.StateCompleted, st.State, st.Error)
+		assert.Equal(t, "Totals are in cart.go; the user wants EUR.", e.Text(run.RunID))
+
+		// Each subagent's first request: its own system message and prompt,
+		// nothing of the parent's conversation; its tools, not the parent's.
+		for _, prompt := range []string{cartPrompt, currencyPrompt} {
+			first, ok := firstRequestOf(env, prompt)
+			require.True(t, ok)
+			require.Len(t, first.Messages, 2, "system and prompt only")
+			assert.Equal(t, "system", first.Messages[0].Role)
+			assert.Contains(t, first.Messages[0].Content, "You are a subagent of agentd")
+			assert.Equal(t, prompt, first.Messages[1].Content)
+			for _, m := range first.Messages {
+				assert.NotContains(t, m.Content, "survey the cart")
+			}
+			assert.NotContains(t, first.Tools, "task", "a subagent cannot start subagents")
+			assert.NotContains(t, first.Tools, "edit_file", "read-only by default")
+			assert.NotContains(t, first.Tools, "run_cmd")
+			assert.Contains(t, first.Tools, "read_file")
+			assert.Contains(t, first.Tools, "ask_user")
+		}
+
+		// The parent read both answers, with the files read.
+		reqs := env.Model.Requests()
+		last := reqs[len(reqs)-1]
+		require.Equal(t, "parent done", last.Turn)
+		results := map[string]string{}
+		for _, m := range last.Messages {
+			if m.Role == "tool" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+		assert.Equal(t, "Total is in cart.go, line 4.\n\nFiles the subagent read (1): cart.go.", results["call_cart"])
+		assert.Equal(t, "The user wants EUR.", results["call_currency"])
+
+		// The editor saw each subagent's work nested under its task call.
+		cart := subagentUpdates(e, run.RunID, "call_cart")
+		require.NotEmpty(t, cart)
+		var nested []string
+		for _, s := range cart {
+			assert.Equal(t, "Find the cart total", s.Description)
+			if s.Update != nil && s.Update.Kind == agent.UpdateToolCall {
+				nested = append(nested, s.Update.ToolCallID+" "+s.Update.Title)
+			}
+		}
+		assert.Equal(t, []string{"call_1 read cart.go"}, nested)
+		end := taskEnd(e, run.RunID, "call_cart")
+		assert.Equal(t, agent.StatusCompleted, end.Status)
+		require.NotNil(t, end.Subagent)
+		assert.Equal(t, agent.StateCompleted, end.Subagent.State)
+		assert.Equal(t, []string{"cart.go"}, end.Subagent.Read)
+
+		// Tokens: each subagent's own, and the parent's usage counts them.
+		require.NotNil(t, end.Subagent.Usage)
+		assert.Equal(t, 110, end.Subagent.Usage.TotalTokens)
+		cur := taskEnd(e, run.RunID, "call_currency")
+		require.NotNil(t, cur.Subagent.Usage)
+		assert.Equal(t, 88, cur.Subagent.Usage.TotalTokens)
+		var total *agent.Usage
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == agent.UpdateUsage {
+				total = u.Usage
+			}
+		}
+		require.NotNil(t, total)
+		assert.Equal(t, 220+110+88, total.TotalTokens, "the parent's usage counts its subagents'")
+		var h agent.History
+		e.MustCall(wire.MethodHistory, agent.HistoryParams{SessionID: run.SessionID}, &h)
+		require.Len(t, h.Runs, 1, "a subagent is not a run of the session's own")
+		assert.Equal(t, 418, h.Runs[0].Usage.TotalTokens)
+
+		// The subagent's run: agent/events tells its state.
+		var evs rpc.EventsResult
+		e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: end.Subagent.RunID}, &evs)
+		assert.Equal(t, agent.StateCompleted, evs.State)
+		assertSeqsGapless(t, e, run.RunID)
+	})
+}
+
+// gateFiles are the gates the script's turns wait for.
+func gateFiles(env *Env) []string {
+	var out []string
+	for _, t := range env.cfg.Script.Turns {
+		if t.Reply.Gate != "" && !slices.Contains(out, t.Reply.Gate) {
+			out = append(out, t.Reply.Gate)
+		}
+	}
+	return out
+}
+
+// TestSubagentsCancelledWithTheirParent: cancelling the parent while its
+// subagents wait on the model ends them too, cancelled, and nothing asks
+// the model again.
+func TestSubagentsCancelledWithTheirParent(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Files: cartFiles, Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+				taskCall("call_cart", "Find the cart total", cartPrompt),
+				taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+			{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Hang: true}},
+			{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Hang: true}},
+		}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+		awaitModelRequests(t, env, 3)
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: run.RunID}, nil)
+		st := e.Finished(run.RunID)
+		assert.Equal(t, agent.StateCancelled, st.State)
+
+		for _, call := range []string{"call_cart", "call_currency"} {
+			subs := subagentUpdates(e, run.RunID, call)
+			require.NotEmpty(t, subs)
+			last := subs[len(subs)-1]
+			assert.Equal(t, agent.StateCancelled, last.State, "the subagent of %s ended cancelled", call)
+			var evs rpc.EventsResult
+			e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: last.RunID}, &evs)
+			assert.Equal(t, agent.StateCancelled, evs.State)
+		}
+		assert.Len(t, env.Model.Requests(), 3, "nothing asked the model again")
+		assertSeqsGapless(t, e, run.RunID)
+	})
+}
+
+// TestSubagentsAcrossRestart: the daemon is killed while one subagent
+// waits on the user and the other on the model. After the restart the
+// parent waits again (its subagent's question is pending, labelled), the
+// other subagent goes on from its last step, and the parent completes
+// with both answers; no subagent started twice, none was lost.
+func TestSubagentsAcrossRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gateA := filepath.Join(dir, "a")
+	script := subagentScript(gateA, "")
+	// The cart subagent's first answer waits; after the restart it is
+	// asked again and answers at once.
+	script.Turns = append(script.Turns, modeltest.Turn{Name: "cart again", Match: modeltest.Match{LastUser: cartPrompt},
+		Reply: modeltest.Reply{Usage: usage(50, 5), ToolCalls: []modeltest.ToolCall{callOf("call_1", "read_file", map[string]any{"path": "cart.go"})}}})
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+	q := e.Requests(run.RunID, 1)[0]
+	awaitCond(t, "the cart subagent's first request", func() bool { _, ok := firstRequestOf(env, cartPrompt); return ok })
+	e.Close(true)
+
+	e = env.StartInitialized()
+	var pending rpc.PendingResult
+	e.MustCall(wire.MethodPending, rpc.PendingParams{}, &pending)
+	require.Len(t, pending.Requests, 1, "the subagent's question is open again")
+	got := pending.Requests[0]
+	assert.Equal(t, q.RequestID, got.RequestID)
+	assert.Equal(t, run.RunID, got.RunID)
+	require.NotNil(t, got.Subagent)
+	assert.Equal(t, "Ask about the currency", got.Subagent.Description)
+	e.Answer(ReplyText(got.RequestID, "EUR"))
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+
+	// The parent's conversation holds each task's answer once.
+	reqs := env.Model.Requests()
+	last := reqs[len(reqs)-1]
+	require.Equal(t, "parent done", last.Turn)
+	var results []string
+	for _, m := range last.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID+": "+m.Content)
+		}
+	}
+	assert.Equal(t, []string{"call_cart: Total is in cart.go, line 4.\n\nFiles the subagent read (1): cart.go.",
+		"call_currency: The user wants EUR."}, results)
+	// Each subagent is one run: two run ids in all the parent's events.
+	var evs rpc.EventsResult
+	e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID}, &evs)
+	ids := map[string]bool{}
+	for _, ev := range evs.Events {
+		var p agent.UpdateParams
+		if json.Unmarshal(ev.Params, &p) == nil && p.Update.Subagent != nil {
+			ids[p.Update.Subagent.RunID] = true
+		}
+	}
+	assert.Len(t, ids, 2, "no subagent started twice")
+	n := 0
+	for _, r := range reqs {
+		if strings.Contains(lastUser(r.Messages), currencyPrompt) {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n, "the waiting subagent was not asked again: its question was")
+	assertSeqsGapless(t, e, run.RunID)
+}
+
+// isCallStatus matches the tool_call_update of a call with that status.
+func isCallStatus(callID, status string) func(string, runNote) bool {
+	return func(method string, n runNote) bool {
+		return method == wire.MethodUpdate && n.Update.Kind == "tool_call_update" && n.Update.ToolCallID == callID && n.Update.Status == status
+	}
+}
+
+func TestGoldenSubagents(t *testing.T) {
+	goldenScenarioIn(t, "subagents", `
+Subagents: the model's reply starts two subagents with task calls; both run at
+once (each one's first model request arrives before either is answered), and
+what each does comes in the parent run as subagent updates under its task
+call. The first reads a file and answers; the second asks the user, a request
+of the parent run labelled with the subagent; then the parent answers with
+both results. A subagent's own run id answers agent/events with its state.`, func(t *testing.T) Config {
+		dir := t.TempDir()
+		s := subagentScript(filepath.Join(dir, "a"), filepath.Join(dir, "b"))
+		for i := range s.Turns {
+			s.Turns[i].Reply.Chunks = 1
+		}
+		return Config{Script: s, Files: cartFiles}
+	}, func(g *golden) {
+		g.initialize()
+		run, _ := g.run("survey the cart")
+		g.until(run, "both subagents started", isCallStatus("call_currency", "in_progress"))
+		awaitCond(g.t, "both subagents' first model requests", func() bool {
+			_, a := firstRequestOf(g.env, cartPrompt)
+			_, b := firstRequestOf(g.env, currencyPrompt)
+			return a && b
+		})
+		gates := gateFiles(g.env)
+		require.Len(g.t, gates, 2)
+		require.NoError(g.t, os.WriteFile(gates[0], nil, 0o644))
+		end := g.until(run, "the first subagent's answer", isCallStatus("call_cart", "completed"))
+		require.NoError(g.t, os.WriteFile(gates[1], nil, 0o644))
+		q := g.until(run, "the second subagent's question", isRequest("question"))
+		g.mustCall(wire.MethodPending, map[string]any{"runId": run}, nil)
+		g.mustCall(wire.MethodReply, map[string]any{"requestId": q.RequestID, "text": "EUR"}, nil)
+		g.until(run, "the run to complete", isState("completed"))
+		_ = end
+		var sub string
+		for _, u := range g.e.Updates(run) {
+			if u.Subagent != nil && u.ToolCallID == "call_cart" {
+				sub = u.Subagent.RunID
+			}
+		}
+		g.mustCall(wire.MethodEvents, map[string]any{"runId": sub, "afterSeq": 0}, nil)
+		g.exit()
+	})
+}
