@@ -66,7 +66,7 @@ func TestSearchSemantic(t *testing.T) {
 	env.Searcher = fakeSearcher{hits: []rag.SearchHit{
 		{Path: "a.go", Score: 1, Match: rag.MatchStrong, Chunks: []rag.ChunkHit{{StartLine: 3, EndLine: 4, Symbol: "Retry", Cover: 1,
 			Lines: []rag.SnippetLine{{Line: 3, Text: "// Retry retries.", Marks: []rag.Span{{Start: 9, End: 16}}}},
-			Text: "// Retry retries.\nfunc Retry() {}"}}},
+			Text:  "// Retry retries.\nfunc Retry() {}"}}},
 		{Path: "b_test.go", Kind: "test", Score: 0.4, Match: rag.MatchWeak, Chunks: []rag.ChunkHit{{StartLine: 7, EndLine: 9, Cover: 0.5,
 			Lines: []rag.SnippetLine{{Line: 8, Text: "\tretries := 3", Marks: []rag.Span{{Start: 1, End: 8}}}}, Text: "x\n\tretries := 3\ny"}}},
 	}}
