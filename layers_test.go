@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"rpc/rpctest":       {"rpc/wire", "rpc", "agent", "agent/modeltest", "tools", "internal/await"},
 	"rpc/term":          {"agent", "tools", "rpc/term/termmd"},
 	"rpc/term/termmd":   {},
-	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "rpc/term", "agent", "tools", "tools/mcp", "tools/sandbox", "rag"},
+	"cmd/agentd":        {"rpc/wire", "rpc", "rpc/acp", "rpc/term", "agent", "tools", "tools/mcp", "tools/sandbox", "rag", "rag/pgstore"},
 	"cmd/fakemodel":     {"agent/modeltest"},
 	"cmd/bridgemodel":   {},
 	// Values built on first use (agent's and the tools' regexps).

@@ -40,6 +40,9 @@ type Config struct {
 	// Embeddings is the index's embedding endpoint; the agent only carries
 	// it to the front ends that start the index.
 	Embeddings EmbeddingsConfig
+	// TeamIndex is the team index the front ends search (docs/index.md);
+	// the agent only carries it.
+	TeamIndex TeamIndexConfig
 	// Hooks are the user's commands run on a run's events (trusted: from
 	// config.json only; docs/extensions.md).
 	Hooks Hooks
@@ -105,6 +108,13 @@ type EmbeddingsConfig struct {
 	BaseURL string
 	APIKey  string `json:"-"`
 	Model   string
+}
+
+// TeamIndexConfig names the team index: a PostgreSQL URL (a secret: it
+// may hold a password) and the workspace's repository in it.
+type TeamIndexConfig struct {
+	URL  string `json:"-"`
+	Repo string
 }
 
 // Defaults a Config left at zero gets in New.
@@ -189,6 +199,10 @@ var settings = []Setting{
 		Doc: "the embeddings model"},
 	{Key: "embeddings.apiKey", Env: "AGENTD_EMBED_API_KEY", Secret: true, field: func(c *Config) value { return str(&c.Embeddings.APIKey) },
 		Doc: "the embeddings endpoint's key. Unset, the model's key is sent only when the endpoint is on the model's host (same scheme, host and port); otherwise none"},
+	{Key: "index.url", Env: "AGENTD_INDEX_URL", Secret: true, field: func(c *Config) value { return str(&c.TeamIndex.URL) },
+		Doc: "a team index to search: PostgreSQL's URL, `postgres://user@host:5432/db` (the password from `PGPASSWORD` or `~/.pgpass` rather than here), where CI publishes the organisation's repositories (`agentd index --publish`). The daemon, `agentd search` and `agentd mcp` then search the workspace's repository there at its published commit, with the workspace's own changes since from a small local index; unreachable, the local index alone (docs/index.md). Unset: the local index alone"},
+	{Key: "index.repo", Env: "AGENTD_INDEX_REPO", field: func(c *Config) value { return str(&c.TeamIndex.Repo) },
+		Doc: "the workspace's repository in the team index; unset, its `upstream` (else `origin`) remote as host/path, `github.com/acme/api`, as `agentd index --publish` names it"},
 	{Key: "commandEnv", Env: "AGENTD_COMMAND_ENV", field: func(c *Config) value { return list(&c.CommandEnv) },
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
 	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off", "landlock") },

@@ -28,19 +28,27 @@ type Live struct {
 	stopBuild context.CancelFunc
 	cancel    context.CancelFunc
 	done      chan struct{}
+	built     chan struct{} // closed when the first build ended (or the open failed)
 }
 
 // StartLive opens opts' index in the background, builds it and watches the
 // workspace until Close.
 func StartLive(opts Options, p Progress) *Live {
+	return startLive(opts, p, true)
+}
+
+// startLive is StartLive, without the watch for a one-shot search.
+func startLive(opts Options, p Progress, watch bool) *Live {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Live{cancel: cancel, done: make(chan struct{})}
-	go l.run(ctx, opts, p)
+	l := &Live{cancel: cancel, done: make(chan struct{}), built: make(chan struct{})}
+	go l.run(ctx, opts, p, watch)
 	return l
 }
 
-func (l *Live) run(ctx context.Context, opts Options, p Progress) {
+func (l *Live) run(ctx context.Context, opts Options, p Progress, watch bool) {
 	defer close(l.done)
+	builtOnce := sync.OnceFunc(func() { close(l.built) })
+	defer builtOnce()
 	ix, err := Open(ctx, opts)
 	buildCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -58,6 +66,7 @@ func (l *Live) run(ctx context.Context, opts Options, p Progress) {
 		p.Begin()
 	}
 	err = ix.Build(buildCtx, p.Report)
+	builtOnce()
 	if p.End != nil {
 		p.End(ix.Status(), err)
 	}
@@ -68,7 +77,7 @@ func (l *Live) run(ctx context.Context, opts Options, p Progress) {
 	if err != nil && buildCtx.Err() == nil {
 		log.Error("building index", "err", err)
 	}
-	if ctx.Err() == nil {
+	if watch && ctx.Err() == nil {
 		if err := ix.Watch(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("watching workspace", "err", err)
 		}
@@ -79,6 +88,16 @@ func (l *Live) get() (*Index, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ix, l.err
+}
+
+// WaitBuilt waits for the end of the first build (or of a failed open).
+func (l *Live) WaitBuilt(ctx context.Context) error {
+	select {
+	case <-l.built:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Err reports why the index could not be opened, if it could not.

@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // An overlay is a workspace index that holds only the files that differ
@@ -71,6 +72,7 @@ func (ix *Index) forgetStaleSame() {
 func (ix *Index) Republished(paths []string) {
 	ix.mu.Lock()
 	for _, p := range paths {
+		ix.republished[p] = true
 		if _, ok := ix.unread[p]; ok {
 			delete(ix.unread, p)
 			ix.dirty = true
@@ -107,4 +109,20 @@ func (hc *hiddenCache) get(ix *Index, b *baseView, hi int) []bool {
 	}
 	hc.key, hc.gen, hc.hidden = b.key, ix.gen, h
 	return h
+}
+
+// bonus is the editor's context for ranking, as Index.search weighs it:
+// open files, and files changed in the last minutes. The caller holds
+// ix.mu for reading while ranking calls it.
+func (ix *Index) bonus(now time.Time) func(path string) float64 {
+	return func(path string) float64 {
+		b := 0.0
+		if ix.open[path] {
+			b += openBoost
+		}
+		if t, ok := ix.recent[path]; ok && now.Sub(t) < recentWindow {
+			b += recentBoost
+		}
+		return b
+	}
 }

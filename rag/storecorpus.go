@@ -393,14 +393,20 @@ type storeQuery struct {
 // embedded index. A publish that retires the segments the query read
 // makes it start again, once.
 func searchStore(ctx context.Context, c *storeCache, q storeQuery) ([]SearchHit, error) {
-	hits, err := searchStoreOnce(ctx, c, q)
-	if errors.Is(err, errRetired) {
-		hits, err = searchStoreOnce(ctx, c, q)
-	}
+	hits, _, err := searchStoreBase(ctx, c, q)
 	return hits, err
 }
 
-func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]SearchHit, error) {
+// searchStoreBase is searchStore, also returning the heads it searched.
+func searchStoreBase(ctx context.Context, c *storeCache, q storeQuery) ([]SearchHit, *baseView, error) {
+	hits, b, err := searchStoreOnce(ctx, c, q)
+	if errors.Is(err, errRetired) {
+		hits, b, err = searchStoreOnce(ctx, c, q)
+	}
+	return hits, b, err
+}
+
+func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]SearchHit, *baseView, error) {
 	p := defaultRank
 	if q.limit <= 0 {
 		q.limit = 10
@@ -416,11 +422,11 @@ func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]Search
 	}
 	res, err := c.st.Fetch(ctx, FetchRequest{Repos: q.repos, Segments: known, Terms: terms})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := c.base(ctx, reposKey, res.Heads)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	post := res.Postings
 	// Segments of the heads whose postings were not asked for.
@@ -433,16 +439,16 @@ func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]Search
 	if len(more) > 0 {
 		res2, err := c.st.Fetch(ctx, FetchRequest{Repos: q.repos, Segments: more, Terms: terms})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(res2.Gone) > 0 {
-			return nil, errRetired
+			return nil, nil, errRetired
 		}
 		post = append(post, res2.Postings...)
 	}
 	for _, g := range res.Gone {
 		if _, used := b.segPart[g]; used {
-			return nil, errRetired
+			return nil, nil, errRetired
 		}
 	}
 	var local *Index
@@ -463,7 +469,8 @@ func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]Search
 	if local != nil {
 		local.mu.RUnlock()
 	}
-	return hs.read(ctx, pq, c.st, local)
+	hits, err := hs.read(ctx, pq, c.st, local)
+	return hits, b, err
 }
 
 // storeHits are a query's hits before their text is read.

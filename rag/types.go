@@ -68,6 +68,8 @@ type Status struct {
 	Progress float64 `json:"progress"`
 	Embedder string  `json:"embedder,omitempty"`
 	Error    string  `json:"error,omitempty"`
+	// Team is the team index's part, when one is configured (Team).
+	Team *TeamStatus `json:"team,omitempty"`
 }
 
 // Index states.

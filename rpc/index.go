@@ -169,7 +169,11 @@ func indexStatusHandler(ctx context.Context, s *Server, _ struct{}) (wire.IndexS
 }
 
 func wireStatus(st rag.Status) wire.IndexStatus {
-	return wire.IndexStatus{State: st.State, Files: st.Files, Chunks: st.Chunks, Progress: st.Progress, Embedder: st.Embedder, Error: st.Error}
+	out := wire.IndexStatus{State: st.State, Files: st.Files, Chunks: st.Chunks, Progress: st.Progress, Embedder: st.Embedder, Error: st.Error}
+	if t := st.Team; t != nil {
+		out.Team = &wire.IndexTeam{Repo: t.Repo, Commit: t.Commit, LocalFiles: t.LocalFiles, Notice: t.Notice, Reason: t.Reason}
+	}
+	return out
 }
 
 func wireHits(hits []rag.SearchHit) []wire.SearchHit {

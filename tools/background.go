@@ -80,7 +80,7 @@ type bgProc struct {
 	// also looks at (a server's "ready" line already shown by run_cmd).
 	read  int64
 	shown string
-	done chan struct{}
+	done  chan struct{}
 	// change is closed and replaced whenever output comes or the process
 	// ends, for the process tool's waits.
 	change chan struct{}
@@ -324,9 +324,12 @@ func (b *Background) readNew(bp *bgProc, limit int) (string, int64) {
 // passes. A pattern the last read already showed (the "ready" line in
 // run_cmd's result) answers at once. It returns the new output as readNew
 // does, and whether the pattern matched: MatchedNew, MatchedShown or "".
+// Each line is matched once, when it is complete (or the process ended),
+// so a chatty process costs the wait its output's length, not its square.
 func (b *Background) Wait(ctx context.Context, session, id string, pattern *regexp.Regexp, timeout time.Duration, limit int) (ProcessInfo, string, int64, string, error) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	checked := int64(-1) // output before this offset was matched already
 	for {
 		b.mu.Lock()
 		bp, err := b.get(session, id)
@@ -334,16 +337,22 @@ func (b *Background) Wait(ctx context.Context, session, id string, pattern *rege
 			b.mu.Unlock()
 			return ProcessInfo{}, "", 0, "", err
 		}
-		text, _ := bp.out.since(bp.read)
+		ended := bp.info.State != ProcRunning
 		var matched string
-		switch {
-		case pattern == nil:
-		case pattern.MatchString(text):
-			matched = MatchedNew
-		case pattern.MatchString(bp.shown):
-			matched = MatchedShown
+		if pattern != nil {
+			if checked < 0 {
+				checked = bp.read
+				if matchLines(pattern, bp.shown) {
+					matched = MatchedShown
+				}
+			}
+			var hit bool
+			hit, checked = bp.out.matchSince(pattern, checked, ended)
+			if hit {
+				matched = MatchedNew
+			}
 		}
-		if matched != "" || bp.info.State != ProcRunning {
+		if matched != "" || ended {
 			text, skipped := b.readNew(bp, limit)
 			info := bp.info
 			b.mu.Unlock()
@@ -363,6 +372,16 @@ func (b *Background) Wait(ctx context.Context, session, id string, pattern *rege
 			return ProcessInfo{}, "", 0, "", ctx.Err()
 		}
 	}
+}
+
+// matchLines reports whether one of text's lines matches re.
+func matchLines(re *regexp.Regexp, text string) bool {
+	for line := range strings.Lines(text) {
+		if re.MatchString(strings.TrimSuffix(line, "\n")) {
+			return true
+		}
+	}
+	return false
 }
 
 // How a wait's pattern matched.
@@ -413,6 +432,19 @@ func (r *ring) since(from int64) (string, int64) {
 	return string(r.buf[from-start:]), lost
 }
 
+// matchSince matches re against the complete lines written from offset
+// from on (the last, unfinished one too when final), and returns whether
+// one matched and the offset up to which it looked.
+func (r *ring) matchSince(re *regexp.Regexp, from int64, final bool) (bool, int64) {
+	text, lost := r.since(from)
+	from += lost
+	end := strings.LastIndexByte(text, '\n') + 1
+	if final {
+		end = len(text)
+	}
+	return matchLines(re, text[:end]), from + int64(end)
+}
+
 // startGrace is how long run_cmd's background waits for a process's first
 // words: one that fails at once (a typo, a port taken) is reported then.
 const startGrace = time.Second
@@ -433,6 +465,12 @@ func startBackground(ctx context.Context, env *Env, cmd *Command, dir string) Re
 	}
 	how := "started in the background; read its output, wait for a line or stop it with the process tool (id " + info.ID + ")"
 	res := processOutput(env, info, text, skipped, how)
+	// The editor shows the process on its own line (agent/processChanged):
+	// its call shows what the process printed, not the line for the model.
+	_, res.Full, _ = strings.Cut(res.Output, "\n")
+	if res.Full == "" {
+		res.Full = "(no output yet)"
+	}
 	if info.State != ProcRunning {
 		res.IsError = info.ExitCode == nil || *info.ExitCode != 0
 		res.ExitCode = info.ExitCode

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func bgEnv(t *testing.T) (*Env, *[]ProcessInfo) {
+// bgEnv returns an Env with background processes and how many changes
+// the editor was told of so far.
+func bgEnv(t *testing.T) (*Env, func() int) {
 	t.Helper()
 	env := newEnv(t)
 	var mu sync.Mutex
@@ -24,7 +26,11 @@ func bgEnv(t *testing.T) (*Env, *[]ProcessInfo) {
 		seen = append(seen, in)
 	})
 	t.Cleanup(env.Background.Close)
-	return env, &seen
+	return env, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
 }
 
 func startBg(t *testing.T, env *Env, line string) Result {
@@ -52,10 +58,11 @@ func process(t *testing.T, env *Env, args string) Result {
 }
 
 func TestBackgroundProcess(t *testing.T) {
-	env, seen := bgEnv(t)
+	env, told := bgEnv(t)
 	res := startBg(t, env, "echo starting; sleep 2; echo ready now; sleep 300")
 	assert.Contains(t, res.Output, "[p1: running for")
 	assert.Contains(t, res.Output, "starting")
+	assert.Equal(t, "starting", res.Full, "the editor is shown what it printed, not the line for the model")
 	assert.False(t, res.IsError)
 
 	res = process(t, env, `{"action": "read", "id": "p1"}`)
@@ -76,7 +83,7 @@ func TestBackgroundProcess(t *testing.T) {
 	info := env.Background.List("s1")[0]
 	assert.Equal(t, ProcStopped, info.State)
 	assert.Equal(t, ByModel, info.StoppedBy)
-	assert.GreaterOrEqual(t, len(*seen), 2, "the editor heard of the start and the stop")
+	assert.GreaterOrEqual(t, told(), 2, "the editor heard of the start and the stop")
 
 	// A command that fails at once says so in run_cmd's own result.
 	res = startBg(t, env, "echo no such thing >&2; exit 3")
@@ -111,6 +118,7 @@ func TestBackgroundOutputBounded(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`\[\d+ earlier bytes of new output not shown`), res.Output)
 	assert.Less(t, len(res.Output), 20_000)
 	lines := strings.Split(res.Output, "\n")
+	require.Greater(t, len(lines), 2, res.Output)
 	assert.True(t, strings.HasPrefix(lines[2], "line "), "the shown part starts at a line: %q", lines[2])
 	assert.Less(t, len(env.Background.procs["s1/p1"].out.buf), 2*backgroundKeep+1)
 }

@@ -34,6 +34,9 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // acpIndexStarter runs the same rag index as `agentd serve`.
 func acpIndexStarter(cfg agent.Config, log *slog.Logger) acp.IndexStarter {
 	return func(root, dir string) acp.Index {
+		if t := startTeam(cfg, ragOptions(cfg, root, dir, log), rag.Progress{}); t != nil {
+			return t
+		}
 		return rag.StartLive(ragOptions(cfg, root, dir, log), rag.Progress{})
 	}
 }

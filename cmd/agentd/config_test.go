@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/pgtest"
 	"github.com/agentd/agentd/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,5 +98,6 @@ func TestHelpForEverySubcommand(t *testing.T) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	proctest.Cleanup()
+	pgtest.Cleanup()
 	os.Exit(code)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,17 +18,30 @@ import (
 )
 
 // runIndex is `agentd index [--state-dir D] [dir]`: build or refresh the
-// workspace index.
+// workspace index; with --publish URL, publish the repository to a team
+// index instead.
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("index", "agentd index [flags] [dir]",
-		"Build or bring up to date the index of the workspace dir (default: the current directory).")
+		"Build or bring up to date the index of the workspace dir (default: the current directory).\n"+
+			"With --publish URL, index the repository dir (its top level, a clean checkout) at its commit into the team\n"+
+			"index at URL instead: the first time every file, then only what changed since the published commit\n"+
+			"(docs/index.md). The password comes from PGPASSWORD or ~/.pgpass rather than the URL.")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
+	publish := fs.String("publish", "", "publish to the team index at this PostgreSQL URL (postgres://user@host:5432/db)")
+	name := fs.String("name", "", "with --publish: the repository's name (default: its upstream or origin remote as host/path, else the directory's name)")
+	commit := fs.String("commit", "", "with --publish: the commit published (default: the checked-out one; needed outside git)")
+	full := fs.Bool("full", false, "with --publish: index every file again rather than what changed since the published commit")
 	pos, code := fs.parse(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
 	if len(pos) > 1 {
 		return fs.fail(stderr, errors.New("one workspace at most"))
+	}
+	publishing := false
+	fs.Visit(func(f *flag.Flag) { publishing = publishing || f.Name == "publish" })
+	if publishing {
+		return runPublish(ctx, *publish, dirArg(pos, 0), *name, *commit, *full, stderr)
 	}
 	start := time.Now()
 	root, dir, err := workspaceDirs(dirArg(pos, 0), *stateDir)
@@ -62,9 +76,11 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("search", `agentd search [flags] "query" [dir]`,
 		"Search the workspace dir (default: the current directory) for the code a question is about; exit 1 when\nnothing matches.")
-	asJSON := fs.Bool("json", false, "print one JSON object per file: path, kind, score, match, chunks (startLine, endLine, symbol, cover, lines with marks, text)")
+	asJSON := fs.Bool("json", false, "print one JSON object per file: path, kind, score, match, chunks (startLine, endLine, symbol, cover, lines with marks, text; repo for another repository's)")
 	limit := fs.Int("limit", 10, "maximum number of files")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
+	var repos repoFlag
+	fs.Var(&repos, "repo", "with a team index (index.url): search these repositories too — names, their last elements, or all (repeat or separate with commas)")
 	pos, code := fs.parse(args, stdout, stderr)
 	if code >= 0 {
 		return code
@@ -79,7 +95,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fs.fail(stderr, err)
 	}
-	hits, err := searchWorkspace(ctx, dirArg(pos, 1), *stateDir, pos[0], *limit, stderr)
+	hits, err := searchWorkspace(ctx, dirArg(pos, 1), *stateDir, pos[0], repos, *limit, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd search: %v\n", err)
 		return 1
@@ -110,13 +126,26 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
-// searchWorkspace answers from the memory-mapped snapshot (and its delta)
-// when it is fresh or a few files changed (and no embedder needs the query
+// searchWorkspace answers from the team index when one is configured
+// (searchTeam); else from the memory-mapped snapshot (and its delta) when
+// it is fresh or a few files changed (and no embedder needs the query
 // embedded), else opens, updates and saves the index.
-func searchWorkspace(ctx context.Context, dir, stateDir, query string, limit int, stderr io.Writer) ([]rag.SearchHit, error) {
+func searchWorkspace(ctx context.Context, dir, stateDir, query string, repos []string, limit int, stderr io.Writer) ([]rag.SearchHit, error) {
 	root, stateDir, err := workspaceDirs(dir, stateDir)
 	if err != nil {
 		return nil, err
+	}
+	cfg, _, cerr := loadConfig()
+	if cerr == nil && cfg.TeamIndex.URL != "" {
+		st, err := openTeam(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return searchTeam(ctx, cfg, st, root, stateDir, query, repos, limit, stderr)
+	}
+	if len(repos) > 0 {
+		return nil, errors.New("--repo searches a team index: set index.url (or AGENTD_INDEX_URL) first")
 	}
 	emb := configuredEmbedder(stderr)
 	if emb == nil {
@@ -214,12 +243,4 @@ func buildWithProgress(ctx context.Context, ix *rag.Index, stderr io.Writer) err
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	return err
-}
-
-func firstLines(s string, n int) []string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = append(lines[:n], "…")
-	}
-	return lines
 }

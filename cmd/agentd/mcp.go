@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,18 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 1
 	}
 	idx := &workspaceIndex{root: root, stateDir: dir, log: stderr}
-	err = mcp.Serve(ctx, readCloser{stdin}, writeCloser{stdout}, idx, mcp.ServeOptions{Version: version, Root: root})
+	var srvIdx mcp.Index = idx
+	if cfg, _, err := loadConfig(); err == nil && cfg.TeamIndex.URL != "" {
+		// A team index: one Team for the server's life, its overlay
+		// watched, so each search costs a query, not a walk.
+		opts := rag.Options{Root: root, StateDir: dir, Hidden: tools.AgentDirs(dir), Embedder: configuredEmbedder(stderr),
+			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if t := startTeam(cfg, opts, rag.Progress{}); t != nil {
+			defer t.Close()
+			srvIdx = &teamWorkspace{workspaceIndex: idx, team: t}
+		}
+	}
+	err = mcp.Serve(ctx, readCloser{stdin}, writeCloser{stdout}, srvIdx, mcp.ServeOptions{Version: version, Root: root})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 		return 1
@@ -61,7 +73,39 @@ type workspaceIndex struct {
 func (w *workspaceIndex) Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return searchWorkspace(ctx, w.root, w.stateDir, query, limit, w.log)
+	return searchWorkspace(ctx, w.root, w.stateDir, query, nil, limit, w.log)
+}
+
+// teamWorkspace answers `agentd mcp`'s search from the team index.
+type teamWorkspace struct {
+	*workspaceIndex
+	team *teamIndex
+}
+
+func (w *teamWorkspace) Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, error) {
+	w.team.waitBuilt(ctx)
+	hits, partial, err := w.team.Search(ctx, query, limit)
+	if partial && err == nil {
+		// The team index went away: this machine's index answers, once built.
+		w.team.waitBuilt(ctx)
+		hits, _, err = w.team.Search(ctx, query, limit)
+	}
+	return hits, err
+}
+
+// SearchRepos implements mcp.RepoIndex.
+func (w *teamWorkspace) SearchRepos(ctx context.Context, repos []string, query string, limit int) ([]rag.SearchHit, error) {
+	all, err := w.team.Repos(ctx)
+	if err != nil {
+		return nil, errors.New(teamErr(err) + ": only this workspace can be searched now (leave repos out)")
+	}
+	names, err := rag.ResolveRepos(all, repos)
+	if err != nil {
+		return nil, err
+	}
+	w.team.waitBuilt(ctx)
+	hits, _, err := w.team.SearchRepos(ctx, names, query, limit)
+	return hits, err
 }
 
 // maxOutlined bounds the files outline reads.

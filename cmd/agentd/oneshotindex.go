@@ -18,10 +18,10 @@ import (
 // watcher alone adds 10–30 ms to the process's exit (the kernel waits for an
 // RCU grace period when an inotify instance is released).
 type oneShotIndex struct {
-	open func() *rag.Live
+	open func() searchIndex
 
 	mu      sync.Mutex // guards live, built, waitEnd
-	live    *rag.Live
+	live    searchIndex
 	built   chan struct{}
 	waitEnd time.Time
 }
@@ -33,18 +33,26 @@ const indexWait = 10 * time.Second
 
 func newOneShotIndex(cfg agent.Config, dir string) *oneShotIndex {
 	idx := &oneShotIndex{}
-	idx.open = func() *rag.Live {
+	idx.open = func() searchIndex {
 		built := idx.built
 		var once sync.Once
-		return rag.StartLive(ragOptions(cfg, cfg.Root, dir, cfg.Logger), rag.Progress{
-			End: func(rag.Status, error) { once.Do(func() { close(built) }) },
-		})
+		p := rag.Progress{End: func(rag.Status, error) { once.Do(func() { close(built) }) }}
+		if t := startTeam(cfg, ragOptions(cfg, cfg.Root, dir, cfg.Logger), p); t != nil {
+			return t
+		}
+		return rag.StartLive(ragOptions(cfg, cfg.Root, dir, cfg.Logger), p)
 	}
 	return idx
 }
 
+// searchIndex is the local index (rag.Live) or the team index's (teamIndex).
+type searchIndex interface {
+	Search(ctx context.Context, query string, limit int) ([]rag.SearchHit, bool, error)
+	Close() error
+}
+
 // started returns the live index, starting it the first time.
-func (idx *oneShotIndex) started() (*rag.Live, <-chan struct{}, time.Time) {
+func (idx *oneShotIndex) started() (searchIndex, <-chan struct{}, time.Time) {
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	if idx.live == nil {

@@ -30,7 +30,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // embedder (the in-process one unless an endpoint is set).
 func indexStarter(cfg agent.Config, log *slog.Logger) rpc.IndexStarter {
 	return func(root, dir string, p rpc.IndexProgress) rpc.Index {
-		return rag.StartLive(ragOptions(cfg, root, dir, log), rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End})
+		rp := rag.Progress{Begin: p.Begin, Report: p.Report, End: p.End}
+		if t := startTeam(cfg, ragOptions(cfg, root, dir, log), rp); t != nil {
+			return t
+		}
+		return rag.StartLive(ragOptions(cfg, root, dir, log), rp)
 	}
 }
 

@@ -18,6 +18,24 @@ type IndexStatus struct {
 	Embedder string `json:"embedder,omitempty"`
 	// Error says why the index failed.
 	Error string `json:"error,omitempty"`
+	// Team is present when a team index is configured (index.url): what
+	// the search reads there, or why this machine's index answers instead.
+	Team *IndexTeam `json:"team,omitempty"`
+}
+
+// IndexTeam is the team index's part of IndexStatus.
+type IndexTeam struct {
+	// Repo is the workspace's repository in the team index.
+	Repo string `json:"repo"`
+	// Commit is the published commit searched; LocalFiles the workspace's
+	// files that differ from it, searched from this machine.
+	Commit     string `json:"commit,omitempty"`
+	LocalFiles int    `json:"localFiles"`
+	// Notice says why this machine's whole index answers instead (the
+	// team index is unreachable, the repository is not published); Reason
+	// is the cause, in the database's words (never a password).
+	Notice string `json:"notice,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // SearchHit is one file that answers a query, with every chunk of it that

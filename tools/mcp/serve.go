@@ -23,6 +23,15 @@ type Index interface {
 	Outline(ctx context.Context, path string) ([]rag.Symbol, error)
 }
 
+// RepoIndex is an Index that can search other repositories too: a team
+// index (docs/index.md).
+type RepoIndex interface {
+	// SearchRepos searches the repositories the patterns name (names,
+	// their last path elements, or "all"), the workspace's own overlaid
+	// with its changes when among them.
+	SearchRepos(ctx context.Context, repos []string, query string, limit int) ([]rag.SearchHit, error)
+}
+
 // ServeOptions configures Serve.
 type ServeOptions struct {
 	Version string
@@ -33,8 +42,9 @@ type ServeOptions struct {
 
 // SearchArgs are the search tool's arguments.
 type SearchArgs struct {
-	Query string `json:"query" jsonschema:"What you are looking for: words, identifiers, an error message, a question about where something is done."`
-	Limit int    `json:"limit,omitempty" jsonschema:"The most hits to return: 1 to 50, default 10."`
+	Query string   `json:"query" jsonschema:"What you are looking for: words, identifiers, an error message, a question about where something is done."`
+	Limit int      `json:"limit,omitempty" jsonschema:"The most hits to return: 1 to 50, default 10."`
+	Repos []string `json:"repos,omitempty" jsonschema:"Where a team index is configured: the repositories to search instead of this workspace alone, by name or its last path element (\"api\" for github.com/acme/api), or [\"all\"]. Hits from another repository name it."`
 }
 
 // SearchResult is the search tool's structured result.
@@ -87,7 +97,17 @@ func search(ctx context.Context, idx Index, a SearchArgs) (*mcpsdk.CallToolResul
 		limit = 10
 	}
 	limit = min(limit, 50)
-	hits, err := idx.Search(ctx, a.Query, limit)
+	var hits []rag.SearchHit
+	var err error
+	if len(a.Repos) > 0 {
+		ri, ok := idx.(RepoIndex)
+		if !ok {
+			return nil, SearchResult{}, fmt.Errorf("no team index is configured: only this workspace can be searched (leave repos out)")
+		}
+		hits, err = ri.SearchRepos(ctx, a.Repos, a.Query, limit)
+	} else {
+		hits, err = idx.Search(ctx, a.Query, limit)
+	}
 	if err != nil {
 		return nil, SearchResult{}, fmt.Errorf("searching the workspace: %w", err)
 	}

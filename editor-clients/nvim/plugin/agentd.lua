@@ -119,6 +119,10 @@ cmd('AgentdMcp', function()
   require('agentd').mcp()
 end, { desc = "agentd: the MCP servers' states and tools" })
 
+cmd('AgentdProcesses', function()
+  require('agentd.processes').pick()
+end, { desc = "agentd: the conversation's background processes; the running one picked is stopped" })
+
 cmd('AgentdToggle', function()
   require('agentd').toggle()
 end, { desc = 'agentd: open or close the chat' })

@@ -865,4 +865,40 @@ keys gx
 check 'rejected, the run goes on' 'Not run, then.' 20
 stop_session grant
 
+# --- 20 ----------------------------------------------------------------------
+start_session sub subagents || finish
+printf 'package cart\n\nfunc Total() int { return 0 }\n' >"$WS/cart.go"
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd survey the cart' Enter
+check 'a card for each subagent' '● Subagent: Find the cart total' 20
+check 'the work nested in its card' '┊ task: Ask the user which currency totals use.'
+check "the subagent's question says whose it is" 'Subagent “Ask about the currency” asks:'
+capture sub-asking
+keys ':AgentdPending' Enter
+check 'the cursor in the float' 'q later'
+keys Enter
+check 'the answer field' 'Type your answer below'
+type_text 'EUR'
+keys Enter
+check 'the run goes on with both answers' 'Both done: the total is in cart.go, in EUR.' 20
+check 'the work folds once done' '┊ ▸ 1 step (<CR> shows them)'
+check 'the question says what was answered' '→ answered: EUR'
+capture sub-done
+stop_session sub
+start_session bg background "AGENTD_POLICY = 'full-auto'" || finish
+check 'the daemon starts (statusline)' 'agentd: idle'
+keys ':Agentd start the server' Enter
+check 'the process under its call' '⚙ p1 running · echo serving; sleep 60' 20
+check 'the status line counts it' '⚙ 1 running'
+capture bg-running
+keys ':AgentdChat' Enter Escape C-w k
+keys ':call search("⚙ p1")' Enter
+keys dd
+check 'dd stops it' '⚙ p1 stopped by you · echo serving; sleep 60' 20
+keys ':AgentdProcesses' Enter
+check ':AgentdProcesses lists it' '1: p1 stopped by you · echo serving; sleep 60'
+capture bg-list
+keys Enter
+stop_session bg
+
 finish

@@ -200,6 +200,45 @@ t.test('runs: streamed command output is a bounded tail, replaced by the final o
   t.eq(tool.live, nil)
 end)
 
+t.test('runs: a subagent\'s updates fold into its task call, its ids apart from the parent\'s; its requests are labelled', function()
+  local render = require('agentd.render')
+  local s = runs.new()
+  local seq = 0
+  local function up(u)
+    seq = seq + 1
+    s:apply('agent/update', { runId = 'r1', sessionId = 's1', seq = seq, update = u })
+  end
+  up({ kind = 'tool_call', toolCallId = 'call_1', title = 'read a.go', toolKind = 'read', status = 'completed' })
+  up({ kind = 'tool_call', toolCallId = 'call_t', title = 'Subagent: Find it', toolKind = 'other', status = 'pending',
+    input = { description = 'Find it', prompt = 'Find where it is.' }, subagent = { runId = 'r2', description = 'Find it' } })
+  up({ kind = 'subagent', toolCallId = 'call_t', subagent = { runId = 'r2', description = 'Find it', state = 'running' } })
+  up({ kind = 'subagent', toolCallId = 'call_t', subagent = { runId = 'r2', description = 'Find it',
+    update = { kind = 'tool_call', toolCallId = 'call_1', title = 'read b.go', toolKind = 'read', status = 'in_progress' } } })
+  up({ kind = 'subagent', toolCallId = 'call_t', subagent = { runId = 'r2', description = 'Find it',
+    update = { kind = 'message_chunk', text = 'It is in b.go.' } } })
+  local run = s:get('r1')
+  t.eq(run.tools.call_1.title, 'read a.go', 'the parent\'s call_1 is its own')
+  t.eq(run.tools.call_t.sub.tools.call_1.title, 'read b.go')
+  t.eq(#run.items, 2, 'the subagent\'s work is not the run\'s')
+  local out = render.new_lines()
+  render.run(out, run, function() end)
+  local text = table.concat(out.lines, '\n')
+  t.ok(text:find('● Subagent: Find it … running · dd stops it\n  ┊ task: Find where it is.\n  ┊ ● read b.go …\n  ┊ It is in b.go.', 1, true), text)
+  t.eq(out.stops[#vim.split(text:sub(1, text:find('● Subagent', 1, true)), '\n')], { run = 'r2' })
+  up({ kind = 'tool_call_update', toolCallId = 'call_t', status = 'completed', output = 'It is in b.go.\n\nFiles the subagent read (1): b.go.',
+    subagent = { runId = 'r2', description = 'Find it', state = 'completed', read = { 'b.go' },
+      usage = { promptTokens = 100, completionTokens = 10, totalTokens = 110 } } })
+  s:add_request({ runId = 'r1', sessionId = 's1', requestId = 'q1', toolCallId = 'call_t', kind = 'question',
+    message = 'Which one?', answerWith = 'reply', subagent = { runId = 'r2', description = 'Find it', toolCallId = 'call_2' } }, true)
+  out = render.new_lines()
+  render.run(out, run, function(id)
+    return { req = run.requests[id].req }
+  end)
+  text = table.concat(out.lines, '\n')
+  t.ok(text:find('● Subagent: Find it ✓ · 110 tokens\n  ┊ task: Find where it is.\n  ┊ ▸ 1 step (<CR> shows them)\n    It is in b.go.\n    read 1 file: b.go', 1, true), text)
+  t.ok(text:find('? Subagent “Find it”: Which one?', 1, true), text)
+end)
+
 t.test('render: a running command shows its last lines, then the final output once', function()
   local render = require('agentd.render')
   local config = require('agentd.config')

@@ -694,6 +694,29 @@ export interface IndexStatus {
   embedder?: string;
   /** Error says why the index failed. */
   error?: string;
+  /**
+   * Team is present when a team index is configured (index.url): what the search reads there, or
+   * why this machine's index answers instead.
+   */
+  team?: IndexTeam;
+}
+
+/** IndexTeam is the team index's part of IndexStatus. */
+export interface IndexTeam {
+  /** Repo is the workspace's repository in the team index. */
+  repo: string;
+  /**
+   * Commit is the published commit searched; LocalFiles the workspace's files that differ from it,
+   * searched from this machine.
+   */
+  commit?: string;
+  localFiles: number;
+  /**
+   * Notice says why this machine's whole index answers instead (the team index is unreachable, the
+   * repository is not published); Reason is the cause, in the database's words (never a password).
+   */
+  notice?: string;
+  reason?: string;
 }
 
 /**

@@ -39,7 +39,7 @@ M.COMPOSE = 'agentd compose'
 local views = {}
 
 local function new_view()
-  local v = { n = #views + 1, marks = {}, toggles = {}, runs = {}, changes = {}, locations = {}, follow = false,
+  local v = { n = #views + 1, marks = {}, toggles = {}, runs = {}, changes = {}, locations = {}, stops = {}, follow = false,
     new_chat = false }
   views[#views + 1] = v
   return v
@@ -167,13 +167,21 @@ local function transcript_keys(buf)
     require('agentd.ui').notify('no turn on this line: put the cursor on the run to rewind to before')
   end, 'rewind the conversation to before the turn under the cursor')
   map(buf, 'n', km.drop_queued, function()
-    local id = C.runs[api.nvim_win_get_cursor(0)[1]]
+    local line = api.nvim_win_get_cursor(0)[1]
+    local stop = C.stops[line]
+    if stop and stop.run then
+      -- a subagent at work: it alone stops, the run goes on
+      return agentd().cancel(stop.run)
+    elseif stop and stop.process then
+      return require('agentd.processes').stop(stop.process)
+    end
+    local id = C.runs[line]
     local run = id and S.runs:get(id)
     if run and run.state == 'queued' then
       return agentd().cancel(id)
     end
-    require('agentd.ui').notify('no queued run on this line')
-  end, 'cancel the queued run under the cursor')
+    require('agentd.ui').notify('nothing to stop on this line (a queued run, a subagent at work, a background process)')
+  end, 'cancel the queued run, stop the subagent or the background process under the cursor')
   local k = config.values.keymaps.request
   map(buf, 'n', k.open, function()
     local line = api.nvim_win_get_cursor(0)[1]
@@ -492,6 +500,7 @@ local function view(sid)
     warning = M.sandbox_warning(),
     compactions = sid and S.session_info(sid).compactions or nil,
     meter = sid and require('agentd.sessions').meter(S.session_info(sid).context) or nil,
+    processes = require('agentd.processes').list(sid),
   }
 end
 
@@ -531,6 +540,10 @@ local function transcript_status(v, width, n)
   local meter = v.session and require('agentd.sessions').meter_short(S.session_info(v.session).context)
   if meter then
     parts[#parts + 1] = meter
+  end
+  local procs = v.session and require('agentd.processes').running(v.session) or 0
+  if procs > 0 then
+    parts[#parts + 1] = ('⚙ %d running'):format(procs)
   end
   local s = table.concat(parts, ' · ')
   if v.title then
@@ -573,6 +586,7 @@ local function render_view(cv)
   cv.runs = out.runs or {}
   cv.changes = out.changes or {}
   cv.locations = out.locations or {}
+  cv.stops = out.stops or {}
   local buf = cv.tbuf
   local old_count = api.nvim_buf_line_count(buf)
   vim.bo[buf].modifiable = true

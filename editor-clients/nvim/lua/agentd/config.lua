@@ -94,7 +94,7 @@ M.defaults = {
       review_change = 'gd', -- on a change: review it in a diff, hunk by hunk (gh takes one back in the file)
       undo_turn = 'gU', -- on a run: undo what it changed
       rewind = 'gW', -- on a run: rewind the conversation (and the files) to before it
-      drop_queued = 'dd', -- on a queued run: cancel it before it starts
+      drop_queued = 'dd', -- stop what is on the line: a queued run (before it starts), a subagent at work, a background process
     },
     -- Keys of the restore preview (the tab an undo or a rewind shows first).
     restore = {

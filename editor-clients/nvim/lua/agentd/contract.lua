@@ -513,6 +513,15 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field progress number Progress is the share of the files indexed, from 0 to 1.
 ---@field embedder? string Embedder names the embeddings in use ("openai:MODEL"); empty for keyword search alone.
 ---@field error? string Error says why the index failed.
+---@field team? agentd.IndexTeam Team is present when a team index is configured (index.url): what the search reads there, or why this machine's index answers instead.
+
+--- IndexTeam is the team index's part of IndexStatus.
+---@class agentd.IndexTeam
+---@field repo string Repo is the workspace's repository in the team index.
+---@field commit? string Commit is the published commit searched; LocalFiles the workspace's files that differ from it, searched from this machine.
+---@field localFiles integer
+---@field notice? string Notice says why this machine's whole index answers instead (the team index is unreachable, the repository is not published); Reason is the cause, in the database's words (never a password).
+---@field reason? string
 
 --- InitializeOptions is initialize's initializationOptions. Every field is optional; what is missing
 --- comes from the environment or the config file.

@@ -110,6 +110,12 @@ local function card_content(o)
   end
   lines[1] = ('agentd · %s · %d of %d open'):format(spec and spec.label or tostring(req.kind), pos, #list)
   hl[#hl + 1] = { 0, 'Title' }
+  local who = kinds.who(req)
+  if who then
+    -- a subagent of the run asks, not the run's own agent
+    lines[#lines + 1] = who .. ' asks:'
+    hl[#hl + 1] = { #lines - 1, 'Special' }
+  end
   for _, l in ipairs(wrap(spec and spec.summary(req) or tostring(req.message), w)) do
     lines[#lines + 1] = l
   end

@@ -221,11 +221,12 @@ function M.steer(run, text, opts)
 end
 
 function M.cancel(run_id)
-  local run = run_id and S.runs:get(run_id) or active_run()
-  if not run then
+  -- a run id given is cancelled as it is (a subagent is no run of the store)
+  local id = run_id or (active_run() or {}).id
+  if not id then
     return ui.notify('no run is going on')
   end
-  lifecycle.request(P.request.cancel, { runId = run.id }, function(e)
+  lifecycle.request(P.request.cancel, { runId = id }, function(e)
     if e then
       ui.notify('cancel failed: ' .. err_text(e), vim.log.levels.ERROR)
     end

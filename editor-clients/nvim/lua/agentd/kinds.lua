@@ -161,6 +161,18 @@ M.spec = {
   },
 }
 
+--- Who asks, when it is a subagent of the run: 'Subagent “Find the cart
+--- total”'; nil when it is the run's own agent.
+---@param req table
+---@return string|nil
+function M.who(req)
+  local sa = type(req.subagent) == 'table' and req.subagent or nil
+  if not sa then
+    return nil
+  end
+  return str(sa.description) ~= '' and ('Subagent “' .. one_line(sa.description) .. '”') or 'A subagent'
+end
+
 --- Appends to out what "allow for this session" and "always allow" would
 --- allow from then on (grantCovers), one line each: plain text, as the
 --- daemon says it.

@@ -257,6 +257,10 @@ M.notifications = {
   [N.mcp_changed] = function()
     require('agentd.mcp').on_changed()
   end,
+  -- A background process started, ended or was stopped.
+  [N.process_changed] = function(p)
+    require('agentd.processes').on_changed(p)
+  end,
 }
 
 --- Request handlers, by method (result, err).

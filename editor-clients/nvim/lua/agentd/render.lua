@@ -14,6 +14,7 @@ M.PROMPT_LINES = 12
 
 local STATUS_MARK = { pending = '[ ]', in_progress = '[>]', completed = '[x]', failed = '[!]' }
 local TOOL_MARK = { pending = '…', in_progress = '…', completed = '✓', failed = '✗' }
+local TOOL_DONE_STATUS = { completed = true, failed = true }
 local FILE_MARK = { added = 'A', modified = 'M', deleted = 'D', moved = 'R', renamed = 'R', mode = 'P', type = 'T' }
 M.FILE_MARK = FILE_MARK
 -- Key hints break between keys, never between a key and what it does.
@@ -42,9 +43,10 @@ end
 ---@field runs table<integer, string> line -> the run it belongs to
 ---@field changes table<integer, string> line -> the checkpoint of the tool call on it
 ---@field locations table<integer, table> line -> {path, line, column} the open key jumps to
+---@field stops table<integer, table> line -> what the stop key stops there: {run = id} (a subagent) or {process = p}
 
 local function new_lines()
-  return { lines = {}, marks = {}, toggles = {}, hl = {}, runs = {}, changes = {}, locations = {} }
+  return { lines = {}, marks = {}, toggles = {}, hl = {}, runs = {}, changes = {}, locations = {}, stops = {} }
 end
 M.new_lines = new_lines
 
@@ -171,6 +173,11 @@ end
 -- prompt or an MCP server's question belongs to a call that is more.)
 local function asking_call(req, run)
   local tool = run and type(req.toolCallId) == 'string' and run.tools[req.toolCallId]
+  local sa = type(req.subagent) == 'table' and req.subagent or nil
+  if tool and sa and tool.sub then
+    -- a subagent's question: its own call, in the task call's work
+    tool = type(sa.toolCallId) == 'string' and tool.sub.tools[sa.toolCallId] or nil
+  end
   local input = tool and type(tool.input) == 'table' and tool.input or {}
   if (req.kind == 'question' or req.kind == 'choice' or req.kind == 'secret') and type(input.question) == 'string'
     or req.kind == 'confirm_plan' and type(input.plan) == 'string' then
@@ -194,7 +201,8 @@ local function render_request(out, item, open, run)
   local r = item.req
   local spec = kinds.of(r)
   local id = r.requestId
-  local head = '? ' .. (spec and spec.summary(r) or one_line(r.message))
+  local who = kinds.who(r)
+  local head = '? ' .. (who and (who .. ': ') or '') .. (spec and spec.summary(r) or one_line(r.message))
   local o = open(id)
   if item.outcome then
     local by = BY_WORDS[item.by]
@@ -416,7 +424,113 @@ local function render_change(out, item, info, rewound)
   hl(out, 'Comment')
 end
 
-local function render_item(out, item, open, max, ctx)
+local render_item
+
+-- Appends the lines of inner (rendered apart) to out, each after prefix,
+-- keeping what each line is (requests, toggles, places, changes, stops);
+-- a line without a highlight of its own reads quiet.
+local function nest(out, inner, prefix)
+  local base = #out.lines
+  for i, l in ipairs(inner.lines) do
+    push(out, prefix .. l)
+    out.hl[base + i] = inner.hl[i] or 'Comment'
+  end
+  for _, f in ipairs({ 'marks', 'toggles', 'changes', 'locations', 'stops' }) do
+    for i, v in pairs(inner[f] or {}) do
+      out[f] = out[f] or {}
+      out[f][base + i] = v
+    end
+  end
+end
+
+-- States of a subagent that has not ended.
+local SUB_GOING = { running = true, requires_action = true, paused = true }
+
+-- A task call: the subagent's card. Its state and tokens on the call's
+-- line, the task it was given (its first line), its work nested under it
+-- (folded once it ended: the open key shows it), then its answer (what the
+-- model read) and the files it read.
+local function render_subagent(out, item, open, max, ctx)
+  local sa = type(item.subagent) == 'table' and item.subagent or {}
+  local sub = item.sub
+  local state = sa.state or sub.state or (item.status == 'completed' and 'completed')
+    or (item.status == 'failed' and 'failed') or 'running'
+  local going = SUB_GOING[state] and not TOOL_DONE_STATUS[item.status]
+  local s = ('● %s %s'):format(one_line(item.title or ('Subagent: ' .. tostring(sa.description))),
+    going and '…' or (state == 'completed' and '✓' or '✗'))
+  if going or state ~= 'completed' then
+    s = s .. ' ' .. M.state_word(state)
+  end
+  if type(sa.error) == 'string' and sa.error ~= '' then
+    s = s .. ': ' .. one_line(sa.error)
+  end
+  local usage = type(sa.usage) == 'table' and sa.usage or sub.usage
+  s = s .. M.usage(usage)
+  local stop = config.values.keymaps.chat.drop_queued
+  if going and sa.runId and stop and stop ~= '' then
+    s = s .. ' · ' .. stop .. ' stops it'
+  end
+  push(out, s)
+  if going and sa.runId then
+    out.stops[#out.lines] = { run = sa.runId }
+  end
+  local input = type(item.input) == 'table' and item.input or {}
+  if type(input.prompt) == 'string' and input.prompt ~= '' then
+    push(out, '  ┊ task: ' .. one_line(input.prompt))
+    hl(out, 'Comment')
+  end
+  -- its work: as it happens, then folded to a line
+  local steps = 0
+  for _, it in ipairs(sub.items) do
+    if it.type == 'tool' then
+      steps = steps + 1
+    end
+  end
+  item.sub_fold = item.sub_fold or {}
+  local key = config.values.keymaps.request.open or ''
+  if not going and #sub.items > 0 and not item.sub_fold.expanded then
+    push(out, ('  ┊ ▸ %d step%s (%s shows them)'):format(steps, steps == 1 and '' or 's', key))
+    out.toggles[#out.lines] = item.sub_fold
+    hl(out, 'Comment')
+  else
+    if not going and #sub.items > 0 then
+      push(out, ('  ┊ ▾ %d step%s (%s folds them)'):format(steps, steps == 1 and '' or 's', key))
+      out.toggles[#out.lines] = item.sub_fold
+      hl(out, 'Comment')
+    end
+    local inner = new_lines()
+    local sub_ctx = { checkpoint = ctx.checkpoint, rewound = ctx.rewound, run = sub, asking = ctx.asking, processes = {} }
+    for _, it in ipairs(sub.items) do
+      render_item(inner, it, open, math.min(max, 2), sub_ctx)
+    end
+    while #inner.lines > 0 and inner.lines[#inner.lines] == '' do
+      inner.lines[#inner.lines] = nil
+    end
+    nest(out, inner, '  ┊ ')
+  end
+  -- its answer, as the model read it
+  if not going and type(item.output) == 'string' and item.output ~= '' then
+    local lines = split((item.output:gsub('\n*Files the subagent read %(%d+%):.*$', '')))
+    while #lines > 0 and lines[#lines] == '' do
+      lines[#lines] = nil
+    end
+    for i = 1, math.min(#lines, max) do
+      push(out, '    ' .. lines[i])
+    end
+    if #lines > max then
+      push(out, ('    … %d more lines'):format(#lines - max))
+    end
+  end
+  local read = type(sa.read) == 'table' and sa.read or {}
+  if #read > 0 then
+    local shown = vim.list_slice(read, 1, 6)
+    push(out, ('    read %d file%s: %s%s'):format(#read, #read == 1 and '' or 's', table.concat(shown, ', '),
+      #read > #shown and (', +' .. (#read - #shown)) or ''))
+    hl(out, 'Comment')
+  end
+end
+
+render_item = function(out, item, open, max, ctx)
   if item.type == 'text' then
     push_text(out, item.text)
   elseif item.type == 'thinking' then
@@ -440,8 +554,11 @@ local function render_item(out, item, open, max, ctx)
       push(out, '  ' .. (STATUS_MARK[e.status] or '[?]') .. ' ' .. one_line(e.content))
     end
   elseif item.type == 'tool' then
-    if ctx.asking[item.id] then
+    if ctx.asking[item] then
       return -- its request says it (asking_call)
+    end
+    if item.sub then
+      return render_subagent(out, item, open, max, ctx)
     end
     local first = #out.lines + 1
     render_tool(out, item, max)
@@ -452,6 +569,17 @@ local function render_item(out, item, open, max, ctx)
       end
     end
     render_diagnostics(out, item)
+    for _, p in ipairs(ctx.processes[item.id] or {}) do
+      -- a background process the call started: its state, the stop key
+      local going = p.state == 'running'
+      local stop = config.values.keymaps.chat.drop_queued
+      push(out, '  ⚙ ' .. require('agentd.processes').describe(p)
+        .. ((going and stop and stop ~= '') and (' · ' .. stop .. ' stops it') or ''))
+      hl(out, going and 'Special' or 'Comment')
+      if going then
+        out.stops[#out.lines] = { process = p }
+      end
+    end
   elseif item.type == 'request' then
     render_request(out, item, open, ctx.run)
   elseif item.type == 'instructions' then
@@ -505,15 +633,17 @@ end
 ---@param run agentd.Run
 ---@param open fun(id: string): agentd.OpenRequest|nil
 ---@param checkpoint (fun(id: string): table|nil)|nil
-function M.run(out, run, open, checkpoint)
+function M.run(out, run, open, checkpoint, procs)
   out.toggles, out.hl = out.toggles or {}, out.hl or {}
   out.runs, out.changes, out.locations = out.runs or {}, out.changes or {}, out.locations or {}
+  out.stops = out.stops or {}
   local first_line = #out.lines + 1
-  local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound, run = run, asking = {} }
+  local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound, run = run, asking = {},
+    processes = procs or {} }
   for _, item in ipairs(run.items) do
     local tool = item.type == 'request' and asking_call(item.req, run)
     if tool then
-      ctx.asking[tool.id] = true
+      ctx.asking[tool] = true
     end
   end
   local max = config.values.conversation.tool_output_lines
@@ -676,6 +806,7 @@ end
 ---@field warning string|nil     a warning for the whole conversation (the sandbox cannot confine commands)
 ---@field compactions table[]|nil the compactions asked from here, each after the run it followed
 ---@field meter string|nil        how full the context window is (sessions.meter)
+---@field processes table[]|nil   the session's background processes (agent/processChanged)
 
 --- The whole transcript of a session.
 ---@param view agentd.ChatView
@@ -699,8 +830,16 @@ function M.chat(view, open)
   if #view.runs == 0 and not view.loading then
     push(out, 'Type below and press ' .. (config.values.keymaps.compose.send or '<C-s>') .. ' to send.')
   end
+  -- background processes, by the call that started them
+  local procs = {}
+  for _, p in ipairs(view.processes or {}) do
+    if type(p.toolCallId) == 'string' then
+      procs[p.toolCallId] = procs[p.toolCallId] or {}
+      table.insert(procs[p.toolCallId], p)
+    end
+  end
   for _, run in ipairs(view.runs) do
-    M.run(out, run, open, view.checkpoint)
+    M.run(out, run, open, view.checkpoint, procs)
     for _, c in ipairs(view.compactions or {}) do
       if c.after_run == run.id then
         push(out, ('⇣ compacted: %d older message%s summarized for the model (%s → %s tokens); the chat keeps them')

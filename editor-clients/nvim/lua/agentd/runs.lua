@@ -235,6 +235,147 @@ function Store:said(run_id, request_id, words)
   end
 end
 
+-- A subagent's work, nested in its task call (item.sub): a run's items and
+-- tools of its own (its ids are its own: call_1 may be the parent's too).
+local function new_sub()
+  return { items = {}, tools = {}, requests = {} }
+end
+
+-- Folds one agent/update's update into run (a run, or a subagent's work).
+local function apply_update(run, u)
+  local k = u.kind
+  if k == 'message_chunk' then
+    add_text(run, u.text or '')
+    run.streamed = true
+  elseif k == 'thought_chunk' then
+    -- the model's reasoning: kept apart from the answer, shown folded
+    local last = run.items[#run.items]
+    local text = type(u.text) == 'string' and u.text or ''
+    if last and last.type == 'thinking' then
+      last.text = last.text .. text
+    else
+      run.items[#run.items + 1] = { type = 'thinking', text = text }
+    end
+  elseif k == 'plan' then
+    if not run.plan then
+      run.plan = { type = 'plan' }
+      run.items[#run.items + 1] = run.plan
+    end
+    run.plan.entries = u.entries or {}
+    run.plan.explanation = u.explanation
+  elseif k == 'tool_call' then
+    local t = run.tools[u.toolCallId]
+    if not t then
+      t = { type = 'tool', id = u.toolCallId }
+      run.tools[u.toolCallId] = t
+      run.items[#run.items + 1] = t
+    end
+    t.title, t.kind, t.status, t.input, t.locations = u.title, u.toolKind, u.status, u.input, u.locations
+    if type(u.subagent) == 'table' then
+      -- a task call: the card a subagent's work nests in
+      t.subagent = u.subagent
+      t.sub = t.sub or new_sub()
+    end
+  elseif k == 'tool_call_update' then
+    local t = run.tools[u.toolCallId]
+    if not t then
+      t = { type = 'tool', id = u.toolCallId, title = u.toolCallId }
+      run.tools[u.toolCallId] = t
+      run.items[#run.items + 1] = t
+    end
+    if TOOL_DONE[t.status] and u.status == 'in_progress' then
+      -- nothing of a running call may come after its final update
+      return
+    end
+    if u.status == nil and u.diagnostics ~= nil and TOOL_DONE[t.status] then
+      -- the diagnostics after a reply's edits come once its calls ended
+      t.diagnostics = u.diagnostics
+      return
+    end
+    if type(u.outputDelta) == 'string' and u.outputDelta ~= '' then
+      add_live(t, u.outputDelta)
+    end
+    if type(u.subagent) == 'table' then
+      -- how the subagent ended: its state, tokens, the files it read
+      t.subagent = vim.tbl_extend('force', t.subagent or {}, u.subagent)
+      t.sub = t.sub or new_sub()
+    end
+    for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files', 'checkpoint',
+      'diagnostics', 'fetched' }) do
+      if u[f] ~= nil then
+        t[f] = u[f]
+      end
+    end
+    if TOOL_DONE[t.status] then
+      -- the final update carries the full output: the live tail is done
+      t.live, t.live_dropped = nil, nil
+    end
+  elseif k == 'usage' then
+    run.usage = type(u.usage) == 'table' and u.usage or run.usage
+  elseif k == 'files_changed' then
+    run.files = u.files
+    run.items[#run.items + 1] = { type = 'files', files = u.files }
+  elseif k == 'instructions' then
+    -- one line per run: the files of later updates join the first's
+    if not run.instructions then
+      run.instructions = { type = 'instructions', files = {} }
+      run.items[#run.items + 1] = run.instructions
+    end
+    local files = run.instructions.files
+    for _, f in ipairs(type(u.instructions) == 'table' and u.instructions or {}) do
+      if type(f) == 'table' and type(f.path) == 'string' then
+        local known = false
+        for _, g in ipairs(files) do
+          known = known or g.path == f.path
+        end
+        if not known then
+          files[#files + 1] = f
+        end
+      end
+    end
+  elseif k == 'notice' then
+    if type(u.text) == 'string' and u.text ~= '' then
+      run.items[#run.items + 1] = { type = 'notice', text = u.text }
+    end
+  elseif k == 'settings' then
+    -- the conversation's settings changed during the run (a plan approved
+    -- into a mode)
+    if type(u.settings) == 'table' then
+      run.items[#run.items + 1] = { type = 'settings', settings = u.settings }
+    end
+  elseif k == 'subagent' then
+    -- a subagent's own update or state, under its task call
+    local sa = type(u.subagent) == 'table' and u.subagent or {}
+    local t = run.tools[u.toolCallId]
+    if not t then
+      t = { type = 'tool', id = u.toolCallId, title = 'Subagent: ' .. tostring(sa.description or u.toolCallId), status = 'in_progress' }
+      run.tools[u.toolCallId] = t
+      run.items[#run.items + 1] = t
+    end
+    t.sub = t.sub or new_sub()
+    t.subagent = t.subagent or {}
+    t.subagent.runId = sa.runId or t.subagent.runId
+    t.subagent.description = sa.description or t.subagent.description
+    if type(sa.state) == 'string' then
+      t.sub.state, t.sub.stop_reason, t.sub.error = sa.state, sa.stopReason, sa.error
+    end
+    if type(sa.update) == 'table' then
+      apply_update(t.sub, sa.update)
+    end
+  elseif k == 'steer' then
+    -- the user's words given while the run worked, where they were given
+    if type(u.text) == 'string' and u.text ~= '' then
+      run.items[#run.items + 1] = { type = 'steer', text = u.text }
+    end
+  elseif k == 'result' then
+    run.result = u.text
+    run.stop_reason = u.stopReason
+    if not run.streamed and u.text and u.text ~= '' then
+      add_text(run, u.text)
+    end
+  end
+end
+
 --- Folds one notification into the run. Returns the run.
 function Store:apply(method, p)
   local run = self:ensure(p.runId, p.sessionId)
@@ -246,109 +387,7 @@ function Store:apply(method, p)
     run.stop_reason = p.stopReason
     run.error = p.error
   elseif method == N.update then
-    local u = p.update or {}
-    local k = u.kind
-    if k == 'message_chunk' then
-      add_text(run, u.text or '')
-      run.streamed = true
-    elseif k == 'thought_chunk' then
-      -- the model's reasoning: kept apart from the answer, shown folded
-      local last = run.items[#run.items]
-      local text = type(u.text) == 'string' and u.text or ''
-      if last and last.type == 'thinking' then
-        last.text = last.text .. text
-      else
-        run.items[#run.items + 1] = { type = 'thinking', text = text }
-      end
-    elseif k == 'plan' then
-      if not run.plan then
-        run.plan = { type = 'plan' }
-        run.items[#run.items + 1] = run.plan
-      end
-      run.plan.entries = u.entries or {}
-      run.plan.explanation = u.explanation
-    elseif k == 'tool_call' then
-      local t = run.tools[u.toolCallId]
-      if not t then
-        t = { type = 'tool', id = u.toolCallId }
-        run.tools[u.toolCallId] = t
-        run.items[#run.items + 1] = t
-      end
-      t.title, t.kind, t.status, t.input, t.locations = u.title, u.toolKind, u.status, u.input, u.locations
-    elseif k == 'tool_call_update' then
-      local t = run.tools[u.toolCallId]
-      if not t then
-        t = { type = 'tool', id = u.toolCallId, title = u.toolCallId }
-        run.tools[u.toolCallId] = t
-        run.items[#run.items + 1] = t
-      end
-      if TOOL_DONE[t.status] and u.status == 'in_progress' then
-        -- nothing of a running call may come after its final update
-        return run
-      end
-      if u.status == nil and u.diagnostics ~= nil and TOOL_DONE[t.status] then
-        -- the diagnostics after a reply's edits come once its calls ended
-        t.diagnostics = u.diagnostics
-        return run
-      end
-      if type(u.outputDelta) == 'string' and u.outputDelta ~= '' then
-        add_live(t, u.outputDelta)
-      end
-      for _, f in ipairs({ 'status', 'output', 'isError', 'truncated', 'exitCode', 'durationMs', 'files', 'checkpoint',
-        'diagnostics', 'fetched' }) do
-        if u[f] ~= nil then
-          t[f] = u[f]
-        end
-      end
-      if TOOL_DONE[t.status] then
-        -- the final update carries the full output: the live tail is done
-        t.live, t.live_dropped = nil, nil
-      end
-    elseif k == 'usage' then
-      run.usage = type(u.usage) == 'table' and u.usage or run.usage
-    elseif k == 'files_changed' then
-      run.files = u.files
-      run.items[#run.items + 1] = { type = 'files', files = u.files }
-    elseif k == 'instructions' then
-      -- one line per run: the files of later updates join the first's
-      if not run.instructions then
-        run.instructions = { type = 'instructions', files = {} }
-        run.items[#run.items + 1] = run.instructions
-      end
-      local files = run.instructions.files
-      for _, f in ipairs(type(u.instructions) == 'table' and u.instructions or {}) do
-        if type(f) == 'table' and type(f.path) == 'string' then
-          local known = false
-          for _, g in ipairs(files) do
-            known = known or g.path == f.path
-          end
-          if not known then
-            files[#files + 1] = f
-          end
-        end
-      end
-    elseif k == 'notice' then
-      if type(u.text) == 'string' and u.text ~= '' then
-        run.items[#run.items + 1] = { type = 'notice', text = u.text }
-      end
-    elseif k == 'settings' then
-      -- the conversation's settings changed during the run (a plan approved
-      -- into a mode)
-      if type(u.settings) == 'table' then
-        run.items[#run.items + 1] = { type = 'settings', settings = u.settings }
-      end
-    elseif k == 'steer' then
-      -- the user's words given while the run worked, where they were given
-      if type(u.text) == 'string' and u.text ~= '' then
-        run.items[#run.items + 1] = { type = 'steer', text = u.text }
-      end
-    elseif k == 'result' then
-      run.result = u.text
-      run.stop_reason = u.stopReason
-      if not run.streamed and u.text and u.text ~= '' then
-        add_text(run, u.text)
-      end
-    end
+    apply_update(run, p.update or {})
   elseif method == N.input_request then
     self:add_request(p, true)
   elseif method == N.input_resolved then

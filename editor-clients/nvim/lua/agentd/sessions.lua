@@ -204,6 +204,10 @@ local function take_page(sid, res, before, snap)
     end
   end
   S.runs:place(sid, ids, before, snap)
+  if not before and type(res.processes) == 'table' then
+    -- its background processes, under the calls that started them
+    require('agentd.processes').set(sid, res.processes)
+  end
   -- its open requests, in the float and the picker too
   local pump = require('agentd.pump')
   for _, r in ipairs(type(res.pending) == 'table' and res.pending or {}) do
