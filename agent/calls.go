@@ -369,8 +369,8 @@ func (r *run) nextActionable() (*pendingCall, bool) {
 			continue
 		}
 		if pc.Approved {
-			if r.tasks[pc] != nil {
-				continue // a task call whose subagent is running
+			if pc.Child != "" && (r.tasks[pc] != nil || len(r.tasks) >= maxSubagents) {
+				continue // its subagent runs, or waits for one of its siblings to end (task.go)
 			}
 			return pc, true
 		}

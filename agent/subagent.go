@@ -240,21 +240,18 @@ func (r *run) newSubagent(pc *pendingCall, p taskParams, names []string) (*run, 
 }
 
 // subagentOf is the subagent a task call started before a restart: live
-// (restored), or ended and read from its record; nil when it never was
-// saved (the daemon stopped between the call's mark and its start), and
-// then the result the model reads.
-func (r *run) subagentOf(pc *pendingCall) (*run, *runRecord) {
+// (restored), or its record (ended, or one the restart could not bring
+// back); neither, with fs.ErrNotExist, when it never was saved (the daemon
+// stopped between the call's mark and its start).
+func (r *run) subagentOf(pc *pendingCall) (*run, *runRecord, error) {
 	r.a.mu.Lock()
 	child := r.a.runs[pc.Child]
 	r.a.mu.Unlock()
 	if child != nil {
-		return child, nil
+		return child, nil, nil
 	}
 	rec, err := r.a.store.loadRun(pc.Child)
-	if err != nil {
-		return nil, nil
-	}
-	return nil, rec
+	return nil, rec, err
 }
 
 // children are the run's live subagents whose task calls have no result.
@@ -390,12 +387,14 @@ func (r *run) awaitsSubagents() bool {
 
 // restoreAwaiting decides, once its subagents are restored, what a run
 // whose task calls await them does after a restart: it waits again when
-// it or one of them waits on the user (its drive awaits them), and is
-// paused otherwise, like any run cut off mid-step; resumed, it resumes the
-// subagents that were cut off with it.
+// it or one of them waits on the user (its drive awaits them), goes on
+// when they all ended (it takes their results), and is paused otherwise,
+// like any run cut off mid-step; resumed, it resumes the subagents that
+// were cut off with it.
 func (r *run) restoreAwaiting() {
-	waiting := false
+	waiting, working := false, false
 	for _, c := range r.children() {
+		working = working || !c.state().Finished()
 		if c.state() == StateRequiresAction {
 			waiting = true
 			r.mu.Lock()
@@ -412,8 +411,8 @@ func (r *run) restoreAwaiting() {
 		r.stateForSubagentsLocked()
 	}
 	r.mu.Unlock()
-	if waiting {
-		r.start()
+	if waiting || !working {
+		r.start() // it waits, or its subagents all ended: it takes their results
 		return
 	}
 	r.pauseRestored()

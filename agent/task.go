@@ -4,7 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -42,6 +44,12 @@ type taskParams struct {
 
 // taskWait is one task call a drive awaits.
 type taskWait struct{}
+
+// maxSubagents bounds the subagents a run has at work at once: a reply
+// may start more, and each of the others starts when one ends. Each is a
+// conversation with the model of its own, and an endpoint serves a few
+// at once, not dozens.
+const maxSubagents = 8
 
 // routeTask checks a task call and makes it ready to launch: its subagent's
 // id, given now, goes into the step; a result the model reads when the call
@@ -144,10 +152,16 @@ func (r *run) startTask(ctx context.Context, pc *pendingCall) error {
 			return r.endTask(pc, w, &callResult{IsError: true, Content: "The subagent could not be started: " + err.Error()}, nil)
 		}
 	} else {
-		var rec *runRecord
-		switch child, rec = r.subagentOf(pc); {
-		case child == nil && rec == nil:
+		var (
+			rec *runRecord
+			err error
+		)
+		switch child, rec, err = r.subagentOf(pc); {
+		case child == nil && errors.Is(err, fs.ErrNotExist):
 			return r.endTask(pc, w, &callResult{IsError: true, Content: notStartedText}, nil)
+		case child == nil && (err != nil || !rec.State.Finished()):
+			r.logger().Error("a subagent's state did not load after a restart", "subagent_run_id", pc.Child, "err", err)
+			return r.endTask(pc, w, &callResult{IsError: true, Content: lostText}, nil)
 		case child == nil:
 			res, sub := taskResult(rec, r.outputLimit())
 			r.addSubagentUsage(rec.ID, rec.Usage)
@@ -170,6 +184,10 @@ func (r *run) startTask(ctx context.Context, pc *pendingCall) error {
 // notStartedText is what the model reads of a task call whose subagent a
 // restart kept from starting.
 const notStartedText = "Not run: the daemon restarted before this subagent started, so it did nothing. Start it again if you still need it."
+
+// lostText is what the model reads of a task call whose subagent a
+// restart could not bring back (its state did not load).
+const lostText = "Interrupted: the daemon restarted while this subagent worked, and its state could not be loaded again, so it did not finish. Start it again if you still need it."
 
 // awaitTask waits for a subagent to end and gives its task call the
 // result. A drive that stops (the run paused, cancelled, the daemon

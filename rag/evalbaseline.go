@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -72,7 +73,7 @@ func (b *FileBM25) Search(query string, k int) []string {
 	score := make([]float64, len(b.paths))
 	seen := map[string]bool{}
 	baselineTerms(query, func(t string) {
-		if seen[t] || baselineStop[t] {
+		if seen[t] || baselineStop()[t] {
 			return
 		}
 		seen[t] = true
@@ -129,7 +130,7 @@ func baselineTerms(text string, emit func(string)) {
 	})
 }
 
-var baselineStop = func() map[string]bool {
+var baselineStop = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be been but by can could do does for from has have how if in into is it
 		its may might more most must no not of on or should so some such than that the their them then there these they this
@@ -137,4 +138,4 @@ var baselineStop = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})

@@ -87,7 +87,7 @@ type rankParams struct {
 
 // changeVerbs are the terms (as the tokenizer emits them) of the verbs and
 // qualifiers a change is asked with.
-var changeVerbs = func() map[string]bool {
+var changeVerbs = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	var tk tokenizer
 	for _, w := range strings.Fields(`add adds added fix fixes fixed remove removes removed update updates updated
@@ -97,7 +97,7 @@ var changeVerbs = func() map[string]bool {
 		tk.each(w, func(b []byte) { m[string(b)] = true })
 	}
 	return m
-}()
+})
 
 var defaultRank = rankParams{
 	testPrior:      0.3,
@@ -143,7 +143,7 @@ func parseQuery(text string, p *rankParams) *parsedQuery {
 	for _, t := range q.terms {
 		var alts []string
 		if p.synonymWeight > 0 {
-			for _, a := range synonyms[t] {
+			for _, a := range synonyms()[t] {
 				if !seen[a] {
 					alts = append(alts, a)
 				}
@@ -275,7 +275,7 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		bit := uint64(1) << min(i, 63)
 		var w float64
 		tscale := 1.0
-		if p.verbWeight > 0 && changeVerbs[t] {
+		if p.verbWeight > 0 && changeVerbs()[t] {
 			tscale = p.verbWeight
 		}
 		for k, v := range append([]string{t}, q.alts[i]...) {

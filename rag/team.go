@@ -50,18 +50,19 @@ type Team struct {
 
 	started chan struct{} // closed once the first contact with the store ended
 
-	mu       sync.Mutex
-	overlay  *Live
-	built    bool            // the overlay's first build is done
-	seed     map[string]bool // git's changed files at the start; nil without git
-	headKey  string          // the head the manifest is of
-	commit   string
-	fallback *Live
-	notice   string // why the local index answers; "" when the team index does
-	reason   string // what went wrong, in a few words
-	nextTry  time.Time
-	trying   bool
-	open     []string
+	mu          sync.Mutex
+	overlay     *Live
+	built       bool            // the overlay's first build is done
+	seed        map[string]bool // git's changed files at the start; nil without git
+	headKey     string          // the head the manifest is of
+	commit      string
+	fallback    *Live
+	notice      string // why the local index answers; "" when the team index does
+	unpublished bool   // the store answers, but has not the workspace's repository
+	reason      string // what went wrong, in a few words
+	nextTry     time.Time
+	trying      bool
+	open        []string
 
 	manifest atomic.Pointer[map[string][16]byte] // the head's files and their content hashes
 	hc       hiddenCache
@@ -189,6 +190,7 @@ func (t *Team) setManifest(b *baseView, hi int) {
 func (t *Team) useFallback(err error, p Progress) {
 	t.mu.Lock()
 	t.reason = reasonOf(err)
+	t.unpublished = errors.Is(err, ErrNotPublished)
 	t.mu.Unlock()
 	notice := "the team index is unreachable: searching this machine's index"
 	if errors.Is(err, ErrNotPublished) {
@@ -286,8 +288,14 @@ func (t *Team) SearchRepos(ctx context.Context, repos []string, query string, li
 		return nil, false, err
 	}
 	t.mu.Lock()
-	overlay, fallback, notice := t.overlay, t.fallback, t.notice
+	overlay, fallback, notice, unpublished := t.overlay, t.fallback, t.notice, t.unpublished
 	t.mu.Unlock()
+	if notice != "" && unpublished && fallback != nil {
+		hits, partial, err := t.searchUnpublished(ctx, fallback, repos, query, limit)
+		if err == nil || ctx.Err() != nil {
+			return hits, partial, err
+		}
+	}
 	if notice == "" && overlay != nil {
 		hits, partial, err := t.searchRepos(ctx, overlay, repos, query, limit)
 		if err == nil || ctx.Err() != nil {
@@ -373,6 +381,38 @@ func (t *Team) searchRepos(ctx context.Context, overlay *Live, repos []string, q
 		built = false
 	}
 	return hits, !built, nil
+}
+
+// searchUnpublished answers a search of repositories when the store
+// answers but has not the workspace's own: the others from the store, the
+// workspace's from this machine's full index (every file of its
+// repository's head hidden, should it be published meanwhile).
+func (t *Team) searchUnpublished(ctx context.Context, local *Live, repos []string, query string, limit int) ([]SearchHit, bool, error) {
+	ix, err := local.get()
+	if err != nil || ix == nil {
+		return nil, ix == nil, err
+	}
+	partial := false
+	select {
+	case <-local.built:
+	default:
+		partial = true
+	}
+	qctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+	defer cancel()
+	q := storeQuery{repos: repos, text: query, limit: limit}
+	if repos == nil || slices.Contains(repos, t.opts.Repo) {
+		q.over = &overlaySource{repo: t.opts.Repo, ix: ix, hidden: func(b *baseView, hi int) []bool {
+			h := make([]bool, len(b.files))
+			for _, f := range b.manifest(hi) {
+				h[f] = true
+			}
+			return h
+		}}
+		q.bonus = ix.bonus(time.Now())
+	}
+	hits, _, err := searchStoreBase(qctx, t.cache, q)
+	return hits, partial, err
 }
 
 func (t *Team) currentHead() string {

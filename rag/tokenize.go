@@ -2,6 +2,7 @@ package rag
 
 import (
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -132,11 +133,11 @@ func appendLower(dst []byte, s string) []byte {
 
 // foldTerm folds an abbreviation or stems a lowercase word in place.
 func foldTerm(w []byte) []byte {
-	if c, ok := canonical[string(w)]; ok {
+	if c, ok := canonical()[string(w)]; ok {
 		return append(w[:0], c...)
 	}
 	w = stem(w)
-	if c, ok := canonical[string(w)]; ok {
+	if c, ok := canonical()[string(w)]; ok {
 		return append(w[:0], c...)
 	}
 	return w
@@ -188,14 +189,19 @@ func hasSuffix(w []byte, s string) bool {
 }
 
 func isStopword(w []byte) bool {
-	_, ok := stopwords[string(w)]
+	_, ok := stopwords()[string(w)]
 	return ok
 }
 
-var stopwords = setOf("a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
-	"how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that",
-	"the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when", "where",
-	"which", "who", "why", "will", "with", "you", "your", "some", "any", "all", "get", "gets")
+// stopwords, canonical, synonyms and changeVerbs are built on first use,
+// not at program start: every editor's agentd links rag, and most of them
+// answer initialize long before they tokenize anything.
+var stopwords = sync.OnceValue(func() map[string]struct{} {
+	return setOf("a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
+		"how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that",
+		"the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when", "where",
+		"which", "who", "why", "will", "with", "you", "your", "some", "any", "all", "get", "gets")
+})
 
 // abbreviations maps the short form programmers write to the long forms a
 // question uses. canonical is built from it, keyed by long forms and by
@@ -262,7 +268,7 @@ var abbreviations = map[string][]string{
 	"sig":    {"signal"},
 }
 
-var canonical = func() map[string]string {
+var canonical = sync.OnceValue(func() map[string]string {
 	m := make(map[string]string)
 	for short, longs := range abbreviations {
 		for _, l := range append(longs, short) {
@@ -271,7 +277,7 @@ var canonical = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 func setOf(words ...string) map[string]struct{} {
 	m := make(map[string]struct{}, len(words))
@@ -307,7 +313,7 @@ var synonymGroups = [][]string{
 
 // synonyms maps a term (as the tokenizer emits it) to the other terms of
 // its group.
-var synonyms = func() map[string][]string {
+var synonyms = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	var tk tokenizer
 	for _, g := range synonymGroups {
@@ -328,4 +334,4 @@ var synonyms = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})

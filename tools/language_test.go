@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,4 +128,34 @@ func TestChainFallsBack(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoLanguageServer)
 	assert.True(t, l.Navigates())
 	assert.Same(t, own, Chain(nil, own))
+}
+
+// A language server misled by the workspace (a symlink, a line directive,
+// a source map) can answer with a location anywhere: the line shown with
+// it is never read from agentd's own files (a workspace that is the home
+// directory holds config.json, the model's key), named or through a link,
+// nor through a link out of the directories shown outside the workspace.
+func TestNavigationShowsNoPrivateLine(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	conf := filepath.Join(root, ".config", "agentd")
+	require.NoError(t, os.MkdirAll(conf, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "config.json"), []byte(`{"apiKey": "sk-private-1"}`), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(conf, "config.json"), filepath.Join(root, "leak.go")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cart.go"), []byte("package cart\n"), 0o644))
+	secret := filepath.Join(t.TempDir(), "key.pem")
+	require.NoError(t, os.WriteFile(secret, []byte("PRIVATE KEY sk-private-2"), 0o600))
+	modcache := t.TempDir()
+	t.Setenv("GOMODCACHE", modcache)
+	require.NoError(t, os.Symlink(secret, filepath.Join(modcache, "key.go")))
+
+	env := &Env{Root: root, Private: []string{conf}, Reads: NewReadTracker()}
+	src := newSources(env)
+	for _, p := range []string{filepath.Join(conf, "config.json"), filepath.Join(root, "leak.go"), filepath.Join(modcache, "key.go")} {
+		line := src.locationLine(t.Context(), TextLocation{Path: p})
+		assert.NotContains(t, line, "sk-private", p)
+	}
+	line, ok := src.line(t.Context(), filepath.Join(root, "cart.go"), 0)
+	assert.True(t, ok)
+	assert.Equal(t, "package cart", line, "the workspace's own files are shown")
 }

@@ -248,6 +248,12 @@ func (s *sources) read(ctx context.Context, path string) []string {
 	var err error
 	switch {
 	case within(s.env.Root, path):
+		// As read_file: never agentd's own files (a workspace that is the
+		// home directory holds its configuration, the model's key
+		// included), named or through a link.
+		if _, _, refused := confine(s.env, path); refused != nil {
+			return nil
+		}
 		content, err = readContent(ctx, s.env, path)
 	case readableOutside(path):
 		content, err = readSmallFile(path)
@@ -260,8 +266,18 @@ func (s *sources) read(ctx context.Context, path string) []string {
 	return strings.Split(string(content), "\n")
 }
 
-// readSmallFile reads a file outside the workspace of at most maxFileBytes.
+// readSmallFile reads a file outside the workspace of at most maxFileBytes,
+// where its links lead too (Debian's /usr/lib/ssl/private is a link to
+// /etc/ssl/private).
 func readSmallFile(path string) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if !readableOutside(real) {
+		return nil, fmt.Errorf("%s leads to %s, which is not shown", path, real)
+	}
+	path = real
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err

@@ -26,12 +26,15 @@ import (
 //
 // It panics on a type it cannot describe: that is a mistake in a Params
 // struct, found by the first test that builds the tool.
+//
+// The built-in tools' schemas are made at program start, before agentd
+// answers the editor's initialize, so the schema writes its JSON itself
+// (appendJSON): encoding/json's first Marshal of a type inspects it by
+// reflection, which cost more than the rest of agentd's package
+// initialisation together. The bytes are encoding/json's
+// (TestSchemaOfIsEncodingJSON).
 func SchemaOf(params any) json.RawMessage {
-	data, err := json.Marshal(schemaOfType(reflect.TypeOf(params)))
-	if err != nil {
-		panic(fmt.Sprintf("tools: schema of %T: %v", params, err))
-	}
-	return data
+	return schemaOfType(reflect.TypeOf(params)).appendJSON(nil)
 }
 
 // schema is one node of a JSON Schema, with its properties kept in order.
@@ -51,12 +54,92 @@ type schema struct {
 	AdditionalProperties *bool       `json:"additionalProperties,omitempty"`
 }
 
+// appendJSON appends the schema as json.Marshal writes it: the fields in
+// the struct's order, the empty ones left out, strings escaped alike.
+func (s *schema) appendJSON(b []byte) []byte {
+	b = append(b, `{"type":`...)
+	b = appendJSONString(b, s.Type)
+	if s.Description != "" {
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, s.Description)
+	}
+	if len(s.Enum) > 0 {
+		b = append(b, `,"enum":[`...)
+		for i, e := range s.Enum {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, e)
+		}
+		b = append(b, ']')
+	}
+	for _, n := range []struct {
+		key string
+		v   *int
+	}{{"minimum", s.Minimum}, {"maximum", s.Maximum}, {"minLength", s.MinLength}, {"maxLength", s.MaxLength},
+		{"minItems", s.MinItems}, {"maxItems", s.MaxItems}} {
+		if n.v != nil {
+			b = append(b, `,"`...)
+			b = append(b, n.key...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, int64(*n.v), 10)
+		}
+	}
+	if s.Items != nil {
+		b = append(b, `,"items":`...)
+		b = s.Items.appendJSON(b)
+	}
+	if s.Properties != nil {
+		b = append(b, `,"properties":{`...)
+		for i, p := range *s.Properties {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, p.name)
+			b = append(b, ':')
+			b = p.schema.appendJSON(b)
+		}
+		b = append(b, '}')
+	}
+	if len(s.Required) > 0 {
+		b = append(b, `,"required":[`...)
+		for i, r := range s.Required {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, r)
+		}
+		b = append(b, ']')
+	}
+	if s.AdditionalProperties != nil {
+		b = append(b, `,"additionalProperties":`...)
+		b = strconv.AppendBool(b, *s.AdditionalProperties)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString quotes a plain string (printable ASCII that HTML and
+// JSON leave alone) itself and leaves any other to encoding/json, whose
+// escapes it must match.
+func appendJSONString(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(v)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
+}
+
 type property struct {
 	name   string
 	schema *schema
 }
 
-// properties marshal in the order of the struct's fields.
+// properties marshal in the order of the struct's fields (encoding/json's
+// way, which TestSchemaOfIsEncodingJSON holds appendJSON to).
 type properties []property
 
 func (ps properties) MarshalJSON() ([]byte, error) {

@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSchemaOf(t *testing.T) {
@@ -34,4 +37,23 @@ func TestSchemaOf(t *testing.T) {
 	assert.JSONEq(t, want, string(SchemaOf(params{hidden: ""})))
 	assert.Equal(t, `{"type":"object","properties":{"path"`, string(SchemaOf(params{}))[:37], "properties keep the struct's order")
 	assert.Panics(t, func() { SchemaOf(struct{ M map[string]int }{}) }, "a type with no schema is a mistake")
+}
+
+// TestSchemaOfIsEncodingJSON holds SchemaOf's own JSON writer to the bytes
+// encoding/json writes for the same schema, for every built-in tool's
+// parameters and for descriptions and enums that need escaping.
+func TestSchemaOfIsEncodingJSON(t *testing.T) {
+	type odd struct {
+		Quote string   `json:"quote" jsonschema:"Say \"hi\" <b>&</b> \\ tab\there, é, \u2028, \u007f."`
+		Enum  string   `json:"enum,omitempty" enum:"a<b,c&d,e\"f"`
+		List  []int    `json:"list,omitempty" min:"0" max:"9"`
+		Deep  [][]bool `json:"deep"`
+	}
+	for _, params := range []any{odd{}, ReadFileParams{}, WriteFileParams{}, SearchSemanticParams{}, WebSearchParams{},
+		GrepParams{}, ApplyPatchParams{}, EditFileParams{}, FindReferencesParams{}, WebFetchParams{}, SymbolParams{},
+		ProcessParams{}, UndoPatchParams{}, RunCmdParams{}, GlobFileSearchParams{}, ListDirParams{}} {
+		want, err := json.Marshal(schemaOfType(reflect.TypeOf(params)))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(SchemaOf(params)), "%T", params)
+	}
 }

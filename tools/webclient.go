@@ -69,11 +69,15 @@ func publicAddr(a netip.Addr) bool {
 // (carrier NAT), "this network", IETF protocol assignments, benchmarking,
 // documentation, reserved, and their IPv6 kin (NAT64 of any of them is
 // caught after Unmap only for the mapped form; 64:ff9b::/96 is refused
-// whole).
+// whole), and the IPv6 forms that carry an IPv4 address a host may route
+// to itself: IPv4-compatible (::127.0.0.1), IPv4-translated
+// (::ffff:0:127.0.0.1), local NAT64 (64:ff9b:1::/48), 6to4 (2002::/16),
+// and the old site-local fec0::/10.
 var nonPublic = func() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, s := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "64:ff9b::/96", "100::/64", "2001:db8::/32"} {
+		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "64:ff9b::/96", "100::/64", "2001:db8::/32",
+		"::/96", "::ffff:0:0:0/96", "64:ff9b:1::/48", "2002::/16", "fec0::/10"} {
 		ps = append(ps, netip.MustParsePrefix(s))
 	}
 	return ps

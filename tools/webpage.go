@@ -31,7 +31,10 @@ type webPage struct {
 	Bytes       int  // read from the wire
 	Cut         bool // larger than webMaxBody: only the start was read
 	Text        string
-	Image       []byte // a picture, when the page was one
+	// Partial says why only the start of the page's HTML became Text
+	// (more tags than are converted), "" when all of it did.
+	Partial string
+	Image   []byte // a picture, when the page was one
 	// Redirect is a redirect to a host the user has not allowed: not
 	// followed.
 	Redirect string
@@ -65,11 +68,35 @@ func fetchPage(ctx context.Context, u *url.URL, host HostAccess, gate HostGate, 
 		body, p.Cut = body[:webMaxBody], true
 	}
 	p.Bytes = len(body)
-	return p, p.decode(body)
+	return p, p.decode(ctx, body)
+}
+
+// Converting HTML costs the daemon about 13 µs and 500 bytes of memory a
+// tag: a 10 MB page of `<p>x</p>` took 18 s of CPU and 640 MB of heap. So
+// only the first maxHTMLTags tags of a page are converted (a large
+// documentation page has a few tens of thousands), and one page at a time
+// in the daemon (subagents and sessions fetch at the same time).
+const maxHTMLTags = 100_000
+
+var convertSlot = make(chan struct{}, 1)
+
+// boundMarkup cuts HTML before its maxHTMLTags+1-th tag; cut says it did.
+func boundMarkup(body []byte) ([]byte, bool) {
+	n, off := 0, 0
+	for {
+		i := bytes.IndexByte(body[off:], '<')
+		if i < 0 {
+			return body, false
+		}
+		if n++; n > maxHTMLTags {
+			return body[:off+i], true
+		}
+		off += i + 1
+	}
 }
 
 // decode turns the body into the page's text (or picture).
-func (p *webPage) decode(body []byte) error {
+func (p *webPage) decode(ctx context.Context, body []byte) error {
 	mt, params, _ := mime.ParseMediaType(p.ContentType)
 	if mt == "" || mt == "application/octet-stream" {
 		mt = http.DetectContentType(body)
@@ -80,7 +107,17 @@ func (p *webPage) decode(body []byte) error {
 		p.Image = body
 		return nil
 	case mt == "text/html" || mt == "application/xhtml+xml":
-		text, err := htmlToMarkdown(body, params["charset"], p.URL)
+		markup, cut := boundMarkup(body)
+		if cut {
+			p.Partial = fmt.Sprintf("the page has more than %d HTML tags; only the text of its first %s was converted", maxHTMLTags, images.Size(len(markup)))
+		}
+		select {
+		case convertSlot <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-convertSlot }()
+		text, err := htmlToMarkdown(markup, params["charset"], p.URL)
 		p.Text = text
 		return err
 	case strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") ||

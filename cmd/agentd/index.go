@@ -80,7 +80,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	limit := fs.Int("limit", 10, "maximum number of files")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
 	var repos repoFlag
-	fs.Var(&repos, "repo", "with a team index (index.url): search these repositories too — names, their last elements, or all (repeat or separate with commas)")
+	fs.Var(&repos, "repo", "with a team index (index.url): search these repositories instead of this workspace alone — names, their last path elements, or all (repeat or separate with commas)")
 	pos, code := fs.parse(args, stdout, stderr)
 	if code >= 0 {
 		return code

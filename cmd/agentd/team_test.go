@@ -357,3 +357,72 @@ func TestTeamIndexInTheDaemon(t *testing.T) {
 		}
 	}
 }
+
+// The ways the team index fails a developer, each with a clear notice and
+// the workspace's own index answering, nothing lost: a repository never
+// published, a database where nothing was, a wrong password; and a
+// daemon's read-only role cannot publish.
+func TestTeamIndexFailureModes(t *testing.T) {
+	srv := pgtest.Shared(t)
+	publishURL, devURL := teamDB(t, srv)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	grantReader := func() { grantReader(t, srv, devURL) }
+	dev := ciRepo(t, "https://github.com/acme/shop.git", shopFiles)
+	search := func(url, query string) ([]rag.SearchHit, string) {
+		t.Helper()
+		want := embeddedHits(t, dev, query)
+		t.Setenv("AGENTD_INDEX_URL", url)
+		t.Setenv("AGENTD_STATE_DIR", t.TempDir())
+		got, stderr, code := searchJSON(t, dev, query)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, want, got, "the workspace's own index answers: %s", query)
+		assert.NotContains(t, stderr, "devpw")
+		assert.NotContains(t, stderr, srv.URL(""))
+		return got, stderr
+	}
+
+	// Nothing was ever published to the database: no schema yet, so no
+	// reader role either; the superuser's URL reads it.
+	_, stderr := search(publishURL, "cart total")
+	assert.Contains(t, stderr, "the team index failed: searching this machine's index")
+	assert.Contains(t, stderr, "nothing was published to this database")
+
+	// Another repository is published, not this one.
+	billing := ciRepo(t, "https://github.com/acme/billing.git", billingFiles)
+	publishCmd(t, publishURL, billing)
+	grantReader()
+	t.Setenv("PGPASSWORD", "devpw")
+	_, stderr = search(devURL, "cart total")
+	assert.Contains(t, stderr, "this repository is not in the team index: searching this machine's index")
+	assert.Contains(t, stderr, "github.com/acme/shop")
+
+	// A wrong password: refused, said, never printed.
+	t.Setenv("PGPASSWORD", "not-the-password")
+	_, stderr = search(devURL, "where are sessions persisted")
+	assert.Contains(t, stderr, "searching this machine's index")
+	assert.Contains(t, stderr, "password authentication failed")
+	assert.NotContains(t, stderr, "not-the-password")
+
+	// The daemons' read-only role cannot publish: a clear refusal, and the
+	// published index is as it was.
+	t.Setenv("PGPASSWORD", "devpw")
+	var out bytes.Buffer
+	code := runIndex(context.Background(), []string{"--publish", devURL, dev}, io.Discard, &out)
+	assert.Equal(t, 1, code, out.String())
+	assert.Contains(t, out.String(), "permission denied")
+	assert.NotContains(t, out.String(), "devpw")
+	hits, stderr, code := searchJSON(t, dev, "invoice tax", "--repo", "billing")
+	require.Equal(t, 0, code, stderr)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "github.com/acme/billing", hits[0].Repo)
+	// Every repository: the others from the team index, this one's from
+	// this machine's index.
+	hits, stderr, code = searchJSON(t, dev, "cart total invoice", "--repo", "all")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "this repository is not in the team index")
+	repos := map[string]bool{}
+	for _, h := range hits {
+		repos[h.Repo] = true
+	}
+	assert.Equal(t, map[string]bool{"": true, "github.com/acme/billing": true}, repos)
+}

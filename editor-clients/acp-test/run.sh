@@ -16,4 +16,8 @@ fi
 mkdir -p bin
 (cd "$repo" && go build -o "$here/bin/agentd" ./cmd/agentd && go build -o "$here/bin/fakemodel" ./cmd/fakemodel &&
 	go build -o "$here/bin/mcpserver" ./tools/mcp/testdata/mcpserver)
-exec node --test --test-concurrency=1 --test-timeout=120000 --test-reporter=spec test/
+# node runs each file as one test, so --test-timeout bounds a whole file:
+# acpx.test.mjs's terminal tests take minutes on a busy machine. It is a
+# backstop; every wait inside a test has its own bound, scaled to the load
+# (lib/scale.mjs).
+exec node --test --test-concurrency=1 --test-timeout=1800000 --test-reporter=spec test/

@@ -309,3 +309,71 @@ func reapOrphans() {
 		os.Remove(o)
 	}
 }
+
+// Kept starts a server whose data outlives the process, in dir (made by
+// initdb the first time, with the server's default settings): for a
+// benchmark whose data takes long to build. Stop it when done; the data
+// stays for the next run. The superuser's password is kept in dir.pw.
+func Kept(dir string) (*Server, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, bin: Bin(), asUser: os.Geteuid() == 0}
+	pwfile := dir + ".pw"
+	if pw, err := os.ReadFile(pwfile); err == nil {
+		s.password = strings.TrimSpace(string(pw))
+	} else {
+		b := make([]byte, 12)
+		rand.Read(b)
+		s.password = hex.EncodeToString(b)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(pwfile, []byte(s.password+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		if s.asUser {
+			if out, err := exec.Command("chown", "postgres", dir, pwfile).CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("chown: %v: %s", err, out)
+			}
+		}
+		if out, err := s.run("initdb", "-D", dir, "-U", "postgres", "--auth=scram-sha-256", "--pwfile="+pwfile, "-E", "UTF8", "--locale=C"); err != nil {
+			os.RemoveAll(dir)
+			os.Remove(pwfile)
+			return nil, fmt.Errorf("initdb: %v: %s", err, bytes.TrimSpace(out))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "postmaster.pid")); err == nil {
+		s.ctl("-m", "fast", "stop") // a run that died left it running
+	}
+	s.port = freePort()
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", s.port, s.dir)
+	if err := s.ctl("-o", opts, "-l", filepath.Join(s.dir, "pg.log"), "start"); err != nil {
+		return nil, err
+	}
+	s.running = true
+	return s, nil
+}
+
+// Psql runs SQL as the superuser in db and returns its output, unaligned.
+func (s *Server) Psql(db, sql string) (string, error) { return s.psql(db, sql) }
+
+// PIDs are the server's processes: the postmaster and its children.
+func (s *Server) PIDs() []int {
+	data, err := os.ReadFile(filepath.Join(s.dir, "postmaster.pid"))
+	if err != nil {
+		return nil
+	}
+	main, err := strconv.Atoi(strings.SplitN(string(data), "\n", 2)[0])
+	if err != nil {
+		return nil
+	}
+	pids := []int{main}
+	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", main, main))
+	for _, f := range strings.Fields(string(kids)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}

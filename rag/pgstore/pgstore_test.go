@@ -20,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(benchClientEnv); spec != "" {
+		os.Exit(benchClient(spec))
+	}
 	code := m.Run()
 	pgtest.Cleanup()
 	os.Exit(code)

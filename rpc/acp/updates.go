@@ -171,7 +171,11 @@ func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 	opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateStatus(acpsdk.ToolCallStatus(u.Status))}
 	if title, ok := t.titles[u.ToolCallID]; ok && u.Status != agent.StatusInProgress && u.Status != agent.StatusPending {
 		// The final update repeats the title: clients that print each update
-		// on its own (acpx) show the call's id otherwise.
+		// on its own (acpx) show the call's id otherwise. A fetch's says
+		// what it got, where the page ended and how much of it.
+		if u.Fetched != nil {
+			title = fetchedTitle(u.Fetched)
+		}
 		opts = append(opts, acpsdk.WithUpdateTitle(title))
 		delete(t.titles, u.ToolCallID)
 	}
@@ -202,6 +206,37 @@ func (t *translator) toolCallUpdate(u agent.Update) acpsdk.SessionUpdate {
 		opts = append(opts, acpsdk.WithUpdateLocations(locs))
 	}
 	return acpsdk.UpdateToolCall(acpsdk.ToolCallId(u.ToolCallID), opts...)
+}
+
+// fetchedTitle names a finished web fetch by the URL it ended at (a
+// redirect's target), with its status when it failed, its size and its
+// type: "fetch https://go.dev/doc/ · 12 KB · text/html". ACP has no field
+// of its own for them, and a page's URL is no file location.
+func fetchedTitle(f *tools.Fetched) string {
+	parts := []string{"fetch " + f.URL}
+	if f.Status >= 400 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", f.Status))
+	}
+	size := byteSize(f.Bytes)
+	if f.Cut {
+		size += " read, the rest cut"
+	}
+	parts = append(parts, size)
+	if mt, _, _ := strings.Cut(f.ContentType, ";"); strings.TrimSpace(mt) != "" {
+		parts = append(parts, strings.TrimSpace(mt))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// byteSize says n bytes in a few characters: "12 KB".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // outputText is a tool's output as the chat shows it: what a command, a

@@ -58,6 +58,16 @@ func (e *Editor) Finished(runID string) agent.RunState {
 	return st
 }
 
+// runEnded says whether the run's end has arrived, without waiting.
+func (e *Editor) runEnded(runID string) bool {
+	for _, m := range e.Messages() {
+		if s, ok := runStateOf(m, runID); ok && s.State.Finished() {
+			return true
+		}
+	}
+	return false
+}
+
 // ToolRunning waits until some tool call is in progress.
 func (e *Editor) ToolRunning() {
 	e.t.Helper()

@@ -279,10 +279,18 @@ func (e *Editor) Messages() []Message {
 	return append([]Message(nil), e.msgs...)
 }
 
-// Close ends the connection and the daemon (kill: without shutdown).
+// Close ends the connection and the daemon (kill: without shutdown). A
+// killed daemon is killed before its connection closes: the end of its
+// input would start an orderly shutdown that a busy machine lets run
+// before the kill arrives, and the scenario would test that instead.
 func (e *Editor) Close(kill bool) int {
+	if kill {
+		code := e.daemon.stop(true)
+		_ = e.client.Close()
+		return code
+	}
 	_ = e.client.Close()
-	return e.daemon.stop(kill)
+	return e.daemon.stop(false)
 }
 
 // Done is closed when the daemon closes the connection.

@@ -44,9 +44,10 @@ func ownServers(t *testing.T) string {
 // TestOwnServersDiagnoseAndNavigate: one reply breaks a TypeScript, a
 // Python and a Go file (a vet finding); the servers' errors reach the model
 // in that reply's result. Definitions and references of a Go and a
-// TypeScript symbol come back at the right places.
+// TypeScript symbol come back at the right places. The real binary only:
+// three real servers cost more than the rest of a scenario many times over.
 func TestOwnServersDiagnoseAndNavigate(t *testing.T) {
-	both(t, func(t *testing.T) Config {
+	binary(t, func(t *testing.T) Config {
 		return Config{Files: polyglot, Policy: tools.ModeAutoEdit,
 			Env: map[string]string{"AGENTD_LANGUAGE_SERVERS": ownServers(t), "AGENTD_DIAGNOSTICS_TIMEOUT": "60s", "AGENTD_LANGUAGE_TIMEOUT": "60s"},
 			Script: &modeltest.Script{Turns: []modeltest.Turn{

@@ -45,6 +45,15 @@ func both(t *testing.T, cfg func(t *testing.T) Config, fn func(t *testing.T, env
 	}
 }
 
+// binary runs a scenario against the real binary only. For scenarios whose
+// cost is in what the daemon runs (real language servers, floods of
+// output), not in how the editor reaches it: the in-process daemon would
+// run the same code over another pipe, at the same cost again.
+func binary(t *testing.T, cfg func(t *testing.T) Config, fn func(t *testing.T, env *Env)) {
+	t.Parallel()
+	fn(t, NewEnv(t, Binary, cfg(t)))
+}
+
 func withScript(name string) func(t *testing.T) Config {
 	return func(t *testing.T) Config { return Config{Script: script(t, name)} }
 }

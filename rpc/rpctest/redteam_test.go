@@ -352,16 +352,18 @@ func TestWorkspaceMCPServerGetsNoSecret(t *testing.T) {
 }
 
 // TestRedTeamMCPServerFloodIsCut: a server (the user's, updated to a hostile
-// version, or one with a bug) answers a call with 33 MiB of text (just
-// over both bounds below), on stdio and over HTTP. Held whole, several times over, a gigabyte would take the
-// daemon down. The MCP SDK bounds a stdio line and an event (16 MiB) but
-// read an HTTP server's JSON answer whole: agentd now bounds each line of
-// an HTTP answer (32 MiB). The call is an error the model reads, the
-// daemon keeps serving, and the next call starts the server again.
+// version, or one with a bug) answers a call with text just over the
+// bound of its transport: 17 MiB on stdio, 33 MiB over HTTP. Held whole,
+// several times over, a gigabyte would take the daemon down. The MCP SDK
+// bounds a stdio line and an event (16 MiB) but read an HTTP server's JSON
+// answer whole: agentd now bounds each line of an HTTP answer (32 MiB).
+// The call is an error the model reads, the daemon (the real binary: a
+// process of its own that a flood could take down) keeps serving, and the
+// next call starts the server again.
 func TestRedTeamMCPServerFloodIsCut(t *testing.T) {
-	for _, transport := range []string{"stdio", "http"} {
+	for transport, size := range map[string]int{"stdio": 17 << 20, "http": 33 << 20} {
 		t.Run(transport, func(t *testing.T) {
-			both(t, func(t *testing.T) Config {
+			binary(t, func(t *testing.T) Config {
 				srv := stdioServer(t)
 				if transport == "http" {
 					srv = map[string]any{"url": mcptest.StartHTTP(t)}
@@ -369,7 +371,7 @@ func TestRedTeamMCPServerFloodIsCut(t *testing.T) {
 				return Config{Policy: tools.ModeFullAuto, UserConfig: serversConfig(t, map[string]any{"test": srv})}
 			}, func(t *testing.T, env *Env) {
 				env.Model.Append(
-					turn("flood", callOf("call_flood", "mcp__test__flood", map[string]any{"bytes": 33 << 20})),
+					turn("flood", callOf("call_flood", "mcp__test__flood", map[string]any{"bytes": size})),
 					turn("again", callOf("call_again", "mcp__test__echo", map[string]any{"text": "back"})),
 					doneAfterTools(),
 				)
@@ -540,11 +542,9 @@ func TestRedTeamMCPQuestionForACredential(t *testing.T) {
 // editor whole, in updates of megabytes each, held in the daemon
 // meanwhile. An update carries at most 16 KiB, a call's live output 1 MiB
 // in all, with notes saying what was left out; the result keeps the end.
+// The real binary only: the bounds are the agent's, the same in process.
 func TestRedTeamLiveOutputFlood(t *testing.T) {
-	both(t, func(t *testing.T) Config { return Config{Policy: tools.ModeAsk} }, func(t *testing.T, env *Env) {
-		if raceDetector && env.Mode == InProcess {
-			t.Skip("under -race the instrumented daemon takes minutes over 24 MB; the binary runs it")
-		}
+	binary(t, func(t *testing.T) Config { return Config{Policy: tools.ModeAsk} }, func(t *testing.T, env *Env) {
 		env.Model.Append(turn("flood", callOf("call_y", "run_cmd", cmd("seq 3500000; echo the-end"))), doneAfterTools())
 		e := env.StartInitialized()
 		run := e.Run(agent.RunParams{Prompt: "«flood»"})

@@ -257,7 +257,10 @@ func TestRedTeamGitDirectory(t *testing.T) {
 // cannot see into it; a bomb in the line itself is refused) forks without
 // end, and waits. The command's processes stay within its limit, the
 // daemon answers the editor at once meanwhile, and the timeout ends every
-// process of it.
+// process of it. The timeout is short, 5 s and not scaled: a bomb at its
+// limit churns the CPU for as long as it runs (and raises the load
+// average a scaled timeout would follow), and the editor's calls are
+// answered throughout.
 func TestRedTeamForkBomb(t *testing.T) {
 	binaryOnly(t, []tools.Mode{tools.ModeFullAuto}, func(t *testing.T, mode tools.Mode) Config {
 		return Config{Policy: mode}
@@ -266,7 +269,7 @@ func TestRedTeamForkBomb(t *testing.T) {
 		bomb := "#!/bin/bash\nexec -a " + marker + " bash -c 'bomb() { bomb | bomb & }; bomb; sleep 3600'\n"
 		env.Model.Append(
 			turn("write", callOf("call_write", "write_file", map[string]any{"path": "bomb.sh", "content": bomb})),
-			turn("bomb", callOf("call_bomb", "run_cmd", map[string]any{"command": "bash bomb.sh", "timeout": 8})),
+			turn("bomb", callOf("call_bomb", "run_cmd", map[string]any{"command": "bash bomb.sh", "timeout": 5})),
 			doneAfterTools(),
 		)
 		e := env.StartInitialized()
@@ -274,22 +277,31 @@ func TestRedTeamForkBomb(t *testing.T) {
 		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
 		before := countProcesses()
 		run = e.Run(agent.RunParams{Prompt: "«bomb»", SessionID: run.SessionID})
-		time.Sleep(2 * time.Second) // the bomb at its limit
-		peak := countProcesses() - before
-		start := time.Now()
-		var sessions any
-		e.MustCall(wire.MethodSessions, nil, &sessions)
-		answered := time.Since(start)
-		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
-		t.Logf("during the bomb: %d more processes on the machine, the daemon answered in %v\n%s", peak, answered, toolResults(env)["call_bomb"])
-		assert.Less(t, peak, 4096+200, "the bomb went past its limit")
-		assert.Less(t, answered, await.Timeout(3*time.Second), "the bomb starved the daemon")
-		assert.Contains(t, toolResults(env)["call_bomb"], "timed out")
-		deadline := time.Now().Add(await.Timeout(20 * time.Second))
-		for countProcesses() > before+20 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
+		await.Check(t, "the bomb to fork hundreds of processes", 10*time.Second, func() (bool, error) {
+			if e.runEnded(run.RunID) {
+				return false, fmt.Errorf("the run ended first")
+			}
+			return countProcesses()-before >= 300, nil
+		})
+		// Until the timeout ends it: the editor's calls are answered at
+		// once, the bomb at its limit or on its way there.
+		peak, slowest, calls := 0, time.Duration(0), 0
+		for !e.runEnded(run.RunID) {
+			peak = max(peak, countProcesses()-before)
+			start := time.Now()
+			var sessions any
+			e.MustCall(wire.MethodSessions, nil, &sessions)
+			slowest, calls = max(slowest, time.Since(start)), calls+1
+			time.Sleep(200 * time.Millisecond) // the pace of the calls
 		}
-		assert.LessOrEqual(t, countProcesses(), before+20, "the bomb's processes outlived its timeout")
+		require.Equal(t, agent.StateCompleted, e.Finished(run.RunID).State)
+		t.Logf("during the bomb: up to %d more processes on the machine, %d calls answered in %v at most\n%s", peak, calls, slowest, toolResults(env)["call_bomb"])
+		assert.Less(t, peak, 4096+200, "the bomb went past its limit")
+		assert.Less(t, slowest, await.Timeout(3*time.Second), "the bomb starved the daemon")
+		assert.Contains(t, toolResults(env)["call_bomb"], "timed out")
+		await.Until(t, "the bomb's processes to end with its timeout", 20*time.Second, func() bool {
+			return countProcesses() <= before+20
+		})
 	})
 }
 

@@ -2,6 +2,7 @@ package rpctest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/agent/modeltest"
+	"github.com/agentd/agentd/internal/await"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/wire"
+	"github.com/agentd/agentd/tools"
 )
 
 // Subagents (issue 26): the task calls of one reply start subagents that
@@ -383,4 +386,420 @@ both results. A subagent's own run id answers agent/events with its state.`, fun
 		g.mustCall(wire.MethodEvents, map[string]any{"runId": sub, "afterSeq": 0}, nil)
 		g.exit()
 	})
+}
+
+// TestOneSubagentCancelled: agent/cancel of a subagent's run id ends that
+// subagent alone; the model reads that it was cancelled, and the other
+// subagent and the parent go on.
+func TestOneSubagentCancelled(t *testing.T) {
+	both(t, func(t *testing.T) Config {
+		return Config{Files: cartFiles, Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Text: "One answer, one cancelled."}},
+			{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+				taskCall("call_cart", "Find the cart total", cartPrompt),
+				taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+			{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Hang: true}},
+			{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Text: "EUR, by default."}},
+		}}}
+	}, func(t *testing.T, env *Env) {
+		e := env.StartInitialized()
+		run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+		awaitCond(t, "the cart subagent's request", func() bool { _, ok := firstRequestOf(env, cartPrompt); return ok })
+		var sub string
+		e.Await("the cart subagent's id", func(Message) bool {
+			for _, u := range e.updatesLocked(run.RunID) {
+				if u.Kind == agent.UpdateToolCall && u.ToolCallID == "call_cart" && u.Subagent != nil {
+					sub = u.Subagent.RunID
+				}
+			}
+			return sub != ""
+		})
+		e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: sub}, nil)
+		st := e.Finished(run.RunID)
+		require.Equal(t, agent.StateCompleted, st.State, st.Error)
+		reqs := env.Model.Requests()
+		last := reqs[len(reqs)-1]
+		require.Equal(t, "parent done", last.Turn)
+		results := map[string]string{}
+		for _, m := range last.Messages {
+			if m.Role == "tool" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+		assert.Equal(t, "The subagent was cancelled before it finished, and gave no answer.", results["call_cart"])
+		assert.Equal(t, "EUR, by default.", results["call_currency"])
+		end := taskEnd(e, run.RunID, "call_cart")
+		assert.Equal(t, agent.StatusFailed, end.Status)
+		require.NotNil(t, end.Subagent)
+		assert.Equal(t, agent.StateCancelled, end.Subagent.State)
+	})
+}
+
+// TestSubagentsPausedWithTheirParent: killed while both subagents wait on
+// the model, the daemon comes back with the parent paused (nobody waits on
+// the user) and its subagents paused with it; resuming the parent resumes
+// them, each asked again from its last step, and the parent completes.
+func TestSubagentsPausedWithTheirParent(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "never")
+	script := &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Text: "Both answered."}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			taskCall("call_cart", "Find the cart total", cartPrompt),
+			taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+		{Name: "cart held", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Gate: gate}},
+		{Name: "currency held", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Gate: gate}},
+		{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Text: "Total is in cart.go."}},
+		{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Text: "EUR."}},
+	}}
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+	awaitModelRequests(t, env, 3)
+	e.Close(true)
+
+	e = env.StartInitialized()
+	var evs rpc.EventsResult
+	e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID}, &evs)
+	require.Equal(t, agent.StatePaused, evs.State, "nobody waits on the user: the parent is paused")
+	paused := 0
+	for _, ev := range evs.Events {
+		var p agent.UpdateParams
+		if json.Unmarshal(ev.Params, &p) == nil && p.Update.Kind == agent.UpdateSubagent && p.Update.Subagent.State == agent.StatePaused {
+			paused++
+		}
+	}
+	assert.Equal(t, 2, paused, "each subagent says it is paused")
+	e.MustCall(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, nil)
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	turns := map[string]int{}
+	for _, r := range env.Model.Requests() {
+		turns[r.Turn]++
+	}
+	assert.Equal(t, map[string]int{"parent": 1, "cart held": 1, "currency held": 1, "cart": 1, "currency": 1, "parent done": 1}, turns,
+		"each subagent asked again once, from its last step; the parent's step not redone")
+	assertSeqsGapless(t, e, run.RunID)
+}
+
+// updatesLocked is Updates for a predicate of Await, which holds the lock.
+func (e *Editor) updatesLocked(runID string) []agent.Update {
+	var out []agent.Update
+	for _, m := range e.msgsLocked() {
+		var p agent.UpdateParams
+		if m.Method == wire.MethodUpdate && json.Unmarshal(m.Params, &p) == nil && p.RunID == runID {
+			out = append(out, p.Update)
+		}
+	}
+	return out
+}
+
+// TestSubagentsAtMostEightAtOnce: a reply with ten task calls starts eight
+// subagents; the ninth and the tenth start only when one of those ends,
+// and the parent reads all ten answers, in the order it asked.
+func TestSubagentsAtMostEightAtOnce(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "gate")
+	prompt := func(i int) string { return fmt.Sprintf("Subtask %d: check part %d.", i, i) }
+	var calls []modeltest.ToolCall
+	turns := []modeltest.Turn{{Name: "parent done", Match: modeltest.Match{LastUser: "split it", MinToolResults: 10},
+		Reply: modeltest.Reply{Text: "All ten parts are fine."}}}
+	for i := 1; i <= 10; i++ {
+		calls = append(calls, taskCall(fmt.Sprintf("call_%d", i), fmt.Sprintf("Check part %d", i), prompt(i)))
+		reply := modeltest.Reply{Text: fmt.Sprintf("Part %d is fine.", i)}
+		if i <= 8 {
+			reply.Gate = gate // the first eight hold until the test has counted them
+		}
+		turns = append(turns, modeltest.Turn{Name: fmt.Sprintf("sub %d", i), Match: modeltest.Match{LastUser: prompt(i)}, Reply: reply})
+	}
+	turns = append(turns, modeltest.Turn{Name: "parent", Match: modeltest.Match{LastUser: "split it"}, Reply: modeltest.Reply{ToolCalls: calls}})
+	env := NewEnv(t, Binary, Config{Script: &modeltest.Script{Turns: turns}})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "split it"})
+
+	subOf := func(r modeltest.Request) int {
+		for i := 1; i <= 10; i++ {
+			if lastUser(r.Messages) == prompt(i) {
+				return i
+			}
+		}
+		return 0
+	}
+	awaitCond(t, "the first eight subagents' model requests", func() bool {
+		n := 0
+		for _, r := range env.Model.Requests() {
+			if i := subOf(r); i >= 1 && i <= 8 {
+				n++
+			}
+		}
+		return n == 8
+	})
+	// The eight hold their answers: the ninth and tenth have not started.
+	// Every update the daemon sent so far is in; call_9 is still pending.
+	held := env.Model.Requests()
+	for _, r := range held {
+		assert.Less(t, subOf(r), 9, "request %d: a ninth subagent started while eight worked", r.Seq)
+	}
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	reqs := env.Model.Requests()
+	for _, r := range reqs {
+		if i := subOf(r); i >= 9 {
+			assert.Greater(t, r.Seq, len(held), "subagent %d asked the model before one of the eight ended", i)
+		}
+	}
+	last := reqs[len(reqs)-1]
+	require.Equal(t, "parent done", last.Turn)
+	var results []string
+	for _, m := range last.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID+": "+m.Content)
+		}
+	}
+	var want []string
+	for i := 1; i <= 10; i++ {
+		want = append(want, fmt.Sprintf("call_%d: Part %d is fine.", i, i))
+	}
+	assert.Equal(t, want, results)
+
+	// In the stream, the ninth and tenth start after a subagent ended.
+	firstEnd, started := -1, map[string]int{}
+	for i, u := range e.Updates(run.RunID) {
+		if firstEnd < 0 && u.Kind == agent.UpdateSubagent && u.Subagent != nil && u.Subagent.State == agent.StateCompleted {
+			firstEnd = i
+		}
+		if u.Kind == agent.UpdateToolCallUpdate && u.Status == agent.StatusInProgress {
+			started[u.ToolCallID] = i
+		}
+	}
+	require.Len(t, started, 10)
+	require.GreaterOrEqual(t, firstEnd, 0)
+	for i := 1; i <= 10; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		if i <= 8 {
+			assert.Less(t, started[id], firstEnd, "%s started with the first eight", id)
+		} else {
+			assert.Greater(t, started[id], firstEnd, "%s waited for a subagent to end", id)
+		}
+	}
+	assertSeqsGapless(t, e, run.RunID)
+}
+
+// runFile is a file of a run in the daemon's state directory.
+func runFile(t *testing.T, env *Env, runID, suffix string) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(env.State, "*", "runs", runID+suffix))
+	require.Len(t, matches, 1, "the file %s%s", runID, suffix)
+	return matches[0]
+}
+
+// awaitRunState polls agent/events until the run is in state: after a
+// restart, a run may go on before the editor is there to hear it. A run
+// that stopped in another state (ended, or paused) fails at once.
+func awaitRunState(t *testing.T, e *Editor, runID string, state agent.State) {
+	t.Helper()
+	await.Check(t, "run "+runID+" "+string(state), DefaultTimeout, func() (bool, error) {
+		var evs rpc.EventsResult
+		e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: runID}, &evs)
+		if evs.State != state && (evs.State.Finished() || evs.State == agent.StatePaused) {
+			return false, fmt.Errorf("the run is %s", evs.State)
+		}
+		return evs.State == state, nil
+	})
+}
+
+// resultsOf are the tool results of a model request, "id: content".
+func resultsOf(r modeltest.Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.ToolCallID+": "+m.Content)
+		}
+	}
+	return out
+}
+
+// TestSubagentsEndedBeforeTheRestart: both subagents ended and were saved,
+// but the daemon died before their parent saved their results (its
+// journal is put back as it was before they ended: what a kill at that
+// moment leaves). After the restart the parent takes their results from
+// their records and goes on by itself, not paused; neither runs again.
+func TestSubagentsEndedBeforeTheRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gate, never := filepath.Join(dir, "gate"), filepath.Join(dir, "never")
+	script := &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done held", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Gate: never}},
+		{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Text: "Both answered."}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			taskCall("call_cart", "Find the cart total", cartPrompt),
+			taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+		{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Gate: gate, Text: "Total is in cart.go."}},
+		{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Gate: gate, Text: "EUR."}},
+	}}
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+	awaitModelRequests(t, env, 3)
+	journal := runFile(t, env, run.RunID, ".journal.jsonl")
+	before, err := os.ReadFile(journal) // both task calls started, neither has a result
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	awaitCond(t, "the parent's request with both results", func() bool {
+		reqs := env.Model.Requests()
+		return reqs[len(reqs)-1].Turn == "parent done held"
+	})
+	e.Close(true)
+	require.NoError(t, os.WriteFile(journal, before, 0o600))
+
+	e = env.StartInitialized()
+	awaitRunState(t, e, run.RunID, agent.StateCompleted)
+	turns := map[string]int{}
+	for _, r := range env.Model.Requests() {
+		turns[r.Turn]++
+	}
+	assert.Equal(t, map[string]int{"parent": 1, "cart": 1, "currency": 1, "parent done held": 1, "parent done": 1}, turns,
+		"no subagent ran again")
+	reqs := env.Model.Requests()
+	assert.Equal(t, []string{"call_cart: Total is in cart.go.", "call_currency: EUR."}, resultsOf(reqs[len(reqs)-1]))
+	assertSeqsGapless(t, e, run.RunID)
+}
+
+// TestSubagentLostInTheRestart: the daemon is killed while both subagents
+// wait on the model, and one subagent's journal is damaged, so it cannot
+// be restored. The parent comes back paused (the other subagent was cut
+// off mid-step); resumed, the model reads that the lost one was
+// interrupted and did not finish, the other answers, and the parent
+// completes.
+func TestSubagentLostInTheRestart(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "never")
+	script := &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Text: "One lost, one answered."}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			taskCall("call_cart", "Find the cart total", cartPrompt),
+			taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+		{Name: "cart held", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Gate: gate}},
+		{Name: "currency held", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Gate: gate}},
+		{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Text: "EUR."}},
+	}}
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "survey the cart"})
+	awaitModelRequests(t, env, 3)
+	var cart string
+	e.Await("the cart subagent's id", func(Message) bool {
+		for _, u := range e.updatesLocked(run.RunID) {
+			if u.Kind == agent.UpdateToolCallUpdate && u.ToolCallID == "call_cart" && u.Subagent != nil {
+				cart = u.Subagent.RunID
+			}
+		}
+		return cart != ""
+	})
+	e.Close(true)
+	// A journal whose one line is another run's state: it cannot be read
+	// back as this subagent's.
+	require.NoError(t, os.WriteFile(runFile(t, env, cart, ".journal.jsonl"), []byte(`{"run":{"id":"r_someoneelse"}}`+"\n"), 0o600))
+
+	e = env.StartInitialized()
+	awaitRunState(t, e, run.RunID, agent.StatePaused)
+	e.MustCall(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, nil)
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	reqs := env.Model.Requests()
+	last := reqs[len(reqs)-1]
+	require.Equal(t, "parent done", last.Turn)
+	assert.Equal(t, []string{
+		"call_cart: Interrupted: the daemon restarted while this subagent worked, and its state could not be loaded again, so it did not finish. Start it again if you still need it.",
+		"call_currency: EUR."}, resultsOf(last))
+	end := taskEnd(e, run.RunID, "call_cart")
+	assert.Equal(t, agent.StatusFailed, end.Status)
+	assertSeqsGapless(t, e, run.RunID)
+}
+
+const fixPrompt = "Make Total in cart.go return the number of items."
+
+// fixScript: the parent starts one subagent that may edit; it reads
+// cart.go and edits it, and edits again if the first edit is refused.
+func fixScript() *modeltest.Script {
+	edit := func(id string) modeltest.Reply {
+		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{callOf(id, "edit_file",
+			map[string]any{"path": "cart.go", "old_string": "return 0", "new_string": "return len(items)"})}}
+	}
+	return &modeltest.Script{Turns: []modeltest.Turn{
+		{Name: "parent done", Match: modeltest.Match{LastUser: "fix the cart", MinToolResults: 1}, Reply: modeltest.Reply{Text: "Fixed."}},
+		{Name: "parent", Match: modeltest.Match{LastUser: "fix the cart"}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			callOf("call_fix", "task", map[string]any{"description": "Fix the cart total", "prompt": fixPrompt, "tools": []string{"read_file", "edit_file"}})}}},
+		{Name: "fix done", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 3}, Reply: modeltest.Reply{Text: "Total returns len(items) now."}},
+		{Name: "fix again", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 2}, Reply: edit("call_3")},
+		{Name: "fix edit", Match: modeltest.Match{LastUser: fixPrompt, MinToolResults: 1}, Reply: edit("call_2")},
+		{Name: "fix", Match: modeltest.Match{LastUser: fixPrompt}, Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+			callOf("call_1", "read_file", map[string]any{"path": "cart.go"})}}},
+	}}
+}
+
+// TestSubagentWriteApproved: a subagent given edit_file asks the user to
+// approve its write like its parent would, in the parent's run, labelled
+// with it, with the diff; a rejection's reason is what it reads, and its
+// next write, approved, is on disk before the parent goes on.
+func TestSubagentWriteApproved(t *testing.T) {
+	t.Parallel()
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: fixScript()})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "fix the cart"})
+	first := e.Requests(run.RunID, 1)[0]
+	assert.Equal(t, agent.KindConfirmWrite, first.Kind)
+	assert.Equal(t, run.RunID, first.RunID)
+	assert.Equal(t, "call_fix", first.ToolCallID, "shown under the task call")
+	require.NotNil(t, first.Subagent, "labelled with the subagent")
+	assert.Equal(t, "Fix the cart total", first.Subagent.Description)
+	assert.Equal(t, "call_2", first.Subagent.ToolCallID)
+	require.Len(t, first.Diff, 1)
+	assert.Contains(t, first.Diff[0].Diff, "+func Total(items []int) int { return len(items) }")
+	e.Answer(Decide(first.RequestID, tools.RejectOnce, "say why in a comment"))
+
+	second := e.Requests(run.RunID, 2)[1]
+	assert.Equal(t, "call_3", second.Subagent.ToolCallID)
+	assert.Contains(t, env.WorkspaceFile("cart.go"), "return 0", "nothing written before the approval")
+	e.Answer(Decide(second.RequestID, tools.AllowOnce, ""))
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	assert.Contains(t, env.WorkspaceFile("cart.go"), "return len(items)")
+
+	var rejected string
+	for _, r := range env.Model.Requests() {
+		if r.Turn == "fix again" {
+			rejected = r.Last().Content
+		}
+	}
+	assert.Contains(t, rejected, "say why in a comment", "the subagent read the user's reason")
+	reqs := env.Model.Requests()
+	assert.Equal(t, []string{"call_fix: Total returns len(items) now.\n\nFiles the subagent read (1): cart.go."}, resultsOf(reqs[len(reqs)-1]))
+}
+
+// TestSubagentNeverBroaderThanItsParent: in read-only mode a subagent
+// given edit_file cannot write: its write is refused without asking, as
+// its parent's would be, and the file is untouched.
+func TestSubagentNeverBroaderThanItsParent(t *testing.T) {
+	t.Parallel()
+	script := fixScript()
+	env := NewEnv(t, Binary, Config{Files: cartFiles, Script: script, Policy: tools.ModeReadOnly})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "fix the cart"})
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	for _, m := range e.Messages() {
+		assert.NotEqual(t, wire.MethodInputRequest, m.Method, "nobody was asked")
+	}
+	assert.Equal(t, cartFiles["cart.go"], env.WorkspaceFile("cart.go"))
+	refused := 0
+	for _, r := range env.Model.Requests() {
+		if (r.Turn == "fix again" || r.Turn == "fix done") && assert.Equal(t, "tool", r.Last().Role) {
+			assert.Contains(t, r.Last().Content, "Not run: the policy denies it (mode read-only", "the subagent's write, refused")
+			refused++
+		}
+	}
+	assert.Equal(t, 2, refused)
 }

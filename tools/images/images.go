@@ -77,7 +77,57 @@ func Prepare(data []byte, lim Limits) (Image, error) {
 	if fits(img, lim) && (mt != "image/gif" || !animated(data)) {
 		return img, nil
 	}
+	if need := decodeBytes(mt, cfg, data); need > maxDecodeBytes {
+		return Image{}, fmt.Errorf("a %s of %d×%d pixels that would take %s of memory to decode (at most %s): too large to read; crop or scale it first",
+			mt, cfg.Width, cfg.Height, Size(int(need)), Size(maxDecodeBytes))
+	}
+	decodeSlot <- struct{}{}
+	defer func() { <-decodeSlot }()
 	return shrink(img, lim)
+}
+
+// A picture the daemon decodes to scale it takes memory by its pixels and
+// their depth, not by its file: a 500 KB PNG of 8000×8000 pixels at 16
+// bits a channel decodes into 512 MB, and took 23 s of CPU and 1 GB of
+// heap to scale. So a decode may take at most maxDecodeBytes, and one runs
+// at a time in the daemon (subagents, sessions and the editor's prompts
+// bring pictures at the same time).
+const maxDecodeBytes = 256 << 20
+
+var decodeSlot = make(chan struct{}, 1)
+
+// decodeBytes estimates the memory decoding data takes: its pixels at the
+// depth of its color model, and for a progressive JPEG the coefficients the
+// decoder keeps for every block of every component (4 bytes a pixel a
+// component).
+func decodeBytes(mt string, cfg image.Config, data []byte) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	per := int64(4)
+	switch cfg.ColorModel {
+	case color.RGBA64Model, color.NRGBA64Model:
+		per = 8
+	case color.Gray16Model:
+		per = 2
+	case color.GrayModel, color.AlphaModel:
+		per = 1
+	}
+	if _, ok := cfg.ColorModel.(color.Palette); ok {
+		per = 1
+	}
+	if mt == "image/jpeg" {
+		per = 3
+		if progressiveJPEG(data) {
+			per += 12
+		}
+	}
+	return px * per
+}
+
+// progressiveJPEG says data holds a progressive frame (SOF2): outside the
+// markers, the entropy-coded data never holds 0xFF followed by a marker
+// code, so the two bytes are the marker itself.
+func progressiveJPEG(data []byte) bool {
+	return bytes.Contains(data, []byte{0xFF, 0xC2})
 }
 
 func fits(img Image, lim Limits) bool {
@@ -102,6 +152,7 @@ func shrink(img Image, lim Limits) (Image, error) {
 	}
 	out := Image{Scaled: true, OrigWidth: img.Width, OrigHeight: img.Height}
 	side := min(lim.MaxSide, max(img.Width, img.Height))
+	src = prescale(src, side)
 	for range 6 {
 		w, h := scaled(img.Width, img.Height, side)
 		dst := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -117,6 +168,21 @@ func shrink(img Image, lim Limits) (Image, error) {
 		side = side * 3 / 4
 	}
 	return Image{}, fmt.Errorf("a %s that stays over %d bytes even at %d×%d", img.MimeType, lim.MaxBytes, out.Width, out.Height)
+}
+
+// prescale brings a picture much larger than side down to twice side with
+// a cheap filter first: Catmull-Rom over every pixel of a 64-megapixel
+// picture takes the daemon seconds, and the second pass hides the cheap
+// one's roughness.
+func prescale(src image.Image, side int) image.Image {
+	b := src.Bounds()
+	if max(b.Dx(), b.Dy()) <= 4*side {
+		return src
+	}
+	w, h := scaled(b.Dx(), b.Dy(), 2*side)
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	xdraw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
+	return dst
 }
 
 func scaled(w, h, side int) (int, int) {

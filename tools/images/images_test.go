@@ -2,12 +2,20 @@ package images
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"os"
+	"strings"
 	"testing"
+	"time"
 )
 
 func pngOf(t *testing.T, w, h int, alpha bool) []byte {
@@ -117,4 +125,74 @@ func TestPrepareSendsAnAnimationAsItsFirstFrame(t *testing.T) {
 	if img.MimeType == "image/gif" || !img.Scaled {
 		t.Fatalf("an animated GIF was sent as it is: %s", Describe(img))
 	}
+}
+
+// bombPNG is a PNG of w×h pixels of one gray, bits deep, in color type
+// ct with bpp bytes a pixel: a few hundred kilobytes of file however
+// large the picture.
+func bombPNG(w, h int, bits, ct byte, bpp int) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	chunk := func(typ string, data []byte) {
+		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
+		b.WriteString(typ)
+		b.Write(data)
+		_ = binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+	}
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = bits, ct
+	chunk("IHDR", ihdr)
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	row := bytes.Repeat([]byte{0x80}, 1+w*bpp)
+	row[0] = 0 // filter: none
+	for range h {
+		_, _ = zw.Write(row)
+	}
+	_ = zw.Close()
+	chunk("IDAT", z.Bytes())
+	chunk("IEND", nil)
+	return b.Bytes()
+}
+
+// A decompression bomb within the pixel bound (a 500 KB PNG of 8000×8000
+// pixels at 16 bits a channel, 512 MB decoded) is refused before it is
+// decoded: it took 23 s of CPU and 1 GB of heap to scale. A picture of the
+// 2500×2000 picture at 8 bits in gray is scaled.
+func TestPrepareRefusesWhatWouldTakeTooMuchMemory(t *testing.T) {
+	bomb := gunzip(t, "../../testdata/redteam/bomb-8000x8000-16bit.png.gz")
+	start := time.Now()
+	_, err := Prepare(bomb, DefaultLimits)
+	if err == nil || !strings.Contains(err.Error(), "take 488.3 MB of memory to decode") {
+		t.Fatalf("a 16-bit 8000×8000 PNG: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing it took %s", d)
+	}
+	gray := bombPNG(2500, 2000, 8, 0, 1)
+	img, err := Prepare(gray, DefaultLimits)
+	if err != nil || !img.Scaled || max(img.Width, img.Height) != DefaultLimits.MaxSide {
+		t.Fatalf("a gray 2500×2000 PNG: %v %+v", err, Describe(img))
+	}
+}
+
+// gunzip reads a gzipped test file (the bomb: 500 KB, and 3 KB gzipped).
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

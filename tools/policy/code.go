@@ -1,13 +1,18 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // The code a line runs as a string: a shell's -c script, file or stdin, eval,
 // source and trap. Each is parsed and walked like the line itself
 // (analyzer.script), with the working directory and stdin it gets.
 
 // shScripts are the shells whose scripts the policy can read.
-var shScripts = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash")
+var shScripts = sync.OnceValue(func() map[string]bool {
+	return setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash")
+})
 
 // shell analyses what a shell runs: the -c string, a script file, or its
 // standard input.
@@ -33,7 +38,7 @@ options:
 		case v == "--rcfile" || v == "--init-file":
 			i++
 		case strings.HasPrefix(v, "--"):
-			if !shellLongFlags[v] {
+			if !shellLongFlags()[v] {
 				p.unchecked = name + " has an option the policy does not know (" + v + ")"
 				return
 			}
@@ -68,7 +73,7 @@ options:
 		switch {
 		case !operand.lit:
 			p.unchecked = name + " runs a script not known before the line runs (" + operand.text + ")"
-		case stdinNames[operand.val]:
+		case stdinNames()[operand.val]:
 			a.fromStdin(p, fl, name)
 		case isFDPath(operand.val):
 			p.unchecked = name + " runs a script from a file descriptor the policy cannot see (" + operand.val + ")"
@@ -78,8 +83,10 @@ options:
 	}
 }
 
-var shellLongFlags = setOf("--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--version",
-	"--help", "--noediting", "--debugger", "--pretty-print", "--dump-strings", "--dump-po-strings")
+var shellLongFlags = sync.OnceValue(func() map[string]bool {
+	return setOf("--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--version",
+		"--help", "--noediting", "--debugger", "--pretty-print", "--dump-strings", "--dump-po-strings")
+})
 
 // fromStdin analyses a shell (or source) reading its script from stdin.
 func (a *analyzer) fromStdin(p *shellPart, fl *flow, what string) {
@@ -113,7 +120,7 @@ func (a *analyzer) source(args []word, fl *flow) {
 	switch {
 	case !w.lit:
 		a.unchecked("source runs a file not known before the line runs")
-	case stdinNames[w.val]:
+	case stdinNames()[w.val]:
 		p := &shellPart{}
 		a.fromStdin(p, fl, "source")
 		if p.unchecked != "" {

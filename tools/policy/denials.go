@@ -4,18 +4,23 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/tools"
 	"mvdan.cc/sh/v3/syntax"
 )
 
-var downloaders = setOf("curl", "wget", "fetch", "aria2c", "http", "https", "xh")
+var downloaders = sync.OnceValue(func() map[string]bool {
+	return setOf("curl", "wget", "fetch", "aria2c", "http", "https", "xh")
+})
 
-var shells = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh",
-	"tcsh", "busybox", "python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "osascript", "pwsh",
-	"powershell")
+var shells = sync.OnceValue(func() map[string]bool {
+	return setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh",
+		"tcsh", "busybox", "python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "osascript", "pwsh",
+		"powershell")
+})
 
-func isShellName(name string) bool { return shells[name] }
+func isShellName(name string) bool { return shells()[name] }
 
 func setOf(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -65,9 +70,9 @@ func (a *analyzer) denial(p *shellPart, fl *flow, o origin) string {
 				return a.destroy(p, "find -delete", append([]word{{val: "-r", lit: true}}, roots...), true, fl, origin{})
 			}
 		}
-	case commandRunners[name]:
+	case commandRunners()[name]:
 		for i := 1; i < len(args); i++ {
-			if args[i].lit && denialNames[filepath.Base(args[i].val)] {
+			if args[i].lit && denialNames()[filepath.Base(args[i].val)] {
 				q := &shellPart{words: args[i:], Words: vals(args[i:])}
 				if why := a.denial(q, fl, o); why != "" {
 					return why
@@ -80,14 +85,18 @@ func (a *analyzer) denial(p *shellPart, fl *flow, o origin) string {
 
 // commandRunners run a command given in their arguments behind options
 // the policy does not read; the command is found by its name.
-var commandRunners = setOf("strace", "ltrace", "valgrind", "unshare", "nsenter", "firejail", "proot", "bwrap",
-	"catchsegv", "faketime", "torsocks", "proxychains", "proxychains4", "dbus-run-session", "xvfb-run",
-	"systemd-run", "runuser", "setpriv", "capsh", "prlimit", "numactl", "cgexec", "trickle", "ssh", "docker",
-	"podman", "kubectl", "chrt", "taskset", "perf", "gdb", "rr")
+var commandRunners = sync.OnceValue(func() map[string]bool {
+	return setOf("strace", "ltrace", "valgrind", "unshare", "nsenter", "firejail", "proot", "bwrap",
+		"catchsegv", "faketime", "torsocks", "proxychains", "proxychains4", "dbus-run-session", "xvfb-run",
+		"systemd-run", "runuser", "setpriv", "capsh", "prlimit", "numactl", "cgexec", "trickle", "ssh", "docker",
+		"podman", "kubectl", "chrt", "taskset", "perf", "gdb", "rr")
+})
 
-var denialNames = setOf("rm", "shred", "rmdir", "unlink", "sudo", "su", "doas", "pkexec", "run0", "mkfs",
-	"mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "dd", "shutdown", "reboot", "halt", "poweroff",
-	"init", "telinit", "systemctl", "chmod", "chown", "chgrp", "find")
+var denialNames = sync.OnceValue(func() map[string]bool {
+	return setOf("rm", "shred", "rmdir", "unlink", "sudo", "su", "doas", "pkexec", "run0", "mkfs",
+		"mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "dd", "shutdown", "reboot", "halt", "poweroff",
+		"init", "telinit", "systemctl", "chmod", "chown", "chgrp", "find")
+})
 
 // destroy refuses rm/shred/rmdir (and recursive chmod/chown) of /, the
 // home directory or any path outside the workspace, with the targets
@@ -224,7 +233,7 @@ func downloads(node syntax.Node) bool {
 				ws[i] = decodeWord(w, "")
 			}
 			for len(ws) > 0 {
-				if ws[0].lit && downloaders[filepath.Base(ws[0].val)] {
+				if ws[0].lit && downloaders()[filepath.Base(ws[0].val)] {
 					found = true
 				}
 				ws = unwrap(ws).words
@@ -245,18 +254,24 @@ func downloads(node syntax.Node) bool {
 // refused in every mode; so is a program named by a download.
 
 // stdinRunners run the commands they read on their standard input.
-var stdinRunners = setOf("parallel", "at", "batch", "crontab", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "mariadb",
-	"tclsh", "expect", "wish", "gdb", "lldb", "jshell", "irb", "Rscript", "R", "julia", "lua", "luajit", "bun", "deno",
-	"ksh93", "elvish", "nu", "xonsh", "ipython")
+var stdinRunners = sync.OnceValue(func() map[string]bool {
+	return setOf("parallel", "at", "batch", "crontab", "ed", "ex", "dc", "sqlite3", "psql", "mysql", "mariadb",
+		"tclsh", "expect", "wish", "gdb", "lldb", "jshell", "irb", "Rscript", "R", "julia", "lua", "luajit", "bun", "deno",
+		"ksh93", "elvish", "nu", "xonsh", "ipython")
+})
 
 // argRunners run code given in their arguments (beside shellNames, eval
 // and source): a script, an expression, a command to run.
-var argRunners = setOf("awk", "gawk", "mawk", "nawk", "sed", "gsed", "xargs", "find", "parallel", "make", "gmake",
-	"git", "vim", "nvim", "vi", "gdb", "env", "watch", "flock", "script", "ssh")
+var argRunners = sync.OnceValue(func() map[string]bool {
+	return setOf("awk", "gawk", "mawk", "nawk", "sed", "gsed", "xargs", "find", "parallel", "make", "gmake",
+		"git", "vim", "nvim", "vi", "gdb", "env", "watch", "flock", "script", "ssh")
+})
 
 // xargsHarmless are the programs xargs may feed a download to: they print
 // their arguments, whatever they are.
-var xargsHarmless = setOf("echo", "printf", "basename", "dirname", "wc", "true")
+var xargsHarmless = sync.OnceValue(func() map[string]bool {
+	return setOf("echo", "printf", "basename", "dirname", "wc", "true")
+})
 
 // runsInput says what in a pipeline stage would run what it reads (""
 // for nothing): a shell or interpreter (possibly behind env or sudo), a
@@ -289,7 +304,7 @@ func stageRuns(ws []word) string {
 		switch {
 		case isShellName(name) || name == "source" || name == "." || name == "eval":
 			return "a shell"
-		case stdinRunners[name]:
+		case stdinRunners()[name]:
 			return name + ", which runs the commands it reads"
 		case awkNames[name] && awkReadOnly(name, ws[1:]) != "":
 			return name + ", whose program may run what it reads (" + awkReadOnly(name, ws[1:]) + ")"
@@ -299,7 +314,7 @@ func stageRuns(ws []word) string {
 			return "a shell" // env -S, watch, flock -c: a script run by sh, reading the stage's input
 		case name == "xargs":
 			inner := unwrap(ws).words
-			if len(inner) > 0 && (!inner[0].lit || !xargsHarmless[filepath.Base(inner[0].val)]) {
+			if len(inner) > 0 && (!inner[0].lit || !xargsHarmless()[filepath.Base(inner[0].val)]) {
 				return "xargs, which runs " + inner[0].text + " with what it reads as arguments"
 			}
 		}
@@ -322,7 +337,7 @@ func runsCode(ws []word) bool {
 			return true
 		}
 		n := filepath.Base(ws[0].val)
-		if isShellName(n) || n == "eval" || n == "source" || n == "." || argRunners[n] || stdinRunners[n] {
+		if isShellName(n) || n == "eval" || n == "source" || n == "." || argRunners()[n] || stdinRunners()[n] {
 			return true
 		}
 		ws = unwrap(ws).words

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/internal/lazy"
 	"mvdan.cc/sh/v3/syntax"
@@ -35,7 +36,9 @@ func newVarTaint() *varTaint {
 
 // inputBuiltins fill the variables they name from input or arbitrary
 // text.
-var inputBuiltins = setOf("read", "mapfile", "readarray", "getopts", "printf")
+var inputBuiltins = sync.OnceValue(func() map[string]bool {
+	return setOf("read", "mapfile", "readarray", "getopts", "printf")
+})
 
 // collect records the assignments of a parsed file (the line, or a string
 // it runs as code).
@@ -63,7 +66,7 @@ func (v *varTaint) collect(f *syntax.File) {
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
-				if w := decodeWord(n.Args[0], ""); w.lit && inputBuiltins[w.val] {
+				if w := decodeWord(n.Args[0], ""); w.lit && inputBuiltins()[w.val] {
 					for _, arg := range n.Args[1:] {
 						if d := decodeWord(arg, ""); d.lit && syntax.ValidName(d.val) {
 							v.dirty[d.val] = true

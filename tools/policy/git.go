@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/internal/lazy"
@@ -43,8 +44,10 @@ func gitSafeEnv() []string {
 }
 
 // gitGlobalFlags are git's global options that change nothing git runs.
-var gitGlobalFlags = setOf("--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs",
-	"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice")
+var gitGlobalFlags = sync.OnceValue(func() map[string]bool {
+	return setOf("--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs",
+		"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice")
+})
 
 // gitReadOnly judges a git command: global options from a short list,
 // a read-only subcommand with allowed options, run in a repository whose
@@ -59,7 +62,7 @@ func (a *analyzer) gitReadOnly(p *shellPart, fl *flow) string {
 			return "git has an argument not known before the line runs (" + w.text + ")"
 		}
 		switch {
-		case gitGlobalFlags[w.val]:
+		case gitGlobalFlags()[w.val]:
 		case w.val == "-C" && i+1 < len(args):
 			cwd = a.cdTarget(args[i+1], &flow{cwd: cwd, old: fl.old}, false)
 			i++
@@ -84,7 +87,7 @@ sub:
 	if subw.val == "stash" {
 		at = rest[0]
 	}
-	if text := gitSafeArgs[subw.val]; text != "" {
+	if text := gitSafeArgs()[subw.val]; text != "" {
 		if a.nested() > 0 || !at.located || at.end > len(a.src()) || !strings.Contains(a.src()[at.pos:at.end], at.val) {
 			return "git's safe options cannot be added here"
 		}
@@ -95,11 +98,13 @@ sub:
 
 // gitSafeArgs are the options added after a subcommand that shows diffs:
 // no external diff driver, no textconv filter.
-var gitSafeArgs = map[string]string{
-	"diff": " --no-ext-diff --no-textconv", "log": " --no-ext-diff --no-textconv",
-	"show": " --no-ext-diff --no-textconv", "whatchanged": " --no-ext-diff --no-textconv",
-	"stash": " --no-ext-diff --no-textconv", "blame": " --no-textconv",
-}
+var gitSafeArgs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"diff": " --no-ext-diff --no-textconv", "log": " --no-ext-diff --no-textconv",
+		"show": " --no-ext-diff --no-textconv", "whatchanged": " --no-ext-diff --no-textconv",
+		"stash": " --no-ext-diff --no-textconv", "blame": " --no-textconv",
+	}
+})
 
 // gitSpec is a read-only git subcommand's allowed options.
 type gitSpec struct {
@@ -174,7 +179,8 @@ var gitSubcommands = map[string]gitSpec{
 // gitDiffFlags and gitDiffValued are the revision and diff options that
 // only select and format: everything but --output, --ext-diff and
 // --textconv.
-var gitDiffFlags = setOf(strings.Fields(`-p -u -s -z -w -b -R -a -D -W -m -c -t -r -i -E -F -P -g
+var gitDiffFlags = sync.OnceValue(func() map[string]bool {
+	return setOf(strings.Fields(`-p -u -s -z -w -b -R -a -D -W -m -c -t -r -i -E -F -P -g
 	--patch --no-patch --raw --patch-with-raw --patch-with-stat --stat --numstat --shortstat --summary --name-only
 	--name-status --check --full-index --binary --no-renames --minimal --patience --histogram --text
 	--ignore-all-space --ignore-space-change --ignore-space-at-eol --ignore-blank-lines --ignore-cr-at-eol
@@ -192,13 +198,16 @@ var gitDiffFlags = setOf(strings.Fields(`-p -u -s -z -w -b -R -a -D -W -m -c -t 
 	--cherry-mark --cherry-pick --show-signature --stdin --exclude-first-parent-only --no-standard-notes
 	--standard-notes --show-notes-by-default --no-show-signature --name-only --stat-count --no-indent-heuristic
 	--indent-heuristic --ignore-submodules --histogram`)...)
+})
 
-var gitDiffValued = setOf(strings.Fields(`-n -S -G -L -O -l --author --committer --grep --grep-reflog --since
+var gitDiffValued = sync.OnceValue(func() map[string]bool {
+	return setOf(strings.Fields(`-n -S -G -L -O -l --author --committer --grep --grep-reflog --since
 	--after --until --before --max-count --skip --max-age --min-age --max-parents --min-parents --since-as-filter
 	--stat-width --stat-name-width --stat-graph-width --find-object --diff-filter --ignore-matching-lines -I
 	--output-indicator-new --output-indicator-old --output-indicator-context --src-prefix --dst-prefix
 	--line-prefix --decorate-refs --decorate-refs-exclude --exclude --glob --anchored --inter-hunk-context
 	--diff-algorithm --skip-to --rotate-to --branches --tags --remotes`)...)
+})
 
 // gitDiffPrefixes take an optional attached value (--stat=80, -M50%).
 var gitDiffPrefixes = []string{"--stat", "--dirstat", "-X", "--word-diff", "--color-words", "--color-moved",
@@ -298,7 +307,7 @@ func gitOptions(sub string, spec gitSpec, args []word) string {
 			}
 		case gitValued(spec, v[:min(2, len(v))]) && !strings.HasPrefix(v, "--"):
 			// -n5, -Sfoo: a short option with its value attached
-		case !hasVal && (wordIn(spec.flags, v) || spec.diffOpts && (gitDiffFlags[v] || gitNumberFlag().MatchString(v))):
+		case !hasVal && (wordIn(spec.flags, v) || spec.diffOpts && (gitDiffFlags()[v] || gitNumberFlag().MatchString(v))):
 		case gitPrefixed(spec, v):
 		default:
 			return "git " + sub + " " + n + " is not known to be read-only"
@@ -308,7 +317,7 @@ func gitOptions(sub string, spec gitSpec, args []word) string {
 }
 
 func gitValued(spec gitSpec, n string) bool {
-	return wordIn(spec.valued, n) || spec.diffOpts && gitDiffValued[n]
+	return wordIn(spec.valued, n) || spec.diffOpts && gitDiffValued()[n]
 }
 
 // gitPrefixed accepts an option of the spec's (or the diff options')

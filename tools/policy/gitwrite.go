@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A confined command finds the repository's git directory read-only: a
@@ -18,14 +19,18 @@ import (
 
 // gitWriteSubcommands are what such a line may run: the subcommands that
 // record, move and share work, and the read-only ones that show it.
-var gitWriteSubcommands = setOf("add", "commit", "checkout", "switch", "restore", "reset", "stash", "merge", "rebase",
-	"cherry-pick", "revert", "branch", "tag", "rm", "mv", "apply", "am", "notes", "fetch", "pull", "push",
-	"status", "diff", "log", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog", "show-ref", "rev-list",
-	"ls-tree", "cat-file", "reflog", "whatchanged", "grep")
+var gitWriteSubcommands = sync.OnceValue(func() map[string]bool {
+	return setOf("add", "commit", "checkout", "switch", "restore", "reset", "stash", "merge", "rebase",
+		"cherry-pick", "revert", "branch", "tag", "rm", "mv", "apply", "am", "notes", "fetch", "pull", "push",
+		"status", "diff", "log", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog", "show-ref", "rev-list",
+		"ls-tree", "cat-file", "reflog", "whatchanged", "grep")
+})
 
 // gitWriteNetwork are the subcommands among them that use the network: the
 // line then runs without git's "protocol.allow never".
-var gitWriteNetwork = setOf("fetch", "pull", "push")
+var gitWriteNetwork = sync.OnceValue(func() map[string]bool {
+	return setOf("fetch", "pull", "push")
+})
 
 // gitWriteRisky are options of those subcommands that make git run a
 // program or write a file it names, beyond the ones every git part is
@@ -75,14 +80,14 @@ func gitWriteSub(args []word) (string, bool) {
 	for ; i < len(args); i++ {
 		v := args[i].val
 		switch {
-		case gitGlobalFlags[v]:
+		case gitGlobalFlags()[v]:
 		case v == "-C" && i+1 < len(args):
 			i++
 		case strings.HasPrefix(v, "-"):
 			return "", false // -c, --git-dir, --work-tree, --exec-path, -p (a pager) …
 		default:
 			sub := v
-			if !gitWriteSubcommands[sub] {
+			if !gitWriteSubcommands()[sub] {
 				return "", false
 			}
 			for _, w := range args[i+1:] {
@@ -106,7 +111,7 @@ func gitWriteSub(args []word) (string, bool) {
 // pushes), and the safe options after git's diff commands.
 func gitWriteExec(an *shellAnalysis) string {
 	for _, p := range an.Parts {
-		if sub, ok := gitWriteSub(p.words[1:]); ok && p.words[0].val == "git" && gitWriteNetwork[sub] {
+		if sub, ok := gitWriteSub(p.words[1:]); ok && p.words[0].val == "git" && gitWriteNetwork()[sub] {
 			return execWith(an, gitNetworkEnv())
 		}
 	}

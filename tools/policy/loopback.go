@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // An HTTP client pointed only at this machine (curl http://127.0.0.1:8123/,
@@ -14,22 +15,26 @@ import (
 // a URL keeps the command a network one.
 
 // loopbackClients are the HTTP clients whose URLs are read.
-var loopbackClients = setOf("curl", "wget", "http", "https", "xh")
+var loopbackClients = sync.OnceValue(func() map[string]bool {
+	return setOf("curl", "wget", "http", "https", "xh")
+})
 
 // valueOptions are, by client, the options whose value is not a URL.
-var valueOptions = map[string]map[string]bool{
-	"curl": setOf("-o", "--output", "-H", "--header", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
-		"-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-T", "--upload-file", "-w",
-		"--write-out", "-F", "--form", "-m", "--max-time", "--connect-timeout", "--retry", "-b", "--cookie", "-c",
-		"--cookie-jar"),
-	"wget": setOf("-O", "--output-document", "-P", "--directory-prefix", "--header", "-t", "--tries", "-T", "--timeout",
-		"-U", "--user-agent", "--post-data"),
-}
+var valueOptions = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"curl": setOf("-o", "--output", "-H", "--header", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
+			"-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-T", "--upload-file", "-w",
+			"--write-out", "-F", "--form", "-m", "--max-time", "--connect-timeout", "--retry", "-b", "--cookie", "-c",
+			"--cookie-jar"),
+		"wget": setOf("-O", "--output-document", "-P", "--directory-prefix", "--header", "-t", "--tries", "-T", "--timeout",
+			"-U", "--user-agent", "--post-data"),
+	}
+})
 
 // onlyLoopback reports whether p is an HTTP client whose every URL is on
 // this machine.
 func onlyLoopback(p *shellPart) bool {
-	if !loopbackClients[p.name()] {
+	if !loopbackClients()[p.name()] {
 		return false
 	}
 	urls := 0
@@ -40,7 +45,7 @@ func onlyLoopback(p *shellPart) bool {
 			return false
 		}
 		if strings.HasPrefix(w.val, "-") {
-			if valueOptions[p.name()][w.val] {
+			if valueOptions()[p.name()][w.val] {
 				i++ // its value
 			}
 			continue

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/tools"
 )
@@ -108,49 +109,55 @@ func matchNetworkRules(rules []Rule, part shellPart) (Verdict, bool) {
 // network apart (network.go). Building or testing can download too (go
 // test with a missing module, cargo build): the model says so with
 // run_cmd's network parameter.
-var networkPrograms = setOf("curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
-	"ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute", "mtr", "npx", "bunx", "pipx", "uvx", "gh", "aws",
-	"gcloud", "az", "kubectl", "helm", "terraform", "http", "https", "xh", "aria2c")
+var networkPrograms = sync.OnceValue(func() map[string]bool {
+	return setOf("curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
+		"ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute", "mtr", "npx", "bunx", "pipx", "uvx", "gh", "aws",
+		"gcloud", "az", "kubectl", "helm", "terraform", "http", "https", "xh", "aria2c")
+})
 
-var networkSubcommands = map[string]map[string]bool{
-	"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule"),
-	"go":       setOf("get"),
-	"npm":      setOf("install", "i", "ci", "add", "update", "upgrade", "publish", "view", "info", "outdated", "audit", "login", "search", "ping", "create", "exec", "x"),
-	"pnpm":     setOf("install", "i", "add", "update", "up", "publish", "dlx", "fetch", "create", "outdated", "audit"),
-	"yarn":     setOf("install", "add", "upgrade", "up", "publish", "dlx", "create", "npm", "outdated", "audit"),
-	"bun":      setOf("install", "i", "add", "update", "x", "create", "publish"),
-	"pip":      setOf("install", "download", "index", "search"),
-	"pip3":     setOf("install", "download", "index", "search"),
-	"uv":       setOf("pip", "sync", "lock", "add", "tool", "python", "run"),
-	"poetry":   setOf("install", "add", "update", "lock", "publish"),
-	"cargo":    setOf("fetch", "install", "update", "publish", "search", "add", "login"),
-	"docker":   setOf("pull", "push", "login", "search", "build", "run"),
-	"podman":   setOf("pull", "push", "login", "search", "build", "run"),
-	"apt":      setOf("update", "install", "upgrade", "full-upgrade", "download", "source"),
-	"apt-get":  setOf("update", "install", "upgrade", "dist-upgrade", "download", "source"),
-	"brew":     setOf("install", "update", "upgrade", "fetch", "search", "tap"),
-	"gem":      setOf("install", "update", "fetch", "search", "push"),
-	"bundle":   setOf("install", "update", "add"),
-	"composer": setOf("install", "update", "require", "create-project"),
-	"mvn":      setOf("install", "deploy", "dependency:resolve", "dependency:get"),
-	"rustup":   setOf("update", "install", "toolchain", "target", "component"),
-	"deno":     setOf("install", "add", "cache"),
-	"conda":    setOf("install", "update", "create"),
-	"dotnet":   setOf("restore", "add", "tool"),
-}
+var networkSubcommands = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"git":      setOf("clone", "fetch", "pull", "push", "ls-remote", "submodule"),
+		"go":       setOf("get"),
+		"npm":      setOf("install", "i", "ci", "add", "update", "upgrade", "publish", "view", "info", "outdated", "audit", "login", "search", "ping", "create", "exec", "x"),
+		"pnpm":     setOf("install", "i", "add", "update", "up", "publish", "dlx", "fetch", "create", "outdated", "audit"),
+		"yarn":     setOf("install", "add", "upgrade", "up", "publish", "dlx", "create", "npm", "outdated", "audit"),
+		"bun":      setOf("install", "i", "add", "update", "x", "create", "publish"),
+		"pip":      setOf("install", "download", "index", "search"),
+		"pip3":     setOf("install", "download", "index", "search"),
+		"uv":       setOf("pip", "sync", "lock", "add", "tool", "python", "run"),
+		"poetry":   setOf("install", "add", "update", "lock", "publish"),
+		"cargo":    setOf("fetch", "install", "update", "publish", "search", "add", "login"),
+		"docker":   setOf("pull", "push", "login", "search", "build", "run"),
+		"podman":   setOf("pull", "push", "login", "search", "build", "run"),
+		"apt":      setOf("update", "install", "upgrade", "full-upgrade", "download", "source"),
+		"apt-get":  setOf("update", "install", "upgrade", "dist-upgrade", "download", "source"),
+		"brew":     setOf("install", "update", "upgrade", "fetch", "search", "tap"),
+		"gem":      setOf("install", "update", "fetch", "search", "push"),
+		"bundle":   setOf("install", "update", "add"),
+		"composer": setOf("install", "update", "require", "create-project"),
+		"mvn":      setOf("install", "deploy", "dependency:resolve", "dependency:get"),
+		"rustup":   setOf("update", "install", "toolchain", "target", "component"),
+		"deno":     setOf("install", "add", "cache"),
+		"conda":    setOf("install", "update", "create"),
+		"dotnet":   setOf("restore", "add", "tool"),
+	}
+})
 
 // subcommandValueOptions are global options whose value is the next word,
 // so it is not the subcommand: git -C dir fetch, go -C dir get.
-var subcommandValueOptions = map[string]map[string]bool{
-	"git": setOf("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"),
-	"go":  setOf("-C"),
-}
+var subcommandValueOptions = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"git": setOf("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"),
+		"go":  setOf("-C"),
+	}
+})
 
 // needsNetwork reports whether a command is known to need the network.
 // Others may use it too; this only names the ones it surely does.
 func needsNetwork(p *shellPart) bool {
 	name := p.name()
-	if networkPrograms[name] {
+	if networkPrograms()[name] {
 		return !onlyLoopback(p)
 	}
 	if name == "rsync" {
@@ -160,7 +167,7 @@ func needsNetwork(p *shellPart) bool {
 			}
 		}
 	}
-	subs, ok := networkSubcommands[name]
+	subs, ok := networkSubcommands()[name]
 	if !ok {
 		return false
 	}
@@ -168,7 +175,7 @@ func needsNetwork(p *shellPart) bool {
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if w.lit && strings.HasPrefix(w.val, "-") {
-			if subcommandValueOptions[name][w.val] {
+			if subcommandValueOptions()[name][w.val] {
 				i++ // the option's value is not the subcommand
 			}
 			continue

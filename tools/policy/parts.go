@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"sync"
 )
 
 // origin says where a command found inside another gets the arguments the
@@ -63,7 +64,7 @@ func (a *analyzer) addPart(ws []word, assigns []assignment, fl *flow, o origin) 
 	}
 	for _, w := range outputsOf(p) {
 		a.writeOut(w, fl)
-		if downloaders[p.name()] { // curl -o install.sh, wget -O x.py
+		if downloaders()[p.name()] { // curl -o install.sh, wget -O x.py
 			a.markDownloaded(w, fl)
 		}
 	}
@@ -86,7 +87,9 @@ type innerCmd struct {
 }
 
 // stdinNames are paths that name a command's standard input.
-var stdinNames = setOf("/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0")
+var stdinNames = sync.OnceValue(func() map[string]bool {
+	return setOf("/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0")
+})
 
 // special handles the programs that change the shell, run code they are
 // given, or run other commands; it returns the commands run inside p.
@@ -107,7 +110,7 @@ func (a *analyzer) effects(p *shellPart, fl *flow) {
 	switch {
 	case name == "cd" || name == "pushd" || name == "popd":
 		a.chdir(name, args, fl)
-	case shScripts[name]:
+	case shScripts()[name]:
 		a.shell(p, fl)
 	case name == "eval":
 		a.eval(args, fl)
@@ -135,7 +138,7 @@ func (a *analyzer) effects(p *shellPart, fl *flow) {
 		a.copyLinks(args)
 	case name == "git":
 		a.gitConfigScripts(args, fl)
-	case nameBuiltins[name] != "" || name == "unset" || name == "getopts":
+	case nameBuiltins()[name] != "" || name == "unset" || name == "getopts":
 		for _, w := range nameOperands(name, args) {
 			n, _, _ := strings.Cut(w.val, "=")
 			a.nameOperand(word{val: n, lit: w.lit, params: w.params, subst: w.subst, arith: w.arith}, name)
@@ -224,14 +227,16 @@ func (a *analyzer) wrapped(p *shellPart, fl *flow, o origin) []innerCmd {
 // nameBuiltins take variable names as operands (bash evaluates a
 // subscript in them), with the options that take a value: a prompt or a
 // delimiter is not a name.
-var nameBuiltins = map[string]string{
-	"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "declare": "-", "typeset": "-",
-	"local": "-", "export": "-", "readonly": "-", "wait": "-",
-}
+var nameBuiltins = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "declare": "-", "typeset": "-",
+		"local": "-", "export": "-", "readonly": "-", "wait": "-",
+	}
+})
 
 // nameOperands are the words a builtin reads as variable names.
 func nameOperands(name string, args []word) []word {
-	valued := nameBuiltins[name]
+	valued := nameBuiltins()[name]
 	var out []word
 	for i := 0; i < len(args); i++ {
 		w := args[i]

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/internal/lazy"
 	"github.com/agentd/agentd/tools"
@@ -107,8 +108,10 @@ var readOnlyPrograms = map[string]roSpec{
 
 // transparentWrappers run their command and do nothing else that
 // matters: read-only when their command is.
-var transparentWrappers = setOf("env", "timeout", "nice", "ionice", "stdbuf", "command", "builtin", "time",
-	"setsid", "chronic", "unbuffer", "caffeinate")
+var transparentWrappers = sync.OnceValue(func() map[string]bool {
+	return setOf("env", "timeout", "nice", "ionice", "stdbuf", "command", "builtin", "time",
+		"setsid", "chronic", "unbuffer", "caffeinate")
+})
 
 // procReadable are /proc files anyone may read that hold no secret.
 var procReadable = lazy.Regexp(`^/proc/(cpuinfo|meminfo|version|loadavg|uptime|stat|mounts|filesystems|` +
@@ -159,7 +162,7 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 			return ""
 		}
 	}
-	if transparentWrappers[name] && len(args) > 0 {
+	if transparentWrappers()[name] && len(args) > 0 {
 		u := unwrap(p.words)
 		if u.bad == "" && u.script == nil && u.words != nil {
 			return "" // its command is judged on its own
@@ -195,7 +198,7 @@ func (a *analyzer) programOutside(name string, cwd dirSet) string {
 		}
 		return ""
 	}
-	if isShellBuiltin[name] {
+	if isShellBuiltin()[name] {
 		return ""
 	}
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
@@ -225,8 +228,10 @@ func (a *analyzer) programOutside(name string, cwd dirSet) string {
 
 // isShellBuiltin are bash builtins the read-only lists name: bash runs
 // them whatever PATH holds.
-var isShellBuiltin = setOf("echo", "printf", "pwd", "type", "test", "[", "true", "false", "cd", "pushd",
-	"popd", "command", "builtin", "time")
+var isShellBuiltin = sync.OnceValue(func() map[string]bool {
+	return setOf("echo", "printf", "pwd", "type", "test", "[", "true", "false", "cd", "pushd",
+		"popd", "command", "builtin", "time")
+})
 
 // procReads refuses reads of another process's environment or memory
 // (where the daemon keeps the model's key) among a read-only command's
@@ -470,7 +475,7 @@ func goReadOnly(args []word) string {
 		return goFlagsReadOnly("go list", rest, merge(buildBools, setOf("m", "deps", "test", "e", "find", "export",
 			"compiled", "json")), merge(build, setOf("f", "json", "pgo")), -1)
 	case "vet":
-		vetBools := merge(buildBools, goAnalyzers)
+		vetBools := merge(buildBools, goAnalyzers())
 		return goVetFlags(rest, vetBools, merge(build, setOf("c")))
 	}
 	return "go " + sub + " is not a read-only go command"
@@ -482,7 +487,7 @@ func goVetFlags(args []word, bools, valued map[string]bool) string {
 	var plain []word
 	for _, w := range args {
 		f, _, _ := strings.Cut(strings.TrimLeft(w.val, "-"), "=")
-		if a, _, ok := strings.Cut(f, "."); ok && w.lit && strings.HasPrefix(w.val, "-") && goAnalyzers[a] && strings.Contains(w.val, "=") {
+		if a, _, ok := strings.Cut(f, "."); ok && w.lit && strings.HasPrefix(w.val, "-") && goAnalyzers()[a] && strings.Contains(w.val, "=") {
 			continue
 		}
 		plain = append(plain, w)
@@ -490,11 +495,13 @@ func goVetFlags(args []word, bools, valued map[string]bool) string {
 	return goFlagsReadOnly("go vet", plain, bools, valued, -1)
 }
 
-var goAnalyzers = setOf("appends", "asmdecl", "assign", "atomic", "bools", "buildtag", "cgocall", "composites",
-	"copylocks", "defers", "directive", "errorsas", "framepointer", "hostport", "httpresponse", "ifaceassert",
-	"loopclosure", "lostcancel", "nilfunc", "printf", "shift", "sigchanyzer", "slog", "stdmethods", "stdversion",
-	"stringintconv", "structtag", "testinggoroutine", "tests", "timeformat", "unmarshal", "unreachable",
-	"unsafeptr", "unusedresult", "waitgroup")
+var goAnalyzers = sync.OnceValue(func() map[string]bool {
+	return setOf("appends", "asmdecl", "assign", "atomic", "bools", "buildtag", "cgocall", "composites",
+		"copylocks", "defers", "directive", "errorsas", "framepointer", "hostport", "httpresponse", "ifaceassert",
+		"loopclosure", "lostcancel", "nilfunc", "printf", "shift", "sigchanyzer", "slog", "stdmethods", "stdversion",
+		"stringintconv", "structtag", "testinggoroutine", "tests", "timeformat", "unmarshal", "unreachable",
+		"unsafeptr", "unusedresult", "waitgroup")
+})
 
 func merge(ms ...map[string]bool) map[string]bool {
 	out := map[string]bool{}
@@ -508,18 +515,20 @@ func merge(ms ...map[string]bool) map[string]bool {
 
 // findTests are find's expression words that only select or print, with
 // the number of arguments each takes.
-var findTests = map[string]int{
-	"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1, "-iregex": 1,
-	"-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1, "-mtime": 1, "-mmin": 1, "-atime": 1,
-	"-amin": 1, "-ctime": 1, "-cmin": 1, "-newer": 1, "-anewer": 1, "-cnewer": 1, "-perm": 1, "-user": 1,
-	"-group": 1, "-uid": 1, "-gid": 1, "-links": 1, "-inum": 1, "-samefile": 1, "-maxdepth": 1, "-mindepth": 1,
-	"-regextype": 1, "-used": 1, "-fstype": 1, "-printf": 1,
-	"-print": 0, "-print0": 0, "-ls": 0, "-prune": 0, "-quit": 0, "-true": 0, "-false": 0, "-empty": 0,
-	"-readable": 0, "-writable": 0, "-executable": 0, "-nouser": 0, "-nogroup": 0, "-depth": 0, "-d": 0,
-	"-xdev": 0, "-mount": 0, "-follow": 0, "-noleaf": 0, "-daystart": 0, "-ignore_readdir_race": 0,
-	"-noignore_readdir_race": 0, "-not": 0, "-a": 0, "-o": 0, "-and": 0, "-or": 0, "!": 0, "(": 0, ")": 0,
-	",": 0, "-warn": 0, "-nowarn": 0,
-}
+var findTests = sync.OnceValue(func() map[string]int {
+	return map[string]int{
+		"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1, "-iregex": 1,
+		"-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1, "-mtime": 1, "-mmin": 1, "-atime": 1,
+		"-amin": 1, "-ctime": 1, "-cmin": 1, "-newer": 1, "-anewer": 1, "-cnewer": 1, "-perm": 1, "-user": 1,
+		"-group": 1, "-uid": 1, "-gid": 1, "-links": 1, "-inum": 1, "-samefile": 1, "-maxdepth": 1, "-mindepth": 1,
+		"-regextype": 1, "-used": 1, "-fstype": 1, "-printf": 1,
+		"-print": 0, "-print0": 0, "-ls": 0, "-prune": 0, "-quit": 0, "-true": 0, "-false": 0, "-empty": 0,
+		"-readable": 0, "-writable": 0, "-executable": 0, "-nouser": 0, "-nogroup": 0, "-depth": 0, "-d": 0,
+		"-xdev": 0, "-mount": 0, "-follow": 0, "-noleaf": 0, "-daystart": 0, "-ignore_readdir_race": 0,
+		"-noignore_readdir_race": 0, "-not": 0, "-a": 0, "-o": 0, "-and": 0, "-or": 0, "!": 0, "(": 0, ")": 0,
+		",": 0, "-warn": 0, "-nowarn": 0,
+	}
+})
 
 var findNewerXY = lazy.Regexp(`^-newer[aBcmt][aBcmt]$`)
 
@@ -540,7 +549,7 @@ func findReadOnly(args []word) string {
 		if !w.lit {
 			return "find's expression has " + w.text + ", not known before the line runs"
 		}
-		n, ok := findTests[w.val]
+		n, ok := findTests()[w.val]
 		if !ok && findNewerXY().MatchString(w.val) {
 			n, ok = 1, true
 		}

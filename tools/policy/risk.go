@@ -2,15 +2,18 @@ package policy
 
 import (
 	"strings"
+	"sync"
 )
 
 // safeEnvVars are variables a command may be given in the line and still
 // count as read-only: they change how output looks, never what runs.
-var safeEnvVars = setOf("LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
-	"COLUMNS", "LINES", "TERM", "COLORTERM", "CI", "POSIXLY_CORRECT", "GREP_COLOR", "GREP_COLORS", "LS_COLORS",
-	"TIME_STYLE", "QUOTING_STYLE", "BLOCK_SIZE", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOARM64", "CGO_ENABLED",
-	"RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "NODE_ENV",
-	"GIT_PAGER", "PAGER")
+var safeEnvVars = sync.OnceValue(func() map[string]bool {
+	return setOf("LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+		"COLUMNS", "LINES", "TERM", "COLORTERM", "CI", "POSIXLY_CORRECT", "GREP_COLOR", "GREP_COLORS", "LS_COLORS",
+		"TIME_STYLE", "QUOTING_STYLE", "BLOCK_SIZE", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOARM64", "CGO_ENABLED",
+		"RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "NODE_ENV",
+		"GIT_PAGER", "PAGER")
+})
 
 // safeEnvAssign reports whether giving a command NAME=value cannot make it
 // run code: a name from safeEnvVars (or the locale's LC_*) with a literal
@@ -23,7 +26,7 @@ func safeEnvAssign(as assignment) bool {
 	if (as.name == "PAGER" || as.name == "GIT_PAGER") && as.value.val != "cat" {
 		return false
 	}
-	return safeEnvVars[as.name] || strings.HasPrefix(as.name, "LC_")
+	return safeEnvVars()[as.name] || strings.HasPrefix(as.name, "LC_")
 }
 
 // riskyOptions are options that make a program run another program (or a

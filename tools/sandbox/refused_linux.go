@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A program that fails in the sandbox says so in its own words: "EACCES:
@@ -25,7 +26,10 @@ var (
 	writeWords   = []string{"mkdir", "open", "creat", "write", "rename", "unlink", "touch", "copy"}
 	netWords     = []string{"network is unreachable", "enetunreach", "could not resolve", "name or service not known",
 		"temporary failure in name resolution", "eai_again", "socket: permission denied", "connection refused"}
-	absPath = regexp.MustCompile(`(?:^|[\s'"(=:\[,‘“])(/[^\s'"()\[\]{},;:<>|‘’“”]+)`)
+	// absPath is compiled on first use, not at every agentd's start.
+	absPath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s'"(=:\[,‘“])(/[^\s'"()\[\]{},;:<>|‘’“”]+)`)
+	})
 )
 
 // Refused lists the rights the command seems to have lacked, from what it
@@ -86,7 +90,7 @@ func (c *Cmd) Refused(output string) []Refusal {
 // that are paths (made absolute against its directory), cleaned.
 func (c *Cmd) pathsIn(output string) []string {
 	var out []string
-	for _, m := range absPath.FindAllStringSubmatch(output, -1) {
+	for _, m := range absPath().FindAllStringSubmatch(output, -1) {
 		out = append(out, filepath.Clean(strings.TrimRight(m[1], ".")))
 	}
 	for _, a := range c.spec.Args {

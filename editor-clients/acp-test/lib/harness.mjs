@@ -8,6 +8,7 @@ import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { scaled } from "./scale.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const bin = process.env.AGENTD_ACP_BIN_DIR ?? join(here, "..", "bin");
@@ -119,7 +120,7 @@ export class Agent {
   }
 
   async waitFor(what, cond, ms = 10000) {
-    const end = Date.now() + ms;
+    const end = Date.now() + scaled(ms);
     while (!cond()) {
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n--- agentd stderr ---\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 20));

@@ -2,6 +2,7 @@
 // person at a terminal does: acpx asks its y/N questions only on a terminal.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
+import { scaled } from "./scale.mjs";
 
 export class Tmux {
   // dir holds the server's socket; env is the shells' environment.
@@ -55,9 +56,9 @@ export class Tmux {
   }
 
   // waitFor awaits text matching re on the pane since its last step mark,
-  // and returns that text.
+  // and returns that text; ms is an idle machine's bound, scaled to the load.
   async waitFor(what, re, { pane = "t:0", ms = 30000 } = {}) {
-    const end = Date.now() + ms;
+    const end = Date.now() + scaled(ms);
     for (;;) {
       const s = this.since(pane);
       if (re.test(s)) return s;

@@ -229,3 +229,37 @@ test("acpx: a prompt sent while a turn works waits for it, then runs with its co
   assert.match(second, /\[done\] end_turn/);
   assert.match(second, /Hi, after the count\./, "the follow-up ran after the first turn, with its conversation");
 });
+
+test("acpx: a background process the agent started is listed by /processes and stopped by /stop", async (t) => {
+  const { term, acpx } = terminal(t);
+  term.step();
+  term.type(acpx("sessions new"));
+  await term.waitFor("the session", /created session/);
+  term.step();
+  term.type(acpx("set-mode full-auto"));
+  await term.waitFor("the mode", /full-auto/);
+
+  term.step();
+  term.type(acpx("'start the dev server'"));
+  let s = await term.waitFor("the server started", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  assert.match(s, /\[tool\] `echo serving; sleep 60`/);
+  assert.match(prose(s), /The server runs in the background\./, "the call returned while the process goes on");
+
+  term.step();
+  term.type(acpx("/processes"));
+  s = await term.waitFor("the list", /\[done\] \w+/);
+  assert.match(s, /\*\*p1\*\* `echo serving; sleep 60` \(in [^)]*\): running for \d/);
+  assert.match(s, /Stop one with `\/stop <id>`\./);
+
+  term.step();
+  term.type(acpx("'/stop p1'"));
+  s = await term.waitFor("the stop", /\[done\] \w+/);
+  assert.match(s, /p1 `echo serving; sleep 60`: stopped\./);
+
+  term.step();
+  term.type(acpx("/processes"));
+  s = await term.waitFor("the list again", /\[done\] \w+/);
+  assert.match(s, /\*\*p1\*\* `echo serving; sleep 60` \(in [^)]*\): stopped/);
+  assert.doesNotMatch(s, /Stop one with/, "nothing left to stop");
+});

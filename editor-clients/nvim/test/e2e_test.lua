@@ -1540,6 +1540,36 @@ t.test('images: @shot.png in a prompt and a pasted image (:AgentdPaste) go to th
   t.eq(parts, 2, 'two pictures in the model request: ' .. vim.inspect(reqs[#reqs].messages))
 end)
 
+t.test('images: a pasted image goes with a steer (agent/steer images); the chat shows it under the steer', function()
+  local _, m = h.fresh('steerimage', { setup = { approval_policy = 'full-auto', env = { AGENTD_MODEL_IMAGES = 'on' } } })
+  h.keys(':AgentdChat<CR>build it<C-s>')
+  t.wait(function()
+    local r = S.run and S.runs:get(S.run)
+    return r and r.tools.call_b and r.tools.call_b.status == 'in_progress'
+  end, 'the command runs')
+  local clip = h.tmp .. '/clipboard.png'
+  h.write(clip, PNG)
+  require('agentd.config').values.images.paste = { 'cat', clip }
+  vim.cmd('AgentdPaste')
+  t.wait(function()
+    return h.compose_status():find('1 pasted image', 1, true)
+  end, 'the compose window says an image goes with the words')
+  local _, cwin = require('agentd.chat').wins()
+  api.nvim_set_current_win(cwin)
+  api.nvim_buf_set_lines(api.nvim_win_get_buf(cwin), 0, -1, false, { 'look at this one' })
+  h.keys('<C-s>')
+  h.wait_conversation('» you: look at this one\n   [image clipboard.png · PNG 12×8, ')
+  t.wait(function()
+    return S.draft_images == nil and not h.compose_status():find('pasted image', 1, true)
+  end, 'the pasted image went with the steer: the compose window no longer counts it')
+  h.wait_conversation('I see the red picture.', 20000)
+  t.eq(#S.runs:of_session(S.session), 1, 'a steer, not a new run')
+  local reqs = h.model_requests(m)
+  local last = reqs[#reqs].messages[#reqs[#reqs].messages]
+  t.ok(last.role == 'user' and type(last.images) == 'table' and #last.images == 1,
+    'the steer\'s words and picture in the model request: ' .. vim.inspect(last))
+end)
+
 -- MCP ------------------------------------------------------------------------
 
 t.test('mcp: :AgentdMcp shows each server: connected with its tools, failed with why, starting; :checkhealth too', function()

@@ -889,6 +889,7 @@ start_session bg background "AGENTD_POLICY = 'full-auto'" || finish
 check 'the daemon starts (statusline)' 'agentd: idle'
 keys ':Agentd start the server' Enter
 check 'the process under its call' '⚙ p1 running · echo serving; sleep 60' 20
+check 'the call returned, the process goes on' 'Started it.' 20
 check 'the status line counts it' '⚙ 1 running'
 capture bg-running
 keys ':AgentdChat' Enter Escape C-w k

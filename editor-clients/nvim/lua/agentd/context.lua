@@ -478,6 +478,34 @@ end
 
 -- ------------------------------------------------------------- sending
 
+-- The image file an @token names (an absolute path, or the workspace's),
+-- or nil.
+local function image_token(tok)
+  local abs = vim.fn.expand(tok:sub(1, 1) == '/' and tok or (root() .. '/' .. tok))
+  if M.image_type(tok) and vim.fn.filereadable(abs) == 1 then
+    return abs
+  end
+end
+
+--- The images that go with words sent now (a prompt or a steer): those the
+--- words name (@shot.png) and those pasted (:AgentdPaste), or nil.
+---@param text string
+---@return table[]|nil
+function M.images(text)
+  local images = {}
+  for tok in (' ' .. text):gmatch('%s@(%S+)') do
+    local abs = image_token((tok:gsub('[,.;:!?)]+$', '')))
+    local img = abs and image_of(abs)
+    if img then
+      images[#images + 1] = img
+    end
+  end
+  for _, img in ipairs(S.draft_images or {}) do
+    images[#images + 1] = img
+  end
+  return #images > 0 and images or nil
+end
+
 --- Reads a prompt's tokens into its context (ctx, changed and returned):
 --- @path files, #name buffers (their unsaved text attached), #diff; and
 --- the images it names (@shot.png) or that were pasted, for agent/run's
@@ -498,22 +526,13 @@ function M.resolve(prompt, ctx)
   for _, f in ipairs(M.files()) do
     known[f] = true
   end
-  local images = {}
   for tok in (' ' .. prompt):gmatch('%s@(%S+)') do
     tok = tok:gsub('[,.;:!?)]+$', '')
-    local abs = tok:sub(1, 1) == '/' and tok or (root() .. '/' .. tok)
-    if M.image_type(tok) and vim.fn.filereadable(vim.fn.expand(abs)) == 1 then
-      local img = image_of(vim.fn.expand(abs))
-      if img then
-        images[#images + 1] = img
-      end
-    elseif known[tok] or vim.fn.filereadable(root() .. '/' .. tok) == 1 then
+    if not image_token(tok) and (known[tok] or vim.fn.filereadable(root() .. '/' .. tok) == 1) then
       add_file(tok)
     end
   end
-  for _, img in ipairs(S.draft_images or {}) do
-    images[#images + 1] = img
-  end
+  local images = M.images(prompt)
   local buffers = M.buffers()
   for tok in (' ' .. prompt):gmatch('%s#(%S+)') do
     tok = tok:gsub('[,.;:!?)]+$', '')
@@ -539,7 +558,6 @@ function M.resolve(prompt, ctx)
       end
     end
   end
-  images = #images > 0 and images or nil
   if #files == 0 and #attachments == 0 then
     return ctx, images
   end

@@ -202,8 +202,10 @@ end
 ---@param text string
 ---@param opts table the run's options (from_chat, on_started)
 function M.steer(run, text, opts)
+  -- the pictures it names or that were pasted go with it, as a prompt's
+  local images = require('agentd.context').images(text)
   S.starting = S.starting + 1
-  lifecycle.request(P.request.steer, { runId = run.id, text = text }, function(e)
+  lifecycle.request(P.request.steer, { runId = run.id, text = text, images = images }, function(e)
     S.starting = S.starting - 1
     if e and e.code == P.error_codes.RunFinished then
       -- over meanwhile: the words start the next run
@@ -212,6 +214,10 @@ function M.steer(run, text, opts)
       local kept = opts.from_chat or chat.keep_prompt(text)
       return ui.notify('steer refused: ' .. err_text(e) .. (kept and ' (your words are in the compose window)' or ''),
         vim.log.levels.ERROR)
+    end
+    if images and S.draft_images then
+      S.draft_images = nil -- the pasted images went with it
+      chat.render()
     end
     chat.follow()
     if opts.on_started then

@@ -63,6 +63,18 @@ local function hl(out, group)
   out.hl[#out.lines] = group
 end
 
+-- One line per picture that went with the user's words (a prompt's or a
+-- steer's), as the model got it: `[image shot.png · PNG 12×8, 3 KB]`.
+local function push_images(out, images)
+  for _, img in ipairs(type(images) == 'table' and images or {}) do
+    local kind = type(img.mimeType) == 'string' and img.mimeType:match('image/(%w+)') or '?'
+    local dims = (type(img.width) == 'number' and type(img.height) == 'number') and (' %d×%d'):format(img.width, img.height) or ''
+    push(out, ('   [image %s · %s%s%s%s]'):format(tostring(img.name or img.id or '?'), kind:upper(), dims,
+      type(img.bytes) == 'number' and (', ' .. M.size(img.bytes)) or '', img.scaled and ', scaled down' or ''))
+    hl(out, 'Comment')
+  end
+end
+
 local function push_text(out, text, indent, group)
   for _, l in ipairs(split(text)) do
     push(out, (indent or '') .. l)
@@ -591,7 +603,7 @@ render_item = function(out, item, open, max, ctx)
     push(out, 'Instructions: ' .. (#names > 0 and table.concat(names, ' · ') or 'none'))
     hl(out, 'Comment')
   elseif item.type == 'steer' then
-    -- the user's words, given while the run worked
+    -- the user's words, given while the run worked, and their pictures
     local lines = split(item.text)
     push(out, '» you: ' .. lines[1])
     hl(out, 'Special')
@@ -599,6 +611,7 @@ render_item = function(out, item, open, max, ctx)
       push(out, '       ' .. lines[i])
       hl(out, 'Special')
     end
+    push_images(out, item.images)
   elseif item.type == 'settings' then
     -- the conversation's mode changed during the run (a plan approved)
     local mode = type(item.settings.approvalPolicy) == 'string' and item.settings.approvalPolicy or ''
@@ -677,14 +690,7 @@ function M.run(out, run, open, checkpoint, procs)
   if with then
     push(out, with)
   end
-  for _, img in ipairs(type(run.images) == 'table' and run.images or {}) do
-    -- a picture that went with the prompt, as the model got it
-    local kind = type(img.mimeType) == 'string' and img.mimeType:match('image/(%w+)') or '?'
-    local dims = (type(img.width) == 'number' and type(img.height) == 'number') and (' %d×%d'):format(img.width, img.height) or ''
-    push(out, ('   [image %s · %s%s%s%s]'):format(tostring(img.name or img.id or '?'), kind:upper(), dims,
-      type(img.bytes) == 'number' and (', ' .. M.size(img.bytes)) or '', img.scaled and ', scaled down' or ''))
-    hl(out, 'Comment')
-  end
+  push_images(out, run.images)
   push(out, '')
   for _, item in ipairs(run.items) do
     local before = #out.lines

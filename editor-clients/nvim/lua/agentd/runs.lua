@@ -365,7 +365,8 @@ local function apply_update(run, u)
   elseif k == 'steer' then
     -- the user's words given while the run worked, where they were given
     if type(u.text) == 'string' and u.text ~= '' then
-      run.items[#run.items + 1] = { type = 'steer', text = u.text }
+      run.items[#run.items + 1] = { type = 'steer', text = u.text,
+        images = type(u.images) == 'table' and u.images or nil }
     end
   elseif k == 'result' then
     run.result = u.text
