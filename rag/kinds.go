@@ -4,6 +4,7 @@ import (
 	"go/build/constraint"
 	"path"
 	"strings"
+	"sync"
 )
 
 // fileKind is what a file is for, as far as a code question is concerned.
@@ -164,20 +165,21 @@ func importsTesting(src string) bool {
 	return false
 }
 
-var (
-	knownOS   = strings.Fields("aix android darwin dragonfly freebsd hurd illumos ios js linux netbsd openbsd plan9 solaris wasip1 windows zos")
-	knownArch = strings.Fields("386 amd64 arm arm64 loong64 mips mips64 mips64le mipsle ppc64 ppc64le riscv64 s390x sparc64 wasm")
-	unixOS    = setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris")
-)
+// The platforms a default build may target, read on first use.
+var platforms = sync.OnceValue(func() (p struct {
+	os, arch []string
+	unix     map[string]struct{}
+}) { p.os = strings.Fields("aix android darwin dragonfly freebsd hurd illumos ios js linux netbsd openbsd plan9 solaris wasip1 windows zos"); p.arch = strings.Fields("386 amd64 arm arm64 loong64 mips mips64 mips64le mipsle ppc64 ppc64le riscv64 s390x sparc64 wasm"); p.unix = setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris"); return p })
 
 // satisfiable reports whether some GOOS/GOARCH, with or without cgo,
 // builds under e with the default tags (every go1.N, gc).
 func satisfiable(e constraint.Expr) bool {
-	for _, goos := range knownOS {
-		for _, arch := range knownArch {
+	pl := platforms()
+	for _, goos := range pl.os {
+		for _, arch := range pl.arch {
 			for _, cgo := range []bool{true, false} {
 				ok := e.Eval(func(tag string) bool {
-					_, unix := unixOS[goos]
+					_, unix := pl.unix[goos]
 					return tag == goos || tag == arch || tag == "unix" && unix || tag == "cgo" && cgo || tag == "gc" ||
 						strings.HasPrefix(tag, "go1.")
 				})
