@@ -165,11 +165,20 @@ func importsTesting(src string) bool {
 	return false
 }
 
-// The platforms a default build may target, read on first use.
-var platforms = sync.OnceValue(func() (p struct {
+// platformSet is what a default build may target.
+type platformSet struct {
 	os, arch []string
 	unix     map[string]struct{}
-}) { p.os = strings.Fields("aix android darwin dragonfly freebsd hurd illumos ios js linux netbsd openbsd plan9 solaris wasip1 windows zos"); p.arch = strings.Fields("386 amd64 arm arm64 loong64 mips mips64 mips64le mipsle ppc64 ppc64le riscv64 s390x sparc64 wasm"); p.unix = setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris"); return p })
+}
+
+// platforms is built on first use, not at program start.
+var platforms = sync.OnceValue(func() platformSet {
+	return platformSet{
+		os:   strings.Fields("aix android darwin dragonfly freebsd hurd illumos ios js linux netbsd openbsd plan9 solaris wasip1 windows zos"),
+		arch: strings.Fields("386 amd64 arm arm64 loong64 mips mips64 mips64le mipsle ppc64 ppc64le riscv64 s390x sparc64 wasm"),
+		unix: setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris"),
+	}
+})
 
 // satisfiable reports whether some GOOS/GOARCH, with or without cgo,
 // builds under e with the default tags (every go1.N, gc).
