@@ -216,9 +216,12 @@ func (a *Agent) restore(rec *runRecord) *run {
 	return nil
 }
 
-// pauseRestored pauses a run a restart cut off in the middle of a step.
+// pauseRestored pauses a run a restart cut off in the middle of a step: an
+// editor resumes it by itself (PauseRestart).
 func (r *run) pauseRestored() {
-	r.setState(StatePaused, "", "interrupted by a daemon restart in the middle of a step")
+	r.mu.Lock()
+	r.pauseLocked(PauseRestart, "interrupted by a daemon restart in the middle of a step")
+	r.mu.Unlock()
 	r.checkpoint()
 }
 

@@ -132,7 +132,8 @@ func (a *Agent) fixedSize(sessionID string) int {
 
 // Compact replaces a session's older turns by their summary now, keeping
 // its last turn (or, for a session of one turn, that turn's prompt and its
-// last step). The model reads the summary at the head of what is kept, as
+// last step). Turns shorter than their summary are left as they are
+// (Dropped 0): compacting them would take more of the window, not less. The model reads the summary at the head of what is kept, as
 // after agentd's own compaction; the runs' history is unchanged.
 func (a *Agent) Compact(ctx context.Context, sessionID string) (CompactResult, error) {
 	s, err := a.session(sessionID)
@@ -158,6 +159,10 @@ func (a *Agent) Compact(ctx context.Context, sessionID string) (CompactResult, e
 	}
 	kept := slices.Clone(c.kept(msgs))
 	kept[0] = withSummary(kept[0], compactHead, c.summary)
+	if sumTokens(kept) >= sumTokens(msgs) {
+		// Turns shorter than their summary: compacting would make the conversation bigger.
+		return CompactResult{Before: before.Used, After: before.Used}, nil
+	}
 	a.mu.Lock()
 	s.Messages = kept
 	a.mu.Unlock()

@@ -224,7 +224,9 @@ func TestModelFaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Reply: tc.reply}}})
-			idle, call := generousIdle, generousCall
+			// The generous bounds scale with the machine's load: a 16 MiB
+			// line takes half a minute under -race at load 250.
+			idle, call := await.Timeout(generousIdle), await.Timeout(generousCall)
 			switch tc.ends {
 			case endsByIdle:
 				idle = faultIdle

@@ -51,7 +51,10 @@ func TestModelSoak(t *testing.T) {
 	)
 	a, err := New(Config{Root: root, StateDir: t.TempDir(), Policy: tools.ModeFullAuto, MaxSteps: steps + 10,
 		ModelAttempts: 4, RetryBase: 5 * time.Millisecond,
-		Model: ModelConfig{BaseURL: srv.URL, Name: "soak", StreamIdleTimeout: 150 * time.Millisecond, CallTimeout: 5 * time.Second,
+		// The short timeouts scale with the machine's load: 150 ms unscaled
+		// failed every run under -race at load 250, before the model's
+		// server could answer at all.
+		Model: ModelConfig{BaseURL: srv.URL, Name: "soak", StreamIdleTimeout: await.Timeout(150 * time.Millisecond), CallTimeout: await.Timeout(5 * time.Second),
 			MaxRetryWait: 20 * time.Millisecond},
 		NewModel: func(c ModelConfig) Model {
 			m := newOpenAIModel(c)

@@ -373,4 +373,24 @@ type RunState struct {
 	State      State      `json:"state"`
 	StopReason StopReason `json:"stopReason,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// PauseReason says why a paused run is paused: an editor resumes one a
+	// restart paused by itself, and leaves one whose state could not be
+	// saved to the user.
+	PauseReason PauseReason `json:"pauseReason,omitempty"`
 }
+
+// PauseReason is why a run is paused.
+type PauseReason string
+
+// Pause reasons.
+const (
+	// PauseRestart: the daemon stopped in the middle of a step; resuming
+	// does the step again.
+	PauseRestart PauseReason = "restart"
+	// PauseNotSaved: the run's state could not be saved; resuming goes on
+	// once it can be.
+	PauseNotSaved PauseReason = "not_saved"
+)
+
+// PauseReasons lists every pause reason.
+var PauseReasons = []PauseReason{PauseRestart, PauseNotSaved}

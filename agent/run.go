@@ -17,17 +17,19 @@ import (
 // runRecord is a run's durable state: everything needed to go on after a
 // restart. Secrets are never in it.
 type runRecord struct {
-	ID         string      `json:"id"`
-	SessionID  string      `json:"sessionId"`
-	State      State       `json:"state"`
-	StopReason StopReason  `json:"stopReason,omitempty"`
-	Error      string      `json:"error,omitempty"`
-	Policy     tools.Mode  `json:"policy,omitempty"`
-	Model      string      `json:"model,omitempty"`           // the session's model now
-	Effort     string      `json:"reasoningEffort,omitempty"` // and its reasoning effort
-	Class      string      `json:"class"`
-	Prompt     string      `json:"prompt"`
-	Context    *RunContext `json:"context,omitempty"`
+	ID         string     `json:"id"`
+	SessionID  string     `json:"sessionId"`
+	State      State      `json:"state"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	// PauseReason says why a paused run is paused.
+	PauseReason PauseReason `json:"pauseReason,omitempty"`
+	Policy      tools.Mode  `json:"policy,omitempty"`
+	Model       string      `json:"model,omitempty"`           // the session's model now
+	Effort      string      `json:"reasoningEffort,omitempty"` // and its reasoning effort
+	Class       string      `json:"class"`
+	Prompt      string      `json:"prompt"`
+	Context     *RunContext `json:"context,omitempty"`
 	// Asked are the settings a queued run asked for, which become the
 	// session's when it starts.
 	Asked *SessionSettings `json:"asked,omitempty"`
@@ -166,9 +168,12 @@ type run struct {
 	// sub links a subagent to its parent run (subagent.go); nil for a
 	// session's own runs. tasks are the step's task calls this drive
 	// awaits (task.go); waiting the subagents waiting on the user.
-	sub     *subLink
-	tasks   map[*pendingCall]*taskWait
-	waiting map[string]bool
+	sub   *subLink
+	tasks map[*pendingCall]*taskWait
+	// cancelOnStart are subagents cancelled while their task call was
+	// being started (task.go cancelWaiting): cancelled once they are.
+	cancelOnStart map[string]bool
+	waiting       map[string]bool
 	// ended is closed once the run's end is saved (finish).
 	ended     chan struct{}
 	endClosed bool
@@ -216,7 +221,16 @@ func (r *run) setState(state State, stop StopReason, errText string) {
 
 func (r *run) setStateLocked(state State, stop StopReason, errText string) {
 	r.rec.State, r.rec.StopReason, r.rec.Error = state, stop, errText
+	if state != StatePaused {
+		r.rec.PauseReason = ""
+	}
 	r.sendStateLocked()
+}
+
+// pauseLocked pauses the run, saying why.
+func (r *run) pauseLocked(why PauseReason, errText string) {
+	r.rec.PauseReason = why
+	r.setStateLocked(StatePaused, "", errText)
 }
 
 // sendStateLocked reports the run's state as its record holds it.
@@ -226,7 +240,7 @@ func (r *run) sendStateLocked() {
 		return
 	}
 	p := RunState{RunID: r.rec.ID, SessionID: r.rec.SessionID, State: r.rec.State,
-		StopReason: r.rec.StopReason, Error: r.rec.Error}
+		StopReason: r.rec.StopReason, Error: r.rec.Error, PauseReason: r.rec.PauseReason}
 	if r.sendLocked(EventRunState, &p, &p.Seq) {
 		r.a.listener.RunState(p)
 	}
@@ -375,7 +389,7 @@ func (r *run) pauseUnsaved(err error) {
 	r.logger().Error("run paused: its state could not be saved", "err", err)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.setStateLocked(StatePaused, "", err.Error()+" (agent/resume goes on once the state directory can be written)")
+	r.pauseLocked(PauseNotSaved, err.Error()+" (agent/resume goes on once the state directory can be written)")
 }
 
 // catchUpLocked is what a resumed run does first: save what a failed

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -219,6 +220,11 @@ func (r *run) state() State {
 // model call and any running tool stop.
 func (a *Agent) Cancel(ctx context.Context, runID string) error {
 	r, err := a.liveRun(runID)
+	if errors.Is(err, ErrUnknownRun) {
+		if found, cerr := a.cancelWaitingTask(runID); found {
+			return cerr // a subagent not started yet (task.go)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -131,6 +131,10 @@ func (r *run) startTask(ctx context.Context, pc *pendingCall) error {
 	if r.tasks == nil {
 		r.tasks = map[*pendingCall]*taskWait{}
 	}
+	if pc.Result != nil { // cancelled while it waited (cancelWaiting)
+		r.mu.Unlock()
+		return nil
+	}
 	r.tasks[pc] = w
 	fresh := pc.Started == nil
 	r.mu.Unlock()
@@ -178,7 +182,78 @@ func (r *run) startTask(ctx context.Context, pc *pendingCall) error {
 		Subagent: &Subagent{RunID: child.rec.ID, Description: child.sub.ref.Description}})
 	r.a.wg.Add(1)
 	go r.awaitTask(ctx, pc, w, child)
+	r.mu.Lock()
+	cancel := r.cancelOnStart[pc.Child]
+	delete(r.cancelOnStart, pc.Child)
+	r.mu.Unlock()
+	if cancel {
+		if err := r.a.Cancel(ctx, pc.Child); err != nil {
+			r.logger().Warn("cancelling a subagent cancelled as it started", "subagent_run_id", pc.Child, "err", err)
+		}
+	}
 	return nil
+}
+
+// cancelWaitingTask cancels a subagent that has not started: its task
+// call waits for one of its siblings to end (maxSubagents). False when no
+// run has a task call for that id.
+func (a *Agent) cancelWaitingTask(id string) (bool, error) {
+	a.mu.Lock()
+	var parents []*run
+	for _, r := range a.runs {
+		if r.sub == nil {
+			parents = append(parents, r)
+		}
+	}
+	a.mu.Unlock()
+	for _, r := range parents {
+		if found, err := r.cancelWaiting(id); found {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// cancelledWaitingText is what the model reads of a task call whose
+// subagent was cancelled before it started.
+const cancelledWaitingText = "The subagent was cancelled before it started, and did nothing."
+
+// cancelWaiting ends the task call of subagent id, not started, as
+// cancelled, saved before it is acknowledged; one being started now is
+// cancelled once it has (startTask).
+func (r *run) cancelWaiting(id string) (bool, error) {
+	r.mu.Lock()
+	var pc *pendingCall
+	for _, p := range r.rec.Pending {
+		if p.Child == id && p.Result == nil {
+			pc = p
+		}
+	}
+	if pc == nil || r.rec.State.Finished() {
+		r.mu.Unlock()
+		return false, nil
+	}
+	if r.tasks[pc] != nil || pc.Started != nil {
+		if r.cancelOnStart == nil {
+			r.cancelOnStart = map[string]bool{}
+		}
+		r.cancelOnStart[id] = true
+		r.mu.Unlock()
+		return true, nil
+	}
+	pc.Result = &callResult{IsError: true, Rejected: true, Content: cancelledWaitingText}
+	if err := r.persistLocked(true); err != nil {
+		pc.Result = nil
+		r.mu.Unlock()
+		return true, err
+	}
+	var p taskParams
+	_ = json.Unmarshal(pc.Call.Args, &p)
+	r.updateLocked(Update{Kind: UpdateToolCallUpdate, ToolCallID: pc.Call.ID, Status: StatusFailed, Output: cancelledWaitingText,
+		IsError: true, Subagent: &Subagent{RunID: id, Description: p.Description, State: StateCancelled, StopReason: StopCancelled}})
+	r.mu.Unlock()
+	r.signal()
+	return true, nil
 }
 
 // notStartedText is what the model reads of a task call whose subagent a

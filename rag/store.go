@@ -66,6 +66,18 @@ type ChunkRef struct {
 	Doc     int32
 }
 
+// SegmentsReader is a Store that reads the metadata of many segments in
+// one round trip: a new machine's first search of every repository needs
+// hundreds of them.
+type SegmentsReader interface {
+	// Segments reads the segments of ids that exist, in any order.
+	Segments(ctx context.Context, ids []int64) ([]*Segment, error)
+}
+
+// ErrSegmentGone is a segment that no longer exists: a publish retired it
+// after the query read the heads. The query starts again on the new ones.
+var ErrSegmentGone = errors.New("the segment was retired")
+
 // ErrUnreachable wraps the errors of a store that cannot be reached (the
 // database is down, the network is): the caller answers from the local
 // index and says so.

@@ -104,10 +104,16 @@ func (c *storeCache) base(ctx context.Context, reposKey string, heads []Head) (*
 	if b != nil && b.key == key {
 		return b, nil
 	}
+	if err := c.readSegments(ctx, heads); err != nil {
+		return nil, err
+	}
 	b = &baseView{key: key, heads: heads, segPart: map[int64]int{}}
 	for hi, h := range heads {
 		for _, p := range h.Parts {
 			s, err := c.segment(ctx, p.Segment)
+			if errors.Is(err, ErrSegmentGone) {
+				return nil, errRetired
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -119,6 +125,38 @@ func (c *storeCache) base(ctx context.Context, reposKey string, heads []Head) (*
 	c.dropUnusedLocked()
 	c.mu.Unlock()
 	return b, nil
+}
+
+// readSegments reads the heads' segments not yet cached in one round trip
+// when the store can (the others are read one by one after).
+func (c *storeCache) readSegments(ctx context.Context, heads []Head) error {
+	sr, ok := c.st.(SegmentsReader)
+	if !ok {
+		return nil
+	}
+	var missing []int64
+	c.mu.Lock()
+	for _, h := range heads {
+		for _, p := range h.Parts {
+			if c.segs[p.Segment] == nil {
+				missing = append(missing, p.Segment)
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) < 2 {
+		return nil
+	}
+	segs, err := sr.Segments(ctx, missing)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	for _, s := range segs {
+		c.segs[s.ID] = s
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 // dropUnusedLocked forgets segments no current view uses.

@@ -192,6 +192,7 @@ func describeWords(b *contract.Builder) {
 	b.Enum(mcp.State(""), "McpState", "mcpStates", strs(mcp.States))
 	b.List("RuleScope", "ruleScopes", "Where a rule of the rules view lives.", agent.RuleScopes)
 	b.List("RuleAction", "ruleActions", "What a rule does.", agent.RuleActions)
+	b.Enum(agent.PauseReason(""), "PauseReason", "pauseReasons", strs(agent.PauseReasons))
 	b.Enum(mcp.Origin(""), "McpOrigin", "mcpOrigins", strs([]mcp.Origin{mcp.OriginUser, mcp.OriginSession, mcp.OriginWorkspace}))
 	b.Enum(agent.CommandSource(""), "CommandSource", "commandSources", strs([]agent.CommandSource{agent.CommandsOfUser, agent.CommandsOfWorkspace}))
 	b.Enum(agent.HookEvent(""), "HookEvent", "hookEvents", strs(agent.HookEvents))

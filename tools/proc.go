@@ -24,7 +24,7 @@ func runPlain(ctx context.Context, env *Env, cmd *Command, dir string, timeout t
 	start := time.Now()
 	p, err := env.sandbox().Command(ctx, commandSpec(env, cmd, dir, capt, capt, nil))
 	if err != nil {
-		return notStarted(cmd, err)
+		return startFailed(ctx, env, cmd, err, capt.String(), start)
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Wait() }()
@@ -63,6 +63,17 @@ func commandSpec(env *Env, cmd *Command, dir string, stdout, stderr io.Writer, t
 	}
 	return ProcSpec{Args: shellArgv(cmd.Run()), Workspace: env.Root, Dir: dir, Confine: cmd.Confine,
 		Session: env.SessionID, Secrets: secrets, Stdout: stdout, Stderr: stderr, TTY: tty, WaitDelay: time.Second, Started: env.Started}
+}
+
+// startFailed is the result of a command whose start failed: cancelled
+// while the sandbox started it, it may have begun (the entry point runs
+// it, then reports), and whatever it began was killed: the model reads
+// that it was cancelled, not that nothing ran. Otherwise, notStarted.
+func startFailed(ctx context.Context, env *Env, cmd *Command, err error, out string, start time.Time) Result {
+	if ctx.Err() != nil {
+		return finish(env, out, cmdOutcome{stopped: "cancelled", elapsed: time.Since(start)})
+	}
+	return notStarted(cmd, err)
 }
 
 // notStarted is the result of a command the sandbox did not start: the

@@ -45,7 +45,7 @@ func runPTY(ctx context.Context, env *Env, cmd *Command, dir string, timeout tim
 	p, err := env.sandbox().Command(ctx, spec)
 	tty.Close() // the command has its own copy; the reader sees EOF when it ends
 	if err != nil {
-		return notStarted(cmd, err)
+		return startFailed(ctx, env, cmd, err, s.capt.String(), start)
 	}
 	chunks := readChunks(ptmx)
 	done := make(chan error, 1)

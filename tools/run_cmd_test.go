@@ -176,6 +176,20 @@ func TestRunCmdCancelStopsWithinASecond(t *testing.T) {
 	stopsBeating(t, filepath.Join(env.Root, "beat"))
 }
 
+// A cancel that comes while the sandbox starts the command (here: before)
+// reads as a cancel: the entry point may have run the command before its
+// report was read, so "not run" could be false (on a loaded machine the
+// beats of TestRunCmdCancelStopsWithinASecond came before the report).
+func TestRunCmdCancelledAsItStarts(t *testing.T) {
+	env := newEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	res := runConfined(t, ctx, env, Confine{Profile: ProfileWorkspaceWrite}, RunCmdParams{Command: "echo hi > hi.txt"})
+	mustErr(t, res)
+	assert.Contains(t, res.Output, "[cancelled (ran ")
+	assert.NotContains(t, res.Output, "not run")
+}
+
 func TestChildEnv(t *testing.T) {
 	base := []string{"PATH=/bin", "HOME=/h", "OPENAI_API_KEY=a", "GITHUB_TOKEN=b", "DB_PASSWORD=c", "AWS_SECRET_ACCESS_KEY=d",
 		"AWS_REGION=e", "GOOGLE_APPLICATION_CREDENTIALS=f", "AZURE_CLIENT_SECRET=g", "NPM_TOKEN=h", "MY_SECRET=i",

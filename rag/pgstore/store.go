@@ -30,7 +30,10 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ rag.Store = (*Store)(nil)
+var (
+	_ rag.Store          = (*Store)(nil)
+	_ rag.SegmentsReader = (*Store)(nil)
+)
 
 // Open returns a store reading the team index at url. It does not connect
 // until the first query, so a database that is down makes queries fail
@@ -196,10 +199,37 @@ func readSegment(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, id int64) (*rag.Segment, error) {
 	var meta []byte
-	if err := q.QueryRow(ctx, `SELECT meta FROM agentd.segments WHERE id = $1`, id).Scan(&meta); err != nil {
+	err := q.QueryRow(ctx, `SELECT meta FROM agentd.segments WHERE id = $1`, id).Scan(&meta)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("segment %d: %w", id, rag.ErrSegmentGone)
+	}
+	if err != nil {
 		return nil, classify(err)
 	}
 	return rag.UnmarshalSegment(id, meta)
+}
+
+// Segments implements rag.SegmentsReader: one round trip.
+func (s *Store) Segments(ctx context.Context, ids []int64) ([]*rag.Segment, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, meta FROM agentd.segments WHERE id = ANY ($1)`, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []*rag.Segment
+	for rows.Next() {
+		var id int64
+		var meta []byte
+		if err := rows.Scan(&id, &meta); err != nil {
+			return nil, classify(err)
+		}
+		seg, err := rag.UnmarshalSegment(id, meta)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, seg)
+	}
+	return out, classify(rows.Err())
 }
 
 // Chunks implements rag.Store.

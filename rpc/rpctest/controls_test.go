@@ -304,5 +304,11 @@ func TestContextMeterAndCompact(t *testing.T) {
 		e.MustCall(wire.MethodCompact, rpc.SessionRef{SessionID: lone.SessionID}, &res)
 		assert.Zero(t, res.Dropped, "one turn of one step: nothing to compact")
 		assert.Equal(t, res.Before, res.After)
+		short := e.Run(agent.RunParams{Prompt: "hi", SessionID: lone.SessionID})
+		e.Finished(short.RunID)
+		e.MustCall(wire.MethodContext, rpc.SessionRef{SessionID: lone.SessionID}, &now)
+		e.MustCall(wire.MethodCompact, rpc.SessionRef{SessionID: lone.SessionID}, &res)
+		assert.Zero(t, res.Dropped, "two short turns: their summary would be bigger, so nothing is dropped")
+		assert.Equal(t, now.Used, res.After)
 	})
 }

@@ -114,6 +114,11 @@ func TestKilledMidStepLosesAndRepeatsNothing(t *testing.T) {
 	var evs rpc.EventsResult
 	e.MustCall(wire.MethodEvents, rpc.EventsParams{RunID: run.RunID}, &evs)
 	require.Equal(t, agent.StatePaused, evs.State)
+	var paused agent.RunState
+	last := evs.Events[len(evs.Events)-1]
+	require.Equal(t, wire.MethodRunState, last.Method)
+	require.NoError(t, json.Unmarshal(last.Params, &paused))
+	assert.Equal(t, agent.PauseRestart, paused.PauseReason, "an editor resumes it by itself")
 	e.MustCall(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, nil)
 	st := e.Finished(run.RunID)
 	require.Equal(t, agent.StateCompleted, st.State, st.Error)
@@ -184,6 +189,7 @@ func TestRunPausesWhenItsStateCannotBeSaved(t *testing.T) {
 		thaw := FreezeTree(t, env.State)
 
 		st := e.RunState(run.RunID, agent.StatePaused)
+		assert.Equal(t, agent.PauseNotSaved, st.PauseReason, "left to the user")
 		assert.Contains(t, st.Error, "state not saved")
 		assert.Contains(t, st.Error, env.State, "the error names the file")
 		assert.Contains(t, st.Error, "operation not permitted", "and the cause")

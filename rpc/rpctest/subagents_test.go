@@ -495,8 +495,10 @@ func (e *Editor) updatesLocked(runID string) []agent.Update {
 }
 
 // TestSubagentsAtMostEightAtOnce: a reply with ten task calls starts eight
-// subagents; the ninth and the tenth start only when one of those ends,
-// and the parent reads all ten answers, in the order it asked.
+// subagents; the ninth starts only when one of those ends; the tenth,
+// cancelled while it waits (agent/cancel of its runId), never starts; the
+// parent reads nine answers and that one cancellation, in the order it
+// asked.
 func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "gate")
@@ -540,6 +542,18 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 	for _, r := range held {
 		assert.Less(t, subOf(r), 9, "request %d: a ninth subagent started while eight worked", r.Seq)
 	}
+	var tenth string
+	for _, u := range e.Updates(run.RunID) {
+		if u.Kind == agent.UpdateToolCall && u.ToolCallID == "call_10" && u.Subagent != nil {
+			tenth = u.Subagent.RunID
+		}
+	}
+	require.NotEmpty(t, tenth, "the waiting task call names its subagent")
+	e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: tenth}, nil)
+	cancelled := taskEnd(e, run.RunID, "call_10")
+	assert.Equal(t, agent.StatusFailed, cancelled.Status, "cancelled before agent/cancel answered")
+	require.NotNil(t, cancelled.Subagent)
+	assert.Equal(t, agent.StateCancelled, cancelled.Subagent.State)
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 
 	st := e.Finished(run.RunID)
@@ -548,6 +562,7 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 	for _, r := range reqs {
 		if i := subOf(r); i >= 9 {
 			assert.Greater(t, r.Seq, len(held), "subagent %d asked the model before one of the eight ended", i)
+			assert.NotEqual(t, 10, i, "the cancelled subagent never started")
 		}
 	}
 	last := reqs[len(reqs)-1]
@@ -559,9 +574,10 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 		}
 	}
 	var want []string
-	for i := 1; i <= 10; i++ {
+	for i := 1; i <= 9; i++ {
 		want = append(want, fmt.Sprintf("call_%d: Part %d is fine.", i, i))
 	}
+	want = append(want, "call_10: The subagent was cancelled before it started, and did nothing.")
 	assert.Equal(t, want, results)
 
 	// In the stream, the ninth and tenth start after a subagent ended.
@@ -574,9 +590,9 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 			started[u.ToolCallID] = i
 		}
 	}
-	require.Len(t, started, 10)
+	require.Len(t, started, 9)
 	require.GreaterOrEqual(t, firstEnd, 0)
-	for i := 1; i <= 10; i++ {
+	for i := 1; i <= 9; i++ {
 		id := fmt.Sprintf("call_%d", i)
 		if i <= 8 {
 			assert.Less(t, started[id], firstEnd, "%s started with the first eight", id)

@@ -46,7 +46,7 @@ end
 
 --- The conversation once it equals want (fails showing both otherwise).
 function h.wait_conversation_equal(want, msg, timeout)
-  local ok = vim.wait(timeout or 10000, function()
+  local ok = vim.wait(t.scaled(timeout), function()
     return h.conversation() == want
   end, 20)
   if not ok then

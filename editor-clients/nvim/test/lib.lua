@@ -60,14 +60,40 @@ function t.ok(v, msg)
   return v
 end
 
---- Waits (pumping the event loop) until fn() is true; fails after timeout ms.
+--- The factor every wait is multiplied by, now, as the Go tests' are
+--- (internal/await): AGENTD_TEST_TIMEOUT_SCALE when set, else the 1-minute
+--- load average per CPU, between 1 and 20. A wait that fails only on a busy
+--- machine is a defect of the wait.
+function t.scale()
+  local env = tonumber(os.getenv('AGENTD_TEST_TIMEOUT_SCALE') or '')
+  if env and env > 0 then
+    return env
+  end
+  local f = io.open('/proc/loadavg', 'r')
+  if not f then
+    return 1
+  end
+  local load = tonumber(((f:read('*l') or ''):match('^(%S+)'))) or 0
+  f:close()
+  local cpus = math.max(#(vim.loop.cpu_info() or {}), 1)
+  return math.min(math.max(load / cpus, 1), 20)
+end
+
+--- timeout ms (an idle machine's) for this machine, now.
+function t.scaled(timeout)
+  return math.floor((timeout or 10000) * t.scale())
+end
+
+--- Waits (pumping the event loop) until fn() is true; fails after timeout ms
+--- (an idle machine's: t.scaled).
 function t.wait(fn, msg, timeout)
-  local ok = vim.wait(timeout or 10000, function()
+  local ms = t.scaled(timeout)
+  local ok = vim.wait(ms, function()
     local okc, v = pcall(fn)
     return okc and v
   end, 20)
   if not ok then
-    error('timed out waiting for: ' .. (msg or '?'), 2)
+    error(('timed out after %d ms waiting for: %s'):format(ms, msg or '?'), 2)
   end
 end
 

@@ -95,10 +95,15 @@ else
   fi
 fi
 
+# A backstop for a test file that hangs: every wait inside the tests has a
+# bound of its own, scaled to the machine's load (test/lib.lua t.scale,
+# tmux_test.sh scaled), so a busy machine takes longer without failing.
+BACKSTOP=${AGENTD_NVIM_BACKSTOP:-1800}
+
 run_nvim_test() { # NVIM DIR NAME FILE
   local log=$2/$3.log
   echo "-- $3"
-  (cd "$PLUGIN" && AGENTD_TEST_TMP=$2/$3 timeout 300 "$1" --headless -u NONE -i NONE -n \
+  (cd "$PLUGIN" && AGENTD_TEST_TMP=$2/$3 timeout "$BACKSTOP" "$1" --headless -u NONE -i NONE -n \
     --cmd "set rtp^=$PLUGIN" -c "luafile $HERE/$4" </dev/null) 2>&1 | tee "$log"
   tally "$log" "${PIPESTATUS[0]}" "$3"
 }
@@ -118,7 +123,7 @@ for nv in "${NVIMS[@]}"; do
     echo "-- tmux"
     caps=
     [ -n "${AGENTD_TEST_CAPTURES:-}" ] && caps=$AGENTD_TEST_CAPTURES/$(basename "$dir")
-    NVIM=$nv AGENTD_TEST_CAPTURES=$caps timeout 300 "$HERE/tmux_test.sh" 2>&1 | tee "$dir/tmux.log"
+    NVIM=$nv AGENTD_TEST_CAPTURES=$caps timeout "$BACKSTOP" "$HERE/tmux_test.sh" 2>&1 | tee "$dir/tmux.log"
     tally "$dir/tmux.log" "${PIPESTATUS[0]}" tmux
   fi
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')

@@ -100,33 +100,36 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Waits are an idle machine's seconds, scaled to the load as the Go tests'
+# are (internal/await): AGENTD_TEST_TIMEOUT_SCALE, else the 1-minute load
+# average per CPU, between 1 and 20.
+scaled() { # scaled SECONDS -> seconds for this machine, now
+  awk -v s="$1" -v env="${AGENTD_TEST_TIMEOUT_SCALE:-}" -v cpus="$(nproc)" '
+    BEGIN { f = env + 0
+      if (f <= 0) {
+        getline l < "/proc/loadavg"; split(l, a, " "); f = a[1] / cpus
+        if (f < 1) f = 1; if (f > 20) f = 20
+      }
+      printf "%d", s * f + 0.5 }'
+}
+poll() { # poll SECONDS COMMAND...: until COMMAND succeeds, or the deadline
+  local secs=$1; shift
+  local end=$(( $(date +%s) + $(scaled "$secs") ))
+  while :; do
+    "$@" && return 0
+    [ "$(date +%s)" -ge "$end" ] && return 1
+    sleep 0.1
+  done
+}
+shows() { screen | grep -qF -- "$1"; }
+shows_re() { screen | grep -qE -- "$1"; }
+hides() { ! screen | grep -qF -- "$1"; }
 # waitfor TEXT [SECONDS]: until the screen shows TEXT
-waitfor() {
-  local n=$(( ${2:-15} * 10 ))
-  for _ in $(seq "$n"); do
-    screen | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  return 1
-}
+waitfor() { poll "${2:-15}" shows "$1"; }
 # waitfor_re REGEX [SECONDS]
-waitfor_re() {
-  local n=$(( ${2:-15} * 10 ))
-  for _ in $(seq "$n"); do
-    screen | grep -qE -- "$1" && return 0
-    sleep 0.1
-  done
-  return 1
-}
+waitfor_re() { poll "${2:-15}" shows_re "$1"; }
 # waitgone TEXT [SECONDS]: until the screen no longer shows TEXT
-waitgone() {
-  local n=$(( ${2:-15} * 10 ))
-  for _ in $(seq "$n"); do
-    screen | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  return 1
-}
+waitgone() { poll "${2:-15}" hides "$1"; }
 check() { # check NAME TEXT [SECONDS]
   if waitfor "$2" "${3:-15}"; then ok "$1"; else fail "$1 (screen never showed \"$2\")"; fi
 }
@@ -461,6 +464,7 @@ if [ "$(cat "$WS/notes.txt" 2>/dev/null)" = "remove me" ] && [ ! -e "$WS/made.tx
 keys ':AgentdUndo c2' Enter
 check 'the undo can be undone (its preview)' 'Undo c2 and every later change'
 keys g a
+check 'the undo is undone' 'Undo c2 and every later change: 3 files restored'
 check 'the command'"'"'s changes are back in the buffer' 'var v = "new"'
 # the user edits main.go; undoing the turn now meets a conflict
 keys ':1wincmd w' Enter ':%s/new/mine/ | w' Enter

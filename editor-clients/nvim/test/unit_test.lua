@@ -200,7 +200,7 @@ t.test('runs: streamed command output is a bounded tail, replaced by the final o
   t.eq(tool.live, nil)
 end)
 
-t.test('runs: a subagent\'s updates fold into its task call, its ids apart from the parent\'s; its requests are labelled', function()
+t.test('runs: a subagent\'s updates fold into its task call, its ids apart from the parent\'s; its requests are in its card', function()
   local render = require('agentd.render')
   local s = runs.new()
   local seq = 0
@@ -235,8 +235,11 @@ t.test('runs: a subagent\'s updates fold into its task call, its ids apart from 
     return { req = run.requests[id].req }
   end)
   text = table.concat(out.lines, '\n')
-  t.ok(text:find('● Subagent: Find it ✓ · 110 tokens\n  ┊ task: Find where it is.\n  ┊ ▸ 1 step (<CR> shows them)\n    It is in b.go.\n    read 1 file: b.go', 1, true), text)
-  t.ok(text:find('? Subagent “Find it”: Which one?', 1, true), text)
+  t.ok(text:find('● Subagent: Find it ✓ · 110 tokens\n  ┊ task: Find where it is.\n  ┊ ▸ 1 step (<CR> shows them)\n  ┊ ? Which one?\n', 1, true), text)
+  t.ok(text:find('\n    It is in b.go.\n    read 1 file: b.go', 1, true), text)
+  t.eq(text:find('Subagent “Find it”', 1, true), nil, 'in its card, the card says whose it is:\n' .. text)
+  local at = #vim.split(text:sub(1, text:find('┊ ? Which one?', 1, true)), '\n')
+  t.eq(out.marks[at], { id = 'q1' }, 'its keys work on its line in the card')
 end)
 
 t.test('render: a running command shows its last lines, then the final output once', function()

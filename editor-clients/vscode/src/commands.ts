@@ -7,6 +7,8 @@ import { Composer } from './context';
 import { WorkspacePaths, pickContext, selectionAttachment } from './contextPicker';
 import { Conversation } from './conversation';
 import { ConversationPanel } from './panel';
+import { ProposedWrites } from './writes';
+import { InlineEdits } from './inlineEdit';
 
 export const SECRET_KEY = 'agentd.apiKey';
 
@@ -17,6 +19,8 @@ export interface CommandDeps {
   composer: Composer;
   paths: WorkspacePaths;
   secrets: vscode.SecretStorage;
+  writes: ProposedWrites;
+  inline: InlineEdits;
   restartDaemon: () => Promise<void>;
   showLog: () => void;
 }
@@ -84,6 +88,27 @@ export function commandTable(d: CommandDeps): Record<string, Command> {
     'agentd.mcpServers': () => d.conversation.showMcp(),
     'agentd.newSession': () => d.conversation.newSession(),
     'agentd.showLog': () => d.showLog(),
+    /** The diff editor's title bar: the whole change shown (its uri, or the active tab's). */
+    'agentd.review.acceptChange': (uri?: unknown) => d.writes.decideAll(uri, true),
+    'agentd.review.rejectChange': (uri?: unknown) => d.writes.decideAll(uri, false),
+    /** A hunk's buttons, in the diff editor or in the buffer of an inline edit. */
+    'agentd.review.acceptHunk': (id?: unknown, key?: unknown) => {
+      if (typeof id !== 'string' || typeof key !== 'string') return;
+      if (d.inline.owns(id)) d.inline.acceptHunk(id, key);
+      else d.writes.acceptHunk(id, key);
+    },
+    'agentd.review.rejectHunk': (id?: unknown, key?: unknown) => {
+      if (typeof id !== 'string' || typeof key !== 'string') return;
+      return d.inline.owns(id) ? d.inline.rejectHunk(id, key) : d.writes.rejectHunk(id, key);
+    },
+    /** An inline edit's Accept all and Reject all. */
+    'agentd.review.acceptAll': (id?: unknown) => typeof id === 'string' && d.inline.decideAll(id, true),
+    'agentd.review.rejectAll': (id?: unknown) => typeof id === 'string' && d.inline.decideAll(id, false),
+    /** Select code, say what to change, see it in the buffer. */
+    'agentd.inlineEdit': () => d.inline.start(),
+    /** The rules agentd applies; the user's "always" answers can be revoked or edited. */
+    'agentd.rules': () => d.conversation.showRules(),
+    'agentd.compact': () => d.conversation.compact(),
     'agentd.restart': () => d.restartDaemon(),
     'agentd.setApiKey': async () => {
       const key = await vscode.window.showInputBox({ title: 'agentd: API Key', prompt: 'Kept in VS Code secret storage and handed to agentd at start; never written to settings.', password: true, ignoreFocusOut: true });

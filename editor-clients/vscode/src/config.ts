@@ -20,6 +20,12 @@ export interface WorkspaceFolderInfo {
 
 export const POLICIES: ApprovalPolicy[] = ['read-only', 'ask', 'auto-edit', 'full-auto'];
 
+/**
+ * The language intelligence the extension answers (editor/* requests, language.ts): all of it,
+ * from VS Code's own providers.
+ */
+export const LANGUAGE_CAPABILITIES = { diagnostics: true, definition: true, references: true, hover: true, documentSymbols: true, workspaceSymbols: true, context: true, buffers: true };
+
 export function daemonCommand(s: Settings): { command: string; args: string[] } {
   const path = (s.daemonPath ?? '').trim();
   return { command: path || 'agentd', args: ['serve'] };
@@ -63,7 +69,8 @@ export function initializeParams(args: {
     workspaceFolders: args.folders.length ? args.folders : null,
     capabilities: {
       window: { workDoneProgress: true },
-      experimental: { agentd: { promptKinds: [...PROMPT_KINDS] } },
+      // genericPrompts: a kind the extension has no view of its own for is shown and answered by its form.
+      experimental: { agentd: { promptKinds: [...PROMPT_KINDS], genericPrompts: true, language: LANGUAGE_CAPABILITIES } },
     },
     initializationOptions: initializationOptions(args.settings, args.apiKey),
   };

@@ -44,7 +44,7 @@ export class WorkspacePaths implements vscode.Disposable {
   }
 }
 
-function relPath(uri: vscode.Uri): string {
+export function relPath(uri: vscode.Uri): string {
   return vscode.workspace.getWorkspaceFolder(uri) ? vscode.workspace.asRelativePath(uri, false) : uri.fsPath;
 }
 

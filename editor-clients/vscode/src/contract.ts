@@ -164,6 +164,10 @@ export type OnConflict = (typeof ON_CONFLICT)[number];
 export const OUTCOMES = ['answered', 'timeout', 'cancelled', 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always', 'allow_full'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
+/** PauseReason is why a run is paused. */
+export const PAUSE_REASONS = ['restart', 'not_saved'] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
+
 /**
  * Profile is what the kernel lets a command do (docs/security.md): the policy picks one for every
  * command it allows or asks about.
@@ -1227,6 +1231,11 @@ export interface RunState {
   state: State;
   stopReason?: StopReason;
   error?: string;
+  /**
+   * PauseReason says why a paused run is paused: an editor resumes one a restart paused by itself,
+   * and leaves one whose state could not be saved to the user.
+   */
+  pauseReason?: PauseReason;
 }
 
 /**

@@ -10,10 +10,12 @@ import { Composer, attachmentLabel, buildRun, matchPaths, mentionsIn } from './c
 import { WorkspacePaths } from './contextPicker';
 import { ConversationPanel, PanelMessage, PanelView } from './panel';
 import { Rpc } from './daemon';
-import { listCommands, matchCommands, mcpStatus, slashName } from './extensions';
+import { McpAction, McpWatch, listCommands, matchCommands, slashName } from './extensions';
 import { ErrorCode, McpServer, OnConflict, ON_CONFLICT, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
 import { RunView } from './runStore';
 import { UndoFlow, UndoTarget } from './undo';
+import { RulesView } from './rules';
+import { plural } from './words';
 import { PanelAnswer, RequestBook, answerFor } from './requests';
 import { SessionPickers } from './settings';
 import { ProposedWrites } from './writes';
@@ -32,16 +34,19 @@ export interface ConversationDeps {
   rpc: Rpc;
   /** The daemon serves agent/undo, agent/rewind and agent/checkpoints. */
   undoSupported: () => boolean;
-  /** The MCP servers were listed (for the status bar). */
-  mcpChanged?: (servers: McpServer[]) => void;
+  /** The MCP servers, as last asked (the status bar and the MCP view). */
+  mcp: McpWatch;
   workspaceRoot: () => vscode.Uri | undefined;
   log: (line: string) => void;
 }
 
 export class Conversation {
   panel?: ConversationPanel;
-  private sessions?: { list?: SessionInfo[]; error?: string };
-  private mcp?: { list?: McpServer[]; error?: string };
+  private sessions?: PanelView['sessions'];
+  /** The rules view, while shown. */
+  private rules?: RulesView;
+  /** The MCP view is shown. */
+  private mcpShown = false;
   readonly undo: UndoFlow;
   /** Runs whose end already refreshed the checkpoints. */
   private readonly ended = new Set<string>();
@@ -94,13 +99,20 @@ export class Conversation {
       daemon: this.d.daemonState(),
       answers,
       edited: writes.editedIds(),
+      editedDiffs: writes.editedDiffs(),
+      autoDiff: !!vscode.workspace.getConfiguration('agentd').get<boolean>('review.openDiff'),
       sessions: this.sessions,
+      tabs: controller.openTabs(),
+      rules: this.rules?.state,
+      meter: sv?.context && { ...sv.context, busy },
+      steering: !!controller.unfinishedRun(),
       session: sv && { loading: sv.loading, earlierRuns: sv.earlierRuns, loadingEarlier: sv.loadingEarlier, error: sv.error },
       busy,
       canUndo: this.d.undoSupported() && !!controller.currentSessionId && !busy && this.d.daemonState().state === 'ready',
       undo: this.undo.view,
       undone,
-      mcp: this.mcp,
+      mcp: this.mcpShown ? { list: this.d.mcp.list, error: this.d.mcp.error } : undefined,
+      processes: controller.processesOf(controller.currentSessionId),
       chips: composer.chips(),
       pickers: this.d.pickers.view(),
     };
@@ -109,13 +121,25 @@ export class Conversation {
   readonly handle = (m: PanelMessage): void => {
     switch (m.type) {
       case 'ask':
-        void this.ask(m.text);
+        // While the conversation's run works, what is typed steers it.
+        if (this.d.controller.unfinishedRun() && !m.images?.length) void this.steer(m.text);
+        else void this.ask(m.text, m.images, m.paths);
+        break;
+      case 'queue':
+        void this.ask(m.text, m.images);
+        break;
+      case 'cancelRun':
+        void this.d.controller.cancel(m.runId).catch((e) => void vscode.window.showErrorMessage(`agentd: cancel failed: ${e instanceof Error ? e.message : e}`));
+        break;
+      case 'needImage':
+        void this.sendImage(m.id);
         break;
       case 'cancel':
         void vscode.commands.executeCommand('agentd.cancel');
         break;
       case 'reply':
       case 'confirm':
+      case 'generic':
         void this.answer(m);
         break;
       case 'openDiff':
@@ -126,6 +150,57 @@ export class Conversation {
       }
       case 'sessions':
         void this.showSessions();
+        break;
+      case 'sessionSearch':
+        void this.searchSessions(m.query);
+        break;
+      case 'sessionRename':
+      case 'sessionDelete':
+        if (this.sessions) {
+          this.sessions = { ...this.sessions, failed: undefined, renaming: m.type === 'sessionRename' ? m.sessionId || undefined : undefined, deleting: m.type === 'sessionDelete' ? m.sessionId || undefined : undefined };
+          this.update();
+        }
+        break;
+      case 'renameSave':
+        void this.renameSession(m.sessionId, m.title);
+        break;
+      case 'deleteConfirm':
+        void this.deleteSession(m.sessionId);
+        break;
+      case 'openTab':
+        void this.openSession(m.sessionId || undefined, false);
+        break;
+      case 'closeTab':
+        this.d.controller.closeTab(m.sessionId || undefined);
+        this.save();
+        this.update();
+        break;
+      case 'rules':
+        void this.showRules();
+        break;
+      case 'rulesRefresh':
+        void this.rules?.load();
+        break;
+      case 'closeRules':
+        this.rules = undefined;
+        this.update();
+        break;
+      case 'ruleEdit':
+        this.rules?.edit(m.id || undefined);
+        break;
+      case 'ruleRevoke':
+        void this.rules?.revoke(m.id);
+        break;
+      case 'ruleSave':
+        void this.rules?.save(m.id, { pattern: m.pattern, action: m.action });
+        break;
+      case 'compact':
+        void this.compact();
+        break;
+      case 'stopProcess':
+        void this.d.controller
+          .stopProcess(m.sessionId, m.id)
+          .catch((e) => void vscode.window.showErrorMessage(`agentd: could not stop ${m.id}: ${e instanceof Error ? e.message : e}`));
         break;
       case 'closeSessions':
         this.sessions = undefined;
@@ -150,7 +225,7 @@ export class Conversation {
         void this.d.pickers.choose(m.field, m.value);
         break;
       case 'openFile':
-        void this.openFile(m.path);
+        void this.openFile(m.path, m.line, m.column);
         break;
       case 'resume':
         void this.resume(m.runId);
@@ -180,8 +255,14 @@ export class Conversation {
       case 'mcpRefresh':
         void this.showMcp();
         break;
+      case 'autoDiff':
+        void vscode.workspace.getConfiguration('agentd').update('review.openDiff', !!m.value, vscode.ConfigurationTarget.Global);
+        break;
+      case 'mcpAction':
+        void this.mcpAction(m.name, m.action);
+        break;
       case 'closeMcp':
-        this.mcp = undefined;
+        this.mcpShown = false;
         this.update();
         break;
     }
@@ -191,8 +272,30 @@ export class Conversation {
     this.panel?.update();
   }
 
-  /** Starts a run with the prompt box's text, the attached context and `@` mentions. */
-  async ask(text: string): Promise<void> {
+  /** Gives the running turn the user's words (or, if it just ended, asks them as the next prompt). */
+  private async steer(text: string): Promise<void> {
+    try {
+      const how = await this.d.controller.steer(text);
+      this.d.log(`steer: ${how}`);
+    } catch (e) {
+      this.panel?.post({ type: 'setPrompt', text });
+      void vscode.window.showErrorMessage(`agentd: could not give the run your words: ${e instanceof Error ? e.message : e}`);
+    }
+    this.update();
+  }
+
+  /** Sends a stored image to the webview, which keeps a thumbnail of it. */
+  private async sendImage(id: string): Promise<void> {
+    try {
+      const im = await this.d.controller.image(id);
+      this.panel?.post({ type: 'image', id, mimeType: im.mimeType, data: im.data });
+    } catch (e) {
+      this.d.log(`agent/image ${id}: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+
+  /** Starts a run with the prompt box's text, the attached context, `@` mentions and images. */
+  async ask(text: string, images?: { mimeType: string; data: string; name?: string }[], imagePaths?: string[]): Promise<void> {
     const { controller, composer, paths } = this.d;
     const taken = composer.take();
     let mentioned: ReturnType<typeof mentionsIn> = [];
@@ -209,8 +312,9 @@ export class Conversation {
     const fresh = !controller.currentSessionId;
     const { pickers } = this.d;
     try {
+      const pictures = [...(images ?? []), ...(imagePaths ?? []).map((path) => ({ path }))];
       const res = await controller.run(
-        { prompt, context, ...pickers.forRun(fresh) },
+        { prompt, context, ...(pictures.length ? { images: pictures } : {}), ...pickers.forRun(fresh) },
         { prompt: text, attached: [...taken, ...mentioned].map(attachmentLabel) },
         fresh ? pickers.startedWith() : undefined,
       );
@@ -220,7 +324,7 @@ export class Conversation {
       this.update();
     } catch (e) {
       composer.restore(taken);
-      this.panel?.post({ type: 'setPrompt', text });
+      this.panel?.post({ type: 'setPrompt', text, images });
       await this.runFailed(e, text);
     }
   }
@@ -265,21 +369,22 @@ export class Conversation {
   }
 
   /** Opens a file the daemon named (an instruction file): workspace-relative or absolute. */
-  async openFile(path: string): Promise<void> {
+  async openFile(path: string, line?: number, column?: number): Promise<void> {
     const root = this.d.workspaceRoot();
     const uri = path.startsWith('/') || !root ? vscode.Uri.file(path) : vscode.Uri.joinPath(root, path);
     try {
-      await vscode.window.showTextDocument(uri, { preview: true });
+      const at = line ? new vscode.Position(Math.max(0, line - 1), Math.max(0, (column ?? 1) - 1)) : undefined;
+      await vscode.window.showTextDocument(uri, { preview: true, selection: at && new vscode.Range(at, at) });
     } catch (e) {
       void vscode.window.showErrorMessage(`agentd: could not open ${path}: ${e instanceof Error ? e.message : e}`);
     }
   }
 
   /** Answers a request from the panel; a write's edited proposal goes along. */
-  async answer(m: PanelAnswer): Promise<void> {
+  async answer(m: PanelAnswer, editedContent?: string): Promise<void> {
     const open = this.d.requests.get(m.requestId);
     if (!open) return;
-    const edited = m.type === 'confirm' && open.req.kind === 'confirm_write' ? await this.d.writes.editedContent(m.requestId) : undefined;
+    const edited = m.type === 'confirm' && open.req.kind === 'confirm_write' ? (editedContent ?? (await this.d.writes.editedContent(m.requestId))) : undefined;
     const a = answerFor(open.req, m, edited);
     if (typeof a === 'string') {
       this.d.requests.setError(m.requestId, a);
@@ -290,32 +395,107 @@ export class Conversation {
   }
 
   async showSessions(): Promise<void> {
-    this.mcp = undefined;
+    this.mcpShown = false;
+    this.rules = undefined;
     this.sessions = {};
     this.update();
     await this.panel?.reveal();
+    await this.searchSessions('');
+  }
+
+  /** Lists the sessions whose title or prompts hold every word of the query (all for none). */
+  private async searchSessions(query: string): Promise<void> {
+    if (!this.sessions) return;
+    const asked = (this.searchCount = (this.searchCount ?? 0) + 1);
+    this.sessions = { ...this.sessions, query };
     try {
-      this.sessions = { list: await this.d.controller.sessions() };
+      const list = await this.d.controller.sessions(query);
+      if (asked === this.searchCount && this.sessions) this.sessions = { ...this.sessions, list, error: undefined };
     } catch (e) {
-      this.sessions = { error: `Could not list the sessions: ${e instanceof Error ? e.message : e}` };
+      if (this.sessions) this.sessions = { ...this.sessions, error: `Could not list the sessions: ${e instanceof Error ? e.message : e}` };
     }
     this.update();
   }
+  private searchCount?: number;
 
-  /** Opens a session of the list: its whole conversation, and follow-ups continue it. */
-  async openSession(sessionId: string): Promise<void> {
+  private async renameSession(sessionId: string, title: string): Promise<void> {
+    try {
+      await this.d.controller.renameSession(sessionId, title);
+      if (this.sessions) this.sessions = { ...this.sessions, renaming: undefined, failed: undefined };
+      this.save();
+      await this.searchSessions(this.sessions?.query ?? '');
+    } catch (e) {
+      if (this.sessions) this.sessions = { ...this.sessions, failed: `Could not rename the session: ${e instanceof Error ? e.message : e}` };
+      this.update();
+    }
+  }
+
+  private async deleteSession(sessionId: string): Promise<void> {
+    try {
+      await this.d.controller.deleteSession(sessionId);
+      if (this.sessions) this.sessions = { ...this.sessions, deleting: undefined, failed: undefined };
+      this.save();
+      await this.searchSessions(this.sessions?.query ?? '');
+    } catch (e) {
+      const msg = errorCode(e) === ErrorCode.SessionBusy ? 'It has a run going: cancel it first.' : e instanceof Error ? e.message : String(e);
+      if (this.sessions) this.sessions = { ...this.sessions, failed: `Could not delete the session: ${msg}` };
+      this.update();
+    }
+  }
+
+  /**
+   * Opens a session of the list or a tab: its whole conversation, and follow-ups continue it. The
+   * one shown before stays open in its tab. Undefined is the new conversation's tab.
+   */
+  async openSession(sessionId: string | undefined, fromList = true): Promise<void> {
+    if (!sessionId) {
+      this.d.controller.closeTab(undefined);
+      this.d.controller.newSession();
+      this.save();
+      this.update();
+      return;
+    }
     const info = this.sessions?.list?.find((x) => x.sessionId === sessionId);
-    this.sessions = undefined;
+    if (fromList) this.sessions = undefined;
     const opening = this.d.controller.openSession(sessionId, info);
     this.save();
     this.update();
     await opening;
+    if (!this.d.controller.session?.context) void this.d.controller.refreshContext(sessionId);
+    this.update();
+  }
+
+  /** The rules view: what agentd may do unasked, with the user's answers to revoke or edit. */
+  async showRules(): Promise<void> {
+    this.sessions = undefined;
+    this.mcpShown = false;
+    this.rules = new RulesView(this.d.rpc, () => this.d.controller.currentSessionId, () => this.update());
+    this.update();
+    await this.panel?.reveal();
+    await this.rules.load();
+  }
+
+  /** Compacts the shown conversation now and says what it saved. */
+  async compact(): Promise<void> {
+    try {
+      const res = await this.d.controller.compact();
+      if (!res) return;
+      const k = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
+      const msg = res.dropped
+        ? `agentd: compacted the conversation, ${k(res.before)} → ${k(res.after)} tokens (${plural(res.dropped, 'message')} summarized; the last turn is kept whole).`
+        : 'agentd: nothing worth compacting yet: the conversation is its last turn, or its older turns are shorter than a summary of them.';
+      void vscode.window.showInformationMessage(msg);
+    } catch (e) {
+      const why = errorCode(e) === ErrorCode.SessionBusy ? 'a run of it is going; compact once it is over.' : e instanceof Error ? e.message : String(e);
+      void vscode.window.showErrorMessage(`agentd: could not compact the conversation: ${why}`);
+    }
     this.update();
   }
 
   newSession(): void {
     this.d.pickers.newConversation(this.d.controller.session?.settings);
-    this.d.controller.newSession();
+    // One new conversation at a time: a blank one already open comes to the front.
+    if (this.d.controller.session) this.d.controller.newSession();
     this.sessions = undefined;
     this.save();
     this.update();
@@ -344,37 +524,29 @@ export class Conversation {
     this.refreshCheckpoints();
   }
 
-  /** The MCP servers view: agentd's servers for this session, asked afresh each time. */
+  /** The MCP servers view: agentd's servers for this session, asked afresh when shown. */
   async showMcp(): Promise<void> {
-    this.mcp = { list: this.mcp?.list };
+    this.mcpShown = true;
     this.sessions = undefined;
+    this.rules = undefined;
     this.update();
     await this.panel?.reveal();
-    try {
-      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
-      this.mcp = { list };
-      this.d.mcpChanged?.(list);
-    } catch (e) {
-      this.mcp = { error: `Could not ask agentd for its MCP servers: ${e instanceof Error ? e.message : e}` };
-    }
-    this.update();
+    await this.d.mcp.refresh();
   }
 
-  /**
-   * Asks for the MCP servers for the status bar (after a connect, when a run ends: there is no
-   * change notification). Never fails; the view, when open, shows the new list too.
-   */
-  async refreshMcp(): Promise<void> {
+  /** Enables, disables or restarts a server from the MCP view. */
+  private async mcpAction(name: string, action: string): Promise<void> {
+    if (action !== 'enable' && action !== 'disable' && action !== 'restart') return;
     try {
-      const list = await mcpStatus(this.d.rpc, this.d.controller.currentSessionId);
-      this.d.mcpChanged?.(list);
-      if (this.mcp?.list) {
-        this.mcp = { list };
-        this.update();
-      }
+      await this.d.mcp.act(name, action as McpAction);
     } catch (e) {
-      this.d.log(`mcp/status: ${e instanceof Error ? e.message : e}`);
+      void vscode.window.showErrorMessage(`agentd: could not ${action} the MCP server ${name}: ${e instanceof Error ? e.message : e}`);
     }
+  }
+
+  /** Asks for the MCP servers again (after a connect, when a run ends). Never fails. */
+  refreshMcp(): Promise<void> {
+    return this.d.mcp.refresh();
   }
 
   /** Completes `/name` in the prompt box from the custom commands (read afresh, so new files show). */

@@ -264,6 +264,9 @@ export class DaemonClient implements Rpc {
     } catch (e) {
       if (gen !== this.generation) return;
       this.log(`initialize failed: ${e instanceof Error ? e.message : e}`);
+      // The process is gone (not found, crashed): why it went is the news, not the pending
+      // initialize the closed connection rejected.
+      if (gone) return;
       this.lastError = `initialize failed: ${e instanceof Error ? e.message : e}`;
       child.kill();
     }

@@ -17,6 +17,10 @@ import { RequestBook } from './requests';
 import { RunStore } from './runStore';
 import { SessionPickers } from './settings';
 import { IndexProgressView, McpStatusItem, StatusBar } from './statusBar';
+import { McpWatch } from './extensions';
+import { InlineEdits } from './inlineEdit';
+import { LanguageAnswers } from './language';
+import { relPath } from './contextPicker';
 import { ProposedWrites } from './writes';
 
 let daemon: DaemonClient | undefined;
@@ -71,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const controller = new AgentController(client, store, requests, {
     log,
     onIndexProgress: (p) => indexProgress(p),
+    onMcpChanged: () => mcp.changed(),
     onSessionChange: (view) => {
       conversation.save();
       if (view?.sessionId !== shownSession) {
@@ -88,13 +93,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     changed: () => panel.update(),
     log,
   });
-  const writes = new ProposedWrites(workspaceRoot);
+  const writes = new ProposedWrites(workspaceRoot, (requestId, out) =>
+    void conversation.answer({ type: 'confirm', requestId, decision: out.decision, reason: out.decision === 'reject_once' ? out.reason : undefined }),
+  );
+  const inline = new InlineEdits({
+    controller,
+    requests,
+    answer: (requestId, out) =>
+      conversation.answer(
+        { type: 'confirm', requestId, decision: out.decision, reason: out.decision === 'reject_once' ? out.reason : undefined },
+        out.decision === 'allow_once' ? out.editedContent : undefined,
+      ),
+    openDiff: (req) => writes.open(req),
+    relPath,
+    log,
+  });
   const paths = new WorkspacePaths();
   const composer = new Composer();
   const docs = new DocumentSync(client);
   const statusBar = new StatusBar();
   const mcpItem = new McpStatusItem();
-  subs.push(writes, paths, docs, statusBar, mcpItem);
+  const mcp = new McpWatch(client, () => controller.currentSessionId, (w) => {
+    if (w.list) mcpItem.update(w.list);
+    panel.update();
+  });
+  const language = new LanguageAnswers(log, (uri) => inline.reviewing(uri));
+  subs.push(writes, inline, language, paths, docs, statusBar, mcpItem, mcp);
 
   const conversation = new Conversation({
     controller,
@@ -107,7 +131,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     daemonState: () => daemonState,
     rpc: client,
     undoSupported: () => undoSupported,
-    mcpChanged: (servers) => mcpItem.update(servers),
+    mcp,
     workspaceRoot,
     log,
   });
@@ -144,10 +168,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   store.onDidChange((run) => {
     if (run.sessionId === controller.currentSessionId) conversation.runChanged(run);
+    inline.sync();
     refresh();
   });
+  // Changes open in the diff editor as they come, when the user wants them to.
+  const offered = new Set<string>();
   requests.onDidChange(() => {
-    void writes.closeExcept(new Set(requests.list().map((o) => o.req.requestId)));
+    const open = requests.list();
+    void writes.closeExcept(new Set(open.map((o) => o.req.requestId)));
+    for (const o of open) {
+      if (o.req.kind !== 'confirm_write' || offered.has(o.req.requestId)) continue;
+      offered.add(o.req.requestId);
+      if (vscode.workspace.getConfiguration('agentd').get<boolean>('review.openDiff') && !inline.ownsRun(o.req.runId)) void writes.open(o.req);
+    }
+    inline.sync();
     refresh();
   });
   writes.onDidChangeEdited(() => panel.update());
@@ -155,6 +189,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   client.onNotification((method, params) => controller.handleNotification(method, params));
   client.onRequest(Method.progressCreate, (p) => controller.handleProgressCreate(p as { token: string }));
+  for (const [method, answer] of Object.entries(language.handlers())) client.onRequest(method, answer);
   client.onStateChange((state, detail) => {
     daemonState = { state, detail };
     log(`daemon ${state}${detail ? `: ${detail}` : ''}`);
@@ -184,7 +219,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await client.restart().catch((e) => log(`restart: ${e}`));
   };
   subs.push(
-    ...registerCommands(commandTable({ controller, conversation, panel, composer, paths, secrets: context.secrets, restartDaemon, showLog: () => out.show() })),
+    ...registerCommands(commandTable({ controller, conversation, panel, composer, paths, writes, inline, secrets: context.secrets, restartDaemon, showLog: () => out.show() })),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (needsRestart((s) => e.affectsConfiguration(s))) {
         log('settings changed: restarting agentd');
@@ -195,7 +230,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (pickers.perSession) pickers.defaultModelChanged(readSettings().modelName?.trim());
         else void restartDaemon();
       }
-      if (e.affectsConfiguration('agentd.approvalPolicy')) panel.update();
+      if (e.affectsConfiguration('agentd.approvalPolicy') || e.affectsConfiguration('agentd.review.openDiff')) panel.update();
     }),
     context.secrets.onDidChange((e) => e.key === SECRET_KEY && log('API key changed')),
   );

@@ -1,7 +1,8 @@
 // What the daemon reads from the user's and the workspace's extensions, for the panel: custom
 // commands (agent/commands) completed after `/` in the prompt box, and the MCP servers
-// (mcp/status). No vscode import. Both lists are asked when shown: the daemon reads the command
-// files when asked, and MCP has no change notification.
+// (mcp/status, asked again when mcp/changed says a server moved; mcp/enable, mcp/disable,
+// mcp/restart). No vscode import. The commands are asked when shown: the daemon reads the
+// command files when asked.
 
 import { Rpc } from './daemon';
 import { CommandsResult, CustomCommand, McpServer, Method } from './protocol';
@@ -59,4 +60,73 @@ export async function listCommands(rpc: Rpc): Promise<CustomCommand[]> {
 export async function mcpStatus(rpc: Rpc, sessionId?: string): Promise<McpServer[]> {
   const res = await rpc.request<{ servers: McpServer[] }>(Method.mcpStatus, sessionId ? { sessionId } : {});
   return res.servers ?? [];
+}
+
+/** What the user can do to an MCP server. */
+export type McpAction = 'enable' | 'disable' | 'restart';
+
+const MCP_METHODS: Record<McpAction, string> = { enable: Method.mcpEnable, disable: Method.mcpDisable, restart: Method.mcpRestart };
+
+/**
+ * The MCP servers as the editor shows them (status bar, MCP view): asked after a connect, and
+ * again shortly after mcp/changed (a burst of changes, one request). Never fails: an error is
+ * kept for the view.
+ */
+export class McpWatch {
+  list?: McpServer[];
+  error?: string;
+  private timer?: ReturnType<typeof setTimeout>;
+  private asking?: Promise<void>;
+  private again = false;
+
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly sessionId: () => string | undefined,
+    private readonly onChange: (w: McpWatch) => void,
+    private readonly debounceMs = 150,
+  ) {}
+
+  /** mcp/changed: asks again soon. */
+  changed(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, this.debounceMs);
+  }
+
+  /** Asks mcp/status now (one request at a time; a call meanwhile asks once more after it). */
+  refresh(): Promise<void> {
+    if (this.asking) {
+      this.again = true;
+      return this.asking;
+    }
+    this.asking = (async () => {
+      do {
+        this.again = false;
+        try {
+          this.list = await mcpStatus(this.rpc, this.sessionId());
+          this.error = undefined;
+        } catch (e) {
+          this.error = `Could not ask agentd for its MCP servers: ${e instanceof Error ? e.message : e}`;
+        }
+        this.onChange(this);
+      } while (this.again);
+    })().finally(() => (this.asking = undefined));
+    return this.asking;
+  }
+
+  /** Enables, disables or restarts a server; the list is asked again afterwards. */
+  async act(name: string, action: McpAction): Promise<McpServer> {
+    const sid = this.sessionId();
+    const res = await this.rpc.request<{ server: McpServer }>(MCP_METHODS[action], sid ? { name, sessionId: sid } : { name });
+    if (this.list) this.list = this.list.map((s) => (s.name === name ? res.server : s));
+    this.onChange(this);
+    void this.refresh();
+    return res.server;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
 }

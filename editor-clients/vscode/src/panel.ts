@@ -8,10 +8,14 @@ import * as vscode from 'vscode';
 import { PanelAnswer } from './requests';
 import { PanelState, renderConversation } from './render';
 import { PickersView, SettingField } from './settings';
+import { ContextUse } from './protocol';
 
 export type PanelMessage =
   | { type: 'ready' }
-  | { type: 'ask'; text: string }
+  | { type: 'ask'; text: string; images?: { mimeType: string; data: string; name?: string }[]; paths?: string[] }
+  | { type: 'needImage'; id: string }
+  | { type: 'queue'; text: string; images?: { mimeType: string; data: string; name?: string }[] }
+  | { type: 'cancelRun'; runId: string }
   | { type: 'cancel' }
   | PanelAnswer
   | { type: 'openDiff'; requestId: string; index?: number }
@@ -24,7 +28,7 @@ export type PanelMessage =
   | { type: 'detach'; key: string }
   | { type: 'mention'; query: string }
   | { type: 'setting'; field: SettingField; value: string }
-  | { type: 'openFile'; path: string }
+  | { type: 'openFile'; path: string; line?: number; column?: number }
   | { type: 'resume'; runId: string }
   | { type: 'loadEarlier' }
   | { type: 'undoRun'; runId: string }
@@ -34,12 +38,33 @@ export type PanelMessage =
   | { type: 'undoClose' }
   | { type: 'slash'; query: string }
   | { type: 'mcpRefresh' }
+  | { type: 'mcpAction'; name: string; action: string }
+  | { type: 'autoDiff'; value: boolean }
+  | { type: 'sessionSearch'; query: string }
+  | { type: 'sessionRename'; sessionId: string }
+  | { type: 'sessionDelete'; sessionId: string }
+  | { type: 'renameSave'; sessionId: string; title: string }
+  | { type: 'deleteConfirm'; sessionId: string }
+  | { type: 'openTab'; sessionId: string }
+  | { type: 'closeTab'; sessionId: string }
+  | { type: 'rules' }
+  | { type: 'rulesRefresh' }
+  | { type: 'closeRules' }
+  | { type: 'ruleEdit'; id: string }
+  | { type: 'ruleRevoke'; id: string }
+  | { type: 'ruleSave'; id: string; pattern: string; action: string }
+  | { type: 'compact' }
+  | { type: 'stopProcess'; sessionId: string; id: string }
   | { type: 'closeMcp' };
 
 export interface PanelView extends PanelState {
   busy: boolean;
   chips: { key: string; label: string }[];
   pickers: PickersView;
+  /** The context meter of the shown conversation, when known. */
+  meter?: ContextUse & { busy: boolean };
+  /** The conversation's run works: Enter steers it, Queue sends the next prompt. */
+  steering?: boolean;
 }
 
 export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -107,7 +132,7 @@ export class ConversationPanel implements vscode.WebviewViewProvider, vscode.Dis
   private flush(): void {
     if (!this.view) return;
     const s = this.state();
-    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length });
+    this.post({ type: 'render', html: renderConversation(s), busy: s.busy, chips: s.chips, pickers: s.pickers, waiting: s.open.length, meter: s.meter, steering: s.steering });
   }
 
   dispose(): void {
@@ -132,9 +157,11 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
 <div id="composer">
   <div id="chips" aria-label="Context for the next prompt"></div>
   <div id="mentions" role="listbox" hidden></div>
-  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+  <div id="images" aria-label="Images for the next prompt"></div>
+  <textarea id="prompt" placeholder="Ask agentd… (@ to mention a file, / for your commands; paste or drop an image; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
   <div class="buttons">
     <button id="send" class="primary" title="Send (Enter)">Send</button>
+    <button id="queue" class="secondary" title="Queue this prompt: it runs when the current run ends (Alt+Enter)" hidden>Queue</button>
     <button id="cancel" class="secondary" title="Cancel the run (Ctrl+Alt+K)" disabled>Cancel</button>
     <button id="attach" class="secondary" title="Add context: files, folders, the Problems list, the terminal's selection" aria-label="Add context">+</button>
     <span class="spacer"></span>
@@ -146,6 +173,7 @@ function shell(webview: vscode.Webview, media: vscode.Uri, nonce: string): strin
     <select id="mode" title="Approval mode: what the agent may do without asking" aria-label="Approval mode"></select>
   </div>
   <div id="picker-error" class="request-error" hidden></div>
+  <div id="meter" class="meter" hidden><span class="meter-bar" aria-hidden="true"><span class="meter-fill"></span><span class="meter-mark"></span></span> <span class="meter-text"></span> <button id="compact" class="link" title="Summarize the older turns now (the last turn is kept whole), so the conversation takes less of the model's window">Compact</button></div>
 </div>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;

@@ -31,6 +31,7 @@ export const CLIENT_REQUESTS = [
   Method.initialize,
   Method.shutdown,
   Method.run,
+  Method.steer,
   Method.reply,
   Method.confirm,
   Method.cancel,
@@ -46,7 +47,19 @@ export const CLIENT_REQUESTS = [
   Method.undo,
   Method.rewind,
   Method.mcpStatus,
+  Method.mcpEnable,
+  Method.mcpDisable,
+  Method.mcpRestart,
+  Method.rulesList,
+  Method.rulesRevoke,
+  Method.rulesEdit,
+  Method.renameSession,
+  Method.deleteSession,
+  Method.context,
+  Method.compact,
+  Method.image,
   Method.indexStatus,
+  Method.stopProcess,
 ] as const satisfies readonly (keyof Requests)[];
 export const CLIENT_NOTIFICATIONS = [
   Method.initialized,
@@ -63,8 +76,19 @@ export const HANDLED_NOTIFICATIONS = [
   Method.runState,
   Method.progress,
   Method.mcpChanged,
+  Method.processChanged,
 ] as const satisfies readonly (keyof ServerNotifications)[];
-export const HANDLED_REQUESTS = [Method.progressCreate] as const satisfies readonly (keyof ServerRequests)[];
+export const HANDLED_REQUESTS = [
+  Method.progressCreate,
+  Method.editorDiagnostics,
+  Method.editorDefinition,
+  Method.editorReferences,
+  Method.editorHover,
+  Method.editorDocumentSymbols,
+  Method.editorWorkspaceSymbols,
+  Method.editorContext,
+  Method.editorReadFile,
+] as const satisfies readonly (keyof ServerRequests)[];
 
 /** The states after which nothing more happens to a run. */
 export const TERMINAL_STATES: ReadonlySet<string> = new Set<string>(FINISHED_STATES);

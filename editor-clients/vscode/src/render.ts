@@ -8,11 +8,13 @@
 // so a command line is shown once. Decisions the user took read as decisions, never as failures.
 
 import MarkdownIt from 'markdown-it';
-import { FileDiff, InputRequest, InstructionFile, McpServer, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
-import { OpenRequest } from './requests';
-import { RequestView, RunView, ToolCallView, unstreamedResult } from './runStore';
+import { DiagnosticsReport, FileDiff, InputRequest, InstructionFile, McpServer, ProcessInfo, SessionInfo, TERMINAL_STATES, UndoResult } from './protocol';
+import { KNOWN_KINDS, OpenRequest } from './requests';
+import { RequestView, RunView, SubagentView, ToolCallView, unstreamedResult } from './runStore';
 import type { UndoView } from './undo';
-import { decisionsOf, isAllow, mcpStateName, outcomeText, plural, profileText, runStateName, stopReasonText, whenText } from './words';
+import type { RulesState } from './rules';
+import type { TabView } from './agent';
+import { decisionsOf, isAllow, mcpStateName, outcomeText, plural, profileText, ruleActionName, ruleScopeName, ruleToolName, runStateName, stopReasonText, whenText } from './words';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -26,8 +28,14 @@ export interface PanelState {
   answers?: Record<string, string>;
   /** Writes whose proposed content the user edited (Accept sends their version). */
   edited?: Record<string, boolean>;
-  /** The session list, when the panel shows it. */
-  sessions?: { list?: SessionInfo[]; error?: string };
+  /** The user's version of an edited write, as a diff of the file. */
+  editedDiffs?: Record<string, string>;
+  /** Changes open in the diff editor as they come (agentd.review.openDiff). */
+  autoDiff?: boolean;
+  /** The session list, when the panel shows it: found by `query`, one being renamed or deleted. */
+  sessions?: { list?: SessionInfo[]; error?: string; query?: string; renaming?: string; deleting?: string; failed?: string };
+  /** The conversations open (tabs). */
+  tabs?: TabView[];
   /** The open session's loading state. */
   session?: { loading?: boolean; earlierRuns?: number; loadingEarlier?: boolean; error?: string };
   /** For the session list's times (tests fix it). */
@@ -40,6 +48,10 @@ export interface PanelState {
   undone?: Record<string, string>;
   /** The MCP servers view, when the panel shows it. */
   mcp?: { list?: McpServer[]; error?: string; loading?: boolean };
+  /** The rules view, when the panel shows it. */
+  rules?: RulesState;
+  /** The shown conversation's background processes, oldest first. */
+  processes?: ProcessInfo[];
 }
 
 export function escapeHtml(s: string): string {
@@ -54,7 +66,7 @@ export function renderMarkdown(text: string): string {
 
 const PLAN_ICONS: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓', failed: '✗' };
 // Plain symbols rather than emoji: they render with the editor's fonts on every platform.
-const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', think: '…', other: '⚙' };
+const TOOL_ICONS: Record<string, string> = { read: '▤', edit: '✎', search: '⌕', execute: '▶', fetch: '⇣', think: '…', other: '⚙' };
 const KIND_ICONS: Record<string, string> = { question: '?', choice: '☰', secret: '✱', confirm_write: '✎', confirm_command: '▶' };
 
 export function renderDiff(diff: string): string {
@@ -79,6 +91,11 @@ export function diffStat(diff: string): { added: number; removed: number } {
   return { added, removed };
 }
 
+/** A file run later outside any sandbox (.vscode/tasks.json, .envrc …): said where the file is named. */
+function runsLater(f: FileDiff): string {
+  return f.runsLater ? ` <span class="runs-later" title="${esc(f.runsLater)}">⚠ runs later, outside the sandbox</span>` : '';
+}
+
 function statHtml(diff: string): string {
   const { added, removed } = diffStat(diff ?? '');
   return `<span class="stat"><span class="stat-add">+${added}</span> <span class="stat-del">−${removed}</span></span>`;
@@ -90,7 +107,7 @@ function renderFiles(files: FileDiff[], idPrefix: string, open = false): string 
       (f, i) =>
         `<details class="file" data-id="${esc(`${idPrefix}-${i}`)}"${open ? ' open' : ''}><summary><span class="fstatus fstatus-${esc(f.status)}">${esc(
           (f.status || '?').charAt(0).toUpperCase(),
-        )}</span> ${esc(f.path)} ${statHtml(f.diff)}</summary>${renderDiff(f.diff ?? '')}</details>`,
+        )}</span> ${esc(f.path)} ${statHtml(f.diff)}${runsLater(f)}</summary>${renderDiff(f.diff ?? '')}</details>`,
     )
     .join('');
 }
@@ -105,6 +122,19 @@ export function keyArgument(input: unknown): string | undefined {
   const rec = input as Record<string, unknown>;
   for (const k of KEY_ARGS) if (typeof rec[k] === 'string' && rec[k]) return rec[k] as string;
   return undefined;
+}
+
+/** A URL as a row says it: its host and path, without the scheme, shortened in the middle. */
+export function shortUrl(url: string): string {
+  const s = url.replace(/^https?:\/\//, '').replace(/\/$/, '');
+  return s.length > 60 ? `${s.slice(0, 40)}…${s.slice(-17)}` : s;
+}
+
+/** Bytes as people read them: 912 B, 12 KB, 3.4 MB. */
+export function byteSize(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${Math.round(n / 1024)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 function sentenceCase(s: string): string {
@@ -142,6 +172,15 @@ export function toolFacts(t: ToolCallView, req?: RequestView, waiting = false): 
   }
   const out = t.output ?? t.liveOutput;
   if (t.exitCode !== undefined && t.exitCode !== 0) facts.push(`exit ${t.exitCode}`);
+  if (t.fetched) {
+    // The page as fetched: where it ended (after redirects), how big, what went wrong.
+    const f = t.fetched;
+    facts.push(shortUrl(f.url));
+    if (f.status >= 400) facts.push(`HTTP ${f.status}`);
+    facts.push(`${byteSize(f.bytes)}${f.cut ? ', cut at 10 MB' : ''}`);
+    if (t.status === 'failed' || t.isError) return { status, tone, facts };
+    return { status, tone, facts: t.durationMs !== undefined && t.durationMs >= 1000 ? [...facts, duration(t.durationMs)] : facts };
+  }
   if (t.files?.length) {
     const s = t.files.map((f) => diffStat(f.diff ?? '')).reduce((a, b) => ({ added: a.added + b.added, removed: a.removed + b.removed }), { added: 0, removed: 0 });
     facts.push(`+${s.added} −${s.removed}`);
@@ -160,6 +199,7 @@ function isCarrier(t: ToolCallView, req?: RequestView): boolean {
 }
 
 function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
+  if (t.subagent) return renderTask(run, t, t.subagent, ctx);
   const req = t.requestId ? run.requests[t.requestId] : undefined;
   const open = req ? ctx.open.get(req.requestId) : undefined;
   if (isCarrier(t, req)) return req ? renderRequest(req, open, ctx) : '';
@@ -188,26 +228,107 @@ function renderTool(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   }
   if (t.files?.length) body.push(renderFiles(t.files, `${run.runId}-${t.toolCallId}-f`));
   const expandable = body.length > 0;
+  const proc = execute ? ctx.processByCall.get(t.toolCallId) : undefined;
+  const diag = (proc ? processBadge(proc) : '') + (t.diagnostics ? renderDiagnostics(t.diagnostics, id) : '');
   const startOpen = running || !!open;
   const summary = `<span class="icon">${TOOL_ICONS[t.toolKind ?? 'other'] ?? TOOL_ICONS.other}</span> ${title} <span class="tool-status tone-${tone}">${esc(status)}</span>${
     facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
   }${checkpointHtml(run, t, ctx)}`;
-  if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>`;
+  if (!expandable) return `<div class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}">${summary}</div>${diag}`;
   return `<details class="tool tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}"${running ? ' data-live' : ''}${open ? ' data-waiting' : ''}${startOpen ? ' open' : ''}>
 <summary>${summary}</summary>
 <div class="tool-body">${body.join('\n')}</div>
+</details>${diag}`;
+}
+
+const SUBAGENT_STATUS: Record<string, [string, string]> = {
+  running: ['working', 'neutral'],
+  requires_action: ['waiting for you', 'waiting'],
+  paused: ['paused', 'waiting'],
+  completed: ['done', 'ok'],
+  failed: ['failed', 'error'],
+  cancelled: ['stopped', 'declined'],
+};
+
+/**
+ * A task call: the subagent's description, how it stands, its tokens and the files it read, a stop
+ * button while it works; under it, the subagent's own calls, words and questions as they come.
+ */
+function renderTask(run: RunView, t: ToolCallView, sub: SubagentView, ctx: RenderContext): string {
+  const id = esc(`${run.runId}-${t.toolCallId}`);
+  // The call's end is the subagent's, whatever it last said of itself.
+  const ended = t.status === 'completed' || t.status === 'failed';
+  const state = ended && !TERMINAL_STATES.has(sub.state ?? '') ? (t.status === 'failed' ? 'failed' : 'completed') : (sub.state ?? 'running');
+  const busy = !TERMINAL_STATES.has(state);
+  // A question of it is open: it waits for the user, whatever its last state update said.
+  const waiting = Object.keys(sub.work.tools).some((k) => {
+    const r = sub.work.tools[k].requestId;
+    return !!r && ctx.open.has(r);
+  }) || sub.work.timeline.some((i) => i.type === 'request' && ctx.open.has(i.requestId));
+  const [status, tone] = SUBAGENT_STATUS[busy && waiting ? 'requires_action' : state] ?? [state, 'neutral'];
+  const facts: string[] = [];
+  if (sub.usage?.totalTokens) facts.push(`${sub.usage.totalTokens.toLocaleString('en-US')} tokens`);
+  if (sub.read?.length) facts.push(`read ${plural(sub.read.length, 'file')}`);
+  if (t.durationMs !== undefined && t.durationMs >= 1000) facts.push(duration(t.durationMs));
+  const stop = busy
+    ? ` <button class="link sub-stop" data-action="cancelRun" data-run="${esc(sub.runId)}" title="Stop this subagent alone: the agent is told it was stopped">■ Stop</button>`
+    : '';
+  const summary = `<span class="icon">◇</span> <span class="tool-title">Subagent</span> <span class="subagent-desc">${esc(sub.description || t.title)}</span> <span class="tool-status tone-${tone}">${esc(status)}</span>${
+    facts.length ? ` <span class="tool-facts">${esc(facts.join(' · '))}</span>` : ''
+  }${stop}`;
+  const body: string[] = [];
+  const prompt = (t.input as { prompt?: unknown } | undefined)?.prompt;
+  if (typeof prompt === 'string' && prompt.trim()) body.push(`<details class="args" data-id="${id}-task"><summary>Its task</summary><div class="md">${renderMarkdown(prompt)}</div></details>`);
+  const work: string[] = [];
+  renderTimeline(sub.work, { ...ctx, processByCall: new Map(), canUndo: false }, work);
+  if (work.length) body.push(`<div class="subagent-work">${work.join('\n')}</div>`);
+  const said = sub.work.timeline.some((i) => i.type === 'text' && i.text.trim());
+  if (!said && t.output) body.push(`<pre class="tool-output">${esc(t.output)}</pre>`);
+  if (sub.error && !busy) body.push(`<div class="run-error">${esc(sub.error)}</div>`);
+  const open = busy || waiting;
+  return `<details class="tool task tool-${esc(t.status)} tone-${tone}" data-tool="${id}" data-id="${id}" data-subagent="${esc(sub.runId)}"${waiting ? ' data-waiting' : ''}${open ? ' open' : ''}>
+<summary>${summary}</summary>
+<div class="tool-body">${body.join('\n')}</div>
 </details>`;
+}
+
+/**
+ * What the language servers said after the reply's edits, under its last edit: a summary ("1 new
+ * error · gopls") that opens to the problems, each a link to its place; what the model read on demand.
+ */
+export function renderDiagnostics(d: DiagnosticsReport, id: string): string {
+  const items = d.items ?? [];
+  const errors = items.filter((i) => i.severity === 'error').length;
+  const warnings = items.filter((i) => i.severity === 'warning').length;
+  const parts: string[] = [];
+  if (errors) parts.push(plural(errors, 'error'));
+  if (warnings) parts.push(plural(warnings, 'warning'));
+  const counted = parts.length ? parts.join(', ') : 'no problems';
+  const fresh = d.new ? ` (${d.new} new)` : '';
+  const who = d.servers?.length ? ` · ${d.servers.join(', ')}` : '';
+  const tone = d.new ? (errors ? 'error' : 'waiting') : 'ok';
+  const rows = items.map(
+    (i) =>
+      `<li class="diag diag-${esc(i.severity)}${i.new ? ' diag-new' : ''}"><button class="link" data-action="openFile" data-path="${esc(i.path)}" data-line="${i.line}" data-column="${i.column}">${esc(
+        `${i.path}:${i.line}:${i.column}`,
+      )}</button> <span class="diag-sev">${esc(i.severity)}</span> ${esc(i.message)}${i.source ? ` <span class="desc">${esc(i.source)}${i.code ? ` ${esc(i.code)}` : ''}</span>` : ''}${i.new ? ' <span class="diag-badge">new</span>' : ''}</li>`,
+  );
+  const more: string[] = [];
+  if (d.omitted) more.push(`${plural(d.omitted, 'more problem')} not listed`);
+  if (d.quiet) more.push(`${plural(d.quiet, 'hint')} and infos not listed`);
+  const notes = [...more, ...(d.notes ?? [])].map((n) => `<div class="request-facts">${esc(n)}</div>`).join('');
+  return `<details class="diagnostics tone-${tone}" data-id="${id}-diag"${d.new ? ' open' : ''}><summary><span class="icon">${errors ? '⨯' : warnings ? '⚠' : '✓'}</span> After the edits: ${esc(
+    counted + fresh + who,
+  )}</summary>${rows.length ? `<ul class="diag-list">${rows.join('')}</ul>` : ''}${notes}<details class="diag-model" data-id="${id}-diag-text"><summary>What the model read</summary><pre>${esc(d.text)}</pre></details></details>`;
 }
 
 /** A change's checkpoint: undone since (by which undo), or the way back to before it. */
 function checkpointHtml(run: RunView, t: ToolCallView, ctx: RenderContext): string {
   if (!t.checkpoint) return '';
   const undone = ctx.undone[t.checkpoint];
-  if (undone) return ` <span class="undone" title="checkpoint ${esc(t.checkpoint)}, undone by ${esc(undone)}">undone</span>`;
+  if (undone) return ` <span class="undone" title="An undo since put these files back as they were before this change">undone</span>`;
   if (!ctx.canUndo || run.rewound) return '';
-  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change (checkpoint ${esc(
-    t.checkpoint,
-  )}) and every later one; you see what changes first">Restore to here</button>`;
+  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change and every later one; you see what changes first">Restore to here</button>`;
 }
 
 function formatInput(input: unknown): string {
@@ -219,15 +340,73 @@ function formatInput(input: unknown): string {
   }
 }
 
+// ---- background processes -------------------------------------------------------------------
+
+/** How a background process stands, in words: "running", "exited 1", "stopped by you", "lost …". */
+export function processStateText(p: ProcessInfo): string {
+  switch (p.state) {
+    case 'running':
+      return 'running';
+    case 'exited':
+      return p.exitCode ? `exited ${p.exitCode}` : 'exited';
+    case 'stopped':
+      return p.stoppedBy === 'user' ? 'stopped by you' : p.stoppedBy === 'model' ? 'stopped by the agent' : p.stoppedBy === 'agentd' ? 'stopped by agentd' : 'stopped';
+    case 'lost':
+      return 'lost when agentd restarted';
+    default:
+      return p.state;
+  }
+}
+
+function clock(iso: string | undefined): string | undefined {
+  const t = iso ? new Date(iso) : undefined;
+  return t && !Number.isNaN(t.getTime()) ? t.toLocaleTimeString('en-GB') : undefined;
+}
+
+function stopButton(p: ProcessInfo): string {
+  return p.state === 'running'
+    ? ` <button class="link proc-stop" data-action="stopProcess" data-session="${esc(p.sessionId)}" data-process="${esc(p.id)}" title="Stop ${esc(p.id)} and everything it started">■ Stop</button>`
+    : '';
+}
+
+/** Under the run_cmd call that started a background process: its id, how it stands, a stop button. */
+function processBadge(p: ProcessInfo): string {
+  const running = p.state === 'running';
+  const what = running ? `running in the background (${p.id})` : `background process ${p.id}: ${processStateText(p)}`;
+  return `<div class="proc-badge proc-${esc(p.state)}" data-proc="${esc(p.id)}"><span class="proc-dot">${running ? '●' : '○'}</span> ${esc(what)}${stopButton(p)}</div>`;
+}
+
+/** The conversation's background processes: the running ones with a stop button, ended ones greyed. */
+export function renderProcesses(list: ProcessInfo[]): string {
+  const running = list.filter((p) => p.state === 'running').length;
+  const rows = list.map((p) => {
+    const facts: string[] = [processStateText(p)];
+    const started = clock(p.startedAt);
+    if (started) facts.push(`started ${started}`);
+    if (p.state !== 'running' && clock(p.endedAt)) facts.push(`ended ${clock(p.endedAt)}`);
+    if (p.output) facts.push(`${byteSize(p.output)} of output`);
+    if (p.cwd && p.cwd !== '.') facts.push(`in ${p.cwd}`);
+    return `<li class="proc proc-${esc(p.state)}" data-proc="${esc(p.id)}"><span class="proc-dot">${p.state === 'running' ? '●' : '○'}</span> <span class="proc-id">${esc(p.id)}</span> <code class="cmdline">${esc(
+      p.command,
+    )}</code> <span class="proc-facts">${esc(facts.join(' · '))}</span>${stopButton(p)}</li>`;
+  });
+  const head = running ? `Background processes (${running} running)` : 'Background processes';
+  return `<details class="processes" data-id="processes" open><summary>${esc(head)}</summary><ul class="proc-list">${rows.join('')}</ul></details>`;
+}
+
 // ---- requests -------------------------------------------------------------------------------
 
 interface RenderContext {
   open: Map<string, OpenRequest>;
   answers: Record<string, string>;
   edited: Record<string, boolean>;
+  editedDiffs: Record<string, string>;
+  autoDiff: boolean;
   canUndo: boolean;
   undone: Record<string, string>;
   undo?: UndoView;
+  /** Background processes by the run_cmd call that started them. */
+  processByCall: Map<string, ProcessInfo>;
 }
 
 function decisionButtons(req: RequestView, edited: boolean): string {
@@ -342,12 +521,12 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
     const said = req.outcome === 'answered' && ctx.answers[req.requestId] !== undefined ? `: ${ctx.answers[req.requestId]}` : '';
     if (nested) return '';
     const what = question ? esc(req.message) : esc(req.title);
-    return `<div class="request request-done tone-${o.tone}" data-request="${id}"><span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span> <span class="request-message">${what}</span> <span class="request-outcome">— ${esc(
+    return `<div class="request request-done tone-${o.tone}" data-request="${id}">${fromSubagent(req)}<span class="icon">${KIND_ICONS[req.kind] ?? '?'}</span> <span class="request-message">${what}</span> <span class="request-outcome">— ${esc(
       o.text,
     )}${esc(said)}</span></div>`;
   }
   const parts: string[] = [`<div class="request request-open kind-${esc(req.kind)}${open.sending ? ' sending' : ''}" data-request="${id}" tabindex="-1">`];
-  parts.push(`<div class="request-head">${head}</div>`);
+  parts.push(`<div class="request-head">${fromSubagent(req)}${head}</div>`);
   if (req.context) parts.push(`<div class="request-context">${esc(req.context)}</div>`);
   if (req.kind === 'confirm_command' && !shell) {
     // What agentd says of it (the MCP server, what the tool claims), then what would run.
@@ -360,13 +539,74 @@ function renderRequest(req: RequestView, open: OpenRequest | undefined, ctx: Ren
   }
   if (req.kind === 'confirm_command') parts.push(confinementHtml(req));
   if (req.kind === 'confirm_write') parts.push(renderWriteFiles(req, ctx));
+  const generic = !KNOWN_KINDS.has(req.kind);
+  if (generic) parts.push(genericBody(req));
   if (isConfirm && req.rule) parts.push(`<div class="request-facts rule">Asked because: ${esc(req.rule)}</div>`);
   if (req.expiresAt) parts.push(`<div class="request-facts">Waits until ${esc(new Date(req.expiresAt).toLocaleTimeString())}</div>`);
-  parts.push(isConfirm ? decisionButtons(req, !!ctx.edited[req.requestId]) : answerControls(req));
+  parts.push(generic ? genericControls(req) : isConfirm ? decisionButtons(req, !!ctx.edited[req.requestId]) : answerControls(req));
   if (open.sending) parts.push('<div class="request-note">Sending…</div>');
   if (open.error) parts.push(`<div class="request-error">${esc(open.error)}</div>`);
   parts.push('</div>');
   return parts.join('\n');
+}
+
+/** Who asks, when a subagent does: its description, so a question is never taken for the agent's own. */
+function fromSubagent(req: RequestView): string {
+  const s = req.subagent;
+  return s ? `<span class="request-from" title="A subagent the agent started asks this">Subagent · ${esc(s.description || s.runId)}</span> ` : '';
+}
+
+/** A kind the panel has no view of its own for: its message whole (markdown), its command, its diff. */
+function genericBody(req: RequestView): string {
+  const parts: string[] = [];
+  if (req.message) parts.push(`<div class="request-body md">${renderMarkdown(req.message)}</div>`);
+  if (req.command) parts.push(`<pre class="cmdline">${esc(req.command)}</pre>`);
+  if (req.diff?.length) parts.push(renderFiles(req.diff, `${req.requestId}-g`, req.diff.length === 1));
+  return parts.join('');
+}
+
+/**
+ * The generic form's answers: its options (check boxes when several may be picked), and its text —
+ * an answer of its own, or what goes with some of the options (a rejection's reason, feedback on a
+ * plan), asked for as they are picked.
+ */
+function genericControls(req: RequestView): string {
+  const id = esc(req.requestId);
+  const opts = req.options ?? [];
+  const input = req.input;
+  const field = input
+    ? input.multiline && !input.secret
+      ? `<textarea class="answer-text generic-text" data-field="${id}-text" data-request="${id}" rows="3" placeholder="${esc(input.label)}${input.required ? '' : ' (optional)'}" aria-label="${esc(input.label)}"></textarea>`
+      : `<input type="${input.secret ? 'password' : 'text'}" class="answer-text generic-text" data-field="${id}-text" data-request="${id}" data-submit="genericSend" placeholder="${esc(input.label)}${
+          input.required ? '' : ' (optional)'
+        }" aria-label="${esc(input.label)}">`
+    : '';
+  const parts: string[] = [];
+  if (req.multiple && opts.length) {
+    parts.push(
+      `<div class="choices choices-multiple">${opts
+        .map((o) => `<label class="choice-check"><input type="checkbox" data-field="${id}-opt-${esc(o.optionId)}" data-option="${esc(o.optionId)}"> ${esc(o.label)}${o.description ? ` <span class="desc">${esc(o.description)}</span>` : ''}</label>`)
+        .join('')}</div>`,
+    );
+    if (field) parts.push(`<div class="answer-row">${field}</div>`);
+    parts.push(`<div class="decisions"><button class="primary" data-action="genericMany" data-request="${id}">Send</button></div>`);
+    return parts.join('');
+  }
+  if (field && input?.with?.length) parts.push(`<div class="answer-row">${field}</div>`);
+  if (opts.length) {
+    parts.push(
+      `<div class="decisions">${opts
+        .map(
+          (o, i) =>
+            `<button class="${i === 0 ? 'primary' : 'secondary'}" data-action="genericPick" data-request="${id}" data-option="${esc(o.optionId)}"${o.description ? ` title="${esc(o.description)}"` : ''}>${esc(o.label)}</button>`,
+        )
+        .join(' ')}</div>`,
+    );
+  }
+  if (field && !input?.with?.length) {
+    parts.push(`<div class="answer-row">${field}<button class="${opts.length ? 'secondary' : 'primary'}" data-action="genericSend" data-request="${id}">Send</button></div>`);
+  }
+  return parts.join('');
 }
 
 function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
@@ -377,18 +617,47 @@ function renderWriteFiles(req: RequestView, ctx: RenderContext): string {
     (f, i) =>
       `<div class="write-file"><span class="fstatus fstatus-${esc(f.status)}">${esc((f.status || '?').charAt(0).toUpperCase())}</span> <span class="path">${esc(f.path)}</span> ${statHtml(
         f.diff,
-      )} <button class="link" data-action="openDiff" data-request="${id}" data-index="${i}">Open diff</button>${
+      )}${f.runsLater ? `<div class="request-facts runs-later-why">⚠ ${esc(f.runsLater)}</div>` : ''} <button class="link" data-action="openDiff" data-request="${id}" data-index="${i}">Open diff</button>${
         editable ? ` <button class="link" data-action="edit" data-request="${id}">Edit before accepting</button>` : ''
       }</div>`,
   );
-  const diffs = `<details class="inline-diff" data-id="${id}-diff"${files.length === 1 && (files[0].diff ?? '').split('\n').length <= 40 ? ' open' : ''}><summary>Proposed change</summary>${files
-    .map((f) => renderDiff(f.diff ?? ''))
+  // Once the user changed the proposal (in the diff editor), the change shown is theirs.
+  const mine = ctx.edited[req.requestId] ? ctx.editedDiffs[req.requestId] : undefined;
+  const shown = mine !== undefined ? [mine] : files.map((f) => f.diff ?? '');
+  const summary = mine !== undefined ? `Your version ${statHtml(mine)}` : 'Proposed change';
+  const diffs = `<details class="inline-diff${mine !== undefined ? ' inline-diff-edited' : ''}" data-id="${id}-diff"${shown.length === 1 && shown[0].split('\n').length <= 40 ? ' open' : ''}><summary>${summary}</summary>${shown
+    .map((d) => (d ? renderDiff(d) : '<div class="empty">No change left: accepting writes nothing new.</div>'))
     .join('')}</details>`;
   const edited = ctx.edited[req.requestId] ? '<div class="request-note edited">You edited the proposed content: accepting writes your version.</div>' : '';
-  return `<div class="write-files">${rows.join('')}</div>${diffs}${edited}`;
+  const auto = `<label class="auto-diff" title="Changes agentd proposes open in VS Code's diff editor, where each hunk can be accepted or rejected"><input type="checkbox" data-action="autoDiff"${
+    ctx.autoDiff ? ' checked' : ''
+  }> Open changes in the diff editor as they come</label>`;
+  return `<div class="write-files">${rows.join('')}</div>${diffs}${edited}${auto}`;
 }
 
 // ---- runs -----------------------------------------------------------------------------------
+
+/** A run's words, calls and requests, in the order they came (a subagent's work too, under its call). */
+function renderTimeline(run: RunView, ctx: RenderContext, parts: string[]): void {
+  run.timeline.forEach((item, i) => {
+    if (item.type === 'text') {
+      if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
+    } else if (item.type === 'thinking') {
+      const streaming = i === run.timeline.length - 1 && run.state === 'running';
+      if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
+    } else if (item.type === 'notice') {
+      parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
+    } else if (item.type === 'steer') {
+      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}</div>`);
+    } else if (item.type === 'tool') {
+      const t = run.tools[item.toolCallId];
+      if (t) parts.push(renderTool(run, t, ctx));
+    } else {
+      const r = run.requests[item.requestId];
+      if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
+    }
+  });
+}
 
 function renderRun(run: RunView, ctx: RenderContext): string {
   const parts: string[] = [];
@@ -402,6 +671,19 @@ function renderRun(run: RunView, ctx: RenderContext): string {
           ...(run.context?.files ?? []).filter((f) => f !== run.context?.selection?.path),
         ];
     if (chips.length) parts.push(`<div class="context">${chips.map((c) => `<span class="chip">${esc(c)}</span>`).join(' ')}</div>`);
+    if (run.images?.length) {
+      // The picture itself comes from the webview's cache (filled from agent/image): the HTML stays small.
+      parts.push(
+        `<div class="prompt-images">${run.images
+          .map(
+            (im) =>
+              `<figure class="prompt-image"><img data-image-id="${esc(im.id)}" alt="${esc(im.name ?? 'image')}" title="${esc(`${im.name ?? 'image'} · ${im.width}×${im.height}, ${byteSize(im.bytes)}${im.scaled ? ', scaled down for the model' : ''}`)}"><figcaption>${esc(
+                im.name ?? 'image',
+              )} · ${im.width}×${im.height}</figcaption></figure>`,
+          )
+          .join('')}</div>`,
+      );
+    }
     parts.push('</div>');
   } else {
     parts.push('<div class="prompt prompt-unknown">A run started from another window or client</div>');
@@ -416,24 +698,13 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     parts.push('</ul></div>');
   }
   if (run.instructions?.length) parts.push(renderInstructions(run.instructions));
-  run.timeline.forEach((item, i) => {
-    if (item.type === 'text') {
-      if (item.text.trim()) parts.push(`<div class="answer md">${renderMarkdown(item.text)}</div>`);
-    } else if (item.type === 'thinking') {
-      const streaming = i === run.timeline.length - 1 && run.state === 'running';
-      if (item.text.trim()) parts.push(renderThinking(item.text, `${run.runId}-think-${i}`, streaming));
-    } else if (item.type === 'notice') {
-      parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
-    } else if (item.type === 'tool') {
-      const t = run.tools[item.toolCallId];
-      if (t) parts.push(renderTool(run, t, ctx));
-    } else {
-      const r = run.requests[item.requestId];
-      if (r) parts.push(renderRequest(r, ctx.open.get(r.requestId), ctx));
-    }
-  });
+  renderTimeline(run, ctx, parts);
   const result = unstreamedResult(run);
   if (result) parts.push(`<div class="answer md">${renderMarkdown(result)}</div>`);
+  const later = (run.filesChanged ?? []).filter((f) => f.runsLater);
+  if (later.length) {
+    parts.push(`<div class="notice runs-later-note" role="note"><span class="icon">⚠</span> Runs later, outside the sandbox: ${later.map((f) => `<span title="${esc(f.runsLater!)}">${esc(f.path)}</span>`).join(', ')}</div>`);
+  }
   if (run.filesChanged?.length) {
     parts.push(
       `<details class="files-changed" data-id="${esc(run.runId)}-files"><summary>Files changed (${run.filesChanged.length})</summary>${renderFiles(run.filesChanged, `${run.runId}-fc`)}</details>`,
@@ -450,13 +721,15 @@ function renderFooter(run: RunView): string {
   const footer: string[] = [];
   const busy = !TERMINAL_STATES.has(run.state);
   const why = stopReasonText(run.stopReason);
-  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' ? '<span class="spinner"></span>' : ''}${esc(runStateName(run.state))}${why ? ` (${esc(why)})` : ''}</span>`);
+  footer.push(`<span class="run-state run-state-${esc(run.state)}">${busy && run.state !== 'paused' && run.state !== 'requires_action' && run.state !== 'queued' ? '<span class="spinner"></span>' : ''}${esc(runStateName(run.state))}${why ? ` (${esc(why)})` : ''}</span>`);
   if (busy && run.activity && run.state === 'running') footer.push(`<span class="activity">${esc(run.activity)}</span>`);
   if (run.model) footer.push(`<span class="model" title="the model this run uses">${esc(run.model)}</span>`);
   if (run.usage) footer.push(usageHtml(run.usage));
   if (run.rewound) footer.push('<span class="rewound-note" title="A rewind cut this run from the conversation: the agent no longer sees it">rewound</span>');
   let after = '';
-  if (run.state === 'paused') {
+  if (run.state === 'queued') {
+    after = `<div class="run-queued"><span>Queued: starts when the run before it ends.</span> <button class="link" data-action="cancelRun" data-run="${esc(run.runId)}" title="Take it out of the queue">Cancel</button></div>`;
+  } else if (run.state === 'paused') {
     // Paused by a restart, or because its state could not be saved: the reason, and the way on.
     after = `<div class="run-paused"><span class="paused-why">${esc(run.error ? `Paused: ${run.error}` : 'Paused: the daemon stopped in the middle of a step.')}</span> <button class="secondary" data-action="resume" data-run="${esc(run.runId)}">Resume</button></div>`;
   } else if (run.error) {
@@ -516,7 +789,7 @@ function renderUndoPreview(p: UndoResult, kind: UndoView['target']['kind'], key:
   }
   const what = kind === 'rewind' ? `The agent forgets this run and every later one${p.rewound?.length ? ` (${plural(p.rewound.length, 'run')})` : ''}. ` : '';
   const files = p.files?.length ? `${plural(p.files.length, 'file')} would be put back` : 'No file would change';
-  parts.push(`<div class="undo-summary">${esc(what + files)}${p.undone?.length ? ` <span class="undo-ids">(checkpoints ${esc(p.undone.join(', '))})</span>` : ''}.</div>`);
+  parts.push(`<div class="undo-summary">${esc(what + files)}${p.undone && p.undone.length > 1 ? ` <span class="undo-ids">(${esc(plural(p.undone.length, 'change'))} undone)</span>` : ''}.</div>`);
   parts.push(undoFiles(p.files ?? [], `${key}-f`));
   if (changed.length) {
     parts.push(`<div class="undo-conflicts"><div class="label">Changed since — yours to keep or overwrite</div>`);
@@ -558,7 +831,7 @@ function renderUndoResult(r: UndoResult, kind: UndoView['target']['kind'], key: 
   for (const n of r.notes ?? []) parts.push(`<div class="request-facts">${esc(n)}</div>`);
   if (r.checkpoint) {
     parts.push(
-      `<div class="decisions"><button class="secondary" data-action="undoCheckpoint" data-run="" data-checkpoint="${esc(r.checkpoint)}" title="The restore is checkpoint ${esc(r.checkpoint)}: undoing it brings the files back">Undo this restore</button></div>`,
+      `<div class="decisions"><button class="secondary" data-action="undoCheckpoint" data-run="" data-checkpoint="${esc(r.checkpoint)}" title="The restore is a change of its own: undoing it brings the files back as they were before it">Undo this restore</button></div>`,
     );
   }
   return parts.join('\n');
@@ -596,23 +869,111 @@ function renderInstructions(files: InstructionFile[]): string {
 
 function renderSessions(s: NonNullable<PanelState['sessions']>, current: string | undefined, now: Date): string {
   const parts = ['<div class="sessions"><div class="sessions-head"><span class="label">Sessions</span><span style="flex:1"></span><button class="secondary" data-action="newSession">New session</button> <button class="link" data-action="closeSessions">Close</button></div>'];
+  parts.push(
+    `<input type="search" class="sessions-query" data-field="sessions-query" placeholder="Search titles and prompts" aria-label="Search the sessions" value="${esc(s.query ?? '')}">`,
+  );
   if (s.error) parts.push(`<div class="request-error">${esc(s.error)}</div>`);
   else if (!s.list) parts.push('<div class="empty">Loading…</div>');
-  else if (!s.list.length) parts.push('<div class="empty">No sessions yet in this workspace.</div>');
+  else if (!s.list.length) parts.push(s.query ? `<div class="empty">No session matches “${esc(s.query)}”.</div>` : '<div class="empty">No sessions yet in this workspace.</div>');
+  if (s.failed) parts.push(`<div class="request-error">${esc(s.failed)}</div>`);
   for (const x of s.list ?? []) {
+    const id = esc(x.sessionId);
     const meta = [whenText(x.updatedAt, now), x.state === 'idle' ? 'no runs' : runStateName(x.state)];
     if (x.runCount !== undefined && x.state !== 'idle') meta.push(plural(x.runCount, 'run'));
     parts.push(
-      `<button class="session${x.sessionId === current ? ' current' : ''} session-state-${esc(x.state)}" data-action="openSession" data-session="${esc(x.sessionId)}"><span class="session-title">${esc(
+      `<div class="session-row" data-session="${id}"><button class="session${x.sessionId === current ? ' current' : ''} session-state-${esc(x.state)}" data-action="openSession" data-session="${id}"><span class="session-title">${esc(
         x.title || x.sessionId,
-      )}</span><span class="session-meta">${esc(meta.filter(Boolean).join(' · '))}</span></button>`,
+      )}</span><span class="session-meta">${esc(meta.filter(Boolean).join(' · '))}</span>${x.match ? `<span class="session-match">“${esc(x.match)}”</span>` : ''}</button><span class="session-actions"><button class="link" data-action="sessionRename" data-session="${id}">Rename</button> · <button class="link" data-action="sessionDelete" data-session="${id}">Delete</button></span></div>`,
     );
+    if (s.renaming === x.sessionId) {
+      parts.push(
+        `<div class="session-rename" data-session="${id}"><input type="text" data-field="rename-${id}" data-submit="renameSave" data-session="${id}" value="${esc(x.title)}" aria-label="New title"> <button class="primary" data-action="renameSave" data-session="${id}">Save</button> <button class="secondary" data-action="sessionRename" data-session="">Cancel</button></div>`,
+      );
+    }
+    if (s.deleting === x.sessionId) {
+      parts.push(
+        `<div class="session-delete" data-session="${id}">Delete “${esc(x.title)}”${x.runCount ? ` and its ${esc(plural(x.runCount, 'run'))}` : ''}? agentd forgets it for good; your files stay as they are. <button class="danger" data-action="deleteConfirm" data-session="${id}">Delete</button> <button class="secondary" data-action="sessionDelete" data-session="">Keep it</button></div>`,
+      );
+    }
   }
   parts.push('</div>');
   return parts.join('');
 }
 
+/** The conversations open, one tab each: its title, whether it works or waits for you. */
+export function renderTabs(tabs: NonNullable<PanelState['tabs']>): string {
+  if (tabs.length < 2) return '';
+  const items = tabs.map((t) => {
+    const id = esc(t.sessionId ?? '');
+    const flags = `${t.busy ? '<span class="spinner"></span>' : ''}${t.waiting ? `<span class="tab-waiting" title="${esc(plural(t.waiting, 'request'))} waiting for you">${t.waiting}</span>` : ''}`;
+    return `<span class="tab${t.active ? ' active' : ''}"><button class="tab-open" data-action="openTab" data-session="${id}" title="${esc(t.title)}">${flags}<span class="tab-title">${esc(t.title)}</span></button><button class="tab-x" data-action="closeTab" data-session="${id}" title="Close this conversation (its runs go on; the session list has it)" aria-label="Close ${esc(t.title)}">×</button></span>`;
+  });
+  return `<div class="tabs" role="tablist">${items.join('')}<button class="tab-new" data-action="newSession" title="A new conversation beside these" aria-label="New conversation">+</button></div>`;
+}
+
 const MCP_TONES: Record<string, string> = { connected: 'ok', failed: 'error', rejected: 'declined', needs_approval: 'waiting', disabled: 'neutral', idle: 'neutral', starting: 'neutral' };
+
+const RULE_TONES: Record<string, string> = { allow: 'ok', ask: 'waiting', deny: 'declined' };
+const RULE_ORDER = ['session', 'always', 'user', 'workspace', 'built-in'];
+
+/** The rules agentd applies, by where they come from; the user's answers can be revoked or edited. */
+export function renderRules(r: RulesState): string {
+  const parts = [
+    '<div class="rules"><div class="sessions-head"><span class="label">Rules</span><span style="flex:1"></span><button class="secondary" data-action="rulesRefresh">Refresh</button> <button class="link" data-action="closeRules">Close</button></div>',
+    '<div class="request-facts">What agentd may do without asking you, and what it refuses. Where several rules match, the strictest wins.</div>',
+  ];
+  if (r.error) parts.push(`<div class="request-error">${esc(r.error)}</div>`);
+  else if (!r.list) parts.push('<div class="empty">Loading…</div>');
+  if (r.failed) parts.push(`<div class="request-error">${esc(r.failed)}</div>`);
+  const files: Record<string, string | undefined> = { user: r.files?.user, workspace: r.files?.workspace };
+  for (const scope of RULE_ORDER) {
+    const rules = (r.list ?? []).filter((x) => x.scope === scope);
+    if (!rules.length && !(scope === 'always' || scope === 'session') && !files[scope]) continue;
+    if (!r.list) break;
+    const file = files[scope] ? ` <button class="link" data-action="openFile" data-path="${esc(files[scope]!)}" title="${esc(files[scope]!)}">Open the file</button>` : '';
+    parts.push(`<div class="rules-group" data-scope="${esc(scope)}"><div class="label">${esc(ruleScopeName(scope))}${file}</div>`);
+    if (!rules.length) {
+      parts.push(
+        `<div class="empty">${
+          scope === 'always' ? 'None: "Always accept" or "Always reject" on a request stores one here.' : scope === 'session' ? 'None: "Accept for this session" stores one here.' : 'None.'
+        }</div>`,
+      );
+    }
+    for (const x of rules) {
+      const id = esc(x.id);
+      const what = `${esc(sentenceCase(ruleToolName(x.tool)))} <code>${esc(x.pattern || 'anything')}</code>`;
+      const acts = x.revocable
+        ? ` <span class="rule-actions"><button class="link" data-action="ruleEdit" data-rule="${id}">Edit</button> · <button class="link" data-action="ruleRevoke" data-rule="${id}" title="Take it back: what it covered asks again">Revoke</button></span>`
+        : '';
+      parts.push(`<div class="rule rule-${esc(x.action)}" data-rule="${id}"><span class="rule-what">${what}</span> <span class="tool-status tone-${RULE_TONES[x.action] ?? 'neutral'}">${esc(ruleActionName(x.action))}</span>${acts}</div>`);
+      if (r.editing === x.id) {
+        const opt = (a: string) => `<option value="${a}"${x.action === a ? ' selected' : ''}>${esc(sentenceCase(ruleActionName(a)))}</option>`;
+        parts.push(
+          `<div class="rule-edit" data-rule="${id}"><input type="text" class="rule-pattern" data-field="rule-${id}-pattern" value="${esc(x.pattern)}" aria-label="Pattern" title="A command glob (* is anything) or a path glob (** spans folders)"> <select data-field="rule-${id}-action" aria-label="What the rule does">${['allow', 'ask', 'deny']
+            .map(opt)
+            .join('')}</select> <button class="primary" data-action="ruleSave" data-rule="${id}">Save</button> <button class="secondary" data-action="ruleEdit" data-rule="">Cancel</button></div>`,
+        );
+      }
+    }
+    parts.push('</div>');
+  }
+  parts.push('</div>');
+  return parts.join('');
+}
+
+/** What can be done to a server from its row: start it again, switch it off or on. */
+function mcpButtons(s: McpServer): string {
+  const b = (action: string, label: string, tip: string) =>
+    `<button class="link mcp-action" data-action="mcpAction" data-name="${esc(s.name)}" data-mcp-action="${action}" title="${esc(tip)}">${label}</button>`;
+  const out: string[] = [];
+  if (s.state === 'disabled') out.push(b('enable', 'Enable', 'Let it start again (runs offer its tools from the next session)'));
+  else if (s.state === 'rejected') out.push(b('enable', 'Enable', 'You rejected it for good: enabling it asks you again at the next session'));
+  else {
+    if (s.state !== 'needs_approval') out.push(b('restart', 'Restart', 'Stop it and start it again now'));
+    out.push(b('disable', 'Disable', 'Stop it and keep it stopped (remembered for this workspace)'));
+  }
+  return ` <span class="mcp-actions">${out.join(' · ')}</span>`;
+}
 
 /** The MCP servers the session sees (mcp/status): state, tools, why one failed. */
 export function renderMcp(m: NonNullable<PanelState['mcp']>): string {
@@ -651,7 +1012,7 @@ export function renderMcp(m: NonNullable<PanelState['mcp']>): string {
     parts.push(
       `<details class="mcp-server mcp-state-${esc(s.state)}" data-id="mcp-${esc(s.name)}"${s.error || s.state === 'needs_approval' ? ' open' : ''}><summary><span class="mcp-name">${esc(s.name)}</span> <span class="tool-status tone-${tone}">${esc(
         mcpStateName(s.state),
-      )}</span>${count}</summary>${body.join('')}</details>`,
+      )}</span>${count}${mcpButtons(s)}</summary>${body.join('')}</details>`,
     );
   }
   parts.push('</div>');
@@ -663,15 +1024,20 @@ export function renderConversation(state: PanelState): string {
     open: new Map(state.open.map((o) => [o.req.requestId, o])),
     answers: state.answers ?? {},
     edited: state.edited ?? {},
+    editedDiffs: state.editedDiffs ?? {},
+    autoDiff: !!state.autoDiff,
     canUndo: !!state.canUndo,
     undone: state.undone ?? {},
     undo: state.undo,
+    processByCall: new Map((state.processes ?? []).filter((p) => p.toolCallId).map((p) => [p.toolCallId!, p])),
   };
   const parts: string[] = [];
+  if (state.tabs) parts.push(renderTabs(state.tabs));
   if (state.daemon.state !== 'ready') {
     const words: Record<string, string> = { starting: 'starting…', restarting: 'restarting…', failed: 'not running', stopped: 'stopped' };
     parts.push(`<div class="daemon daemon-${esc(state.daemon.state)}">agentd ${esc(words[state.daemon.state] ?? state.daemon.state)}${state.daemon.detail ? `: ${esc(state.daemon.detail)}` : ''}</div>`);
   }
+  if (state.rules) parts.push(renderRules(state.rules));
   if (state.mcp) parts.push(renderMcp(state.mcp));
   if (state.sessions) parts.push(renderSessions(state.sessions, state.sessionId, state.now ?? new Date()));
   // Requests of runs that are not in this view (other sessions, or from before a restart) come
@@ -693,6 +1059,7 @@ export function renderConversation(state: PanelState): string {
     parts.push('<div class="empty">Ask agentd about this workspace. Attach files, folders, the Problems list or the terminal\'s selection with <b>+</b>, or type <code>@</code> to mention a file.</div>');
   }
   for (const run of state.runs) parts.push(renderRun(run, ctx));
+  if (state.processes?.length) parts.push(renderProcesses(state.processes));
   return parts.join('\n');
 }
 

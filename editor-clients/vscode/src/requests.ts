@@ -145,7 +145,40 @@ export class RequestBook {
 /** What the panel posts when the user answers a request inline. */
 export type PanelAnswer =
   | { type: 'reply'; requestId: string; text?: string; optionId?: string; answers?: string[] }
-  | { type: 'confirm'; requestId: string; decision: string; reason?: string };
+  | { type: 'confirm'; requestId: string; decision: string; reason?: string }
+  /** A kind the panel has no view of its own for, answered from its generic form. */
+  | { type: 'generic'; requestId: string; optionId?: string; answers?: string[]; text?: string };
+
+/** The kinds the panel has views of its own for; any other is shown and answered by its form. */
+export const KNOWN_KINDS: ReadonlySet<string> = new Set(['question', 'choice', 'secret', 'confirm_write', 'confirm_command']);
+
+/**
+ * The answer of a request's generic form (docs/protocol.md "The generic form"): an option (with the
+ * text it asks for), several options, or the text alone; sent with the method the request names.
+ */
+export function genericAnswer(req: InputRequest, m: { optionId?: string; answers?: string[]; text?: string }): Answer | string {
+  const requestId = req.requestId;
+  const ids = new Set((req.options ?? []).map((o) => o.optionId));
+  const text = m.text?.trim() ? m.text : undefined;
+  const input = req.input;
+  const picked = m.optionId ?? m.answers?.[0];
+  if (m.optionId !== undefined && !ids.has(m.optionId)) return 'that answer is not offered';
+  if (m.answers && (!req.multiple || !m.answers.length || m.answers.some((a) => !ids.has(a)))) return 'pick answers that are offered';
+  if (!picked && !text) return input?.required || !ids.size ? 'type an answer first' : 'pick an answer';
+  if (!picked && input?.with?.length) return 'pick an answer';
+  if (picked && input?.required && input.with?.includes(picked) && !text) return `${input.label}: type it first`;
+  if (req.answerWith === 'confirm') {
+    if (!picked) return 'pick an answer';
+    const params: ConfirmParams = { requestId, decision: picked as Decision };
+    if (text) params.reason = text;
+    return { method: Method.confirm, params };
+  }
+  const params: ReplyParams = { requestId };
+  if (m.answers) params.answers = m.answers;
+  else if (m.optionId !== undefined) params.optionId = m.optionId;
+  if (text) params.text = text;
+  return { method: Method.reply, params };
+}
 
 /**
  * Turns the panel's answer into the daemon's params, checking it fits the request; returns an
@@ -153,6 +186,7 @@ export type PanelAnswer =
  */
 export function answerFor(req: InputRequest, m: PanelAnswer, editedContent?: string): Answer | string {
   const requestId = req.requestId;
+  if (m.type === 'generic') return genericAnswer(req, m);
   if (m.type === 'confirm') {
     if (req.kind !== 'confirm_write' && req.kind !== 'confirm_command') return 'this request is not an approval';
     if (!(DECISIONS as readonly string[]).includes(m.decision)) return `unknown decision ${m.decision}`;
@@ -192,7 +226,7 @@ export function answerFor(req: InputRequest, m: PanelAnswer, editedContent?: str
 
 /** The answer as the conversation shows it afterwards; undefined for a secret or a decision. */
 function answerSummary(req: InputRequest, a: Answer): string | undefined {
-  if (a.method !== Method.reply || req.kind === 'secret') return undefined;
+  if (a.method !== Method.reply || req.kind === 'secret' || req.input?.secret) return undefined;
   const p = a.params;
   const label = (id: string) => req.options?.find((o) => o.optionId === id)?.label ?? id;
   if (p.answers) return p.answers.map(label).join(', ');

@@ -7,6 +7,9 @@
 // `afterSeq: lastSeq` when apply reports a gap).
 
 import {
+  DiagnosticsReport,
+  ImageRef,
+  Fetched,
   FileDiff,
   InputRequest,
   InstructionFile,
@@ -17,6 +20,7 @@ import {
   RunEvent,
   RunNotification,
   RunStateParams,
+  Subagent,
   TERMINAL_STATES,
   UpdateParams,
   Usage,
@@ -47,6 +51,30 @@ export interface ToolCallView {
   requestId?: string;
   /** The call changed the workspace: its checkpoint, which agent/undo takes back. */
   checkpoint?: string;
+  /** The diagnostics of the files its reply changed (after the reply's last edit). */
+  diagnostics?: DiagnosticsReport;
+  /** What a web fetch got: the URL it ended at, its status and size. */
+  fetched?: Fetched;
+  /** A task call: the subagent it started, how it stands, and its own work, shown under the call. */
+  subagent?: SubagentView;
+}
+
+/** A subagent as its task call shows it. */
+export interface SubagentView {
+  runId: string;
+  description: string;
+  /** Its own state (running, requires_action, completed, failed, cancelled …), as it last said. */
+  state?: string;
+  stopReason?: string;
+  error?: string;
+  usage?: Usage;
+  /** The files it read (the task call's last update). */
+  read?: string[];
+  /**
+   * Its own updates, reduced as a run's: its tool calls keyed by its own ids, its words. Its
+   * requests are its parent's (they come in the parent run): `work.requests` is the parent's.
+   */
+  work: RunView;
 }
 
 /** An input request as the run shows it: what was asked, and once resolved, how it ended. */
@@ -67,7 +95,9 @@ export type TimelineItem =
   | { type: 'tool'; toolCallId: string }
   | { type: 'request'; requestId: string }
   /** Something agentd itself tells the user (a warning about the setup), not the model's answer. */
-  | { type: 'notice'; text: string };
+  | { type: 'notice'; text: string }
+  /** The user's words added to the run while it worked (agent/steer). */
+  | { type: 'steer'; text: string };
 
 export interface RunView {
   runId: string;
@@ -80,6 +110,8 @@ export interface RunView {
   state: string;
   stopReason?: string;
   error?: string;
+  /** Why a paused run is paused (agent/runState's pauseReason). */
+  pauseReason?: string;
   plan?: { explanation?: string; entries: PlanEntry[] };
   timeline: TimelineItem[];
   tools: Record<string, ToolCallView>;
@@ -97,6 +129,8 @@ export interface RunView {
   startedAt: number;
   /** A rewind cut it from the conversation (agent/history says so). */
   rewound?: boolean;
+  /** The prompt's images as the model got them (agent/run's answer, agent/history). */
+  images?: ImageRef[];
 }
 
 export interface Notification {
@@ -262,6 +296,7 @@ export class RunStore {
         if (p.stopReason) run.stopReason = p.stopReason;
         // The error says why the run is where it is now: a paused run that goes on again has none.
         run.error = p.error || undefined;
+        run.pauseReason = p.state === 'paused' ? p.pauseReason || undefined : undefined;
         if (p.state === 'running' && !run.activity) run.activity = 'Thinking…';
         if (p.state === 'requires_action') run.activity = 'Waiting for your input';
         break;
@@ -272,7 +307,8 @@ export class RunStore {
       case Method.inputRequest: {
         const r = params as InputRequest;
         const linked = r.toolCallId ? run.tools[r.toolCallId] : undefined;
-        if (linked) linked.requestId = r.requestId;
+        if (linked && r.subagent) linkSubagentRequest(run, linked, r);
+        else if (linked) linked.requestId = r.requestId;
         else if (!run.requests[r.requestId]) run.timeline.push({ type: 'request', requestId: r.requestId });
         const { runId: _r, sessionId: _s, seq: _q, ...fields } = r;
         run.requests[r.requestId] = { ...run.requests[r.requestId], ...fields };
@@ -321,9 +357,52 @@ function isLowSurrogate(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
 }
 
+/** The subagent of a task call, made on its first word (its work shares the parent's requests). */
+function subagentOf(run: RunView, t: ToolCallView, s: Subagent): SubagentView {
+  if (t.subagent) return t.subagent;
+  const work: RunView = { runId: s.runId, sessionId: run.sessionId, lastSeq: 0, state: 'running', timeline: [], tools: {}, requests: run.requests, startedAt: run.startedAt };
+  return (t.subagent = { runId: s.runId, description: s.description, work });
+}
+
+/** Takes what a task call's update or a subagent update says of the subagent's standing. */
+function noteSubagent(sub: SubagentView, s: Subagent): void {
+  if (s.description) sub.description = s.description;
+  if (s.state) {
+    sub.state = s.state;
+    sub.work.state = s.state;
+    sub.stopReason = s.stopReason;
+    sub.error = s.error || undefined;
+  }
+  if (s.usage) sub.usage = s.usage;
+  if (s.read) sub.read = s.read;
+}
+
+/** A subagent's request goes under the subagent's own call (or at its place in its work). */
+function linkSubagentRequest(run: RunView, task: ToolCallView, r: InputRequest): void {
+  const s = r.subagent!;
+  const sub = subagentOf(run, task, s);
+  const own = s.toolCallId ? sub.work.tools[s.toolCallId] : undefined;
+  if (own) own.requestId = r.requestId;
+  else if (!sub.work.timeline.some((i) => i.type === 'request' && i.requestId === r.requestId)) sub.work.timeline.push({ type: 'request', requestId: r.requestId });
+}
+
 function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
   if (!u) return;
   switch (u.kind) {
+    case 'subagent': {
+      if (!u.subagent?.runId) break;
+      const id = u.toolCallId ?? '';
+      let t = run.tools[id];
+      if (!t) {
+        t = run.tools[id] = { toolCallId: id, title: `Subagent: ${u.subagent.description}`, toolKind: 'other', status: 'in_progress' };
+        run.timeline.push({ type: 'tool', toolCallId: id });
+      }
+      const sub = subagentOf(run, t, u.subagent);
+      noteSubagent(sub, u.subagent);
+      if (u.subagent.update) reduceUpdate(sub.work, u.subagent.update);
+      if (sub.work.activity && !TERMINAL_STATES.has(sub.state ?? 'running')) run.activity = `${sub.description}: ${sub.work.activity}`;
+      break;
+    }
     case 'message_chunk': {
       const last = run.timeline[run.timeline.length - 1];
       if (last && last.type === 'text') last.text += u.text ?? '';
@@ -353,6 +432,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
         input: u.input,
         locations: u.locations,
       };
+      if (u.subagent?.runId) noteSubagent(subagentOf(run, run.tools[id], u.subagent), u.subagent);
       run.activity = activityOf(run.tools[id]);
       break;
     }
@@ -378,6 +458,9 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.durationMs !== undefined) t.durationMs = u.durationMs;
       if (u.files !== undefined) t.files = u.files;
       if (u.checkpoint) t.checkpoint = u.checkpoint;
+      if (u.diagnostics) t.diagnostics = u.diagnostics;
+      if (u.fetched) t.fetched = u.fetched;
+      if (u.subagent?.runId) noteSubagent(subagentOf(run, t, u.subagent), u.subagent);
       if (u.status === 'in_progress') run.activity = activityOf(t);
       break;
     }
@@ -403,6 +486,9 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
     }
     case 'notice':
       if (u.text?.trim()) run.timeline.push({ type: 'notice', text: u.text });
+      break;
+    case 'steer':
+      if (u.text?.trim()) run.timeline.push({ type: 'steer', text: u.text });
       break;
   }
 }

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { IndexProgress } from './agent';
-import { StatusInput, mcpSummary, requestKindName, statusText } from './words';
+import { StatusInput, mcpSummary, statusText, statusTooltip } from './words';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
@@ -17,15 +17,7 @@ export class StatusBar implements vscode.Disposable {
     const parts = [`${icon} ${text}`];
     if (s.index?.active) parts.push(`$(database) index ${s.index.percentage !== undefined ? `${Math.round(s.index.percentage)}%` : '…'}`);
     this.item.text = parts.join('  ');
-    const tip = new vscode.MarkdownString();
-    tip.appendMarkdown(`**agentd**: ${text.replace(/^agentd: /, '')}${s.detail ? ` — ${s.detail}` : ''}\n\n`);
-    if (s.waiting) {
-      const counts = new Map<string, number>();
-      for (const k of s.kinds) counts.set(requestKindName(k), (counts.get(requestKindName(k)) ?? 0) + 1);
-      tip.appendMarkdown(`Waiting for you: ${[...counts].map(([k, n]) => `${n} ${k}${n > 1 ? 's' : ''}`).join(', ')}. Click to answer in the panel.\n\n`);
-    }
-    tip.appendMarkdown(`Runs going: ${s.activeRuns}`);
-    this.item.tooltip = tip;
+    this.item.tooltip = new vscode.MarkdownString(statusTooltip(s));
     this.item.command = s.waiting > 0 ? 'agentd.focusRequest' : 'agentd.showPanel';
     this.item.backgroundColor =
       severity === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

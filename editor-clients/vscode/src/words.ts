@@ -12,6 +12,7 @@ const RUN_STATE_NAMES: Record<string, string> = {
   completed: 'done',
   failed: 'failed',
   cancelled: 'cancelled',
+  queued: 'queued',
 };
 
 export function runStateName(state: string): string {
@@ -116,6 +117,29 @@ export interface StatusInput {
   index?: { active: boolean; percentage?: number };
 }
 
+/** The status bar's tooltip (markdown): what waits, the runs going, the index. */
+export function statusTooltip(s: StatusInput & { detail?: string; kinds: string[]; activeRuns: number; index?: { message?: string; state?: string } }): string {
+  const parts = [`**agentd**: ${statusText(s).text.replace(/^agentd: /, '')}${s.detail ? ` — ${s.detail}` : ''}`];
+  if (s.waiting) {
+    const counts = new Map<string, number>();
+    for (const k of s.kinds) counts.set(requestKindName(k), (counts.get(requestKindName(k)) ?? 0) + 1);
+    parts.push(`Waiting for you: ${[...counts].map(([k, n]) => `${n} ${k}${n > 1 ? 's' : ''}`).join(', ')}. Click to answer in the panel.`);
+  }
+  parts.push(`Runs going: ${s.activeRuns}`);
+  const index = indexLine(s.index);
+  if (index) parts.push(index);
+  return parts.join('\n\n');
+}
+
+/** The workspace index in one line: its size, how far it is, or why it failed. */
+export function indexLine(i: { active: boolean; percentage?: number; message?: string; state?: string } | undefined): string | undefined {
+  if (!i || (!i.active && !i.message)) return undefined;
+  const msg = (i.message ?? '').replace(/\d{4,}/g, (n) => Number(n).toLocaleString('en-US'));
+  if (i.active) return `Index: building${i.percentage !== undefined ? `, ${Math.round(i.percentage)}%` : ''}${msg ? ` (${msg})` : ''}`;
+  if (i.state === 'failed') return `Index: failed${msg ? `: ${msg}` : ''}`;
+  return `Index: ${msg}`;
+}
+
 export function statusText(s: StatusInput): { icon: string; text: string; severity: 'normal' | 'warning' | 'error' } {
   if (s.daemon === 'failed') return { icon: '$(error)', text: 'agentd: not running', severity: 'error' };
   if (s.daemon === 'stopped') return { icon: '$(circle-slash)', text: 'agentd: stopped', severity: 'normal' };
@@ -186,6 +210,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 
 /** The approval modes as the mode picker says them. */
 const MODE_LABELS: Record<string, string> = {
+  plan: 'Plan first (read only until approved)',
   'read-only': 'Read only',
   ask: 'Ask before changes',
   'auto-edit': 'Auto-accept edits',
@@ -220,4 +245,30 @@ export function whenText(iso: string, now: Date = new Date()): string {
   if (t.toDateString() === yesterday.toDateString()) return `yesterday ${time}`;
   const day = t.toLocaleDateString('en-GB', { day: 'numeric', month: 'short', ...(t.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }) });
   return `${day} ${time}`;
+}
+
+/** Where a rule comes from, as the rules view says it. */
+const RULE_SCOPE_NAMES: Record<string, string> = {
+  'built-in': "agentd's own",
+  user: 'Your rules.json',
+  workspace: "The workspace's .agentd/rules.json",
+  always: 'Your "always" answers (this workspace)',
+  session: 'This session ("for this session" answers)',
+};
+
+export function ruleScopeName(scope: string): string {
+  return RULE_SCOPE_NAMES[scope] ?? sentence(readable(scope));
+}
+
+/** What a rule does, in a word. */
+export function ruleActionName(action: string): string {
+  return ({ allow: 'allowed', ask: 'asks first', deny: 'refused' } as Record<string, string>)[action] ?? readable(action);
+}
+
+/** What a rule's tool covers. */
+export function ruleToolName(tool: string): string {
+  const mcp = /^mcp__(.+?)__(\*|.+)$/.exec(tool);
+  if (mcp) return mcp[2] === '*' ? `every tool of the MCP server ${mcp[1]}` : `the MCP tool ${mcp[2]} of ${mcp[1]}`;
+  const names: Record<string, string> = { run_cmd: 'the command', write: 'writing', read: 'reading', network: 'the network for', '*': 'any tool on' };
+  return names[tool] ?? `the tool ${tool} on`;
 }

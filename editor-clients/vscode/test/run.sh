@@ -50,15 +50,17 @@ npm run --silent package >test/artifacts/package.log 2>&1 || { cat test/artifact
 tail -1 test/artifacts/package.log
 
 status=0
-step "unit tests"
-t0=$SECONDS
-node --test test/unit/*.test.mjs || status=1
-echo "unit tests: $((SECONDS - t0)) s"
+if [ -z "${SKIP_UNIT:-}" ]; then
+  step "unit tests"
+  t0=$SECONDS
+  node --test test/unit/*.test.mjs || status=1
+  echo "unit tests: $((SECONDS - t0)) s"
+fi
 
 step "end-to-end test (code-server + chromium)"
 t0=$SECONDS
-AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" MCPSERVER_BIN="$BIN/mcpserver" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" \
-  node --test test/e2e/e2e.test.mjs || status=1
+AGENTD_BIN="$BIN/agentd" FAKEMODEL_BIN="$BIN/fakemodel" MCPSERVER_BIN="$BIN/mcpserver" VSIX="$HERE/agentd-vscode.vsix" E2E_ARTIFACTS="$HERE/test/artifacts/e2e" E2E_ARTIFACTS_31="$HERE/test/artifacts/issue31" \
+  node --test --test-concurrency=1 ${E2E_FILES:-test/e2e/e2e.test.mjs test/e2e/issue31.test.mjs} || status=1
 echo "end-to-end: $((SECONDS - t0)) s"
 
 step "done: $([ $status = 0 ] && echo PASS || echo FAIL); screenshots in test/artifacts/e2e/"

@@ -159,6 +159,10 @@ M.on_conflict = { 'stop', 'skip', 'overwrite' }
 M.outcomes = { 'answered', 'timeout', 'cancelled', 'allow_once', 'allow_session', 'allow_always', 'reject_once', 'reject_always', 'allow_full' }
 ---@alias agentd.Outcome 'answered'|'timeout'|'cancelled'|'allow_once'|'allow_session'|'allow_always'|'reject_once'|'reject_always'|'allow_full'
 
+--- PauseReason is why a run is paused.
+M.pause_reasons = { 'restart', 'not_saved' }
+---@alias agentd.PauseReason 'restart'|'not_saved'
+
 --- Profile is what the kernel lets a command do (docs/security.md): the policy picks one for every
 --- command it allows or asks about.
 M.profiles = { 'read', 'workspace-write', 'full' }
@@ -872,6 +876,7 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field state agentd.State
 ---@field stopReason? agentd.StopReason
 ---@field error? string
+---@field pauseReason? agentd.PauseReason PauseReason says why a paused run is paused: an editor resumes one a restart paused by itself, and leaves one whose state could not be saved to the user.
 
 --- SandboxCapability says whether commands run confined by the kernel. When Active is false every
 --- command asks, and an approved one runs with the user's own rights; an editor shows Summary once,

@@ -209,11 +209,12 @@ local function answer_of(tool)
   end
 end
 
-local function render_request(out, item, open, run)
+local function render_request(out, item, open, run, in_card)
   local r = item.req
   local spec = kinds.of(r)
   local id = r.requestId
-  local who = kinds.who(r)
+  -- in its subagent's card the card says whose it is
+  local who = not in_card and kinds.who(r)
   local head = '? ' .. (who and (who .. ': ') or '') .. (spec and spec.summary(r) or one_line(r.message))
   local o = open(id)
   if item.outcome then
@@ -520,6 +521,18 @@ local function render_subagent(out, item, open, max, ctx)
     end
     nest(out, inner, '  ┊ ')
   end
+  -- its questions and approvals, in its card, open or answered
+  local asks = ctx.cards and ctx.cards[item] or {}
+  if #asks > 0 then
+    local inner = new_lines()
+    for _, it in ipairs(asks) do
+      render_request(inner, it, open, ctx.run, true)
+    end
+    for i = 1, #inner.lines do
+      inner.hl[i] = inner.hl[i] or 'Normal' -- not quiet: it is for you
+    end
+    nest(out, inner, '  ┊ ')
+  end
   -- its answer, as the model read it
   if not going and type(item.output) == 'string' and item.output ~= '' then
     local lines = split((item.output:gsub('\n*Files the subagent read %(%d+%):.*$', '')))
@@ -593,7 +606,9 @@ render_item = function(out, item, open, max, ctx)
       end
     end
   elseif item.type == 'request' then
-    render_request(out, item, open, ctx.run)
+    if not (ctx.in_card and ctx.in_card[item]) then
+      render_request(out, item, open, ctx.run)
+    end
   elseif item.type == 'instructions' then
     -- quiet: which instruction files the model was given
     local names = {}
@@ -653,10 +668,19 @@ function M.run(out, run, open, checkpoint, procs)
   local first_line = #out.lines + 1
   local ctx = { checkpoint = checkpoint or function() end, rewound = run.rewound, run = run, asking = {},
     processes = procs or {} }
+  ctx.cards, ctx.in_card = {}, {}
   for _, item in ipairs(run.items) do
     local tool = item.type == 'request' and asking_call(item.req, run)
     if tool then
       ctx.asking[tool] = true
+    end
+    -- a subagent's request shows in its card (the task call it names)
+    local card = item.type == 'request' and type(item.req.subagent) == 'table'
+      and type(item.req.toolCallId) == 'string' and run.tools[item.req.toolCallId]
+    if card and card.sub then
+      ctx.cards[card] = ctx.cards[card] or {}
+      table.insert(ctx.cards[card], item)
+      ctx.in_card[item] = true
     end
   end
   local max = config.values.conversation.tool_output_lines

@@ -5,161 +5,42 @@
 //
 // Needs: AGENTD_BIN, FAKEMODEL_BIN, CS_DIR (and optionally VSIX, CHROMIUM). test/run.sh sets them.
 
+import { scaled } from '../support/scale.mjs';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { EXT_DIR, setup } from './harness.mjs';
+import {
+  ask,
+  command,
+  expectStatus,
+  lastRun,
+  lastUserMessageSent,
+  modelRequests,
+  newSession,
+  openRequest,
+  panel,
+  paletteInput,
+  quickInput,
+  quickOpen,
+  reloadWindow,
+  screenshot,
+  statusBar,
+  until,
+  use,
+} from './ui.mjs';
 
 const ARTIFACTS = process.env.E2E_ARTIFACTS ?? path.join(EXT_DIR, 'test/artifacts/e2e');
 let h;
 let page;
-let shot = 0;
-
-async function screenshot(name, clip) {
-  const file = path.join(ARTIFACTS, `${String(++shot).padStart(2, '0')}-${name}.png`);
-  if (clip) await page.locator(clip).screenshot({ path: file });
-  else await page.screenshot({ path: file });
-  return file;
-}
-
-/**
- * Runs a command from the command palette. F1 opens it from the editor and the panel; a focused
- * terminal may keep F1 for the shell, and then Ctrl+Shift+P does. The title is filled in only
- * once the palette's input has the focus, so no keystroke goes elsewhere.
- */
-async function command(title) {
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  // The panel may take the focus back a moment after the palette opened (a command that focuses
-  // the prompt box posts to the webview), which closes the palette: then it is opened again.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await paletteInput('F1', 'Control+Shift+P');
-      await input.fill(`>${title}`, { timeout: 5000 });
-      await row.waitFor({ state: 'visible', timeout: 10000 });
-      // On the input itself: if the palette closed meanwhile this fails instead of typing elsewhere.
-      await input.press('Enter', { timeout: 5000 });
-      return;
-    } catch (e) {
-      if (attempt >= 3) throw e;
-    }
-  }
-}
-
-/**
- * Opens the quick input with `key` (or `fallback` when the focused part keeps the key) and waits for
- * its focus. A quick input still closing (a command just run from it) is awaited first: its input
- * keeps the focus while it hides, and text filled into it would be lost.
- */
-async function paletteInput(key, fallback) {
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-  const focused = page.locator('.quick-input-widget .quick-input-box input:focus');
-  await page.keyboard.press(key);
-  try {
-    await focused.waitFor({ state: 'visible', timeout: 3000 });
-  } catch {
-    if (!fallback) throw new Error(`${key} opened no quick input`);
-    await page.keyboard.press(fallback);
-    await focused.waitFor({ state: 'visible' });
-  }
-}
-
-/** Types into the open quick input once it has the focus (fill: nothing typed can go elsewhere). */
-async function quickInput(text) {
-  const input = page.locator('.quick-input-widget .quick-input-box input:focus');
-  await input.waitFor({ state: 'attached' });
-  await input.fill(text);
-}
-
-/** Opens a workspace file with Quick Open (Ctrl+P), typed only once its input has the focus. */
-async function quickOpen(file) {
-  await paletteInput('Control+p');
-  await page.locator('.quick-input-widget .quick-input-box input').fill(file);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: file }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-  await page.locator('.tab.active', { hasText: file }).waitFor();
-}
-
-/** Reloads the window and awaits the new workbench (never the old one, still on screen for a moment). */
-async function reloadWindow() {
-  const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 60000 });
-  await command('Developer: Reload Window');
-  await navigated;
-  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-}
-
-/** Awaits a condition checked outside the page (processes, files), with a deadline. */
-async function until(pred, what, timeout = 30000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await pred();
-    if (v) return v;
-    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** The conversation webview. */
-function panel() {
-  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-}
-
-function lastRun() {
-  return panel().locator('.run').last();
-}
-
-/** Asks through the keybinding that focuses the prompt box. */
-async function ask(prompt) {
-  // From wherever the focus is (often the panel itself, which forwards the keys to VS Code).
-  await panel().locator('#prompt').evaluate((el) => el.blur());
-  await page.keyboard.press('Control+Alt+a');
-  await panel().locator('#prompt:focus').waitFor();
-  await page.keyboard.type(prompt);
-  await page.keyboard.press('Enter');
-  await lastRun().locator('.prompt-text', { hasText: prompt.replace(/@\S*/, '').trim() }).waitFor();
-}
-
-function statusBar() {
-  return page.locator('.statusbar-item', { hasText: 'agentd:' }).first();
-}
-
-/** Awaits the status bar saying what `re` matches. */
-async function expectStatus(re, timeout = 30000) {
-  try {
-    await page.locator('.statusbar-item', { hasText: re }).first().waitFor({ timeout });
-  } catch {
-    throw new Error(`status bar says "${await statusBar().innerText().catch(() => '')}", expected ${re}`);
-  }
-}
-
-/** The open request whose text matches. */
-function openRequest(text) {
-  return panel().locator('.request-open', { hasText: text });
-}
-
-/** The messages the model was sent, as recorded by the fake model. */
-async function modelRequests() {
-  const res = await fetch(`${h.modelUrl.replace(/\/v1$/, '')}/_requests`);
-  return res.json();
-}
-
-async function lastUserMessageSent(containing) {
-  const reqs = await modelRequests();
-  for (const r of reqs.reverse()) {
-    const user = [...r.messages].reverse().find((m) => m.role === 'user');
-    if (user && user.content.includes(containing)) return user.content;
-  }
-  return undefined;
-}
-
-describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
+describe('agentd in VS Code (code-server)', { timeout: scaled(600000) }, () => {
   before(async () => {
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     h = await setup({ modelScript: path.join(EXT_DIR, 'test/models/e2e.json'), artifacts: ARTIFACTS });
     page = h.page;
+    use({ page, h, artifacts: ARTIFACTS });
     // The extension activates, starts agentd and connects.
     await expectStatus(/agentd: ready/, 60000);
     await page.keyboard.press('Control+Alt+p');
@@ -183,7 +64,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     const cancel = panel().locator('#cancel:not([disabled])');
     if (await cancel.count().catch(() => 0)) {
       await cancel.click().catch(() => undefined);
-      await panel().locator('#cancel[disabled]').waitFor({ timeout: 10000 }).catch(() => undefined);
+      await panel().locator('#cancel[disabled]').waitFor({ timeout: scaled(10000) }).catch(() => undefined);
     }
     await page.keyboard.press('Control+Alt+p');
     await command('agentd: New Session').catch(() => undefined);
@@ -276,6 +157,11 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await page.keyboard.press('Control+a');
     await page.keyboard.type('notes edited by me');
     await req.locator('button', { hasText: 'Accept my version' }).waitFor();
+    // The panel's change is now the user's version, not the model's text.
+    const inline = req.locator('.inline-diff');
+    await inline.locator('summary', { hasText: 'Your version' }).waitFor();
+    assert.match(await inline.innerText(), /\+notes edited by me/);
+    assert.doesNotMatch(await inline.innerText(), /draft from the model/);
     await screenshot('write-edited');
     await req.locator('button', { hasText: 'Accept my version' }).click();
     await lastRun().locator('.answer', { hasText: 'Notes written with your version.' }).waitFor();
@@ -323,9 +209,9 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     // Only echo and sleep: the daemon runs it without asking.
     await ask('Watch the slow build');
     const live = lastRun().locator('details.tool[open] pre.tool-output-live');
-    await live.filter({ hasText: 'step 1' }).waitFor({ timeout: 15000 });
+    await live.filter({ hasText: 'step 1' }).waitFor({ timeout: scaled(15000) });
     assert.doesNotMatch(await live.textContent(), /built/, 'the output is shown before the command ends');
-    await lastRun().locator('.answer', { hasText: 'The slow build finished.' }).waitFor({ timeout: 30000 });
+    await lastRun().locator('.answer', { hasText: 'The slow build finished.' }).waitFor({ timeout: scaled(30000) });
     const out = await lastRun().locator('details.tool pre.tool-output').textContent();
     assert.match(out, /step 1\n[^]*step 6\n[^]*built/);
     assert.equal(out.match(/step 1\n/g).length, 1, 'the streamed output is not duplicated');
@@ -340,7 +226,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await expectStatus(/agentd: working/);
     assert.equal(await page.locator('.notifications-toasts .notification-toast').count(), 0, 'no toast over the editor');
     await page.keyboard.press('Control+Alt+k');
-    await lastRun().locator('.run-state-cancelled', { hasText: 'cancelled' }).waitFor({ timeout: 10000 });
+    await lastRun().locator('.run-state-cancelled', { hasText: 'cancelled' }).waitFor({ timeout: scaled(10000) });
     await expectStatus(/agentd: cancelled/);
     ok();
   });
@@ -414,7 +300,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   it('attaches the Problems list and the terminal\'s selection', async () => {
     // A broken JSON file gives the Problems list an error (VS Code's own JSON support).
     await quickOpen('broken.json');
-    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: 30000 });
+    await page.locator('.statusbar-item[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: scaled(30000) });
     // A terminal with something selected in it.
     await command('Terminal: Create New Terminal');
     await page.locator('.terminal-wrapper .xterm').first().waitFor();
@@ -483,9 +369,9 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   });
 
   it('the mode picker: a new conversation starts in the mode picked, and a change mid-session applies to the next run', async () => {
-    await command('agentd: New Session');
+    await newSession();
     const mode = panel().locator('#mode');
-    assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Read only', 'Ask before changes', 'Auto-accept edits', 'Full auto']);
+    assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Read only', 'Plan first (read only until approved)', 'Ask before changes', 'Auto-accept edits', 'Full auto']);
     await mode.selectOption('auto-edit');
     await ask('Write the auto file');
     await lastRun().locator('.answer', { hasText: 'Wrote auto.txt without asking.' }).waitFor();
@@ -504,7 +390,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   });
 
   it('switches the model mid-session without a restart; the run\'s next step names the new model and effort', async () => {
-    await command('agentd: New Session');
+    await newSession();
     const model = panel().locator('#model');
     const effort = panel().locator('#effort');
     // The list comes from the endpoint's /models (agent/models).
@@ -539,7 +425,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   });
 
   it('a run paused because its state could not be saved says why; Resume goes on once it can be', async () => {
-    await command('agentd: New Session');
+    await newSession();
     await ask('Save this if you can');
     await until(async () => (await modelRequests()).some((r) => r.turn === 'disk-slow'), 'the model to be asked');
     // While the model answers, the state directory stops taking writes (immutable, even for root).
@@ -547,7 +433,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     chattr('+i');
     try {
       const paused = lastRun().locator('.run-paused');
-      await paused.waitFor({ timeout: 30000 });
+      await paused.waitFor({ timeout: scaled(30000) });
       assert.match(await paused.innerText(), /^Paused: state not saved: [^]*(operation not permitted|permission denied)[^]*\s+Resume$/i);
       assert.match(await lastRun().locator('.run-state').innerText(), /^paused$/);
       assert.equal(await lastRun().locator('.run-error, .tone-error').count(), 0, 'a pause, not a failure');
@@ -563,8 +449,28 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     ok();
   });
 
+  it('a run a daemon crash paused in the middle of a step goes on by itself once agentd is back', async () => {
+    await newSession();
+    await ask('Crash while you think');
+    // The model takes 10 s to answer; 2.5 s after the request reached it, the daemon dies (kill -9).
+    const slow = await until(async () => (await modelRequests()).find((r) => r.turn === 'crash-slow'), 'the slow model call');
+    const arrived = Date.parse(slow.time);
+    await until(() => Date.now() - arrived >= 2500, '2.5 s into the model call');
+    assert.ok(Date.now() - arrived < 9000, 'the kill comes while the model is still answering');
+    const [old] = h.daemonPids();
+    process.kill(old, 'SIGKILL');
+    await until(() => h.daemonPids().find((p) => p !== old), 'a new daemon');
+    // agentd restored the run paused (the step was cut off); the extension resumes it, unasked.
+    await lastRun().locator('.answer', { hasText: 'Thought it through after the crash.' }).waitFor({ timeout: scaled(60000) });
+    await lastRun().locator('.run-state-completed').waitFor();
+    assert.equal(await lastRun().locator('.run-paused').count(), 0, 'nothing left paused');
+    assert.equal((await modelRequests()).filter((r) => r.turn?.startsWith('crash-')).length, 2, 'the step was asked again, once');
+    await expectStatus(/agentd: done/);
+    ok();
+  });
+
   it('restores a two-run session after a daemon restart and after Reload Window, open question included; follow-ups continue it', async () => {
-    await command('agentd: New Session');
+    await newSession();
     await ask('Remember the number 42');
     await lastRun().locator('.answer', { hasText: 'Noted: 42.' }).waitFor();
     await ask('Ask me for a colour');
@@ -582,10 +488,13 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await openRequest('Which colour do you like?').locator('input.answer-text').waitFor();
     assert.deepEqual(await prompts.allInnerTexts(), expected);
 
-    // Reload Window: the panel keeps the session's id only and replays it from agent/history.
+    // Reload Window: the panel keeps the session's id only and replays it from agent/history; a
+    // half-typed answer is still there.
+    await openRequest('Which colour do you like?').locator('input.answer-text').fill('gre');
     await reloadWindow();
     await expectStatus(/agentd: 1 waiting for you/, 60000);
-    await openRequest('Which colour do you like?').waitFor({ timeout: 30000 });
+    await openRequest('Which colour do you like?').waitFor({ timeout: scaled(30000) });
+    assert.equal(await openRequest('Which colour do you like?').locator('input.answer-text').inputValue(), 'gre', 'the half-typed answer survives the reload');
     await until(() => h.daemonPids().every((p) => p !== fresh), 'the reload to restart the daemon');
     assert.deepEqual(await prompts.allInnerTexts(), expected);
     const first = panel().locator('.run').first();
@@ -640,7 +549,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(file('a.txt'), 'alpha\n');
     fs.writeFileSync(file('b.txt'), 'beta\n');
-    await command('agentd: New Session');
+    await newSession();
     // Full auto: the command runs without asking, in the sandbox.
     await panel().locator('#mode').selectOption('full-auto');
     await ask('Tidy the undo folder');
@@ -719,7 +628,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
   });
 
   it('a command\'s confirmation shows its sandbox and network; "Allow without the sandbox" runs it with the user\'s rights', async () => {
-    await command('agentd: New Session');
+    await newSession();
     await panel().locator('#mode').selectOption('ask');
     await ask('Touch a file outside');
     const cmd = panel().locator('.tool', { hasText: 'outside.txt' }).locator('.request-open');
@@ -741,7 +650,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'review.md'), '---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $1 for bugs, briefly.\n');
     fs.writeFileSync(path.join(dir, 'release.md'), '---\ndescription: never closed\nReleases.\n');
-    await command('agentd: New Session');
+    await newSession();
     await page.keyboard.press('Control+Alt+a');
     await panel().locator('#prompt:focus').waitFor();
     await page.keyboard.type('/re');
@@ -774,7 +683,7 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     await command('agentd: Restart Daemon');
     await until(() => h.daemonPids().some((p) => !before.includes(p)), 'a new daemon');
     await panel().locator('.daemon').waitFor({ state: 'detached' });
-    await command('agentd: New Session');
+    await newSession();
     await ask('Use the MCP server');
     const req = openRequest('Start MCP server helper');
     await req.waitFor();
@@ -783,26 +692,36 @@ describe('agentd in VS Code (code-server)', { timeout: 600000 }, () => {
     assert.ok(text.includes(mcpserver), 'the command line it would start');
     assert.match(text, /Asked because: workspace MCP server: ask/);
     assert.doesNotMatch(text, /the workspace folder|Run a command/);
-    await req.locator('button', { hasText: /^Accept$/ }).click();
+    // For the session: once disabled and enabled again, it starts without asking.
+    await req.locator('button', { hasText: /^Accept for this session$/ }).click();
     await lastRun().locator('.answer', { hasText: 'The MCP server is ready.' }).waitFor();
+    // The status bar follows the servers (mcp/changed) without the view ever opened.
+    await page.locator('.statusbar-item', { hasText: 'MCP 1/2 · 1 failed' }).waitFor();
     await command('agentd: MCP Servers');
     const view = panel().locator('.mcp');
     const helper = view.locator('.mcp-server', { has: panel().locator('.mcp-name', { hasText: /^helper$/ }) });
     const notes = view.locator('.mcp-server', { has: panel().locator('.mcp-name', { hasText: /^notes$/ }) });
-    // No notification of changes: the view asks again (Refresh) until the servers settle.
-    await until(async () => {
-      if ((await helper.locator('.tool-status', { hasText: 'connected' }).count()) && (await notes.locator('.tool-status', { hasText: 'failed' }).count())) return true;
-      await view.locator('button', { hasText: 'Refresh' }).click();
-      await view.locator('.mcp-server').first().waitFor();
-      return false;
-    }, 'helper connected and notes failed', 30000);
+    await helper.locator('.tool-status', { hasText: 'connected' }).waitFor();
+    await notes.locator('.tool-status', { hasText: 'failed' }).waitFor();
     assert.match(await helper.locator('summary').innerText(), /helper\s+connected\s+\d+ tools/);
     await helper.locator('summary').click();
     assert.match(await helper.innerText(), /\.mcp\.json · stdio · sandbox: read, no network[^]*echo[^]*Echo the text back\./);
     assert.match(await notes.innerText(), /notes\s+failed[^]*your config · stdio[^]*no database at notes\.sqlite/);
-    // The status bar says the same in short, and takes you to the view.
-    await page.locator('.statusbar-item', { hasText: 'MCP 1/2 · 1 failed' }).waitFor();
     await screenshot('mcp-status', '.part.sidebar');
+    // Disable the helper: it stops, the status bar counts it out; enable it: it connects again.
+    await helper.locator('button.mcp-action', { hasText: 'Disable' }).click();
+    await helper.locator('.tool-status', { hasText: 'disabled' }).waitFor();
+    await page.locator('.statusbar-item', { hasText: 'MCP 0/2 · 1 failed' }).waitFor();
+    await helper.locator('button.mcp-action', { hasText: 'Enable' }).click();
+    await helper.locator('.tool-status', { hasText: 'connected' }).waitFor();
+    await page.locator('.statusbar-item', { hasText: 'MCP 1/2 · 1 failed' }).waitFor();
+    // Restart the failing one (its row is open, showing why it failed): it is started again and
+    // fails again, saying why.
+    await notes.locator('.mcp-error').waitFor();
+    await notes.locator('button.mcp-action', { hasText: 'Restart' }).click();
+    await notes.locator('.mcp-facts', { hasText: /started [2-9] times/ }).waitFor();
+    assert.match(await notes.innerText(), /no database at notes\.sqlite/);
+    await screenshot('mcp-controls', '.part.sidebar');
     await view.locator('button', { hasText: 'Close' }).click();
     await view.waitFor({ state: 'detached' });
     ok();

@@ -1,6 +1,7 @@
 // Starts the fake model, code-server (real VS Code) with the packaged extension, and Debian's
 // Chromium through playwright-core. Recipe: shared/research/clients.md §b1.
 
+import { scaled } from '../support/scale.mjs';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,7 +47,7 @@ function startAndWait(cmd, args, opts, re, timeoutMs, logFile) {
   });
 }
 
-export async function setup({ modelScript, artifacts, settings = {} }) {
+export async function setup({ modelScript, artifacts, settings = {}, daemonEnv = {} }) {
   const agentd = env('AGENTD_BIN');
   const fakemodel = env('FAKEMODEL_BIN');
   const csDir = env('CS_DIR');
@@ -114,7 +115,7 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
         'agentd.model.baseUrl': modelUrl,
         'agentd.model.name': 'fake-model',
         'agentd.approvalPolicy': 'ask',
-        'agentd.env': { AGENTD_STATE_DIR: state },
+        'agentd.env': { AGENTD_STATE_DIR: state, ...daemonEnv },
         'agentd.trace': 'verbose',
         ...settings,
       },
@@ -141,9 +142,9 @@ export async function setup({ modelScript, artifacts, settings = {} }) {
   });
   // The clipboard lets the extension read the terminal's selection, as a user allows it in a browser.
   const page = await browser.newPage({ viewport: { width: 1600, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-  page.setDefaultTimeout(30000);
+  page.setDefaultTimeout(scaled(30000));
   await page.goto(`${addr}/?folder=${encodeURIComponent(ws)}`);
-  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  await page.waitForSelector('.monaco-workbench', { timeout: scaled(60000) });
 
   async function teardown() {
     try {

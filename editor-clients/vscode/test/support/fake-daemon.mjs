@@ -20,7 +20,10 @@
 // not be saved, and agent/resume finishes it; "edit" changes a.txt (checkpoint c<N>) and "edit
 // conflict" does too, then the user changes it (so undoing it is a conflict); "mcp" opens the
 // approval of a .mcp.json server (a confirm_command without toolCallId or cwd); "cmd" a command's
-// confirmation with its sandbox profile and allow_full; anything else stays running.
+// confirmation with its sandbox profile and allow_full; "serve CMD" starts CMD in the background
+// (run_cmd's background: process p<N> of the session, agent/stopProcess stops it); "delegate"
+// starts a subagent (a task call) that reads a file and asks a question: the answer ends it,
+// agent/cancel of its run id stops it alone; anything else stays running.
 //
 //   FAKE_COMMANDS=JSON     agent/commands answers these commands
 //   FAKE_MCP=JSON          mcp/status answers these servers
@@ -45,7 +48,19 @@ const DEFAULT_MODEL = 'fake-model';
 const MODELS = [{ id: DEFAULT_MODEL, ownedBy: 'fake' }, { id: 'fake-model-large', ownedBy: 'fake', contextWindow: 32768 }];
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022 };
+const E = { invalid: -32602, unknownRun: -32010, unknownRequest: -32011, wrongKind: -32013, busy: -32016, unknownSession: -32017, notPaused: -32019, unknownCheckpoint: -32022, unknownRule: -32023, runFinished: -32024 };
+
+// The rules agentd would list: built-in, the user's, one "always" answer; a session's come with
+// its runs that said "allow for this session".
+let ruleCount = 0;
+const rules = [
+  { id: 'rule_b1', tool: 'write', pattern: '**/.git/**', action: 'deny', scope: 'built-in' },
+  { id: 'rule_u1', tool: 'run_cmd', pattern: 'make *', action: 'allow', scope: 'user' },
+  { id: 'rule_a1', tool: 'run_cmd', pattern: 'go test ./...', action: 'allow', scope: 'always', revocable: true },
+];
+const sessionRules = new Map(); // sessionId → rules
+let mcpServers; // mcp/status, as FAKE_MCP set it and the controls changed it
+const images = new Map(); // id → {mimeType, data, width, height}
 const ON_CONFLICT = ['stop', 'skip', 'overwrite'];
 
 function send(msg) {
@@ -75,7 +90,17 @@ const SCHEMAS = {
   'agent/resume': { runId: str },
   'agent/pending': { runId: str },
   'agent/events': { runId: str, afterSeq: int, limit: int },
-  'agent/sessions': {},
+  'agent/sessions': { query: str, limit: int },
+  'agent/renameSession': { sessionId: str, title: str },
+  'agent/deleteSession': { sessionId: str },
+  'agent/context': { sessionId: str },
+  'agent/compact': { sessionId: str },
+  'rules/list': { sessionId: str },
+  'rules/revoke': { id: str, sessionId: str },
+  'rules/edit': { id: str, sessionId: str, tool: str, pattern: str, action: str },
+  'mcp/enable': { name: str, sessionId: str },
+  'mcp/disable': { name: str, sessionId: str },
+  'mcp/restart': { name: str, sessionId: str },
   'agent/history': { sessionId: str, beforeRunId: str, limit: int },
   'agent/configure': { sessionId: str, model: str, reasoningEffort: str, approvalPolicy: str },
   'agent/models': {},
@@ -84,6 +109,9 @@ const SCHEMAS = {
   'agent/undo': { sessionId: str, checkpoint: str, runId: str, paths: strs, only: bool, onConflict: str, dryRun: bool },
   'agent/rewind': { sessionId: str, runId: str, keepFiles: bool, onConflict: str, dryRun: bool },
   'mcp/status': { sessionId: str },
+  'agent/image': { id: str },
+  'agent/steer': { runId: str, text: str },
+  'agent/stopProcess': { sessionId: str, id: str },
   'index/status': {},
 };
 
@@ -183,6 +211,14 @@ function update(run, u) {
 function finish(run, text) {
   update(run, { kind: 'result', stopReason: 'end_turn', text });
   notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+  startQueued(run.sessionId);
+}
+
+/** The session's next queued run starts once the one before it is over (agentd's queue). */
+function startQueued(sessionId) {
+  const s = sessions.get(sessionId);
+  const next = s && s.runs.map((id) => runs.get(id)).find((r) => r?.state === 'queued');
+  if (next) setImmediate(() => play(next));
 }
 
 function ask(run, kind) {
@@ -199,6 +235,51 @@ function ask(run, kind) {
   requests.set(requestId, { runId: run.runId, sessionId: run.sessionId, kind, params });
   params.seq = notifyRun(run, 'agent/inputRequest', params);
   notifyRun(run, 'agent/runState', { state: 'requires_action' });
+}
+
+// Subagents, as agentd reports them: everything in the parent run, under the task call.
+const subagents = new Map(); // subagent runId → { run, call, description, state }
+
+function subUpdate(sub, fields) {
+  update(sub.run, { kind: 'subagent', toolCallId: sub.call, subagent: { runId: sub.runId, description: sub.description, ...fields } });
+}
+
+/** A task call whose subagent reads a file, then asks the user; the answer (or its stop) ends it. */
+function delegate(run) {
+  const sub = { runId: `${run.runId}_sub`, run, call: `task_${run.runId}`, description: 'Find the cart total', state: 'running' };
+  subagents.set(sub.runId, sub);
+  update(run, { kind: 'tool_call', toolCallId: sub.call, title: `Subagent: ${sub.description}`, toolKind: 'other', status: 'pending', input: { description: sub.description, prompt: 'Find where the **cart total** is computed.' }, subagent: { runId: sub.runId, description: sub.description } });
+  update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'in_progress', subagent: { runId: sub.runId, description: sub.description } });
+  subUpdate(sub, { state: 'running' });
+  subUpdate(sub, { update: { kind: 'tool_call', toolCallId: 'call_1', title: 'read cart.go', toolKind: 'read', status: 'pending', input: { path: 'cart.go' } } });
+  subUpdate(sub, { update: { kind: 'tool_call_update', toolCallId: 'call_1', status: 'completed', output: 'func Total() int { return 4 }\n' } });
+  subUpdate(sub, { update: { kind: 'tool_call', toolCallId: 'call_2', title: 'Ask the user', toolKind: 'think', status: 'pending', input: { question: 'Which currency?' } } });
+  const requestId = `q_${sub.runId}`;
+  const params = { requestId, toolCallId: sub.call, kind: 'question', title: 'Question', message: 'Which currency should totals use?', answerWith: 'reply', createdAt: now(), pendingCount: requests.size + 1, subagent: { runId: sub.runId, description: sub.description, toolCallId: 'call_2' } };
+  requests.set(requestId, { runId: run.runId, sessionId: run.sessionId, kind: 'question', params, onAnswer: (text) => endSubagent(sub, 'completed', text) });
+  params.seq = notifyRun(run, 'agent/inputRequest', params);
+  subUpdate(sub, { state: 'requires_action' });
+  notifyRun(run, 'agent/runState', { state: 'requires_action' });
+}
+
+/** The subagent ends (answered, or stopped by agent/cancel of its run id); its parent goes on to its answer. */
+function endSubagent(sub, state, text) {
+  const run = sub.run;
+  sub.state = state;
+  if (run.state === 'requires_action') notifyRun(run, 'agent/runState', { state: 'running' });
+  const usage = { promptTokens: 1200, completionTokens: 34, totalTokens: 1234 };
+  if (state === 'completed') {
+    subUpdate(sub, { state: 'running' });
+    subUpdate(sub, { update: { kind: 'tool_call_update', toolCallId: 'call_2', status: 'completed', output: text } });
+    subUpdate(sub, { update: { kind: 'message_chunk', text: `Total() in cart.go, in ${text}.` } });
+    subUpdate(sub, { state: 'completed', stopReason: 'end_turn' });
+    update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'completed', output: `Total() in cart.go, in ${text}.\n\nFiles the subagent read (1): cart.go.`, subagent: { runId: sub.runId, description: sub.description, state: 'completed', stopReason: 'end_turn', usage, read: ['cart.go'] } });
+    finish(run, 'The cart total is computed by Total().');
+  } else {
+    subUpdate(sub, { state: 'cancelled', stopReason: 'cancelled' });
+    update(run, { kind: 'tool_call_update', toolCallId: sub.call, status: 'failed', output: 'Stopped: the user stopped this subagent.', subagent: { runId: sub.runId, description: sub.description, state: 'cancelled', stopReason: 'cancelled', usage, read: ['cart.go'] } });
+    finish(run, 'The subagent was stopped before it found the total.');
+  }
 }
 
 function confirmCommand(run, p) {
@@ -260,7 +341,26 @@ function play(run) {
     update(run, { kind: 'thought_chunk', text: 'Thinking about it.' });
     update(run, { kind: 'message_chunk', text: p.slice(4) });
     update(run, { kind: 'usage', usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110, cachedTokens: 80 } });
+    update(run, { kind: 'context', context: contextOf(sessions.get(run.sessionId)) });
     finish(run, p.slice(4));
+    return;
+  }
+  if (p.startsWith('serve ')) {
+    // run_cmd with background: the call returns at once, the process goes on (agent/processChanged).
+    const s = sessions.get(run.sessionId);
+    const id = `p${s.processes.length + 1}`;
+    const call = `bg_${run.runId}`;
+    const command = p.slice(6);
+    update(run, { kind: 'tool_call', toolCallId: call, title: command, toolKind: 'execute', status: 'pending', input: { command, background: true } });
+    const proc = { id, sessionId: s.sessionId, command, cwd: '.', state: 'running', startedAt: now(), output: 12, toolCallId: call };
+    s.processes.push(proc);
+    send({ jsonrpc: '2.0', method: 'agent/processChanged', params: { process: proc } });
+    update(run, { kind: 'tool_call_update', toolCallId: call, status: 'completed', output: `Started ${id} in the background.\nlistening on :8080\n` });
+    finish(run, `${command} runs in the background as ${id}.`);
+    return;
+  }
+  if (p === 'delegate') {
+    delegate(run);
     return;
   }
   if (p === 'edit' || p === 'edit conflict') {
@@ -279,7 +379,7 @@ function play(run) {
   }
   if (p === 'ask') ask(run, 'question');
   else if (p === 'write') ask(run, 'confirm_write');
-  else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
+  else if (p === 'pause') notifyRun(run, 'agent/runState', { state: 'paused', pauseReason: 'not_saved', error: 'state not saved: write runs/r.journal.jsonl: no space left on device' });
 }
 const handlers = {
   initialize: (p) => {
@@ -296,30 +396,76 @@ const handlers = {
     checkSettings(p);
     if (p.prompt === 'crash') process.exit(3);
     let s;
+    let queued = false;
     if (p.sessionId) {
       s = theSession(p.sessionId);
       const last = runs.get(s.runs[s.runs.length - 1]);
-      if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+      queued = !!last && !TERMINAL.has(last.state);
     } else {
       const sessionId = `s_${++sessionCount}`;
-      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set() };
+      s = { sessionId, title: p.prompt.split('\n')[0].slice(0, 72), createdAt: now(), runs: [], settings: {}, checkpoints: [], rewound: new Set(), processes: [] };
       sessions.set(sessionId, s);
     }
     for (const k of ['model', 'reasoningEffort', 'approvalPolicy']) if (p[k]) s.settings[k] = p[k];
     const runId = `r_${++runCount}`;
     const run = { runId, sessionId: s.sessionId, prompt: p.prompt, context: p.context ?? undefined, createdAt: now(), state: 'running', events: [], settings: effective(s.settings) };
+    // Images as agentd keeps them: by the hash of their bytes (here: a counter), with their size.
+    if (Array.isArray(p.images) && p.images.length) {
+      run.images = p.images.map((im, i) => {
+        const id = `img_${runCount}_${i}`;
+        images.set(id, { mimeType: im.mimeType ?? 'image/png', data: im.data ?? '', width: 40, height: 30 });
+        return { id, mimeType: im.mimeType ?? 'image/png', width: 40, height: 30, bytes: Math.floor(((im.data ?? '').length * 3) / 4), name: im.name ?? im.path ?? 'pasted' };
+      });
+    }
     run.updatedAt = run.createdAt;
     runs.set(runId, run);
     s.runs.push(runId);
+    const res = run.images ? { runId, sessionId: s.sessionId, images: run.images } : { runId, sessionId: s.sessionId };
+    if (queued) {
+      // The session has a run going: this one waits for it, as agentd's queue.
+      setImmediate(() => notifyRun(run, 'agent/runState', { state: 'queued' }));
+      return { ...res, queued: true };
+    }
     setImmediate(() => play(run));
-    return { runId, sessionId: s.sessionId };
+    return res;
   },
   'agent/reply': (p) => answer(decode('agent/reply', p), 'reply'),
   'agent/confirm': (p) => answer(decode('agent/confirm', p), 'confirm'),
   'agent/cancel': (raw) => {
     const p = decode('agent/cancel', raw);
     required(p, 'runId');
-    theRun(p.runId);
+    const sub = subagents.get(p.runId);
+    if (sub) {
+      // A subagent alone: its question closes, its task call ends failed, the parent goes on.
+      if (sub.state === 'running') {
+        sub.state = 'cancelling';
+        setImmediate(() => {
+          for (const [id, r] of requests) {
+            if (r.params.subagent?.runId !== sub.runId) continue;
+            requests.delete(id);
+            notifyRun(sub.run, 'agent/inputResolved', { requestId: id, outcome: 'cancelled', by: 'cancel' });
+          }
+          endSubagent(sub, 'cancelled');
+        });
+      }
+      return {};
+    }
+    const run = theRun(p.runId);
+    if (!TERMINAL.has(run.state)) {
+      setImmediate(() => {
+        for (const [id, r] of requests) if (r.runId === run.runId) requests.delete(id);
+        notifyRun(run, 'agent/runState', { state: 'cancelled', stopReason: 'cancelled' });
+        startQueued(run.sessionId);
+      });
+    }
+    return {};
+  },
+  'agent/steer': (raw) => {
+    const p = decode('agent/steer', raw);
+    required(p, 'runId', 'text');
+    const run = theRun(p.runId);
+    if (TERMINAL.has(run.state)) throw new RpcError(E.runFinished, `run finished: run ${run.runId} is ${run.state}; send the words with agent/run`);
+    setImmediate(() => update(run, { kind: 'steer', text: p.text }));
     return {};
   },
   'agent/resume': (raw) => {
@@ -347,9 +493,95 @@ const handlers = {
     return res;
   },
   'agent/sessions': (raw) => {
-    decode('agent/sessions', raw);
-    return { sessions: [...sessions.values()].map(sessionInfo).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)) };
+    const p = decode('agent/sessions', raw);
+    if ((p.limit ?? 0) < 0) throw new RpcError(E.invalid, 'invalid params: limit must not be negative');
+    const words = (p.query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const has = (t) => words.every((w) => t.toLowerCase().includes(w));
+    const out = [];
+    for (const info of [...sessions.values()].map(sessionInfo).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))) {
+      if (!words.length || has(info.title)) out.push(info);
+      else {
+        const prompt = sessions.get(info.sessionId).runs.map((id) => runs.get(id).prompt).find(has);
+        if (prompt) out.push({ ...info, match: prompt.split('\n').find(has) ?? prompt });
+      }
+    }
+    return { sessions: p.limit ? out.slice(0, p.limit) : out };
   },
+  'agent/renameSession': (raw) => {
+    const p = decode('agent/renameSession', raw);
+    const title = (p.title ?? '').split(/\s+/).filter(Boolean).join(' ');
+    if (!title) throw new RpcError(E.invalid, 'invalid params: title is required');
+    const s = theSession(p.sessionId);
+    s.title = title;
+    return { session: sessionInfo(s) };
+  },
+  'agent/deleteSession': (raw) => {
+    const p = decode('agent/deleteSession', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    const last = runs.get(s.runs[s.runs.length - 1]);
+    if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session busy: session ${s.sessionId} has run ${last.runId} in state ${last.state}; cancel it before deleting the session`);
+    for (const id of s.runs) runs.delete(id);
+    sessions.delete(s.sessionId);
+    return {};
+  },
+  'agent/context': (raw) => {
+    const p = decode('agent/context', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    return contextOf(s);
+  },
+  'agent/compact': (raw) => {
+    const p = decode('agent/compact', raw);
+    required(p, 'sessionId');
+    const s = theSession(p.sessionId);
+    const last = runs.get(s.runs[s.runs.length - 1]);
+    if (last && !TERMINAL.has(last.state)) throw new RpcError(E.busy, `session ${s.sessionId} has an unfinished run ${last.runId}`);
+    const before = contextOf(s).used;
+    const dropped = Math.max(0, 2 * (s.runs.length - (s.compactedAt ?? 0) - 1));
+    if (dropped) s.compactedAt = s.runs.length - 1;
+    const after = contextOf(s).used;
+    return dropped ? { before, after, dropped, summary: '- The user asked: …' } : { before, after: before, dropped: 0 };
+  },
+  'rules/list': (raw) => {
+    const p = decode('rules/list', raw);
+    if (p.sessionId) theSession(p.sessionId);
+    return { rules: [...rules, ...(p.sessionId ? sessionRules.get(p.sessionId) ?? [] : [])], files: { user: '/home/ada/.config/agentd/rules.json', workspace: '/w/.agentd/rules.json', grants: '/state/rules.json' } };
+  },
+  'rules/revoke': (raw) => {
+    const p = decode('rules/revoke', raw);
+    required(p, 'id');
+    const { list, i } = findRule(p);
+    if (!list[i].revocable) throw new RpcError(E.invalid, `rule not revocable: ${list[i].tool} \`${list[i].pattern}\` is a ${list[i].scope} rule; it lives in your rules.json (~/.config/agentd/rules.json)`);
+    list.splice(i, 1);
+    return {};
+  },
+  'rules/edit': (raw) => {
+    const p = decode('rules/edit', raw);
+    required(p, 'id');
+    const { list, i } = findRule(p);
+    if (!list[i].revocable) throw new RpcError(E.invalid, `rule not revocable: a ${list[i].scope} rule`);
+    if (p.action !== undefined && p.action !== '' && !['allow', 'ask', 'deny'].includes(p.action)) throw new RpcError(E.invalid, `invalid rule: action "${p.action}" (want allow, ask or deny)`);
+    const rule = { ...list[i], id: `rule_e${++ruleCount}` };
+    if (p.tool) rule.tool = p.tool;
+    if (p.pattern !== undefined) rule.pattern = p.pattern;
+    if (p.action) rule.action = p.action;
+    list[i] = rule;
+    return { rule };
+  },
+  'agent/image': (raw) => {
+    const p = decode('agent/image', raw);
+    required(p, 'id');
+    const im = images.get(p.id);
+    if (!im) throw new RpcError(E.invalid, `invalid params: no image ${p.id}`);
+    return im;
+  },
+  'mcp/enable': (raw) => mcpControl('mcp/enable', raw, (s) => ({ ...s, state: 'connected' })),
+  'mcp/disable': (raw) => mcpControl('mcp/disable', raw, (s) => ({ ...s, state: 'disabled', tools: undefined })),
+  'mcp/restart': (raw) => mcpControl('mcp/restart', raw, (s) => {
+    if (s.state === 'disabled') throw new RpcError(E.invalid, `MCP server cannot start: ${s.name} is disabled; enable it to start it`);
+    return { ...s, starts: (s.starts ?? 1) + 1 };
+  }),
   'agent/history': (raw) => {
     const p = decode('agent/history', raw);
     required(p, 'sessionId');
@@ -368,6 +600,7 @@ const handlers = {
       if (s.rewound.has(r.runId)) out.rewound = true;
       if (r.context) out.context = r.context;
       if (r.stopReason) out.stopReason = r.stopReason;
+      if (r.images) out.images = r.images;
       if (r.error) out.error = r.error;
       if (i < all.length - 1 && r.events.length > historyEvents) {
         out.events = r.events.slice(0, historyEvents);
@@ -376,7 +609,18 @@ const handlers = {
       return out;
     });
     const pending = [...requests.values()].filter((r) => r.sessionId === s.sessionId).map((r) => r.params);
-    return { session: sessionInfo(s), runs: page, earlierRuns: start, pending };
+    return { session: sessionInfo(s), runs: page, earlierRuns: start, pending, processes: s.processes };
+  },
+  'agent/stopProcess': (raw) => {
+    const p = decode('agent/stopProcess', raw);
+    required(p, 'sessionId', 'id');
+    const s = theSession(p.sessionId);
+    const i = s.processes.findIndex((x) => x.id === p.id);
+    if (i < 0) throw new RpcError(E.invalid, `invalid params: session ${s.sessionId} has no process ${p.id}`);
+    if (s.processes[i].state !== 'running') return { process: s.processes[i] };
+    const proc = (s.processes[i] = { ...s.processes[i], state: 'stopped', stoppedBy: 'user', exitCode: 143, endedAt: now(), output: 5230 });
+    setImmediate(() => send({ jsonrpc: '2.0', method: 'agent/processChanged', params: { process: proc } }));
+    return { process: proc };
   },
   'agent/configure': (raw) => {
     const p = decode('agent/configure', raw);
@@ -439,13 +683,42 @@ const handlers = {
   },
   'mcp/status': (raw) => {
     decode('mcp/status', raw);
-    return { servers: JSON.parse(process.env.FAKE_MCP || '[]') };
+    mcpServers ??= JSON.parse(process.env.FAKE_MCP || '[]');
+    return { servers: mcpServers };
   },
   'index/status': (raw) => {
     decode('index/status', raw);
     return { state: 'ready', files: 1, chunks: 1, progress: 1, embedder: 'fake' };
   },
 };
+
+function findRule(p) {
+  for (const list of [rules, ...(p.sessionId ? [sessionRules.get(p.sessionId) ?? []] : [])]) {
+    const i = list.findIndex((r) => r.id === p.id);
+    if (i >= 0) return { list, i };
+  }
+  throw new RpcError(E.unknownRule, `unknown rule: ${p.id}`);
+}
+
+/** An MCP control: the server as it is after, and mcp/changed. */
+function mcpControl(method, raw, change) {
+  const p = decode(method, raw);
+  required(p, 'name');
+  mcpServers ??= JSON.parse(process.env.FAKE_MCP || '[]');
+  const i = mcpServers.findIndex((s) => s.name === p.name);
+  if (i < 0) throw new RpcError(E.invalid, `unknown MCP server: "${p.name}"`);
+  mcpServers[i] = change(mcpServers[i]);
+  setImmediate(() => send({ jsonrpc: '2.0', method: 'mcp/changed', params: { name: p.name, state: mcpServers[i].state } }));
+  return { server: mcpServers[i] };
+}
+
+/** The context meter of a session: 1000 tokens a run since the last compaction, and the system's 4000. */
+function contextOf(s) {
+  const kept = s.runs.length - (s.compactedAt ?? 0);
+  const out = { used: 4000 + 1000 * kept, window: 128000, compactAt: 95000, messages: 2 * kept };
+  if (s.compactedAt) out.compacted = true;
+  return out;
+}
 
 /** Undoes the session's checkpoints from index `from` on, as agentd's restore: dry run, conflicts, onConflict. */
 function restore(s, from, p, tool) {
@@ -485,7 +758,9 @@ function answer(p, how) {
   const run = runs.get(r.runId);
   setImmediate(() => {
     notifyRun(run, 'agent/inputResolved', { requestId: p.requestId, outcome: confirm ? p.decision : 'answered', by: 'user' });
+    if (r.onAnswer) return r.onAnswer(p.text ?? '');
     notifyRun(run, 'agent/runState', { state: 'completed', stopReason: 'end_turn' });
+    startQueued(run.sessionId);
   });
   return {};
 }

@@ -4,16 +4,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { scaled } from './scale.mjs';
 const require = createRequire(import.meta.url);
 const { DaemonClient } = require('../../out/daemon.js');
 
 export const fake = path.resolve(path.dirname(new URL(import.meta.url).pathname), 'fake-daemon.mjs');
 
-/** Resolves once pred() holds; throws after ms naming what it waited for. */
+/** Resolves once pred() holds; throws after ms (scaled to the machine's load) naming what it waited for. */
 export const until = async (pred, what = 'the condition', ms = 5000) => {
   const t0 = Date.now();
   while (!pred()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - t0 > scaled(ms)) throw new Error(`timed out waiting for ${what} (${scaled(ms)} ms)`);
     await new Promise((r) => setTimeout(r, 10));
   }
 };

@@ -237,7 +237,11 @@ test('a notification that arrives while agent/history is on its way is neither l
 
 test('after a daemon restart the open session is refreshed from its history; a restart-paused run goes on, a run paused for want of disk waits for Resume', async () => {
   const h = twoRuns();
-  h.runs[1].events = [hev('r2', 1, 'agent/runState', { state: 'running' }), hev('r2', 2, 'agent/runState', { state: 'paused' })];
+  // As agentd says it: paused by the restart, with why.
+  h.runs[1].events = [
+    hev('r2', 1, 'agent/runState', { state: 'running' }),
+    hev('r2', 2, 'agent/runState', { state: 'paused', pauseReason: 'restart', error: 'interrupted by a daemon restart in the middle of a step' }),
+  ];
   h.runs[1].state = 'paused';
   h.pending = [];
   const { rpc, c } = setup({ 'agent/history': () => h, 'agent/pending': () => ({ requests: [] }), 'agent/resume': () => ({}) });
@@ -247,7 +251,7 @@ test('after a daemon restart the open session is refreshed from its history; a r
   assert.deepEqual(rpc.calls.filter((x) => x.method === 'agent/resume').map((x) => x.params), [{ runId: 'r2' }]);
 
   const h2 = twoRuns();
-  h2.runs[1].events = [hev('r2', 1, 'agent/runState', { state: 'running' }), hev('r2', 2, 'agent/runState', { state: 'paused', error: 'state not saved: no space left on device' })];
+  h2.runs[1].events = [hev('r2', 1, 'agent/runState', { state: 'running' }), hev('r2', 2, 'agent/runState', { state: 'paused', pauseReason: 'not_saved', error: 'state not saved: no space left on device' })];
   h2.pending = [];
   const d = setup({ 'agent/history': () => h2, 'agent/pending': () => ({ requests: [] }), 'agent/resume': () => ({}) });
   d.c.restore({ sessionId: 's1' });
@@ -283,4 +287,23 @@ test('index/status is asked with {} params, and $/progress that arrived meanwhil
   release();
   await second;
   assert.equal(c.index.active, true, 'the newer progress is kept');
+});
+
+test("a settings update (a plan approved) moves the session's mode; the session as agent/history says it wins over replayed ones", async () => {
+  const settingsEv = (seq, approvalPolicy) => hev('r1', seq, 'agent/update', { update: { kind: 'settings', settings: { model: 'm', approvalPolicy } } });
+  const { c } = setup({
+    'agent/history': () => ({
+      session: { ...SESSION, settings: { model: 'm', approvalPolicy: 'ask' } },
+      earlierRuns: 0,
+      pending: [],
+      runs: [{ runId: 'r1', prompt: 'plan it', state: 'completed', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:10Z', events: [settingsEv(1, 'auto-edit')] }],
+    }),
+    'agent/pending': () => ({ requests: [] }),
+  });
+  c.restore({ sessionId: 's1' });
+  await c.reconnected();
+  assert.equal(c.session.settings.approvalPolicy, 'ask', 'changed since (agent/configure): the session says so');
+  c.handleNotification('agent/update', { runId: 'r1', sessionId: 's1', seq: 2, update: { kind: 'settings', settings: { model: 'm', approvalPolicy: 'auto-edit' } } });
+  assert.equal(c.session.settings.approvalPolicy, 'auto-edit');
+  assert.equal(c.session.info.settings.approvalPolicy, 'auto-edit');
 });

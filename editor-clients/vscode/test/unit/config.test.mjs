@@ -17,7 +17,9 @@ test('the API key goes only into initializationOptions, never the environment', 
   assert.deepEqual(p.initializationOptions, { model: { baseUrl: 'http://127.0.0.1:1/v1', name: 'm', apiKey: 'sk-secret' }, approvalPolicy: 'auto-edit' });
   assert.equal(p.rootUri, 'file:///w');
   assert.equal(p.capabilities.window.workDoneProgress, true);
-  assert.deepEqual(p.capabilities.experimental.agentd.promptKinds, ['question', 'choice', 'confirm_write', 'confirm_command', 'secret']);
+  // Every kind: those without a view of their own (confirm_plan) come through the generic form.
+  assert.deepEqual(p.capabilities.experimental.agentd.promptKinds, [...require('../../out/protocol.js').PROMPT_KINDS]);
+  assert.equal(p.capabilities.experimental.agentd.genericPrompts, true);
   assert.ok(!JSON.stringify(env).includes('sk-secret'));
 });
 

@@ -61,7 +61,7 @@ test('method names live in protocol.ts only', () => {
   for (const f of fs.readdirSync(src)) {
     if (f === 'protocol.ts' || f === 'contract.ts') continue;
     const text = fs.readFileSync(path.join(src, f), 'utf8');
-    for (const m of text.matchAll(/['"`]((?:agent|index|textDocument|window\/workDoneProgress)\/[A-Za-z]+|\$\/progress|\$\/cancelRequest)['"`]/g)) offenders.push(`${f}: ${m[1]}`);
+    for (const m of text.matchAll(/['"`]((?:agent|index|rules|mcp|editor|textDocument|window\/workDoneProgress)\/[A-Za-z]+|\$\/progress|\$\/cancelRequest)['"`]/g)) offenders.push(`${f}: ${m[1]}`);
   }
   assert.deepEqual(offenders, []);
 });
@@ -77,7 +77,7 @@ test('every state and outcome has a human name', () => {
 test('package.json declares exactly the commands the table registers, and binds keys to them', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8'));
   const declared = pkg.contributes.commands.map((c) => c.command);
-  const table = [...fs.readFileSync(path.join(EXT, 'src/commands.ts'), 'utf8').matchAll(/^\s+'(agentd\.[A-Za-z]+)':/gm)].map((m) => m[1]);
+  const table = [...fs.readFileSync(path.join(EXT, 'src/commands.ts'), 'utf8').matchAll(/^\s+'(agentd\.[A-Za-z.]+)':/gm)].map((m) => m[1]);
   assert.deepEqual(sorted(declared), sorted(table));
   const bound = pkg.contributes.keybindings.map((k) => k.command);
   for (const c of ['agentd.ask', 'agentd.askSelection', 'agentd.cancel', 'agentd.focusPanel']) assert.ok(bound.includes(c), `${c} has a key`);

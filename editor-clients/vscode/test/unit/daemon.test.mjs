@@ -73,6 +73,17 @@ test('a missing binary fails with a message naming the setting', async () => {
   c.onStateChange((s, d) => states.push([s, d]));
   await assert.rejects(c.start(), /not found \(set agentd\.daemonPath/);
   assert.equal(c.state, 'failed');
+  // What the user reads afterwards says the same, never the connection's own words.
+  const lines = [];
+  c.onStateChange((s, d) => lines.push(`${s}: ${d}`));
+  await new Promise((r) => setTimeout(r, 50));
+  await assert.rejects(c.request('agent/sessions', {}), (e) => {
+    assert.match(e.message, /not found \(set agentd\.daemonPath/);
+    assert.doesNotMatch(e.message, /Pending response|disposed/);
+    return true;
+  });
+  for (const [, d] of states) assert.doesNotMatch(d ?? '', /Pending response|disposed/);
+  assert.doesNotMatch(c.lastError, /Pending response|disposed/);
 });
 
 test('gives up after repeated crashes', async () => {

@@ -224,3 +224,49 @@ test('the session list shows title, time, a human state and the run count', () =
   assert.match(html, /<span class="session-meta">yesterday 10:00 · no runs<\/span>/);
   assert.doesNotMatch(html, /\d\d:\d\d:\d\d|\.123/, 'no seconds, no fractions');
 });
+
+test('a user\'s edit of a write shows in the panel: the inline change becomes theirs', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'w1', title: 'write notes.txt', toolKind: 'edit', status: 'pending', input: { path: 'notes.txt' } } });
+  const req = reqOf({ requestId: 'q1', toolCallId: 'w1', kind: 'confirm_write', title: 'write notes.txt', message: 'm', diff: [{ path: 'notes.txt', status: 'added', diff: '--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+draft from the model\n', newText: 'draft from the model\n' }] });
+  n('agent/inputRequest', req);
+  const mine = '--- a/notes.txt\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+notes edited by me\n';
+  const html = renderConversation({ runs: [s.get('r1')], open: [{ req, sending: false }], daemon: { state: 'ready' }, edited: { q1: true }, editedDiffs: { q1: mine } });
+  assert.match(html, /<summary>Your version <span class="stat">/);
+  assert.match(html, /<span class="add">\+notes edited by me<\/span>/);
+  assert.doesNotMatch(html, /draft from the model/, 'the model\'s text is no longer shown as the change');
+  assert.match(html, /<input type="checkbox" data-action="autoDiff"> Open changes in the diff editor as they come/);
+});
+
+test('no protocol word reaches the screen: checkpoints, decisions, states and tool kinds in words', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 't1', title: 'run_thing', toolKind: 'other', status: 'pending', input: { x: 1 } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 't1', status: 'completed', output: 'ok' } });
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'e1', title: 'Edit cart.go', toolKind: 'edit', status: 'pending', input: { path: 'cart.go' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'e1', status: 'completed', output: 'modified cart.go', checkpoint: 'c1', files: [{ path: 'cart.go', status: 'modified', diff: '--- a/cart.go\n+++ b/cart.go\n@@ -1 +1 @@\n-a\n+b\n' }] } });
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'e2', title: 'Edit b.go', toolKind: 'edit', status: 'pending', input: { path: 'b.go' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'e2', status: 'completed', output: 'modified b.go', checkpoint: 'c2' } });
+  const req = reqOf({ requestId: 'q9', kind: 'confirm_command', toolCallId: 'x9', title: 'Run', message: 'm', command: 'make', cwd: '.', options: [{ optionId: 'allow_once', label: 'Allow' }, { optionId: 'reject_once', label: 'Reject' }] });
+  n('agent/inputRequest', req);
+  n('agent/inputResolved', { requestId: 'q9', outcome: 'allow_once', by: 'user' });
+  n('agent/runState', { state: 'completed', stopReason: 'end_turn' });
+  const undo = { phase: 'preview', target: { kind: 'run', runId: 'r1' }, preview: { status: 'preview', undone: ['c1', 'c2'], files: [{ path: 'cart.go', status: 'modified', diff: '' }] } };
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' }, canUndo: true, undone: { c1: 'c3' }, undo });
+  // What a person reads: the text and every tooltip.
+  const visible = html.replace(/ data-[a-z-]+="[^"]*"/g, '').replace(/ class="[^"]*"/g, '');
+  for (const word of [/\bc\d+\b/, /allow_once|reject_once|allow_always|requires_action|end_turn|tool_call|undo_patch/, /\[other\]|\bother\b/, /checkpoint/i]) {
+    assert.doesNotMatch(visible, word);
+  }
+  assert.match(visible, /2 changes undone/);
+});
+
+test('a web fetch says where it ended and how much it read; a failed status shows', () => {
+  const { s, n } = flow();
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'f1', title: 'Fetch https://go.dev/doc/effective_go', toolKind: 'fetch', status: 'pending', input: { url: 'https://go.dev/doc/effective_go' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'f1', status: 'completed', output: '# Effective Go', fetched: { url: 'https://go.dev/doc/effective_go', status: 200, contentType: 'text/html', bytes: 12800 } } });
+  n('agent/update', { update: { kind: 'tool_call', toolCallId: 'f2', title: 'Fetch https://x.dev/missing', toolKind: 'fetch', status: 'pending', input: { url: 'https://x.dev/missing' } } });
+  n('agent/update', { update: { kind: 'tool_call_update', toolCallId: 'f2', status: 'failed', isError: true, output: 'not found', fetched: { url: 'https://x.dev/missing', status: 404, bytes: 512 } } });
+  const html = renderConversation({ runs: [s.get('r1')], open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<span class="icon">⇣<\/span>[^]*Fetch https:\/\/go\.dev\/doc\/effective_go[^]*tool-facts">go\.dev\/doc\/effective_go · 13 KB</);
+  assert.match(html, /x\.dev\/missing · HTTP 404 · 512 B/);
+});

@@ -84,3 +84,26 @@ test('answerFor turns the panel\'s answers into params and refuses what does not
   assert.equal(answerFor(write, { type: 'confirm', requestId: 'w', decision: 'maybe' }), 'unknown decision maybe');
   assert.equal(answerFor(req('q'), { type: 'confirm', requestId: 'q', decision: 'allow_once' }), 'this request is not an approval');
 });
+
+test('a kind the panel has no view for is shown and answered by its generic form', () => {
+  const { renderConversation } = require('../../out/render.js');
+  const { answerFor } = require('../../out/requests.js');
+  const req = {
+    runId: 'r1', sessionId: 's1', seq: 3, requestId: 'q7', kind: 'confirm_plan', title: 'Approve the plan?',
+    message: '1. **Read** cart.go\n2. Rename Total', answerWith: 'reply', createdAt: '', pendingCount: 1,
+    options: [{ optionId: 'approve', label: 'Approve' }, { optionId: 'revise', label: 'Revise', description: 'say what to change' }],
+    input: { label: 'What to change', multiline: true, required: true, with: ['revise'] },
+  };
+  const html = renderConversation({ runs: [], open: [{ req, sending: false }], daemon: { state: 'ready' } });
+  assert.match(html, /Approve the plan\?/);
+  assert.match(html, /<ol>\s*<li><strong>Read<\/strong> cart\.go<\/li>/, 'the message is markdown, whole');
+  assert.match(html, /<textarea class="answer-text generic-text" data-field="q7-text"[^>]*placeholder="What to change"/);
+  assert.match(html, /data-action="genericPick" data-request="q7" data-option="approve">Approve<[^]*data-option="revise" title="say what to change">Revise</);
+  assert.deepEqual(answerFor(req, { type: 'generic', requestId: 'q7', optionId: 'approve' }), { method: 'agent/reply', params: { requestId: 'q7', optionId: 'approve' } });
+  assert.equal(answerFor(req, { type: 'generic', requestId: 'q7', optionId: 'revise', text: ' ' }), 'What to change: type it first');
+  assert.deepEqual(answerFor(req, { type: 'generic', requestId: 'q7', optionId: 'revise', text: 'tests first' }), { method: 'agent/reply', params: { requestId: 'q7', optionId: 'revise', text: 'tests first' } });
+  assert.equal(answerFor(req, { type: 'generic', requestId: 'q7', optionId: 'nope' }), 'that answer is not offered');
+  // A decision kind answers with agent/confirm, the text as the reason.
+  const c = { ...req, answerWith: 'confirm', options: [{ optionId: 'allow_once', label: 'Allow' }, { optionId: 'reject_once', label: 'Reject' }], input: { label: 'Why not', with: ['reject_once'] } };
+  assert.deepEqual(answerFor(c, { type: 'generic', requestId: 'q7', optionId: 'reject_once', text: 'not now' }), { method: 'agent/confirm', params: { requestId: 'q7', decision: 'reject_once', reason: 'not now' } });
+});

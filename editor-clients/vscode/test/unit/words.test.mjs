@@ -26,3 +26,15 @@ test('decisions offered follow the request\'s options', () => {
   assert.deepEqual(decisionsOf({ options: [{ optionId: 'allow_once' }, { optionId: 'reject_once' }] }).map((d) => d.label), ['Accept', 'Reject']);
   assert.equal(decisionsOf({}).length, 5);
 });
+
+test('the status bar\'s tooltip says what waits, the runs going and the index', () => {
+  const { statusTooltip } = require('../../out/words.js');
+  const tip = statusTooltip({ ...base, waiting: 2, kinds: ['question', 'confirm_write'], activeRuns: 1, index: { active: false, state: 'ready', message: '285 files, 1134 chunks' } });
+  assert.match(tip, /^\*\*agentd\*\*: 2 waiting for you/);
+  assert.match(tip, /Waiting for you: 1 question, 1 change to approve\./);
+  assert.match(tip, /Runs going: 1/);
+  assert.match(tip, /Index: 285 files, 1,134 chunks/);
+  assert.match(statusTooltip({ ...base, kinds: [], activeRuns: 0, index: { active: true, percentage: 40, message: '2400/6000 files' } }), /Index: building, 40% \(2,400\/6,000 files\)/);
+  assert.match(statusTooltip({ ...base, kinds: [], activeRuns: 0, index: { active: false, state: 'failed', message: 'no space left' } }), /Index: failed: no space left/);
+  assert.doesNotMatch(statusTooltip({ ...base, kinds: [], activeRuns: 0 }), /Index/);
+});
