@@ -250,6 +250,7 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 		b.WriteString(pr.sc.style("2", e) + "\n")
 	}
 	pr.sc.print(b.String())
+	pr.sc.setRecall(pr.recall(req))
 	items := confirmItems(req)
 	for {
 		it, err := pr.pick(items, done, "Ctrl-D: no")
@@ -297,6 +298,9 @@ func (pr *prompter) header(req agent.InputRequest) {
 		b.WriteString(pr.sc.style("36", who) + "\n")
 	}
 	b.WriteString(pr.sc.style("1;33", "? "+requestHeadline(req)) + "\n")
+	// Named once the header is printed: printing it must not count as
+	// output that pushed it away.
+	defer pr.sc.setRecall(pr.recall(req))
 	if requestHeadline(req) != req.Message { // a message of several lines (a plan): Markdown
 		b.WriteString(indent(strings.TrimRight(termmd.Render(req.Message, pr.p.width()-4, pr.sc.colour), "\n"), "    ") + "\n")
 	}
@@ -309,6 +313,21 @@ func (pr *prompter) header(req agent.InputRequest) {
 		b.WriteString(pr.sc.style("2", e) + "\n")
 	}
 	pr.sc.print(b.String())
+}
+
+// recall is what the prompt shows of its request again when other output
+// (a subagent's siblings at work) pushed the request's header up: who
+// asks, the question, the command.
+func (pr *prompter) recall(req agent.InputRequest) []string {
+	var lines []string
+	if who := subagentAsks(req); who != "" {
+		lines = append(lines, pr.sc.style("36", who))
+	}
+	lines = append(lines, pr.sc.style("1;33", "? "+requestHeadline(req)))
+	if req.Command != "" {
+		lines = append(lines, pr.sc.style("1", "    $ "+strings.SplitN(req.Command, "\n", 2)[0]))
+	}
+	return lines
 }
 
 // expiry says when an unanswered request closes by itself, if it does.

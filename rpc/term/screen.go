@@ -38,11 +38,16 @@ type screen struct {
 	// line while no prompt is open; inputBack as back.
 	input     []string
 	inputBack int
-	frame     int
-	stop      chan struct{}
-	hidden    bool // the cursor is hidden
-	paused    bool // the process is stopped (Ctrl-Z): draw nothing live
-	midLine   bool // plain output ended without a newline
+	// recall is the open prompt's question, shown again above the prompt
+	// once other output (a subagent's work) has pushed the question up:
+	// away says some has been printed since.
+	recall  []string
+	away    bool
+	frame   int
+	stop    chan struct{}
+	hidden  bool // the cursor is hidden
+	paused  bool // the process is stopped (Ctrl-Z): draw nothing live
+	midLine bool // plain output ended without a newline
 }
 
 // spinnerFrames turn while the agent works.
@@ -150,6 +155,7 @@ func (s *screen) print(text string) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
+	s.away = s.recall != nil
 	s.eraseLocked()
 	io.WriteString(s.out, text)
 	s.drawLocked()
@@ -203,8 +209,17 @@ func (s *screen) setPrompt(lines []string) { s.setPromptCursor(lines, 0) }
 // setPromptCursor is setPrompt with the cursor back columns left of the
 // end of the last line, where a line being edited has it.
 func (s *screen) setPromptCursor(lines []string, back int) {
-	s.set(func() { s.prompt, s.back = lines, back })
+	s.set(func() {
+		s.prompt, s.back = lines, back
+		if lines == nil {
+			s.recall, s.away = nil, false
+		}
+	})
 }
+
+// setRecall names the question just printed, which the prompt that
+// follows answers (see recall).
+func (s *screen) setRecall(lines []string) { s.set(func() { s.recall, s.away = lines, false }) }
 
 // setInput shows the steer line under the status line (nil hides it), the
 // cursor back columns left of its end.
@@ -281,6 +296,8 @@ func (s *screen) cursorLocked(show bool) {
 func (s *screen) liveLinesLocked() []string {
 	var bottom []string
 	switch {
+	case s.prompt != nil && s.away:
+		bottom = append(append([]string(nil), s.recall...), s.prompt...)
 	case s.prompt != nil:
 		bottom = s.prompt
 	case s.status != "":
