@@ -98,10 +98,16 @@ func (c *conn) start(force bool) <-chan struct{} {
 	case c.state == StateFailed && !force && time.Since(c.failedAt) < retryAfter:
 		return closed
 	}
+	if !c.m.starting() {
+		return closed // the manager was closed
+	}
 	c.gen++
 	c.state, c.err, c.starts = StateStarting, "", c.starts+1
 	c.ready = make(chan struct{})
-	go c.connect(c.gen, c.ready)
+	go func(gen int, ready chan struct{}) {
+		defer c.m.starts.Done()
+		c.connect(gen, ready)
+	}(c.gen, c.ready)
 	c.m.changed(c.srv.Name, StateStarting)
 	return c.ready
 }

@@ -60,6 +60,13 @@ type Manager struct {
 	conns    map[string]*conn    // by Server.key
 	sessions map[string][]Server // by agent session id
 	allowed  map[string][]string // session id → workspace server keys allowed for the session
+
+	// starts are the connects under way, which Close waits for: one
+	// still starting a server after Close would make its state directory
+	// and process after the caller let go of them.
+	life   sync.Mutex // guards closed and starts.Add
+	closed bool
+	starts sync.WaitGroup
 }
 
 // NewManager starts the user's servers, and the workspace's the user
@@ -80,8 +87,12 @@ func NewManager(opts Options) *Manager {
 	return m
 }
 
-// Close stops every server.
+// Close stops every server, and returns once none is still starting.
 func (m *Manager) Close() {
+	m.life.Lock()
+	m.closed = true
+	m.life.Unlock()
+	defer m.starts.Wait()
 	m.cancel()
 	m.mu.Lock()
 	conns := make([]*conn, 0, len(m.conns))
@@ -92,6 +103,17 @@ func (m *Manager) Close() {
 	for _, c := range conns {
 		c.stop()
 	}
+}
+
+// starting counts a connect under way for Close; false once closed.
+func (m *Manager) starting() bool {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if m.closed {
+		return false
+	}
+	m.starts.Add(1)
+	return true
 }
 
 // SetSession gives a session the servers its editor passed (ACP's

@@ -17,6 +17,7 @@ import {
   HistoryResult,
   HistoryRun,
   ImageData,
+  ImageInput,
   IndexStatus,
   InputRequest,
   InputResolved,
@@ -167,6 +168,13 @@ export class AgentController {
     return list.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || procNumber(a.id) - procNumber(b.id));
   }
 
+  /** How many background processes run, in every session this editor heard of. */
+  runningProcesses(): number {
+    let n = 0;
+    for (const byId of this.procs.values()) for (const p of byId.values()) if (p.state === 'running') n++;
+    return n;
+  }
+
   /** Stops a background process (the panel's stop button); agentd answers it as it is now. */
   async stopProcess(sessionId: string, id: string): Promise<ProcessInfo> {
     const res = await this.rpc.request<ProcessResult>(Method.stopProcess, { sessionId, id });
@@ -314,17 +322,18 @@ export class AgentController {
    * The user's words for the shown conversation's unfinished run, while it works (agent/steer); a
    * run that ended meanwhile gets them as the next prompt instead. Resolves with what happened.
    */
-  async steer(text: string): Promise<'steered' | 'asked'> {
+  async steer(text: string, images?: ImageInput[]): Promise<'steered' | 'asked'> {
     const run = this.unfinishedRun();
+    const pictures = images?.length ? { images } : {};
     if (run) {
       try {
-        await this.rpc.request(Method.steer, { runId: run.runId, text });
+        await this.rpc.request(Method.steer, { runId: run.runId, text, ...pictures });
         return 'steered';
       } catch (e) {
         if (errorCode(e) !== ErrorCode.RunFinished) throw e;
       }
     }
-    await this.run({ prompt: text });
+    await this.run({ prompt: text, ...pictures });
     return 'asked';
   }
 

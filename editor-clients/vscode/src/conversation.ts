@@ -11,7 +11,7 @@ import { WorkspacePaths } from './contextPicker';
 import { ConversationPanel, PanelMessage, PanelView } from './panel';
 import { Rpc } from './daemon';
 import { McpAction, McpWatch, listCommands, matchCommands, slashName } from './extensions';
-import { ErrorCode, McpServer, OnConflict, ON_CONFLICT, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
+import { ErrorCode, ImageInput, McpServer, OnConflict, ON_CONFLICT, SessionInfo, TERMINAL_STATES, errorCode } from './protocol';
 import { RunView } from './runStore';
 import { UndoFlow, UndoTarget } from './undo';
 import { RulesView } from './rules';
@@ -122,7 +122,7 @@ export class Conversation {
     switch (m.type) {
       case 'ask':
         // While the conversation's run works, what is typed steers it.
-        if (this.d.controller.unfinishedRun() && !m.images?.length) void this.steer(m.text);
+        if (this.d.controller.unfinishedRun()) void this.steer(m.text, [...(m.images ?? []), ...(m.paths ?? []).map((path) => ({ path }))]);
         else void this.ask(m.text, m.images, m.paths);
         break;
       case 'queue':
@@ -273,12 +273,12 @@ export class Conversation {
   }
 
   /** Gives the running turn the user's words (or, if it just ended, asks them as the next prompt). */
-  private async steer(text: string): Promise<void> {
+  private async steer(text: string, images: ImageInput[]): Promise<void> {
     try {
-      const how = await this.d.controller.steer(text);
+      const how = await this.d.controller.steer(text, images);
       this.d.log(`steer: ${how}`);
     } catch (e) {
-      this.panel?.post({ type: 'setPrompt', text });
+      this.panel?.post({ type: 'setPrompt', text, images: images.filter((im): im is ImageInput & { mimeType: string; data: string } => !!im.data && !!im.mimeType) });
       void vscode.window.showErrorMessage(`agentd: could not give the run your words: ${e instanceof Error ? e.message : e}`);
     }
     this.update();

@@ -83,6 +83,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         conversation.sessionSwitched();
       }
       panel.update();
+      // A background process started or ended: the status bar counts them (after activation's set-up).
+      queueMicrotask(() => updateStatus());
     },
   });
   const pickers = new SessionPickers({
@@ -150,7 +152,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       kinds: open.map((o) => o.req.kind),
       running: active.some((r) => r.state === 'running'),
       paused: active.some((r) => r.state === 'paused'),
-      activeRuns: active.length,
+      activeRuns: active.filter((r) => r.state !== 'queued').length,
+      queued: active.filter((r) => r.state === 'queued').length,
+      processes: controller.runningProcesses(),
       lastState: last?.state,
       index: controller.index,
     });

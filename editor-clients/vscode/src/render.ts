@@ -648,7 +648,7 @@ function renderTimeline(run: RunView, ctx: RenderContext, parts: string[]): void
     } else if (item.type === 'notice') {
       parts.push(`<div class="notice" role="note"><span class="icon">ⓘ</span> ${esc(item.text)}</div>`);
     } else if (item.type === 'steer') {
-      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}</div>`);
+      parts.push(`<div class="steer" title="Your words, given to the model at its next step"><span class="icon">›</span> ${esc(item.text)}${item.images?.length ? imagesHtml(item.images) : ''}</div>`);
     } else if (item.type === 'tool') {
       const t = run.tools[item.toolCallId];
       if (t) parts.push(renderTool(run, t, ctx));
@@ -673,16 +673,7 @@ function renderRun(run: RunView, ctx: RenderContext): string {
     if (chips.length) parts.push(`<div class="context">${chips.map((c) => `<span class="chip">${esc(c)}</span>`).join(' ')}</div>`);
     if (run.images?.length) {
       // The picture itself comes from the webview's cache (filled from agent/image): the HTML stays small.
-      parts.push(
-        `<div class="prompt-images">${run.images
-          .map(
-            (im) =>
-              `<figure class="prompt-image"><img data-image-id="${esc(im.id)}" alt="${esc(im.name ?? 'image')}" title="${esc(`${im.name ?? 'image'} · ${im.width}×${im.height}, ${byteSize(im.bytes)}${im.scaled ? ', scaled down for the model' : ''}`)}"><figcaption>${esc(
-                im.name ?? 'image',
-              )} · ${im.width}×${im.height}</figcaption></figure>`,
-          )
-          .join('')}</div>`,
-      );
+      parts.push(imagesHtml(run.images));
     }
     parts.push('</div>');
   } else {
@@ -715,6 +706,18 @@ function renderRun(run: RunView, ctx: RenderContext): string {
   if (ctx.undo && ctx.undo.target.runId === run.runId) parts.push(renderUndo(ctx.undo));
   parts.push('</section>');
   return parts.join('\n');
+}
+
+/** Thumbnails of a prompt's or a steer's pictures: the bytes come from the webview's cache (filled from agent/image), so the HTML stays small. */
+function imagesHtml(images: NonNullable<RunView['images']>): string {
+  return `<div class="prompt-images">${images
+    .map(
+      (im) =>
+        `<figure class="prompt-image"><img data-image-id="${esc(im.id)}" alt="${esc(im.name ?? 'image')}" title="${esc(`${im.name ?? 'image'} · ${im.width}×${im.height}, ${byteSize(im.bytes)}${im.scaled ? ', scaled down for the model' : ''}`)}"><figcaption>${esc(
+          im.name ?? 'image',
+        )} · ${im.width}×${im.height}</figcaption></figure>`,
+    )
+    .join('')}</div>`;
 }
 
 function renderFooter(run: RunView): string {

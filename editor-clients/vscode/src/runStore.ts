@@ -96,8 +96,8 @@ export type TimelineItem =
   | { type: 'request'; requestId: string }
   /** Something agentd itself tells the user (a warning about the setup), not the model's answer. */
   | { type: 'notice'; text: string }
-  /** The user's words added to the run while it worked (agent/steer). */
-  | { type: 'steer'; text: string };
+  /** The user's words added to the run while it worked (agent/steer), with the pictures that went along. */
+  | { type: 'steer'; text: string; images?: ImageRef[] };
 
 export interface RunView {
   runId: string;
@@ -488,7 +488,7 @@ function reduceUpdate(run: RunView, u: UpdateParams['update']): void {
       if (u.text?.trim()) run.timeline.push({ type: 'notice', text: u.text });
       break;
     case 'steer':
-      if (u.text?.trim()) run.timeline.push({ type: 'steer', text: u.text });
+      if (u.text?.trim() || u.images?.length) run.timeline.push({ type: 'steer', text: u.text ?? '', ...(u.images?.length ? { images: u.images } : {}) });
       break;
   }
 }

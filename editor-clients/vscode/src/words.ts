@@ -115,6 +115,10 @@ export interface StatusInput {
   paused: boolean;
   lastState?: string;
   index?: { active: boolean; percentage?: number };
+  /** Prompts waiting for a run before them to end. */
+  queued?: number;
+  /** Background processes still running, in every session. */
+  processes?: number;
 }
 
 /** The status bar's tooltip (markdown): what waits, the runs going, the index. */
@@ -125,7 +129,8 @@ export function statusTooltip(s: StatusInput & { detail?: string; kinds: string[
     for (const k of s.kinds) counts.set(requestKindName(k), (counts.get(requestKindName(k)) ?? 0) + 1);
     parts.push(`Waiting for you: ${[...counts].map(([k, n]) => `${n} ${k}${n > 1 ? 's' : ''}`).join(', ')}. Click to answer in the panel.`);
   }
-  parts.push(`Runs going: ${s.activeRuns}`);
+  parts.push(`Runs going: ${s.activeRuns}${s.queued ? `; ${s.queued} queued` : ''}`);
+  if (s.processes) parts.push(`Background processes running: ${s.processes} (listed in their conversation, with a stop button)`);
   const index = indexLine(s.index);
   if (index) parts.push(index);
   return parts.join('\n\n');
@@ -145,7 +150,7 @@ export function statusText(s: StatusInput): { icon: string; text: string; severi
   if (s.daemon === 'stopped') return { icon: '$(circle-slash)', text: 'agentd: stopped', severity: 'normal' };
   if (s.daemon !== 'ready') return { icon: '$(loading~spin)', text: s.daemon === 'restarting' ? 'agentd: restarting' : 'agentd: starting', severity: 'normal' };
   if (s.waiting > 0) return { icon: '$(bell-dot)', text: `agentd: ${s.waiting} waiting for you`, severity: 'warning' };
-  if (s.running) return { icon: '$(loading~spin)', text: 'agentd: working', severity: 'normal' };
+  if (s.running) return { icon: '$(loading~spin)', text: `agentd: working${s.queued ? ` · ${s.queued} queued` : ''}`, severity: 'normal' };
   if (s.paused) return { icon: '$(debug-pause)', text: 'agentd: paused', severity: 'normal' };
   if (s.lastState && TERMINAL_STATES.has(s.lastState)) return { icon: '$(hubot)', text: `agentd: ${runStateName(s.lastState)}`, severity: 'normal' };
   return { icon: '$(hubot)', text: 'agentd: ready', severity: 'normal' };

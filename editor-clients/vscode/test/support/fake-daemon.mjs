@@ -465,7 +465,13 @@ const handlers = {
     required(p, 'runId', 'text');
     const run = theRun(p.runId);
     if (TERMINAL.has(run.state)) throw new RpcError(E.runFinished, `run finished: run ${run.runId} is ${run.state}; send the words with agent/run`);
-    setImmediate(() => update(run, { kind: 'steer', text: p.text }));
+    // Images go with the words, kept as a prompt's are.
+    const refs = (Array.isArray(p.images) ? p.images : []).map((im, i) => {
+      const id = `img_${run.runId}_steer${run.events.length}_${i}`;
+      images.set(id, { mimeType: im.mimeType ?? 'image/png', data: im.data ?? '', width: 40, height: 30 });
+      return { id, mimeType: im.mimeType ?? 'image/png', width: 40, height: 30, bytes: Math.floor(((im.data ?? '').length * 3) / 4), name: im.name ?? im.path ?? 'pasted' };
+    });
+    setImmediate(() => update(run, { kind: 'steer', text: p.text, ...(refs.length ? { images: refs } : {}) }));
     return {};
   },
   'agent/resume': (raw) => {

@@ -211,3 +211,20 @@ test('files that run later outside the sandbox are said so, in the confirmation 
   const req = { runId: 'r1', sessionId: 's1', seq: 2, requestId: 'q1', kind: 'confirm_write', title: 'write .vscode/tasks.json', message: 'm', answerWith: 'confirm', createdAt: '', pendingCount: 1, diff: [{ path: '.vscode/tasks.json', status: 'added', diff: '+{}\n', newText: '{}\n', runsLater: why }] };
   assert.match(renderConversation({ runs: [], open: [{ req, sending: false }], daemon: { state: 'ready' } }), /<div class="request-facts runs-later-why">⚠ VS Code runs \.vscode\/tasks\.json when you run a task, outside the sandbox<\/div>/);
 });
+
+test('a steer takes pictures along: sent with agent/steer, shown with the words inside the turn; too late, they go with the next prompt', async (t) => {
+  const { c, received } = await daemon(t);
+  const ctl = windowOn(c);
+  const first = await ctl.run({ prompt: 'ask' }); // waits on a question
+  await until(() => ctl.requests.size === 1, 'the question');
+  const shot = { mimeType: 'image/png', data: 'iVBORw0KGgo=', name: 'layout.png' };
+  assert.equal(await ctl.steer('the layout is off, see', [shot]), 'steered');
+  assert.deepEqual(received().find((m) => m.method === 'agent/steer').params, { runId: first.runId, text: 'the layout is off, see', images: [shot] });
+  await until(() => ctl.store.get(first.runId).timeline.some((x) => x.type === 'steer'), 'the steer shown');
+  const html = renderConversation({ runs: ctl.currentRuns(), open: [], daemon: { state: 'ready' } });
+  assert.match(html, /<div class="steer"[^>]*><span class="icon">›<\/span> the layout is off, see<div class="prompt-images"><figure class="prompt-image"><img data-image-id="img_[^"]+" alt="layout.png"[^>]*><figcaption>layout.png · 40×30<\/figcaption><\/figure><\/div><\/div>/);
+  await ctl.requests.answer({ method: 'agent/reply', params: { requestId: `q_${first.runId}`, text: 'Ada' } });
+  await until(() => ctl.store.get(first.runId)?.state === 'completed', 'the run to end');
+  assert.equal(await ctl.steer('say and this one', [shot]), 'asked');
+  assert.deepEqual(received().filter((m) => m.method === 'agent/run').pop().params, { prompt: 'say and this one', images: [shot], sessionId: first.sessionId });
+});

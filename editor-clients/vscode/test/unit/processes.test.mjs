@@ -30,6 +30,7 @@ test('a background process is listed with a stop button and a badge under its ca
   await until(() => ctl.store.get(res.runId)?.state === 'completed' && ctl.processesOf(res.sessionId).length === 1, 'the run and its process');
   const [p] = ctl.processesOf(res.sessionId);
   assert.deepEqual([p.id, p.command, p.state, p.toolCallId], ['p1', 'npm run dev', 'running', `bg_${res.runId}`]);
+  assert.equal(ctl.runningProcesses(), 1, 'the status bar counts it');
 
   let page = html(ctl);
   assert.match(page, /Background processes \(1 running\)/);
@@ -39,6 +40,7 @@ test('a background process is listed with a stop button and a badge under its ca
 
   const stopped = await ctl.stopProcess(res.sessionId, 'p1');
   assert.equal(stopped.state, 'stopped');
+  assert.equal(ctl.runningProcesses(), 0);
   assert.deepEqual(received().filter((m) => m.method === 'agent/stopProcess').map((m) => m.params), [{ sessionId: res.sessionId, id: 'p1' }]);
   page = html(ctl);
   assert.match(page, /<summary>Background processes<\/summary>/);

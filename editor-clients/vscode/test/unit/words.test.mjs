@@ -38,3 +38,14 @@ test('the status bar\'s tooltip says what waits, the runs going and the index', 
   assert.match(statusTooltip({ ...base, kinds: [], activeRuns: 0, index: { active: false, state: 'failed', message: 'no space left' } }), /Index: failed: no space left/);
   assert.doesNotMatch(statusTooltip({ ...base, kinds: [], activeRuns: 0 }), /Index/);
 });
+
+test('the status bar counts queued prompts beside the work, and the tooltip the background processes', () => {
+  const { statusTooltip } = require('../../out/words.js');
+  const base = { daemon: 'ready', waiting: 0, running: true, paused: false, kinds: [], activeRuns: 1 };
+  assert.equal(statusText({ ...base, queued: 2 }).text, 'agentd: working · 2 queued');
+  assert.equal(statusText({ ...base, queued: 0 }).text, 'agentd: working');
+  const tip = statusTooltip({ ...base, queued: 2, processes: 1 });
+  assert.match(tip, /Runs going: 1; 2 queued/);
+  assert.match(tip, /Background processes running: 1 \(listed in their conversation, with a stop button\)/);
+  assert.doesNotMatch(statusTooltip(base), /Background processes/);
+});
