@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -66,9 +67,16 @@ var outputRules = sync.OnceValue(func() map[string]func(args argList) []word {
 		},
 		"tar":   tarOutputs,
 		"unzip": func(args argList) []word { return args.optArg("d", "") },
-		"curl":  func(args argList) []word { return args.optArg("o", "--output") },
+		// curl and wget write more than the page: cookie jars, headers,
+		// traces and logs, each to a file it is told.
+		"curl": func(args argList) []word {
+			return slices.Concat(args.optArg("o", "--output"), args.optArg("c", "--cookie-jar"), args.optArg("D", "--dump-header"),
+				args.optArg("", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"))
+		},
 		"wget": func(args argList) []word {
-			return append(args.optArg("O", "--output-document"), args.optArg("P", "--directory-prefix")...)
+			return slices.Concat(args.optArg("O", "--output-document"), args.optArg("P", "--directory-prefix"),
+				args.optArg("o", "--output-file"), args.optArg("a", "--append-output"),
+				args.optArg("", "--save-cookies", "--warc-file", "--hsts-file"))
 		},
 	}
 })
