@@ -128,7 +128,14 @@ func pageWindow(page *webPage, offset, limit int) Result {
 	if end < len(text) {
 		fmt.Fprintf(&b, "\n[%d bytes of the text are not shown; to read on, call web_fetch with the same url and offset %d]", len(text)-end, end)
 	}
-	return Result{Output: b.String(), IsError: page.Status >= 400, Truncated: end < len(text)}
+	// The editors show the page's text: the lines around it are for the
+	// model (where it came from, that it is not to be obeyed, how to read
+	// on), and the editors show where it came from on their own (Fetched).
+	full := strings.TrimRight(text[offset:end], "\n")
+	if end < len(text) {
+		full += fmt.Sprintf("\n… %s more", images.Size(len(text)-end))
+	}
+	return Result{Output: b.String(), Full: full, IsError: page.Status >= 400, Truncated: end < len(text)}
 }
 
 // webMark matches what could end or open the block untrusted text is

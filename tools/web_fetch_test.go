@@ -126,6 +126,14 @@ func TestPageWindow(t *testing.T) {
 	if r := pageWindow(p, len(text)+1, 100); !r.IsError {
 		t.Fatal("an offset past the end is not an error")
 	}
+	// what the editors show is the page's text, not the lines for the model
+	if !strings.HasPrefix(first.Full, "é line of text\n") || !strings.HasSuffix(first.Full, " more") ||
+		strings.Contains(first.Full, "agentd:") || strings.Contains(first.Full, "web_content") {
+		t.Fatalf("first window, for the editors:\n%s", first.Full)
+	}
+	if want := strings.TrimRight(text[off:], "\n"); last.Full != want {
+		t.Fatalf("last window, for the editors: %q, want %q", last.Full, want)
+	}
 }
 
 func TestHTMLToMarkdown(t *testing.T) {
