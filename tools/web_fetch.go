@@ -42,7 +42,7 @@ func (webFetchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	if err != nil {
 		return nil, Errorf("%v", err)
 	}
-	host, err := resolveHost(ctx, u.Hostname())
+	host, err := judgedHost(ctx, env, WebFetchToolName, u.Hostname())
 	if err != nil {
 		return nil, Errorf("cannot fetch %s: the host %s cannot be found (%v)", u, u.Hostname(), err)
 	}
@@ -58,6 +58,16 @@ func (webFetchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 			return webFetch(ctx, env, u.String(), host, p.Offset), nil
 		},
 	}, nil
+}
+
+// judgedHost is the host as the policy judges it: looked up, unless the
+// policy refuses every request to it anyway (HostGate.HostRefused), when
+// its name is not sent to any resolver.
+func judgedHost(ctx context.Context, env *Env, tool, host string) (HostAccess, error) {
+	if env.Hosts != nil && env.Hosts.HostRefused(tool, strings.ToLower(strings.TrimSuffix(host, "."))) {
+		return HostAccess{Name: strings.ToLower(strings.TrimSuffix(host, "."))}, nil
+	}
+	return resolveHost(ctx, host)
 }
 
 // webFetch gets the page (or the session's copy of it) and shows the
