@@ -88,7 +88,6 @@ var owners = map[string]string{
 	"github.com/coder/acp-go-sdk":            "rpc/acp",
 	"github.com/modelcontextprotocol/go-sdk": "tools/mcp",
 	"golang.org/x/term":                      "rpc/term",
-	"github.com/alecthomas/chroma/v2":        "rpc/term/termmd",
 	"golang.org/x/sys":                       "rag",
 	"golang.org/x/image":                     "tools/images",
 	// web_fetch: HTML into Markdown, and the page's character set.

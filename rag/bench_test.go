@@ -222,7 +222,7 @@ func measureChange(b *testing.B, ix *Index, root string) time.Duration {
 		}
 		for {
 			hits, _, _ := ix.Search(ctx, word, 3)
-			if len(hits) > 0 && strings.Contains(hits[0].Text, word) {
+			if len(hits) > 0 && strings.Contains(hits[0].Chunks[0].Text, word) {
 				break
 			}
 			if time.Since(t0) > 10*time.Second {

@@ -360,8 +360,11 @@ func (ix *Index) readFile(w *fileReader, c candidate, old *fileEntry) fileResult
 	// texts are substrings of it, and all of it is garbage after this call.
 	src := unsafe.String(unsafe.SliceData(data), len(data))
 	res.entry.Kind = kindOf(c.rel)
-	if isGenerated(src) {
+	switch {
+	case isGenerated(src):
 		res.entry.Kind = kindGenerated
+	case res.entry.Kind == kindCode && strings.HasSuffix(c.rel, ".go"):
+		res.entry.Kind = goKindOf(src)
 	}
 	chunks := chunkFile(c.rel, src)
 	res.slots = make([]slot, 0, len(chunks))

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -87,11 +88,7 @@ func rankSystem(name string, p rankParams) evalSystem {
 		if err != nil {
 			panic(err)
 		}
-		out := make([]EvalHit, len(hits))
-		for i, h := range hits {
-			out[i] = EvalHit{h.Path, h.StartLine, h.EndLine}
-		}
-		return out
+		return EvalHits(hits)
 	}}
 }
 
@@ -163,13 +160,11 @@ func TestViewMatchesIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(want, got, func(a, b SearchHit) bool { return a == b }) {
+			if !reflect.DeepEqual(want, got) {
 				t.Errorf("%s: %q: view and index differ", q.ID, q.Query)
 				for i := range min(len(want), len(got)) {
-					if want[i] != got[i] {
-						w, g := want[i], got[i]
-						w.Text, g.Text = "", ""
-						t.Logf("hit %d: index %+v view %+v", i, w, g)
+					if !reflect.DeepEqual(want[i], got[i]) {
+						t.Logf("hit %d: index %s %v view %s %v", i, want[i].Path, want[i].Score, got[i].Path, got[i].Score)
 						break
 					}
 				}
@@ -202,7 +197,7 @@ func TestRankingAblations(t *testing.T) {
 		v("no synonyms", func(p *rankParams) { p.synonymWeight = 0 }),
 		v("no chunk floor (every matching chunk grouped)", func(p *rankParams) { p.minChunkScore = 0 }),
 		v("no relevance cut-off", func(p *rankParams) { p.minTerms, p.minCover = 0, 0 }),
-		v("fewer chunks per file (decay 0.6)", func(p *rankParams) { p.decay = 0.6 }),
+		v("chunks at a third of the file's best shown too", func(p *rankParams) { p.chunkShare = 0.3 }),
 		v("no file-level evidence", func(p *rankParams) { p.fileWeight = 0 }),
 		v("change verbs at full weight", func(p *rankParams) { p.verbWeight = 0 }),
 		v("BM25 chunks only (no priors, grouping, evidence)", func(p *rankParams) {
@@ -281,4 +276,43 @@ func dumpQueries(t *testing.T, scores []EvalScore) {
 	}
 	slices.Sort(lines)
 	t.Log("\n" + strings.Join(lines, "\n"))
+}
+
+// TestLabelsCalibrated checks that the words agree with the order and with
+// how often they are right: on the commit sets, a file labelled strong is
+// a file the commit changed more often than a partial one, and a partial
+// one more often than a weak one; labels never rise down an answer. -v
+// prints the table (docs/index.md, "Labels").
+func TestLabelsCalibrated(t *testing.T) {
+	cs := loadCommitCorpora(t)
+	type tally struct{ right, all int }
+	by := map[string]*tally{MatchStrong: {}, MatchPartial: {}, MatchWeak: {}}
+	for _, c := range cs {
+		for _, q := range c.queries {
+			hits, _, err := c.ix.Search(context.Background(), q.Query, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, h := range hits {
+				if i > 0 && labelRank(h.Match) > labelRank(hits[i-1].Match) {
+					t.Errorf("%s: %q: %s (%s) after %s", q.ID, q.Query, h.Path, h.Match, hits[i-1].Match)
+				}
+				if i > 0 && h.Score > hits[i-1].Score {
+					t.Errorf("%s: %q: %s scores %.2f after %.2f", q.ID, q.Query, h.Path, h.Score, hits[i-1].Score)
+				}
+				tl := by[h.Match]
+				tl.all++
+				if slices.Contains(q.Files, h.Path) {
+					tl.right++
+				}
+			}
+		}
+	}
+	share := func(l string) float64 { return float64(by[l].right) / float64(max(1, by[l].all)) }
+	for _, l := range []string{MatchStrong, MatchPartial, MatchWeak} {
+		t.Logf("%-8s %5d files, %.0f%% changed by the commit", l, by[l].all, 100*share(l))
+	}
+	if !(share(MatchStrong) > share(MatchPartial) && share(MatchPartial) > share(MatchWeak)) {
+		t.Errorf("labels are not calibrated: strong %.2f, partial %.2f, weak %.2f", share(MatchStrong), share(MatchPartial), share(MatchWeak))
+	}
 }

@@ -119,17 +119,31 @@ type EvalScore struct {
 	Files    int  // distinct files among the first 10 hits
 }
 
-// ScoreHits scores a ranked list of hits for q, as the benchmark README
-// defines: the first 10 hits, their distinct paths in order of first
-// appearance.
+// EvalHits flattens an answer into the hits the benchmark scores: each
+// file's chunks in the order shown.
+func EvalHits(hits []SearchHit) []EvalHit {
+	var out []EvalHit
+	for _, h := range hits {
+		for _, c := range h.Chunks {
+			out = append(out, EvalHit{h.Path, c.StartLine, c.EndLine})
+		}
+	}
+	return out
+}
+
+// ScoreHits scores a ranked list of hits for q: the file ranking is the
+// distinct paths in order of first appearance, the first 10 of them (an
+// answer of 10 files, as BM25 over whole files gives); function recall
+// counts the first 10 hits (chunks, in the order shown).
 func ScoreHits(q *EvalQuery, hits []EvalHit) EvalScore {
 	s := EvalScore{Query: q}
-	hits = hits[:min(10, len(hits))]
 	var files []string
 	for _, h := range hits {
-		if !slices.Contains(files, h.Path) {
+		if !slices.Contains(files, h.Path) && len(files) < 10 {
 			files = append(files, h.Path)
 		}
+	}
+	for _, h := range hits[:min(10, len(hits))] {
 		for _, f := range q.Funcs {
 			if h.Path == f.Path && h.End > 0 && h.Start <= f.End && f.Start <= h.End {
 				s.Func10 = true

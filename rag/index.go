@@ -72,15 +72,18 @@ type Index struct {
 	lastErr   string
 	open      map[string]bool
 	recent    map[string]time.Time
-	dirty     bool
-	skipped   map[string]string    // rel → reason, from the latest pass over a path
-	unread    map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
-	lastRead  int                  // files the latest Build re-read: tests check restarts
-	baseID    uint64               // the id of the snapshot restored or last written (a delta names it)
-	gen       uint64               // counts changes to files and unread, for caches of an overlay's state
-	published func(rel string) ([16]byte, bool)
-	seed      func(rel string) bool // until the first Build is done
-	ephemeral bool
+	// republished are paths queued because a new commit was published,
+	// not because the user changed them: their update is not recent.
+	republished map[string]bool
+	dirty       bool
+	skipped     map[string]string    // rel → reason, from the latest pass over a path
+	unread      map[string]fileStamp // files read and found not indexable (binary, not UTF-8): not read again until they change
+	lastRead    int                  // files the latest Build re-read: tests check restarts
+	baseID      uint64               // the id of the snapshot restored or last written (a delta names it)
+	gen         uint64               // counts changes to files and unread, for caches of an overlay's state
+	published   func(rel string) ([16]byte, bool)
+	seed        func(rel string) bool // until the first Build is done
+	ephemeral   bool
 
 	pendingMu sync.Mutex
 	pending   map[string]bool
@@ -183,18 +186,19 @@ func newIndex(opts Options) (*Index, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ix := &Index{
-		root:     root,
-		fsys:     fsys,
-		stateDir: opts.StateDir,
-		log:      log,
-		ig:       newIgnorer(root, opts.Hidden...),
-		state:    StateIndexing,
-		emb:      opts.Embedder,
-		open:     make(map[string]bool),
-		recent:   make(map[string]time.Time),
-		skipped:  make(map[string]string),
-		pending:  make(map[string]bool),
-		wake:     make(chan struct{}, 1),
+		root:        root,
+		fsys:        fsys,
+		stateDir:    opts.StateDir,
+		log:         log,
+		ig:          newIgnorer(root, opts.Hidden...),
+		state:       StateIndexing,
+		emb:         opts.Embedder,
+		open:        make(map[string]bool),
+		recent:      make(map[string]time.Time),
+		republished: make(map[string]bool),
+		skipped:     make(map[string]string),
+		pending:     make(map[string]bool),
+		wake:        make(chan struct{}, 1),
 
 		published: opts.Published,
 		seed:      opts.Seed,

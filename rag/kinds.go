@@ -1,8 +1,10 @@
 package rag
 
 import (
+	"go/build/constraint"
 	"path"
 	"strings"
+	"sync"
 )
 
 // fileKind is what a file is for, as far as a code question is concerned.
@@ -16,6 +18,7 @@ const (
 	kindTest               // _test.go, test_*.py, *.spec.ts, or under test/, tests/, testdata/, …
 	kindDocs               // prose, configuration and data: markdown, text, YAML, JSON, licences, changelogs
 	kindGenerated          // carries a "Code generated … DO NOT EDIT." line
+	kindExcluded           // Go built only under a tag the default build does not set
 )
 
 func (k fileKind) String() string {
@@ -26,6 +29,8 @@ func (k fileKind) String() string {
 		return "docs"
 	case kindGenerated:
 		return "generated"
+	case kindExcluded:
+		return "excluded"
 	}
 	return ""
 }
@@ -112,4 +117,86 @@ func intentOf(query string) queryIntent {
 		}
 	}
 	return in
+}
+
+// goKindOf refines a Go file's kind by its content: a file outside
+// _test.go that imports "testing" is a test harness or helper (kindTest),
+// and one whose build constraint no GOOS/GOARCH satisfies with the default
+// tags (ignore, an experiment, a custom tag like integration) is built only
+// on request (kindExcluded).
+func goKindOf(src string) fileKind {
+	head := src[:min(len(src), 16<<10)]
+	pkg := -1
+	for off := 0; off < len(head); {
+		end := strings.IndexByte(head[off:], '\n')
+		if end < 0 {
+			end = len(head) - off
+		}
+		line := strings.TrimSpace(head[off : off+end])
+		if strings.HasPrefix(line, "package ") {
+			pkg = off
+			break
+		}
+		if constraint.IsGoBuild(line) || constraint.IsPlusBuild(line) {
+			if e, err := constraint.Parse(line); err == nil && !satisfiable(e) {
+				return kindExcluded
+			}
+		}
+		off += end + 1
+	}
+	if pkg >= 0 && importsTesting(head[pkg:]) {
+		return kindTest
+	}
+	return kindCode
+}
+
+// importsTesting looks for "testing" among the imports after the package
+// clause.
+func importsTesting(src string) bool {
+	for line := range strings.Lines(src) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "func ") || strings.HasPrefix(t, "type ") || strings.HasPrefix(t, "var ") || strings.HasPrefix(t, "const "):
+			return false
+		case t == `"testing"` || strings.HasSuffix(t, ` "testing"`) && !strings.Contains(t, "//"):
+			return true
+		}
+	}
+	return false
+}
+
+// platformSet is what a default build may target.
+type platformSet struct {
+	os, arch []string
+	unix     map[string]struct{}
+}
+
+// platforms is built on first use, not at program start.
+var platforms = sync.OnceValue(func() platformSet {
+	return platformSet{
+		os:   strings.Fields("aix android darwin dragonfly freebsd hurd illumos ios js linux netbsd openbsd plan9 solaris wasip1 windows zos"),
+		arch: strings.Fields("386 amd64 arm arm64 loong64 mips mips64 mips64le mipsle ppc64 ppc64le riscv64 s390x sparc64 wasm"),
+		unix: setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris"),
+	}
+})
+
+// satisfiable reports whether some GOOS/GOARCH, with or without cgo,
+// builds under e with the default tags (every go1.N, gc).
+func satisfiable(e constraint.Expr) bool {
+	pl := platforms()
+	for _, goos := range pl.os {
+		for _, arch := range pl.arch {
+			for _, cgo := range []bool{true, false} {
+				ok := e.Eval(func(tag string) bool {
+					_, unix := pl.unix[goos]
+					return tag == goos || tag == arch || tag == "unix" && unix || tag == "cgo" && cgo || tag == "gc" ||
+						strings.HasPrefix(tag, "go1.")
+				})
+				if ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -72,6 +72,7 @@ func (ix *Index) forgetStaleSame() {
 func (ix *Index) Republished(paths []string) {
 	ix.mu.Lock()
 	for _, p := range paths {
+		ix.republished[p] = true
 		if _, ok := ix.unread[p]; ok {
 			delete(ix.unread, p)
 			ix.dirty = true

@@ -161,8 +161,10 @@ func found(t *testing.T, ix *Index, q, word string) bool {
 	hits, _, err := ix.Search(context.Background(), q, 10)
 	require.NoError(t, err)
 	for _, h := range hits {
-		if strings.Contains(strings.ToLower(h.Text), strings.ToLower(word)) {
-			return true
+		for _, c := range h.Chunks {
+			if strings.Contains(strings.ToLower(c.Text), strings.ToLower(word)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -174,7 +176,9 @@ func search(t *testing.T, ix *Index, q string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, h := range hits {
-		out = append(out, h.Path+":"+h.Symbol)
+		for _, c := range h.Chunks {
+			out = append(out, h.Path+":"+c.Symbol)
+		}
 	}
 	return out
 }
@@ -406,4 +410,24 @@ func TestHiddenDirsAreNeverIndexed(t *testing.T) {
 	ix.Changed(filepath.Join(root, ".config/agentd/rules.go"), ".local/state/agentd/abc/runs/r1/events.go")
 	ix.Update(ctx)
 	assert.Equal(t, []string{".gitignore", "main.go"}, indexedFiles(ix))
+}
+
+// TestGoKinds: harnesses are tests, files built only under an unset tag
+// are excluded, platform files are code.
+func TestGoKinds(t *testing.T) {
+	for src, want := range map[string]fileKind{
+		"package fuzzy\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\nfunc Harness(t *testing.T) {}\n": kindTest,
+		"package p\n\nimport \"testing\"\n":                                              kindTest,
+		"//go:build goexperiment.jsonv2\n\npackage json\n\nfunc Marshal() {}\n":          kindExcluded,
+		"//go:build ignore\n\npackage main\n":                                            kindExcluded,
+		"//go:build integration && linux\n\npackage e2e\n":                               kindExcluded,
+		"//go:build linux && !cgo\n\npackage net\n":                                      kindCode,
+		"//go:build windows || (darwin && arm64)\n\npackage os\n":                        kindCode,
+		"//go:build !goexperiment.jsonv2\n\npackage json\n":                              kindCode,
+		"// +build ignore\n\npackage main\n":                                             kindExcluded,
+		"package p\n\n// testing is mentioned in prose.\nfunc F() { _ = \"testing\" }\n": kindCode,
+		"package p\n\nimport (\n\t\"fmt\"\n)\n\nvar x = `\n\"testing\"\n`\n":             kindCode,
+	} {
+		assert.Equal(t, want, goKindOf(src), src)
+	}
 }

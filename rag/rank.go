@@ -36,7 +36,7 @@ type corpus interface {
 type rankParams struct {
 	// Priors multiply a file's score by its kind, unless the query asks
 	// for that kind by name.
-	testPrior, docsPrior, generatedPrior float64
+	testPrior, docsPrior, generatedPrior, excludedPrior float64
 	// headerWeight scales, within a file, a chunk holding the package
 	// clause and imports: it names every package the file uses.
 	// nonFuncWeight scales a chunk declaring no function (types, constants,
@@ -52,11 +52,11 @@ type rankParams struct {
 	symbolWeight    float64
 	maxSymbolDefs   int
 	symbolIdentOnly bool
-	// decay spaces the chunks of one file: the k-th best chunk of a file
-	// ranks at decay^k of the file's score, so a file that stands out shows
-	// more than one chunk, up to perFile.
-	decay   float64
-	perFile int
+	// A file lists its chunks that score at least chunkShare of its best
+	// one (by weight within the file), best first, up to perFile: every
+	// chunk that matches, not only the best.
+	chunkShare float64
+	perFile    int
 	// vecWeight adds vector similarity, in units of the best keyword score.
 	vecWeight float64
 	// synonymWeight weighs a query term's synonyms (synonymGroups) against
@@ -103,13 +103,14 @@ var defaultRank = rankParams{
 	testPrior:      0.3,
 	docsPrior:      0.1,
 	generatedPrior: 0.3,
+	excludedPrior:  0.5,
 	headerWeight:   0.5,
 	nonFuncWeight:  0.5,
 	pathWeight:     1,
 	symbolWeight:   0.5,
 	maxSymbolDefs:  20,
-	decay:          0.8,
-	perFile:        3,
+	chunkShare:     0.5,
+	perFile:        4,
 	vecWeight:      0.5,
 	synonymWeight:  0.5,
 	headFiles:      200,
@@ -122,10 +123,11 @@ var defaultRank = rankParams{
 
 // parsedQuery is a query tokenized the way chunks are.
 type parsedQuery struct {
-	terms  []string   // unique index terms
-	alts   [][]string // by term: its synonyms, searched at synonymWeight
-	words  []string   // lowercased words that may name a symbol
-	intent queryIntent
+	terms   []string   // unique index terms
+	weights []float64  // by term: its IDF in the ranked corpus (set by rank)
+	alts    [][]string // by term: its synonyms, searched at synonymWeight
+	words   []string   // lowercased words that may name a symbol
+	intent  queryIntent
 }
 
 func parseQuery(text string, p *rankParams) *parsedQuery {
@@ -187,13 +189,15 @@ func looksLikeCode(w string) bool {
 	return strings.ContainsAny(w, "_.") || len(w) > 1 && strings.IndexFunc(w[1:], func(r rune) bool { return r >= 'A' && r <= 'Z' }) >= 0
 }
 
-// ranked is one hit: a chunk, its rank score and the share of the query it
-// matches.
+// ranked is one chunk of an answer: answers are files, each with its
+// matching chunks, so a ranking is a list of chunks grouped by file, files
+// best first and each file's chunks best first.
 type ranked struct {
 	doc     int32
-	score   float64
-	cover   float64
-	matched int // query terms the chunk contains
+	score   float64 // the file's rank score
+	cover   float64 // the share of the query's weight the chunk contains
+	matched int     // query terms the chunk contains
+	group   int     // the file's place in the answer, from 0
 }
 
 // rankScratch holds per-chunk accumulators between queries.
@@ -225,8 +229,8 @@ var scratchPool sync.Pool
 type fileAgg struct {
 	file  int32
 	best  float64  // best chunk score
-	top   [4]int32 // best chunks by weight within the file
-	w     [4]float64
+	top   [6]int32 // best chunks by weight within the file
+	w     [6]float64
 	n     int
 	score float64
 }
@@ -336,6 +340,7 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 		weights = append(weights, w)
 		totalW += w
 	}
+	q.weights = weights
 	defer func() {
 		for _, d := range touched {
 			s.score[d], s.mask[d] = 0, 0
@@ -409,7 +414,7 @@ func rank(c corpus, q *parsedQuery, vec []scored, p *rankParams, limit int, bonu
 	if p.chunksOnly {
 		return chunksOnly(c, s, touched, aggs, maxScore, limit, len(q.terms), cover, p)
 	}
-	return interleave(s, head, p, limit, len(q.terms), cover)
+	return groupFiles(s, head, p, limit, len(q.terms), cover)
 }
 
 // groupByFile collects each file's best chunks.
@@ -472,6 +477,8 @@ func scoreFiles(c corpus, q *parsedQuery, aggs []fileAgg, weights []float64, tot
 			return p.docsPrior
 		case k == kindGenerated:
 			return p.generatedPrior
+		case k == kindExcluded:
+			return p.excludedPrior
 		}
 		return 1
 	}
@@ -570,24 +577,17 @@ func topAggs(aggs []fileAgg, n int, cmp func(a, b fileAgg) int) []fileAgg {
 	return h
 }
 
-// interleave lists each file's chunks, the k-th at decay^k of its file's
-// score (scaled by how it compares with the file's best), best first.
-func interleave(s *rankScratch, aggs []fileAgg, p *rankParams, limit, nTerms int, cover func(int32) float64) []ranked {
+// groupFiles lists the first limit files, each with its chunks that
+// score at least chunkShare of its best, best first.
+func groupFiles(s *rankScratch, aggs []fileAgg, p *rankParams, limit, nTerms int, cover func(int32) float64) []ranked {
 	var out []ranked
-	for _, a := range aggs {
-		// Files are sorted: once a file's best cannot enter, none can.
-		if len(out) >= limit && a.score <= out[len(out)-1].score {
-			break
-		}
+	for g, a := range aggs[:min(limit, len(aggs))] {
 		for k := range min(a.n, p.perFile) {
-			sc := a.score * math.Pow(p.decay, float64(k))
-			if a.w[0] > 0 {
-				sc *= a.w[k] / a.w[0]
-			}
-			if k > 0 && len(out) >= limit && sc <= out[len(out)-1].score {
+			if k > 0 && a.w[k] < p.chunkShare*a.w[0] {
 				break
 			}
-			out = insertRanked(out, ranked{a.top[k], sc, cover(a.top[k]), bits.OnesCount64(s.mask[a.top[k]])}, limit)
+			d := a.top[k]
+			out = append(out, ranked{doc: d, score: a.score, cover: cover(d), matched: bits.OnesCount64(s.mask[d]), group: g})
 		}
 	}
 	return cutOff(out, nTerms, p)
@@ -627,7 +627,10 @@ func chunksOnly(c corpus, s *rankScratch, touched []int32, aggs []fileAgg, maxSc
 	}
 	var out []ranked
 	for _, d := range touched {
-		out = insertRanked(out, ranked{d, s.score[d] / maxScore * fileScale[c.docFile(d)], cover(d), bits.OnesCount64(s.mask[d])}, limit)
+		out = insertRanked(out, ranked{doc: d, score: s.score[d] / maxScore * fileScale[c.docFile(d)], cover: cover(d), matched: bits.OnesCount64(s.mask[d])}, limit)
+	}
+	for i := range out {
+		out[i].group = i
 	}
 	return cutOff(out, nTerms, p)
 }

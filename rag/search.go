@@ -54,50 +54,16 @@ func (ix *Index) search(ctx context.Context, query string, limit int, p *rankPar
 	for i, r := range rs {
 		sl := &ix.slots[r.doc]
 		f := ix.fileTab[sl.file]
-		metas[i] = hitMeta{path: f.path, kind: f.Kind, slot: *sl, cover: r.cover, matched: r.matched}
+		metas[i] = newHitMeta(f.path, f.Kind, *sl, r)
 	}
 	partial := ix.state == StateIndexing
 	ix.mu.RUnlock()
 	// The text is read from the files outside the lock.
-	hits := make([]SearchHit, 0, len(metas))
+	texts := make([]string, len(metas))
 	for i := range metas {
-		m := &metas[i]
-		text, _ := readChunkText(ix.fsys, m.path, &m.slot)
-		hits = append(hits, m.hit(text))
+		texts[i], _ = readChunkText(ix.fsys, metas[i].path, &metas[i].slot)
 	}
-	return hits, partial, nil
-}
-
-// hitMeta is what a hit needs from the index, copied under the lock.
-type hitMeta struct {
-	path    string
-	kind    fileKind
-	slot    slot
-	cover   float64
-	matched int
-}
-
-func (m *hitMeta) hit(text string) SearchHit {
-	return SearchHit{
-		Path:      m.path,
-		StartLine: int(m.slot.Start),
-		EndLine:   int(m.slot.End),
-		Symbol:    m.slot.Symbol,
-		Score:     float64(int(m.cover*100+0.5)) / 100,
-		Match:     matchLabel(m.cover),
-		Kind:      m.kind.String(),
-		Text:      text,
-	}
-}
-
-func matchLabel(cover float64) string {
-	switch {
-	case cover >= 0.7:
-		return MatchStrong
-	case cover >= 0.4:
-		return MatchPartial
-	}
-	return MatchWeak
+	return assembleHits(q, metas, texts), partial, nil
 }
 
 // vectorRanking is the embedder's nearest chunks, or nil. An embedder

@@ -507,7 +507,7 @@ func searchStoreOnce(ctx context.Context, c *storeCache, q storeQuery) ([]Search
 	if local != nil {
 		local.mu.RUnlock()
 	}
-	hits, err := hs.read(ctx, c.st, local)
+	hits, err := hs.read(ctx, pq, c.st, local)
 	return hits, b, err
 }
 
@@ -526,14 +526,15 @@ func collectHits(c *storeCorpus, rs []ranked, overHead int) *storeHits {
 		if r.doc >= c.lbase {
 			sl := c.local.slots[r.doc-c.lbase]
 			f := c.local.fileTab[sl.file]
-			hs.metas[i] = hitMeta{path: f.path, kind: f.Kind, slot: sl, cover: r.cover, matched: r.matched}
+			hs.metas[i] = newHitMeta(f.path, f.Kind, sl, r)
 			continue
 		}
 		p := c.b.partOf(r.doc)
 		f := c.b.files[c.b.docFile[r.doc]]
-		hs.metas[i] = hitMeta{path: f.Path, kind: f.kindParsed, slot: slot{Start: c.b.docStart[r.doc]}, cover: r.cover, matched: r.matched}
+		hs.metas[i] = newHitMeta(f.Path, f.kindParsed, slot{Start: c.b.docStart[r.doc]}, r)
 		if p.head != overHead {
 			hs.repos[i] = c.b.heads[p.head].Repo
+			hs.metas[i].repo = hs.repos[i]
 		}
 		hs.refs[i] = ChunkRef{Segment: p.seg.ID, Doc: r.doc - p.docBase}
 	}
@@ -542,7 +543,7 @@ func collectHits(c *storeCorpus, rs []ranked, overHead int) *storeHits {
 
 // read fills in the hits' text: the store's chunks from the store (one
 // round trip), the overlay's from the workspace's files.
-func (hs *storeHits) read(ctx context.Context, st Store, local *Index) ([]SearchHit, error) {
+func (hs *storeHits) read(ctx context.Context, q *parsedQuery, st Store, local *Index) ([]SearchHit, error) {
 	var refs []ChunkRef
 	for _, r := range hs.refs {
 		if r.Segment != 0 {
@@ -560,7 +561,7 @@ func (hs *storeHits) read(ctx context.Context, st Store, local *Index) ([]Search
 			texts[ChunkRef{t.Segment, t.Doc}] = t
 		}
 	}
-	hits := make([]SearchHit, 0, len(hs.metas))
+	out := make([]string, len(hs.metas))
 	for i := range hs.metas {
 		m := &hs.metas[i]
 		var text string
@@ -573,9 +574,7 @@ func (hs *storeHits) read(ctx context.Context, st Store, local *Index) ([]Search
 			}
 			m.slot.End, m.slot.Symbol, text = t.End, t.Symbol, t.Text
 		}
-		h := m.hit(text)
-		h.Repo = hs.repos[i]
-		hits = append(hits, h)
+		out[i] = text
 	}
-	return hits, nil
+	return assembleHits(q, hs.metas, out), nil
 }

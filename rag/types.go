@@ -1,27 +1,56 @@
 package rag
 
-// SearchHit is one chunk of a file that answers a query. Hits come best
-// first, grouped so that each file's best chunk appears at its file's rank;
-// more chunks of a file follow when that file stands out.
+// SearchHit is one file that answers a query, with every chunk of it
+// that matches. Hits come best file first.
 type SearchHit struct {
 	// Repo is the repository of a hit from the team index other than the
 	// workspace's own (agentd search --repo); empty for the workspace's.
-	Repo      string `json:"repo,omitempty"`
-	Path      string `json:"path"`
-	StartLine int    `json:"startLine"`
-	EndLine   int    `json:"endLine"`
-	Symbol    string `json:"symbol,omitempty"`
-	// Score is the share, from 0 to 1, of the query's weight that the
-	// chunk (with its path) matches; rarer words weigh more, words found
-	// nowhere in the workspace count as missed.
-	Score float64 `json:"score"`
-	// Match says the same in a word: "strong" (Score ≥ 0.7), "partial"
-	// (≥ 0.4) or "weak".
-	Match string `json:"match"`
-	// Kind is "test", "docs" or "generated" for chunks of such files; empty
-	// for code.
+	Repo string `json:"repo,omitempty"`
+	Path string `json:"path"`
+	// Kind is what the file is for when it is not plain code: "test"
+	// (tests, fixtures, test harnesses), "docs" (prose, configuration,
+	// data), "generated", or "excluded" (built only under a build tag the
+	// default build does not set). Such files rank below code unless the
+	// query asks for them.
 	Kind string `json:"kind,omitempty"`
+	// Score is the file's rank score relative to the answer's best (1), so
+	// the order and the scores agree.
+	Score float64 `json:"score"`
+	// Match says how likely the file is the one, in a word calibrated on
+	// real questions (docs/index.md): "strong", "partial" or "weak". It
+	// never rises down the list.
+	Match string `json:"match"`
+	// Chunks are the file's matching chunks, best first.
+	Chunks []ChunkHit `json:"chunks"`
+}
+
+// ChunkHit is a matching chunk of a file: a declaration or block.
+type ChunkHit struct {
+	StartLine int    `json:"startLine"` // 1-based, inclusive
+	EndLine   int    `json:"endLine"`
+	Symbol    string `json:"symbol,omitempty"` // what it declares
+	// Cover is the share, from 0 to 1, of the query's weight that the
+	// chunk (with its path) contains; rarer words weigh more, words found
+	// nowhere in the workspace count as missed.
+	Cover float64 `json:"cover"`
+	// Lines are the chunk's lines that match best, in order, with the
+	// query's words marked: what to show at a glance.
+	Lines []SnippetLine `json:"lines"`
+	// Text is the whole chunk.
 	Text string `json:"text"`
+}
+
+// SnippetLine is one line of a chunk with the query's words marked.
+type SnippetLine struct {
+	Line  int    `json:"line"` // 1-based line number in the file
+	Text  string `json:"text"`
+	Marks []Span `json:"marks,omitempty"`
+}
+
+// Span is a byte range [Start, End) of a line.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 // Match labels.

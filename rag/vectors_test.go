@@ -127,14 +127,14 @@ func TestHitTextFromFile(t *testing.T) {
 	hits, _, err := ix.Search(context.Background(), "quokka", 1)
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
-	assert.Equal(t, "# Intro\n\nThe quokka smiles.", hits[0].Text[:len("# Intro\n\nThe quokka smiles.")])
-	assert.NotContains(t, hits[0].Text, "\r")
+	assert.Equal(t, "# Intro\n\nThe quokka smiles.", hits[0].Chunks[0].Text[:len("# Intro\n\nThe quokka smiles.")])
+	assert.NotContains(t, hits[0].Chunks[0].Text, "\r")
 	// Changed behind the index's back: the covered lines as they are now.
 	writeTree(t, root, map[string]string{"a.md": "# Intro\n\nThe wombat smiles.\n"})
 	hits, _, err = ix.Search(context.Background(), "quokka", 1)
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
-	assert.Contains(t, hits[0].Text, "wombat")
+	assert.Contains(t, hits[0].Chunks[0].Text, "wombat")
 }
 
 // TestDotKernel checks the assembly dot product (when the CPU has it)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -213,9 +214,11 @@ func (v *View) Search(ctx context.Context, query string, limit int) ([]SearchHit
 		lc = newLayeredCorpus(v.s, v.d)
 		c = lc
 	}
-	rs := rank(c, parseQuery(query, &p), nil, &p, limit, nil)
-	hits := make([]SearchHit, 0, len(rs))
-	for _, r := range rs {
+	q := parseQuery(query, &p)
+	rs := rank(c, q, nil, &p, limit, nil)
+	metas := make([]hitMeta, len(rs))
+	texts := make([]string, len(rs))
+	for i, r := range rs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -226,14 +229,12 @@ func (v *View) Search(ctx context.Context, query string, limit int) ([]SearchHit
 		} else {
 			sl = v.s.doc(r.doc)
 		}
-		m := hitMeta{path: s.filePath(sl.file), kind: s.fileKind(sl.file), slot: sl, cover: r.cover, matched: r.matched}
-		text, _ := readChunkText(v.fsys, m.path, &m.slot)
-		h := m.hit(text)
 		// The mapped strings die with the view.
-		h.Path, h.Symbol = string([]byte(h.Path)), string([]byte(h.Symbol))
-		hits = append(hits, h)
+		sl.Symbol = strings.Clone(sl.Symbol)
+		metas[i] = newHitMeta(strings.Clone(s.filePath(sl.file)), s.fileKind(sl.file), sl, r)
+		texts[i], _ = readChunkText(v.fsys, metas[i].path, &metas[i].slot)
 	}
-	return hits, nil
+	return assembleHits(q, metas, texts), nil
 }
 
 // viewCorpus is a snapshot as ranking sees it.

@@ -192,6 +192,10 @@ func (ix *Index) Update(ctx context.Context) {
 	ix.mu.Lock()
 	for _, rel := range paths {
 		cands = append(cands, ix.changedLocked(ctx, rel)...)
+		if ix.republished[rel] {
+			delete(ix.republished, rel)
+			continue
+		}
 		ix.recent[rel] = time.Now()
 	}
 	ix.mu.Unlock()

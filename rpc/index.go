@@ -179,8 +179,19 @@ func wireStatus(st rag.Status) wire.IndexStatus {
 func wireHits(hits []rag.SearchHit) []wire.SearchHit {
 	out := make([]wire.SearchHit, len(hits))
 	for i, h := range hits {
-		out[i] = wire.SearchHit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Symbol: h.Symbol, Score: h.Score,
-			Match: h.Match, Kind: h.Kind, Text: h.Text}
+		out[i] = wire.SearchHit{Repo: h.Repo, Path: h.Path, Kind: h.Kind, Score: h.Score, Match: h.Match,
+			Chunks: make([]wire.SearchChunk, len(h.Chunks))}
+		for k, c := range h.Chunks {
+			lines := make([]wire.SnippetLine, len(c.Lines))
+			for j, l := range c.Lines {
+				lines[j] = wire.SnippetLine{Line: l.Line, Text: l.Text}
+				for _, m := range l.Marks {
+					lines[j].Marks = append(lines[j].Marks, wire.Span{Start: m.Start, End: m.End})
+				}
+			}
+			out[i].Chunks[k] = wire.SearchChunk{StartLine: c.StartLine, EndLine: c.EndLine, Symbol: c.Symbol, Cover: c.Cover,
+				Lines: lines, Text: c.Text}
+		}
 	}
 	return out
 }

@@ -63,10 +63,18 @@ func TestSearchSemantic(t *testing.T) {
 	r := mustErr(t, call(t, env, SearchSemanticToolName, SearchSemanticParams{Query: "retries"}))
 	assert.Contains(t, r.Output, "the workspace index is not available")
 
-	env.Searcher = fakeSearcher{hits: []rag.SearchHit{{Path: "a.go", StartLine: 3, EndLine: 9, Symbol: "Retry", Score: 0.91, Text: "func Retry() {}"}}}
+	env.Searcher = fakeSearcher{hits: []rag.SearchHit{
+		{Path: "a.go", Score: 1, Match: rag.MatchStrong, Chunks: []rag.ChunkHit{{StartLine: 3, EndLine: 4, Symbol: "Retry", Cover: 1,
+			Lines: []rag.SnippetLine{{Line: 3, Text: "// Retry retries.", Marks: []rag.Span{{Start: 9, End: 16}}}},
+			Text:  "// Retry retries.\nfunc Retry() {}"}}},
+		{Path: "b_test.go", Kind: "test", Score: 0.4, Match: rag.MatchWeak, Chunks: []rag.ChunkHit{{StartLine: 7, EndLine: 9, Cover: 0.5,
+			Lines: []rag.SnippetLine{{Line: 8, Text: "\tretries := 3", Marks: []rag.Span{{Start: 1, End: 8}}}}, Text: "x\n\tretries := 3\ny"}}},
+	}}
 	r = mustOK(t, call(t, env, SearchSemanticToolName, SearchSemanticParams{Query: "retries"}))
 	assert.Contains(t, r.Output, "still being built")
-	assert.Contains(t, r.Output, "a.go:3-9 Retry (score 0.91)\nfunc Retry() {}")
+	// The best file's best chunk whole; the others' matching lines, marked.
+	assert.Contains(t, r.Output, "a.go  (strong 1.00)\n  3-4 Retry\n    3│ // Retry «retries».\n    4│ func Retry() {}\n")
+	assert.Contains(t, r.Output, "b_test.go  (weak 0.40, test)\n  7-9\n    8│ \t«retries» := 3")
 
 	env.Searcher = fakeSearcher{err: errors.New("boom")}
 	mustErr(t, call(t, env, SearchSemanticToolName, SearchSemanticParams{Query: "retries"}))

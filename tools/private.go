@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // agentd's own directories hold what no tool call may read or change:
@@ -58,13 +59,26 @@ func AgentDirs(extra ...string) []string {
 
 // canonicalDir resolves the symlinks of the longest existing prefix of
 // an absolute path, so that a path the tools resolved compares with it.
+// A directory that exists is resolved once per process: the daemon asks
+// for the same few at start (the sandbox's list, then the tools' list
+// from it, then the index's), each a stat of every component.
 func canonicalDir(d string) string {
 	d = filepath.Clean(d)
+	if r, ok := canonicalDirs.Load(d); ok {
+		return r.(string)
+	}
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		canonicalDirs.Store(d, r)
+		return r
+	}
 	if r, err := resolveExisting(d); err == nil {
 		return r
 	}
 	return d
 }
+
+// canonicalDirs holds the resolved form of directories that existed.
+var canonicalDirs sync.Map
 
 // privateDir returns the agentd directory abs is in, "" when none. A
 // directory that holds the workspace itself does not count: the user

@@ -48,6 +48,7 @@ func TestSchemaOfIsEncodingJSON(t *testing.T) {
 		Enum  string   `json:"enum,omitempty" enum:"a<b,c&d,e\"f"`
 		List  []int    `json:"list,omitempty" min:"0" max:"9"`
 		Deep  [][]bool `json:"deep"`
+		Ctrl  string   `json:"ctrl,omitempty" jsonschema:"\b\f\n\r\x01\x1f \xff\xfe \u2029 \U0001F600 ' end"`
 	}
 	for _, params := range []any{odd{}, ReadFileParams{}, WriteFileParams{}, SearchSemanticParams{}, WebSearchParams{},
 		GrepParams{}, ApplyPatchParams{}, EditFileParams{}, FindReferencesParams{}, WebFetchParams{}, SymbolParams{},

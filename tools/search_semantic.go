@@ -28,11 +28,7 @@ type SearchSemanticParams struct {
 // the middle, so every one keeps its path:lines header.
 const (
 	searchDefaultHits = 5
-	searchHitLines    = 25
-	// A weak hit is there for completeness: a glance tells whether it is
-	// the one, read_file gives the rest.
-	searchWeakLines = 10
-	searchMaxBytes  = 10 << 10
+	searchMaxBytes    = 10 << 10
 )
 
 var searchSemanticSchema = SchemaOf(SearchSemanticParams{})
@@ -81,53 +77,34 @@ func searchSemantic(ctx context.Context, env *Env, query string, limit int) Resu
 			"Try other words, or grep for an exact identifier.")
 		return Result{Output: b.String()}
 	}
-	fmt.Fprintf(&b, "%s, most relevant first (ranked by file: a file's other chunks count too). Match = share of the query's words (rarer words weigh more) the chunk contains; it is not the rank.\n",
-		plural(len(hits), "hit"))
+	fmt.Fprintf(&b, "%s, most likely first; under each, its matching chunks (lines, declarations) and the lines that matched, the query's words in «». The word after a file (strong, partial, weak) says how likely it is the place; the number is its score against the best.\n\n",
+		plural(len(hits), "file"))
 	shown := 0
 	for _, h := range hits {
-		block := formatHit(h)
-		if shown > 0 && b.Len()+len(block) > searchMaxBytes {
-			break // whole hits only: a cut hit loses its place in the file
+		var blk strings.Builder
+		rag.WriteHits(&blk, []rag.SearchHit{h}, formatFor(shown))
+		if shown > 0 && b.Len()+blk.Len() > searchMaxBytes {
+			break // whole files only
 		}
-		b.WriteString(block)
+		if shown > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(blk.String())
 		shown++
 	}
 	if shown < len(hits) {
 		fmt.Fprintf(&b, "\n[%s more not shown to keep this short; ask for fewer with limit, or read the files above]\n",
-			plural(len(hits)-shown, "hit"))
+			plural(len(hits)-shown, "file"))
 	}
 	return Result{Output: strings.TrimRight(b.String(), "\n"), Truncated: shown < len(hits)}
 }
 
-// formatHit renders one hit: a path:lines header with what the chunk
-// declares and how well it matches, then at most searchHitLines lines.
-func formatHit(h rag.SearchHit) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s:%d-%d", h.Path, h.StartLine, h.EndLine)
-	if h.Symbol != "" {
-		fmt.Fprintf(&b, " %s", h.Symbol)
+// formatFor shows the best file's best chunk whole (when strong), the
+// others' matching lines.
+func formatFor(i int) rag.FormatOptions {
+	o := rag.ModelMarks
+	if i > 0 {
+		o.BodyLines = 0
 	}
-	if h.Match != "" {
-		fmt.Fprintf(&b, " (%s match, %.2f", h.Match, h.Score)
-	} else {
-		fmt.Fprintf(&b, " (score %.2f", h.Score)
-	}
-	if h.Kind != "" {
-		fmt.Fprintf(&b, "; %s", h.Kind)
-	}
-	b.WriteString(")\n")
-	lines := strings.Split(strings.TrimRight(h.Text, "\n"), "\n")
-	most := searchHitLines
-	if h.Match == rag.MatchWeak {
-		most = searchWeakLines
-	}
-	shownLines := lines[:min(len(lines), most)]
-	b.WriteString(strings.Join(shownLines, "\n"))
-	b.WriteString("\n")
-	if rest := len(lines) - len(shownLines); rest > 0 {
-		next := h.StartLine + len(shownLines)
-		fmt.Fprintf(&b, "[… %s more of this chunk: read_file path=%q offset=%d limit=%d]\n",
-			plural(rest, "line"), h.Path, next, h.EndLine-next+1)
-	}
-	return b.String()
+	return o
 }

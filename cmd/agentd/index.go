@@ -76,8 +76,8 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("search", `agentd search [flags] "query" [dir]`,
 		"Search the workspace dir (default: the current directory) for the code a question is about; exit 1 when\nnothing matches.")
-	asJSON := fs.Bool("json", false, "print one JSON hit per line: path, startLine, endLine, symbol, score, match, kind, text (and repo, for another repository's)")
-	limit := fs.Int("limit", 10, "maximum number of hits")
+	asJSON := fs.Bool("json", false, "print one JSON object per file: path, kind, score, match, chunks (startLine, endLine, symbol, cover, lines with marks, text; repo for another repository's)")
+	limit := fs.Int("limit", 10, "maximum number of files")
 	stateDir := fs.String("state-dir", "", "index state directory (default: per workspace, under $AGENTD_STATE_DIR or the user cache dir)")
 	var repos repoFlag
 	fs.Var(&repos, "repo", "with a team index (index.url): search these repositories instead of this workspace alone — names, their last path elements, or all (repeat or separate with commas)")
@@ -106,34 +106,24 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 1
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	for _, h := range hits {
-		if *asJSON {
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, h := range hits {
 			if err := enc.Encode(h); err != nil {
 				return 1
 			}
-			continue
 		}
-		printHit(stdout, h)
+		return 0
 	}
+	// A person reads files, each with its matching chunks and lines; the
+	// query's words are marked in colour on a terminal.
+	var o rag.FormatOptions
+	if term.IsTerminal(stdout) {
+		o = rag.TerminalMarks
+	}
+	rag.WriteHits(stdout, hits, o)
 	return 0
-}
-
-// printHit writes one hit for a person: where, what, how well it matches,
-// and its first lines.
-func printHit(w io.Writer, h rag.SearchHit) {
-	label := h.Match
-	if h.Kind != "" {
-		label += ", " + h.Kind
-	}
-	if h.Repo != "" {
-		fmt.Fprintf(w, "(%s) ", h.Repo)
-	}
-	fmt.Fprintf(w, "%s:%d-%d  %s  [%s %.2f]\n", h.Path, h.StartLine, h.EndLine, h.Symbol, label, h.Score)
-	for _, l := range firstLines(h.Text, 3) {
-		fmt.Fprintf(w, "    %s\n", l)
-	}
 }
 
 // searchWorkspace answers from the team index when one is configured
@@ -253,12 +243,4 @@ func buildWithProgress(ctx context.Context, ix *rag.Index, stderr io.Writer) err
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	return err
-}
-
-func firstLines(s string, n int) []string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = append(lines[:n], "…")
-	}
-	return lines
 }

@@ -55,7 +55,8 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &hit); err != nil {
 		t.Fatal(err)
 	}
-	if hit.Path != "retry/backoff.go" || hit.StartLine != 1 || hit.EndLine != 4 || !strings.Contains(hit.Text, "func Backoff") {
+	if hit.Path != "retry/backoff.go" || len(hit.Chunks) == 0 || hit.Chunks[0].StartLine != 1 || hit.Chunks[0].EndLine != 4 ||
+		!strings.Contains(hit.Chunks[0].Text, "func Backoff") || len(hit.Chunks[0].Lines) == 0 {
 		t.Errorf("top hit: %+v", hit)
 	}
 
@@ -65,7 +66,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if code := runSearch(ctx, []string{"--state-dir", t.TempDir(), "Backoff", root}, &stdout, &stderr); code != 0 {
 		t.Fatalf("search exit %d: %s", code, stderr.String())
 	}
-	if !strings.HasPrefix(stdout.String(), "retry/backoff.go:1-4  package retry, Backoff") {
+	if !strings.HasPrefix(stdout.String(), "retry/backoff.go  (strong 1.00)\n  1-4 package retry, Backoff\n") {
 		t.Errorf("plain output: %q", stdout.String())
 	}
 
@@ -107,7 +108,7 @@ func TestSearchAnswersFromTheSnapshot(t *testing.T) {
 		runSearch(ctx, []string{"--state-dir", state, q, root}, &stdout, &stderr)
 		return stdout.String()
 	}
-	if out := search("cart total"); !strings.HasPrefix(out, "cart.go:1-4") {
+	if out := search("cart total"); !strings.HasPrefix(out, "cart.go  (strong 1.00)\n  1-4 ") {
 		t.Fatalf("first search: %q", out)
 	}
 	snap := filepath.Join(state, "index.snapshot")
@@ -115,14 +116,22 @@ func TestSearchAnswersFromTheSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := search("cart total"); !strings.HasPrefix(out, "cart.go:1-4") {
+	if out := search("cart total"); !strings.HasPrefix(out, "cart.go  (strong 1.00)\n  1-4 ") {
 		t.Fatalf("warm search: %q", out)
 	}
 	if after, _ := os.Stat(snap); !after.ModTime().Equal(before.ModTime()) {
 		t.Error("a search with nothing changed rewrote the snapshot")
 	}
 	write("tax.go", "package cart\n\n// Tax adds the sales tax to a total.\nfunc Tax(t int) int { return t }\n")
-	if out := search("sales tax"); !strings.HasPrefix(out, "tax.go:1-4") {
+	if out := search("sales tax"); !strings.HasPrefix(out, "tax.go  (strong 1.00)\n  1-4 ") {
 		t.Errorf("after adding a file: %q", out)
+	}
+	// A new file goes into a delta beside the snapshot: the snapshot is not
+	// rewritten.
+	if after, _ := os.Stat(snap); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a one-file change rewrote the snapshot")
+	}
+	if _, err := os.Stat(filepath.Join(state, "index.delta")); err != nil {
+		t.Errorf("no delta after a one-file change: %v", err)
 	}
 }

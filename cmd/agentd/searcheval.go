@@ -136,10 +136,7 @@ func evalModuleRun(ctx context.Context, m evalModule, emb rag.Embedder) (agentd,
 		if err != nil {
 			return nil, nil, err
 		}
-		var got []rag.EvalHit
-		for _, h := range hits {
-			got = append(got, rag.EvalHit{Path: h.Path, Start: h.StartLine, End: h.EndLine})
-		}
+		got := rag.EvalHits(hits)
 		agentd = append(agentd, rag.ScoreHits(q, got))
 		got = got[:0]
 		for _, p := range files.Search(q.Query, 10) {

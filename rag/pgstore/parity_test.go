@@ -104,7 +104,9 @@ func files(hits []rag.SearchHit) []string {
 func hitKeys(hits []rag.SearchHit) []string {
 	var out []string
 	for _, h := range hits {
-		out = append(out, h.Path+":"+strconv.Itoa(h.StartLine)+":"+h.Symbol)
+		for _, c := range h.Chunks {
+			out = append(out, h.Path+":"+strconv.Itoa(c.StartLine)+":"+c.Symbol)
+		}
 	}
 	return out
 }

@@ -236,7 +236,8 @@ type stubIndex struct{}
 
 func (stubIndex) Close() error { return nil }
 func (stubIndex) Search(ctx context.Context, q string, limit int) ([]rag.SearchHit, bool, error) {
-	return []rag.SearchHit{{Path: "cart.go", StartLine: 10, EndLine: 14, Symbol: "Total", Score: 0.9, Text: "func Total() int"}}, false, nil
+	return []rag.SearchHit{{Path: "cart.go", Score: 1, Match: rag.MatchStrong, Chunks: []rag.ChunkHit{{StartLine: 10, EndLine: 14, Symbol: "Total",
+		Cover: 0.9, Lines: []rag.SnippetLine{{Line: 10, Text: "func Total() int"}}, Text: "func Total() int"}}}}, false, nil
 }
 
 func TestSearchCommandAndModes(t *testing.T) {
@@ -252,7 +253,7 @@ func TestSearchCommandAndModes(t *testing.T) {
 		return false
 	})
 	h.prompt(id, "/search where is the total")
-	if got := h.client.text(id); !strings.Contains(got, "cart.go:10-14") || !strings.Contains(got, "func Total() int") {
+	if got := h.client.text(id); !strings.Contains(got, "**cart.go** (strong 1.00)\n- lines 10-14 `Total`") || !strings.Contains(got, "func Total() int") {
 		t.Fatalf("search answer %q", got)
 	}
 	if _, err := h.conn.SetSessionMode(h.ctx(), acpsdk.SetSessionModeRequest{SessionId: id, ModeId: "full-auto"}); err != nil {

@@ -100,11 +100,22 @@ func (s *session) command(ctx context.Context, name, arg string) (acpsdk.PromptR
 		fmt.Fprintf(&b, "Index results for `%s`:\n", arg)
 	}
 	for _, h := range hits {
-		fmt.Fprintf(&b, "\n**%s:%d-%d**", h.Path, h.StartLine, h.EndLine)
-		if h.Symbol != "" {
-			b.WriteString(" `" + h.Symbol + "`")
+		fmt.Fprintf(&b, "\n**%s** (%s %.2f", h.Path, h.Match, h.Score)
+		if h.Kind != "" {
+			b.WriteString(", " + h.Kind)
 		}
-		fmt.Fprintf(&b, " (%.2f)\n```\n%s\n```\n", h.Score, clip(h.Text, 800))
+		b.WriteString(")\n")
+		for _, c := range h.Chunks {
+			fmt.Fprintf(&b, "- lines %d-%d", c.StartLine, c.EndLine)
+			if c.Symbol != "" {
+				b.WriteString(" `" + c.Symbol + "`")
+			}
+			b.WriteString("\n```\n")
+			for _, l := range c.Lines {
+				fmt.Fprintf(&b, "%d│ %s\n", l.Line, clip(l.Text, 200))
+			}
+			b.WriteString("```\n")
+		}
 	}
 	if partial && len(hits) > 0 {
 		b.WriteString("\n_Indexing is still in progress; results may be incomplete._")

@@ -13,7 +13,8 @@ import (
 	"github.com/agentd/agentd/tools"
 )
 
-// A web fetch's tool call ends titled with what it got: the URL it ended
+// A web fetch asks as a fetch (not as a command: it runs none), and its
+// tool call ends titled with what it got: the URL it ended
 // at, its size and its type (issue 27: clients show the fetched URL with
 // its size); a page that failed says its status, a page cut says so.
 func TestFetchedPageNamedByItsTitle(t *testing.T) {
@@ -34,6 +35,21 @@ func TestFetchedPageNamedByItsTitle(t *testing.T) {
 	id := h.newSession(t.TempDir())
 	if stop := h.prompt(id, "read the docs of the cart"); stop != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stop reason %q, the chat:\n%s", stop, h.client.text(id))
+	}
+	// the permission asked is a fetch's: its kind, the request's title and
+	// message, no command line (it runs none)
+	p := <-h.client.asked
+	if p.ToolCall.Kind == nil || *p.ToolCall.Kind != acpsdk.ToolKindFetch || p.ToolCall.Title == nil || *p.ToolCall.Title != "Fetch "+srv.URL+"/docs" {
+		t.Fatalf("the permission's tool call: %+v", p.ToolCall)
+	}
+	var texts []string
+	for _, c := range p.ToolCall.Content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			texts = append(texts, c.Content.Content.Text.Text)
+		}
+	}
+	if all := strings.Join(texts, "\n"); !strings.Contains(all, "on this machine or a private network") || strings.Contains(all, "```sh") {
+		t.Fatalf("the permission's content: %q", all)
 	}
 	want := fmt.Sprintf("fetch %s/docs · %d KB · text/html", srv.URL, len(page)>>10)
 	var titles []string

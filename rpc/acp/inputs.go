@@ -103,7 +103,7 @@ func (s *session) askPermission(req agent.InputRequest) {
 	}
 	defer s.untrack(req.RequestID)
 	resp, err := s.srv.client().RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id),
-		ToolCall: permissionCall(s.ws.root, req), Options: permissionOptions(req)})
+		ToolCall: permissionCall(s.ws.root, req, s.toolKind(req.RunID, req.ToolCallID)), Options: permissionOptions(req)})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.srv.log.Warn("session/request_permission failed", "request", req.RequestID, "err", err)
@@ -314,6 +314,43 @@ func optionsNamed(q agent.InputRequest, text string) ([]string, bool) {
 	return ids, len(ids) > 0
 }
 
+// fetchPermissionCall is a web fetch's confirmation: titled as the
+// request is ("Fetch https://go.dev/doc/"), of kind fetch, its message
+// (which host, and whether it is on this machine or a private network) as
+// its content: no command line, there is none.
+func fetchPermissionCall(req agent.InputRequest, title string) acpsdk.ToolCallUpdate {
+	kind, status := acpsdk.ToolKindFetch, acpsdk.ToolCallStatusPending
+	if req.Subagent != nil {
+		title = subagentLabel(req.Subagent) + title
+	}
+	tc := acpsdk.ToolCallUpdate{ToolCallId: toolCallID(req), Title: &title, Kind: &kind, Status: &status}
+	if req.Message != "" {
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(req.Message)))
+	}
+	if covers := grantCovers(req); covers != "" {
+		tc.Content = append(tc.Content, acpsdk.ToolContent(acpsdk.TextBlock(covers)))
+	}
+	if req.Rule != "" {
+		tc.Meta = map[string]any{"agentd": map[string]any{"rule": req.Rule, "requestId": req.RequestID}}
+	}
+	return tc
+}
+
+// toolKind is the kind of a tool call of the session's run, as its
+// tool_call said, or "" when the session has not seen it (a request asked
+// again after a restart).
+func (s *session) toolKind(runID, callID string) tools.Kind {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	tr := s.runs[runID]
+	s.mu.Unlock()
+	if tr == nil {
+		return ""
+	}
+	return tr.kinds[callID]
+}
+
 // cancelRun ends a run whose request the client cancelled: in ACP that is
 // the user stopping the turn.
 func (s *session) cancelRun(runID string) {
@@ -325,10 +362,15 @@ func (s *session) cancelRun(runID string) {
 // permissionCall is the tool call a confirmation is about, with the diff of
 // every file it writes or the command it runs. A command's title is its
 // command line (the tool call's too, see commandCall), and its cwd is in the
-// raw input, not a location: locations are files to follow.
-func permissionCall(root string, req agent.InputRequest) acpsdk.ToolCallUpdate {
+// raw input, not a location: locations are files to follow. callKind is the
+// kind of the tool call it asks about, when the session knows it: a web
+// fetch asks like a command (confirm_command) but runs none.
+func permissionCall(root string, req agent.InputRequest, callKind tools.Kind) acpsdk.ToolCallUpdate {
 	kind, status := acpsdk.ToolKindEdit, acpsdk.ToolCallStatusPending
 	title := firstNonEmpty(req.Title, req.Message)
+	if callKind == tools.KindFetch {
+		return fetchPermissionCall(req, title)
+	}
 	if req.Kind == agent.KindConfirmCommand && !mcpRequest(req) {
 		kind, title = acpsdk.ToolKindExecute, commandTitle(req.Command, req.Cwd)
 	} else if req.Kind == agent.KindConfirmCommand {

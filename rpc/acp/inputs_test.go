@@ -197,7 +197,7 @@ func TestPermissionSaysWhatAlwaysCovers(t *testing.T) {
 		Cwd: ".", GrantCovers: []string{cover, "writing coverage.out"}, Options: []tools.Option{
 			{OptionID: string(tools.AllowOnce), Label: "Allow"}, {OptionID: string(tools.AllowSession), Label: "Allow for this session"},
 			{OptionID: string(tools.AllowAlways), Label: "Always allow"}, {OptionID: string(tools.RejectOnce), Label: "Reject"}}}
-	tc := permissionCall(t.TempDir(), req)
+	tc := permissionCall(t.TempDir(), req, tools.KindExecute)
 	want := "\"Always allow\" also allows from now on: " + cover + "; writing coverage.out"
 	var texts []string
 	for _, c := range tc.Content {

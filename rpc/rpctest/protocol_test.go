@@ -445,7 +445,7 @@ func TestIndexOverTheWire(t *testing.T) {
 	e.MustCall(wire.MethodIndexSearch, wire.IndexSearchParams{Query: "sum the prices in the cart", Limit: 3}, &res)
 	require.NotEmpty(t, res.Hits)
 	assert.Equal(t, "cart/cart.go", res.Hits[0].Path)
-	assert.Contains(t, res.Hits[0].Symbol, "Total")
+	assert.Contains(t, res.Hits[0].Chunks[0].Symbol, "Total")
 	e.CallErr(wire.MethodIndexSearch, wire.IndexSearchParams{Query: " "}, wire.CodeInvalidParams)
 }
 

@@ -287,7 +287,7 @@ func (pr *prompter) confirm(req agent.InputRequest, done <-chan struct{}) error 
 			code = "31"
 		}
 		pr.sc.setPrompt(nil)
-		pr.sc.println("  " + pr.sc.style(code, "→ "+it.label))
+		pr.sc.answered("  " + pr.sc.style(code, "→ "+it.label))
 		return pr.a.Confirm(context.Background(), p)
 	}
 }
@@ -348,7 +348,7 @@ func (pr *prompter) question(req agent.InputRequest, done <-chan struct{}) error
 	if err != nil {
 		return err
 	}
-	pr.sc.println("  " + pr.sc.style("32", "→ "+text))
+	pr.sc.answered("  " + pr.sc.style("32", "→ "+text))
 	return pr.a.Reply(context.Background(), agent.ReplyParams{RequestID: req.RequestID, Text: &text})
 }
 
@@ -361,7 +361,7 @@ func (pr *prompter) secret(req agent.InputRequest, done <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
-	pr.sc.println("  " + pr.sc.style("32", "→ (given, hidden)"))
+	pr.sc.answered("  " + pr.sc.style("32", "→ (given, hidden)"))
 	return pr.a.Reply(context.Background(), agent.ReplyParams{RequestID: req.RequestID, Text: &text})
 }
 
@@ -434,7 +434,7 @@ func (pr *prompter) choice(req agent.InputRequest, done <-chan struct{}) error {
 			shown += ": " + text
 		}
 		pr.sc.setPrompt(nil)
-		pr.sc.println("  " + pr.sc.style("32", "→ "+shown))
+		pr.sc.answered("  " + pr.sc.style("32", "→ "+shown))
 		return pr.a.Reply(context.Background(), p)
 	}
 }

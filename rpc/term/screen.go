@@ -217,6 +217,19 @@ func (s *screen) setPromptCursor(lines []string, back int) {
 	})
 }
 
+// answered prints the answer to the open prompt's question: after the
+// question again when other output pushed it up, so that what scrolls
+// away reads question, then answer.
+func (s *screen) answered(line string) {
+	s.mu.Lock()
+	if s.away && s.recall != nil {
+		line = strings.Join(s.recall, "\n") + "\n" + line
+	}
+	s.recall, s.away = nil, false
+	s.mu.Unlock()
+	s.println(line)
+}
+
 // setRecall names the question just printed, which the prompt that
 // follows answers (see recall).
 func (s *screen) setRecall(lines []string) { s.set(func() { s.recall, s.away = lines, false }) }

@@ -223,7 +223,7 @@ func TestRunSearchSemantic(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "README.md"), []byte("# Shop\n\nA small shop.\n"), 0o600))
 	search := call("s1", "search_semantic", map[string]string{"query": "compute the invoice total"})
 	srv := scripted(t,
-		modeltest.Turn{Repeat: true, Match: modeltest.Match{AfterTool: "search_semantic", LastTool: "billing/invoice.go:"}, Reply: text("In billing/invoice.go.")},
+		modeltest.Turn{Repeat: true, Match: modeltest.Match{AfterTool: "search_semantic", LastTool: "billing/invoice.go  (strong"}, Reply: text("In billing/invoice.go.")},
 		modeltest.Turn{Repeat: true, Match: modeltest.Match{AfterTool: "search_semantic", LastTool: "not available"}, Reply: text("No index here.")},
 		modeltest.Turn{Repeat: true, Match: modeltest.Match{LastUser: "where", MinToolResults: 0}, Reply: search})
 	code, stdout, _ := runPiped(t, srv.URL, root, "where is the invoice total computed")

@@ -52,8 +52,8 @@ func TestRunSubagentsNested(t *testing.T) {
 
 // TestRunSubagentQuestionStaysInSight: while a subagent's question waits
 // for the user, its sibling goes on and prints its work; the question,
-// pushed up, is shown again right above the answer line (and only there:
-// it leaves with the prompt).
+// pushed up, is shown again right above the answer line, and printed
+// again above the answer given.
 func TestRunSubagentQuestionStaysInSight(t *testing.T) {
 	const cart = "Find where the cart total is computed."
 	const currency = "Which currency should totals use? Ask the user."
@@ -86,7 +86,13 @@ func TestRunSubagentQuestionStaysInSight(t *testing.T) {
 	term.typeLine("EUR")
 	term.waitFor("Totals are in cart.go; the user wants EUR.")
 	assert.Equal(t, ExitCompleted, term.exitCode())
-	assert.Equal(t, 1, strings.Count(term.text(), "? Which currency should totals use?"), "the recall left with the prompt")
+	// What scrolled away reads: the question again, then its answer.
+	out := term.text()
+	i := strings.Index(out, "→ EUR")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, "↳ subagent “Ask about the currency” asks:\n? Which currency should totals use?\n  → EUR",
+		bottomLines(out[:i+len("→ EUR")], 3))
+	assert.Equal(t, 2, strings.Count(out, "? Which currency should totals use?"), "asked once, recalled once above its answer")
 }
 
 // bottomLines are the last n lines of s that are not blank.

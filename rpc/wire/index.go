@@ -38,25 +38,58 @@ type IndexTeam struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// SearchHit is one chunk of code that matches a query.
+// SearchHit is one file that answers a query, with every chunk of it that
+// matches; hits come best file first.
 type SearchHit struct {
-	// Path is workspace-relative, with slashes; the lines are 1-based,
-	// inclusive.
-	Path      string `json:"path"`
-	StartLine int    `json:"startLine"`
-	EndLine   int    `json:"endLine"`
-	// Symbol is the function or type the chunk holds, if any.
-	Symbol string `json:"symbol,omitempty"`
-	// Score is the share, from 0 to 1, of the query's weight that the
-	// chunk (with its path) matches.
-	Score float64 `json:"score"`
-	// Match says the same in a word: "strong" (Score ≥ 0.7), "partial"
-	// (≥ 0.4) or "weak".
-	Match string `json:"match"`
-	// Kind is "test", "docs" or "generated" for chunks of such files;
-	// empty for code.
+	// Repo names the team index's repository of a hit from another
+	// repository than the workspace's; absent for the workspace's own.
+	Repo string `json:"repo,omitempty"`
+	// Path is workspace-relative, with slashes.
+	Path string `json:"path"`
+	// Kind is "test" (tests, fixtures, harnesses), "docs", "generated" or
+	// "excluded" (built only under a build tag the default build does not
+	// set); absent for code.
 	Kind string `json:"kind,omitempty"`
+	// Score is the file's rank score relative to the best file's (1): the
+	// order and the scores agree.
+	Score float64 `json:"score"`
+	// Match says how likely the file is the one: "strong", "partial" or
+	// "weak", calibrated on real questions; it never rises down the list.
+	Match string `json:"match"`
+	// Chunks are the file's matching chunks, best first.
+	Chunks []SearchChunk `json:"chunks"`
+}
+
+// SearchChunk is a matching chunk (a declaration or a block) of a file.
+type SearchChunk struct {
+	// The lines are 1-based, inclusive.
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+	// Symbol is what the chunk declares, if anything.
+	Symbol string `json:"symbol,omitempty"`
+	// Cover is the share, from 0 to 1, of the query's weight the chunk
+	// (with its path) contains.
+	Cover float64 `json:"cover"`
+	// Lines are the chunk's best-matching lines, in order, the query's
+	// words marked.
+	Lines []SnippetLine `json:"lines"`
+	// Text is the whole chunk.
 	Text string `json:"text"`
+}
+
+// SnippetLine is a line of a chunk with the query's words marked.
+type SnippetLine struct {
+	// Line is 1-based in the file.
+	Line int    `json:"line"`
+	Text string `json:"text"`
+	// Marks are byte ranges of Text holding the query's words.
+	Marks []Span `json:"marks,omitempty"`
+}
+
+// Span is the byte range [start, end) of a line.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 // IndexSearchParams is index/search.

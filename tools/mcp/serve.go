@@ -122,23 +122,9 @@ func formatHits(hits []rag.SearchHit) string {
 		return "Nothing matched: no part of the workspace has two of the query's words or half of its weight. Try other words, or identifiers."
 	}
 	var b strings.Builder
-	for i, h := range hits {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		label := h.Match
-		if h.Kind != "" {
-			label += ", " + h.Kind
-		}
-		if h.Repo != "" {
-			fmt.Fprintf(&b, "(%s) ", h.Repo)
-		}
-		fmt.Fprintf(&b, "%s:%d-%d", h.Path, h.StartLine, h.EndLine)
-		if h.Symbol != "" {
-			b.WriteString("  " + h.Symbol)
-		}
-		fmt.Fprintf(&b, "  [%s %.2f]\n%s\n", label, h.Score, strings.TrimRight(h.Text, "\n"))
-	}
+	o := rag.ModelMarks
+	o.ReadHint = ""
+	rag.WriteHits(&b, hits, o)
 	return b.String()
 }
 

@@ -93,14 +93,14 @@ func TestAgentdMCPWithTheSDKClient(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%v", res.Content)
 	text := res.Content[0].(*mcpsdk.TextContent).Text
-	assert.True(t, strings.HasPrefix(text, "cart/cart.go:1-"), text)
+	assert.True(t, strings.HasPrefix(text, "cart/cart.go  (strong 1.00)\n  1-"), text)
 	data, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	var sr SearchResult
 	require.NoError(t, json.Unmarshal(data, &sr))
 	require.NotEmpty(t, sr.Hits)
 	assert.Equal(t, "cart/cart.go", sr.Hits[0].Path)
-	assert.Contains(t, sr.Hits[0].Symbol, "Total")
+	assert.Contains(t, sr.Hits[0].Chunks[0].Symbol, "Total")
 
 	res, err = cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "outline", Arguments: map[string]any{"path": "cart/cart.go"}})
 	require.NoError(t, err)

@@ -85,7 +85,7 @@ func describeRule(r Rule) string {
 		prog = "pytest"
 	}
 	never := "options that run another program or name a file to write"
-	if opts := slices.DeleteFunc(slices.Clone(riskyOptions[prog]), func(o string) bool { return o == "" }); len(opts) > 0 {
+	if opts := slices.DeleteFunc(slices.Clone(riskyOptions()[prog]), func(o string) bool { return o == "" }); len(opts) > 0 {
 		never += " (" + strings.Join(opts, ", ") + ")"
 	}
 	return "`" + cmd + "` with any arguments, except " + never +

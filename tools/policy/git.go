@@ -117,64 +117,66 @@ type gitSpec struct {
 	operands bool
 }
 
-var gitSubcommands = map[string]gitSpec{
-	"diff":        {diffOpts: true, operands: true, flags: "--cached --staged --merge-base --no-index"},
-	"log":         {diffOpts: true, operands: true},
-	"show":        {diffOpts: true, operands: true},
-	"whatchanged": {diffOpts: true, operands: true},
-	"shortlog":    {diffOpts: true, operands: true, flags: "-n -s -e -c --numbered --summary --email --committer", valued: "--group"},
-	"rev-list": {diffOpts: true, operands: true, flags: "--count --objects --objects-edge --objects-edge-aggressive " +
-		"--unpacked --object-names --no-object-names --timestamp --header --in-commit-order --no-filter " +
-		"--filter-print-omitted --exclude-promisor-objects --quiet --disk-usage", valued: "--missing --filter"},
-	"diff-tree":  {diffOpts: true, operands: true, flags: "--stdin --no-commit-id --root -t -r"},
-	"diff-index": {diffOpts: true, operands: true, flags: "--cached -m"},
-	"diff-files": {diffOpts: true, operands: true, flags: "-q -0 -1 -2 -3 --base --ours --theirs"},
-	"grep": {operands: true, flags: "-i -I -w -v -n -h -H -l -L -c -o -q -z -E -F -G -P -a -p -W --cached --untracked " +
-		"--no-index --recurse-submodules --exclude-standard --no-exclude-standard --full-name --count --break --heading " +
-		"--show-function --function-context --and --or --not ( ) --all-match --column --color --no-color " +
-		"--line-number --only-matching --null --name-only --files-with-matches --files-without-match --ignore-case " +
-		"--word-regexp --invert-match --text --extended-regexp --fixed-strings --basic-regexp --perl-regexp --quiet " +
-		"--no-textconv --no-recursive -r --recursive", valued: "-e -f -A -B -C -m --max-depth --max-count " +
-		"--threads --context --after-context --before-context --color"},
-	"status": {operands: true, flags: "-s -b -v -z -u --short --branch --long --show-stash --verbose --column " +
-		"--no-column --ahead-behind --no-ahead-behind --renames --no-renames --null -M",
-		prefixes: []string{"--porcelain", "--untracked-files", "-u", "--ignored", "--ignore-submodules", "--find-renames"}},
-	"blame": {operands: true, flags: "-b -l -t -s -e -p -w -c -f -n --root --show-stats --porcelain --line-porcelain " +
-		"--incremental --reverse --first-parent --progress --no-progress --score-debug --show-name --show-number " +
-		"--show-email --minimal --color-lines --color-by-age --no-textconv",
-		valued:   "-L --contents --ignore-rev --ignore-revs-file -S --abbrev --date --encoding --since",
-		prefixes: []string{"-M", "-C"}},
-	"ls-files": {operands: true, flags: "-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others " +
-		"--ignored --stage --unmerged --killed --directory --no-empty-directory --eol --exclude-standard " +
-		"--error-unmatch --full-name --recurse-submodules --debug --deduplicate --sparse",
-		valued: "-x -X --exclude --exclude-from --exclude-per-directory --with-tree --format --abbrev"},
-	"ls-tree": {operands: true, flags: "-d -r -t -l -z --long --name-only --name-status --object-only --full-name " +
-		"--full-tree", valued: "--abbrev --format"},
-	"rev-parse": {operands: true, prefixes: []string{"-"}}, // every rev-parse option only prints
-	"describe": {operands: true, flags: "--all --tags --contains --exact-match --debug --long --always --first-parent",
-		valued: "--abbrev --candidates --match --exclude", prefixes: []string{"--dirty", "--broken"}},
-	"cat-file": {operands: true, flags: "-t -s -e -p --batch-all-objects --buffer --follow-symlinks --unordered " +
-		"--allow-unknown-type --use-mailmap --mailmap --no-mailmap -Z",
-		prefixes: []string{"--batch", "--batch-check", "--batch-command"}},
-	"merge-base": {operands: true, flags: "-a --all --octopus --independent --is-ancestor --fork-point"},
-	"show-ref": {operands: true, flags: "--head --heads --tags --branches -d --dereference -s --verify --exists -q --quiet",
-		prefixes: []string{"--hash", "--abbrev"}},
-	"for-each-ref": {operands: true, flags: "--ignore-case --omit-empty --shell --perl --python --tcl --merged " +
-		"--no-merged --contains --no-contains --color",
-		valued: "--count --sort --format --points-at --exclude --merged --no-merged --contains --no-contains"},
-	"name-rev":      {operands: true, flags: "--tags --all --name-only --no-undefined --always --annotate-stdin", valued: "--refs --exclude"},
-	"check-ignore":  {operands: true, flags: "-q -v -n -z --quiet --verbose --stdin --non-matching --no-index"},
-	"check-attr":    {operands: true, flags: "-a --all --cached --stdin -z", valued: "--source"},
-	"count-objects": {flags: "-v -H --verbose --human-readable"},
-	"version":       {flags: "--build-options"},
-	"branch": {flags: "-a -r -v -vv -l -i --list --show-current --all --remotes --verbose --ignore-case " +
-		"--column --no-column --no-color --no-abbrev --omit-empty",
-		valued: "--sort --format --points-at --abbrev", prefixes: []string{"--contains", "--no-contains", "--merged",
-			"--no-merged", "--color"}},
-	"tag": {flags: "-l -i --list --ignore-case --column --no-column --no-color --omit-empty",
-		valued: "--sort --format --points-at", prefixes: []string{"-n", "--contains", "--no-contains", "--merged",
-			"--no-merged", "--color"}},
-}
+var gitSubcommands = sync.OnceValue(func() map[string]gitSpec {
+	return map[string]gitSpec{
+		"diff":        {diffOpts: true, operands: true, flags: "--cached --staged --merge-base --no-index"},
+		"log":         {diffOpts: true, operands: true},
+		"show":        {diffOpts: true, operands: true},
+		"whatchanged": {diffOpts: true, operands: true},
+		"shortlog":    {diffOpts: true, operands: true, flags: "-n -s -e -c --numbered --summary --email --committer", valued: "--group"},
+		"rev-list": {diffOpts: true, operands: true, flags: "--count --objects --objects-edge --objects-edge-aggressive " +
+			"--unpacked --object-names --no-object-names --timestamp --header --in-commit-order --no-filter " +
+			"--filter-print-omitted --exclude-promisor-objects --quiet --disk-usage", valued: "--missing --filter"},
+		"diff-tree":  {diffOpts: true, operands: true, flags: "--stdin --no-commit-id --root -t -r"},
+		"diff-index": {diffOpts: true, operands: true, flags: "--cached -m"},
+		"diff-files": {diffOpts: true, operands: true, flags: "-q -0 -1 -2 -3 --base --ours --theirs"},
+		"grep": {operands: true, flags: "-i -I -w -v -n -h -H -l -L -c -o -q -z -E -F -G -P -a -p -W --cached --untracked " +
+			"--no-index --recurse-submodules --exclude-standard --no-exclude-standard --full-name --count --break --heading " +
+			"--show-function --function-context --and --or --not ( ) --all-match --column --color --no-color " +
+			"--line-number --only-matching --null --name-only --files-with-matches --files-without-match --ignore-case " +
+			"--word-regexp --invert-match --text --extended-regexp --fixed-strings --basic-regexp --perl-regexp --quiet " +
+			"--no-textconv --no-recursive -r --recursive", valued: "-e -f -A -B -C -m --max-depth --max-count " +
+			"--threads --context --after-context --before-context --color"},
+		"status": {operands: true, flags: "-s -b -v -z -u --short --branch --long --show-stash --verbose --column " +
+			"--no-column --ahead-behind --no-ahead-behind --renames --no-renames --null -M",
+			prefixes: []string{"--porcelain", "--untracked-files", "-u", "--ignored", "--ignore-submodules", "--find-renames"}},
+		"blame": {operands: true, flags: "-b -l -t -s -e -p -w -c -f -n --root --show-stats --porcelain --line-porcelain " +
+			"--incremental --reverse --first-parent --progress --no-progress --score-debug --show-name --show-number " +
+			"--show-email --minimal --color-lines --color-by-age --no-textconv",
+			valued:   "-L --contents --ignore-rev --ignore-revs-file -S --abbrev --date --encoding --since",
+			prefixes: []string{"-M", "-C"}},
+		"ls-files": {operands: true, flags: "-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others " +
+			"--ignored --stage --unmerged --killed --directory --no-empty-directory --eol --exclude-standard " +
+			"--error-unmatch --full-name --recurse-submodules --debug --deduplicate --sparse",
+			valued: "-x -X --exclude --exclude-from --exclude-per-directory --with-tree --format --abbrev"},
+		"ls-tree": {operands: true, flags: "-d -r -t -l -z --long --name-only --name-status --object-only --full-name " +
+			"--full-tree", valued: "--abbrev --format"},
+		"rev-parse": {operands: true, prefixes: []string{"-"}}, // every rev-parse option only prints
+		"describe": {operands: true, flags: "--all --tags --contains --exact-match --debug --long --always --first-parent",
+			valued: "--abbrev --candidates --match --exclude", prefixes: []string{"--dirty", "--broken"}},
+		"cat-file": {operands: true, flags: "-t -s -e -p --batch-all-objects --buffer --follow-symlinks --unordered " +
+			"--allow-unknown-type --use-mailmap --mailmap --no-mailmap -Z",
+			prefixes: []string{"--batch", "--batch-check", "--batch-command"}},
+		"merge-base": {operands: true, flags: "-a --all --octopus --independent --is-ancestor --fork-point"},
+		"show-ref": {operands: true, flags: "--head --heads --tags --branches -d --dereference -s --verify --exists -q --quiet",
+			prefixes: []string{"--hash", "--abbrev"}},
+		"for-each-ref": {operands: true, flags: "--ignore-case --omit-empty --shell --perl --python --tcl --merged " +
+			"--no-merged --contains --no-contains --color",
+			valued: "--count --sort --format --points-at --exclude --merged --no-merged --contains --no-contains"},
+		"name-rev":      {operands: true, flags: "--tags --all --name-only --no-undefined --always --annotate-stdin", valued: "--refs --exclude"},
+		"check-ignore":  {operands: true, flags: "-q -v -n -z --quiet --verbose --stdin --non-matching --no-index"},
+		"check-attr":    {operands: true, flags: "-a --all --cached --stdin -z", valued: "--source"},
+		"count-objects": {flags: "-v -H --verbose --human-readable"},
+		"version":       {flags: "--build-options"},
+		"branch": {flags: "-a -r -v -vv -l -i --list --show-current --all --remotes --verbose --ignore-case " +
+			"--column --no-column --no-color --no-abbrev --omit-empty",
+			valued: "--sort --format --points-at --abbrev", prefixes: []string{"--contains", "--no-contains", "--merged",
+				"--no-merged", "--color"}},
+		"tag": {flags: "-l -i --list --ignore-case --column --no-column --no-color --omit-empty",
+			valued: "--sort --format --points-at", prefixes: []string{"-n", "--contains", "--no-contains", "--merged",
+				"--no-merged", "--color"}},
+	}
+})
 
 // gitDiffFlags and gitDiffValued are the revision and diff options that
 // only select and format: everything but --output, --ext-diff and
@@ -249,7 +251,7 @@ func gitSubReadOnly(sub string, rest []word) string {
 	case "config":
 		return gitConfigReadOnly(rest)
 	case "branch", "tag":
-		spec := gitSubcommands[sub]
+		spec := gitSubcommands()[sub]
 		for _, w := range rest {
 			if w.lit && (w.val == "-l" || w.val == "--list") {
 				spec.operands = true
@@ -257,7 +259,7 @@ func gitSubReadOnly(sub string, rest []word) string {
 		}
 		return gitOptions(sub, spec, rest)
 	}
-	spec, ok := gitSubcommands[sub]
+	spec, ok := gitSubcommands()[sub]
 	if !ok {
 		return "git " + sub + " is not a read-only git command"
 	}

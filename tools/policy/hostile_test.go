@@ -148,6 +148,15 @@ var hostileLines = []hostileLine{
 	{"write-option", `find . -fprint /out/list`, denied, false},
 	{"write-option", `tree -o /out/f`, denied, false},
 	{"write-option", `file -C -m magic`, notReadOnly, false},
+	// curl and wget write cookie jars, headers, traces and logs too
+	// (issue 24's red team: they were taken for no write at all).
+	{"write-option", `curl -s -c /out/jar http://127.0.0.1:8000/`, denied, false},
+	{"write-option", `curl -s --cookie-jar ../jar http://127.0.0.1:8000/`, denied, false},
+	{"write-option", `curl -sD /out/headers http://127.0.0.1:8000/`, denied, false},
+	{"write-option", `curl --trace-ascii /out/trace http://127.0.0.1:8000/`, denied, false},
+	{"write-option", `curl -s -c jar.txt http://127.0.0.1:8000/`, notReadOnly, false},
+	{"write-option", `wget -o /out/log http://127.0.0.1:8000/`, denied, false},
+	{"write-option", `wget --save-cookies=/out/c http://127.0.0.1:8000/`, denied, false},
 	{"write-option", `cp main.go /out/`, denied, false},
 	{"write-option", `mv /etc/hosts .`, denied, false},
 	{"write-option", `echo x > /out/f`, denied, false},

@@ -31,10 +31,40 @@ var valueOptions = sync.OnceValue(func() map[string]map[string]bool {
 	}
 })
 
+// flagOptions are, by client, the options that take no value and change
+// nothing about where the request goes. Any other option (a proxy,
+// --connect-to, --resolve, --unix-socket, a config file, wget's -e or
+// askpass program, --opt=value forms) keeps the command a network one: an
+// option the list does not know could send the request elsewhere, so the
+// line asks for the network rather than run without it.
+var flagOptions = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"curl": setOf("-s", "--silent", "-S", "--show-error", "-f", "--fail", "--fail-with-body", "-L", "--location",
+			"-v", "--verbose", "-i", "--include", "-I", "--head", "-k", "--insecure", "-G", "--get", "-N", "--no-buffer",
+			"--compressed", "-#", "--progress-bar", "-O", "--remote-name", "-J", "--remote-header-name", "--http1.1", "--http2"),
+		"wget": setOf("-q", "--quiet", "-S", "--server-response", "-v", "--verbose", "-nv", "--no-verbose", "--spider",
+			"-c", "--continue", "-N", "--timestamping", "--no-check-certificate"),
+	}
+})
+
+// shortFlags are, by client, the one-letter flags that may be written
+// together (-sSfL, -qO-); a value option's letter ends the cluster, the
+// rest of it being its value.
+func shortFlags(client string) string {
+	switch client {
+	case "curl":
+		return "sSfLviIkGNOJ#"
+	case "wget":
+		return "qSvcN"
+	}
+	return ""
+}
+
 // onlyLoopback reports whether p is an HTTP client whose every URL is on
-// this machine.
+// this machine, with no option that could send it elsewhere.
 func onlyLoopback(p *shellPart) bool {
-	if !loopbackClients()[p.name()] {
+	name := p.name()
+	if !loopbackClients()[name] {
 		return false
 	}
 	urls := 0
@@ -45,7 +75,10 @@ func onlyLoopback(p *shellPart) bool {
 			return false
 		}
 		if strings.HasPrefix(w.val, "-") {
-			if valueOptions()[p.name()][w.val] {
+			switch takes, known := knownOption(name, w.val); {
+			case !known:
+				return false
+			case takes:
 				i++ // its value
 			}
 			continue
@@ -56,6 +89,29 @@ func onlyLoopback(p *shellPart) bool {
 		urls++
 	}
 	return urls > 0
+}
+
+// knownOption says whether opt is an option of the client that cannot send
+// the request elsewhere, and whether its value is the next word. http and
+// xh (HTTPie) are judged by their URLs alone only without options.
+func knownOption(client, opt string) (takesValue, known bool) {
+	switch {
+	case valueOptions()[client][opt]:
+		return true, true
+	case flagOptions()[client][opt]:
+		return false, true
+	case strings.HasPrefix(opt, "--") || len(opt) < 2:
+		return false, false
+	}
+	for j, r := range opt[1:] {
+		if valueOptions()[client]["-"+string(r)] {
+			return j == len(opt)-2, true // -qO- has its value; -sSo takes the next word
+		}
+		if !strings.ContainsRune(shortFlags(client), r) {
+			return false, false
+		}
+	}
+	return false, true
 }
 
 func loopbackURL(s string) bool {

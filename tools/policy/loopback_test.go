@@ -26,6 +26,21 @@ func TestLoopbackClientsNeedNoNetwork(t *testing.T) {
 		"curl $URL":                                             true,
 		"curl -x http://proxy:3128 http://localhost:8000/":      true,
 		"curl --resolve localhost:80:1.2.3.4 http://localhost/": true,
+		// Options that send the request elsewhere, or that the list
+		// does not know, ask for the network (issue 24's red team).
+		"curl -sSfL http://127.0.0.1:8000/":                                  false,
+		"curl -sSo out.html http://127.0.0.1:8000/":                          false,
+		"wget -qO- -S http://localhost:8080/":                                false,
+		"curl --proxy http://127.0.0.1:3128 http://localhost:8000/":          true,
+		"curl -x 127.0.0.1:3128 http://localhost:8000/":                      true,
+		"curl -sx 127.0.0.1:3128 http://localhost:8000/":                     true,
+		"curl --connect-to 127.0.0.1:1:10.0.0.1:80 http://127.0.0.1:1/":      true,
+		"curl --unix-socket /run/docker.sock http://localhost/containers":    true,
+		"curl -K evil.cfg http://127.0.0.1:1/":                               true,
+		"curl --config=evil.cfg http://127.0.0.1:1/":                         true,
+		"wget --use-askpass=./x.sh http://127.0.0.1:1/":                      true,
+		"wget -e use_proxy=on -e http_proxy=10.0.0.1:3128 http://127.0.0.1/": true,
+		"http --proxy http:http://10.0.0.1:3128 localhost:8000":              true,
 	} {
 		an := p.analyze(&tools.Command{Line: line, Cwd: "."})
 		got := false

@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // outputsOf lists the files a command writes through its arguments (tee,
 // sort -o, uniq and xxd's second operand, cp and mv …), to be confined
@@ -9,7 +13,7 @@ func outputsOf(p *shellPart) []word {
 	if p.Dynamic || len(p.words) < 2 {
 		return nil
 	}
-	if out, ok := outputRules[p.name()]; ok {
+	if out, ok := outputRules()[p.name()]; ok {
 		return out(argList(p.words[1:]))
 	}
 	return nil
@@ -17,56 +21,65 @@ func outputsOf(p *shellPart) []word {
 
 // outputRules say, by program, which of its arguments name a file it
 // writes.
-var outputRules = map[string]func(args argList) []word{
-	"sort": func(args argList) []word { return args.optArg("o", "--output") },
-	"tree": func(args argList) []word { return args.optArg("o", "--output") },
-	"uniq": func(args argList) []word {
-		return args.secondOperand(setOf("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"))
-	},
-	"xxd": func(args argList) []word {
-		return args.secondOperand(setOf("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o", "-offset", "-n", "-name", "-R"))
-	},
-	"cp":       func(args argList) []word { return copyOutputs(args, false) },
-	"install":  func(args argList) []word { return copyOutputs(args, false) },
-	"mv":       func(args argList) []word { return copyOutputs(args, true) },
-	"touch":    func(args argList) []word { return args.operands() },
-	"mkdir":    func(args argList) []word { return args.operands() },
-	"truncate": func(args argList) []word { return args.operands() },
-	"chmod":    afterFirstOperand, // the mode
-	"chown":    afterFirstOperand, // the owner
-	"chgrp":    afterFirstOperand,
-	"dd": func(args argList) []word {
-		for _, w := range args {
-			if v, ok := strings.CutPrefix(w.val, "of="); ok {
-				return []word{{val: v, lit: w.lit, lead: v, text: v}}
+var outputRules = sync.OnceValue(func() map[string]func(args argList) []word {
+	return map[string]func(args argList) []word{
+		"sort": func(args argList) []word { return args.optArg("o", "--output") },
+		"tree": func(args argList) []word { return args.optArg("o", "--output") },
+		"uniq": func(args argList) []word {
+			return args.secondOperand(setOf("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"))
+		},
+		"xxd": func(args argList) []word {
+			return args.secondOperand(setOf("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o", "-offset", "-n", "-name", "-R"))
+		},
+		"cp":       func(args argList) []word { return copyOutputs(args, false) },
+		"install":  func(args argList) []word { return copyOutputs(args, false) },
+		"mv":       func(args argList) []word { return copyOutputs(args, true) },
+		"touch":    func(args argList) []word { return args.operands() },
+		"mkdir":    func(args argList) []word { return args.operands() },
+		"truncate": func(args argList) []word { return args.operands() },
+		"chmod":    afterFirstOperand, // the mode
+		"chown":    afterFirstOperand, // the owner
+		"chgrp":    afterFirstOperand,
+		"dd": func(args argList) []word {
+			for _, w := range args {
+				if v, ok := strings.CutPrefix(w.val, "of="); ok {
+					return []word{{val: v, lit: w.lit, lead: v, text: v}}
+				}
 			}
-		}
-		return nil
-	},
-	"sed": sedOutputs,
-	"gofmt": func(args argList) []word {
-		out := args.optArg("", "-cpuprofile", "--cpuprofile")
-		if hasAnyArg(vals(args), "-w") {
-			out = append(out, args.operands()...)
-		}
-		return out
-	},
-	"go": func(args argList) []word {
-		return args.optArg("", "-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace")
-	},
-	"rsync": func(args argList) []word {
-		if ops := args.operands(); len(ops) > 1 && !strings.Contains(ops[len(ops)-1].val, ":") {
-			return ops[len(ops)-1:]
-		}
-		return nil
-	},
-	"tar":   tarOutputs,
-	"unzip": func(args argList) []word { return args.optArg("d", "") },
-	"curl":  func(args argList) []word { return args.optArg("o", "--output") },
-	"wget": func(args argList) []word {
-		return append(args.optArg("O", "--output-document"), args.optArg("P", "--directory-prefix")...)
-	},
-}
+			return nil
+		},
+		"sed": sedOutputs,
+		"gofmt": func(args argList) []word {
+			out := args.optArg("", "-cpuprofile", "--cpuprofile")
+			if hasAnyArg(vals(args), "-w") {
+				out = append(out, args.operands()...)
+			}
+			return out
+		},
+		"go": func(args argList) []word {
+			return args.optArg("", "-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace")
+		},
+		"rsync": func(args argList) []word {
+			if ops := args.operands(); len(ops) > 1 && !strings.Contains(ops[len(ops)-1].val, ":") {
+				return ops[len(ops)-1:]
+			}
+			return nil
+		},
+		"tar":   tarOutputs,
+		"unzip": func(args argList) []word { return args.optArg("d", "") },
+		// curl and wget write more than the page: cookie jars, headers,
+		// traces and logs, each to a file it is told.
+		"curl": func(args argList) []word {
+			return slices.Concat(args.optArg("o", "--output"), args.optArg("c", "--cookie-jar"), args.optArg("D", "--dump-header"),
+				args.optArg("", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"))
+		},
+		"wget": func(args argList) []word {
+			return slices.Concat(args.optArg("O", "--output-document"), args.optArg("P", "--directory-prefix"),
+				args.optArg("o", "--output-file"), args.optArg("a", "--append-output"),
+				args.optArg("", "--save-cookies", "--warc-file", "--hsts-file"))
+		},
+	}
+})
 
 func afterFirstOperand(args argList) []word {
 	if ops := args.operands(); len(ops) > 0 {

@@ -38,73 +38,75 @@ type roSpec struct {
 func anyOpts() roSpec { return roSpec{any: true, maxOps: -1} }
 
 // readOnlyPrograms change nothing and run nothing, given the options listed.
-var readOnlyPrograms = map[string]roSpec{
-	"ls": anyOpts(), "cat": anyOpts(), "head": anyOpts(), "tail": anyOpts(), "wc": anyOpts(), "pwd": anyOpts(),
-	"echo": anyOpts(), "which": anyOpts(), "type": anyOpts(), "stat": anyOpts(), "du": anyOpts(), "df": anyOpts(),
-	"diff": anyOpts(), "cmp": anyOpts(), "cut": anyOpts(), "tr": anyOpts(), "true": anyOpts(), "false": anyOpts(),
-	"basename": anyOpts(), "dirname": anyOpts(), "realpath": anyOpts(), "readlink": anyOpts(), "nl": anyOpts(),
-	"grep": anyOpts(), "egrep": anyOpts(), "fgrep": anyOpts(), "whoami": anyOpts(), "uname": anyOpts(),
-	"id": anyOpts(), "printenv": anyOpts(), "test": anyOpts(), "[": anyOpts(), "md5sum": anyOpts(),
-	"sha1sum": anyOpts(), "sha224sum": anyOpts(), "sha256sum": anyOpts(), "sha384sum": anyOpts(),
-	"sha512sum": anyOpts(), "b2sum": anyOpts(), "cksum": anyOpts(), "base64": anyOpts(), "jq": anyOpts(),
-	"column": anyOpts(), "seq": anyOpts(), "expr": anyOpts(), "cd": anyOpts(), "pushd": anyOpts(),
-	"popd": anyOpts(), "sleep": anyOpts(), "od": anyOpts(), "hexdump": anyOpts(), "strings": anyOpts(),
-	"comm": anyOpts(), "paste": anyOpts(), "fold": anyOpts(), "rev": anyOpts(), "tac": anyOpts(),
-	"nproc": anyOpts(), "free": anyOpts(), "uptime": anyOpts(), "ps": anyOpts(), "lsof": anyOpts(),
-	"printf": {maxOps: -1}, // printf -v assigns a variable
-	"file": {short: "0bcdEhiklLNnprsSvzZ", shortArg: "efFmP", long: "--brief --debug --dereference --no-dereference " +
-		"--keep-going --list --mime --mime-type --mime-encoding --no-buffer --no-pad --print0 --raw --special-files " +
-		"--uncompress --uncompress-noreport --extension --apple --help --version", longArg: "--exclude --exclude-quiet " +
-		"--files-from --magic-file --separator --parameter", maxOps: -1},
-	"tree": {short: "adlfxisugphDFqNQrtvUcSnCAJX", shortArg: "LPIH", long: "--noreport --dirsfirst --filesfirst --du " +
-		"--si --prune --matchdirs --ignore-case --gitignore --inodes --device --nolinks --help --version --metafirst " +
-		"--info", longArg: "--charset --filelimit --timefmt --sort --gitfile --hintro --houtro", maxOps: -1},
-	"date": {short: "Ru", shortArg: "dfr", long: "--rfc-email --utc --universal --debug --help --version --resolution",
-		longArg: "--date --file --reference --rfc-3339", longOpt: "--iso-8601", maxOps: 1,
-		operand: func(s string) bool { return strings.HasPrefix(s, "+") }},
-	"hostname": {short: "aAdfiIsy", long: "--alias --all-fqdns --all-ip-addresses --domain --fqdn --long " +
-		"--ip-address --short --nis --yp --help --version", maxOps: 0},
-	"uniq": {short: "cdDiuz", shortArg: "fsw", long: "--count --repeated --unique --ignore-case --zero-terminated " +
-		"--help --version", longArg: "--skip-fields --skip-chars --check-chars", longOpt: "--all-repeated --group",
-		maxOps: 1},
-	"sort": {short: "bdfghiMnRrVcCmsuz", shortArg: "ktS", long: "--ignore-leading-blanks --dictionary-order " +
-		"--ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort " +
-		"--random-sort --reverse --version-sort --check --merge --stable --unique --zero-terminated --debug --help " +
-		"--version", longArg: "--key --field-separator --buffer-size --parallel --batch-size --sort --files0-from " +
-		"--random-source", longOpt: "--check", maxOps: -1},
-	"less": {short: "aBcCdeEfFgGiIJKLmMnNqQrRsSuUVwWX~", shortArg: "bhjpPxyz#", long: "--quit-if-one-screen " +
-		"--no-init --RAW-CONTROL-CHARS --raw-control-chars --chop-long-lines --LINE-NUMBERS --line-numbers " +
-		"--ignore-case --IGNORE-CASE --squeeze-blank-lines --quiet --silent --QUIET --long-prompt --LONG-PROMPT " +
-		"--quit-at-eof --QUIT-AT-EOF --mouse --status-column --help --version", longArg: "--pattern --tabs --shift " +
-		"--jump-target --window --prompt --buffers --wheel-lines", maxOps: -1,
-		plus: func(string) bool { return false }}, // +cmd runs a less command, ! included
-	"more": {short: "dlfpcsu", shortArg: "n", digits: true, maxOps: -1,
-		plus: func(s string) bool { return isNumber(s) || strings.HasPrefix(s, "+/") }},
-	"rg": {short: "iIsSwxvclLnNHhqoaUuz0.pFbE", shortArg: "egtTABCmjMrfd", long: "--files --files-with-matches " +
-		"--files-without-match --count --count-matches --type-list --hidden --no-ignore --no-ignore-vcs " +
-		"--no-ignore-parent --no-ignore-dot --no-ignore-global --no-ignore-exclude --no-ignore-files " +
-		"--fixed-strings --word-regexp --line-regexp --ignore-case --smart-case --case-sensitive --invert-match " +
-		"--json --vimgrep --heading --no-heading --line-number --no-line-number --column --no-column --follow " +
-		"--multiline --multiline-dotall --pcre2 --trim --only-matching --null --null-data --stats --debug --trace " +
-		"--no-messages --no-config --unrestricted --text --binary --passthru --byte-offset --glob-case-insensitive " +
-		"--no-filename --with-filename --quiet --help --version --max-columns-preview --no-unicode --crlf " +
-		"--one-file-system --search-zip --sort-files --no-require-git --include-zero --no-pcre2-unicode --auto-hybrid-regex",
-		longArg: "--glob --iglob --type --type-not --context --after-context --before-context --max-count " +
-			"--max-depth --max-filesize --color --colors --sort --sortr --engine --replace --path-separator " +
-			"--threads --max-columns --ignore-file --type-add --type-clear --regexp --file --encoding --dfa-size-limit " +
-			"--regex-size-limit --context-separator --field-context-separator --field-match-separator",
-		maxOps: -1},
-	"ag": {short: "iQsSvwlLcFuUatfH0", shortArg: "ABCGgmp", long: "--nocolor --color --nogroup --group --hidden " +
-		"--ignore-case --literal --files-with-matches --files-without-matches --count --column --numbers " +
-		"--nonumbers --vimgrep --case-sensitive --smart-case --unrestricted --all-text --search-binary --follow " +
-		"--nofollow --only-matching --null --stats --filename --nofilename --heading --noheading --word-regexp " +
-		"--invert-match --help --version", longArg: "--depth --ignore --max-count --context --after --before " +
-		"--file-search-regex --path-to-ignore", maxOps: -1},
-	// env alone prints the whole environment, secrets given to the run
-	// included; with a command it is a wrapper.
-	"env":     {maxOps: -1},
-	"command": {short: "pvV", maxOps: -1},
-}
+var readOnlyPrograms = sync.OnceValue(func() map[string]roSpec {
+	return map[string]roSpec{
+		"ls": anyOpts(), "cat": anyOpts(), "head": anyOpts(), "tail": anyOpts(), "wc": anyOpts(), "pwd": anyOpts(),
+		"echo": anyOpts(), "which": anyOpts(), "type": anyOpts(), "stat": anyOpts(), "du": anyOpts(), "df": anyOpts(),
+		"diff": anyOpts(), "cmp": anyOpts(), "cut": anyOpts(), "tr": anyOpts(), "true": anyOpts(), "false": anyOpts(),
+		"basename": anyOpts(), "dirname": anyOpts(), "realpath": anyOpts(), "readlink": anyOpts(), "nl": anyOpts(),
+		"grep": anyOpts(), "egrep": anyOpts(), "fgrep": anyOpts(), "whoami": anyOpts(), "uname": anyOpts(),
+		"id": anyOpts(), "printenv": anyOpts(), "test": anyOpts(), "[": anyOpts(), "md5sum": anyOpts(),
+		"sha1sum": anyOpts(), "sha224sum": anyOpts(), "sha256sum": anyOpts(), "sha384sum": anyOpts(),
+		"sha512sum": anyOpts(), "b2sum": anyOpts(), "cksum": anyOpts(), "base64": anyOpts(), "jq": anyOpts(),
+		"column": anyOpts(), "seq": anyOpts(), "expr": anyOpts(), "cd": anyOpts(), "pushd": anyOpts(),
+		"popd": anyOpts(), "sleep": anyOpts(), "od": anyOpts(), "hexdump": anyOpts(), "strings": anyOpts(),
+		"comm": anyOpts(), "paste": anyOpts(), "fold": anyOpts(), "rev": anyOpts(), "tac": anyOpts(),
+		"nproc": anyOpts(), "free": anyOpts(), "uptime": anyOpts(), "ps": anyOpts(), "lsof": anyOpts(),
+		"printf": {maxOps: -1}, // printf -v assigns a variable
+		"file": {short: "0bcdEhiklLNnprsSvzZ", shortArg: "efFmP", long: "--brief --debug --dereference --no-dereference " +
+			"--keep-going --list --mime --mime-type --mime-encoding --no-buffer --no-pad --print0 --raw --special-files " +
+			"--uncompress --uncompress-noreport --extension --apple --help --version", longArg: "--exclude --exclude-quiet " +
+			"--files-from --magic-file --separator --parameter", maxOps: -1},
+		"tree": {short: "adlfxisugphDFqNQrtvUcSnCAJX", shortArg: "LPIH", long: "--noreport --dirsfirst --filesfirst --du " +
+			"--si --prune --matchdirs --ignore-case --gitignore --inodes --device --nolinks --help --version --metafirst " +
+			"--info", longArg: "--charset --filelimit --timefmt --sort --gitfile --hintro --houtro", maxOps: -1},
+		"date": {short: "Ru", shortArg: "dfr", long: "--rfc-email --utc --universal --debug --help --version --resolution",
+			longArg: "--date --file --reference --rfc-3339", longOpt: "--iso-8601", maxOps: 1,
+			operand: func(s string) bool { return strings.HasPrefix(s, "+") }},
+		"hostname": {short: "aAdfiIsy", long: "--alias --all-fqdns --all-ip-addresses --domain --fqdn --long " +
+			"--ip-address --short --nis --yp --help --version", maxOps: 0},
+		"uniq": {short: "cdDiuz", shortArg: "fsw", long: "--count --repeated --unique --ignore-case --zero-terminated " +
+			"--help --version", longArg: "--skip-fields --skip-chars --check-chars", longOpt: "--all-repeated --group",
+			maxOps: 1},
+		"sort": {short: "bdfghiMnRrVcCmsuz", shortArg: "ktS", long: "--ignore-leading-blanks --dictionary-order " +
+			"--ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort " +
+			"--random-sort --reverse --version-sort --check --merge --stable --unique --zero-terminated --debug --help " +
+			"--version", longArg: "--key --field-separator --buffer-size --parallel --batch-size --sort --files0-from " +
+			"--random-source", longOpt: "--check", maxOps: -1},
+		"less": {short: "aBcCdeEfFgGiIJKLmMnNqQrRsSuUVwWX~", shortArg: "bhjpPxyz#", long: "--quit-if-one-screen " +
+			"--no-init --RAW-CONTROL-CHARS --raw-control-chars --chop-long-lines --LINE-NUMBERS --line-numbers " +
+			"--ignore-case --IGNORE-CASE --squeeze-blank-lines --quiet --silent --QUIET --long-prompt --LONG-PROMPT " +
+			"--quit-at-eof --QUIT-AT-EOF --mouse --status-column --help --version", longArg: "--pattern --tabs --shift " +
+			"--jump-target --window --prompt --buffers --wheel-lines", maxOps: -1,
+			plus: func(string) bool { return false }}, // +cmd runs a less command, ! included
+		"more": {short: "dlfpcsu", shortArg: "n", digits: true, maxOps: -1,
+			plus: func(s string) bool { return isNumber(s) || strings.HasPrefix(s, "+/") }},
+		"rg": {short: "iIsSwxvclLnNHhqoaUuz0.pFbE", shortArg: "egtTABCmjMrfd", long: "--files --files-with-matches " +
+			"--files-without-match --count --count-matches --type-list --hidden --no-ignore --no-ignore-vcs " +
+			"--no-ignore-parent --no-ignore-dot --no-ignore-global --no-ignore-exclude --no-ignore-files " +
+			"--fixed-strings --word-regexp --line-regexp --ignore-case --smart-case --case-sensitive --invert-match " +
+			"--json --vimgrep --heading --no-heading --line-number --no-line-number --column --no-column --follow " +
+			"--multiline --multiline-dotall --pcre2 --trim --only-matching --null --null-data --stats --debug --trace " +
+			"--no-messages --no-config --unrestricted --text --binary --passthru --byte-offset --glob-case-insensitive " +
+			"--no-filename --with-filename --quiet --help --version --max-columns-preview --no-unicode --crlf " +
+			"--one-file-system --search-zip --sort-files --no-require-git --include-zero --no-pcre2-unicode --auto-hybrid-regex",
+			longArg: "--glob --iglob --type --type-not --context --after-context --before-context --max-count " +
+				"--max-depth --max-filesize --color --colors --sort --sortr --engine --replace --path-separator " +
+				"--threads --max-columns --ignore-file --type-add --type-clear --regexp --file --encoding --dfa-size-limit " +
+				"--regex-size-limit --context-separator --field-context-separator --field-match-separator",
+			maxOps: -1},
+		"ag": {short: "iQsSvwlLcFuUatfH0", shortArg: "ABCGgmp", long: "--nocolor --color --nogroup --group --hidden " +
+			"--ignore-case --literal --files-with-matches --files-without-matches --count --column --numbers " +
+			"--nonumbers --vimgrep --case-sensitive --smart-case --unrestricted --all-text --search-binary --follow " +
+			"--nofollow --only-matching --null --stats --filename --nofilename --heading --noheading --word-regexp " +
+			"--invert-match --help --version", longArg: "--depth --ignore --max-count --context --after --before " +
+			"--file-search-regex --path-to-ignore", maxOps: -1},
+		// env alone prints the whole environment, secrets given to the run
+		// included; with a command it is a wrapper.
+		"env":     {maxOps: -1},
+		"command": {short: "pvV", maxOps: -1},
+	}
+})
 
 // transparentWrappers run their command and do nothing else that
 // matters: read-only when their command is.
@@ -132,7 +134,7 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 	if why := a.privateReads(args, fl.cwd); why != "" {
 		return why
 	}
-	if spec := readOnlyPrograms[name]; p.appended && !(spec.any && spec.maxOps < 0) {
+	if spec := readOnlyPrograms()[name]; p.appended && !(spec.any && spec.maxOps < 0) {
 		return name + " gets more arguments from xargs's input"
 	}
 	switch name {
@@ -171,7 +173,7 @@ func (a *analyzer) readOnlyWhy(p *shellPart, fl *flow) string {
 			return name + " runs no command the policy can see"
 		}
 	}
-	spec, ok := readOnlyPrograms[name]
+	spec, ok := readOnlyPrograms()[name]
 	if !ok {
 		return name + " is not a known read-only program"
 	}

@@ -32,33 +32,35 @@ func safeEnvAssign(as assignment) bool {
 // riskyOptions are options that make a program run another program (or a
 // shell string), by program: a rule with a wildcard never covers a command
 // that has one, so `go test *` does not admit `go test -toolexec x`.
-var riskyOptions = map[string][]string{
-	"go":     {"-toolexec", "-exec", "-vettool", "-ldflags", "-gccgoflags", "-compiler", "-overlay", "-pkgdir", "-o"},
-	"git":    {"-c", "--config-env", "--exec-path", "-u", "--upload-pack", "--receive-pack", "--exec", "-x", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--output", "--extcmd", "--tool", "-t", "--template"},
-	"rg":     {"--pre", "--hostname-bin"},
-	"ag":     {"--pager"},
-	"sort":   {"--compress-program", "-o", "--output"},
-	"find":   {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
-	"sed":    {"-f", "--file", "-i", "--in-place"},
-	"awk":    {"-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"},
-	"gawk":   {"-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"},
-	"less":   {"-k", "--lesskey-file", "-o", "-O", "--log-file", "-t", "-T"},
-	"tar":    {"--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--rsh-command", "-F", "--info-script", "--new-volume-script"},
-	"rsync":  {"-e", "--rsh", "--rsync-path"},
-	"ssh":    {"-o", "-F"},
-	"scp":    {"-o", "-F", "-S"},
-	"make":   {"--eval", "-E", "-f", "--file", "--makefile"},
-	"npm":    {"--script-shell", "--node-options"},
-	"pnpm":   {"--script-shell", "--node-options"},
-	"yarn":   {"--script-shell"},
-	"cargo":  {"--config", "-Z"},
-	"zip":    {"-TT", "--unzip-command"},
-	"curl":   {"-K", "--config"},
-	"wget":   {"-e", "--execute"},
-	"pytest": {"-p"},
-	"env":    {"-S", "--split-string"},
-	"xargs":  {""}, // its arguments come from its input
-}
+var riskyOptions = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"go":     {"-toolexec", "-exec", "-vettool", "-ldflags", "-gccgoflags", "-compiler", "-overlay", "-pkgdir", "-o"},
+		"git":    {"-c", "--config-env", "--exec-path", "-u", "--upload-pack", "--receive-pack", "--exec", "-x", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--output", "--extcmd", "--tool", "-t", "--template"},
+		"rg":     {"--pre", "--hostname-bin"},
+		"ag":     {"--pager"},
+		"sort":   {"--compress-program", "-o", "--output"},
+		"find":   {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
+		"sed":    {"-f", "--file", "-i", "--in-place"},
+		"awk":    {"-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"},
+		"gawk":   {"-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"},
+		"less":   {"-k", "--lesskey-file", "-o", "-O", "--log-file", "-t", "-T"},
+		"tar":    {"--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--rsh-command", "-F", "--info-script", "--new-volume-script"},
+		"rsync":  {"-e", "--rsh", "--rsync-path"},
+		"ssh":    {"-o", "-F"},
+		"scp":    {"-o", "-F", "-S"},
+		"make":   {"--eval", "-E", "-f", "--file", "--makefile"},
+		"npm":    {"--script-shell", "--node-options"},
+		"pnpm":   {"--script-shell", "--node-options"},
+		"yarn":   {"--script-shell"},
+		"cargo":  {"--config", "-Z"},
+		"zip":    {"-TT", "--unzip-command"},
+		"curl":   {"-K", "--config"},
+		"wget":   {"-e", "--execute"},
+		"pytest": {"-p"},
+		"env":    {"-S", "--split-string"},
+		"xargs":  {""}, // its arguments come from its input
+	}
+})
 
 // riskyOption names what keeps wildcard rules from covering a part, or "".
 func riskyOption(p *shellPart) string {
@@ -66,9 +68,9 @@ func riskyOption(p *shellPart) string {
 	if name == "git" {
 		return gitRisky(p.words[1:])
 	}
-	opts, ok := riskyOptions[name]
+	opts, ok := riskyOptions()[name]
 	if (name == "python" || name == "python3") && len(p.words) > 2 && p.words[1].val == "-m" && p.words[2].val == "pytest" {
-		opts, ok = riskyOptions["pytest"], true
+		opts, ok = riskyOptions()["pytest"], true
 	}
 	if !ok {
 		return ""

@@ -3,6 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // wrapSpec describes a program that runs another command given in its
@@ -29,31 +30,33 @@ type wrapSpec struct {
 	// own (most wrappers use getopt's "+" mode).
 }
 
-var wrappers = map[string]wrapSpec{
-	"nohup":      {long: "--help --version"},
-	"time":       {short: "apqv", shortArg: "fo", long: "--append --portability --verbose --quiet", longArg: "--format --output"},
-	"command":    {short: "p", noRun: "vV"},
-	"builtin":    {},
-	"exec":       {short: "cl", shortArg: "a"},
-	"nice":       {shortArg: "n", longArg: "--adjustment"},
-	"ionice":     {short: "t", shortArg: "cn", longArg: "--class --classdata", noRun: "p"},
-	"timeout":    {short: "v", shortArg: "sk", long: "--foreground --preserve-status --verbose", longArg: "--signal --kill-after", skip: 1},
-	"stdbuf":     {shortArg: "ioe", longArg: "--input --output --error"},
-	"setsid":     {short: "cfw", long: "--ctty --fork --wait"},
-	"env":        {short: "i0v", shortArg: "uCS", long: "--ignore-environment --null --debug --list-signal-handling", longArg: "--unset --chdir --split-string --block-signal --default-signal --ignore-signal", assigns: true, chdir: "C", script: "S"},
-	"xargs":      {short: "0rtpx", shortArg: "EIdLnPsa", long: "--null --no-run-if-empty --verbose --interactive --exit --open-tty --show-limits", longArg: "--eof --replace --max-lines --max-args --max-procs --max-chars --delimiter --arg-file --process-slot-var"},
-	"watch":      {short: "dtbegcxpwqr", shortArg: "n", long: "--differences --no-title --beep --errexit --chgexit --color --no-color --exec --precise --no-wrap --no-rerun", longArg: "--interval", shellArgs: true},
-	"flock":      {short: "sxunoFE", shortArg: "wE", long: "--shared --exclusive --unlock --nonblock --close --no-fork --verbose", longArg: "--timeout --conflict-exit-code", skip: 1, script: "c"},
-	"busybox":    {},
-	"toybox":     {},
-	"chroot":     {long: "--skip-chdir", longArg: "--userspec --groups", skip: 1},
-	"caffeinate": {short: "dimsu", shortArg: "tw"},
-	"unbuffer":   {short: "p"},
-	"chronic":    {short: "ev"},
-	"script":     {short: "aefqE", shortArg: "ctTIOBm", long: "--append --return --flush --force --quiet", longArg: "--command --timing --log-in --log-out --log-io --logging-format --echo", script: "c"},
-	"sudo":       {short: "AbEHnPSikKlv", shortArg: "ughpCDrtUT"},
-	"doas":       {short: "Lns", shortArg: "uC"},
-}
+var wrappers = sync.OnceValue(func() map[string]wrapSpec {
+	return map[string]wrapSpec{
+		"nohup":      {long: "--help --version"},
+		"time":       {short: "apqv", shortArg: "fo", long: "--append --portability --verbose --quiet", longArg: "--format --output"},
+		"command":    {short: "p", noRun: "vV"},
+		"builtin":    {},
+		"exec":       {short: "cl", shortArg: "a"},
+		"nice":       {shortArg: "n", longArg: "--adjustment"},
+		"ionice":     {short: "t", shortArg: "cn", longArg: "--class --classdata", noRun: "p"},
+		"timeout":    {short: "v", shortArg: "sk", long: "--foreground --preserve-status --verbose", longArg: "--signal --kill-after", skip: 1},
+		"stdbuf":     {shortArg: "ioe", longArg: "--input --output --error"},
+		"setsid":     {short: "cfw", long: "--ctty --fork --wait"},
+		"env":        {short: "i0v", shortArg: "uCS", long: "--ignore-environment --null --debug --list-signal-handling", longArg: "--unset --chdir --split-string --block-signal --default-signal --ignore-signal", assigns: true, chdir: "C", script: "S"},
+		"xargs":      {short: "0rtpx", shortArg: "EIdLnPsa", long: "--null --no-run-if-empty --verbose --interactive --exit --open-tty --show-limits", longArg: "--eof --replace --max-lines --max-args --max-procs --max-chars --delimiter --arg-file --process-slot-var"},
+		"watch":      {short: "dtbegcxpwqr", shortArg: "n", long: "--differences --no-title --beep --errexit --chgexit --color --no-color --exec --precise --no-wrap --no-rerun", longArg: "--interval", shellArgs: true},
+		"flock":      {short: "sxunoFE", shortArg: "wE", long: "--shared --exclusive --unlock --nonblock --close --no-fork --verbose", longArg: "--timeout --conflict-exit-code", skip: 1, script: "c"},
+		"busybox":    {},
+		"toybox":     {},
+		"chroot":     {long: "--skip-chdir", longArg: "--userspec --groups", skip: 1},
+		"caffeinate": {short: "dimsu", shortArg: "tw"},
+		"unbuffer":   {short: "p"},
+		"chronic":    {short: "ev"},
+		"script":     {short: "aefqE", shortArg: "ctTIOBm", long: "--append --return --flush --force --quiet", longArg: "--command --timing --log-in --log-out --log-io --logging-format --echo", script: "c"},
+		"sudo":       {short: "AbEHnPSikKlv", shortArg: "ughpCDrtUT"},
+		"doas":       {short: "Lns", shortArg: "uC"},
+	}
+})
 
 // unwrapped is what a wrapper runs.
 type unwrapped struct {
@@ -72,7 +75,7 @@ func unwrap(ws []word) unwrapped {
 		return unwrapped{}
 	}
 	name := filepath.Base(ws[0].val)
-	spec, ok := wrappers[name]
+	spec, ok := wrappers()[name]
 	if !ok {
 		return unwrapped{}
 	}

@@ -23,6 +23,7 @@ type Cmd struct {
 	spec     Spec
 	tty      *os.File
 	cmd      *exec.Cmd   // in Full
+	group    *fullGroup  // in Full: its control group, when it has one
 	proc     *os.Process // the process started: the command in Full, the sandbox's init otherwise
 	tmp      string      // the daemon-made private temporary directory, if any
 	conf     Confinement
@@ -92,9 +93,13 @@ func (c *Cmd) startFull() error {
 	cmd.Env, cmd.Dir = c.spec.Env, c.spec.Dir
 	cmd.SysProcAttr = groupAttr()
 	c.wire(cmd)
+	c.group = gateFull(cmd) // fullgroup_linux.go
 	if err := cmd.Start(); err != nil {
+		c.group.abort()
+		c.group = nil
 		return err
 	}
+	c.group.open(cmd.Process.Pid)
 	c.cmd, c.proc = cmd, cmd.Process
 	c.conf = Confinement{Profile: Full, Network: true}
 	return nil
@@ -148,6 +153,7 @@ func (c *Cmd) Wait() error {
 	} else {
 		waitExited(pid)
 		_ = killGroup(pid)
+		c.group.done()
 		c.stopCancel()
 		var state *os.ProcessState
 		if c.cmd != nil {
@@ -244,11 +250,13 @@ func (c *Cmd) ExitCode() int {
 	return c.exit
 }
 
-// Kill kills the command and everything in its process group.
+// Kill kills the command and everything in its process group (in Full,
+// everything in its control group too).
 func (c *Cmd) Kill() error {
 	if c.proc == nil {
 		return errors.New("sandbox: not started")
 	}
+	c.group.kill()
 	return killGroup(c.proc.Pid)
 }
 

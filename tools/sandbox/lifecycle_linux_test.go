@@ -369,3 +369,35 @@ func openPTY(t *testing.T) (*os.File, *os.File) {
 	}
 	return master, tty
 }
+
+// A command in Full runs with the user's rights, yet what it started ends
+// with it, when it is killed (a background process's stop) and when it
+// ends, even a process that left its process group with setsid (issue 24's
+// red team: it outlived the stop). Where the daemon has no control group,
+// only the process group is killed.
+func TestFullLeftoversEndWithTheCommand(t *testing.T) {
+	if cg, why := daemonCgroups(); cg == nil {
+		t.Skipf("no control group for the daemon's commands here: %s", why)
+	}
+	f := newFixture(t)
+	detached, killed := marker(), marker()
+	r := run(t, modes[0], f.spec(Full, fmt.Sprintf("setsid sleep %s & echo started", detached)))
+	if r.err != nil || !strings.Contains(r.out, "started") {
+		t.Fatalf("%v: %s", r.err, r.out)
+	}
+	await(t, "the setsid process a Full command left to die", 5*time.Second, func() bool { return len(sleeping(detached)) == 0 })
+
+	c, err := Command(context.Background(), f.spec(Full, fmt.Sprintf("setsid sleep %s & sleep 600", killed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the setsid process to start", 10*time.Second, func() bool { return len(sleeping(killed)) > 0 })
+	if err := c.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Wait()
+	await(t, "the setsid process of a killed Full command to die", 5*time.Second, func() bool { return len(sleeping(killed)) == 0 })
+}

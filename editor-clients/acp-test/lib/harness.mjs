@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
+import { join, dirname, isAbsolute } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
@@ -14,8 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const bin = process.env.AGENTD_ACP_BIN_DIR ?? join(here, "..", "bin");
 
 // startModel runs fakemodel with a script and resolves its base URL.
+// startModel serves a script of models/ (or one at an absolute path).
 export async function startModel(script) {
-  const proc = spawn(join(bin, "fakemodel"), ["-script", join(here, "..", "models", script), "-stdin-exit"], {
+  const path = isAbsolute(script) ? script : join(here, "..", "models", script);
+  const proc = spawn(join(bin, "fakemodel"), ["-script", path, "-stdin-exit"], {
     stdio: ["pipe", "pipe", "inherit"],
   });
   const lines = createInterface({ input: proc.stdout });

@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createServer } from "node:http";
 import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,11 +26,11 @@ function prose(screen) {
   return screen.replace(/\n*\[client\] [^\n]* \(running\)\n/g, "");
 }
 
-function terminal(t) {
+function terminal(t, m = model) {
   const dir = realpathSync(tempDir("agentd-acpx-"));
   const ws = realpathSync(tempDir("agentd-acpx-ws-"));
   const state = join(dir, "state");
-  const env = { HOME: dir, PATH: process.env.PATH, TERM: "xterm-256color", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "x",
+  const env = { HOME: dir, PATH: process.env.PATH, TERM: "xterm-256color", OPENAI_BASE_URL: m.url, OPENAI_API_KEY: "x",
     AGENTD_MODEL: "fake", AGENTD_STATE_DIR: state, XDG_CONFIG_HOME: state, AGENTD_RETRY_BASE: "10ms" };
   const agent = `${join(bin, "agentd")} acp --log-level debug --log-file ${join(dir, "agentd.log")}`;
   const args = ["--ttl", "5", "--agent", agent];
@@ -262,4 +263,33 @@ test("acpx: a background process the agent started is listed by /processes and s
   s = await term.waitFor("the list again", /\[done\] \w+/);
   assert.match(s, /\*\*p1\*\* `echo serving; sleep 60` \(in [^)]*\): stopped/);
   assert.doesNotMatch(s, /Stop one with/, "nothing left to stop");
+});
+
+test("acpx: a web fetch asks for its host, then its call is titled with the page's address, size and type", async (t) => {
+  const page = `<html><head><title>Cart API</title></head><body><h1>Cart API</h1><p>${"Totals are in cents. ".repeat(200)}</p></body></html>`;
+  const server = createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(page);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${server.address().port}/docs`;
+  const script = join(tempDir("agentd-acpx-fetch-"), "fetch.json");
+  writeFileSync(script, JSON.stringify({ turns: [
+    { name: "fetch", match: { lastUser: "read the docs" }, reply: { toolCalls: [{ id: "call_f", name: "web_fetch", arguments: { url } }] } },
+    { name: "read", match: { afterTool: "web_fetch" }, reply: { text: "Totals are in cents." } },
+  ] }));
+  const m = await startModel(script);
+  t.after(() => m.stop());
+  const { term, acpx } = terminal(t, m);
+  term.step();
+  term.type(acpx("exec 'read the docs'"));
+  let s = await term.waitFor("agentd's permission", /\(y\/N\)/);
+  assert.ok(s.includes(`[permission] Allow Fetch ${url} [fetch]? (y/N)`), `asked as a fetch, not a command:\n${s}`);
+  term.type("y");
+  s = await term.waitFor("the end of the turn", /\[done\] \w+/);
+  assert.match(s, /\[done\] end_turn/);
+  const kb = Math.floor(Buffer.byteLength(page) / 1024);
+  assert.ok(s.includes(`fetch ${url} · ${kb} KB · text/html`), `the call titled with what it got:\n${s}`);
+  assert.match(prose(s), /Totals are in cents\./);
 });

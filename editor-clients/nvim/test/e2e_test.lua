@@ -897,6 +897,24 @@ t.test('restart: the daemon dies, "the daemon is back" is shown, the dismissed q
   h.wait_conversation('Survived the restart.', 15000)
 end)
 
+t.test('restart: a run the daemon\'s crash paused in the middle of a step resumes by itself once the daemon is back', function()
+  local _, m = h.fresh('crash')
+  vim.cmd('Agentd think slowly')
+  t.wait(function()
+    return #h.model_requests(m) >= 1
+  end, 'the model asked')
+  local old = agentd.status().pid
+  uv.kill(old, 'sigkill')
+  t.wait(function()
+    local s = agentd.status()
+    return s.ready and s.pid and s.pid ~= old
+  end, 'the daemon restarted', 10000)
+  h.wait_conversation('Thought it through.', 30000)
+  h.wait_state('completed')
+  t.ok(#h.model_requests(m) >= 2, 'the step was asked again')
+  t.eq(table.concat(h.notes, '\n'):find(':AgentdResume', 1, true), nil, 'nothing to do by hand:\n' .. table.concat(h.notes, '\n'))
+end)
+
 t.test('restore: a request open when the editor quits comes back after its restart with its whole conversation', function()
   h.fresh('question')
   vim.cmd('Agentd What is my favourite colour?')

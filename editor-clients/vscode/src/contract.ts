@@ -1254,21 +1254,47 @@ export interface SandboxCapability {
   problems?: string[];
 }
 
-/** SearchHit is one chunk of code that matches a query. */
-export interface SearchHit {
-  /** Path is workspace-relative, with slashes; the lines are 1-based, inclusive. */
-  path: string;
+/** SearchChunk is a matching chunk (a declaration or a block) of a file. */
+export interface SearchChunk {
+  /** The lines are 1-based, inclusive. */
   startLine: number;
   endLine: number;
-  /** Symbol is the function or type the chunk holds, if any. */
+  /** Symbol is what the chunk declares, if anything. */
   symbol?: string;
-  /** Score is the share, from 0 to 1, of the query's weight that the chunk (with its path) matches. */
-  score: number;
-  /** Match says the same in a word: "strong" (Score ≥ 0.7), "partial" (≥ 0.4) or "weak". */
-  match: string;
-  /** Kind is "test", "docs" or "generated" for chunks of such files; empty for code. */
-  kind?: string;
+  /** Cover is the share, from 0 to 1, of the query's weight the chunk (with its path) contains. */
+  cover: number;
+  /** Lines are the chunk's best-matching lines, in order, the query's words marked. */
+  lines: SnippetLine[];
+  /** Text is the whole chunk. */
   text: string;
+}
+
+/**
+ * SearchHit is one file that answers a query, with every chunk of it that matches; hits come best
+ * file first.
+ */
+export interface SearchHit {
+  /**
+   * Repo names the team index's repository of a hit from another repository than the workspace's;
+   * absent for the workspace's own.
+   */
+  repo?: string;
+  /** Path is workspace-relative, with slashes. */
+  path: string;
+  /**
+   * Kind is "test" (tests, fixtures, harnesses), "docs", "generated" or "excluded" (built only
+   * under a build tag the default build does not set); absent for code.
+   */
+  kind?: string;
+  /** Score is the file's rank score relative to the best file's (1): the order and the scores agree. */
+  score: number;
+  /**
+   * Match says how likely the file is the one: "strong", "partial" or "weak", calibrated on real
+   * questions; it never rises down the list.
+   */
+  match: string;
+  /** Chunks are the file's matching chunks, best first. */
+  chunks: SearchChunk[];
 }
 
 /** Selection is a range of lines the user selected (1-based, inclusive). */
@@ -1348,6 +1374,21 @@ export interface SessionsParams {
 /** SessionsResult lists the sessions of this workspace, newest first. */
 export interface SessionsResult {
   sessions: SessionInfo[];
+}
+
+/** SnippetLine is a line of a chunk with the query's words marked. */
+export interface SnippetLine {
+  /** Line is 1-based in the file. */
+  line: number;
+  text: string;
+  /** Marks are byte ranges of Text holding the query's words. */
+  marks?: Span[];
+}
+
+/** Span is the byte range [start, end) of a line. */
+export interface Span {
+  start: number;
+  end: number;
 }
 
 /** SteerParams adds the user's words to a run that is not over. */

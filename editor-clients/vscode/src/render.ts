@@ -280,7 +280,8 @@ function renderTask(run: RunView, t: ToolCallView, sub: SubagentView, ctx: Rende
   const prompt = (t.input as { prompt?: unknown } | undefined)?.prompt;
   if (typeof prompt === 'string' && prompt.trim()) body.push(`<details class="args" data-id="${id}-task"><summary>Its task</summary><div class="md">${renderMarkdown(prompt)}</div></details>`);
   const work: string[] = [];
-  renderTimeline(sub.work, { ...ctx, processByCall: new Map(), canUndo: false }, work);
+  if (sub.work.plan?.entries.length) work.push(planHtml(sub.work.plan));
+  renderTimeline(sub.work, { ...ctx, processByCall: new Map(), canUndo: ctx.canUndo && !run.rewound, turnRunId: run.runId }, work);
   if (work.length) body.push(`<div class="subagent-work">${work.join('\n')}</div>`);
   const said = sub.work.timeline.some((i) => i.type === 'text' && i.text.trim());
   if (!said && t.output) body.push(`<pre class="tool-output">${esc(t.output)}</pre>`);
@@ -328,7 +329,8 @@ function checkpointHtml(run: RunView, t: ToolCallView, ctx: RenderContext): stri
   const undone = ctx.undone[t.checkpoint];
   if (undone) return ` <span class="undone" title="An undo since put these files back as they were before this change">undone</span>`;
   if (!ctx.canUndo || run.rewound) return '';
-  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change and every later one; you see what changes first">Restore to here</button>`;
+  // A subagent's change is its parent's turn's: the preview shows under the parent's run.
+  return ` <button class="link restore" data-action="undoCheckpoint" data-run="${esc(ctx.turnRunId ?? run.runId)}" data-checkpoint="${esc(t.checkpoint)}" title="Put the files back as they were before this change and every later one; you see what changes first">Restore to here</button>`;
 }
 
 function formatInput(input: unknown): string {
@@ -407,6 +409,8 @@ interface RenderContext {
   undo?: UndoView;
   /** Background processes by the run_cmd call that started them. */
   processByCall: Map<string, ProcessInfo>;
+  /** Inside a subagent's card: the parent run, whose turn the subagent's changes belong to. */
+  turnRunId?: string;
 }
 
 function decisionButtons(req: RequestView, edited: boolean): string {
@@ -659,6 +663,16 @@ function renderTimeline(run: RunView, ctx: RenderContext, parts: string[]): void
   });
 }
 
+/** A run's plan (a subagent's too): its steps with how each stands. */
+function planHtml(plan: NonNullable<RunView['plan']>): string {
+  const parts = ['<div class="plan"><div class="label">Plan</div>'];
+  if (plan.explanation) parts.push(`<div class="plan-explanation">${esc(plan.explanation)}</div>`);
+  parts.push('<ul>');
+  for (const e of plan.entries) parts.push(`<li class="step step-${esc(e.status)}"><span class="step-icon">${PLAN_ICONS[e.status] ?? '○'}</span> ${esc(e.content)}</li>`);
+  parts.push('</ul></div>');
+  return parts.join('\n');
+}
+
 function renderRun(run: RunView, ctx: RenderContext): string {
   const parts: string[] = [];
   parts.push(`<section class="run state-${esc(run.state)}${run.rewound ? ' rewound' : ''}" data-run="${esc(run.runId)}">`);
@@ -679,15 +693,7 @@ function renderRun(run: RunView, ctx: RenderContext): string {
   } else {
     parts.push('<div class="prompt prompt-unknown">A run started from another window or client</div>');
   }
-  if (run.plan && run.plan.entries.length) {
-    parts.push('<div class="plan"><div class="label">Plan</div>');
-    if (run.plan.explanation) parts.push(`<div class="plan-explanation">${esc(run.plan.explanation)}</div>`);
-    parts.push('<ul>');
-    for (const e of run.plan.entries) {
-      parts.push(`<li class="step step-${esc(e.status)}"><span class="step-icon">${PLAN_ICONS[e.status] ?? '○'}</span> ${esc(e.content)}</li>`);
-    }
-    parts.push('</ul></div>');
-  }
+  if (run.plan && run.plan.entries.length) parts.push(planHtml(run.plan));
   if (run.instructions?.length) parts.push(renderInstructions(run.instructions));
   renderTimeline(run, ctx, parts);
   const result = unstreamedResult(run);
@@ -745,7 +751,7 @@ function renderFooter(run: RunView): string {
 function renderRunActions(run: RunView, ctx: RenderContext): string {
   if (!ctx.canUndo || run.rewound || !TERMINAL_STATES.has(run.state)) return '';
   const id = esc(run.runId);
-  const changed = Object.values(run.tools).some((t) => t.checkpoint && !ctx.undone[t.checkpoint]);
+  const changed = Object.values(run.tools).some((t) => [t, ...Object.values(t.subagent?.work.tools ?? {})].some((c) => c.checkpoint && !ctx.undone[c.checkpoint]));
   const buttons: string[] = [];
   if (changed) buttons.push(`<button class="link" data-action="undoRun" data-run="${id}" title="Put back every file this run changed (and any later change); you see what changes first">Undo this turn</button>`);
   buttons.push(

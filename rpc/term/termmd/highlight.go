@@ -1,10 +1,6 @@
 package termmd
 
-import (
-	"strings"
-
-	"github.com/alecthomas/chroma/v2"
-)
+import "strings"
 
 // highlight colours code in language lang (a fence's info string: "go",
 // "bash", "py" …) and returns its lines. A language it does not know is
@@ -14,15 +10,11 @@ func highlight(code, lang string) []string {
 	if lexer == nil {
 		return strings.Split(code, "\n")
 	}
-	it, err := lexer.Tokenise(nil, code)
-	if err != nil {
-		return strings.Split(code, "\n")
-	}
 	var lines []string
 	var line strings.Builder
-	for t := it(); t != chroma.EOF; t = it() {
-		sgr := colourOf(t.Type)
-		for i, part := range strings.Split(t.Value, "\n") {
+	for _, t := range lexer.tokens(code) {
+		sgr := colourOf(t.t)
+		for i, part := range strings.Split(t.text, "\n") {
 			if i > 0 {
 				lines = append(lines, line.String())
 				line.Reset()
@@ -38,7 +30,7 @@ func highlight(code, lang string) []string {
 		}
 	}
 	lines = append(lines, line.String())
-	// Lexers may add a final newline.
+	// A final newline makes no line of its own.
 	for len(lines) > 1 && lines[len(lines)-1] == "" && !strings.HasSuffix(code, "\n") {
 		lines = lines[:len(lines)-1]
 	}
@@ -47,31 +39,23 @@ func highlight(code, lang string) []string {
 
 // colourOf maps a token to the terminal's basic colours, which follow the
 // user's theme.
-func colourOf(t chroma.TokenType) string {
-	switch {
-	case t == chroma.GenericInserted:
+func colourOf(t tokenType) string {
+	switch t {
+	case tInserted, tString, tChar:
 		return "32"
-	case t == chroma.GenericDeleted:
+	case tDeleted:
 		return "31"
-	case t == chroma.GenericHeading:
+	case tHeading:
 		return "1"
-	case t == chroma.GenericSubheading:
+	case tSubheading, tVariable, tBuiltin:
 		return "36"
-	case t == chroma.NameTag:
+	case tTag, tFunction:
 		return "34"
-	case t == chroma.NameVariable:
-		return "36"
-	case t == chroma.NameFunction:
-		return "34"
-	case t == chroma.NameBuiltin, t == chroma.KeywordType, t == chroma.KeywordConstant:
-		return "36"
-	case t.InCategory(chroma.Keyword):
+	case tKeyword:
 		return "35"
-	case t.InCategory(chroma.Comment):
+	case tComment:
 		return "2"
-	case t.InSubCategory(chroma.LiteralString):
-		return "32"
-	case t.InSubCategory(chroma.LiteralNumber):
+	case tNumber:
 		return "33"
 	}
 	return ""

@@ -1,10 +1,12 @@
 package termmd
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
-
-	"github.com/alecthomas/chroma/v2"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A family is what the lexer of a language needs to tell apart: its
@@ -53,28 +55,28 @@ func words(s string) []string { return strings.Fields(s) }
 
 var (
 	lexersOnce sync.Once
-	lexers     map[string]chroma.Lexer
+	lexers     map[string]lexer
 )
 
 // lexerFor finds the lexer of a fence's language; its rules are compiled
 // the first time it is used.
-func lexerFor(lang string) chroma.Lexer {
+func lexerFor(lang string) lexer {
 	lexersOnce.Do(func() {
-		lexers = map[string]chroma.Lexer{}
+		lexers = map[string]lexer{}
 		for _, f := range families() {
-			l := chroma.Coalesce(chroma.MustNewLexer(&chroma.Config{Name: f.names[0], Aliases: f.names}, f.rules))
+			l := f.rules()
 			for _, n := range f.names {
 				lexers[n] = l
 			}
 		}
 		for _, n := range []string{"json", "jsonc", "json5", "jsonl"} {
-			lexers[n] = chroma.Coalesce(chroma.MustNewLexer(&chroma.Config{Name: "json"}, jsonRules))
+			lexers[n] = jsonRules()
 		}
 		for _, n := range []string{"yaml", "yml"} {
-			lexers[n] = chroma.Coalesce(chroma.MustNewLexer(&chroma.Config{Name: "yaml"}, yamlRules))
+			lexers[n] = yamlRules()
 		}
 		for _, n := range []string{"diff", "patch", "udiff"} {
-			lexers[n] = chroma.Coalesce(chroma.MustNewLexer(&chroma.Config{Name: "diff"}, diffRules))
+			lexers[n] = diffRules()
 		}
 	})
 	lang = strings.ToLower(strings.TrimSpace(lang))
@@ -85,97 +87,136 @@ func lexerFor(lang string) chroma.Lexer {
 }
 
 // rules builds the family's lexer.
-func (f family) rules() chroma.Rules {
-	var root []chroma.Rule
-	add := func(pattern string, t chroma.TokenType, m chroma.Mutator) {
-		root = append(root, chroma.Rule{Pattern: pattern, Type: t, Mutator: m})
+func (f family) rules() lexer {
+	var root lexer
+	add := func(pattern string, t tokenType) *rule {
+		root = append(root, newRule(pattern, t))
+		return &root[len(root)-1]
 	}
-	add(`\s+`, chroma.Text, nil)
+	add(`\s+`, tText)
 	switch f.lineComment {
 	case "#":
 		// Only at the start of a word: "a#b" in a shell word is no comment.
-		add(`(?<![^\s;|&(])#[^\n]*`, chroma.CommentSingle, nil)
+		add(`#[^\n]*`, tComment).at = afterSpace(";|&(")
 	case "":
 	default:
-		add(escape(f.lineComment)+`[^\n]*`, chroma.CommentSingle, nil)
+		add(regexp.QuoteMeta(f.lineComment)+`[^\n]*`, tComment)
 	}
 	if f.blockC {
-		add(`/\*[\s\S]*?(\*/|\z)`, chroma.CommentMultiline, nil)
+		add(`/\*[\s\S]*?(\*/|\z)`, tComment)
 	}
 	if f.triple {
-		add(`"""[\s\S]*?("""|\z)`, chroma.LiteralString, nil)
-		add(`'''[\s\S]*?('''|\z)`, chroma.LiteralString, nil)
+		add(`"""[\s\S]*?("""|\z)`, tString)
+		add(`'''[\s\S]*?('''|\z)`, tString)
 	}
 	if f.backquote {
-		add("`[^`]*(`|\\z)", chroma.LiteralString, nil)
+		add("`[^`]*(`|\\z)", tString)
 	}
 	if f.shellVars {
-		add(`\$\{[^}\n]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9#?@*$!-]`, chroma.NameVariable, nil)
-		add(`'[^']*('|\z)`, chroma.LiteralString, nil)
+		add(`\$\{[^}\n]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9#?@*$!-]`, tVariable)
+		add(`'[^']*('|\z)`, tString)
 	}
-	add(`"(\\[\s\S]|[^"\\\n])*("|$)`, chroma.LiteralString, nil)
+	add(`"(\\[\s\S]|[^"\\\n])*("|$)`, tString)
 	if !f.shellVars {
-		add(`'(\\[\s\S]|[^'\\\n])*('|$)`, chroma.LiteralStringChar, nil)
+		add(`'(\\[\s\S]|[^'\\\n])*('|$)`, tChar)
 	}
-	add(`\b(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?)[a-zA-Z]*\b`, chroma.LiteralNumber, nil)
+	add(`(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?)[a-zA-Z]*\b`, tNumber).at = wordStart
 	if len(f.keywords) > 0 {
-		add(chroma.Words(`\b`, `\b`, f.keywords...), chroma.Keyword, nil)
+		add(wordsPattern(f.keywords), tKeyword).at = wordStart
 	}
 	if len(f.builtins) > 0 {
-		add(chroma.Words(`\b`, `\b`, f.builtins...), chroma.NameBuiltin, nil)
+		add(wordsPattern(f.builtins), tBuiltin).at = wordStart
 	}
 	if !f.shellVars {
-		add(`[A-Za-z_][A-Za-z0-9_]*(?=\s*\()`, chroma.NameFunction, nil)
+		add(`[A-Za-z_][A-Za-z0-9_]*`, tFunction).then = followedBy('(')
 	}
-	add(`[A-Za-z_][A-Za-z0-9_-]*`, chroma.Name, nil)
-	add(`[\s\S]`, chroma.Text, nil)
-	return chroma.Rules{"root": root}
+	add(`[A-Za-z_][A-Za-z0-9_-]*`, tName)
+	return root
 }
 
-func escape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$#/-`, r) {
-			b.WriteByte('\\')
+// wordsPattern matches one of words as a whole word, the longest first.
+func wordsPattern(words []string) string {
+	ws := slices.Clone(words)
+	slices.SortStableFunc(ws, func(a, b string) int { return len(b) - len(a) })
+	for i, w := range ws {
+		ws[i] = regexp.QuoteMeta(w)
+	}
+	return `(` + strings.Join(ws, `|`) + `)\b`
+}
+
+func jsonRules() lexer {
+	key := newRule(`"(\\[\s\S]|[^"\\\n])*"`, tTag)
+	key.then = followedBy(':')
+	constant := newRule(`(true|false|null)\b`, tBuiltin)
+	constant.at = wordStart
+	return lexer{
+		newRule(`\s+`, tText),
+		newRule(`//[^\n]*`, tComment),
+		key,
+		newRule(`"(\\[\s\S]|[^"\\\n])*("|$)`, tString),
+		newRule(`-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, tNumber),
+		constant,
+	}
+}
+
+func yamlRules() lexer {
+	comment := newRule(`#[^\n]*`, tComment)
+	comment.at = afterSpace("")
+	heading := newRule(`---$|\.\.\.$`, tHeading)
+	heading.at = lineStart
+	constant := newRule(`(true|false|null|yes|no|on|off)\b`, tBuiltin)
+	constant.at = wordStart
+	return lexer{
+		newRule(`\s+`, tText),
+		comment,
+		heading,
+		{t: tTag, end: yamlKey},
+		newRule(`"(\\[\s\S]|[^"\\\n])*("|$)|'[^'\n]*('|$)`, tString),
+		constant,
+		newRule(`~`, tBuiltin),
+		newRule(`-?[0-9]+(\.[0-9]+)?\b`, tNumber),
+		newRule(`[&*][A-Za-z0-9_-]+`, tVariable),
+		newRule(`[^\s#]+`, tText),
+	}
+}
+
+// yamlKey is a mapping's key: a word that does not start like a
+// sequence, a flow or a quote, up to the first colon followed by a space
+// or the line's end, with no comment before it.
+func yamlKey(code string, pos int) (int, bool) {
+	r, n := utf8.DecodeRuneInString(code[pos:])
+	if unicode.IsSpace(r) || strings.ContainsRune(":#'\"[]{},-", r) {
+		return 0, false
+	}
+	for i := pos + n; i < len(code); i++ {
+		switch code[i] {
+		case '#', '\n':
+			return 0, false
+		case ':':
+			if i+1 == len(code) || code[i+1] == '\n' || unicode.IsSpace(rune(code[i+1])) {
+				return i, true
+			}
+			return 0, false
 		}
-		b.WriteRune(r)
 	}
-	return b.String()
+	return 0, false
 }
 
-func jsonRules() chroma.Rules {
-	return chroma.Rules{"root": {
-		{Pattern: `\s+`, Type: chroma.Text},
-		{Pattern: `//[^\n]*`, Type: chroma.CommentSingle},
-		{Pattern: `"(\\[\s\S]|[^"\\\n])*"(?=\s*:)`, Type: chroma.NameTag},
-		{Pattern: `"(\\[\s\S]|[^"\\\n])*("|$)`, Type: chroma.LiteralString},
-		{Pattern: `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, Type: chroma.LiteralNumber},
-		{Pattern: `\b(true|false|null)\b`, Type: chroma.KeywordConstant},
-		{Pattern: `[\s\S]`, Type: chroma.Text},
-	}}
-}
-
-func yamlRules() chroma.Rules {
-	return chroma.Rules{"root": {
-		{Pattern: `\s+`, Type: chroma.Text},
-		{Pattern: `(?<![^\s])#[^\n]*`, Type: chroma.CommentSingle},
-		{Pattern: `^---$|^\.\.\.$`, Type: chroma.GenericHeading},
-		{Pattern: `[^\s:#'"\[\]{},-][^:#\n]*?(?=:(\s|$))`, Type: chroma.NameTag},
-		{Pattern: `"(\\[\s\S]|[^"\\\n])*("|$)|'[^'\n]*('|$)`, Type: chroma.LiteralString},
-		{Pattern: `\b(true|false|null|yes|no|on|off)\b|~`, Type: chroma.KeywordConstant},
-		{Pattern: `-?[0-9]+(\.[0-9]+)?\b`, Type: chroma.LiteralNumber},
-		{Pattern: `[&*][A-Za-z0-9_-]+`, Type: chroma.NameVariable},
-		{Pattern: `[^\s#]+`, Type: chroma.Text},
-		{Pattern: `[\s\S]`, Type: chroma.Text},
-	}}
-}
-
-func diffRules() chroma.Rules {
-	return chroma.Rules{"root": {
-		{Pattern: `^(diff|index|---|\+\+\+)[^\n]*\n?`, Type: chroma.GenericHeading},
-		{Pattern: `^@@[^\n]*\n?`, Type: chroma.GenericSubheading},
-		{Pattern: `^\+[^\n]*\n?`, Type: chroma.GenericInserted},
-		{Pattern: `^-[^\n]*\n?`, Type: chroma.GenericDeleted},
-		{Pattern: `[^\n]*\n?`, Type: chroma.Text},
-	}}
+func diffRules() lexer {
+	var l lexer
+	for _, r := range []struct {
+		pattern string
+		t       tokenType
+	}{
+		{`(diff|index|---|\+\+\+)[^\n]*\n?`, tHeading},
+		{`@@[^\n]*\n?`, tSubheading},
+		{`\+[^\n]*\n?`, tInserted},
+		{`-[^\n]*\n?`, tDeleted},
+		{`[^\n]*\n?`, tText},
+	} {
+		rule := newRule(r.pattern, r.t)
+		rule.at = lineStart
+		l = append(l, rule)
+	}
+	return l
 }

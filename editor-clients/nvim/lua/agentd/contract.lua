@@ -889,16 +889,24 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 ---@field summary string
 ---@field problems? string[]
 
---- SearchHit is one chunk of code that matches a query.
----@class agentd.SearchHit
----@field path string Path is workspace-relative, with slashes; the lines are 1-based, inclusive.
----@field startLine integer
+--- SearchChunk is a matching chunk (a declaration or a block) of a file.
+---@class agentd.SearchChunk
+---@field startLine integer The lines are 1-based, inclusive.
 ---@field endLine integer
----@field symbol? string Symbol is the function or type the chunk holds, if any.
----@field score number Score is the share, from 0 to 1, of the query's weight that the chunk (with its path) matches.
----@field match string Match says the same in a word: "strong" (Score ≥ 0.7), "partial" (≥ 0.4) or "weak".
----@field kind? string Kind is "test", "docs" or "generated" for chunks of such files; empty for code.
----@field text string
+---@field symbol? string Symbol is what the chunk declares, if anything.
+---@field cover number Cover is the share, from 0 to 1, of the query's weight the chunk (with its path) contains.
+---@field lines agentd.SnippetLine[] Lines are the chunk's best-matching lines, in order, the query's words marked.
+---@field text string Text is the whole chunk.
+
+--- SearchHit is one file that answers a query, with every chunk of it that matches; hits come best file
+--- first.
+---@class agentd.SearchHit
+---@field repo? string Repo names the team index's repository of a hit from another repository than the workspace's; absent for the workspace's own.
+---@field path string Path is workspace-relative, with slashes.
+---@field kind? string Kind is "test" (tests, fixtures, harnesses), "docs", "generated" or "excluded" (built only under a build tag the default build does not set); absent for code.
+---@field score number Score is the file's rank score relative to the best file's (1): the order and the scores agree.
+---@field match string Match says how likely the file is the one: "strong", "partial" or "weak", calibrated on real questions; it never rises down the list.
+---@field chunks agentd.SearchChunk[] Chunks are the file's matching chunks, best first.
 
 --- Selection is a range of lines the user selected (1-based, inclusive).
 ---@class agentd.Selection
@@ -959,6 +967,17 @@ M.update_kinds = { 'message_chunk', 'thought_chunk', 'plan', 'tool_call', 'tool_
 --- SessionsResult lists the sessions of this workspace, newest first.
 ---@class agentd.SessionsResult
 ---@field sessions agentd.SessionInfo[]
+
+--- SnippetLine is a line of a chunk with the query's words marked.
+---@class agentd.SnippetLine
+---@field line integer Line is 1-based in the file.
+---@field text string
+---@field marks? agentd.Span[] Marks are byte ranges of Text holding the query's words.
+
+--- Span is the byte range [start, end) of a line.
+---@class agentd.Span
+---@field start integer
+---@field end integer
 
 --- SteerParams adds the user's words to a run that is not over.
 ---@class agentd.SteerParams

@@ -29,8 +29,9 @@ local function on_run_state(run, p)
     ui.notify('run failed: ' .. tostring(p.error or p.stopReason), vim.log.levels.ERROR)
   elseif st == 'cancelled' then
     ui.notify('run cancelled')
-  elseif st == 'paused' then
-    -- the whole reason is in the chat, under the run
+  elseif st == 'paused' and p.pauseReason ~= 'restart' then
+    -- the whole reason is in the chat, under the run; a restart's pause
+    -- is resumed by itself (resume_after_restart)
     local why = type(p.error) == 'string' and p.error ~= '' and 'its state could not be saved'
       or 'the daemon restarted in the middle of a step'
     ui.notify_brief(('run paused: %s; :AgentdResume continues it'):format(why), vim.log.levels.WARN)
@@ -98,6 +99,7 @@ function M.apply(method, p, how)
   end
   if method == N.run_state and p.state ~= old_state and not how then
     on_run_state(run, p)
+    M.resume_after_restart(run)
   elseif method == N.update and how ~= 'history' then
     on_update(p)
   end
@@ -323,9 +325,27 @@ function M.ready(was_restart)
   for _, id in ipairs(S.runs.order) do
     local run = S.runs:get(id)
     if not P.terminal_states[run.state] then
-      M.catch_up(run)
+      M.catch_up(run, function()
+        M.resume_after_restart(run)
+      end)
     end
   end
+end
+
+--- A run the daemon's restart cut off in the middle of a step goes on by
+--- itself once the editor is back (agent/resume); one paused because its
+--- state could not be saved waits for the user (R, :AgentdResume).
+---@param run agentd.Run
+function M.resume_after_restart(run)
+  if run.state ~= 'paused' or run.pause_reason ~= 'restart' then
+    return
+  end
+  lifecycle.request(P.request.resume, { runId = run.id }, function(e)
+    if e and e.code ~= P.error_codes.RunNotPaused then
+      ui.notify('the run the restart paused did not resume: ' .. err_text(e) .. '; :AgentdResume tries again',
+        vim.log.levels.WARN)
+    end
+  end)
 end
 
 return M

@@ -12,6 +12,7 @@ local M = {}
 ---@field state string           a run state (protocol.run_states)
 ---@field stop_reason string|nil
 ---@field error string|nil
+---@field pause_reason string|nil why it is paused: 'restart' (resumed by itself) or 'not_saved' (the user resumes it)
 ---@field last_seq integer       the last seq applied
 ---@field prompt string|nil      what the user asked (known when started here)
 ---@field context table|nil      the context sent with it ({files, selection})
@@ -387,6 +388,7 @@ function Store:apply(method, p)
     run.state = p.state
     run.stop_reason = p.stopReason
     run.error = p.error
+    run.pause_reason = p.pauseReason
   elseif method == N.update then
     apply_update(run, p.update or {})
   elseif method == N.input_request then

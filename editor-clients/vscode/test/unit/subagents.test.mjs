@@ -87,3 +87,36 @@ test('Stop on a subagent cancels its run id alone: its question closes, its card
   assert.match(card, /<span class="tool-status tone-declined">stopped<\/span>/);
   assert.doesNotMatch(card, /data-action="cancelRun"/);
 });
+
+test("a subagent's plan shows in its card, not as its parent's", () => {
+  const store = new RunStore();
+  store.start('r1', 's1', 'go');
+  const sub = { runId: 'r2', description: 'Map the API' };
+  let seq = 0;
+  const up = (u) => store.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: ++seq, update: u });
+  up({ kind: 'tool_call', toolCallId: 'call_t', title: 'Subagent: Map the API', toolKind: 'other', status: 'in_progress', subagent: sub });
+  up({ kind: 'subagent', toolCallId: 'call_t', subagent: { ...sub, update: { kind: 'plan', entries: [{ content: 'List the handlers', status: 'completed' }, { content: 'Read each one', status: 'in_progress' }] } } });
+  const run = store.get('r1');
+  assert.equal(run.plan, undefined, "the parent's plan is its own");
+  const page = renderConversation({ runs: [run], open: [], daemon: { state: 'ready' } });
+  assert.match(page, /<div class="subagent-work"><div class="plan"><div class="label">Plan<\/div>[^]*✓<\/span> List the handlers[^]*◐<\/span> Read each one/);
+});
+
+test("a subagent's change can be restored from its card, and counts for Undo this turn: the change is its parent's turn's", () => {
+  const store = new RunStore();
+  store.start('r1', 's1', 'go');
+  const sub = { runId: 'r2', description: 'Fix the typo' };
+  let seq = 0;
+  const up = (u) => store.apply('agent/update', { runId: 'r1', sessionId: 's1', seq: ++seq, update: u });
+  up({ kind: 'tool_call', toolCallId: 'call_t', title: 'Subagent: Fix the typo', toolKind: 'other', status: 'in_progress', subagent: sub });
+  up({ kind: 'subagent', toolCallId: 'call_t', subagent: { ...sub, update: { kind: 'tool_call', toolCallId: 'call_1', title: 'Write a.txt', toolKind: 'edit', status: 'pending', input: { path: 'a.txt' } } } });
+  up({ kind: 'subagent', toolCallId: 'call_t', subagent: { ...sub, update: { kind: 'tool_call_update', toolCallId: 'call_1', status: 'completed', files: [{ path: 'a.txt', status: 'modified', diff: '-a\n+b\n' }], checkpoint: 'c7' } } });
+  up({ kind: 'tool_call_update', toolCallId: 'call_t', status: 'completed', output: 'Fixed.', subagent: { ...sub, state: 'completed' } });
+  store.apply('agent/runState', { runId: 'r1', sessionId: 's1', seq: ++seq, state: 'completed', stopReason: 'end_turn' });
+  const page = renderConversation({ runs: [store.get('r1')], open: [], daemon: { state: 'ready' }, canUndo: true });
+  assert.match(page, /<div class="subagent-work">[^]*Write a.txt[^]*data-action="undoCheckpoint" data-run="r1" data-checkpoint="c7"/);
+  assert.match(page, /data-action="undoRun" data-run="r1"/, 'Undo this turn, for the change the subagent made');
+  const undone = renderConversation({ runs: [store.get('r1')], open: [], daemon: { state: 'ready' }, canUndo: true, undone: { c7: 'c8' } });
+  assert.doesNotMatch(undone, /data-action="undoRun"/);
+  assert.match(undone, /Write a.txt[^]*<span class="undone"/);
+});
