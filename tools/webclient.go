@@ -36,6 +36,12 @@ type HostAccess struct {
 // followed only where it says yes.
 type HostGate interface {
 	HostAllowed(tool string, h HostAccess) bool
+	// HostRefused says the policy refuses every request to the host
+	// (read-only mode, a deny rule): its name is not looked up then. A
+	// lookup is a request too: the name goes to the resolvers, and a
+	// model that writes what it read into a name (secret.attacker.example)
+	// sends it out before the user is asked, in read-only mode too.
+	HostRefused(tool, host string) bool
 }
 
 // Timeouts and bounds of a web request.
@@ -83,6 +89,9 @@ var nonPublic = func() []netip.Prefix {
 	return ps
 }()
 
+// lookupNetIP resolves a name (tests count the lookups).
+var lookupNetIP = net.DefaultResolver.LookupNetIP
+
 // resolveHost looks the host up and says whether any of its addresses is
 // not public.
 func resolveHost(ctx context.Context, host string) (HostAccess, error) {
@@ -93,7 +102,7 @@ func resolveHost(ctx context.Context, host string) (HostAccess, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h.Name)
+	addrs, err := lookupNetIP(ctx, "ip", h.Name)
 	if err != nil {
 		return h, err
 	}
@@ -129,7 +138,7 @@ func (d *webDialer) dial(ctx context.Context, network, address string) (net.Conn
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
-	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+	} else if addrs, err = lookupNetIP(ctx, "ip", host); err != nil {
 		return nil, err
 	}
 	d.mu.Lock()

@@ -55,3 +55,16 @@ func (p *Policy) HostAllowed(sessionID string, mode tools.Mode, tool string, h t
 	c := &tools.Call{Tool: tool, Effect: tools.EffectNetwork, Host: &h}
 	return p.Decide(sessionID, mode, c).Action == Allow
 }
+
+// HostRefused says whether a network tool is refused every request to the
+// host, public or not (read-only mode, a deny rule): the tool then does
+// not look the name up, which would already send it out.
+func (p *Policy) HostRefused(sessionID string, mode tools.Mode, tool, host string) bool {
+	for _, private := range []bool{false, true} {
+		c := &tools.Call{Tool: tool, Effect: tools.EffectNetwork, Host: &tools.HostAccess{Name: host, Private: private}}
+		if p.Decide(sessionID, mode, c).Action != Deny {
+			return false
+		}
+	}
+	return true
+}

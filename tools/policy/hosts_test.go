@@ -60,3 +60,21 @@ func TestPolicyHosts(t *testing.T) {
 	assert.Equal(t, Ask, p.Decide("s1", tools.ModeFullAuto, fetchCall("127.0.0.1", true)).Action, "another host")
 	assert.False(t, p.HostAllowed("s1", tools.ModeAsk, tools.WebFetchToolName, tools.HostAccess{Name: "go.dev"}))
 }
+
+// A host the policy refuses whatever it resolves to (read-only mode, a
+// deny rule) is not looked up by the web tools; one it may allow or ask
+// about is.
+func TestHostRefused(t *testing.T) {
+	env := newEnv(t)
+	_, cfg := newPolicy(t, env, tools.ModeAsk)
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.UserConfigDir, "rules.json"), []byte(`{"rules": [
+		{"tool": "web_fetch", "pattern": "*.evil.test", "action": "deny"},
+		{"tool": "web_fetch", "pattern": "docs.internal", "action": "allow"}]}`), 0o644))
+	p, err := Load(cfg)
+	require.NoError(t, err)
+	tool := tools.WebFetchToolName
+	assert.True(t, p.HostRefused("s1", tools.ModeReadOnly, tool, "c2VjcmV0.leak.example"))
+	assert.True(t, p.HostRefused("s1", tools.ModeFullAuto, tool, "x.evil.test"))
+	assert.False(t, p.HostRefused("s1", tools.ModeAsk, tool, "go.dev"))
+	assert.False(t, p.HostRefused("s1", tools.ModeFullAuto, tool, "docs.internal"))
+}

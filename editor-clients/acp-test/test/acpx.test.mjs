@@ -292,4 +292,6 @@ test("acpx: a web fetch asks for its host, then its call is titled with the page
   const kb = Math.floor(Buffer.byteLength(page) / 1024);
   assert.ok(s.includes(`fetch ${url} · ${kb} KB · text/html`), `the call titled with what it got:\n${s}`);
   assert.match(prose(s), /Totals are in cents\./);
+  assert.match(s, /# Cart API/, "the page's text under the call");
+  assert.doesNotMatch(s, /untrusted content|web_content/, "not the lines for the model");
 });

@@ -1969,7 +1969,7 @@ local function web_server(page)
   end
 end
 
-t.test('fetch: a page the agent fetched shows with its address, size and type under the call', function()
+t.test('fetch: a page the agent fetched shows with its address, size and type under the call, then its text (not the lines for the model)', function()
   local url, stop = web_server('<html><body><h1>Shop</h1><p>Opening hours: 9 to 5.</p></body></html>')
   local script = h.tmp .. '/fetch-model.json'
   h.write(script, vim.json.encode({ turns = {
@@ -1985,7 +1985,10 @@ t.test('fetch: a page the agent fetched shows with its address, size and type un
     wait_focus_in_float()
     h.keys('ga')
     h.wait_conversation('Open 9 to 5.')
-    t.ok(h.conversation():find('\n    ↳ ' .. url .. ' · %d+ B · text/html\n'), h.conversation())
+    t.ok(h.conversation():find('\n    ↳ ' .. url .. ' · %d+ B · text/html\n    # Shop\n'), h.conversation())
+    t.ok(h.conversation():find('\n    Opening hours: 9 to 5.\n', 1, true), h.conversation())
+    t.eq(h.conversation():find('untrusted', 1, true), nil, 'the page, not the lines for the model:\n' .. h.conversation())
+    t.eq(h.conversation():find('web_content', 1, true), nil, h.conversation())
   end)
   stop()
   assert(ok, err)
