@@ -41,41 +41,27 @@ func (findReferencesTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		return nil, r
 	}
 	sp := p.symbol()
-	abs, rel, r := checkSymbol(env, &sp)
-	if r != nil {
-		return nil, r
-	}
-	p.Symbol = sp.Symbol
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "references to " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return references(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &sp, "references to ", func(ctx context.Context, lang Language, abs, rel string) Result {
+		return references(ctx, env, lang, sp, p.IncludeDeclaration, abs, rel)
+	})
 }
 
-func references(ctx context.Context, env *Env, lang Language, p FindReferencesParams, abs, rel string) Result {
+// references takes the checked symbol (p's, trimmed) apart from
+// include_declaration.
+func references(ctx context.Context, env *Env, lang Language, p SymbolParams, includeDecl bool, abs, rel string) Result {
 	src := newSources(env)
-	at, r := src.target(ctx, lang, p.symbol(), abs, rel)
+	at, r := src.target(ctx, lang, p, abs, rel)
 	if r != nil {
 		return *r
 	}
-	locs, err := lang.References(ctx, at, p.IncludeDeclaration)
+	locs, err := lang.References(ctx, at, includeDecl)
 	if err != nil {
 		return *languageFailure(err, "finding the references to "+p.Symbol)
 	}
 	locs = sortLocations(locs)
 	from := headOf(src.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)}))
 	decl := "declaration not included"
-	if p.IncludeDeclaration {
+	if includeDecl {
 		decl = "declaration included"
 	}
 	if len(locs) == 0 {

@@ -32,24 +32,9 @@ func (goToDefinitionTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
 	}
-	abs, rel, r := checkSymbol(env, &p)
-	if r != nil {
-		return nil, r
-	}
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "definition of " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return definition(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &p, "definition of ", func(ctx context.Context, lang Language, abs, rel string) Result {
+		return definition(ctx, env, lang, p, abs, rel)
+	})
 }
 
 func definition(ctx context.Context, env *Env, lang Language, p SymbolParams, abs, rel string) Result {

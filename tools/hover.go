@@ -28,24 +28,9 @@ func (hoverTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
 	}
-	abs, rel, r := checkSymbol(env, &p)
-	if r != nil {
-		return nil, r
-	}
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "type of " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return hover(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &p, "type of ", func(ctx context.Context, lang Language, abs, rel string) Result {
+		return hover(ctx, env, lang, p, abs, rel)
+	})
 }
 
 func hover(ctx context.Context, env *Env, lang Language, p SymbolParams, abs, rel string) Result {

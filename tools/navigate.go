@@ -65,6 +65,31 @@ func checkSymbol(env *Env, p *SymbolParams) (abs, rel string, r *Result) {
 	return confine(env, p.Path)
 }
 
+// prepareNavigation is the Prepare all navigation tools share once their
+// arguments are decoded: it checks p (trimming its symbol, which ask then
+// sees through the caller's p), refuses without a language server, and
+// runs ask within the env's navigation timeout.
+func prepareNavigation(env *Env, p *SymbolParams, title string, ask func(ctx context.Context, lang Language, abs, rel string) Result) (*Call, *Result) {
+	abs, rel, r := checkSymbol(env, p)
+	if r != nil {
+		return nil, r
+	}
+	lang, r := languageOf(env)
+	if r != nil {
+		return nil, r
+	}
+	c := &Call{Title: title + p.Symbol, Run: func(ctx context.Context) (Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
+		defer cancel()
+		return ask(ctx, lang, abs, rel), nil
+	}}
+	if rel != "" {
+		c.Reads = []string{rel}
+		c.Locations = []Location{{Path: rel, Line: p.Line}}
+	}
+	return c, nil
+}
+
 // languageOf is the env's language servers, or the refusal the model reads.
 func languageOf(env *Env) (Language, *Result) {
 	if env.Language == nil {

@@ -819,3 +819,55 @@ func TestSubagentNeverBroaderThanItsParent(t *testing.T) {
 	}
 	assert.Equal(t, 2, refused)
 }
+
+// TestSubagentsWaitingAcrossRestart: killed while eight subagents work and
+// two task calls wait for them, the daemon comes back with the parent
+// paused; resumed, the eight are asked again from their last step, the two
+// start as they end, and the parent reads all ten answers once each.
+func TestSubagentsWaitingAcrossRestart(t *testing.T) {
+	t.Parallel()
+	never := filepath.Join(t.TempDir(), "never")
+	prompt := func(i int) string { return fmt.Sprintf("Subtask %d: check part %d.", i, i) }
+	var calls []modeltest.ToolCall
+	turns := []modeltest.Turn{{Name: "parent done", Match: modeltest.Match{LastUser: "split it", MinToolResults: 10},
+		Reply: modeltest.Reply{Text: "All ten parts are fine."}}}
+	for i := 1; i <= 10; i++ {
+		calls = append(calls, taskCall(fmt.Sprintf("call_%d", i), fmt.Sprintf("Check part %d", i), prompt(i)))
+		if i <= 8 {
+			turns = append(turns, modeltest.Turn{Name: fmt.Sprintf("sub %d held", i), Match: modeltest.Match{LastUser: prompt(i)}, Reply: modeltest.Reply{Gate: never}})
+		}
+		turns = append(turns, modeltest.Turn{Name: fmt.Sprintf("sub %d", i), Match: modeltest.Match{LastUser: prompt(i)},
+			Reply: modeltest.Reply{Text: fmt.Sprintf("Part %d is fine.", i)}})
+	}
+	turns = append(turns, modeltest.Turn{Name: "parent", Match: modeltest.Match{LastUser: "split it"}, Reply: modeltest.Reply{ToolCalls: calls}})
+	env := NewEnv(t, Binary, Config{Script: &modeltest.Script{Turns: turns}})
+	e := env.StartInitialized()
+	run := e.Run(agent.RunParams{Prompt: "split it"})
+	awaitModelRequests(t, env, 9) // the parent's, then the eight subagents'
+	e.Close(true)
+
+	e = env.StartInitialized()
+	awaitRunState(t, e, run.RunID, agent.StatePaused)
+	e.MustCall(wire.MethodResume, rpc.RunRef{RunID: run.RunID}, nil)
+	st := e.Finished(run.RunID)
+	require.Equal(t, agent.StateCompleted, st.State, st.Error)
+	turnsUsed := map[string]int{}
+	for _, r := range env.Model.Requests() {
+		turnsUsed[r.Turn]++
+	}
+	want := map[string]int{"parent": 1, "parent done": 1}
+	for i := 1; i <= 10; i++ {
+		want[fmt.Sprintf("sub %d", i)] = 1
+		if i <= 8 {
+			want[fmt.Sprintf("sub %d held", i)] = 1
+		}
+	}
+	assert.Equal(t, want, turnsUsed, "each of the eight asked again once, each of the two once")
+	reqs := env.Model.Requests()
+	var results []string
+	for i := 1; i <= 10; i++ {
+		results = append(results, fmt.Sprintf("call_%d: Part %d is fine.", i, i))
+	}
+	assert.Equal(t, results, resultsOf(reqs[len(reqs)-1]))
+	assertSeqsGapless(t, e, run.RunID)
+}

@@ -451,4 +451,32 @@ describe('issue 31 in VS Code (code-server)', { timeout: scaled(600000) }, () =>
     assert.match(user.images[0], /^data:image\/png;base64,/);
     ok();
   });
+  it('a background process dies with a daemon killed with -9, and the next daemon lists it as lost', async () => {
+    await newSession();
+    await panel().locator('#mode').selectOption('full-auto');
+    await ask('Start the watcher');
+    await lastRun().locator('.answer', { hasText: 'The watcher runs.' }).waitFor();
+    const row = panel().locator('details.processes .proc[data-proc="p1"]');
+    await row.locator('button', { hasText: 'Stop' }).waitFor();
+    // The watcher's shell, wherever it runs (in the sandbox's namespaces, still in this /proc).
+    const watchers = () =>
+      fs.readdirSync('/proc').filter((d) => {
+        try {
+          return /^\d+$/.test(d) && fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('echo watcher-e2e');
+        } catch {
+          return false;
+        }
+      });
+    assert.ok(watchers().length > 0, 'the watcher runs');
+    const [old] = h.daemonPids();
+    process.kill(old, 'SIGKILL');
+    await until(() => watchers().length === 0, 'the watcher to die with the daemon');
+    await until(() => h.daemonPids().find((p) => p !== old), 'a new daemon');
+    await panel().locator('.daemon').waitFor({ state: 'detached' });
+    await row.locator('.proc-facts', { hasText: 'lost when agentd restarted' }).waitFor();
+    assert.equal(await row.locator('button', { hasText: 'Stop' }).count(), 0);
+    await lastRun().locator('.proc-badge', { hasText: 'background process p1: lost when agentd restarted' }).waitFor();
+    await screenshot('background-process-lost', '.part.sidebar');
+    ok();
+  });
 });
