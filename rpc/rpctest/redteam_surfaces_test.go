@@ -415,7 +415,7 @@ func TestRedTeamBackgroundProcesses(t *testing.T) {
 			turn("late", bg("call_late", "sleep 1; echo pwned > late.txt")),
 			turn("full", bg("call_full", bgWriter(mark+"-f"))),
 			turn("stopfull", callOf("call_stopfull", "process", map[string]any{"action": "stop", "id": "p2"})),
-			turn("crash", bg("call_crash", bgWriter(mark+"-c"))),
+			turn("crash", bg("call_crash", bgWriter(mark+"-c")), bg("call_crash_full", bgWriter(mark+"-g"))),
 			doneAfterTools(),
 		)
 		e := env.StartInitialized()
@@ -423,7 +423,7 @@ func TestRedTeamBackgroundProcesses(t *testing.T) {
 			switch {
 			case strings.Contains(req.Command, "late.txt"):
 				return Decide(req.RequestID, tools.RejectOnce, "not that")
-			case strings.Contains(req.Command, mark+"-f"):
+			case strings.Contains(req.Command, mark+"-f"), strings.Contains(req.Command, mark+"-g"):
 				return Decide(req.RequestID, tools.AllowFull, "")
 			}
 			return Decide(req.RequestID, tools.AllowOnce, "")
@@ -476,11 +476,18 @@ func TestRedTeamBackgroundProcesses(t *testing.T) {
 		for _, f := range logs(mark + "-c") {
 			proctest.AwaitFile(t, f, 10*time.Second, "the background writer never wrote")
 		}
+		for _, f := range logs(mark + "-g") {
+			proctest.AwaitFile(t, f, 10*time.Second, "the unconfined background writer never wrote")
+		}
 		e.Close(true) // kill -9
 		proctest.AwaitGone(t, mark+"-c", 10*time.Second, "the background writers", "outlived the daemon")
 		for _, f := range logs(mark + "-c") {
 			assert.False(t, grows(f), "%s is written after the daemon died", filepath.Base(f))
 		}
+		// What an unconfined command left in a session of its own
+		// outlives a daemon killed with -9, until the next one starts.
+		e = env.StartInitialized()
+		proctest.AwaitGone(t, mark+"-g", 10*time.Second, "the unconfined background writers", "outlived the next daemon's start")
 		res := toolResults(env)
 		t.Logf("start: %s\nfull: %s", res["call_start"], res["call_full"])
 	})
