@@ -23,8 +23,10 @@ import (
 
 func testModel(t *testing.T, srv *modeltest.Server, edit ...func(*ModelConfig)) *openaiModel {
 	t.Helper()
+	// Short timeouts, scaled for a loaded machine: a server starved of the
+	// CPU must not read as one that stalled.
 	cfg := ModelConfig{BaseURL: srv.URL, APIKey: "test-key", Name: "fake",
-		StreamIdleTimeout: 300 * time.Millisecond, CallTimeout: 10 * time.Second}
+		StreamIdleTimeout: await.Timeout(300 * time.Millisecond), CallTimeout: await.Timeout(10 * time.Second)}
 	for _, e := range edit {
 		e(&cfg)
 	}
