@@ -550,8 +550,16 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 	}
 	require.NotEmpty(t, tenth, "the waiting task call names its subagent")
 	e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: tenth}, nil)
-	cancelled := taskEnd(e, run.RunID, "call_10")
-	assert.Equal(t, agent.StatusFailed, cancelled.Status, "cancelled before agent/cancel answered")
+	var cancelled agent.Update
+	e.Await("the waiting task call to end", func(Message) bool {
+		for _, u := range e.updatesLocked(run.RunID) {
+			if u.Kind == agent.UpdateToolCallUpdate && u.ToolCallID == "call_10" && u.Status != agent.StatusInProgress {
+				cancelled = u
+			}
+		}
+		return cancelled.Status != ""
+	})
+	assert.Equal(t, agent.StatusFailed, cancelled.Status)
 	require.NotNil(t, cancelled.Subagent)
 	assert.Equal(t, agent.StateCancelled, cancelled.Subagent.State)
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
