@@ -85,7 +85,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	sb := tools.NewSandbox(tools.SandboxConfig{Off: cfg.Sandbox == "off", LandlockOnly: cfg.Sandbox == "landlock", EnvAllow: cfg.CommandEnv, Logger: cfg.Logger,
-		Own: tools.AgentDirs(ownDirs(cfg)...)})
+		Own: tools.AgentDirs(ownDirs(cfg)...), MaxProcs: cfg.CommandProcesses})
 	// One list of agentd's own directories: the sandbox hides them from
 	// commands, the file tools and the policy keep out of them.
 	private := tools.AgentDirs(sb.Hidden()...)

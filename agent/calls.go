@@ -208,7 +208,7 @@ func (r *run) judge(ctx context.Context, pc *pendingCall) (*callResult, *InputRe
 		e.Reason = d.Reason
 		r.a.audit(e)
 		if mode == tools.ModePlan && strings.HasPrefix(d.Rule, "mode ") && r.sub == nil {
-			return &callResult{IsError: true, Rejected: true, Content: planDeniedText}, nil, false // plan.go
+			return &callResult{IsError: true, Rejected: true, Content: planDeniedText, Shown: planDeniedShown}, nil, false // plan.go
 		}
 		return &callResult{IsError: true, Rejected: true, Content: deniedText(d)}, nil, false
 	}
@@ -463,7 +463,11 @@ func (r *run) reportSimple(id string, res *callResult) {
 	if res.IsError {
 		status = StatusFailed
 	}
-	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: res.Content, IsError: res.IsError})
+	out := res.Content
+	if res.Shown != "" {
+		out = res.Shown
+	}
+	r.update(Update{Kind: UpdateToolCallUpdate, ToolCallID: id, Status: status, Output: out, IsError: res.IsError})
 }
 
 // reportResult sends the tool_call_update for a finished call.

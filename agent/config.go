@@ -57,6 +57,9 @@ type Config struct {
 	// "off" (no command is confined: each asks, and runs with the user's
 	// rights).
 	Sandbox string
+	// CommandProcesses bounds the processes and threads of one confined
+	// command (tools.SandboxConfig.MaxProcs); 0 is the sandbox's default.
+	CommandProcesses int
 	// LanguageServers says which language servers agentd runs itself
 	// (tools/lsp), for what the editor does not answer.
 	LanguageServers lsp.Settings
@@ -207,6 +210,8 @@ var settings = []Setting{
 		Doc: "more environment variables commands inherit from the daemon, over the allow-list (locale, `PATH`, `HOME`, toolchain settings): names or globs, e.g. `[\"DATABASE_URL\", \"MY_*\"]` (comma-separated in the variable). A secret named here reaches every command"},
 	{Key: "sandbox", Env: "AGENTD_SANDBOX", Default: "auto", field: func(c *Config) value { return oneOf(&c.Sandbox, "auto", "off", "landlock") },
 		Doc: "`auto`: every command runs in the kernel sandbox where the machine offers it (`agentd doctor`); `landlock`: with Landlock alone, without user namespaces (as where they are missing): read-only commands stay confined, the others ask and, approved, run with your full rights; `off`: none is confined, so every command asks and, approved, runs with your full rights"},
+	{Key: "commandProcesses", Env: "AGENTD_COMMAND_PROCESSES", field: func(c *Config) value { return count(&c.CommandProcesses) },
+		Doc: "the most processes and threads one confined command (with everything it starts) may have at once; unset, 4096 (or an eighth of the machine's `pid_max` where that is less). A fork bomb stops there; a build needing more threads fails to start them"},
 	{Key: "languageServers", Env: "AGENTD_LANGUAGE_SERVERS", Default: "auto", field: func(c *Config) value { return languageServers(&c.LanguageServers) },
 		Doc: "`auto`: agentd runs the language server of a workspace language when the editor does not answer for it and the server is on the PATH (gopls, typescript-language-server, pyright-langserver, rust-analyzer, clangd), in the sandbox's read profile, stopped after 10 idle minutes; `off`: none; or an object by language (`go`, `typescript`, `python`, `rust`, `c`) whose entries are `false` or `{\"command\": [\"gopls\", \"-remote=auto\"]}`"},
 	{Key: "diagnosticsTimeout", Env: "AGENTD_DIAGNOSTICS_TIMEOUT", Default: defaultDiagnosticsTimeout.String(),

@@ -223,16 +223,24 @@ func TestModelFaults(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Reply: tc.reply}}})
 			// The generous bounds scale with the machine's load: a 16 MiB
-			// line takes half a minute under -race at load 250.
+			// line takes half a minute under -race at load 250. So does the
+			// short idle timeout: at 300 ms the headers of a stall came
+			// after it on a loaded machine, which read as no answer at all;
+			// the messages name the idle timeout given, and a server that
+			// must not answer waits longer than it.
 			idle, call := await.Timeout(generousIdle), await.Timeout(generousCall)
 			switch tc.ends {
 			case endsByIdle:
-				idle = faultIdle
+				idle = await.Timeout(faultIdle).Round(time.Millisecond)
+				tc.want = strings.ReplaceAll(tc.want, faultIdle.String(), idle.String())
+				if tc.reply.DelayMs > 0 {
+					tc.reply.DelayMs = int(idle.Milliseconds()) + 5000
+				}
 			case endsByCall:
 				call = faultCall
 			}
+			srv := modeltest.StartT(t, &modeltest.Script{Turns: []modeltest.Turn{{Reply: tc.reply}}})
 			m := testModel(t, srv, func(c *ModelConfig) { c.StreamIdleTimeout, c.CallTimeout = idle, call })
 			ctx := await.Context(t, faultDeadline)
 			start := time.Now()

@@ -46,6 +46,10 @@ var planOptions = []tools.Option{
 const planDeniedText = "Not run: this is plan mode: you may read and search, not change anything or run commands that do. " +
 	"When you know enough, call propose_plan with your plan; the user approves it before any change is made."
 
+// planDeniedShown is what the editors show of such a call: the model's
+// words are about its next move, not for the user.
+const planDeniedShown = "Not run: plan mode changes nothing until you approve a plan."
+
 // planModeNote tells the model of a run in plan mode what it may do.
 const planModeNote = "[agentd: plan mode: read and search only, change nothing. When you know enough, end with propose_plan and your plan; the user approves it or asks for changes.]"
 

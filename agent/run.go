@@ -128,6 +128,9 @@ type callResult struct {
 	Image *ImageRef `json:"image,omitempty"`
 	// Rejected marks a user's refusal, which is not a tool error.
 	Rejected bool `json:"rejected,omitempty"`
+	// Shown is what the editors show under the call when it differs from
+	// Content (the model's words): sent once, as the call ends.
+	Shown string `json:"-"`
 }
 
 // run is a live run. One goroutine drives it (drive); RPC handlers resolve

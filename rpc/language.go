@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -91,7 +90,7 @@ func (l *editorLanguage) Diagnostics(ctx context.Context, files []string, fresh 
 		}
 		for _, d := range it.Diagnostics {
 			fd.Diagnostics = append(fd.Diagnostics, tools.Diagnostic{Range: toolsRange(d.Range), Severity: tools.Severity(d.Severity),
-				Source: d.Source, Code: codeText(d.Code), Message: d.Message})
+				Source: d.Source, Code: tools.DiagnosticCode(d.Code), Message: d.Message})
 		}
 		out = append(out, fd)
 	}
@@ -145,7 +144,7 @@ func (l *editorLanguage) Hover(ctx context.Context, at tools.TextPosition) (stri
 	if err := l.call(ctx, wire.MethodEditorHover, positionParams(at), &h); err != nil {
 		return "", err
 	}
-	return HoverText(h.Contents), nil
+	return tools.HoverText(h.Contents), nil
 }
 
 func (l *editorLanguage) DocumentSymbols(ctx context.Context, file string) ([]tools.Symbol, error) {
@@ -216,49 +215,6 @@ func toolsSymbols(file string, syms []wire.Symbol) []tools.Symbol {
 		out = append(out, t)
 	}
 	return out
-}
-
-// HoverText reads LSP hover contents as Markdown: MarkupContent, a
-// MarkedString ({language, value} or a string) or a list of them.
-func HoverText(raw json.RawMessage) string {
-	var markup struct {
-		Kind     string  `json:"kind"`
-		Value    *string `json:"value"`
-		Language string  `json:"language"`
-	}
-	var s string
-	var list []json.RawMessage
-	switch {
-	case json.Unmarshal(raw, &s) == nil:
-		return s
-	case json.Unmarshal(raw, &list) == nil:
-		parts := make([]string, 0, len(list))
-		for _, item := range list {
-			if t := HoverText(item); t != "" {
-				parts = append(parts, t)
-			}
-		}
-		return strings.Join(parts, "\n\n")
-	case json.Unmarshal(raw, &markup) == nil && markup.Value != nil:
-		if markup.Language != "" {
-			return "```" + markup.Language + "\n" + *markup.Value + "\n```"
-		}
-		return *markup.Value
-	}
-	return ""
-}
-
-// codeText is a diagnostic's code in words: LSP sends a number or a string.
-func codeText(c any) string {
-	switch v := c.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case float64:
-		return fmt.Sprint(int64(v))
-	}
-	return fmt.Sprint(c)
 }
 
 // fileURI is the file:// URI of an absolute path.

@@ -47,6 +47,9 @@ type SandboxConfig struct {
 	// confined process may read or write them, wherever the workspace lies
 	// (Hidden); missing ones are made, so that a command cannot make them.
 	Own []string
+	// MaxProcs bounds each command's processes and threads together
+	// (sandbox.Spec.MaxProcs); 0 is the sandbox's default.
+	MaxProcs int
 	// Logger reports what the sandbox could not do (nil: slog's default).
 	Logger *slog.Logger
 	// status replaces the machine's answer, for tests.
@@ -259,7 +262,8 @@ func (s *Sandbox) Command(ctx context.Context, spec ProcSpec) (*Proc, error) {
 		return nil, fmt.Errorf("sandbox: workspace %q is not absolute", ws)
 	}
 	ss := sandbox.Spec{Profile: kp, Workspace: ws, Network: spec.Confine.Network || kp == sandbox.Full, Git: spec.Confine.Git, Session: spec.Session,
-		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), LandlockOnly: s.cfg.LandlockOnly, Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write)}
+		Args: spec.Args, Dir: spec.Dir, Env: s.childEnv(spec), LandlockOnly: s.cfg.LandlockOnly, Read: slices.Clone(spec.Read), Write: slices.Clone(spec.Write),
+		MaxProcs: s.cfg.MaxProcs}
 	if kp != sandbox.Full && !spec.NoCaches {
 		s.caches(ws, kp, ss.Network, ss.Env).apply(&ss, spec.Env)
 	}

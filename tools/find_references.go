@@ -41,53 +41,32 @@ func (findReferencesTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 		return nil, r
 	}
 	sp := p.symbol()
-	abs, rel, r := checkSymbol(env, &sp)
-	if r != nil {
-		return nil, r
-	}
-	p.Symbol = sp.Symbol
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "references to " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return references(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &sp, "references to ", func(ctx context.Context, lang Language, src *sources, at TextPosition) Result {
+		return references(ctx, lang, src, at, sp.Symbol, p.IncludeDeclaration)
+	})
 }
 
-func references(ctx context.Context, env *Env, lang Language, p FindReferencesParams, abs, rel string) Result {
-	src := newSources(env)
-	at, r := src.target(ctx, lang, p.symbol(), abs, rel)
-	if r != nil {
-		return *r
-	}
-	locs, err := lang.References(ctx, at, p.IncludeDeclaration)
+func references(ctx context.Context, lang Language, src *sources, at TextPosition, symbol string, includeDecl bool) Result {
+	locs, err := lang.References(ctx, at, includeDecl)
 	if err != nil {
-		return *languageFailure(err, "finding the references to "+p.Symbol)
+		return *languageFailure(err, "finding the references to "+symbol)
 	}
 	locs = sortLocations(locs)
-	from := headOf(src.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)}))
+	from := src.head(ctx, at)
 	decl := "declaration not included"
-	if p.IncludeDeclaration {
+	if includeDecl {
 		decl = "declaration included"
 	}
 	if len(locs) == 0 {
-		return Result{Output: fmt.Sprintf("No references to %s (at %s) found (%s).", p.Symbol, from, decl)}
+		return Result{Output: fmt.Sprintf("No references to %s (at %s) found (%s).", symbol, from, decl)}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s to %s (at %s), %s:", countOf(len(locs), "reference", "references"), p.Symbol, from, decl)
+	fmt.Fprintf(&b, "%s to %s (at %s), %s:", countOf(len(locs), "reference", "references"), symbol, from, decl)
 	for _, l := range locs[:min(len(locs), maxReferences)] {
 		b.WriteString("\n" + src.locationLine(ctx, l))
 	}
 	if len(locs) > maxReferences {
-		fmt.Fprintf(&b, "\n(%d more not shown: grep for %s in the directories you need)", len(locs)-maxReferences, p.Symbol)
+		fmt.Fprintf(&b, "\n(%d more not shown: grep for %s in the directories you need)", len(locs)-maxReferences, symbol)
 	}
 	return Result{Output: b.String()}
 }

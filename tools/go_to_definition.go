@@ -32,46 +32,26 @@ func (goToDefinitionTool) Prepare(ctx context.Context, env *Env, args json.RawMe
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
 	}
-	abs, rel, r := checkSymbol(env, &p)
-	if r != nil {
-		return nil, r
-	}
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "definition of " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return definition(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &p, "definition of ", func(ctx context.Context, lang Language, src *sources, at TextPosition) Result {
+		return definition(ctx, lang, src, at, p.Symbol)
+	})
 }
 
-func definition(ctx context.Context, env *Env, lang Language, p SymbolParams, abs, rel string) Result {
-	src := newSources(env)
-	at, r := src.target(ctx, lang, p, abs, rel)
-	if r != nil {
-		return *r
-	}
+func definition(ctx context.Context, lang Language, src *sources, at TextPosition, symbol string) Result {
 	locs, err := lang.Definition(ctx, at)
 	if err != nil {
-		return *languageFailure(err, "finding the definition of "+p.Symbol)
+		return *languageFailure(err, "finding the definition of "+symbol)
 	}
 	locs = sortLocations(locs)
-	from := src.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)})
+	from := src.head(ctx, at)
 	if len(locs) == 0 {
-		return Result{Output: fmt.Sprintf("The language server knows no definition of %s at %s (a keyword, a literal, or code it cannot resolve).", p.Symbol, headOf(from))}
+		return Result{Output: fmt.Sprintf("The language server knows no definition of %s at %s (a keyword, a literal, or code it cannot resolve).", symbol, from)}
 	}
 	var b strings.Builder
 	if len(locs) == 1 {
-		fmt.Fprintf(&b, "%s (at %s) is defined at:", p.Symbol, headOf(from))
+		fmt.Fprintf(&b, "%s (at %s) is defined at:", symbol, from)
 	} else {
-		fmt.Fprintf(&b, "%s (at %s) has %d definitions:", p.Symbol, headOf(from), len(locs))
+		fmt.Fprintf(&b, "%s (at %s) has %d definitions:", symbol, from, len(locs))
 	}
 	for _, l := range locs[:min(len(locs), maxDefinitions)] {
 		b.WriteString("\n" + src.locationLine(ctx, l))

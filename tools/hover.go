@@ -28,43 +28,23 @@ func (hoverTool) Prepare(ctx context.Context, env *Env, args json.RawMessage) (*
 	if r := decodeArgs(args, &p); r != nil {
 		return nil, r
 	}
-	abs, rel, r := checkSymbol(env, &p)
-	if r != nil {
-		return nil, r
-	}
-	lang, r := languageOf(env)
-	if r != nil {
-		return nil, r
-	}
-	c := &Call{Title: "type of " + p.Symbol, Run: func(ctx context.Context) (Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
-		defer cancel()
-		return hover(ctx, env, lang, p, abs, rel), nil
-	}}
-	if rel != "" {
-		c.Reads = []string{rel}
-		c.Locations = []Location{{Path: rel, Line: p.Line}}
-	}
-	return c, nil
+	return prepareNavigation(env, &p, "type of ", func(ctx context.Context, lang Language, src *sources, at TextPosition) Result {
+		return hover(ctx, lang, src, at, p.Symbol)
+	})
 }
 
-func hover(ctx context.Context, env *Env, lang Language, p SymbolParams, abs, rel string) Result {
-	src := newSources(env)
-	at, r := src.target(ctx, lang, p, abs, rel)
-	if r != nil {
-		return *r
-	}
+func hover(ctx context.Context, lang Language, src *sources, at TextPosition, symbol string) Result {
 	text, err := lang.Hover(ctx, at)
 	if err != nil {
-		return *languageFailure(err, "describing "+p.Symbol)
+		return *languageFailure(err, "describing "+symbol)
 	}
-	from := headOf(src.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)}))
+	from := src.head(ctx, at)
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return Result{Output: fmt.Sprintf("The language server has nothing to say about %s at %s.", p.Symbol, from)}
+		return Result{Output: fmt.Sprintf("The language server has nothing to say about %s at %s.", symbol, from)}
 	}
 	if len(text) > maxHoverBytes {
 		text = cutAtRune(text, maxHoverBytes) + "\n[… the rest of the documentation is not shown]"
 	}
-	return Result{Output: fmt.Sprintf("%s at %s:\n%s", p.Symbol, from, text)}
+	return Result{Output: fmt.Sprintf("%s at %s:\n%s", symbol, from, text)}
 }

@@ -65,6 +65,36 @@ func checkSymbol(env *Env, p *SymbolParams) (abs, rel string, r *Result) {
 	return confine(env, p.Path)
 }
 
+// prepareNavigation is the Prepare all navigation tools share once their
+// arguments are decoded: it checks p (trimming its symbol in place) and
+// refuses without a language server. The call finds where to ask (sources.target) and asks there, all within the
+// env's navigation timeout.
+func prepareNavigation(env *Env, p *SymbolParams, title string, ask func(ctx context.Context, lang Language, src *sources, at TextPosition) Result) (*Call, *Result) {
+	abs, rel, r := checkSymbol(env, p)
+	if r != nil {
+		return nil, r
+	}
+	lang, r := languageOf(env)
+	if r != nil {
+		return nil, r
+	}
+	c := &Call{Title: title + p.Symbol, Run: func(ctx context.Context) (Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, env.navTimeout())
+		defer cancel()
+		src := newSources(env)
+		at, r := src.target(ctx, lang, *p, abs, rel)
+		if r != nil {
+			return *r, nil
+		}
+		return ask(ctx, lang, src, at), nil
+	}}
+	if rel != "" {
+		c.Reads = []string{rel}
+		c.Locations = []Location{{Path: rel, Line: p.Line}}
+	}
+	return c, nil
+}
+
 // languageOf is the env's language servers, or the refusal the model reads.
 func languageOf(env *Env) (Language, *Result) {
 	if env.Language == nil {
@@ -199,6 +229,11 @@ func (src *sources) symbolLine(ctx context.Context, s Symbol) string {
 		what += " in " + s.Container
 	}
 	return src.locationLine(ctx, s.Location) + "  (" + what + ")"
+}
+
+// head is where a call asked, as path:line:column.
+func (s *sources) head(ctx context.Context, at TextPosition) string {
+	return headOf(s.locationLine(ctx, TextLocation{Path: at.Path, Range: pointRange(at)}))
 }
 
 // locationLine shows a location as path:line:column: the line's text. The

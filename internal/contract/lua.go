@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -70,15 +69,7 @@ func Lua(c *Contract) []byte {
 	return []byte(w.String())
 }
 
-type luaWriter struct{ strings.Builder }
-
-func (w *luaWriter) line(format string, args ...any) {
-	if len(args) > 0 {
-		format = fmt.Sprintf(format, args...)
-	}
-	w.WriteString(format)
-	w.WriteByte('\n')
-}
+type luaWriter struct{ writer }
 
 func (w *luaWriter) doc(doc string) {
 	for _, l := range wrap(doc, 100) {

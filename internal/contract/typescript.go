@@ -100,9 +100,14 @@ func TypeScript(c *Contract) []byte {
 	return []byte(w.String())
 }
 
-type tsWriter struct{ strings.Builder }
+type tsWriter struct{ writer }
 
-func (w *tsWriter) line(format string, args ...any) {
+// writer builds a generated file (TypeScript, Lua) line by line.
+type writer struct{ strings.Builder }
+
+// line writes a line, formatted when it has args (a line without args may
+// hold a % of its own).
+func (w *writer) line(format string, args ...any) {
 	if len(args) > 0 {
 		format = fmt.Sprintf(format, args...)
 	}

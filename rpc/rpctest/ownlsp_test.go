@@ -24,9 +24,12 @@ import (
 // pyright, in the sandbox.
 
 var polyglot = map[string]string{
-	"go.mod":        "module shop\n\ngo 1.22\n",
-	"cart.go":       "package shop\n\n// Total sums the cart.\nfunc Total(items []int) int {\n\tsum := 0\n\tfor _, it := range items {\n\t\tsum += it\n\t}\n\treturn sum\n}\n",
-	"main.go":       "package shop\n\nimport \"fmt\"\n\nfunc Checkout(items []int) int {\n\tfmt.Println(\"checkout\")\n\treturn Total(items) * 2\n}\n",
+	"go.mod":  "module shop\n\ngo 1.22\n",
+	"cart.go": "package shop\n\n// Total sums the cart.\nfunc Total(items []int) int {\n\tsum := 0\n\tfor _, it := range items {\n\t\tsum += it\n\t}\n\treturn sum\n}\n",
+	// No import: gopls type-checks and analyses what a file imports from
+	// source, with a cold cache in every scenario (fmt alone: 2.4 s of
+	// CPU); a vet finding needs none (assign's self-assignment).
+	"main.go":       "package shop\n\n// Checkout doubles the total.\n\nfunc Checkout(items []int) int {\n\titems = append(items[:0:0], items...)\n\treturn Total(items) * 2\n}\n",
 	"tsconfig.json": `{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}}`,
 	"web/cart.ts":   "export function total(items: number[]): number {\n  return items.reduce((a, b) => a + b, 0);\n}\n",
 	"web/main.ts":   "import { total } from \"./cart\";\n\nexport const due: number = total([1, 2]) * 2;\n",
@@ -63,7 +66,7 @@ func TestOwnServersDiagnoseAndNavigate(t *testing.T) {
 				langTurn("edit", modeltest.Match{AfterTool: "find_references"},
 					toolCall("call_ts", "edit_file", map[string]any{"path": "web/main.ts", "old_string": "export const due: number", "new_string": "export const due: string"}),
 					toolCall("call_py", "edit_file", map[string]any{"path": "py/main.py", "old_string": "due: int", "new_string": "due: str"}),
-					toolCall("call_go", "edit_file", map[string]any{"path": "main.go", "old_string": `fmt.Println("checkout")`, "new_string": `fmt.Printf("checkout %d\n", "x")`})),
+					toolCall("call_go", "edit_file", map[string]any{"path": "main.go", "old_string": "items = append(items[:0:0], items...)", "new_string": "items = items"})),
 				{Name: "done", Match: modeltest.Match{AfterTool: "edit_file"}, Reply: modeltest.Reply{Text: "Broken on purpose."}},
 			}}}
 	}, func(t *testing.T, env *Env) {
@@ -86,7 +89,7 @@ func TestOwnServersDiagnoseAndNavigate(t *testing.T) {
 		require.Contains(t, last, "Diagnostics after your edits (")
 		assert.Contains(t, last, "web/main.ts:3:14: error: Type 'number' is not assignable to type 'string'. [typescript 2322] (new)")
 		assert.Contains(t, last, `py/main.py:3:12: error: Type "int" is not assignable to declared type "str"`)
-		assert.Contains(t, last, "main.go:6:23: warning: fmt.Printf format %d has arg \"x\" of wrong type string [printf", "go vet's finding, from gopls")
+		assert.Contains(t, last, "main.go:6:2: warning: self-assignment of items [assign", "go vet's finding, from gopls")
 		assert.NotContains(t, last, "did not finish", "the servers answered within the limit")
 		for _, server := range []string{"gopls", "typescript-language-server", "pyright-langserver"} {
 			assert.Contains(t, strings.SplitN(last[strings.Index(last, "Diagnostics after"):], "\n", 2)[0], server)

@@ -53,7 +53,14 @@ func TestPlanModeRefusesWritesAndEndsInConfirmPlan(t *testing.T) {
 		}
 		assert.Equal(t, []string{"auto-edit", "ask", "full-auto", "keep_planning"}, opts)
 		require.NotNil(t, first.Input)
-		assert.Contains(t, toolResults(env)["call_w"], "plan mode", "the model read why the write was refused")
+		assert.Contains(t, toolResults(env)["call_w"], "call propose_plan", "the model read why the write was refused, and what to do")
+		var shown string
+		for _, u := range e.Updates(run.RunID) {
+			if u.Kind == agent.UpdateToolCallUpdate && u.ToolCallID == "call_w" {
+				shown = u.Output
+			}
+		}
+		assert.Equal(t, "Not run: plan mode changes nothing until you approve a plan.", shown, "the editors show words for people, not the model's")
 		assert.NoFileExists(t, filepath.Join(env.Root, "greeting.txt"))
 
 		e.CallErr(wire.MethodReply, agent.ReplyParams{RequestID: first.RequestID, OptionID: "read-only"}, wire.CodeWrongKind)

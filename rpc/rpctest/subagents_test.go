@@ -550,8 +550,16 @@ func TestSubagentsAtMostEightAtOnce(t *testing.T) {
 	}
 	require.NotEmpty(t, tenth, "the waiting task call names its subagent")
 	e.MustCall(wire.MethodCancel, rpc.RunRef{RunID: tenth}, nil)
-	cancelled := taskEnd(e, run.RunID, "call_10")
-	assert.Equal(t, agent.StatusFailed, cancelled.Status, "cancelled before agent/cancel answered")
+	var cancelled agent.Update
+	e.Await("the waiting task call to end", func(Message) bool {
+		for _, u := range e.updatesLocked(run.RunID) {
+			if u.Kind == agent.UpdateToolCallUpdate && u.ToolCallID == "call_10" && u.Status != agent.StatusInProgress {
+				cancelled = u
+			}
+		}
+		return cancelled.Status != ""
+	})
+	assert.Equal(t, agent.StatusFailed, cancelled.Status)
 	require.NotNil(t, cancelled.Subagent)
 	assert.Equal(t, agent.StateCancelled, cancelled.Subagent.State)
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
@@ -870,4 +878,43 @@ func TestSubagentsWaitingAcrossRestart(t *testing.T) {
 	}
 	assert.Equal(t, results, resultsOf(reqs[len(reqs)-1]))
 	assertSeqsGapless(t, e, run.RunID)
+}
+
+func TestGoldenSubagentCancelled(t *testing.T) {
+	goldenScenarioIn(t, "subagent_cancel", `
+Cancelling one subagent: the model's reply starts two subagents; while both
+wait on the model, the editor cancels the first by its own run id
+(agent/cancel). Its task call ends failed, its subagent cancelled; the other
+answers, and the parent reads both results and completes.`, func(t *testing.T) Config {
+		dir := t.TempDir()
+		return Config{Files: cartFiles, Script: &modeltest.Script{Turns: []modeltest.Turn{
+			{Name: "parent done", Match: modeltest.Match{LastUser: "survey the cart", MinToolResults: 2}, Reply: modeltest.Reply{Text: "One answer, one cancelled.", Chunks: 1, Usage: usage(100, 10)}},
+			{Name: "parent", Match: modeltest.Match{LastUser: "survey the cart"}, Reply: modeltest.Reply{Usage: usage(100, 10), ToolCalls: []modeltest.ToolCall{
+				taskCall("call_cart", "Find the cart total", cartPrompt),
+				taskCall("call_currency", "Ask about the currency", currencyPrompt)}}},
+			{Name: "cart", Match: modeltest.Match{LastUser: cartPrompt}, Reply: modeltest.Reply{Gate: filepath.Join(dir, "a"), Text: "never sent"}},
+			{Name: "currency", Match: modeltest.Match{LastUser: currencyPrompt}, Reply: modeltest.Reply{Gate: filepath.Join(dir, "b"), Text: "EUR, by default.", Chunks: 1, Usage: usage(40, 4)}},
+		}}}
+	}, func(g *golden) {
+		g.initialize()
+		run, _ := g.run("survey the cart")
+		g.until(run, "both subagents started", isCallStatus("call_currency", "in_progress"))
+		awaitCond(g.t, "both subagents' first model requests", func() bool {
+			_, a := firstRequestOf(g.env, cartPrompt)
+			_, b := firstRequestOf(g.env, currencyPrompt)
+			return a && b
+		})
+		var sub string
+		for _, u := range g.e.Updates(run) {
+			if u.Subagent != nil && u.ToolCallID == "call_cart" {
+				sub = u.Subagent.RunID
+			}
+		}
+		g.mustCall(wire.MethodCancel, map[string]any{"runId": sub}, nil)
+		g.until(run, "the cancelled subagent's task call", isCallStatus("call_cart", "failed"))
+		gates := gateFiles(g.env)
+		require.NoError(g.t, os.WriteFile(gates[1], nil, 0o644))
+		g.until(run, "the run to complete", isState("completed"))
+		g.exit()
+	})
 }

@@ -155,7 +155,7 @@ func (m *Manager) Hover(ctx context.Context, at tools.TextPosition) (string, err
 	if err := s.conn.call(ctx, "textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: position(at)}, &h); err != nil {
 		return "", s.failure("describing the symbol", err)
 	}
-	return hoverText(h.Contents), nil
+	return tools.HoverText(h.Contents), nil
 }
 
 func (m *Manager) DocumentSymbols(ctx context.Context, file string) ([]tools.Symbol, error) {
@@ -304,53 +304,9 @@ func toolsDiagnostics(ds []protocol.Diagnostic) []tools.Diagnostic {
 	out := make([]tools.Diagnostic, 0, len(ds))
 	for _, d := range ds {
 		out = append(out, tools.Diagnostic{Range: toolsRange(d.Range), Severity: tools.Severity(d.Severity),
-			Source: d.Source, Code: codeText(d.Code), Message: d.Message})
+			Source: d.Source, Code: tools.DiagnosticCode(d.Code), Message: d.Message})
 	}
 	return out
-}
-
-// codeText is a diagnostic's code in words: LSP sends a number or a string.
-func codeText(c any) string {
-	switch v := c.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case float64:
-		return fmt.Sprint(int64(v))
-	}
-	return fmt.Sprint(c)
-}
-
-// hoverText reads hover contents as Markdown: MarkupContent, a
-// MarkedString ({language, value} or a string) or a list of them.
-func hoverText(raw json.RawMessage) string {
-	var str string
-	if json.Unmarshal(raw, &str) == nil {
-		return str
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
-		parts := make([]string, 0, len(list))
-		for _, item := range list {
-			if t := hoverText(item); t != "" {
-				parts = append(parts, t)
-			}
-		}
-		return strings.Join(parts, "\n\n")
-	}
-	var mk struct {
-		Kind     string  `json:"kind"`
-		Language string  `json:"language"`
-		Value    *string `json:"value"`
-	}
-	if json.Unmarshal(raw, &mk) == nil && mk.Value != nil {
-		if mk.Language != "" {
-			return "```" + mk.Language + "\n" + *mk.Value + "\n```"
-		}
-		return *mk.Value
-	}
-	return ""
 }
 
 // hasNew says whether after holds an error or a warning before did not.

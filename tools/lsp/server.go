@@ -27,7 +27,7 @@ type server struct {
 	log     *slog.Logger
 	proc    *tools.Proc
 	conn    *conn
-	stderr  *tail
+	stderr  *tools.Tail
 	exited  chan struct{} // closed when the process has been waited for
 	exit    int
 	ready   chan struct{} // closed when initialize has been answered (or failed)
@@ -95,7 +95,7 @@ type startOptions struct {
 // read profile and begins initializing it; ready is closed once it
 // answered. The process lives until stop or its own exit.
 func start(lang language, argv []string, opts startOptions) (*server, error) {
-	s := &server{lang: lang, name: filepath.Base(argv[0]), root: opts.root, log: opts.log, stderr: &tail{max: 8 << 10},
+	s := &server{lang: lang, name: filepath.Base(argv[0]), root: opts.root, log: opts.log, stderr: &tools.Tail{Max: 8 << 10},
 		exited: make(chan struct{}), ready: make(chan struct{}), docs: map[string]*document{}, diags: map[string]*published{}, asked: map[string][]protocol.Diagnostic{},
 		changed: make(chan struct{}), lastUsed: time.Now()}
 	cache := filepath.Join(opts.cacheDir, lang.Name)
@@ -219,14 +219,7 @@ func (s *server) failure(doing string, err error) error {
 
 // exitText says how the process ended, with the end of its stderr.
 func (s *server) exitText() string {
-	msg := fmt.Sprintf("%s exited with status %d", s.name, s.exit)
-	if s.exit > 128 && s.exit < 160 {
-		msg = fmt.Sprintf("%s was killed by signal %d", s.name, s.exit-128)
-	}
-	if t := strings.TrimSpace(s.stderr.String()); t != "" {
-		msg += ": " + lastLines(t, 3)
-	}
-	return msg
+	return s.name + " " + tools.ExitText(s.exit, s.stderr.String(), 3)
 }
 
 // awaitReady waits for the handshake.
@@ -335,35 +328,4 @@ func uriPath(u string) string {
 		return ""
 	}
 	return filepath.FromSlash(parsed.Path)
-}
-
-// tail keeps the last bytes written to it: a server's stderr.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

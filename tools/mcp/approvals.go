@@ -1,12 +1,8 @@
 package mcp
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 )
@@ -40,15 +36,8 @@ func loadApprovals(stateDir string, log *slog.Logger) *approvals {
 		return a
 	}
 	a.path = filepath.Join(stateDir, "mcp-approvals.json")
-	data, err := os.ReadFile(a.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return a
-	}
 	var f approvalFile
-	if err == nil {
-		err = json.Unmarshal(data, &f)
-	}
-	if err != nil {
+	if err := loadStateFile(a.path, &f); err != nil {
 		// Unreadable approvals approve nothing: every server asks again.
 		log.Warn("MCP approvals unreadable; workspace servers will be asked about again", "file", a.path, "err", err)
 		return a
@@ -70,8 +59,7 @@ func (a *approvals) get(s Server) (allow, ok bool) {
 	return ap.Allow, true
 }
 
-// set remembers a decision and writes the file (a temporary file renamed
-// over it, so a crash never leaves half of it).
+// set remembers a decision and writes the file.
 func (a *approvals) set(s Server, allow bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -91,29 +79,7 @@ func (a *approvals) saveLocked() error {
 	if a.path == "" {
 		return nil
 	}
-	data, err := json.MarshalIndent(approvalFile{Servers: a.servers}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(a.path), 0o700); err != nil {
-		return fmt.Errorf("saving MCP approvals: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(a.path), ".mcp-approvals-*")
-	if err != nil {
-		return fmt.Errorf("saving MCP approvals: %w", err)
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), a.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := saveStateFile(a.path, approvalFile{Servers: a.servers}); err != nil {
 		return fmt.Errorf("saving MCP approvals: %w", err)
 	}
 	return nil

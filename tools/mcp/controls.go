@@ -1,12 +1,9 @@
 package mcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 )
@@ -42,15 +39,8 @@ func loadToggles(stateDir string, log *slog.Logger) *toggles {
 		return t
 	}
 	t.path = filepath.Join(stateDir, "mcp-servers.json")
-	data, err := os.ReadFile(t.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return t
-	}
 	var f togglesFile
-	if err == nil {
-		err = json.Unmarshal(data, &f)
-	}
-	if err != nil {
+	if err := loadStateFile(t.path, &f); err != nil {
 		log.Warn("MCP server switches unreadable; the configuration decides which servers start", "file", t.path, "err", err)
 		return t
 	}
@@ -77,40 +67,10 @@ func (t *toggles) set(name string, disabled bool) error {
 	if t.path == "" {
 		return nil
 	}
-	data, err := json.MarshalIndent(togglesFile{Disabled: t.disabled}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(t.path, append(data, '\n')); err != nil {
+	if err := saveStateFile(t.path, togglesFile{Disabled: t.disabled}); err != nil {
 		return fmt.Errorf("saving MCP server switches: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a synced temporary file renamed over
-// path, so a crash never leaves half of it.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // server finds a server the session sees by name.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,7 +16,7 @@ import (
 // process is a stdio server running in the kernel sandbox.
 type process struct {
 	proc   *tools.Proc
-	stderr *tail
+	stderr *tools.Tail
 	done   chan struct{} // closed when the process has been waited for
 	exit   int
 	entry  string // the server's configuration, for what the sandbox refused
@@ -81,7 +80,7 @@ func spawn(ctx context.Context, s Server, opts Options) (*process, mcpsdk.Transp
 		inW.Close()
 		return nil, nil, err
 	}
-	p := &process{stderr: &tail{max: 8 << 10}, done: make(chan struct{}), entry: s.entry()}
+	p := &process{stderr: &tools.Tail{Max: 8 << 10}, done: make(chan struct{}), entry: s.entry()}
 	spec.Stdin, spec.Stdout, spec.Stderr = inR, outW, p.stderr
 	p.proc, err = sb.Command(ctx, spec)
 	inR.Close() // the server's ends: ours are inW and outR
@@ -130,13 +129,7 @@ func (p *process) stop() {
 // exited reports how the process ended, with the end of what it wrote to
 // stderr: why it failed, in its own words.
 func (p *process) exited() string {
-	msg := fmt.Sprintf("exited with status %d", p.exit)
-	if p.exit > 128 && p.exit < 160 {
-		msg = fmt.Sprintf("was killed by signal %d", p.exit-128)
-	}
-	if t := strings.TrimSpace(p.stderr.String()); t != "" {
-		msg += ": " + lastLines(t, 5)
-	}
+	msg := tools.ExitText(p.exit, p.stderr.String(), 5)
 	if p.exit != 0 {
 		if hint := tools.RefusalHint(p.proc.Refused(p.stderr.String()), p.entry); hint != "" {
 			msg += " — " + hint
@@ -156,35 +149,4 @@ func (s Server) entry() string {
 		return fmt.Sprintf("mcpServers %q of your config.json", s.Name)
 	}
 	return fmt.Sprintf("the server %q's configuration", s.Name)
-}
-
-// tail keeps the last bytes written to it: a server's stderr.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

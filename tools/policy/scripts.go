@@ -86,15 +86,7 @@ func sedReadOnly(args []word) string {
 // something, or "". What it cannot read counts against it.
 func sedScriptWhy(s string) string {
 	sc := sedScanner{s: s}
-	for sc.skipSpace(); sc.i < len(s); sc.skipSpace() {
-		switch s[sc.i] {
-		case ';', '\n', '}':
-			sc.i++
-			continue
-		case '#':
-			sc.toEOL()
-			continue
-		}
+	for sc.next() {
 		if !sc.addresses() {
 			return "sed's script cannot be read"
 		}
@@ -113,6 +105,22 @@ type sedScanner struct {
 }
 
 func (sc *sedScanner) more() bool { return sc.i < len(sc.s) }
+
+// next moves to the script's next command, past blanks, separators and
+// comments, and says whether there is one.
+func (sc *sedScanner) next() bool {
+	for sc.skipSpace(); sc.more(); sc.skipSpace() {
+		switch sc.s[sc.i] {
+		case ';', '\n', '}':
+			sc.i++
+		case '#':
+			sc.toEOL()
+		default:
+			return true
+		}
+	}
+	return false
+}
 
 func (sc *sedScanner) skipSpace() {
 	for sc.more() && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t') {
@@ -282,15 +290,7 @@ func (sc *sedScanner) file() {
 // its end: the writes are then not known.
 func sedWrites(s string) (files []string, ok bool) {
 	sc := sedScanner{s: s}
-	for sc.skipSpace(); sc.i < len(s); sc.skipSpace() {
-		switch s[sc.i] {
-		case ';', '\n', '}':
-			sc.i++
-			continue
-		case '#':
-			sc.toEOL()
-			continue
-		}
+	for sc.next() {
 		if !sc.addresses() {
 			return sc.writes, false
 		}

@@ -259,7 +259,11 @@ func removeGroup(dir string) {
 }
 
 // sweepCgroups removes the groups of daemons that died before they could
-// (a SIGKILL): agentd-<pid> with no such process.
+// (a SIGKILL): agentd-<pid> with no such process. What still runs in them
+// is killed first: a confined command's processes die with their daemon
+// (the init's parent-death signal), but what a command allowed without
+// the sandbox started in a session of its own (setsid) outlives it, in
+// its group (fullgroup_linux.go), until the next daemon starts.
 func sweepCgroups(parent string) {
 	matches, _ := filepath.Glob(filepath.Join(parent, "agentd-*"))
 	for _, m := range matches {
@@ -270,7 +274,10 @@ func sweepCgroups(parent string) {
 		if subs, _ := filepath.Glob(filepath.Join(m, "c*")); len(subs) > 0 {
 			for _, s := range subs {
 				if fi, err := os.Stat(s); err == nil && fi.IsDir() {
-					_ = syscall.Rmdir(s)
+					(&fullGroup{dir: s}).kill()
+					for i := 0; i < 10 && syscall.Rmdir(s) == syscall.EBUSY; i++ {
+						time.Sleep(20 * time.Millisecond) // the killed take a moment to leave
+					}
 				}
 			}
 		}
