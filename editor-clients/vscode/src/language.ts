@@ -6,10 +6,8 @@
 
 import * as vscode from 'vscode';
 import { Method } from './protocol';
-import { diagnostic, hover, isPositionParams, locations, pos, symbols } from './lspShapes';
+import { diagnostic, hover, isPositionParams, locations, pos, quietWindow, symbols } from './lspShapes';
 
-/** How long the diagnostics of a file must stay unchanged before they are taken as its answer. */
-const SETTLE_MS = 400;
 
 /** Languages VS Code checks out of the box (its built-in TypeScript, JSON and CSS servers). */
 const BUILTIN_CHECKED = new Set(['typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'json', 'jsonc', 'css', 'scss', 'less']);
@@ -122,11 +120,13 @@ export class LanguageAnswers implements vscode.Disposable {
   }
 
   /**
-   * Resolves true once the servers have published for uri and gone quiet (no more for SETTLE_MS: a
-   * server reports a file's syntax first and its types a moment later), false at the deadline with
+   * Resolves true once the servers have published for uri and gone quiet (a server reports a
+   * file's syntax first and its types a moment later: quietWindow), false at the deadline with
    * nothing published.
    */
   private untilDiagnostics(uri: vscode.Uri, deadline: number): Promise<boolean> {
+    const start = Date.now();
+    let settle: number | undefined;
     return new Promise((resolve) => {
       let got = false;
       let quiet: ReturnType<typeof setTimeout> | undefined;
@@ -139,8 +139,9 @@ export class LanguageAnswers implements vscode.Disposable {
       const w = (uris: readonly vscode.Uri[]) => {
         if (!uris.some((u) => u.toString() === uri.toString())) return;
         got = true;
+        settle ??= quietWindow(Date.now() - start);
         if (quiet) clearTimeout(quiet);
-        quiet = setTimeout(() => finish(true), Math.min(SETTLE_MS, Math.max(0, deadline - Date.now())));
+        quiet = setTimeout(() => finish(true), Math.min(settle, Math.max(0, deadline - Date.now())));
       };
       const timer = setTimeout(() => finish(got), Math.max(0, deadline - Date.now()));
       this.waiters.add(w);

@@ -120,3 +120,16 @@ export function isPositionParams(p: unknown): p is PositionParams {
   const x = p as PositionParams;
   return !!x && typeof x.textDocument?.uri === 'string' && typeof x.position?.line === 'number' && typeof x.position?.character === 'number';
 }
+
+/** The least time a file's diagnostics must stay unchanged before they are taken as its answer. */
+export const SETTLE_MS = 400;
+
+/**
+ * How long a file's diagnostics must stay unchanged before they are its answer, given how long its
+ * servers took to publish the first report: a server reports a file's syntax first and its types a
+ * moment later, and VS Code says nothing of which report is the last. One that took long for the
+ * first (a cold or loaded server) is given as long again for the next; a warm one SETTLE_MS.
+ */
+export function quietWindow(firstReportMs: number): number {
+  return Math.max(SETTLE_MS, firstReportMs);
+}

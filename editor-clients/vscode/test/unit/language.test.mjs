@@ -61,3 +61,9 @@ test('language: the diagnostics after an edit show under it, new ones first told
   assert.match(html, /What the model read<\/summary><pre>Diagnostics after your edits/);
   assert.match(renderDiagnostics({ files: ['a.ts'], new: 0, items: [], text: 'ok' }, 'x'), /After the edits: no problems<\/summary>/);
 });
+
+test('diagnostics are taken once quiet for 400 ms, or for as long as the first report took when that was longer', () => {
+  assert.equal(L.quietWindow(0), 400);
+  assert.equal(L.quietWindow(120), 400, 'a warm server: the answer comes about half a second after the edit');
+  assert.equal(L.quietWindow(2500), 2500, 'a loaded one: its types report comes later, as its first did');
+});
