@@ -71,6 +71,12 @@ func TestFaultHugeToolCallIndex(t *testing.T) {
 	})
 }
 
+// stallIdle is the idle timeout of the scenarios where it must expire, three
+// times: not scaled (each expiry would cost the scaled figure, and the
+// package's own load alone makes the scale 4 or 5), but long enough for the
+// headers, sent at once, to come before it under -race at load 250.
+const stallIdle = time.Second
+
 // TestFaultStallAfterHeaders: the idle timeout is longer here than the
 // others' so that the headers, sent at once, are in before it on a loaded
 // machine under -race (else the failure reads as no answer at all).
@@ -78,19 +84,23 @@ func TestFaultStallAfterHeaders(t *testing.T) {
 	both(t, func(t *testing.T) Config {
 		c := faultConfig(on("stall", modeltest.Reply{Stall: true, Times: 3}), on("once", modeltest.Reply{Stall: true}),
 			on("once", modeltest.Reply{Text: "Back."}))(t)
-		c.StreamIdleTimeout = scaled(time.Second)
+		c.StreamIdleTimeout = stallIdle
 		return c
 	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		failsWith(t, env, e, "stall", "model: 3 attempts failed: the model stopped sending for "+env.cfg.StreamIdleTimeout.String(), 3)
+		failsWith(t, env, e, "stall", "model: 3 attempts failed: the model stopped sending for 1s", 3)
 		completes(t, e, "once", "Back.")
 	})
 }
 
 func TestFaultTrickle(t *testing.T) {
-	both(t, faultConfig(on("trickle", modeltest.Reply{TrickleMs: 25, Times: 3})), func(t *testing.T, env *Env) {
+	both(t, func(t *testing.T) Config {
+		c := faultConfig(on("trickle", modeltest.Reply{TrickleMs: 25, Times: 3}))(t)
+		c.StreamIdleTimeout = stallIdle
+		return c
+	}, func(t *testing.T, env *Env) {
 		e := env.StartInitialized()
-		failsWith(t, env, e, "trickle", "model: 3 attempts failed: the model stopped sending for "+env.cfg.StreamIdleTimeout.String(), 3)
+		failsWith(t, env, e, "trickle", "model: 3 attempts failed: the model stopped sending for 1s", 3)
 	})
 }
 
