@@ -160,6 +160,8 @@ describe('agentd in VS Code (code-server)', { timeout: scaled(600000) }, () => {
     // The panel's change is now the user's version, not the model's text.
     const inline = req.locator('.inline-diff');
     await inline.locator('summary', { hasText: 'Your version' }).waitFor();
+    // The panel follows the typing after it: on a loaded machine it showed "+notes edite" when read at once.
+    await inline.filter({ hasText: '+notes edited by me' }).waitFor({ timeout: scaled(30000) });
     assert.match(await inline.innerText(), /\+notes edited by me/);
     assert.doesNotMatch(await inline.innerText(), /draft from the model/);
     await screenshot('write-edited');
