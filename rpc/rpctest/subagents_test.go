@@ -172,12 +172,7 @@ func TestSubagentsInParallel(t *testing.T) {
 		reqs := env.Model.Requests()
 		last := reqs[len(reqs)-1]
 		require.Equal(t, "parent done", last.Turn)
-		results := map[string]string{}
-		for _, m := range last.Messages {
-			if m.Role == "tool" {
-				results[m.ToolCallID] = m.Content
-			}
-		}
+		results := toolResults(env)
 		assert.Equal(t, "Total is in cart.go, line 4.\n\nFiles the subagent read (1): cart.go.", results["call_cart"])
 		assert.Equal(t, "The user wants EUR.", results["call_currency"])
 
@@ -420,12 +415,7 @@ func TestOneSubagentCancelled(t *testing.T) {
 		reqs := env.Model.Requests()
 		last := reqs[len(reqs)-1]
 		require.Equal(t, "parent done", last.Turn)
-		results := map[string]string{}
-		for _, m := range last.Messages {
-			if m.Role == "tool" {
-				results[m.ToolCallID] = m.Content
-			}
-		}
+		results := toolResults(env)
 		assert.Equal(t, "The subagent was cancelled before it finished, and gave no answer.", results["call_cart"])
 		assert.Equal(t, "EUR, by default.", results["call_currency"])
 		end := taskEnd(e, run.RunID, "call_cart")

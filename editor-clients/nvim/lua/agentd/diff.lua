@@ -10,6 +10,7 @@ local config = require('agentd.config')
 local kinds = require('agentd.kinds')
 local udiff = require('agentd.udiff')
 local S = require('agentd.state')
+local ui = require('agentd.ui')
 
 local api = vim.api
 local M = {}
@@ -90,19 +91,7 @@ local function teardown(id)
   end
   open[id] = nil
   d.closing = true
-  for _, b in ipairs(d.bufs) do
-    if api.nvim_buf_is_valid(b) then
-      pcall(api.nvim_buf_delete, b, { force = true })
-    end
-  end
-  for _, t in ipairs(d.tabs) do
-    if api.nvim_tabpage_is_valid(t) then
-      pcall(vim.cmd, 'tabclose! ' .. api.nvim_tabpage_get_number(t))
-    end
-  end
-  if api.nvim_tabpage_is_valid(d.prev_tab) then
-    pcall(api.nvim_set_current_tabpage, d.prev_tab)
-  end
+  ui.close_tabs(d.bufs, d.tabs, d.prev_tab)
 end
 
 --- Whether request id has its diff tab open.

@@ -44,19 +44,7 @@ function M.close()
   if not c then
     return
   end
-  for _, b in ipairs(c.bufs) do
-    if api.nvim_buf_is_valid(b) then
-      pcall(api.nvim_buf_delete, b, { force = true })
-    end
-  end
-  for _, t in ipairs(c.tabs) do
-    if api.nvim_tabpage_is_valid(t) then
-      pcall(vim.cmd, 'tabclose! ' .. api.nvim_tabpage_get_number(t))
-    end
-  end
-  if api.nvim_tabpage_is_valid(c.prev_tab) then
-    pcall(api.nvim_set_current_tabpage, c.prev_tab)
-  end
+  ui.close_tabs(c.bufs, c.tabs, c.prev_tab)
 end
 
 --- Whether a review is open.

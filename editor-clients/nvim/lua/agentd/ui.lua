@@ -30,6 +30,29 @@ function M.redraw_status()
   pcall(vim.cmd, 'redrawstatus!')
 end
 
+--- Closes a view of tabs: deletes its scratch buffers, closes its tabs and
+--- goes back to the tab it was opened from (each step skipped when its
+--- buffer or tab is already gone).
+---@param bufs integer[]
+---@param tabs integer[]
+---@param prev_tab integer
+function M.close_tabs(bufs, tabs, prev_tab)
+  local api = vim.api
+  for _, b in ipairs(bufs) do
+    if api.nvim_buf_is_valid(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  for _, t in ipairs(tabs) do
+    if api.nvim_tabpage_is_valid(t) then
+      pcall(vim.cmd, 'tabclose! ' .. api.nvim_tabpage_get_number(t))
+    end
+  end
+  if api.nvim_tabpage_is_valid(prev_tab) then
+    pcall(api.nvim_set_current_tabpage, prev_tab)
+  end
+end
+
 --- Whether a UI is attached (headless tests have none).
 function M.has_ui()
   return #vim.api.nvim_list_uis() > 0
